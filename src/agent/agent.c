@@ -1,0 +1,599 @@
+/*
+ * agent.c: the JVMTI agent's entry points and event glue.
+ *
+ * Data flows one way: JVM events and SIGPROF samples -> collectors (cpu) ->
+ * shared tables (core) -> writers (output). This file only wires them:
+ *   Agent_OnLoad   parse options, open the output, ask for capabilities and
+ *                  events, install the sampler's signal handler;
+ *   VMInit         register the threads that already exist, create the
+ *                  jmethodIDs of loaded classes, start the drain thread;
+ *   ThreadStart/End  give each thread a serial and a CPU-time timer;
+ *   ClassPrepare   create jmethodIDs early (AsyncGetCallTrace cannot);
+ *   DataDumpRequest (SIGQUIT) and VMDeath  write a dump.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jni.h>
+#include <jvmti.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../core/tables.h"
+#include "../cpu/cpu_collector.h"
+#include "../cpu/sample_queue.h"
+#include "../cpu/sampler.h"
+#include "../options/options.h"
+#include "../output/collapsed_writer.h"
+#include "../output/text_writer.h"
+#include "../output/output_file.h"
+
+#define DRAIN_THREAD_NAME "HPROF sample drain"
+#define DRAIN_PERIOD_MS   20
+
+static struct {
+    JavaVM        *vm;
+    jvmtiEnv      *jvmti;
+    hprof_options  opt;
+    char           options_text[1024];
+    FILE          *out;
+    char           out_path[OPTIONS_PATH_MAX + 64];
+    text_writer    text;
+    sample_queue   queue;
+    int            sampling;          /* cpu=samples is on */
+    pthread_mutex_t dump_lock;        /* one dump at a time; guards out and text */
+    int            finished;          /* VMDeath wrote the last dump */
+    atomic_int     drain_stop;
+    sem_t          drain_wake;
+    sem_t          drain_done;
+    int            drain_running;
+} agent = { .dump_lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* ------------------------------------------------------------------ errors */
+
+/* Report a failed JVMTI call with its error name; returns 1 if it failed. */
+static int jvmti_failed(jvmtiError err, const char *what)
+{
+    if (err == JVMTI_ERROR_NONE)
+        return 0;
+    char *name = NULL;
+    if (agent.jvmti == NULL || (*agent.jvmti)->GetErrorName(agent.jvmti, err, &name) != JVMTI_ERROR_NONE)
+        name = NULL;
+    fprintf(stderr, "hprof: JVMTI %s failed: %s (%d)\n", what, name ? name : "unknown error", (int)err);
+    if (name)
+        (*agent.jvmti)->Deallocate(agent.jvmti, (unsigned char *)name);
+    return 1;
+}
+
+static void jvmti_free(void *p)
+{
+    if (p)
+        (*agent.jvmti)->Deallocate(agent.jvmti, (unsigned char *)p);
+}
+
+/* ---------------------------------------------------------- method resolver */
+
+/* jmethodID -> method serial, asking JVMTI the first time a method is seen.
+ * Runs on a Java thread (drain thread, SIGQUIT dump, VMDeath). */
+static serial_t resolve_method(const void *method_ptr, void *context)
+{
+    (void)context;
+    jmethodID method = (jmethodID)method_ptr;
+    if (method == NULL)
+        return 0;
+    serial_t known = method_find((uint64_t)(uintptr_t)method);
+    if (known)
+        return known;
+
+    jvmtiEnv *jvmti = agent.jvmti;
+    JNIEnv *jni = NULL;
+    if ((*agent.vm)->GetEnv(agent.vm, (void **)&jni, JNI_VERSION_1_8) != JNI_OK)
+        jni = NULL;
+
+    jclass klass = NULL;
+    char *class_sig = NULL, *name = NULL, *msig = NULL, *source = NULL;
+    jint line_count = 0;
+    jvmtiLineNumberEntry *table = NULL;
+    jboolean is_native = JNI_FALSE;
+    serial_t serial = 0;
+
+    /* A class unloaded since the sample makes these fail with
+     * INVALID_METHODID: the caller then counts an "unresolved_method". */
+    if ((*jvmti)->GetMethodDeclaringClass(jvmti, method, &klass) != JVMTI_ERROR_NONE ||
+        (*jvmti)->GetMethodName(jvmti, method, &name, &msig, NULL) != JVMTI_ERROR_NONE ||
+        (*jvmti)->GetClassSignature(jvmti, klass, &class_sig, NULL) != JVMTI_ERROR_NONE)
+        goto done;
+    if ((*jvmti)->GetSourceFileName(jvmti, klass, &source) != JVMTI_ERROR_NONE)
+        source = NULL;              /* ABSENT_INFORMATION: no SourceFile attribute */
+    if ((*jvmti)->IsMethodNative(jvmti, method, &is_native) != JVMTI_ERROR_NONE)
+        is_native = JNI_FALSE;
+    if (!is_native &&
+        (*jvmti)->GetLineNumberTable(jvmti, method, &line_count, &table) != JVMTI_ERROR_NONE) {
+        table = NULL;               /* ABSENT_INFORMATION: compiled without -g:lines */
+        line_count = 0;
+    }
+
+    line_entry stack_lines[256];
+    line_entry *lines = line_count <= 256 ? stack_lines : malloc((size_t)line_count * sizeof *lines);
+    if (lines == NULL)
+        line_count = 0;
+    for (jint i = 0; i < line_count; i++) {
+        lines[i].start_bci = (int32_t)table[i].start_location;
+        lines[i].line = table[i].line_number;
+    }
+    method_desc d = {
+        .class_serial = class_intern(class_sig),
+        .name = name,
+        .signature = msig,
+        .source_file = source,
+        .is_native = is_native ? 1 : 0,
+        .lines = line_count ? lines : NULL,
+        .line_count = (uint32_t)line_count,
+    };
+    if (d.class_serial)
+        serial = method_add((uint64_t)(uintptr_t)method, &d);
+    if (lines != stack_lines)
+        free(lines);
+
+done:
+    jvmti_free(class_sig);
+    jvmti_free(name);
+    jvmti_free(msig);
+    jvmti_free(source);
+    jvmti_free(table);
+    if (klass && jni)
+        (*jni)->DeleteLocalRef(jni, klass);
+    return serial;
+}
+
+/* ------------------------------------------------------------------- dumps */
+
+/* Samples the handler had to drop are turned into rows of their own. */
+static void collect_losses(void)
+{
+    cpu_collector_add_lost("buffer_full", atomic_exchange(&sampler_lost.buffer_full, 0));
+    cpu_collector_add_lost("unregistered_thread", atomic_exchange(&sampler_lost.unregistered, 0));
+}
+
+static void write_collapsed(void)
+{
+    const char *path = agent.opt.collapsed;
+    char tmp[OPTIONS_PATH_MAX + 32];
+    snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL) {
+        fprintf(stderr, "hprof: cannot write collapsed=%s: %s\n", path, strerror(errno));
+        return;
+    }
+    int bad = collapsed_write(f) != 0;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path) != 0) {
+        fprintf(stderr, "hprof: cannot write collapsed=%s: %s\n", path, strerror(errno));
+        unlink(tmp);
+    }
+}
+
+/* One dump: new records, then a cumulative CPU SAMPLES section. */
+static void dump(const char *why)
+{
+    pthread_mutex_lock(&agent.dump_lock);
+    if (agent.finished || agent.out == NULL) {
+        pthread_mutex_unlock(&agent.dump_lock);
+        return;
+    }
+    if (agent.opt.verbose)
+        fprintf(stderr, "Dumping CPU usage by sampling running threads (%s) ...", why);
+
+    cpu_collector_drain(&agent.queue);
+    collect_losses();
+    text_write_new_records(&agent.text);
+    cpu_row *rows = NULL;
+    uint32_t n = 0;
+    uint64_t total = 0;
+    if (cpu_collector_rows(&rows, &n, &total) == 0) {
+        /* Rows may name traces interned after the records above: write those too. */
+        text_write_new_records(&agent.text);
+        text_write_cpu_samples(&agent.text, rows, n, total, agent.opt.cutoff, time(NULL));
+        free(rows);
+    } else {
+        fprintf(stderr, "hprof: out of memory while writing CPU SAMPLES\n");
+    }
+    if (fflush(agent.out) != 0 || ferror(agent.out)) {
+        fprintf(stderr, "\nhprof: error writing %s (file=): %s\n", agent.out_path, strerror(errno));
+        clearerr(agent.out);
+    }
+    if (agent.opt.collapsed[0])
+        write_collapsed();
+    if (agent.opt.verbose)
+        fprintf(stderr, " done.\n");
+    pthread_mutex_unlock(&agent.dump_lock);
+}
+
+/* ------------------------------------------------------------ drain thread */
+
+static void JNICALL drain_thread(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
+{
+    (void)jvmti;
+    (void)jni;
+    (void)arg;
+    while (!atomic_load(&agent.drain_stop)) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += DRAIN_PERIOD_MS * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        while (sem_timedwait(&agent.drain_wake, &ts) != 0 && errno == EINTR)
+            ;
+        if (atomic_load(&agent.drain_stop))
+            break;
+        cpu_collector_drain(&agent.queue);
+    }
+    sem_post(&agent.drain_done);
+}
+
+static void start_drain_thread(JNIEnv *jni)
+{
+    jclass thread_class = (*jni)->FindClass(jni, "java/lang/Thread");
+    jmethodID init = thread_class ? (*jni)->GetMethodID(jni, thread_class, "<init>",
+                                                         "(Ljava/lang/String;)V") : NULL;
+    jstring name = init ? (*jni)->NewStringUTF(jni, DRAIN_THREAD_NAME) : NULL;
+    jobject thread = name ? (*jni)->NewObject(jni, thread_class, init, name) : NULL;
+    if (thread == NULL) {
+        (*jni)->ExceptionClear(jni);
+        fprintf(stderr, "hprof: cannot create the sample drain thread; samples will be "
+                "collected at dumps only\n");
+        return;
+    }
+    if (!jvmti_failed((*agent.jvmti)->RunAgentThread(agent.jvmti, thread, drain_thread, NULL,
+                                                     JVMTI_THREAD_MIN_PRIORITY),
+                      "RunAgentThread"))
+        agent.drain_running = 1;
+    (*jni)->DeleteLocalRef(jni, name);
+    (*jni)->DeleteLocalRef(jni, thread);
+    (*jni)->DeleteLocalRef(jni, thread_class);
+}
+
+static void stop_drain_thread(void)
+{
+    if (!agent.drain_running)
+        return;
+    atomic_store(&agent.drain_stop, 1);
+    sem_post(&agent.drain_wake);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += 5;
+    while (sem_timedwait(&agent.drain_done, &ts) != 0 && errno == EINTR)
+        ;
+    agent.drain_running = 0;
+}
+
+/* ----------------------------------------------------------------- threads */
+
+/* Give a thread its serial (kept in JVMTI thread-local storage for ThreadEnd). */
+static serial_t register_thread(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    jvmtiThreadInfo info;
+    memset(&info, 0, sizeof info);
+    if (jvmti_failed((*jvmti)->GetThreadInfo(jvmti, thread, &info), "GetThreadInfo"))
+        return 0;
+    char *group_name = NULL;
+    if (info.thread_group) {
+        jvmtiThreadGroupInfo group;
+        memset(&group, 0, sizeof group);
+        if ((*jvmti)->GetThreadGroupInfo(jvmti, info.thread_group, &group) == JVMTI_ERROR_NONE) {
+            group_name = group.name;
+            if (group.parent)
+                (*jni)->DeleteLocalRef(jni, group.parent);
+        }
+        (*jni)->DeleteLocalRef(jni, info.thread_group);
+    }
+    if (info.context_class_loader)
+        (*jni)->DeleteLocalRef(jni, info.context_class_loader);
+
+    serial_t serial = 0;
+    if (info.name == NULL || strcmp(info.name, DRAIN_THREAD_NAME) != 0) {
+        /* obj=: HPROF printed an object id; ours is derived from the serial. */
+        uint32_t next = THREAD_SERIAL_BASE + thread_count();
+        serial = thread_add(info.name, group_name, 0x50000000ull + next);
+        if (serial)
+            jvmti_failed((*jvmti)->SetThreadLocalStorage(jvmti, thread,
+                                                         (void *)(uintptr_t)serial),
+                         "SetThreadLocalStorage");
+    }
+    jvmti_free(info.name);
+    jvmti_free(group_name);
+    return serial;
+}
+
+static void start_sampling_current(JNIEnv *jni, serial_t serial)
+{
+    if (agent.sampling && serial && sampler_thread_start(jni, serial) != 0)
+        fprintf(stderr, "hprof: cannot create a CPU timer for thread %u: %s; it will not be "
+                "sampled\n", serial, strerror(errno));
+}
+
+/* The serial a thread already has (VMInit registers the threads that exist
+ * then, and HotSpot posts ThreadStart for the main thread after VMInit too). */
+static serial_t known_thread_serial(jvmtiEnv *jvmti, jthread thread)
+{
+    void *data = NULL;
+    if ((*jvmti)->GetThreadLocalStorage(jvmti, thread, &data) != JVMTI_ERROR_NONE)
+        return 0;
+    return (serial_t)(uintptr_t)data;
+}
+
+static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    serial_t serial = known_thread_serial(jvmti, thread);
+    if (serial == 0)
+        serial = register_thread(jvmti, jni, thread);
+    start_sampling_current(jni, serial);
+}
+
+static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    (void)jni;
+    sampler_thread_end();
+    serial_t serial = known_thread_serial(jvmti, thread);
+    if (serial)
+        thread_mark_ended(serial);
+}
+
+/* ----------------------------------------------------------------- classes */
+
+/* AsyncGetCallTrace can only name methods whose jmethodIDs exist: making
+ * them when a class is prepared (GetClassMethods) is what lets the signal
+ * handler report a frame instead of failing. */
+static void prepare_method_ids(jvmtiEnv *jvmti, jclass klass)
+{
+    jint count = 0;
+    jmethodID *methods = NULL;
+    jvmtiError err = (*jvmti)->GetClassMethods(jvmti, klass, &count, &methods);
+    if (err == JVMTI_ERROR_NONE)
+        jvmti_free(methods);
+    else if (err != JVMTI_ERROR_CLASS_NOT_PREPARED)
+        jvmti_failed(err, "GetClassMethods");
+}
+
+static void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
+{
+    (void)jni;
+    (void)thread;
+    prepare_method_ids(jvmti, klass);
+}
+
+/* Enabled only because AsyncGetCallTrace needs ClassLoad events on. */
+static void JNICALL on_class_load(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
+{
+    (void)jvmti; (void)jni; (void)thread; (void)klass;
+}
+
+/* Enabled only because, while CompiledMethodLoad events are on, HotSpot's
+ * JIT records debug information at every instruction (as with
+ * -XX:+DebugNonSafepoints): without it, a sample in inlined code would be
+ * blamed on the enclosing method at the nearest safepoint. */
+static void JNICALL on_compiled_method_load(jvmtiEnv *jvmti, jmethodID method, jint code_size,
+                                            const void *code_addr, jint map_length,
+                                            const jvmtiAddrLocationMap *map, const void *compile_info)
+{
+    (void)jvmti; (void)method; (void)code_size; (void)code_addr;
+    (void)map_length; (void)map; (void)compile_info;
+}
+
+/* ------------------------------------------------------------------ events */
+
+static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    /* Threads started before the live phase got no ThreadStart event. */
+    jint nthreads = 0;
+    jthread *threads = NULL;
+    if (!jvmti_failed((*jvmti)->GetAllThreads(jvmti, &nthreads, &threads), "GetAllThreads")) {
+        for (jint i = 0; i < nthreads; i++) {
+            if (known_thread_serial(jvmti, threads[i]) == 0)
+                register_thread(jvmti, jni, threads[i]);
+            (*jni)->DeleteLocalRef(jni, threads[i]);
+        }
+        jvmti_free(threads);
+    }
+    /* This is the main thread: sample it from here on. */
+    start_sampling_current(jni, known_thread_serial(jvmti, thread));
+
+    jint nclasses = 0;
+    jclass *classes = NULL;
+    if (!jvmti_failed((*jvmti)->GetLoadedClasses(jvmti, &nclasses, &classes), "GetLoadedClasses")) {
+        for (jint i = 0; i < nclasses; i++) {
+            prepare_method_ids(jvmti, classes[i]);
+            (*jni)->DeleteLocalRef(jni, classes[i]);
+        }
+        jvmti_free(classes);
+    }
+    if (agent.sampling)
+        start_drain_thread(jni);
+}
+
+static void JNICALL on_data_dump_request(jvmtiEnv *jvmti)
+{
+    (void)jvmti;
+    dump("SIGQUIT");
+}
+
+static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    (void)jvmti;
+    (void)jni;
+    if (agent.sampling)
+        sampler_stop();
+    stop_drain_thread();
+    if (agent.opt.doe)
+        dump("exit");
+    pthread_mutex_lock(&agent.dump_lock);
+    agent.finished = 1;
+    if (agent.out) {
+        if (fclose(agent.out) != 0)
+            fprintf(stderr, "hprof: error closing %s (file=): %s\n", agent.out_path, strerror(errno));
+        agent.out = NULL;
+    }
+    pthread_mutex_unlock(&agent.dump_lock);
+}
+
+/* ------------------------------------------------------------------ set-up */
+
+static int setup_jvmti(void)
+{
+    jvmtiEnv *jvmti = agent.jvmti;
+    jvmtiCapabilities potential, caps;
+    memset(&caps, 0, sizeof caps);
+    if (jvmti_failed((*jvmti)->GetPotentialCapabilities(jvmti, &potential),
+                     "GetPotentialCapabilities"))
+        return -1;
+    caps.can_get_line_numbers = potential.can_get_line_numbers;
+    caps.can_get_source_file_name = potential.can_get_source_file_name;
+    caps.can_generate_compiled_method_load_events = potential.can_generate_compiled_method_load_events;
+    if (!potential.can_generate_compiled_method_load_events)
+        fprintf(stderr, "hprof: warning: this JVM cannot report compiled methods; samples in "
+                "inlined code may be attributed to the enclosing method\n");
+    if (jvmti_failed((*jvmti)->AddCapabilities(jvmti, &caps), "AddCapabilities"))
+        return -1;
+
+    jvmtiEventCallbacks cb;
+    memset(&cb, 0, sizeof cb);
+    cb.VMInit = on_vm_init;
+    cb.VMDeath = on_vm_death;
+    cb.ThreadStart = on_thread_start;
+    cb.ThreadEnd = on_thread_end;
+    cb.ClassLoad = on_class_load;
+    cb.ClassPrepare = on_class_prepare;
+    cb.CompiledMethodLoad = on_compiled_method_load;
+    cb.DataDumpRequest = on_data_dump_request;
+    if (jvmti_failed((*jvmti)->SetEventCallbacks(jvmti, &cb, (jint)sizeof cb), "SetEventCallbacks"))
+        return -1;
+
+    jvmtiEvent events[] = {
+        JVMTI_EVENT_VM_INIT, JVMTI_EVENT_VM_DEATH, JVMTI_EVENT_THREAD_START,
+        JVMTI_EVENT_THREAD_END, JVMTI_EVENT_DATA_DUMP_REQUEST, JVMTI_EVENT_CLASS_LOAD,
+        JVMTI_EVENT_CLASS_PREPARE, JVMTI_EVENT_COMPILED_METHOD_LOAD,
+    };
+    for (size_t i = 0; i < sizeof events / sizeof events[0]; i++) {
+        if (events[i] == JVMTI_EVENT_COMPILED_METHOD_LOAD && !caps.can_generate_compiled_method_load_events)
+            continue;
+        if (jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, events[i], NULL),
+                         "SetEventNotificationMode"))
+            return -1;
+    }
+    return 0;
+}
+
+/* Queue size: about 100 ms of samples from every CPU at the chosen interval,
+ * so the drain thread (every 20 ms) has ample slack. */
+static size_t queue_capacity(int interval_ms)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpus < 1)
+        cpus = 1;
+    size_t per_cpu = (size_t)(100 / interval_ms + 1);
+    size_t cap = (size_t)cpus * per_cpu;
+    if (cap < 256)
+        cap = 256;
+    if (cap > 65536)
+        cap = 65536;
+    return cap;
+}
+
+JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
+{
+    (void)reserved;
+    char err[1024];
+    if (options_parse(options, &agent.opt, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return JNI_ERR;
+    }
+    if (agent.opt.help) {
+        fputs(options_usage(), stdout);   /* asked for: the one thing we print on stdout */
+        fflush(stdout);
+        exit(0);
+    }
+    if (options_check_implemented(&agent.opt, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return JNI_ERR;
+    }
+    snprintf(agent.options_text, sizeof agent.options_text, "%s", options ? options : "");
+    agent.vm = vm;
+    if ((*vm)->GetEnv(vm, (void **)&agent.jvmti, JVMTI_VERSION_1_2) != JNI_OK) {
+        fprintf(stderr, "hprof: this JVM does not provide JVMTI 1.2 or later\n");
+        return JNI_ERR;
+    }
+
+    if (output_file_open(agent.opt.file, agent.opt.force, agent.opt.format, &agent.out,
+                         agent.out_path, sizeof agent.out_path, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return JNI_ERR;
+    }
+    if (agent.opt.collapsed[0] && output_file_check_writable(agent.opt.collapsed, "collapsed",
+                                                             err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return JNI_ERR;
+    }
+
+    if (tables_init(NULL) != 0 || sem_init(&agent.drain_wake, 0, 0) != 0 ||
+        sem_init(&agent.drain_done, 0, 0) != 0) {
+        fprintf(stderr, "hprof: out of memory at start-up\n");
+        return JNI_ERR;
+    }
+    text_writer_init(&agent.text, agent.out);
+    text_write_header(&agent.text, time(NULL), agent.options_text);
+
+    if (agent.opt.cpu == CPU_SAMPLES) {
+        /* Without collapsed output, walking deeper than depth= is wasted work. */
+        uint32_t walk = agent.opt.collapsed[0] ? CPU_MAX_FRAMES
+                      : (uint32_t)(agent.opt.depth > 0 ? agent.opt.depth : 1);
+        cpu_collector_config cc = {
+            .depth = agent.opt.depth,
+            .lineno = agent.opt.lineno,
+            .per_thread = agent.opt.thread,
+            .keep_stacks = agent.opt.collapsed[0] != 0,
+            .resolve = resolve_method,
+            .resolve_context = NULL,
+        };
+        if (sample_queue_init(&agent.queue, queue_capacity(agent.opt.interval_ms), walk) != 0 ||
+            cpu_collector_init(&cc) != 0) {
+            fprintf(stderr, "hprof: out of memory at start-up\n");
+            return JNI_ERR;
+        }
+        if (sampler_init(&agent.queue, agent.opt.interval_ms, walk, err, sizeof err) != 0) {
+            fprintf(stderr, "%s\n", err);
+            return JNI_ERR;
+        }
+        agent.sampling = 1;
+    }
+    if (setup_jvmti() != 0) {
+        fprintf(stderr, "hprof: cannot set up JVMTI (see the error above)\n");
+        return JNI_ERR;
+    }
+    return JNI_OK;
+}
+
+JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
+{
+    (void)vm;
+    (void)options;
+    (void)reserved;
+    fprintf(stderr, "hprof: loading into a running JVM (attach) is not supported by this "
+            "version; start the JVM with -agentlib:hprof=... instead\n");
+    return JNI_ERR;
+}
+
+JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *vm)
+{
+    (void)vm;
+    /* The tables stay: a SIGPROF already queued may still run the handler,
+     * which only reads preallocated state, until the process is gone. */
+}

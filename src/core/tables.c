@@ -1,0 +1,572 @@
+/* tables.c: see tables.h. Each table = a keytab (key -> dense index) plus
+ * payload arrays indexed the same way, under one mutex per table. */
+#include "tables.h"
+#include "keytab.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Grow a payload array so that index `need` fits. */
+static int ensure_capacity(void **array, uint32_t *cap, uint32_t need, size_t elem)
+{
+    if (need < *cap)
+        return 0;
+    uint32_t ncap = *cap ? *cap : 64;
+    while (ncap <= need)
+        ncap *= 2;
+    void *n = realloc(*array, (size_t)ncap * elem);
+    if (n == NULL)
+        return -1;
+    *array = n;
+    *cap = ncap;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ strings */
+
+static struct {
+    pthread_mutex_t lock;
+    keytab keys;                  /* key = the string with its NUL */
+} strings = { PTHREAD_MUTEX_INITIALIZER, {0} };
+
+serial_t string_intern(const char *s)
+{
+    if (s == NULL)
+        return 0;
+    size_t len = strlen(s) + 1;
+    if (len > UINT32_MAX)
+        return 0;
+    pthread_mutex_lock(&strings.lock);
+    uint32_t idx = keytab_intern(&strings.keys, s, (uint32_t)len, NULL);
+    pthread_mutex_unlock(&strings.lock);
+    return idx == KEYTAB_FULL ? 0 : STRING_SERIAL_BASE + idx;
+}
+
+const char *string_get(serial_t serial)
+{
+    if (serial < STRING_SERIAL_BASE)
+        return NULL;
+    pthread_mutex_lock(&strings.lock);
+    const char *s = keytab_key(&strings.keys, serial - STRING_SERIAL_BASE, NULL);
+    pthread_mutex_unlock(&strings.lock);
+    return s;
+}
+
+uint32_t string_count(void)
+{
+    pthread_mutex_lock(&strings.lock);
+    uint32_t n = strings.keys.count;
+    pthread_mutex_unlock(&strings.lock);
+    return n;
+}
+
+/* Intern and return the stored copy (stable), or NULL if the table is full. */
+static const char *stored_string(const char *s)
+{
+    return string_get(string_intern(s));
+}
+
+/* ------------------------------------------------------------------ classes */
+
+typedef struct class_entry {
+    const char *signature;
+    const char *java_name;
+} class_entry;
+
+static struct {
+    pthread_mutex_t lock;
+    keytab keys;                  /* key = JVM signature with its NUL */
+    class_entry *entries;
+    uint32_t cap;
+} classes = { PTHREAD_MUTEX_INITIALIZER, {0}, NULL, 0 };
+
+int signature_to_java_name(const char *sig, char *out, uint32_t size)
+{
+    if (size == 0)
+        return -1;
+    out[0] = '\0';
+    if (sig == NULL)
+        return -1;
+    uint32_t dims = 0;
+    const char *p = sig;
+    while (*p == '[') {
+        dims++;
+        p++;
+    }
+    const char *base = NULL;
+    size_t base_len = 0;
+    switch (*p) {
+    case 'Z': base = "boolean"; break;
+    case 'B': base = "byte"; break;
+    case 'C': base = "char"; break;
+    case 'S': base = "short"; break;
+    case 'I': base = "int"; break;
+    case 'J': base = "long"; break;
+    case 'F': base = "float"; break;
+    case 'D': base = "double"; break;
+    case 'V': base = "void"; break;
+    case 'L': {
+        const char *end = strchr(p, ';');
+        if (end == NULL || end == p + 1 || end[1] != '\0')
+            goto malformed;
+        base = p + 1;
+        base_len = (size_t)(end - base);
+        break;
+    }
+    default:
+        goto malformed;
+    }
+    if (*p != 'L') {
+        if (p[1] != '\0')
+            goto malformed;
+        base_len = strlen(base);
+    }
+    if (base_len + 2u * dims + 1 > size)
+        goto malformed;
+    for (size_t i = 0; i < base_len; i++)
+        out[i] = base[i] == '/' ? '.' : base[i];
+    size_t n = base_len;
+    for (uint32_t d = 0; d < dims; d++) {
+        out[n++] = '[';
+        out[n++] = ']';
+    }
+    out[n] = '\0';
+    return 0;
+
+malformed:
+    strncpy(out, sig, size - 1);
+    out[size - 1] = '\0';
+    return -1;
+}
+
+serial_t class_intern(const char *jvm_signature)
+{
+    if (jvm_signature == NULL)
+        return 0;
+    size_t len = strlen(jvm_signature) + 1;
+    if (len > UINT32_MAX)
+        return 0;
+
+    pthread_mutex_lock(&classes.lock);
+    uint32_t idx = keytab_find(&classes.keys, jvm_signature, (uint32_t)len);
+    pthread_mutex_unlock(&classes.lock);
+    if (idx != KEYTAB_FULL)
+        return CLASS_SERIAL_BASE + idx;
+
+    /* New class: make its names outside the class lock (string_intern takes
+     * the string lock; no function holds two locks). */
+    char java_name[1024];
+    signature_to_java_name(jvm_signature, java_name, sizeof java_name);
+    const char *sig_copy = stored_string(jvm_signature);
+    const char *name_copy = stored_string(java_name);
+    if (sig_copy == NULL || name_copy == NULL)
+        return 0;
+
+    int created = 0;
+    serial_t serial = 0;
+    pthread_mutex_lock(&classes.lock);
+    /* Room for the payload first, so a key never exists without one. */
+    if (ensure_capacity((void **)&classes.entries, &classes.cap, classes.keys.count,
+                        sizeof *classes.entries) == 0) {
+        idx = keytab_intern(&classes.keys, jvm_signature, (uint32_t)len, &created);
+        if (idx != KEYTAB_FULL) {
+            if (created) {
+                classes.entries[idx].signature = sig_copy;
+                classes.entries[idx].java_name = name_copy;
+            }
+            serial = CLASS_SERIAL_BASE + idx;
+        }
+    }
+    pthread_mutex_unlock(&classes.lock);
+    return serial;
+}
+
+static const class_entry *class_entry_locked(serial_t serial)
+{
+    if (serial < CLASS_SERIAL_BASE || serial - CLASS_SERIAL_BASE >= classes.keys.count)
+        return NULL;
+    return &classes.entries[serial - CLASS_SERIAL_BASE];
+}
+
+const char *class_signature(serial_t serial)
+{
+    pthread_mutex_lock(&classes.lock);
+    const class_entry *e = class_entry_locked(serial);
+    const char *s = e ? e->signature : NULL;
+    pthread_mutex_unlock(&classes.lock);
+    return s;
+}
+
+const char *class_java_name(serial_t serial)
+{
+    pthread_mutex_lock(&classes.lock);
+    const class_entry *e = class_entry_locked(serial);
+    const char *s = e ? e->java_name : NULL;
+    pthread_mutex_unlock(&classes.lock);
+    return s;
+}
+
+uint32_t class_count(void)
+{
+    pthread_mutex_lock(&classes.lock);
+    uint32_t n = classes.keys.count;
+    pthread_mutex_unlock(&classes.lock);
+    return n;
+}
+
+/* ------------------------------------------------------------------ methods */
+
+typedef struct method_entry {
+    serial_t    class_serial;
+    const char *name;
+    const char *signature;
+    const char *source_file;
+    int         is_native;
+    line_entry *lines;            /* sorted by start_bci; owned */
+    uint32_t    line_count;
+} method_entry;
+
+static struct {
+    pthread_mutex_t lock;
+    keytab keys;                  /* key = the 64-bit id */
+    method_entry *entries;
+    uint32_t cap;
+} methods = { PTHREAD_MUTEX_INITIALIZER, {0}, NULL, 0 };
+
+serial_t method_find(uint64_t id)
+{
+    pthread_mutex_lock(&methods.lock);
+    uint32_t idx = keytab_find(&methods.keys, &id, sizeof id);
+    pthread_mutex_unlock(&methods.lock);
+    return idx == KEYTAB_FULL ? 0 : METHOD_SERIAL_BASE + idx;
+}
+
+static int compare_line_entry(const void *a, const void *b)
+{
+    const line_entry *x = a, *y = b;
+    return (x->start_bci > y->start_bci) - (x->start_bci < y->start_bci);
+}
+
+serial_t method_add(uint64_t id, const method_desc *d)
+{
+    serial_t known = method_find(id);
+    if (known)
+        return known;
+
+    const char *name = stored_string(d->name ? d->name : "<unknown>");
+    const char *sig = stored_string(d->signature ? d->signature : "");
+    const char *src = d->source_file ? stored_string(d->source_file) : NULL;
+    if (name == NULL || sig == NULL)
+        return 0;
+    line_entry *lines = NULL;
+    if (d->lines && d->line_count) {
+        lines = malloc(d->line_count * sizeof *lines);
+        if (lines == NULL)
+            return 0;
+        memcpy(lines, d->lines, d->line_count * sizeof *lines);
+        qsort(lines, d->line_count, sizeof *lines, compare_line_entry);
+    }
+
+    int created = 0;
+    serial_t serial = 0;
+    uint32_t idx = KEYTAB_FULL;
+    pthread_mutex_lock(&methods.lock);
+    /* Room for the payload first, so a key never exists without one. */
+    if (ensure_capacity((void **)&methods.entries, &methods.cap, methods.keys.count,
+                        sizeof *methods.entries) == 0)
+        idx = keytab_intern(&methods.keys, &id, sizeof id, &created);
+    if (idx != KEYTAB_FULL && created) {
+        method_entry *e = &methods.entries[idx];
+        e->class_serial = d->class_serial;
+        e->name = name;
+        e->signature = sig;
+        e->source_file = src;
+        e->is_native = d->is_native;
+        e->lines = lines;
+        e->line_count = lines ? d->line_count : 0;
+        lines = NULL;
+    }
+    if (idx != KEYTAB_FULL)
+        serial = METHOD_SERIAL_BASE + idx;
+    pthread_mutex_unlock(&methods.lock);
+    free(lines);                   /* not stored: a racing add won, or no room */
+    return serial;
+}
+
+static const method_entry *method_entry_locked(serial_t serial)
+{
+    if (serial < METHOD_SERIAL_BASE || serial - METHOD_SERIAL_BASE >= methods.keys.count)
+        return NULL;
+    return &methods.entries[serial - METHOD_SERIAL_BASE];
+}
+
+int method_get(serial_t serial, method_info *out)
+{
+    pthread_mutex_lock(&methods.lock);
+    const method_entry *e = method_entry_locked(serial);
+    if (e) {
+        out->class_serial = e->class_serial;
+        out->name = e->name;
+        out->signature = e->signature;
+        out->source_file = e->source_file;
+        out->is_native = e->is_native;
+    }
+    pthread_mutex_unlock(&methods.lock);
+    if (e == NULL)
+        return -1;
+    out->class_name = class_java_name(out->class_serial);
+    if (out->class_name == NULL)
+        out->class_name = "<unknown class>";
+    return 0;
+}
+
+int32_t method_line_of(serial_t serial, int32_t bci)
+{
+    int32_t line = LINE_UNKNOWN;
+    pthread_mutex_lock(&methods.lock);
+    const method_entry *e = method_entry_locked(serial);
+    if (e && e->is_native) {
+        line = LINE_NATIVE;
+    } else if (e && bci >= 0 && e->line_count > 0) {
+        /* Last entry whose start_bci <= bci (the table is sorted). */
+        uint32_t lo = 0, hi = e->line_count;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (e->lines[mid].start_bci <= bci)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo > 0)
+            line = e->lines[lo - 1].line;
+    }
+    pthread_mutex_unlock(&methods.lock);
+    return line;
+}
+
+uint32_t method_count(void)
+{
+    pthread_mutex_lock(&methods.lock);
+    uint32_t n = methods.keys.count;
+    pthread_mutex_unlock(&methods.lock);
+    return n;
+}
+
+/* ------------------------------------------------------------------- frames */
+
+typedef struct frame_key {
+    serial_t method_serial;
+    int32_t  line;
+} frame_key;
+
+static struct {
+    pthread_mutex_t lock;
+    keytab keys;                  /* key = frame_key; the key is the payload */
+} frames = { PTHREAD_MUTEX_INITIALIZER, {0} };
+
+serial_t frame_intern(serial_t method_serial, int32_t line)
+{
+    frame_key k = { method_serial, line };
+    pthread_mutex_lock(&frames.lock);
+    uint32_t idx = keytab_intern(&frames.keys, &k, sizeof k, NULL);
+    pthread_mutex_unlock(&frames.lock);
+    return idx == KEYTAB_FULL ? 0 : FRAME_SERIAL_BASE + idx;
+}
+
+int frame_get(serial_t serial, serial_t *method_serial, int32_t *line)
+{
+    if (serial < FRAME_SERIAL_BASE)
+        return -1;
+    pthread_mutex_lock(&frames.lock);
+    const frame_key *k = keytab_key(&frames.keys, serial - FRAME_SERIAL_BASE, NULL);
+    pthread_mutex_unlock(&frames.lock);
+    if (k == NULL)
+        return -1;
+    *method_serial = k->method_serial;
+    *line = k->line;
+    return 0;
+}
+
+uint32_t frame_count(void)
+{
+    pthread_mutex_lock(&frames.lock);
+    uint32_t n = frames.keys.count;
+    pthread_mutex_unlock(&frames.lock);
+    return n;
+}
+
+/* ------------------------------------------------------------------- traces */
+
+/* Key layout: [thread serial][frame serial 0 (callee)]...[frame serial n-1].
+ * The key is the payload: trace_get hands out a pointer into it. */
+#define TRACE_MAX_FRAMES 1024
+
+static struct {
+    pthread_mutex_t lock;
+    keytab keys;
+} traces = { PTHREAD_MUTEX_INITIALIZER, {0} };
+
+serial_t trace_intern(serial_t thread_serial, const serial_t *frame_serials, uint32_t n)
+{
+    if (n == 0 && thread_serial == 0)
+        return EMPTY_TRACE_SERIAL;          /* HPROF's fixed serial for <empty> */
+    serial_t key[1 + TRACE_MAX_FRAMES];
+    if (n > TRACE_MAX_FRAMES)
+        n = TRACE_MAX_FRAMES;
+    key[0] = thread_serial;
+    if (n)
+        memcpy(key + 1, frame_serials, n * sizeof *key);
+    pthread_mutex_lock(&traces.lock);
+    uint32_t idx = keytab_intern(&traces.keys, key, (1 + n) * (uint32_t)sizeof *key, NULL);
+    pthread_mutex_unlock(&traces.lock);
+    return idx == KEYTAB_FULL ? 0 : TRACE_SERIAL_BASE + idx;
+}
+
+int trace_get(serial_t serial, serial_t *thread_serial, const serial_t **frame_serials,
+              uint32_t *n)
+{
+    static const serial_t empty_frames[1];
+    if (serial == EMPTY_TRACE_SERIAL) {
+        *thread_serial = 0;
+        *frame_serials = empty_frames;
+        *n = 0;
+        return 0;
+    }
+    if (serial < TRACE_SERIAL_BASE)
+        return -1;
+    uint32_t len = 0;
+    pthread_mutex_lock(&traces.lock);
+    const serial_t *k = keytab_key(&traces.keys, serial - TRACE_SERIAL_BASE, &len);
+    pthread_mutex_unlock(&traces.lock);
+    if (k == NULL)
+        return -1;
+    *thread_serial = k[0];
+    *frame_serials = k + 1;
+    *n = len / (uint32_t)sizeof *k - 1;
+    return 0;
+}
+
+uint32_t trace_count(void)
+{
+    pthread_mutex_lock(&traces.lock);
+    uint32_t n = traces.keys.count;
+    pthread_mutex_unlock(&traces.lock);
+    return n;
+}
+
+/* ------------------------------------------------------------------ threads */
+
+typedef struct thread_entry {
+    const char *name;
+    const char *group;
+    uint64_t    object_id;
+    int         ended;
+} thread_entry;
+
+static struct {
+    pthread_mutex_t lock;
+    thread_entry *entries;
+    uint32_t count, cap, max;
+} threads = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, 0 };
+
+serial_t thread_add(const char *name, const char *group, uint64_t object_id)
+{
+    const char *n = stored_string(name ? name : "");
+    const char *g = stored_string(group ? group : "");
+    if (n == NULL || g == NULL)
+        return 0;
+    serial_t serial = 0;
+    pthread_mutex_lock(&threads.lock);
+    if (threads.count < threads.max &&
+        ensure_capacity((void **)&threads.entries, &threads.cap, threads.count,
+                        sizeof *threads.entries) == 0) {
+        thread_entry *e = &threads.entries[threads.count];
+        e->name = n;
+        e->group = g;
+        e->object_id = object_id;
+        e->ended = 0;
+        serial = THREAD_SERIAL_BASE + threads.count++;
+    }
+    pthread_mutex_unlock(&threads.lock);
+    return serial;
+}
+
+void thread_mark_ended(serial_t serial)
+{
+    pthread_mutex_lock(&threads.lock);
+    if (serial >= THREAD_SERIAL_BASE && serial - THREAD_SERIAL_BASE < threads.count)
+        threads.entries[serial - THREAD_SERIAL_BASE].ended = 1;
+    pthread_mutex_unlock(&threads.lock);
+}
+
+int thread_get(serial_t serial, thread_info *out)
+{
+    int rc = -1;
+    pthread_mutex_lock(&threads.lock);
+    if (serial >= THREAD_SERIAL_BASE && serial - THREAD_SERIAL_BASE < threads.count) {
+        const thread_entry *e = &threads.entries[serial - THREAD_SERIAL_BASE];
+        out->name = e->name;
+        out->group = e->group;
+        out->object_id = e->object_id;
+        out->ended = e->ended;
+        rc = 0;
+    }
+    pthread_mutex_unlock(&threads.lock);
+    return rc;
+}
+
+uint32_t thread_count(void)
+{
+    pthread_mutex_lock(&threads.lock);
+    uint32_t n = threads.count;
+    pthread_mutex_unlock(&threads.lock);
+    return n;
+}
+
+/* ---------------------------------------------------------------- lifecycle */
+
+tables_limits tables_default_limits(void)
+{
+    tables_limits l = {
+        .max_strings = 4u << 20,
+        .max_classes = 1u << 20,
+        .max_methods = 4u << 20,
+        .max_frames  = 8u << 20,
+        .max_traces  = 4u << 20,
+        .max_threads = 4u << 20,
+    };
+    return l;
+}
+
+int tables_init(const tables_limits *limits)
+{
+    tables_limits l = limits ? *limits : tables_default_limits();
+    keytab_init(&strings.keys, l.max_strings);
+    keytab_init(&classes.keys, l.max_classes);
+    keytab_init(&methods.keys, l.max_methods);
+    keytab_init(&frames.keys, l.max_frames);
+    keytab_init(&traces.keys, l.max_traces);
+    threads.max = l.max_threads;
+    return 0;
+}
+
+void tables_free(void)
+{
+    for (uint32_t i = 0; i < methods.keys.count; i++)
+        free(methods.entries[i].lines);
+    free(methods.entries);
+    methods.entries = NULL;
+    methods.cap = 0;
+    free(classes.entries);
+    classes.entries = NULL;
+    classes.cap = 0;
+    free(threads.entries);
+    threads.entries = NULL;
+    threads.count = threads.cap = 0;
+    keytab_free(&strings.keys);
+    keytab_free(&classes.keys);
+    keytab_free(&methods.keys);
+    keytab_free(&frames.keys);
+    keytab_free(&traces.keys);
+}

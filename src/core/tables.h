@@ -1,0 +1,132 @@
+/*
+ * The shared tables: strings, classes, methods, frames, stack traces and
+ * threads, each entry with a stable serial number.
+ *
+ * Collectors (cpu, later heap and monitor, and the JVMPI layer) put what they
+ * see here; writers (text, collapsed, later binary) read it back. Serial
+ * numbers follow HPROF's numbering so that old tools see familiar values:
+ * threads from 200001, traces from 300001 (300000 is the empty trace),
+ * classes from 100001. Serials are dense: serial - base is an index, so a
+ * writer can remember "written up to serial N" instead of a flag per entry.
+ *
+ * Thread safety: every function may be called from any thread except a
+ * signal handler (they take a mutex and may allocate). Each table has its own
+ * mutex and no function holds two, so there is no lock order to get wrong.
+ * Pointers returned (names, frame arrays) point into storage that never moves
+ * or changes, so they stay valid until tables_free().
+ *
+ * Memory is bounded: each table has a maximum entry count (tables_limits).
+ * When a table is full, the intern function returns 0 and the caller counts
+ * what it could not record (it is reported, never silently lost).
+ */
+#ifndef HPROF_TABLES_H
+#define HPROF_TABLES_H
+
+#include <stdint.h>
+
+typedef uint32_t serial_t;              /* 0 means "none" or "table full" */
+
+#define STRING_SERIAL_BASE   1u
+#define CLASS_SERIAL_BASE    100001u
+#define THREAD_SERIAL_BASE   200001u
+#define EMPTY_TRACE_SERIAL   300000u
+#define TRACE_SERIAL_BASE    300001u
+#define METHOD_SERIAL_BASE   1u
+#define FRAME_SERIAL_BASE    1u
+
+/* Line "numbers" that are not lines, as in HPROF's text output. */
+#define LINE_UNKNOWN   (-1)    /* "Unknown line" */
+#define LINE_NATIVE    (-3)    /* "Native method" */
+
+typedef struct tables_limits {
+    uint32_t max_strings;
+    uint32_t max_classes;
+    uint32_t max_methods;
+    uint32_t max_frames;
+    uint32_t max_traces;
+    uint32_t max_threads;
+} tables_limits;
+
+/* Defaults: generous for real applications, yet a hard bound (~ a few hundred MB worst case). */
+tables_limits tables_default_limits(void);
+
+int  tables_init(const tables_limits *limits);   /* 0 on success */
+void tables_free(void);
+
+/* ---- strings ---- */
+serial_t    string_intern(const char *s);
+const char *string_get(serial_t serial);          /* NULL if no such serial */
+uint32_t    string_count(void);
+
+/* ---- classes, keyed by JVM signature ("Ljava/lang/String;", "[B") ---- */
+serial_t    class_intern(const char *jvm_signature);
+const char *class_signature(serial_t serial);
+const char *class_java_name(serial_t serial);     /* "java.lang.String", "byte[]" */
+uint32_t    class_count(void);
+
+/* ---- methods, keyed by an opaque 64-bit id (a jmethodID for Java methods) ---- */
+typedef struct line_entry {
+    int32_t start_bci;     /* first byte-code index of this line */
+    int32_t line;
+} line_entry;
+
+typedef struct method_desc {
+    serial_t          class_serial;
+    const char       *name;
+    const char       *signature;      /* "(I)V"; may be NULL */
+    const char       *source_file;    /* NULL when the class has none */
+    int               is_native;
+    const line_entry *lines;          /* copied; may be NULL */
+    uint32_t          line_count;
+} method_desc;
+
+typedef struct method_info {
+    serial_t    class_serial;
+    const char *class_name;           /* Java form */
+    const char *name;
+    const char *signature;            /* "" when unknown */
+    const char *source_file;          /* NULL when unknown */
+    int         is_native;
+} method_info;
+
+serial_t method_find(uint64_t id);                          /* 0 if not known */
+serial_t method_add(uint64_t id, const method_desc *desc);  /* returns existing serial if known */
+int      method_get(serial_t serial, method_info *out);     /* 0 on success */
+/* Source line of a byte-code index: LINE_NATIVE for native methods,
+ * LINE_UNKNOWN when the method has no line table or bci < 0. */
+int32_t  method_line_of(serial_t serial, int32_t bci);
+uint32_t method_count(void);
+
+/* ---- frames: (method, line) ---- */
+serial_t frame_intern(serial_t method_serial, int32_t line);
+int      frame_get(serial_t serial, serial_t *method_serial, int32_t *line);
+uint32_t frame_count(void);
+
+/* ---- traces: (thread or 0, frames callee first) ---- */
+serial_t trace_intern(serial_t thread_serial, const serial_t *frames, uint32_t frame_count);
+/* *frames points to frame_count serials, callee first; stable storage. */
+int      trace_get(serial_t serial, serial_t *thread_serial, const serial_t **frames,
+                   uint32_t *frame_count);
+uint32_t trace_count(void);
+
+/* ---- threads ---- */
+typedef struct thread_info {
+    const char *name;
+    const char *group;
+    uint64_t    object_id;    /* printed as obj=<hex> */
+    int         ended;
+} thread_info;
+
+serial_t thread_add(const char *name, const char *group, uint64_t object_id);
+void     thread_mark_ended(serial_t serial);
+int      thread_get(serial_t serial, thread_info *out);
+uint32_t thread_count(void);
+
+/* ---- names (pure helpers, also used by writers) ---- */
+/* JVM signature to Java name: "Ljava/lang/String;" -> "java.lang.String",
+ * "[[I" -> "int[][]". Writes at most size bytes including the NUL; returns 0,
+ * or -1 if it did not fit or the signature is malformed (out then holds the
+ * signature as given, truncated). */
+int signature_to_java_name(const char *sig, char *out, uint32_t size);
+
+#endif

@@ -1,0 +1,68 @@
+/*
+ * cpu_collector: turns raw samples into counts per stack trace.
+ *
+ * The agent thread calls cpu_collector_drain every few milliseconds: each raw
+ * sample's jmethodIDs are resolved to method serials (through a resolver the
+ * agent supplies, so this file needs no JVMTI and is unit-tested with a fake),
+ * frames and traces are interned in the shared tables, and a count is kept
+ * per trace serial. Samples AsyncGetCallTrace could not walk are counted per
+ * reason under pseudo methods of the class [unwalkable], so they show up in
+ * every report as rows of their own instead of vanishing.
+ *
+ * For collapsed-stack output the whole walked stack (up to the capture depth,
+ * method names only) is counted too.
+ *
+ * All functions are thread-safe (one mutex) and never called from a handler.
+ */
+#ifndef HPROF_CPU_COLLECTOR_H
+#define HPROF_CPU_COLLECTOR_H
+
+#include <stdint.h>
+
+#include "../core/tables.h"
+#include "sample_queue.h"
+
+/* Most frames recorded per sample (AsyncGetCallTrace walks no deeper). */
+#define CPU_MAX_FRAMES 256
+
+/* Resolve a jmethodID to a method serial (registering it), 0 on failure. */
+typedef serial_t (*method_resolver)(const void *method, void *context);
+
+typedef struct cpu_collector_config {
+    int      depth;            /* frames per TRACE (depth=) */
+    int      lineno;           /* line numbers in frames (lineno=) */
+    int      per_thread;       /* traces carry the thread serial (thread=) */
+    int      keep_stacks;      /* count whole stacks for collapsed output */
+    method_resolver resolve;
+    void    *resolve_context;
+} cpu_collector_config;
+
+typedef struct cpu_row {
+    serial_t trace;
+    uint64_t count;
+} cpu_row;
+
+int  cpu_collector_init(const cpu_collector_config *config);
+void cpu_collector_free(void);
+
+/* Move every published sample out of the queue; returns how many. */
+uint32_t cpu_collector_drain(sample_queue *q);
+
+/* Add samples lost before they could be walked (buffer full, ...): they get
+ * a row of their own under [unwalkable].<reason>. */
+void cpu_collector_add_lost(const char *reason, uint64_t count);
+
+/* Rows ordered by count (descending, then trace serial); *total = all samples.
+ * Caller frees *rows. Returns 0, or -1 when out of memory. */
+int cpu_collector_rows(cpu_row **rows, uint32_t *n, uint64_t *total);
+
+/* Whole stacks for collapsed output: calls fn once per distinct stack with
+ * method serials root first. */
+typedef void (*stack_visitor)(const serial_t *methods_root_first, uint32_t n, uint64_t count,
+                              void *arg);
+void cpu_collector_each_stack(stack_visitor fn, void *arg);
+
+/* Name of an AsyncGetCallTrace failure code ("GC_active", ...). */
+const char *cpu_failure_reason(int32_t code);
+
+#endif

@@ -1,0 +1,57 @@
+/*
+ * sample_queue: a bounded multi-producer, single-consumer queue of raw stack
+ * samples, filled inside the SIGPROF handler and drained by the agent thread.
+ *
+ * Why this shape: a signal handler may not take locks or allocate, and several
+ * threads' handlers can run at once on different CPUs. Each slot carries a
+ * sequence number (D. Vyukov's bounded queue): a producer claims a slot with
+ * one compare-and-swap, writes the stack straight into it (AsyncGetCallTrace
+ * fills the slot's frame array, no copy), then publishes it with a release
+ * store. When every slot is taken the producer gets NULL and counts the
+ * sample as lost ("buffer_full"); it never waits. All memory is allocated
+ * once, before any timer is armed.
+ */
+#ifndef HPROF_SAMPLE_QUEUE_H
+#define HPROF_SAMPLE_QUEUE_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Same layout as HotSpot's ASGCT_CallFrame { jint lineno; jmethodID method_id; }:
+ * for Java frames `bci` is the byte-code index, -3 for native frames. */
+typedef struct sample_frame {
+    int32_t     bci;
+    const void *method;     /* a jmethodID */
+} sample_frame;
+
+typedef struct raw_sample {
+    atomic_size_t sequence;      /* queue bookkeeping: owned by the queue */
+    uint32_t      thread_serial; /* who was sampled (0 if unknown) */
+    int32_t       num_frames;    /* > 0 frames; <= 0 an AsyncGetCallTrace failure code */
+    sample_frame  frames[];      /* capacity = queue's max_frames */
+} raw_sample;
+
+typedef struct sample_queue {
+    unsigned char *slots;        /* capacity slots of slot_size bytes */
+    size_t         slot_size;
+    size_t         mask;         /* capacity - 1 (capacity is a power of two) */
+    uint32_t       max_frames;
+    _Alignas(64) atomic_size_t enqueue_pos;
+    _Alignas(64) size_t        dequeue_pos;   /* consumer only */
+} sample_queue;
+
+/* capacity is rounded up to a power of two (at least 2). 0 on success. */
+int  sample_queue_init(sample_queue *q, size_t capacity, uint32_t max_frames);
+void sample_queue_free(sample_queue *q);
+
+/* Producer side, async-signal-safe: claim a slot (NULL when full), fill it, publish it. */
+raw_sample *sample_queue_claim(sample_queue *q);
+void        sample_queue_publish(sample_queue *q, raw_sample *s);
+
+/* Consumer side (one thread at a time): the oldest published slot or NULL;
+ * after reading it, hand it back with sample_queue_release. */
+raw_sample *sample_queue_peek(sample_queue *q);
+void        sample_queue_release(sample_queue *q, raw_sample *s);
+
+#endif

@@ -1,0 +1,246 @@
+/* sampler.c: see sampler.h. */
+#include "sampler.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
+
+/* HotSpot's AsyncGetCallTrace interface (exported by libjvm.so, not in any header). */
+typedef struct {
+    jint      lineno;              /* bci for Java frames, -3 for native frames */
+    jmethodID method_id;
+} asgct_frame;
+
+typedef struct {
+    JNIEnv      *env;
+    jint         num_frames;       /* frames filled, or a negative failure code */
+    asgct_frame *frames;
+} asgct_trace;
+
+typedef void (*asgct_fn)(asgct_trace *trace, jint depth, void *ucontext);
+
+_Static_assert(sizeof(asgct_frame) == sizeof(sample_frame), "frame layouts must match");
+_Static_assert(offsetof(asgct_frame, method_id) == offsetof(sample_frame, method),
+               "frame layouts must match");
+
+sampler_losses sampler_lost;
+
+static asgct_fn      async_get_call_trace;
+static sample_queue *queue;
+static uint32_t      frames_to_walk;
+static long          interval_ns;
+static atomic_int    sampling_on;
+
+/* Per-thread state read by the handler. initial-exec TLS: reading it from a
+ * signal handler never calls into the dynamic linker (no malloc). */
+typedef struct thread_state {
+    JNIEnv  *env;
+    uint32_t thread_serial;
+    int      timer_slot;           /* index in timers[], -1 when none */
+} thread_state;
+
+static __thread thread_state tls __attribute__((tls_model("initial-exec")));
+
+/* Every live timer, so that sampler_stop can delete timers of threads that
+ * are still running. Touched only by ThreadStart/End and stop, never by the
+ * handler, so a mutex is fine here. */
+typedef struct timer_slot {
+    timer_t id;
+    int     in_use;
+} timer_slot;
+
+static pthread_mutex_t timers_lock = PTHREAD_MUTEX_INITIALIZER;
+static timer_slot     *timers;
+static int             timers_cap;
+static int             timers_free_hint;
+static uint32_t        timers_live;
+
+static void on_sigprof(int signo, siginfo_t *info, void *ucontext)
+{
+    (void)signo;
+    (void)info;
+    int saved_errno = errno;
+    thread_state *t = &tls;
+    if (!atomic_load_explicit(&sampling_on, memory_order_relaxed) || t->env == NULL) {
+        atomic_fetch_add_explicit(&sampler_lost.unregistered, 1, memory_order_relaxed);
+        goto out;
+    }
+    raw_sample *s = sample_queue_claim(queue);
+    if (s == NULL) {
+        atomic_fetch_add_explicit(&sampler_lost.buffer_full, 1, memory_order_relaxed);
+        goto out;
+    }
+    asgct_trace trace = { t->env, 0, (asgct_frame *)(void *)s->frames };
+    async_get_call_trace(&trace, (jint)frames_to_walk, ucontext);
+    s->thread_serial = t->thread_serial;
+    s->num_frames = trace.num_frames;
+    sample_queue_publish(queue, s);
+out:
+    errno = saved_errno;
+}
+
+int sampler_init(sample_queue *q, int interval_ms, uint32_t max_frames, char *err, size_t errlen)
+{
+    async_get_call_trace = (asgct_fn)dlsym(RTLD_DEFAULT, "AsyncGetCallTrace");
+    if (async_get_call_trace == NULL) {
+        snprintf(err, errlen, "hprof: cpu=samples needs HotSpot's AsyncGetCallTrace, which this "
+                 "JVM does not export (%s); use a HotSpot-based JDK 17 or later", dlerror());
+        return -1;
+    }
+    queue = q;
+    frames_to_walk = max_frames;
+    interval_ns = (long)interval_ms * 1000000L;
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigprof;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    struct sigaction old;
+    if (sigaction(SIGPROF, NULL, &old) == 0 && (old.sa_flags & SA_SIGINFO ?
+            (void *)old.sa_sigaction != NULL : (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN))) {
+        snprintf(err, errlen, "hprof: cpu=samples needs SIGPROF, but another handler is already "
+                 "installed for it (another profiling agent?)");
+        return -1;
+    }
+    if (sigaction(SIGPROF, &sa, NULL) != 0) {
+        snprintf(err, errlen, "hprof: cannot install the SIGPROF handler: %s", strerror(errno));
+        return -1;
+    }
+    atomic_store(&sampling_on, 1);
+    return 0;
+}
+
+/* A free slot in timers[], growing it; called with timers_lock held. */
+static int take_timer_slot(void)
+{
+    for (int i = 0; i < timers_cap; i++) {
+        int k = (timers_free_hint + i) % timers_cap;
+        if (!timers[k].in_use) {
+            timers_free_hint = k + 1;
+            return k;
+        }
+    }
+    int ncap = timers_cap ? timers_cap * 2 : 256;
+    timer_slot *n = realloc(timers, (size_t)ncap * sizeof *n);
+    if (n == NULL)
+        return -1;
+    memset(n + timers_cap, 0, (size_t)(ncap - timers_cap) * sizeof *n);
+    timers = n;
+    int k = timers_cap;
+    timers_cap = ncap;
+    timers_free_hint = k + 1;
+    return k;
+}
+
+int sampler_thread_start(JNIEnv *env, uint32_t thread_serial)
+{
+    if (!atomic_load(&sampling_on))
+        return 0;
+    if (tls.env != NULL)
+        return 0;                      /* already sampled (VMInit and ThreadStart both saw it) */
+
+    clockid_t clock;
+    int rc = pthread_getcpuclockid(pthread_self(), &clock);
+    if (rc != 0) {
+        errno = rc;
+        return -1;
+    }
+    struct sigevent sev;
+    memset(&sev, 0, sizeof sev);
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = SIGPROF;
+    sev.sigev_notify_thread_id = (pid_t)syscall(SYS_gettid);
+
+    pthread_mutex_lock(&timers_lock);
+    int slot = take_timer_slot();
+    if (slot < 0 || timer_create(clock, &sev, &timers[slot].id) != 0) {
+        int e = slot < 0 ? ENOMEM : errno;
+        pthread_mutex_unlock(&timers_lock);
+        errno = e;
+        return -1;
+    }
+    timers[slot].in_use = 1;
+    timers_live++;
+    /* Fill the thread state before the first signal can arrive. */
+    tls.thread_serial = thread_serial;
+    tls.timer_slot = slot;
+    atomic_signal_fence(memory_order_seq_cst);
+    tls.env = env;
+
+    /* The first expiry is spread over one interval so that threads started
+     * together do not sample in lock step. */
+    struct itimerspec its;
+    memset(&its, 0, sizeof its);
+    long first = interval_ns / 2 + (long)((unsigned)thread_serial * 2654435761u % (unsigned long)(interval_ns / 2 + 1));
+    its.it_value.tv_sec = first / 1000000000L;
+    its.it_value.tv_nsec = first % 1000000000L;
+    its.it_interval.tv_sec = interval_ns / 1000000000L;
+    its.it_interval.tv_nsec = interval_ns % 1000000000L;
+    if (timer_settime(timers[slot].id, 0, &its, NULL) != 0) {
+        int e = errno;
+        timer_delete(timers[slot].id);
+        timers[slot].in_use = 0;
+        timers_live--;
+        tls.env = NULL;
+        tls.timer_slot = -1;
+        pthread_mutex_unlock(&timers_lock);
+        errno = e;
+        return -1;
+    }
+    pthread_mutex_unlock(&timers_lock);
+    return 0;
+}
+
+void sampler_thread_end(void)
+{
+    if (tls.env == NULL)
+        return;
+    pthread_mutex_lock(&timers_lock);
+    int slot = tls.timer_slot;
+    /* sampler_stop may have deleted it already: in_use tells. */
+    if (slot >= 0 && slot < timers_cap && timers[slot].in_use) {
+        timer_delete(timers[slot].id);   /* also drops a signal still queued from it */
+        timers[slot].in_use = 0;
+        timers_live--;
+    }
+    tls.timer_slot = -1;
+    tls.env = NULL;
+    pthread_mutex_unlock(&timers_lock);
+}
+
+void sampler_stop(void)
+{
+    atomic_store(&sampling_on, 0);
+    pthread_mutex_lock(&timers_lock);
+    for (int i = 0; i < timers_cap; i++) {
+        if (timers[i].in_use) {
+            timer_delete(timers[i].id);
+            timers[i].in_use = 0;
+        }
+    }
+    timers_live = 0;
+    pthread_mutex_unlock(&timers_lock);
+    /* Not SIG_DFL: a SIGPROF still in flight would then kill the process.
+     * The handler stays installed and ignores signals once sampling_on is 0
+     * (the library is never unloaded while the VM runs). */
+}
+
+uint32_t sampler_active_threads(void)
+{
+    pthread_mutex_lock(&timers_lock);
+    uint32_t n = timers_live;
+    pthread_mutex_unlock(&timers_lock);
+    return n;
+}

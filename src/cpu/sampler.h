@@ -1,0 +1,47 @@
+/*
+ * sampler: samples only threads that are on a CPU, at any instruction.
+ *
+ * Each Java thread gets its own POSIX timer on its own CPU-time clock, which
+ * delivers SIGPROF to that very thread after every `interval` of CPU it
+ * consumes. A thread blocked in a read, a sleep or a wait consumes no CPU,
+ * so it is never sampled (old HPROF sampled every RUNNABLE thread, and most
+ * RUNNABLE threads are blocked in native code). The handler walks the
+ * interrupted Java stack with HotSpot's AsyncGetCallTrace, which works from
+ * the interrupted program counter rather than waiting for a safepoint, and
+ * stores the raw frames in the sample queue. Everything the handler touches
+ * is preallocated: no malloc, no locks, errno preserved.
+ *
+ * sampler_thread_start/end must be called on the thread concerned
+ * (JVMTI ThreadStart/ThreadEnd and VMInit run there).
+ */
+#ifndef HPROF_SAMPLER_H
+#define HPROF_SAMPLER_H
+
+#include <jni.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "sample_queue.h"
+
+/* Samples the handler could not put in the queue, by reason. */
+typedef struct sampler_losses {
+    atomic_ullong buffer_full;     /* every queue slot was in use */
+    atomic_ullong unregistered;    /* signal on a thread we know nothing of */
+} sampler_losses;
+
+/* Look up AsyncGetCallTrace and install the SIGPROF handler.
+ * Returns 0, or -1 with a message in err. */
+int  sampler_init(sample_queue *queue, int interval_ms, uint32_t max_frames,
+                  char *err, size_t errlen);
+/* Start sampling the calling thread. 0 on success; -1 with errno set. */
+int  sampler_thread_start(JNIEnv *env, uint32_t thread_serial);
+/* Stop sampling the calling thread (idempotent). */
+void sampler_thread_end(void);
+/* Stop every timer; the handler ignores late signals. */
+void sampler_stop(void);
+/* Number of threads with a live timer. */
+uint32_t sampler_active_threads(void);
+
+extern sampler_losses sampler_lost;
+
+#endif

@@ -1,0 +1,327 @@
+/* options.c: see options.h. */
+#include "options.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_text[] =
+"\n"
+"     HPROF: Heap and CPU Profiling Agent (JVMTI, JDK 17 and later)\n"
+"\n"
+"hprof usage: java -agentlib:hprof=[help]|[<option>=<value>, ...]\n"
+"         or: java -agentpath:/path/to/libhprof.so=[help]|[<option>=<value>, ...]\n"
+"\n"
+"Option Name and Value  Description                    Default\n"
+"---------------------  -----------                    -------\n"
+"heap=dump|sites|all    heap profiling                 all (*)\n"
+"cpu=samples|times|old  CPU usage                      off\n"
+"monitor=y|n            monitor contention             n (*)\n"
+"format=a|b             text(txt) or binary output     a (b: *)\n"
+"file=<file>            write data to file             java.hprof[{.txt}]\n"
+"net=<host>:<port>      send data over a socket        off (*)\n"
+"depth=<size>           stack trace depth (0-256)      4\n"
+"interval=<ms>          sample interval in ms          10\n"
+"cutoff=<value>         output cutoff point (0-1)      0.0001\n"
+"lineno=y|n             line number in traces?         y\n"
+"thread=y|n             thread in traces?              n\n"
+"doe=y|n                dump on exit?                  y\n"
+"msa=y|n                Solaris micro state accounting n (y is not supported)\n"
+"force=y|n              force output to <file>         y\n"
+"verbose=y|n            print messages about dumps     y\n"
+"collapsed=<file>       also write collapsed stacks    off\n"
+"                       (frame;frame;frame count), for flame graph tools\n"
+"\n"
+"(*) Not implemented in this version: heap=, cpu=times, cpu=old, monitor=y,\n"
+"    format=b and net= stop the JVM at start-up with a message saying so.\n"
+"    The heap=all default applies, as in HPROF, only when none of cpu=,\n"
+"    heap= and monitor= is given: use cpu=samples.\n"
+"\n"
+"cpu=samples samples only threads that are running on a CPU (a per-thread\n"
+"CPU-time timer per Java thread), and walks their stacks with\n"
+"AsyncGetCallTrace at any instruction, not only at safepoints. Samples that\n"
+"could not be walked are counted by reason under the pseudo class\n"
+"[unwalkable] instead of being dropped.\n"
+"\n"
+"Obtain a dump while running: kill -QUIT <pid> (appended to the file).\n"
+"\n"
+"Example: java -agentlib:hprof=cpu=samples,interval=1,depth=8,file=cpu.txt Hello\n"
+"\n"
+"Notes\n"
+"  - The option format=b cannot be used with monitor=y.\n"
+"  - Output file names: java.hprof.txt (format=a), java.hprof (format=b);\n"
+"    with force=n an existing file is kept and <name>.<pid> is used instead.\n"
+"  - Unless 'help' is given, the agent prints nothing on standard output.\n";
+
+const char *options_usage(void)
+{
+    return usage_text;
+}
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (err == NULL || errlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+static void defaults(hprof_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->format = 'a';
+    o->depth = 4;
+    o->interval_ms = 10;
+    o->cutoff = 0.0001;
+    o->lineno = 1;
+    o->thread = 0;
+    o->doe = 1;
+    o->force = 1;
+    o->verbose = 1;
+}
+
+static int parse_yes_no(const char *name, const char *value, int *out, char *err, size_t errlen)
+{
+    if (strcmp(value, "y") == 0) {
+        *out = 1;
+        return 0;
+    }
+    if (strcmp(value, "n") == 0) {
+        *out = 0;
+        return 0;
+    }
+    set_err(err, errlen, "hprof: bad value '%s' for option '%s': accepted values are y or n",
+            value, name);
+    return -1;
+}
+
+static int parse_int(const char *name, const char *value, long lo, long hi, int *out,
+                     const char *what, char *err, size_t errlen)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(value, &end, 10);
+    if (value[0] == '\0' || *end != '\0' || errno != 0 || v < lo || v > hi) {
+        set_err(err, errlen,
+                "hprof: bad value '%s' for option '%s': expected %s, a whole number from %ld to %ld",
+                value, name, what, lo, hi);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_path(const char *name, const char *value, char *out, char *err, size_t errlen)
+{
+    if (value[0] == '\0') {
+        set_err(err, errlen, "hprof: option '%s' needs a file name, e.g. %s=profile.txt", name, name);
+        return -1;
+    }
+    if (strlen(value) >= OPTIONS_PATH_MAX) {
+        set_err(err, errlen, "hprof: the file name given to '%s' is longer than %d bytes",
+                name, OPTIONS_PATH_MAX - 1);
+        return -1;
+    }
+    strcpy(out, value);
+    return 0;
+}
+
+static int parse_net(const char *value, char *out, char *err, size_t errlen)
+{
+    const char *colon = strrchr(value, ':');
+    char *end = NULL;
+    long port = colon ? strtol(colon + 1, &end, 10) : -1;
+    if (colon == NULL || colon == value || colon[1] == '\0' || *end != '\0' ||
+        port < 1 || port > 65535 || strlen(value) >= OPTIONS_PATH_MAX) {
+        set_err(err, errlen, "hprof: bad value '%s' for option 'net': expected <host>:<port>, "
+                "e.g. net=localhost:9999", value);
+        return -1;
+    }
+    strcpy(out, value);
+    return 0;
+}
+
+/* One "name=value" (or "help"). */
+static int parse_one(hprof_options *o, const char *name, const char *value,
+                     char *err, size_t errlen)
+{
+    if (strcmp(name, "help") == 0) {
+        if (value != NULL) {
+            set_err(err, errlen, "hprof: option 'help' takes no value");
+            return -1;
+        }
+        o->help = 1;
+        return 0;
+    }
+    if (value == NULL) {
+        set_err(err, errlen, "hprof: option '%s' needs a value (%s=<value>); "
+                "run with -agentlib:hprof=help for the list of options", name, name);
+        return -1;
+    }
+    if (strcmp(name, "cpu") == 0) {
+        if (strcmp(value, "samples") == 0) o->cpu = CPU_SAMPLES;
+        else if (strcmp(value, "times") == 0) o->cpu = CPU_TIMES;
+        else if (strcmp(value, "old") == 0) o->cpu = CPU_OLD;
+        else {
+            set_err(err, errlen, "hprof: bad value '%s' for option 'cpu': accepted values are "
+                    "samples, times or old", value);
+            return -1;
+        }
+        return 0;
+    }
+    if (strcmp(name, "heap") == 0) {
+        if (strcmp(value, "dump") == 0) o->heap = HEAP_DUMP;
+        else if (strcmp(value, "sites") == 0) o->heap = HEAP_SITES;
+        else if (strcmp(value, "all") == 0) o->heap = HEAP_ALL;
+        else {
+            set_err(err, errlen, "hprof: bad value '%s' for option 'heap': accepted values are "
+                    "dump, sites or all", value);
+            return -1;
+        }
+        return 0;
+    }
+    if (strcmp(name, "format") == 0) {
+        if (strcmp(value, "a") != 0 && strcmp(value, "b") != 0) {
+            set_err(err, errlen, "hprof: bad value '%s' for option 'format': accepted values are "
+                    "a (text) or b (binary)", value);
+            return -1;
+        }
+        o->format = value[0];
+        return 0;
+    }
+    if (strcmp(name, "monitor") == 0) return parse_yes_no(name, value, &o->monitor, err, errlen);
+    if (strcmp(name, "lineno") == 0)  return parse_yes_no(name, value, &o->lineno, err, errlen);
+    if (strcmp(name, "thread") == 0)  return parse_yes_no(name, value, &o->thread, err, errlen);
+    if (strcmp(name, "doe") == 0)     return parse_yes_no(name, value, &o->doe, err, errlen);
+    if (strcmp(name, "force") == 0)   return parse_yes_no(name, value, &o->force, err, errlen);
+    if (strcmp(name, "verbose") == 0) return parse_yes_no(name, value, &o->verbose, err, errlen);
+    if (strcmp(name, "msa") == 0) {
+        int msa = 0;
+        if (parse_yes_no(name, value, &msa, err, errlen) != 0)
+            return -1;
+        if (msa) {
+            set_err(err, errlen, "hprof: option 'msa=y' (Solaris micro state accounting) is not "
+                    "supported on this platform; use msa=n or leave it out");
+            return -1;
+        }
+        return 0;
+    }
+    if (strcmp(name, "depth") == 0)
+        return parse_int(name, value, 0, OPTIONS_MAX_DEPTH, &o->depth, "a stack depth", err, errlen);
+    if (strcmp(name, "interval") == 0)
+        return parse_int(name, value, 1, 3600000, &o->interval_ms, "milliseconds", err, errlen);
+    if (strcmp(name, "cutoff") == 0) {
+        char *end = NULL;
+        errno = 0;
+        double c = strtod(value, &end);
+        if (value[0] == '\0' || *end != '\0' || errno != 0 || !(c >= 0.0 && c <= 1.0)) {
+            set_err(err, errlen, "hprof: bad value '%s' for option 'cutoff': expected a fraction "
+                    "from 0 to 1, e.g. cutoff=0.01 to leave out rows under 1%%", value);
+            return -1;
+        }
+        o->cutoff = c;
+        return 0;
+    }
+    if (strcmp(name, "file") == 0) {
+        o->file_given = 1;
+        return parse_path(name, value, o->file, err, errlen);
+    }
+    if (strcmp(name, "collapsed") == 0)
+        return parse_path(name, value, o->collapsed, err, errlen);
+    if (strcmp(name, "net") == 0)
+        return parse_net(value, o->net, err, errlen);
+
+    set_err(err, errlen, "hprof: unknown option '%s'. Options are: help, heap, cpu, monitor, "
+            "format, file, net, depth, interval, cutoff, lineno, thread, doe, msa, force, "
+            "verbose, collapsed (run with -agentlib:hprof=help for details)", name);
+    return -1;
+}
+
+int options_parse(const char *text, hprof_options *out, char *err, size_t errlen)
+{
+    defaults(out);
+    if (err && errlen)
+        err[0] = '\0';
+    if (text == NULL || text[0] == '\0')
+        goto finish;
+
+    size_t len = strlen(text);
+    char *copy = malloc(len + 1);
+    if (copy == NULL) {
+        set_err(err, errlen, "hprof: out of memory while reading the options");
+        return -1;
+    }
+    memcpy(copy, text, len + 1);
+
+    int rc = 0;
+    char *p = copy;
+    for (;;) {
+        char *comma = strchr(p, ',');
+        if (comma)
+            *comma = '\0';
+        if (*p == '\0') {
+            set_err(err, errlen, "hprof: empty option in '%s' (two commas, or a comma at an end)",
+                    text);
+            rc = -1;
+            break;
+        }
+        char *eq = strchr(p, '=');
+        char *value = NULL;
+        if (eq) {
+            *eq = '\0';
+            value = eq + 1;
+        }
+        if (parse_one(out, p, value, err, errlen) != 0) {
+            rc = -1;
+            break;
+        }
+        if (comma == NULL)
+            break;
+        p = comma + 1;
+    }
+    free(copy);
+    if (rc != 0)
+        return -1;
+
+finish:
+    /* HPROF: with none of cpu=, heap=, monitor= the default is heap=all. */
+    if (!out->help && out->cpu == CPU_OFF && out->heap == HEAP_OFF && !out->monitor)
+        out->heap = HEAP_ALL;
+    if (out->format == 'b' && out->monitor) {
+        set_err(err, errlen, "hprof: option 'format=b' cannot be used with 'monitor=y' "
+                "(as in HPROF); use format=a");
+        return -1;
+    }
+    if (!out->file_given)
+        strcpy(out->file, out->format == 'b' ? "java.hprof" : "java.hprof.txt");
+    return 0;
+}
+
+int options_check_implemented(const hprof_options *o, char *err, size_t errlen)
+{
+    const char *missing = NULL;
+    if (o->heap != HEAP_OFF)
+        missing = o->heap == HEAP_ALL ? "heap=all (HPROF's default when none of cpu=, heap= "
+                                        "and monitor= is given)"
+                : o->heap == HEAP_DUMP ? "heap=dump" : "heap=sites";
+    else if (o->cpu == CPU_TIMES)
+        missing = "cpu=times";
+    else if (o->cpu == CPU_OLD)
+        missing = "cpu=old";
+    else if (o->monitor)
+        missing = "monitor=y";
+    else if (o->format == 'b')
+        missing = "format=b";
+    else if (o->net[0])
+        missing = "net=";
+    if (missing == NULL)
+        return 0;
+    set_err(err, errlen, "hprof: %s is not implemented in this version of the agent; "
+            "what works now is cpu=samples with format=a (text) and collapsed=<file>. "
+            "Example: -agentlib:hprof=cpu=samples", missing);
+    return -1;
+}

@@ -1,0 +1,49 @@
+/*
+ * HPROF's option syntax: "name=value,name=value,...", same names and defaults
+ * as the JDK 5-8 agent, plus our own additions (collapsed=).
+ * Pure C: no JVMTI here, so the parser is unit-tested on strings alone.
+ */
+#ifndef HPROF_OPTIONS_H
+#define HPROF_OPTIONS_H
+
+#include <stddef.h>
+
+typedef enum { CPU_OFF = 0, CPU_SAMPLES, CPU_TIMES, CPU_OLD } cpu_mode;
+typedef enum { HEAP_OFF = 0, HEAP_DUMP, HEAP_SITES, HEAP_ALL } heap_mode;
+
+#define OPTIONS_PATH_MAX   4096
+#define OPTIONS_MAX_DEPTH  256        /* frames recorded per sample */
+
+typedef struct hprof_options {
+    int       help;                   /* "help": print usage and exit */
+    cpu_mode  cpu;
+    heap_mode heap;
+    int       monitor;                /* monitor=y */
+    char      format;                 /* 'a' text, 'b' binary */
+    char      file[OPTIONS_PATH_MAX]; /* file=; default depends on format */
+    int       file_given;
+    char      net[OPTIONS_PATH_MAX];  /* net=host:port, "" when off */
+    int       depth;                  /* frames per TRACE */
+    int       interval_ms;            /* sampling interval */
+    double    cutoff;                 /* rows below this share are left out */
+    int       lineno;                 /* line numbers in traces */
+    int       thread;                 /* thread serial in traces */
+    int       doe;                    /* dump on exit */
+    int       force;                  /* overwrite file= (n: add the pid) */
+    int       verbose;                /* messages about dumps on stderr */
+    char      collapsed[OPTIONS_PATH_MAX]; /* collapsed-stack output, "" when off */
+} hprof_options;
+
+/* Parse an option string (may be NULL or empty). Returns 0 on success;
+ * on error returns -1 and writes into err a message that names the option
+ * and the accepted values. */
+int options_parse(const char *text, hprof_options *out, char *err, size_t errlen);
+
+/* Which of the requested features this build does not implement yet:
+ * returns 0 if all are available, else -1 with a message in err. */
+int options_check_implemented(const hprof_options *o, char *err, size_t errlen);
+
+/* The usage text printed by "help". */
+const char *options_usage(void);
+
+#endif

@@ -1,0 +1,179 @@
+/* text_writer.c: see text_writer.h. */
+#include "text_writer.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void text_writer_init(text_writer *w, FILE *out)
+{
+    memset(w, 0, sizeof *w);
+    w->out = out;
+}
+
+void text_writer_free(text_writer *w)
+{
+    free(w->ended_written);
+    memset(w, 0, sizeof *w);
+}
+
+void text_format_date(time_t when, char *buf, size_t size)
+{
+    struct tm tm;
+    localtime_r(&when, &tm);
+    /* ctime's layout: day of month space-padded ("Nov  1"). */
+    strftime(buf, size, "%a %b %e %H:%M:%S %Y", &tm);
+}
+
+void text_write_header(text_writer *w, time_t now, const char *options_text)
+{
+    char date[64];
+    text_format_date(now, date, sizeof date);
+    fprintf(w->out,
+        "JAVA PROFILE 1.0.1, created %s\n"
+        "\n"
+        "Header for -agentlib:hprof (or -agentpath:libhprof.so) ASCII output\n"
+        "(the JVMTI successor of the JDK 5-8 HPROF agent; options: %s)\n"
+        "\n"
+        "This file contains the following types of records:\n"
+        "\n"
+        "THREAD START\n"
+        "THREAD END      mark the lifetime of Java threads\n"
+        "\n"
+        "TRACE           represents a Java stack trace.  Each trace consists\n"
+        "                of a series of stack frames, the innermost first.\n"
+        "                Other records refer to TRACEs to identify the code\n"
+        "                that was running when a CPU sample was taken.\n"
+        "\n"
+        "CPU SAMPLES     a profile of program execution obtained by sampling\n"
+        "                the threads that were running on a CPU: each Java\n"
+        "                thread has a CPU-time timer that interrupts it after\n"
+        "                every interval of CPU it uses (threads blocked in\n"
+        "                I/O, sleeping or waiting are not sampled), and its\n"
+        "                stack is walked where it was interrupted, not at a\n"
+        "                safepoint. Each row counts the samples of one TRACE;\n"
+        "                the rows are ordered by count. Samples whose stack\n"
+        "                could not be walked are counted under traces of the\n"
+        "                pseudo class [unwalkable], one method per reason\n"
+        "                (GC_active, not_walkable_Java, buffer_full, ...).\n"
+        "\n"
+        "Sections are cumulative: a CPU SAMPLES section is written at each dump\n"
+        "(kill -QUIT <pid>) and at exit; the last one covers the whole run.\n"
+        "\n"
+        "--------\n"
+        "\n",
+        date, options_text && options_text[0] ? options_text : "(none)");
+}
+
+static void write_frame_line(FILE *out, serial_t frame)
+{
+    serial_t method = 0;
+    int32_t line = LINE_UNKNOWN;
+    method_info mi;
+    if (frame_get(frame, &method, &line) != 0 || method_get(method, &mi) != 0) {
+        fprintf(out, "\t<unknown>.<unknown>(<Unknown Source>:Unknown line)\n");
+        return;
+    }
+    const char *source = mi.source_file ? mi.source_file : "<Unknown Source>";
+    if (line > 0)
+        fprintf(out, "\t%s.%s(%s:%d)\n", mi.class_name, mi.name, source, (int)line);
+    else
+        fprintf(out, "\t%s.%s(%s:%s)\n", mi.class_name, mi.name, source,
+                line == LINE_NATIVE ? "Native method" : "Unknown line");
+}
+
+static void write_trace(FILE *out, serial_t trace)
+{
+    serial_t thread = 0;
+    const serial_t *frames = NULL;
+    uint32_t n = 0;
+    if (trace_get(trace, &thread, &frames, &n) != 0)
+        return;
+    if (thread)
+        fprintf(out, "TRACE %u: (thread=%u)\n", trace, thread);
+    else
+        fprintf(out, "TRACE %u:\n", trace);
+    if (n == 0)
+        fprintf(out, "\t<empty>\n");
+    for (uint32_t i = 0; i < n; i++)
+        write_frame_line(out, frames[i]);
+}
+
+void text_write_new_records(text_writer *w)
+{
+    uint32_t nthreads = thread_count();
+    for (uint32_t i = w->threads_started; i < nthreads; i++) {
+        thread_info ti;
+        if (thread_get(THREAD_SERIAL_BASE + i, &ti) != 0)
+            continue;
+        fprintf(w->out, "THREAD START (obj=%llx, id = %u, name=\"%s\", group=\"%s\")\n",
+                (unsigned long long)ti.object_id, THREAD_SERIAL_BASE + i, ti.name, ti.group);
+    }
+    w->threads_started = nthreads;
+
+    if (w->ended_cap < nthreads) {
+        unsigned char *n = realloc(w->ended_written, nthreads);
+        if (n != NULL) {
+            memset(n + w->ended_cap, 0, nthreads - w->ended_cap);
+            w->ended_written = n;
+            w->ended_cap = nthreads;
+        }
+    }
+    for (uint32_t i = 0; i < w->ended_cap; i++) {
+        thread_info ti;
+        if (w->ended_written[i] || thread_get(THREAD_SERIAL_BASE + i, &ti) != 0 || !ti.ended)
+            continue;
+        fprintf(w->out, "THREAD END (id = %u)\n", THREAD_SERIAL_BASE + i);
+        w->ended_written[i] = 1;
+    }
+
+    uint32_t ntraces = trace_count();
+    for (uint32_t i = w->traces_written; i < ntraces; i++)
+        write_trace(w->out, TRACE_SERIAL_BASE + i);
+    w->traces_written = ntraces;
+}
+
+void text_trace_top_method(serial_t trace, char *buf, size_t size)
+{
+    serial_t thread = 0, method = 0;
+    const serial_t *frames = NULL;
+    uint32_t n = 0;
+    int32_t line;
+    method_info mi;
+    if (trace_get(trace, &thread, &frames, &n) != 0 || n == 0 ||
+        frame_get(frames[0], &method, &line) != 0 || method_get(method, &mi) != 0) {
+        snprintf(buf, size, "<empty>");
+        return;
+    }
+    snprintf(buf, size, "%s.%s", mi.class_name, mi.name);
+}
+
+void text_write_cpu_samples(text_writer *w, const cpu_row *rows, uint32_t n, uint64_t total,
+                            double cutoff, time_t now)
+{
+    char date[64];
+    text_format_date(now, date, sizeof date);
+
+    /* Every trace a row names must be in the file: the empty trace has a
+     * fixed serial outside the table, so it is written on first use. */
+    for (uint32_t i = 0; i < n && !w->empty_trace_written; i++) {
+        if (rows[i].trace == EMPTY_TRACE_SERIAL) {
+            write_trace(w->out, EMPTY_TRACE_SERIAL);
+            w->empty_trace_written = 1;
+        }
+    }
+
+    fprintf(w->out, "CPU SAMPLES BEGIN (total = %llu) %s\n", (unsigned long long)total, date);
+    fprintf(w->out, "rank   self  accum   count trace method\n");
+    double accum = 0.0;
+    for (uint32_t i = 0; i < n && total > 0; i++) {
+        double self = (double)rows[i].count / (double)total;
+        if (self < cutoff)
+            break;                 /* rows are ordered: the rest are smaller */
+        accum += self;
+        char method[1024];
+        text_trace_top_method(rows[i].trace, method, sizeof method);
+        fprintf(w->out, "%4u %5.2f%% %5.2f%% %7llu %u %s\n", i + 1, self * 100.0, accum * 100.0,
+                (unsigned long long)rows[i].count, rows[i].trace, method);
+    }
+    fprintf(w->out, "CPU SAMPLES END\n");
+}
