@@ -1,0 +1,156 @@
+/* Unit tests: keytab and the shared tables. */
+#include "unit.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "core/keytab.h"
+#include "core/tables.h"
+
+TEST(keytab_interns_and_finds)
+{
+    keytab t;
+    keytab_init(&t, 1000000);
+    int created = 0;
+    CHECK(keytab_intern(&t, "abc", 3, &created) == 0 && created);
+    CHECK(keytab_intern(&t, "abd", 3, &created) == 1 && created);
+    CHECK(keytab_intern(&t, "abc", 3, &created) == 0 && !created);
+    CHECK(keytab_find(&t, "abd", 3) == 1);
+    CHECK(keytab_find(&t, "ab", 2) == KEYTAB_FULL);
+    CHECK(keytab_intern(&t, "", 0, &created) == 2 && created);   /* empty key is a key */
+    CHECK(keytab_find(&t, "", 0) == 2);
+    keytab_free(&t);
+}
+
+TEST(keytab_grows_and_keeps_keys_in_place)
+{
+    keytab t;
+    keytab_init(&t, 1000000);
+    const void *first = NULL;
+    for (uint32_t i = 0; i < 200000; i++) {
+        uint64_t k = (uint64_t)i * 0x9e3779b97f4a7c15ull;
+        CHECK(keytab_intern(&t, &k, sizeof k, NULL) == i);
+        if (i == 0)
+            first = keytab_key(&t, 0, NULL);
+    }
+    CHECK(keytab_key(&t, 0, NULL) == first);      /* never moved through many growths */
+    for (uint32_t i = 0; i < 200000; i += 997) {
+        uint64_t k = (uint64_t)i * 0x9e3779b97f4a7c15ull;
+        uint32_t len = 0;
+        CHECK(keytab_find(&t, &k, sizeof k) == i);
+        const uint64_t *stored = keytab_key(&t, i, &len);
+        CHECK(len == sizeof k && *stored == k);
+        CHECK(((uintptr_t)stored & 7) == 0);       /* aligned for u32/u64 readers */
+    }
+    keytab_free(&t);
+}
+
+TEST(keytab_is_bounded)
+{
+    keytab t;
+    keytab_init(&t, 3);
+    CHECK(keytab_intern(&t, "a", 1, NULL) == 0);
+    CHECK(keytab_intern(&t, "b", 1, NULL) == 1);
+    CHECK(keytab_intern(&t, "c", 1, NULL) == 2);
+    CHECK(keytab_intern(&t, "d", 1, NULL) == KEYTAB_FULL);
+    CHECK(keytab_intern(&t, "a", 1, NULL) == 0);     /* existing keys still found */
+    CHECK(t.count == 3);
+    keytab_free(&t);
+}
+
+TEST(signature_names)
+{
+    char buf[64];
+    CHECK(signature_to_java_name("Ljava/lang/String;", buf, sizeof buf) == 0);
+    CHECK_STR(buf, "java.lang.String");
+    CHECK(signature_to_java_name("[B", buf, sizeof buf) == 0);
+    CHECK_STR(buf, "byte[]");
+    CHECK(signature_to_java_name("[[Ljava/util/Map$Entry;", buf, sizeof buf) == 0);
+    CHECK_STR(buf, "java.util.Map$Entry[][]");
+    CHECK(signature_to_java_name("I", buf, sizeof buf) == 0);
+    CHECK_STR(buf, "int");
+    CHECK(signature_to_java_name("Lfoo", buf, sizeof buf) == -1);   /* no ';' */
+    CHECK(signature_to_java_name("X", buf, sizeof buf) == -1);
+    CHECK(signature_to_java_name("II", buf, sizeof buf) == -1);
+    CHECK(signature_to_java_name("Ljava/lang/String;", buf, 5) == -1);  /* does not fit */
+    CHECK(strlen(buf) == 4);
+}
+
+TEST(tables_serials_follow_hprof)
+{
+    tables_init(NULL);
+    serial_t c = class_intern("Ljava/lang/Object;");
+    CHECK(c == CLASS_SERIAL_BASE);
+    CHECK(class_intern("[I") == CLASS_SERIAL_BASE + 1);
+    CHECK(class_intern("Ljava/lang/Object;") == c);
+    CHECK_STR(class_java_name(c), "java.lang.Object");
+    CHECK_STR(class_signature(c + 1), "[I");
+
+    line_entry lines[] = { { 10, 21 }, { 0, 20 }, { 25, 22 } };   /* unsorted on purpose */
+    method_desc d = { .class_serial = c, .name = "hashCode", .signature = "()I",
+                      .source_file = "Object.java", .lines = lines, .line_count = 3 };
+    serial_t m = method_add(0x7f0011, &d);
+    CHECK(m == METHOD_SERIAL_BASE);
+    CHECK(method_add(0x7f0011, &d) == m);
+    CHECK(method_find(0x7f0011) == m);
+    CHECK(method_find(0x7f0012) == 0);
+    CHECK(method_line_of(m, 0) == 20);
+    CHECK(method_line_of(m, 9) == 20);
+    CHECK(method_line_of(m, 10) == 21);
+    CHECK(method_line_of(m, 24) == 21);
+    CHECK(method_line_of(m, 1000) == 22);
+    CHECK(method_line_of(m, -1) == LINE_UNKNOWN);
+
+    method_desc nd = { .class_serial = c, .name = "wait0", .is_native = 1 };
+    serial_t native = method_add(0x7f0099, &nd);
+    CHECK(method_line_of(native, 5) == LINE_NATIVE);
+    method_info mi;
+    CHECK(method_get(native, &mi) == 0);
+    CHECK_STR(mi.class_name, "java.lang.Object");
+    CHECK_STR(mi.name, "wait0");
+    CHECK(mi.source_file == NULL);
+
+    serial_t f1 = frame_intern(m, 20), f2 = frame_intern(m, 21);
+    CHECK(f1 == FRAME_SERIAL_BASE && f2 == FRAME_SERIAL_BASE + 1);
+    CHECK(frame_intern(m, 20) == f1);
+    serial_t fm; int32_t fl;
+    CHECK(frame_get(f2, &fm, &fl) == 0 && fm == m && fl == 21);
+
+    serial_t fr[] = { f2, f1 };
+    serial_t t1 = trace_intern(0, fr, 2);
+    CHECK(t1 == TRACE_SERIAL_BASE);
+    CHECK(trace_intern(0, fr, 2) == t1);
+    CHECK(trace_intern(THREAD_SERIAL_BASE, fr, 2) == t1 + 1);   /* thread=y: distinct */
+    CHECK(trace_intern(0, fr, 1) == t1 + 2);
+    CHECK(trace_intern(0, NULL, 0) == EMPTY_TRACE_SERIAL);
+    serial_t th; const serial_t *frames; uint32_t n;
+    CHECK(trace_get(t1 + 1, &th, &frames, &n) == 0 && th == THREAD_SERIAL_BASE && n == 2);
+    CHECK(frames[0] == f2 && frames[1] == f1);
+    CHECK(trace_get(EMPTY_TRACE_SERIAL, &th, &frames, &n) == 0 && n == 0);
+    CHECK(trace_get(t1 + 99, &th, &frames, &n) == -1);
+
+    serial_t t = thread_add("main", "main", 1);
+    CHECK(t == THREAD_SERIAL_BASE);
+    CHECK(thread_add("worker", "main", 2) == THREAD_SERIAL_BASE + 1);
+    thread_mark_ended(t);
+    thread_info ti;
+    CHECK(thread_get(t, &ti) == 0 && ti.ended && strcmp(ti.name, "main") == 0);
+    CHECK(thread_get(t + 1, &ti) == 0 && !ti.ended);
+    CHECK(thread_get(t + 2, &ti) == -1);
+    tables_free();
+}
+
+TEST(tables_limits_are_enforced)
+{
+    tables_limits l = tables_default_limits();
+    l.max_traces = 2;
+    l.max_threads = 1;
+    tables_init(&l);
+    serial_t f = 1;
+    CHECK(trace_intern(0, &f, 1) != 0);
+    CHECK(trace_intern(1, &f, 1) != 0);
+    CHECK(trace_intern(2, &f, 1) == 0);              /* full: 0, never a wrong serial */
+    CHECK(thread_add("a", "g", 1) != 0);
+    CHECK(thread_add("b", "g", 2) == 0);
+    tables_free();
+}

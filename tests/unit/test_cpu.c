@@ -1,0 +1,408 @@
+/* Unit tests: the sample queue, the CPU collector, the writers, output files. */
+#include "unit.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/tables.h"
+#include "cpu/cpu_collector.h"
+#include "cpu/sample_queue.h"
+#include "output/collapsed_writer.h"
+#include "output/output_file.h"
+#include "output/text_writer.h"
+
+TEST(queue_fills_then_refuses_without_blocking)
+{
+    sample_queue q;
+    CHECK(sample_queue_init(&q, 5, 4) == 0);        /* rounded up to 8 */
+    CHECK(q.mask == 7);
+    raw_sample *claimed[8];
+    for (int i = 0; i < 8; i++) {
+        claimed[i] = sample_queue_claim(&q);
+        CHECK(claimed[i] != NULL);
+        claimed[i]->num_frames = i;
+        sample_queue_publish(&q, claimed[i]);
+    }
+    CHECK(sample_queue_claim(&q) == NULL);           /* full */
+    for (int i = 0; i < 8; i++) {
+        raw_sample *s = sample_queue_peek(&q);
+        CHECK(s != NULL && s->num_frames == i);      /* FIFO */
+        if (s)
+            sample_queue_release(&q, s);
+    }
+    CHECK(sample_queue_peek(&q) == NULL);
+    CHECK(sample_queue_claim(&q) != NULL);           /* usable again after a lap */
+    sample_queue_free(&q);
+}
+
+TEST(queue_claimed_but_unpublished_blocks_consumer)
+{
+    sample_queue q;
+    CHECK(sample_queue_init(&q, 4, 1) == 0);
+    raw_sample *a = sample_queue_claim(&q);
+    raw_sample *b = sample_queue_claim(&q);
+    sample_queue_publish(&q, b);
+    CHECK(sample_queue_peek(&q) == NULL);            /* a not ready: nothing is handed out */
+    sample_queue_publish(&q, a);
+    CHECK(sample_queue_peek(&q) == a);
+    sample_queue_free(&q);
+}
+
+#define PRODUCERS 4
+#define PER_PRODUCER 200000
+
+static sample_queue mq;
+static atomic_ullong produced, refused;
+static atomic_int producers_done;
+
+static void *producer(void *arg)
+{
+    uint32_t id = (uint32_t)(uintptr_t)arg;
+    for (int i = 0; i < PER_PRODUCER; i++) {
+        raw_sample *s = sample_queue_claim(&mq);
+        if (s == NULL) {
+            atomic_fetch_add(&refused, 1);
+            continue;
+        }
+        s->thread_serial = id;
+        s->num_frames = i;
+        s->frames[0].bci = (int32_t)(id * 1000003u + (uint32_t)i);
+        sample_queue_publish(&mq, s);
+        atomic_fetch_add(&produced, 1);
+    }
+    atomic_fetch_add(&producers_done, 1);
+    return NULL;
+}
+
+TEST(queue_many_producers_lose_nothing)
+{
+    CHECK(sample_queue_init(&mq, 256, 1) == 0);
+    atomic_store(&produced, 0);
+    atomic_store(&refused, 0);
+    atomic_store(&producers_done, 0);
+    pthread_t t[PRODUCERS];
+    for (uintptr_t i = 0; i < PRODUCERS; i++)
+        pthread_create(&t[i], NULL, producer, (void *)(i + 1));
+    unsigned long long consumed = 0, corrupt = 0;
+    int last[PRODUCERS + 1];
+    for (int i = 0; i <= PRODUCERS; i++)
+        last[i] = -1;
+    for (;;) {
+        raw_sample *s = sample_queue_peek(&mq);
+        if (s == NULL) {
+            if (atomic_load(&producers_done) == PRODUCERS && sample_queue_peek(&mq) == NULL)
+                break;
+            continue;
+        }
+        uint32_t id = s->thread_serial;
+        if (id < 1 || id > PRODUCERS ||
+            s->frames[0].bci != (int32_t)(id * 1000003u + (uint32_t)s->num_frames) ||
+            s->num_frames <= last[id])
+            corrupt++;                       /* torn write, or one producer's order broken */
+        else
+            last[id] = s->num_frames;
+        sample_queue_release(&mq, s);
+        consumed++;
+    }
+    for (int i = 0; i < PRODUCERS; i++)
+        pthread_join(t[i], NULL);
+    CHECK(corrupt == 0);
+    CHECK(consumed == atomic_load(&produced));
+    CHECK(atomic_load(&produced) + atomic_load(&refused) == (unsigned long long)PRODUCERS * PER_PRODUCER);
+    sample_queue_free(&mq);
+}
+
+/* ---- collector, with a fake resolver: method pointer value = its identity ---- */
+
+static serial_t fake_resolve(const void *method, void *ctx)
+{
+    (void)ctx;
+    uintptr_t id = (uintptr_t)method;
+    if (id == 0xdead)
+        return 0;                                      /* e.g. class unloaded */
+    serial_t known = method_find(id);
+    if (known)
+        return known;
+    char name[32];
+    snprintf(name, sizeof name, "m%lx", (unsigned long)id);
+    line_entry lines[] = { { 0, 100 }, { 10, 110 } };
+    method_desc d = { .class_serial = class_intern("Lpkg/Work;"), .name = name,
+                      .source_file = "Work.java", .lines = lines, .line_count = 2,
+                      .is_native = id == 0xa0 };
+    return method_add(id, &d);
+}
+
+static void push(sample_queue *q, uint32_t thread, int32_t n, const uintptr_t *methods,
+                 const int32_t *bcis)
+{
+    raw_sample *s = sample_queue_claim(q);
+    CHECK(s != NULL);
+    if (s == NULL)
+        return;
+    s->thread_serial = thread;
+    s->num_frames = n;
+    for (int32_t i = 0; i < n; i++) {
+        s->frames[i].method = (const void *)methods[i];
+        s->frames[i].bci = bcis[i];
+    }
+    sample_queue_publish(q, s);
+}
+
+static void setup_collector(sample_queue *q, int depth, int lineno, int per_thread)
+{
+    tables_init(NULL);
+    cpu_collector_config c = { .depth = depth, .lineno = lineno, .per_thread = per_thread,
+                               .keep_stacks = 1, .resolve = fake_resolve };
+    cpu_collector_init(&c);
+    sample_queue_init(q, 512, 8);
+}
+
+static void teardown_collector(sample_queue *q)
+{
+    sample_queue_free(q);
+    cpu_collector_free();
+    tables_free();
+}
+
+TEST(collector_counts_traces_with_depth_and_lines)
+{
+    sample_queue q;
+    setup_collector(&q, 2, 1, 0);
+    uintptr_t stack_a[] = { 0xb1, 0xb2, 0xb3 };       /* callee first */
+    int32_t bci_a[] = { 12, 3, 0 };
+    uintptr_t stack_b[] = { 0xb1, 0xb2, 0xb4 };       /* same top two frames, other root */
+    int32_t bci_b[] = { 12, 3, 5 };
+    uintptr_t stack_c[] = { 0xb1, 0xb2 };
+    int32_t bci_c[] = { 2, 3 };                        /* other line in the top frame */
+    for (int i = 0; i < 5; i++) push(&q, THREAD_SERIAL_BASE, 3, stack_a, bci_a);
+    for (int i = 0; i < 3; i++) push(&q, THREAD_SERIAL_BASE + 1, 3, stack_b, bci_b);
+    for (int i = 0; i < 2; i++) push(&q, THREAD_SERIAL_BASE, 2, stack_c, bci_c);
+    CHECK(cpu_collector_drain(&q) == 10);
+
+    cpu_row *rows; uint32_t n; uint64_t total;
+    CHECK(cpu_collector_rows(&rows, &n, &total) == 0);
+    CHECK(total == 10 && n == 2);                      /* depth=2: a and b are one trace */
+    CHECK(rows[0].count == 8 && rows[1].count == 2);
+    serial_t th; const serial_t *frames; uint32_t nf;
+    CHECK(trace_get(rows[0].trace, &th, &frames, &nf) == 0 && nf == 2 && th == 0);
+    serial_t m; int32_t line;
+    CHECK(frame_get(frames[0], &m, &line) == 0 && line == 110);   /* bci 12 -> line 110 */
+    CHECK(trace_get(rows[1].trace, &th, &frames, &nf) == 0);
+    CHECK(frame_get(frames[0], &m, &line) == 0 && line == 100);   /* bci 2 -> line 100 */
+    free(rows);
+
+    /* Whole stacks are kept for collapsed output, root first. */
+    FILE *f = tmpfile();
+    CHECK(collapsed_write(f) == 0);
+    rewind(f);
+    char buf[4096] = { 0 };
+    size_t len = fread(buf, 1, sizeof buf - 1, f);
+    buf[len] = '\0';
+    fclose(f);
+    CHECK(strstr(buf, "pkg.Work.mb3;pkg.Work.mb2;pkg.Work.mb1 5\n") != NULL);
+    CHECK(strstr(buf, "pkg.Work.mb4;pkg.Work.mb2;pkg.Work.mb1 3\n") != NULL);
+    CHECK(strstr(buf, "pkg.Work.mb2;pkg.Work.mb1 2\n") != NULL);
+    teardown_collector(&q);
+}
+
+TEST(collector_thread_lineno_and_failures)
+{
+    sample_queue q;
+    setup_collector(&q, 4, 0, 1);
+    uintptr_t stack[] = { 0xa0, 0xb2 };                /* a native method on top */
+    int32_t bci[] = { -3, 11 };
+    push(&q, THREAD_SERIAL_BASE, 2, stack, bci);
+    push(&q, THREAD_SERIAL_BASE + 1, 2, stack, bci);
+    push(&q, THREAD_SERIAL_BASE, -2, NULL, NULL);      /* GC_active */
+    push(&q, THREAD_SERIAL_BASE, -2, NULL, NULL);
+    push(&q, THREAD_SERIAL_BASE, -10, NULL, NULL);     /* safepoint */
+    uintptr_t gone[] = { 0xdead };
+    int32_t gone_bci[] = { 1 };
+    push(&q, THREAD_SERIAL_BASE, 1, gone, gone_bci);   /* unresolvable method */
+    cpu_collector_drain(&q);
+    cpu_collector_add_lost("buffer_full", 7);
+    cpu_collector_add_lost("buffer_full", 0);          /* nothing to add: no row change */
+
+    cpu_row *rows; uint32_t n; uint64_t total;
+    CHECK(cpu_collector_rows(&rows, &n, &total) == 0);
+    CHECK(total == 6 + 7);
+    /* thread=y: the same stack on two threads is two traces. */
+    int per_thread_traces = 0, seen_gc = 0, seen_safepoint = 0, seen_lost = 0, seen_unresolved = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        char top[256];
+        text_trace_top_method(rows[i].trace, top, sizeof top);
+        if (strcmp(top, "pkg.Work.ma0") == 0) {
+            per_thread_traces++;
+            serial_t th; const serial_t *frames; uint32_t nf; serial_t m; int32_t line;
+            trace_get(rows[i].trace, &th, &frames, &nf);
+            CHECK(th == THREAD_SERIAL_BASE || th == THREAD_SERIAL_BASE + 1);
+            frame_get(frames[0], &m, &line);
+            CHECK(line == LINE_NATIVE);                 /* native stays native with lineno=n */
+            frame_get(frames[1], &m, &line);
+            CHECK(line == LINE_UNKNOWN);                /* lineno=n */
+        }
+        if (strcmp(top, "[unwalkable].GC_active") == 0) seen_gc += (int)rows[i].count;
+        if (strcmp(top, "[unwalkable].safepoint") == 0) seen_safepoint += (int)rows[i].count;
+        if (strcmp(top, "[unwalkable].buffer_full") == 0) seen_lost += (int)rows[i].count;
+        if (strcmp(top, "[unwalkable].unresolved_method") == 0) seen_unresolved += (int)rows[i].count;
+    }
+    CHECK(per_thread_traces == 2);
+    CHECK(seen_gc == 2 && seen_safepoint == 1 && seen_lost == 7 && seen_unresolved == 1);
+    CHECK(rows[0].count == 7);                          /* ordered by count */
+    free(rows);
+    CHECK_STR(cpu_failure_reason(-6), "not_walkable_Java");
+    CHECK_STR(cpu_failure_reason(0), "no_Java_frame");
+    CHECK_STR(cpu_failure_reason(-42), "unknown_failure");
+    teardown_collector(&q);
+}
+
+TEST(collector_depth_zero_uses_the_empty_trace)
+{
+    sample_queue q;
+    setup_collector(&q, 0, 1, 0);
+    uintptr_t stack[] = { 0xb1 };
+    int32_t bci[] = { 0 };
+    push(&q, THREAD_SERIAL_BASE, 1, stack, bci);
+    push(&q, THREAD_SERIAL_BASE, 1, stack, bci);
+    cpu_collector_drain(&q);
+    cpu_row *rows; uint32_t n; uint64_t total;
+    CHECK(cpu_collector_rows(&rows, &n, &total) == 0);
+    CHECK(n == 1 && rows[0].trace == EMPTY_TRACE_SERIAL && rows[0].count == 2);
+    free(rows);
+    teardown_collector(&q);
+}
+
+/* ---- text writer ---- */
+
+static char *read_all(FILE *f)
+{
+    fflush(f);
+    long len = ftell(f);
+    rewind(f);
+    char *buf = calloc(1, (size_t)len + 1);
+    if (buf && fread(buf, 1, (size_t)len, f) != (size_t)len)
+        buf[0] = '\0';
+    return buf;
+}
+
+static int count_occurrences(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+        n++;
+    return n;
+}
+
+TEST(text_writer_layout_and_incremental_records)
+{
+    sample_queue q;
+    setup_collector(&q, 4, 1, 0);
+    serial_t main_thread = thread_add("main", "main", 0x50030d41);
+    uintptr_t stack[] = { 0xb1, 0xb2 };
+    int32_t bci[] = { 12, 0 };
+    for (int i = 0; i < 144; i++) push(&q, main_thread, 2, stack, bci);
+    uintptr_t other[] = { 0xa0 };
+    int32_t obci[] = { -3 };
+    for (int i = 0; i < 70; i++) push(&q, main_thread, 1, other, obci);
+    push(&q, main_thread, -6, NULL, NULL);
+    cpu_collector_drain(&q);
+
+    FILE *f = tmpfile();
+    text_writer w;
+    text_writer_init(&w, f);
+    text_write_header(&w, 0, "cpu=samples");
+    text_write_new_records(&w);
+    cpu_row *rows; uint32_t n; uint64_t total;
+    cpu_collector_rows(&rows, &n, &total);
+    text_write_cpu_samples(&w, rows, n, total, 0.0001, 0);
+    free(rows);
+
+    /* Second dump: a new thread that ended, no new traces, cumulative counts. */
+    serial_t worker = thread_add("worker-1", "main", 0x50030d42);
+    thread_mark_ended(worker);
+    for (int i = 0; i < 6; i++) push(&q, main_thread, 2, stack, bci);
+    cpu_collector_drain(&q);
+    text_write_new_records(&w);
+    cpu_collector_rows(&rows, &n, &total);
+    text_write_cpu_samples(&w, rows, n, total, 0.01, 0);   /* cutoff 1% drops the 1-sample row */
+    free(rows);
+
+    char *out = read_all(f);
+    fclose(f);
+    text_writer_free(&w);
+    CHECK(out != NULL);
+    if (out == NULL)
+        return;
+    CHECK(strncmp(out, "JAVA PROFILE 1.0.1, created ", 28) == 0);
+    CHECK(strstr(out, "\n--------\n") != NULL);
+    CHECK(strstr(out, "THREAD START (obj=50030d41, id = 200001, name=\"main\", group=\"main\")\n"));
+    CHECK(count_occurrences(out, "THREAD START (obj=") == 2);
+    CHECK(count_occurrences(out, "THREAD END (id = 200002)\n") == 1);
+    CHECK(strstr(out, "TRACE 300001:\n\tpkg.Work.mb1(Work.java:110)\n\tpkg.Work.mb2(Work.java:100)\n"));
+    CHECK(strstr(out, "TRACE 300002:\n\tpkg.Work.ma0(Work.java:Native method)\n"));
+    CHECK(strstr(out, "\t[unwalkable].not_walkable_Java(<Unknown Source>:Unknown line)\n"));
+    CHECK(count_occurrences(out, "TRACE 3000") == 3);      /* each trace once */
+    CHECK(strstr(out, "CPU SAMPLES BEGIN (total = 215) "));
+    CHECK(strstr(out, "rank   self  accum   count trace method\n"
+                      "   1 66.98% 66.98%     144 300001 pkg.Work.mb1\n"
+                      "   2 32.56% 99.53%      70 300002 pkg.Work.ma0\n"
+                      "   3  0.47% 100.00%       1 300003 [unwalkable].not_walkable_Java\n"
+                      "CPU SAMPLES END\n"));
+    CHECK(strstr(out, "CPU SAMPLES BEGIN (total = 221) "));
+    CHECK(strstr(out, "   1 67.87% 67.87%     150 300001 pkg.Work.mb1\n"
+                      "   2 31.67% 99.55%      70 300002 pkg.Work.ma0\n"
+                      "CPU SAMPLES END\n"));
+    free(out);
+    teardown_collector(&q);
+}
+
+/* ---- output files ---- */
+
+TEST(output_file_names_and_force)
+{
+    char buf[256];
+    output_file_unique_name("java.hprof.txt", 'a', 42, buf, sizeof buf);
+    CHECK_STR(buf, "java.hprof.42.txt");
+    output_file_unique_name("prof.out", 'a', 42, buf, sizeof buf);
+    CHECK_STR(buf, "prof.out.42.txt");
+    output_file_unique_name("java.hprof", 'b', 42, buf, sizeof buf);
+    CHECK_STR(buf, "java.hprof.42");
+
+    char dir[] = "/tmp/hprof-unit-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char name[300], path[400], err[512];
+    snprintf(name, sizeof name, "%s/p.txt", dir);
+    FILE *f = NULL;
+    CHECK(output_file_open(name, 1, 'a', &f, path, sizeof path, err, sizeof err) == 0);
+    CHECK_STR(path, name);
+    fputs("old profile\n", f);
+    fclose(f);
+    /* force=n keeps the existing file and adds the pid. */
+    CHECK(output_file_open(name, 0, 'a', &f, path, sizeof path, err, sizeof err) == 0);
+    char expect[400];
+    snprintf(expect, sizeof expect, "%s/p.%ld.txt", dir, (long)getpid());
+    CHECK_STR(path, expect);
+    fclose(f);
+    f = fopen(name, "r");
+    char line[64] = { 0 };
+    CHECK(f && fgets(line, sizeof line, f) && strcmp(line, "old profile\n") == 0);
+    if (f) fclose(f);
+    unlink(expect);
+    /* force=y truncates. */
+    CHECK(output_file_open(name, 1, 'a', &f, path, sizeof path, err, sizeof err) == 0);
+    fclose(f);
+    struct stat st;
+    CHECK(stat(name, &st) == 0 && st.st_size == 0);
+    unlink(name);
+    rmdir(dir);
+
+    CHECK(output_file_open("/nonexistent-dir/x/p.txt", 1, 'a', &f, path, sizeof path, err,
+                           sizeof err) == -1);
+    CHECK(strstr(err, "file=") != NULL && strstr(err, "/nonexistent-dir/x/p.txt") != NULL);
+    CHECK(output_file_check_writable("/nonexistent-dir/c.txt", "collapsed", err, sizeof err) == -1);
+    CHECK(strstr(err, "collapsed=") != NULL);
+}

@@ -1,0 +1,101 @@
+/* Unit tests: option parsing, HPROF's names, defaults and errors. */
+#include "unit.h"
+
+#include "options/options.h"
+
+static hprof_options o;
+static char err[1024];
+
+TEST(options_defaults_match_hprof)
+{
+    CHECK(options_parse("cpu=samples", &o, err, sizeof err) == 0);
+    CHECK(o.cpu == CPU_SAMPLES && o.heap == HEAP_OFF && !o.monitor);
+    CHECK(o.depth == 4 && o.interval_ms == 10 && o.lineno && !o.thread && o.doe && o.force);
+    CHECK(o.format == 'a' && o.cutoff > 0.00009 && o.cutoff < 0.00011);
+    CHECK_STR(o.file, "java.hprof.txt");
+    CHECK(o.collapsed[0] == '\0');
+    /* HPROF: no cpu/heap/monitor option means heap=all. */
+    CHECK(options_parse("", &o, err, sizeof err) == 0 && o.heap == HEAP_ALL);
+    CHECK(options_parse(NULL, &o, err, sizeof err) == 0 && o.heap == HEAP_ALL);
+    CHECK(options_parse("format=b,heap=dump", &o, err, sizeof err) == 0);
+    CHECK_STR(o.file, "java.hprof");
+}
+
+TEST(options_all_values)
+{
+    CHECK(options_parse("cpu=samples,interval=1,depth=12,thread=y,lineno=n,cutoff=0.05,"
+                        "file=/tmp/x.txt,force=n,doe=n,verbose=n,collapsed=/tmp/c.txt,msa=n",
+                        &o, err, sizeof err) == 0);
+    CHECK(o.interval_ms == 1 && o.depth == 12 && o.thread && !o.lineno && !o.force && !o.doe);
+    CHECK(!o.verbose && o.cutoff == 0.05);
+    CHECK_STR(o.file, "/tmp/x.txt");
+    CHECK_STR(o.collapsed, "/tmp/c.txt");
+    CHECK(options_parse("help", &o, err, sizeof err) == 0 && o.help);
+    CHECK(options_parse("net=localhost:9999,cpu=samples", &o, err, sizeof err) == 0);
+    CHECK_STR(o.net, "localhost:9999");
+    CHECK(options_parse("depth=0,cpu=samples", &o, err, sizeof err) == 0 && o.depth == 0);
+}
+
+/* Each bad input must fail with a message naming the option. */
+static void expect_error(const char *text, const char *must_contain)
+{
+    err[0] = '\0';
+    int rc = options_parse(text, &o, err, sizeof err);
+    CHECK(rc == -1);
+    if (strstr(err, must_contain) == NULL) {
+        char m[1200];
+        snprintf(m, sizeof m, "error for '%s' should contain '%s': %s", text, must_contain, err);
+        unit_fail(__FILE__, __LINE__, m);
+    }
+}
+
+TEST(options_errors_name_the_option)
+{
+    expect_error("foo=bar", "unknown option 'foo'");
+    expect_error("cpu=bogus", "'cpu': accepted values are samples, times or old");
+    expect_error("heap=most", "'heap'");
+    expect_error("interval=abc", "'interval'");
+    expect_error("interval=0", "'interval'");
+    expect_error("interval=10ms", "'interval'");
+    expect_error("depth=-1", "'depth'");
+    expect_error("depth=257", "'depth'");
+    expect_error("cutoff=2", "'cutoff'");
+    expect_error("cutoff=x", "'cutoff'");
+    expect_error("thread=maybe", "'thread': accepted values are y or n");
+    expect_error("lineno=yes", "'lineno'");
+    expect_error("format=c", "'format'");
+    expect_error("file=", "'file'");
+    expect_error("net=nohost", "'net'");
+    expect_error("net=host:99999", "'net'");
+    expect_error("cpu", "'cpu' needs a value");
+    expect_error("cpu=samples,,depth=3", "empty option");
+    expect_error("cpu=samples,", "empty option");
+    expect_error("msa=y", "'msa=y'");
+    expect_error("help=y", "'help' takes no value");
+    expect_error("format=b,monitor=y", "format=b");
+}
+
+TEST(options_unimplemented_features_say_so)
+{
+    const char *cases[] = { "heap=sites", "heap=dump", "cpu=times", "cpu=old", "monitor=y",
+                            "cpu=samples,format=b", "cpu=samples,net=localhost:1", "" };
+    const char *names[] = { "heap=sites", "heap=dump", "cpu=times", "cpu=old", "monitor=y",
+                            "format=b", "net=", "heap=all" };
+    for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        CHECK(options_parse(cases[i], &o, err, sizeof err) == 0);
+        err[0] = '\0';
+        CHECK(options_check_implemented(&o, err, sizeof err) == -1);
+        CHECK(strstr(err, names[i]) != NULL && strstr(err, "not implemented") != NULL);
+    }
+    CHECK(options_parse("cpu=samples,collapsed=x", &o, err, sizeof err) == 0);
+    CHECK(options_check_implemented(&o, err, sizeof err) == 0);
+}
+
+TEST(options_usage_lists_every_option)
+{
+    const char *names[] = { "heap=", "cpu=", "monitor=", "format=", "file=", "net=", "depth=",
+                            "interval=", "cutoff=", "lineno=", "thread=", "doe=", "msa=",
+                            "force=", "verbose=", "collapsed=" };
+    for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
+        CHECK(strstr(options_usage(), names[i]) != NULL);
+}
