@@ -548,8 +548,6 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
         fprintf(stderr, "hprof: out of memory at start-up\n");
         return JNI_ERR;
     }
-    text_writer_init(&agent.text, agent.out);
-    text_write_header(&agent.text, time(NULL), agent.options_text);
 
     if (agent.opt.cpu == CPU_SAMPLES) {
         /* Without collapsed output, walking deeper than depth= is wasted work. */
@@ -568,12 +566,20 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
             fprintf(stderr, "hprof: out of memory at start-up\n");
             return JNI_ERR;
         }
-        if (sampler_init(&agent.queue, agent.opt.interval_ms, walk, err, sizeof err) != 0) {
+        sampler_engine engine = agent.opt.sampler == 'p' ? SAMPLER_PERF
+                              : agent.opt.sampler == 't' ? SAMPLER_TIMER : SAMPLER_AUTO;
+        if (sampler_init(&agent.queue, agent.opt.interval_ms, walk, engine, err, sizeof err) != 0) {
             fprintf(stderr, "%s\n", err);
             return JNI_ERR;
         }
         agent.sampling = 1;
     }
+    char notes[256] = "";
+    if (agent.sampling)
+        snprintf(notes, sizeof notes, "CPU samples: every %d ms of a thread's CPU time, driven by %s.",
+                 agent.opt.interval_ms, sampler_engine_name());
+    text_writer_init(&agent.text, agent.out);
+    text_write_header(&agent.text, time(NULL), agent.options_text, notes);
     if (setup_jvmti() != 0) {
         fprintf(stderr, "hprof: cannot set up JVMTI (see the error above)\n");
         return JNI_ERR;

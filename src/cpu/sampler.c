@@ -2,6 +2,9 @@
 #include "sampler.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -37,6 +40,7 @@ _Static_assert(offsetof(asgct_frame, method_id) == offsetof(sample_frame, method
 sampler_losses sampler_lost;
 
 static asgct_fn      async_get_call_trace;
+static sampler_engine engine;
 static sample_queue *queue;
 static uint32_t      frames_to_walk;
 static long          interval_ns;
@@ -48,6 +52,8 @@ typedef struct thread_state {
     JNIEnv  *env;
     uint32_t thread_serial;
     int      timer_slot;           /* index in timers[], -1 when none */
+    int      perf_fd;              /* this thread's perf event, when has_perf */
+    int      has_perf;             /* 0 in fresh TLS, so fd 0 is never touched by mistake */
 } thread_state;
 
 static __thread thread_state tls __attribute__((tls_model("initial-exec")));
@@ -56,7 +62,8 @@ static __thread thread_state tls __attribute__((tls_model("initial-exec")));
  * are still running. Touched only by ThreadStart/End and stop, never by the
  * handler, so a mutex is fine here. */
 typedef struct timer_slot {
-    timer_t id;
+    timer_t id;                    /* timer engine */
+    int     perf_fd;               /* perf engine */
     int     in_use;
 } timer_slot;
 
@@ -69,7 +76,6 @@ static uint32_t        timers_live;
 static void on_sigprof(int signo, siginfo_t *info, void *ucontext)
 {
     (void)signo;
-    (void)info;
     int saved_errno = errno;
     thread_state *t = &tls;
     if (!atomic_load_explicit(&sampling_on, memory_order_relaxed) || t->env == NULL) {
@@ -87,10 +93,44 @@ static void on_sigprof(int signo, siginfo_t *info, void *ucontext)
     s->num_frames = trace.num_frames;
     sample_queue_publish(queue, s);
 out:
+    /* perf engine: the event disarmed itself at the overflow that sent this
+     * signal (IOC_REFRESH 1); arm it for the next interval. ioctl is a plain
+     * system call, safe here. The fd is this thread's own, from TLS. */
+    if (t->has_perf && info != NULL && info->si_code != SI_TIMER &&
+        atomic_load_explicit(&sampling_on, memory_order_relaxed))
+        ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
     errno = saved_errno;
 }
 
-int sampler_init(sample_queue *q, int interval_ms, uint32_t max_frames, char *err, size_t errlen)
+/* A task-clock counter of thread `tid` that overflows every interval_ns of
+ * its CPU time. Kernel time is counted too when allowed (it is CPU the thread
+ * used); otherwise user time only. -1 with errno when perf events are off. */
+static int open_task_clock(pid_t tid)
+{
+    struct perf_event_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.type = PERF_TYPE_SOFTWARE;
+    attr.size = sizeof attr;
+    attr.config = PERF_COUNT_SW_TASK_CLOCK;
+    attr.sample_period = (uint64_t)interval_ns;
+    attr.disabled = 1;
+    attr.wakeup_events = 1;
+    int fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0 && (errno == EACCES || errno == EPERM)) {
+        attr.exclude_kernel = 1;
+        fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    }
+    return fd;
+}
+
+const char *sampler_engine_name(void)
+{
+    return engine == SAMPLER_PERF ? "perf_event task-clock (per thread)"
+                                  : "POSIX CPU-time timer (per thread; kernel tick resolution)";
+}
+
+int sampler_init(sample_queue *q, int interval_ms, uint32_t max_frames, sampler_engine wanted,
+                 char *err, size_t errlen)
 {
     async_get_call_trace = (asgct_fn)dlsym(RTLD_DEFAULT, "AsyncGetCallTrace");
     if (async_get_call_trace == NULL) {
@@ -118,6 +158,22 @@ int sampler_init(sample_queue *q, int interval_ms, uint32_t max_frames, char *er
         snprintf(err, errlen, "hprof: cannot install the SIGPROF handler: %s", strerror(errno));
         return -1;
     }
+    /* Engine: perf events give exact intervals; POSIX CPU timers are checked
+     * only at the kernel's tick (often 4 ms), so finer intervals stretch to
+     * it. Both count only CPU the thread really used. */
+    engine = SAMPLER_TIMER;
+    if (wanted != SAMPLER_TIMER) {
+        int fd = open_task_clock((pid_t)syscall(SYS_gettid));
+        if (fd >= 0) {
+            close(fd);
+            engine = SAMPLER_PERF;
+        } else if (wanted == SAMPLER_PERF) {
+            snprintf(err, errlen, "hprof: sampler=perf: perf_event_open is not allowed here "
+                     "(%s; see /proc/sys/kernel/perf_event_paranoid); use sampler=timer or "
+                     "sampler=auto", strerror(errno));
+            return -1;
+        }
+    }
     atomic_store(&sampling_on, 1);
     return 0;
 }
@@ -144,13 +200,27 @@ static int take_timer_slot(void)
     return k;
 }
 
-int sampler_thread_start(JNIEnv *env, uint32_t thread_serial)
+/* perf engine: an event owned by this thread that signals it on overflow. */
+static int start_perf(pid_t tid, int slot)
 {
-    if (!atomic_load(&sampling_on))
-        return 0;
-    if (tls.env != NULL)
-        return 0;                      /* already sampled (VMInit and ThreadStart both saw it) */
+    int fd = open_task_clock(tid);
+    if (fd < 0)
+        return -1;
+    struct f_owner_ex owner = { F_OWNER_TID, tid };
+    if (fcntl(fd, F_SETFL, O_ASYNC) != 0 || fcntl(fd, F_SETSIG, SIGPROF) != 0 ||
+        fcntl(fd, F_SETOWN_EX, &owner) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    timers[slot].perf_fd = fd;
+    return 0;
+}
 
+/* timer engine: a POSIX timer on this thread's CPU clock. */
+static int start_timer(pid_t tid, int slot)
+{
     clockid_t clock;
     int rc = pthread_getcpuclockid(pthread_self(), &clock);
     if (rc != 0) {
@@ -161,12 +231,36 @@ int sampler_thread_start(JNIEnv *env, uint32_t thread_serial)
     memset(&sev, 0, sizeof sev);
     sev.sigev_notify = SIGEV_THREAD_ID;
     sev.sigev_signo = SIGPROF;
-    sev.sigev_notify_thread_id = (pid_t)syscall(SYS_gettid);
+    sev.sigev_notify_thread_id = tid;
+    if (timer_create(clock, &sev, &timers[slot].id) != 0)
+        return -1;
+    return 0;
+}
 
+static void release_slot(int slot)
+{
+    if (engine == SAMPLER_PERF)
+        close(timers[slot].perf_fd);     /* also discards its pending overflow */
+    else
+        timer_delete(timers[slot].id);   /* also drops a signal still queued from it */
+    timers[slot].in_use = 0;
+    timers_live--;
+}
+
+int sampler_thread_start(JNIEnv *env, uint32_t thread_serial)
+{
+    if (!atomic_load(&sampling_on))
+        return 0;
+    if (tls.env != NULL)
+        return 0;                      /* already sampled (VMInit and ThreadStart both saw it) */
+
+    pid_t tid = (pid_t)syscall(SYS_gettid);
     pthread_mutex_lock(&timers_lock);
     int slot = take_timer_slot();
-    if (slot < 0 || timer_create(clock, &sev, &timers[slot].id) != 0) {
-        int e = slot < 0 ? ENOMEM : errno;
+    int rc = slot < 0 ? (errno = ENOMEM, -1)
+           : engine == SAMPLER_PERF ? start_perf(tid, slot) : start_timer(tid, slot);
+    if (rc != 0) {
+        int e = errno;
         pthread_mutex_unlock(&timers_lock);
         errno = e;
         return -1;
@@ -176,25 +270,34 @@ int sampler_thread_start(JNIEnv *env, uint32_t thread_serial)
     /* Fill the thread state before the first signal can arrive. */
     tls.thread_serial = thread_serial;
     tls.timer_slot = slot;
+    tls.perf_fd = timers[slot].perf_fd;
+    tls.has_perf = engine == SAMPLER_PERF;
     atomic_signal_fence(memory_order_seq_cst);
     tls.env = env;
 
-    /* The first expiry is spread over one interval so that threads started
-     * together do not sample in lock step. */
-    struct itimerspec its;
-    memset(&its, 0, sizeof its);
-    long first = interval_ns / 2 + (long)((unsigned)thread_serial * 2654435761u % (unsigned long)(interval_ns / 2 + 1));
-    its.it_value.tv_sec = first / 1000000000L;
-    its.it_value.tv_nsec = first % 1000000000L;
-    its.it_interval.tv_sec = interval_ns / 1000000000L;
-    its.it_interval.tv_nsec = interval_ns % 1000000000L;
-    if (timer_settime(timers[slot].id, 0, &its, NULL) != 0) {
+    if (engine == SAMPLER_PERF) {
+        rc = ioctl(tls.perf_fd, PERF_EVENT_IOC_RESET, 0) == 0 &&
+             ioctl(tls.perf_fd, PERF_EVENT_IOC_REFRESH, 1) == 0 ? 0 : -1;
+    } else {
+        /* The first expiry is spread over one interval so that threads
+         * started together do not sample in lock step. */
+        struct itimerspec its;
+        memset(&its, 0, sizeof its);
+        long first = interval_ns / 2 +
+                     (long)((unsigned long)thread_serial * 2654435761ul % (unsigned long)(interval_ns / 2 + 1));
+        its.it_value.tv_sec = first / 1000000000L;
+        its.it_value.tv_nsec = first % 1000000000L;
+        its.it_interval.tv_sec = interval_ns / 1000000000L;
+        its.it_interval.tv_nsec = interval_ns % 1000000000L;
+        rc = timer_settime(timers[slot].id, 0, &its, NULL);
+    }
+    if (rc != 0) {
         int e = errno;
-        timer_delete(timers[slot].id);
-        timers[slot].in_use = 0;
-        timers_live--;
         tls.env = NULL;
+        atomic_signal_fence(memory_order_seq_cst);
+        tls.has_perf = 0;
         tls.timer_slot = -1;
+        release_slot(slot);
         pthread_mutex_unlock(&timers_lock);
         errno = e;
         return -1;
@@ -209,14 +312,14 @@ void sampler_thread_end(void)
         return;
     pthread_mutex_lock(&timers_lock);
     int slot = tls.timer_slot;
-    /* sampler_stop may have deleted it already: in_use tells. */
-    if (slot >= 0 && slot < timers_cap && timers[slot].in_use) {
-        timer_delete(timers[slot].id);   /* also drops a signal still queued from it */
-        timers[slot].in_use = 0;
-        timers_live--;
-    }
-    tls.timer_slot = -1;
+    /* Stop the handler from using this thread's state before it goes. */
     tls.env = NULL;
+    atomic_signal_fence(memory_order_seq_cst);
+    tls.has_perf = 0;
+    /* sampler_stop may have released it already: in_use tells. */
+    if (slot >= 0 && slot < timers_cap && timers[slot].in_use)
+        release_slot(slot);
+    tls.timer_slot = -1;
     pthread_mutex_unlock(&timers_lock);
 }
 
@@ -224,13 +327,9 @@ void sampler_stop(void)
 {
     atomic_store(&sampling_on, 0);
     pthread_mutex_lock(&timers_lock);
-    for (int i = 0; i < timers_cap; i++) {
-        if (timers[i].in_use) {
-            timer_delete(timers[i].id);
-            timers[i].in_use = 0;
-        }
-    }
-    timers_live = 0;
+    for (int i = 0; i < timers_cap; i++)
+        if (timers[i].in_use)
+            release_slot(i);
     pthread_mutex_unlock(&timers_lock);
     /* Not SIG_DFL: a SIGPROF still in flight would then kill the process.
      * The handler stays installed and ignores signals once sampling_on is 0

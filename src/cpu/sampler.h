@@ -1,9 +1,11 @@
 /*
  * sampler: samples only threads that are on a CPU, at any instruction.
  *
- * Each Java thread gets its own POSIX timer on its own CPU-time clock, which
- * delivers SIGPROF to that very thread after every `interval` of CPU it
- * consumes. A thread blocked in a read, a sleep or a wait consumes no CPU,
+ * Each Java thread gets its own CPU-time clock event, which delivers SIGPROF
+ * to that very thread after every `interval` of CPU it consumes: a perf_event
+ * task-clock counter where the kernel allows it (exact intervals), else a
+ * POSIX timer on the thread's CPU clock (checked at each kernel tick, so
+ * intervals below the tick, often 4 ms, stretch to it). A thread blocked in a read, a sleep or a wait consumes no CPU,
  * so it is never sampled (old HPROF sampled every RUNNABLE thread, and most
  * RUNNABLE threads are blocked in native code). The handler walks the
  * interrupted Java stack with HotSpot's AsyncGetCallTrace, which works from
@@ -29,10 +31,15 @@ typedef struct sampler_losses {
     atomic_ullong unregistered;    /* signal on a thread we know nothing of */
 } sampler_losses;
 
-/* Look up AsyncGetCallTrace and install the SIGPROF handler.
+typedef enum { SAMPLER_AUTO = 0, SAMPLER_PERF, SAMPLER_TIMER } sampler_engine;
+
+/* Look up AsyncGetCallTrace, choose the engine (SAMPLER_AUTO: perf events if
+ * the kernel allows them, else POSIX timers) and install the SIGPROF handler.
  * Returns 0, or -1 with a message in err. */
 int  sampler_init(sample_queue *queue, int interval_ms, uint32_t max_frames,
-                  char *err, size_t errlen);
+                  sampler_engine wanted, char *err, size_t errlen);
+/* What drives the samples, for the report header. */
+const char *sampler_engine_name(void);
 /* Start sampling the calling thread. 0 on success; -1 with errno set. */
 int  sampler_thread_start(JNIEnv *env, uint32_t thread_serial);
 /* Stop sampling the calling thread (idempotent). */

@@ -33,6 +33,11 @@ static const char usage_text[] =
 "verbose=y|n            print messages about dumps     y\n"
 "collapsed=<file>       also write collapsed stacks    off\n"
 "                       (frame;frame;frame count), for flame graph tools\n"
+"sampler=auto|perf|timer  what drives cpu=samples    auto\n"
+"                       perf: a perf_event task-clock per thread (exact\n"
+"                       intervals); timer: a POSIX CPU-time timer per\n"
+"                       thread (fires at kernel ticks, often 4 ms);\n"
+"                       auto: perf when the kernel allows it, else timer\n"
 "\n"
 "(*) Not implemented in this version: heap=, cpu=times, cpu=old, monitor=y,\n"
 "    format=b and net= stop the JVM at start-up with a message saying so.\n"
@@ -82,6 +87,7 @@ static void defaults(hprof_options *o)
     o->doe = 1;
     o->force = 1;
     o->verbose = 1;
+    o->sampler = 'a';
 }
 
 static int parse_yes_no(const char *name, const char *value, int *out, char *err, size_t errlen)
@@ -232,12 +238,21 @@ static int parse_one(hprof_options *o, const char *name, const char *value,
     }
     if (strcmp(name, "collapsed") == 0)
         return parse_path(name, value, o->collapsed, err, errlen);
+    if (strcmp(name, "sampler") == 0) {
+        if (strcmp(value, "auto") != 0 && strcmp(value, "perf") != 0 && strcmp(value, "timer") != 0) {
+            set_err(err, errlen, "hprof: bad value '%s' for option 'sampler': accepted values are "
+                    "auto, perf or timer", value);
+            return -1;
+        }
+        o->sampler = value[0];
+        return 0;
+    }
     if (strcmp(name, "net") == 0)
         return parse_net(value, o->net, err, errlen);
 
     set_err(err, errlen, "hprof: unknown option '%s'. Options are: help, heap, cpu, monitor, "
             "format, file, net, depth, interval, cutoff, lineno, thread, doe, msa, force, "
-            "verbose, collapsed (run with -agentlib:hprof=help for details)", name);
+            "verbose, collapsed, sampler (run with -agentlib:hprof=help for details)", name);
     return -1;
 }
 

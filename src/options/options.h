@@ -32,6 +32,7 @@ typedef struct hprof_options {
     int       force;                  /* overwrite file= (n: add the pid) */
     int       verbose;                /* messages about dumps on stderr */
     char      collapsed[OPTIONS_PATH_MAX]; /* collapsed-stack output, "" when off */
+    char      sampler;                /* 'a' auto, 'p' perf events, 't' POSIX timers */
 } hprof_options;
 
 /* Parse an option string (may be NULL or empty). Returns 0 on success;

@@ -24,7 +24,7 @@ void text_format_date(time_t when, char *buf, size_t size)
     strftime(buf, size, "%a %b %e %H:%M:%S %Y", &tm);
 }
 
-void text_write_header(text_writer *w, time_t now, const char *options_text)
+void text_write_header(text_writer *w, time_t now, const char *options_text, const char *notes)
 {
     char date[64];
     text_format_date(now, date, sizeof date);
@@ -58,10 +58,11 @@ void text_write_header(text_writer *w, time_t now, const char *options_text)
         "\n"
         "Sections are cumulative: a CPU SAMPLES section is written at each dump\n"
         "(kill -QUIT <pid>) and at exit; the last one covers the whole run.\n"
-        "\n"
-        "--------\n"
         "\n",
         date, options_text && options_text[0] ? options_text : "(none)");
+    if (notes && notes[0])
+        fprintf(w->out, "%s\n\n", notes);
+    fprintf(w->out, "--------\n\n");
 }
 
 static void write_frame_line(FILE *out, serial_t frame)

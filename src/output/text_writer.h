@@ -34,7 +34,9 @@ void text_writer_free(text_writer *w);
 /* "Sat Nov 21 08:00:00 2026", as ctime() without the newline. */
 void text_format_date(time_t when, char *buf, size_t size);
 
-void text_write_header(text_writer *w, time_t now, const char *options_text);
+/* notes: free text (may be NULL) placed before the "--------" line, e.g. what
+ * drives the samples. */
+void text_write_header(text_writer *w, time_t now, const char *options_text, const char *notes);
 /* THREAD START/END and TRACE records not written yet. */
 void text_write_new_records(text_writer *w);
 /* The CPU SAMPLES section; rows with a share below cutoff are left out. */

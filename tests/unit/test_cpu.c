@@ -314,7 +314,7 @@ TEST(text_writer_layout_and_incremental_records)
     FILE *f = tmpfile();
     text_writer w;
     text_writer_init(&w, f);
-    text_write_header(&w, 0, "cpu=samples");
+    text_write_header(&w, 0, "cpu=samples", "CPU samples: a note.");
     text_write_new_records(&w);
     cpu_row *rows; uint32_t n; uint64_t total;
     cpu_collector_rows(&rows, &n, &total);
@@ -338,7 +338,7 @@ TEST(text_writer_layout_and_incremental_records)
     if (out == NULL)
         return;
     CHECK(strncmp(out, "JAVA PROFILE 1.0.1, created ", 28) == 0);
-    CHECK(strstr(out, "\n--------\n") != NULL);
+    CHECK(strstr(out, "\nCPU samples: a note.\n\n--------\n") != NULL);
     CHECK(strstr(out, "THREAD START (obj=50030d41, id = 200001, name=\"main\", group=\"main\")\n"));
     CHECK(count_occurrences(out, "THREAD START (obj=") == 2);
     CHECK(count_occurrences(out, "THREAD END (id = 200002)\n") == 1);

@@ -34,6 +34,9 @@ TEST(options_all_values)
     CHECK(options_parse("net=localhost:9999,cpu=samples", &o, err, sizeof err) == 0);
     CHECK_STR(o.net, "localhost:9999");
     CHECK(options_parse("depth=0,cpu=samples", &o, err, sizeof err) == 0 && o.depth == 0);
+    CHECK(o.sampler == 'a');
+    CHECK(options_parse("cpu=samples,sampler=timer", &o, err, sizeof err) == 0 && o.sampler == 't');
+    CHECK(options_parse("cpu=samples,sampler=perf", &o, err, sizeof err) == 0 && o.sampler == 'p');
 }
 
 /* Each bad input must fail with a message naming the option. */
@@ -73,6 +76,7 @@ TEST(options_errors_name_the_option)
     expect_error("msa=y", "'msa=y'");
     expect_error("help=y", "'help' takes no value");
     expect_error("format=b,monitor=y", "format=b");
+    expect_error("sampler=fast", "'sampler': accepted values are auto, perf or timer");
 }
 
 TEST(options_unimplemented_features_say_so)
@@ -95,7 +99,7 @@ TEST(options_usage_lists_every_option)
 {
     const char *names[] = { "heap=", "cpu=", "monitor=", "format=", "file=", "net=", "depth=",
                             "interval=", "cutoff=", "lineno=", "thread=", "doe=", "msa=",
-                            "force=", "verbose=", "collapsed=" };
+                            "force=", "verbose=", "collapsed=", "sampler=" };
     for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
         CHECK(strstr(options_usage(), names[i]) != NULL);
 }
