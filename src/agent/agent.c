@@ -212,7 +212,9 @@ static void dump(const char *why)
     if (agent.opt.collapsed[0])
         write_collapsed();
     if (agent.opt.verbose)
-        fprintf(stderr, " done.\n");
+        fprintf(stderr, " done (%llu samples; %llu of them walked from the caller of a stub).\n",
+                (unsigned long long)total,
+                (unsigned long long)atomic_load(&sampler_lost.recovered_from_caller));
     pthread_mutex_unlock(&agent.dump_lock);
 }
 

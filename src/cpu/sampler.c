@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #ifndef sigev_notify_thread_id
@@ -29,6 +30,7 @@ typedef struct {
     JNIEnv      *env;
     jint         num_frames;       /* frames filled, or a negative failure code */
     asgct_frame *frames;
+    jint         num_frames_requested;  /* ours, after HotSpot's three fields */
 } asgct_trace;
 
 typedef void (*asgct_fn)(asgct_trace *trace, jint depth, void *ucontext);
@@ -73,6 +75,48 @@ static int             timers_cap;
 static int             timers_free_hint;
 static uint32_t        timers_live;
 
+/* AsyncGetCallTrace's "unknown_Java" (-5): the thread was in Java code but
+ * HotSpot could not make a frame of the interrupted PC, typically because it
+ * is in a stub without a frame of its own (arraycopy, a vtable stub) or in a
+ * compiled method's prologue or epilogue. Retry from the caller, as if the
+ * callee had returned: first with the return address on top of the stack
+ * (frameless stub, or before `push rbp`), then one slot down (after `push
+ * rbp`). The walker checks every frame it is given (safe_for_sender), so a
+ * wrong guess fails again rather than producing a wrong stack. The sample is
+ * then charged to the caller, which is where a stub's time belongs. */
+#define ASGCT_UNKNOWN_JAVA (-5)
+
+static void retry_from_caller(asgct_trace *trace, void *ucontext)
+{
+#if defined(__x86_64__)
+    ucontext_t uc = *(ucontext_t *)ucontext;
+    greg_t *regs = uc.uc_mcontext.gregs;
+    const uintptr_t *sp = (const uintptr_t *)regs[REG_RSP];
+    if (sp == NULL || ((uintptr_t)sp & 7) != 0)
+        return;
+    /* [sp] is readable: it is the interrupted thread's own live stack. */
+    regs[REG_RIP] = (greg_t)sp[0];
+    regs[REG_RSP] = (greg_t)(sp + 1);
+    async_get_call_trace(trace, trace->num_frames_requested, &uc);
+    if (trace->num_frames != ASGCT_UNKNOWN_JAVA)
+        return;
+    uc = *(ucontext_t *)ucontext;
+    regs = uc.uc_mcontext.gregs;
+    regs[REG_RBP] = (greg_t)sp[0];
+    regs[REG_RIP] = (greg_t)sp[1];
+    regs[REG_RSP] = (greg_t)(sp + 2);
+    async_get_call_trace(trace, trace->num_frames_requested, &uc);
+#elif defined(__aarch64__)
+    /* A frameless stub or prologue has not saved the link register yet. */
+    ucontext_t uc = *(ucontext_t *)ucontext;
+    uc.uc_mcontext.pc = uc.uc_mcontext.regs[30];
+    async_get_call_trace(trace, trace->num_frames_requested, &uc);
+#else
+    (void)trace;
+    (void)ucontext;
+#endif
+}
+
 static void on_sigprof(int signo, siginfo_t *info, void *ucontext)
 {
     (void)signo;
@@ -87,8 +131,13 @@ static void on_sigprof(int signo, siginfo_t *info, void *ucontext)
         atomic_fetch_add_explicit(&sampler_lost.buffer_full, 1, memory_order_relaxed);
         goto out;
     }
-    asgct_trace trace = { t->env, 0, (asgct_frame *)(void *)s->frames };
+    asgct_trace trace = { t->env, 0, (asgct_frame *)(void *)s->frames, (jint)frames_to_walk };
     async_get_call_trace(&trace, (jint)frames_to_walk, ucontext);
+    if (trace.num_frames == ASGCT_UNKNOWN_JAVA && ucontext != NULL) {
+        retry_from_caller(&trace, ucontext);
+        if (trace.num_frames > 0)
+            atomic_fetch_add_explicit(&sampler_lost.recovered_from_caller, 1, memory_order_relaxed);
+    }
     s->thread_serial = t->thread_serial;
     s->num_frames = trace.num_frames;
     sample_queue_publish(queue, s);
