@@ -139,8 +139,9 @@ void cpu_collector_add_lost(const char *reason, uint64_t count)
 
 static void record(const raw_sample *s, uint32_t max_frames)
 {
+    uint64_t weight = s->weight ? s->weight : 1;
     if (s->num_frames <= 0) {
-        count_pseudo(s->thread_serial, cpu_failure_reason(s->num_frames), 1);
+        count_pseudo(s->thread_serial, cpu_failure_reason(s->num_frames), weight);
         return;
     }
     uint32_t n = (uint32_t)s->num_frames;
@@ -167,13 +168,13 @@ static void record(const raw_sample *s, uint32_t max_frames)
             line = method_line_of(methods[i], -1) == LINE_NATIVE ? LINE_NATIVE : LINE_UNKNOWN;
         frames[i] = frame_intern(methods[i], line);
         if (frames[i] == 0) {
-            count_trace(0, 1);      /* frame table full: counted in the total only */
+            count_trace(0, weight); /* frame table full: counted in the total only */
             return;
         }
     }
-    count_trace(trace_intern(cfg.per_thread ? s->thread_serial : 0, frames, depth), 1);
+    count_trace(trace_intern(cfg.per_thread ? s->thread_serial : 0, frames, depth), weight);
     if (cfg.keep_stacks)
-        count_stack(methods, n, 1);
+        count_stack(methods, n, weight);
 }
 
 uint32_t cpu_collector_drain(sample_queue *q)

@@ -145,6 +145,7 @@ static void push(sample_queue *q, uint32_t thread, int32_t n, const uintptr_t *m
         return;
     s->thread_serial = thread;
     s->num_frames = n;
+    s->weight = 1;
     for (int32_t i = 0; i < n; i++) {
         s->frames[i].method = (const void *)methods[i];
         s->frames[i].bci = bcis[i];
@@ -257,6 +258,33 @@ TEST(collector_thread_lineno_and_failures)
     CHECK_STR(cpu_failure_reason(-6), "not_walkable_Java");
     CHECK_STR(cpu_failure_reason(0), "no_Java_frame");
     CHECK_STR(cpu_failure_reason(-42), "unknown_failure");
+    teardown_collector(&q);
+}
+
+TEST(collector_weights_timer_overruns)
+{
+    sample_queue q;
+    setup_collector(&q, 4, 1, 0);
+    uintptr_t stack[] = { 0xb1 };
+    int32_t bci[] = { 0 };
+    push(&q, THREAD_SERIAL_BASE, 1, stack, bci);
+    raw_sample *s = sample_queue_claim(&q);           /* one signal standing for 4 intervals */
+    s->thread_serial = THREAD_SERIAL_BASE;
+    s->num_frames = 1;
+    s->weight = 4;
+    s->frames[0].method = (const void *)0xb1;
+    s->frames[0].bci = 0;
+    sample_queue_publish(&q, s);
+    s = sample_queue_claim(&q);                        /* a failure with weight 3 */
+    s->thread_serial = THREAD_SERIAL_BASE;
+    s->num_frames = -2;
+    s->weight = 3;
+    sample_queue_publish(&q, s);
+    cpu_collector_drain(&q);
+    cpu_row *rows; uint32_t n; uint64_t total;
+    CHECK(cpu_collector_rows(&rows, &n, &total) == 0);
+    CHECK(total == 8 && n == 2 && rows[0].count == 5 && rows[1].count == 3);
+    free(rows);
     teardown_collector(&q);
 }
 

@@ -1,0 +1,946 @@
+#!/usr/bin/env python3
+"""Test runner for the hprof agent.
+
+    tests/run.py                 # everything, on every installed JDK (17, 25)
+    tests/run.py cpu_split sigq  # only tests whose name contains one of these
+    tests/run.py --jdk 17        # only on JDK 17 (repeatable)
+    tests/run.py --list          # list test names
+
+Steps: `make -C <root>` (the agent), `make -C <root> unit` and the C unit test
+binaries build/unit/unit_tests and build/asan/unit_tests, javac of
+tests/java/*.java (--release 17) into build/tests/classes, then each JVM test
+on each JDK, sequentially.  One line per result: `PASS name [jdk17]`,
+`FAIL name [jdk17]: reason`, `SKIP ...`; last line `N passed, M failed`
+(`, K skipped` if any); exit code 1 if anything failed.  Per-test outputs
+(profiles, stdout, stderr, command line) are in build/tests/out/<test>-<jdk>/.
+"""
+
+import argparse
+import glob
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(TESTS_DIR)
+BUILD = os.path.join(ROOT, "build")
+AGENT = os.path.join(BUILD, "libhprof.so")
+CLASSES = os.path.join(BUILD, "tests", "classes")
+OUT = os.path.join(BUILD, "tests", "out")
+TIMEOUT = 120
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, TESTS_DIR)
+import hprof_text as H  # noqa: E402
+
+
+class Fail(Exception):
+    pass
+
+
+class Skip(Exception):
+    pass
+
+
+# ------------------------------------------------------------ JDK discovery
+
+def find_jdk(pattern, prefer=None):
+    cands = []
+    for d in sorted(glob.glob(pattern)):
+        if os.path.isfile(os.path.join(d, "bin", "java")):
+            cands.append(d)
+    if prefer:
+        cands.sort(key=lambda d: 0 if prefer in os.path.basename(d) else 1)
+    return cands[0] if cands else None
+
+
+def jdks():
+    return [("jdk17", find_jdk("/usr/lib/jvm/*17*", prefer="java-17-openjdk")),
+            ("jdk25", find_jdk("/usr/lib/jvm/*25*"))]
+
+
+# ------------------------------------------------------------ JVM running
+
+class Run:
+    def __init__(self, rc, stdout, stderr, pid, cmd):
+        self.rc, self.stdout, self.stderr, self.pid, self.cmd = rc, stdout, stderr, pid, cmd
+
+
+def clean_env(extra=None):
+    env = dict(os.environ)
+    for k in ("JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "CLASSPATH"):
+        env.pop(k, None)
+    if extra:
+        env.update(extra)
+    return env
+
+
+class Ctx:
+    def __init__(self, name, jdk_name, jdk_home, out):
+        self.name = name
+        self.jdk_name = jdk_name
+        self.jdk = jdk_home
+        self.java = os.path.join(jdk_home, "bin", "java") if jdk_home else None
+        self.out = out
+        self.notes = []
+        self.nrun = 0
+
+    def path(self, name):
+        return os.path.join(self.out, name)
+
+    def note(self, msg):
+        self.notes.append(msg)
+
+    def java_cmd(self, main, args=(), agent=None, jvm=(), agentlib=None, agent_path=None):
+        cmd = [self.java, "-XX:ErrorFile=" + self.path("hs_err_pid%p.log")]
+        if agent is not None:
+            cmd.append("-agentpath:" + (agent_path or AGENT) + ("=" + agent if agent else ""))
+        if agentlib is not None:
+            cmd.append("-agentlib:hprof" + ("=" + agentlib if agentlib else ""))
+        cmd += list(jvm) + ["-cp", CLASSES, main] + [str(a) for a in args]
+        return cmd
+
+    def _files(self, tag):
+        self.nrun += 1
+        tag = tag or "run%d" % self.nrun
+        return self.path(tag + ".stdout"), self.path(tag + ".stderr"), self.path(tag + ".cmd")
+
+    def run(self, main, args=(), agent=None, jvm=(), agentlib=None, env=None, tag=None,
+            timeout=TIMEOUT, expect_rc=0, agent_path=None):
+        """Run a Java program; returns Run.  Raises Fail on timeout, crash
+        (hs_err file or death by signal) or, if expect_rc is not None, on an
+        exit code different from expect_rc ('nonzero' accepts any non-zero)."""
+        cmd = self.java_cmd(main, args, agent, jvm, agentlib, agent_path)
+        so, se, sc = self._files(tag)
+        with open(sc, "w") as f:
+            f.write(" ".join(cmd) + "\n")
+            if env:
+                f.write("env: %r\n" % env)
+        with open(so, "wb") as fo, open(se, "wb") as fe:
+            p = subprocess.Popen(cmd, stdout=fo, stderr=fe, stdin=subprocess.DEVNULL,
+                                 cwd=self.out, env=clean_env(env))
+            try:
+                rc = p.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+                raise Fail("timeout after %ds: %s" % (timeout, " ".join(cmd)))
+        r = Run(rc, read(so), read(se), p.pid, cmd)
+        self.check_crash(r)
+        if expect_rc == "nonzero":
+            if rc == 0:
+                raise Fail("expected a non-zero exit code, got 0")
+        elif expect_rc is not None and rc != expect_rc:
+            raise Fail("exit code %d (expected %d); %s" % (rc, expect_rc, diag(r)))
+        return r
+
+    def check_crash(self, r):
+        errs = glob.glob(self.path("hs_err*")) + glob.glob(os.path.join(self.out, "core*"))
+        if errs:
+            raise Fail("JVM crashed: %s" % ", ".join(errs))
+        if r.rc is not None and (r.rc < 0 or r.rc >= 128):
+            raise Fail("JVM died with %s" % (("signal %d" % -r.rc) if r.rc < 0 else "exit code %d" % r.rc))
+
+
+def read(path):
+    with open(path, "r", encoding="utf-8", errors="replace") as f:
+        return f.read()
+
+
+def diag(r, n=3):
+    """Tail of a run's stderr (and of stdout when stderr says nothing: the
+    JVM prints some start-up errors there)."""
+    d = "stderr: " + tail(r.stderr, n)
+    if not r.stderr.strip() or "Error occurred during initialization of VM" in r.stdout:
+        d += "; stdout: " + tail(r.stdout, n)
+    return d
+
+
+def tail(text, n=3):
+    lines = [l for l in text.strip().splitlines() if l.strip()]
+    return " | ".join(lines[-n:]) if lines else "<empty>"
+
+
+def parse_profile(path):
+    if not os.path.isfile(path):
+        raise Fail("profile %s was not written" % path)
+    try:
+        return H.parse_file(path)
+    except H.ParseError as e:
+        raise Fail("%s: parse error: %s" % (os.path.basename(path), e))
+    except UnicodeDecodeError as e:
+        raise Fail("%s: not UTF-8: %s" % (os.path.basename(path), e))
+
+
+def final_section(prof, what="profile"):
+    if not prof.sections:
+        raise Fail("%s has no CPU SAMPLES section" % what)
+    return prof.final
+
+
+def pct(x):
+    return "%.2f%%" % (100.0 * x)
+
+
+# ================================================================== tests
+
+# ---------------------------------------------------------------- CpuSplit
+
+IDLE_METHODS = ["idleNativeRead", "idleSleep", "idleWait", "idlePark"]
+IDLE_THREADS = ["idle-read", "idle-sleep", "idle-wait", "idle-park"]
+
+
+def truth_of(stderr):
+    m = re.search(r"TRUTH partA_ns=(\d+) partB_ns=(\d+) worker_cpu_ns=(\d+)", stderr)
+    if not m:
+        raise Fail("CpuSplit printed no TRUTH line; stderr: %s" % tail(stderr))
+    return int(m.group(1)), int(m.group(2)), int(m.group(3))
+
+
+def cpu_split_common(ctx, thread_y, sampler="auto"):
+    interval = 10
+    prof_path = ctx.path("cpu_split.hprof.txt")
+    opts = "cpu=samples,depth=64,sampler=%s,file=%s%s" % (sampler, prof_path, ",thread=y" if thread_y else "")
+    r = ctx.run("CpuSplit", ["5000"], agent=opts)
+    a_ns, b_ns, worker_ns = truth_of(r.stderr)
+    idle_cpu = re.search(r"^IDLE .*$", r.stderr, re.M)
+    idle_cpu = idle_cpu.group(0) if idle_cpu else "IDLE ?"
+    prof = parse_profile(prof_path)
+    sec = final_section(prof)
+    truth = a_ns / float(a_ns + b_ns)
+    a = prof.samples(sec, lambda t: t.has_method("CpuSplit.partA"))
+    b = prof.samples(sec, lambda t: t.has_method("CpuSplit.partB"))
+    worker = prof.samples(sec, lambda t: t.has_method("CpuSplit.workerLoop"))
+    unwalk = prof.samples(sec, lambda t: t.top is not None and t.top.cls == "[unwalkable]")
+    idle = {m: prof.samples(sec, lambda t, m=m: t.has_method("CpuSplit." + m)) for m in IDLE_METHODS}
+    expected = worker_ns / (interval * 1e6)
+    measured = a / float(a + b) if a + b else float("nan")
+    ctx.note("split: partA %s of partA+partB samples (%d/%d), truth %s, diff %+.2f points"
+             % (pct(measured), a, a + b, pct(truth), 100 * (measured - truth)))
+    ctx.note("samples: total %d, worker %d (expected ~%.0f from %.2f s CPU at %d ms: %.0f%%), unwalkable %d"
+             % (sec.total, worker, expected, worker_ns / 1e9, interval, 100.0 * worker / expected, unwalk))
+    ctx.note("idle-method samples: %s; %s" % (" ".join("%s=%d" % kv for kv in idle.items()), idle_cpu))
+    problems = []
+    if a + b < 100:
+        problems.append("only %d samples in partA+partB" % (a + b))
+    elif abs(measured - truth) > 0.03:
+        problems.append("partA share %s differs from truth %s by more than 3 points" % (pct(measured), pct(truth)))
+    bad_idle = {k: v for k, v in idle.items() if v}
+    if bad_idle:
+        problems.append("samples in idle methods: %s" % bad_idle)
+    if not 0.5 <= worker / expected <= 1.3:
+        problems.append("worker samples %d not within 50%%-130%% of CPU/interval = %.0f" % (worker, expected))
+    if thread_y:
+        serials = {}
+        for name in IDLE_THREADS + ["cpu-worker"]:
+            ts = prof.threads_named(name)
+            if len(ts) != 1:
+                problems.append("expected one THREAD START for %r, found %d" % (name, len(ts)))
+            else:
+                serials[name] = ts[0].serial
+        untagged = [r for r in sec.rows if prof.traces[r.trace].thread is None]
+        if untagged:
+            problems.append("thread=y but %d sampled traces have no thread=" % len(untagged))
+        by_thread = {}
+        for row in sec.rows:
+            th = prof.traces[row.trace].thread
+            by_thread[th] = by_thread.get(th, 0) + row.count
+        idle_th = {n: by_thread.get(s, 0) for n, s in serials.items() if n != "cpu-worker"}
+        ctx.note("samples by idle thread serial: %s" % " ".join("%s=%d" % kv for kv in idle_th.items()))
+        if any(idle_th.values()):
+            problems.append("samples on idle threads: %s" % {k: v for k, v in idle_th.items() if v})
+        if "cpu-worker" in serials:
+            w = by_thread.get(serials["cpu-worker"], 0)
+            ctx.note("cpu-worker thread %d: %d samples (%.0f%% of expected), %s of all samples"
+                     % (serials["cpu-worker"], w, 100.0 * w / expected, pct(w / float(sec.total or 1))))
+            if not 0.5 <= w / expected <= 1.3:
+                problems.append("cpu-worker thread has %d samples, not within 50%%-130%% of %.0f" % (w, expected))
+    if problems:
+        raise Fail("; ".join(problems))
+
+
+def t_cpu_split(ctx):
+    cpu_split_common(ctx, thread_y=False)
+
+
+def t_cpu_split_threads(ctx):
+    cpu_split_common(ctx, thread_y=True)
+
+
+def t_cpu_split_timer(ctx):
+    """The same truths with the POSIX-timer engine (the fallback where perf
+    events are not allowed)."""
+    cpu_split_common(ctx, thread_y=True, sampler="timer")
+
+
+# ---------------------------------------------------------------- Inlined
+
+RE_INLINE_HOT = re.compile(r"^\s+@ \d+\s+Inlined::hot \(\d+ bytes\)\s+inline \(hot\)", re.M)
+RE_C2_CALLER = re.compile(r"^\s*\d+\s+\d+\s+[%sbn! ]*\s4\s+Inlined::caller", re.M)
+
+
+def t_inlined(ctx):
+    prof_path = ctx.path("inlined.hprof.txt")
+    r = ctx.run("Inlined", ["4000"], agent="cpu=samples,depth=16,file=" + prof_path,
+                jvm=["-XX:+UnlockDiagnosticVMOptions", "-XX:+PrintCompilation", "-XX:+PrintInlining"])
+    prof = parse_profile(prof_path)
+    sec = final_section(prof)
+
+    def has_inlined(t):
+        return any(f.cls == "Inlined" for f in t.frames)
+
+    def on_hot(t):
+        if t.frames and t.frames[0].qualname == "Inlined.hot":
+            return True
+        return any(t.frames[i].qualname == "Inlined.hot" and t.frames[i + 1].qualname == "Inlined.caller"
+                   for i in range(len(t.frames) - 1))
+
+    total = prof.samples(sec, has_inlined)
+    hot = prof.samples(sec, lambda t: has_inlined(t) and on_hot(t))
+    top = {}
+    for row in sec.rows:
+        t = prof.traces[row.trace]
+        if has_inlined(t) and not on_hot(t):
+            k = " <- ".join(f.qualname for f in t.frames[:3])
+            top[k] = top.get(k, 0) + row.count
+    worst = sorted(top.items(), key=lambda kv: -kv[1])[:3]
+    ctx.note("inlined: hot %d of %d samples with Inlined frames = %s (all samples %d); others: %s"
+             % (hot, total, pct(hot / float(total or 1)), sec.total, worst))
+    # Was hot really inlined into caller by C2?
+    if "Inlined::caller" not in r.stdout or "@ " not in r.stdout:
+        ctx.note("inlining check SKIPPED: PrintCompilation/PrintInlining output format not recognised")
+        inl_ok = True
+    else:
+        inl_ok = bool(RE_INLINE_HOT.search(r.stdout)) and bool(RE_C2_CALLER.search(r.stdout))
+        ctx.note("inlining check: C2 compiled Inlined::caller and reported 'Inlined::hot ... inline (hot)': %s"
+                 % ("yes" if inl_ok else "NO"))
+    problems = []
+    if total < 100:
+        problems.append("only %d samples with Inlined frames" % total)
+    elif hot < 0.95 * total:
+        problems.append("hot share %s < 95%%" % pct(hot / float(total)))
+    if not inl_ok:
+        problems.append("PrintInlining does not show Inlined::hot inlined (hot) into a C2 Inlined::caller "
+                        "(test program invalid on this JVM)")
+    if problems:
+        raise Fail("; ".join(problems))
+
+
+# ---------------------------------------------------------------- ThreadChurn
+
+def thread_churn_common(ctx, sampler):
+    prof_path = ctx.path("churn.hprof.txt")
+    r = ctx.run("ThreadChurn", ["5000", "50", "500000"],
+                agent="cpu=samples,interval=1,thread=y,sampler=%s,file=%s" % (sampler, prof_path))
+    m = re.search(r"CHURN started=5000 joined=5000 thread_cpu_ns=(\d+)", r.stderr)
+    if not m:
+        raise Fail("ThreadChurn did not finish its threads: %s" % diag(r))
+    churn_cpu_ms = int(m.group(1)) / 1e6
+    res = re.search(r"RESOURCES fds_before=(-?\d+) fds_after=(-?\d+) timers_before=(-?\d+) timers_after=(-?\d+)",
+                    r.stderr)
+    if not res:
+        raise Fail("ThreadChurn printed no RESOURCES line: %s" % diag(r))
+    fds_before, fds_after, timers_before, timers_after = map(int, res.groups())
+    prof = parse_profile(prof_path)
+    sec = final_section(prof)
+    churn = [t for t in prof.threads.values() if t.name.startswith("churn-")]
+    names = {t.name for t in churn}
+    not_ended = [t for t in churn if not t.ended]
+    churn_serials = {t.serial for t in churn}
+    on_churn = sum(row.count for row in sec.rows if prof.traces[row.trace].thread in churn_serials)
+    ratio = on_churn / max(churn_cpu_ms, 1.0)
+    ctx.note("churn[%s]: %d THREAD START records for churn-* (%d distinct names), %d without END; "
+             "%d threads in all; samples total %d, %d on churn threads for %.0f ms of their CPU "
+             "(%.0f%% of CPU/interval); fds %d -> %d, POSIX timers %d -> %d"
+             % (sampler, len(churn), len(names), len(not_ended), len(prof.threads), sec.total, on_churn,
+                churn_cpu_ms, 100.0 * ratio, fds_before, fds_after, timers_before, timers_after))
+    problems = []
+    if len(churn) < 5000 or len(names) < 5000:
+        problems.append("only %d THREAD START records (%d names) for the 5000 churn threads"
+                        % (len(churn), len(names)))
+    if not_ended:
+        problems.append("%d churn threads have no THREAD END (e.g. %s)"
+                        % (len(not_ended), ", ".join(t.name for t in not_ended[:3])))
+    if sec.total <= 0:
+        problems.append("no samples")
+    # Every thread's timer or perf event must go with it (slack: the JVM's own files).
+    if fds_after > fds_before + 20:
+        problems.append("open file descriptors grew from %d to %d over 5000 threads (perf events leaked?)"
+                        % (fds_before, fds_after))
+    if timers_after > timers_before + 5:
+        problems.append("POSIX timers grew from %d to %d over 5000 threads (timers leaked?)"
+                        % (timers_before, timers_after))
+    # Threads of ~1 ms must be sampled in proportion to their CPU (the first
+    # expiry is random over an interval), not only past a whole interval.
+    # Only the perf engine can: POSIX CPU timers are checked at kernel ticks
+    # (4 ms here), so threads shorter than a tick are rarely seen by them
+    # (a documented limit of the fallback engine).
+    engine = re.search(r"^CPU samples: .* driven by (.*)$", read(prof_path), re.M)
+    engine = engine.group(1) if engine else "?"
+    ctx.note("engine: %s" % engine)
+    if engine.startswith("perf") and not 0.7 <= ratio <= 1.3:
+        problems.append("churn threads got %d samples for %.0f ms of CPU at interval=1 (%.0f%%, expected 70%%-130%%)"
+                        % (on_churn, churn_cpu_ms, 100.0 * ratio))
+    if problems:
+        raise Fail("; ".join(problems))
+
+
+def t_thread_churn(ctx):
+    thread_churn_common(ctx, "auto")
+
+
+def t_thread_churn_timer(ctx):
+    thread_churn_common(ctx, "timer")
+
+
+# ---------------------------------------------------------------- SIGQUIT
+
+def t_sigquit(ctx):
+    prof_path = ctx.path("longrun.hprof.txt")
+    cmd = ctx.java_cmd("LongRun", ["6000"], agent="cpu=samples,file=" + prof_path)
+    so, se, sc = ctx._files("longrun")
+    with open(sc, "w") as f:
+        f.write(" ".join(cmd) + "\n")
+    mid = None
+    with open(so, "wb") as fo, open(se, "wb") as fe:
+        p = subprocess.Popen(cmd, stdout=fo, stderr=fe, stdin=subprocess.DEVNULL, cwd=ctx.out, env=clean_env())
+        try:
+            time.sleep(2.5)
+            if p.poll() is not None:
+                raise Fail("LongRun exited early (rc %s): %s"
+                           % (p.returncode, diag(Run(p.returncode, read(so), read(se), p.pid, cmd))))
+            os.kill(p.pid, signal.SIGQUIT)
+            deadline = time.time() + 3.0
+            while time.time() < deadline:
+                alive = p.poll() is None
+                text = read(prof_path) if os.path.isfile(prof_path) else ""
+                if re.search(r"^CPU SAMPLES BEGIN .*\n(?:.*\n)*?CPU SAMPLES END$", text, re.M):
+                    if alive:
+                        mid = text
+                    break
+                if not alive:
+                    break
+                time.sleep(0.05)
+            rc = p.wait(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            raise Fail("LongRun did not exit within %ds" % TIMEOUT)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    r = Run(rc, read(so), read(se), p.pid, cmd)
+    ctx.check_crash(r)
+    if rc != 0:
+        raise Fail("exit code %d after SIGQUIT; stderr: %s" % (rc, tail(r.stderr)))
+    with open(ctx.path("midrun-snapshot.txt"), "w") as f:
+        f.write(mid or "")
+    prof = parse_profile(prof_path)
+    totals = [s.total for s in prof.sections]
+    ctx.note("sigquit: %d CPU SAMPLES sections, totals %s; section present mid-run: %s"
+             % (len(totals), totals, "yes" if mid else "NO"))
+    problems = []
+    if mid is None:
+        problems.append("no complete CPU SAMPLES section in the file within 3 s of SIGQUIT while the JVM ran")
+    if len(totals) < 2:
+        problems.append("%d CPU SAMPLES sections (expected >= 2)" % len(totals))
+    else:
+        if totals[0] <= 0:
+            problems.append("first dump has total %d" % totals[0])
+        if totals[-1] < totals[0]:
+            problems.append("last total %d < first total %d (counts not cumulative)" % (totals[-1], totals[0]))
+    if problems:
+        raise Fail("; ".join(problems))
+
+
+# ---------------------------------------------------------------- interval
+
+def t_interval_1(ctx):
+    """interval=1: about one sample per ms of CPU of a CPU-bound thread."""
+    prof_path = ctx.path("longrun.hprof.txt")
+    r = ctx.run("LongRun", ["2000"], agent="cpu=samples,interval=1,file=" + prof_path)
+    m = re.search(r"LongRun: done cpu_ns=(\d+)", r.stderr)
+    if not m:
+        raise Fail("LongRun printed no cpu_ns; stderr: %s" % tail(r.stderr))
+    cpu_ns = int(m.group(1))
+    prof = parse_profile(prof_path)
+    sec = final_section(prof)
+    main = prof.samples(sec, lambda t: any(f.cls == "LongRun" for f in t.frames))
+    expected = cpu_ns / 1e6
+    ctx.note("interval=1: %d samples on LongRun for %.2f s of CPU (expected ~%.0f: %.0f%%), total %d"
+             % (main, cpu_ns / 1e9, expected, 100.0 * main / expected, sec.total))
+    if not 0.5 <= main / expected <= 1.3:
+        raise Fail("%d samples on the main thread, not within 50%%-130%% of CPU/interval = %.0f"
+                   % (main, expected))
+
+
+# ---------------------------------------------------------------- options
+
+def expect_startup_error(ctx, opts, words, extra_check=None):
+    r = ctx.run("Busy", ["200"], agent=opts, expect_rc="nonzero")
+    problems = []
+    if "hprof:" not in r.stderr:
+        problems.append("stderr lacks 'hprof:'")
+    for w in words:
+        if w.lower() not in r.stderr.lower():
+            problems.append("stderr does not mention %r" % w)
+    if "Busy: done" in r.stdout:
+        problems.append("the program ran (JVM did not stop at start-up)")
+    if extra_check:
+        extra_check(r, problems)
+    ctx.note("rc %d, %s" % (r.rc, diag(r, 4)))
+    if problems:
+        raise Fail("; ".join(problems))
+
+
+BAD_OPTIONS = [
+    # (option string, words stderr must contain: the option's name and, where
+    # the accepted values can be told apart from the name, a word of them)
+    ("foo=bar", ["foo", "interval", "depth"]),   # unknown: the valid option names
+    ("interval=abc", ["interval"]),
+    ("interval=0", ["interval"]),
+    ("depth=-1", ["depth", "256"]),
+    ("depth=257", ["depth", "256"]),
+    ("cpu=bogus", ["cpu", "samples"]),
+    ("thread=maybe", ["thread"]),
+    ("cutoff=2", ["cutoff"]),
+    ("sampler=fast", ["sampler", "perf", "timer"]),
+    ("file=", ["file"]),
+]
+
+NOT_IMPLEMENTED = ["heap=sites", "cpu=times", "monitor=y", "format=b"]
+
+
+def make_bad_option_test(opt, words):
+    def t(ctx):
+        expect_startup_error(ctx, "cpu=samples," + opt if not opt.startswith("cpu=") else opt, words)
+    return t
+
+
+def make_not_implemented_test(opt):
+    # With cpu=samples given too, so the message must be about `opt` itself
+    # (not about HPROF's heap=all default).
+    def t(ctx):
+        expect_startup_error(ctx, opt if opt.startswith("cpu=") else "cpu=samples," + opt, [opt, "implemented"])
+    return t
+
+
+HELP_OPTIONS = ["cpu", "interval", "depth", "thread", "lineno", "cutoff", "file", "force", "doe",
+                "verbose", "collapsed", "help", "heap", "monitor", "format", "net"]
+
+
+def t_help(ctx):
+    r = ctx.run("Busy", ["100"], agent="help", expect_rc=0)
+    missing = [o for o in HELP_OPTIONS if not re.search(r"(?<![\w-])%s(?![\w-])" % o, r.stdout)]
+    if missing:
+        raise Fail("help output on stdout lacks option names: %s" % ", ".join(missing))
+
+
+def t_file_unwritable(ctx):
+    expect_startup_error(ctx, "cpu=samples,file=/proc/hprof-no/x.txt", ["file"])
+
+
+def t_force_n(ctx):
+    path = ctx.path("keep.txt")
+    old = "OLD CONTENT, must survive force=n\n"
+    with open(path, "w") as f:
+        f.write(old)
+    r = ctx.run("Busy", ["500"], agent="cpu=samples,force=n,file=" + path)
+    if read(path) != old:
+        raise Fail("force=n overwrote the existing file")
+    m = re.search(r"^PID (\d+)$", r.stderr, re.M)
+    pids = {str(r.pid)} | ({m.group(1)} if m else set())
+    new = [f for f in os.listdir(ctx.out)
+           if f != "keep.txt" and any(pid in f for pid in pids) and not f.startswith("run")
+           and not f.startswith("hs_err")]
+    ctx.note("force=n: pid %s, new files: %s" % ("/".join(sorted(pids)), new))
+    if not new:
+        raise Fail("no new file with the pid (%s) in its name in %s: %s"
+                   % ("/".join(sorted(pids)), ctx.out, sorted(os.listdir(ctx.out))))
+    for f in new:
+        final_section(parse_profile(ctx.path(f)), f)
+
+
+def t_agentlib(ctx):
+    r = ctx.run("Busy", ["500"], agentlib="cpu=samples", env={"LD_LIBRARY_PATH": BUILD})
+    prof = parse_profile(ctx.path("java.hprof.txt"))
+    sec = final_section(prof)
+    if sec.total <= 0:
+        raise Fail("no samples")
+    if "Busy: done" not in r.stdout:
+        raise Fail("program did not run to the end")
+
+
+def busy_traces(prof):
+    return [t for t in prof.traces.values() if any(f.cls == "Busy" for f in t.frames)]
+
+
+def t_basic(ctx):
+    """Default options (only cpu=samples): java.hprof.txt in the working
+    directory, depth 4, line numbers, source file names."""
+    ctx.run("Busy", ["800"], agent="cpu=samples")
+    prof = parse_profile(ctx.path("java.hprof.txt"))
+    sec = final_section(prof)
+    problems = []
+    spin = prof.samples(sec, lambda t: t.top is not None and t.top.qualname == "Busy.spin")
+    ctx.note("basic: total %d, top-frame Busy.spin %d, %d traces" % (sec.total, spin, len(prof.traces)))
+    if spin <= 0:
+        problems.append("no sample with top frame Busy.spin")
+    lens = [len(t.frames) for t in prof.traces.values()]
+    if max(lens) > 4:
+        problems.append("a trace has %d frames (default depth is 4)" % max(lens))
+    if 4 not in lens:
+        problems.append("no trace reaches the default depth 4")
+    frames = [f for t in busy_traces(prof) for f in t.frames if f.cls == "Busy"]
+    if not any(f.source == "Busy.java" and f.line.isdigit() for f in frames):
+        problems.append("no Busy frame with source Busy.java and a line number")
+    if not prof.threads_named("main"):
+        problems.append("no THREAD START for main")
+    if problems:
+        raise Fail("; ".join(problems))
+
+
+def t_collapsed(ctx):
+    prof_path = ctx.path("busy.hprof.txt")
+    col = ctx.path("busy.collapsed")
+    ctx.run("Busy", ["800"], agent="cpu=samples,depth=16,file=%s,collapsed=%s" % (prof_path, col))
+    sec = final_section(parse_profile(prof_path))
+    if not os.path.isfile(col):
+        raise Fail("collapsed file not written")
+    try:
+        stacks = H.parse_collapsed_file(col)
+    except H.ParseError as e:
+        raise Fail(str(e))
+    total = sum(c for _, c in stacks)
+    ctx.note("collapsed: %d lines, counts sum %d, samples total %d" % (len(stacks), total, sec.total))
+    problems = []
+    if total != sec.total:
+        problems.append("collapsed counts sum to %d, samples total is %d" % (total, sec.total))
+    bad = [f for fr, _ in stacks for f in fr if "(" in f or "." not in f]
+    if bad:
+        problems.append("frames not in pkg.Class.method form: %s" % bad[:3])
+    rootfirst = [fr for fr, _ in stacks if "Busy.main" in fr and "Busy.spin" in fr]
+    if not rootfirst:
+        problems.append("no stack with both Busy.main and Busy.spin")
+    elif any(fr.index("Busy.main") > fr.index("Busy.spin") for fr in rootfirst):
+        problems.append("stacks not root first (Busy.spin before Busy.main)")
+    if problems:
+        raise Fail("; ".join(problems))
+
+
+def t_lineno_n(ctx):
+    prof_path = ctx.path("busy.hprof.txt")
+    ctx.run("Busy", ["800"], agent="cpu=samples,lineno=n,file=" + prof_path)
+    prof = parse_profile(prof_path)
+    final_section(prof)
+    frames = [f for t in prof.traces.values() for f in t.frames]
+    bad = [f for f in frames if f.line not in ("Unknown line", "Native method")]
+    native = [f for f in frames if f.line == "Native method"]
+    ctx.note("lineno=n: %d frames, %d native" % (len(frames), len(native)))
+    if not busy_traces(prof):
+        raise Fail("no trace with Busy frames")
+    if bad:
+        raise Fail("frames with a line number despite lineno=n: %s" % bad[:3])
+
+
+def t_depth_2(ctx):
+    prof_path = ctx.path("busy.hprof.txt")
+    ctx.run("Busy", ["800"], agent="cpu=samples,depth=2,file=" + prof_path)
+    prof = parse_profile(prof_path)
+    final_section(prof)
+    lens = [len(t.frames) for t in prof.traces.values()]
+    if max(lens) > 2:
+        raise Fail("trace with %d frames despite depth=2" % max(lens))
+    if 2 not in lens:
+        raise Fail("no trace with 2 frames (Busy's stack is 5 deep)")
+
+
+def t_stdout_clean(ctx):
+    plain = ctx.run("Busy", ["300"], tag="noagent")
+    prof_path = ctx.path("busy.hprof.txt")
+    with_agent = ctx.run("Busy", ["300"], agent="cpu=samples,file=" + prof_path, tag="agent")
+    if plain.stdout != "Busy: done\n":
+        raise Fail("program's own stdout unexpected: %r" % plain.stdout[:200])
+    if with_agent.stdout != plain.stdout:
+        raise Fail("stdout differs with the agent: %r" % with_agent.stdout[:300])
+    final_section(parse_profile(prof_path))
+
+
+def t_cutoff(ctx):
+    prof_path = ctx.path("busy.hprof.txt")
+    ctx.run("Busy", ["800"], agent="cpu=samples,cutoff=0.2,file=" + prof_path)
+    prof = parse_profile(prof_path)
+    sec = final_section(prof)
+    if not sec.rows:
+        raise Fail("no rows at all with cutoff=0.2 (Busy.spin alone has well over 20%)")
+    low = [r for r in sec.rows if r.count < 0.2 * sec.total]
+    ctx.note("cutoff=0.2: %d rows, %d of %d samples listed" % (len(sec.rows), sec.counted, sec.total))
+    if low:
+        raise Fail("rows under the 20%% cutoff: %s" % [(r.rank, r.self_pct) for r in low])
+
+
+def t_doe_n(ctx):
+    prof_path = ctx.path("busy.hprof.txt")
+    ctx.run("Busy", ["300"], agent="cpu=samples,doe=n,file=" + prof_path)
+    if os.path.exists(prof_path):
+        prof = parse_profile(prof_path)
+        if prof.sections:
+            raise Fail("doe=n but the file has %d CPU SAMPLES section(s)" % len(prof.sections))
+
+
+def asan_runtime():
+    try:
+        p = subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True, text=True, timeout=30)
+        path = p.stdout.strip()
+        return path if os.path.isabs(path) and os.path.exists(path) else None
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+ASAN_AGENT = os.path.join(BUILD, "asan", "libhprof.so")
+
+
+def t_asan_agent(ctx):
+    """The agent built with ASan+UBSan, inside a real JVM: the split and idle
+    threads, then 1000 threads starting and ending while sampling at 1 ms."""
+    libasan = asan_runtime()
+    if libasan is None:
+        raise Skip("gcc's libasan.so not found")
+    log = ctx.path("make-asan.log")
+    if sh(["make", "-C", ROOT, "asan"], log) != 0:
+        raise Fail("make asan failed, see %s: %s" % (log, tail(read(log), 2)))
+    # HotSpot uses SIGSEGV for its own purposes (implicit null checks,
+    # safepoint polls): ASan must leave those signals to it. Leak checking is
+    # off because the JVM itself never frees much at exit.
+    env = {"LD_PRELOAD": libasan,
+           "ASAN_OPTIONS": "detect_leaks=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:"
+                           "handle_sigill=0:allow_user_segv_handler=1:use_sigaltstack=0:abort_on_error=0",
+           "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1"}
+    runs = [("CpuSplit", ["2000"], "cpu=samples,interval=1,depth=64,thread=y,collapsed=%s,file=%s"
+             % (ctx.path("split.collapsed"), ctx.path("split.hprof.txt"))),
+            ("ThreadChurn", ["1000", "50", "300000"], "cpu=samples,interval=1,file=%s" % ctx.path("churn.hprof.txt"))]
+    for main, args, opts in runs:
+        r = ctx.run(main, args, agent=opts, agent_path=ASAN_AGENT, env=env, tag="asan-" + main, timeout=300)
+        bad = [l for l in r.stderr.splitlines() if "AddressSanitizer" in l or "runtime error:" in l
+               or "LeakSanitizer" in l]
+        if bad:
+            raise Fail("%s: sanitizer report: %s (see %s)" % (main, bad[0], ctx.out))
+        prof = parse_profile(opts.split("file=")[1])
+        sec = final_section(prof)
+        if sec.total <= 0:
+            raise Fail("%s: no samples under ASan" % main)
+        ctx.note("asan %s: exit 0, no sanitizer report, %d samples" % (main, sec.total))
+
+
+def t_parser_selftest(ctx):
+    import parser_selftest
+    try:
+        parser_selftest.main()
+    except AssertionError as e:
+        raise Fail(str(e))
+
+
+JVM_TESTS = [
+    ("cpu_split", t_cpu_split),
+    ("cpu_split_threads", t_cpu_split_threads),
+    ("inlined", t_inlined),
+    ("cpu_split_timer", t_cpu_split_timer),
+    ("thread_churn", t_thread_churn),
+    ("thread_churn_timer", t_thread_churn_timer),
+    ("asan_agent", t_asan_agent),
+    ("sigquit", t_sigquit),
+    ("interval_1", t_interval_1),
+    ("basic", t_basic),
+    ("stdout_clean", t_stdout_clean),
+    ("collapsed", t_collapsed),
+    ("lineno_n", t_lineno_n),
+    ("depth_2", t_depth_2),
+    ("doe_n", t_doe_n),
+    ("cutoff", t_cutoff),
+    ("force_n", t_force_n),
+    ("agentlib", t_agentlib),
+    ("help", t_help),
+    ("file_unwritable", t_file_unwritable),
+] + [("bad_option[%s]" % o, make_bad_option_test(o, w)) for o, w in BAD_OPTIONS] \
+  + [("not_implemented[%s]" % o, make_not_implemented_test(o)) for o in NOT_IMPLEMENTED]
+
+NOJDK_TESTS = [("parser_selftest", t_parser_selftest)]
+
+
+# ================================================================== runner
+
+class Results:
+    def __init__(self):
+        self.passed = self.failed = self.skipped = 0
+
+    def emit(self, status, name, reason=None):
+        if status == "PASS":
+            self.passed += 1
+        elif status == "FAIL":
+            self.failed += 1
+        else:
+            self.skipped += 1
+        print("%s %s%s" % (status, name, (": " + reason) if reason else ""), flush=True)
+
+
+def sh(cmd, log, timeout=600):
+    with open(log, "wb") as f:
+        try:
+            p = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, timeout=timeout, cwd=ROOT,
+                               stdin=subprocess.DEVNULL)
+            return p.returncode
+        except subprocess.TimeoutExpired:
+            f.write(b"\n*** timeout ***\n")
+            return -1
+
+
+def selected(name, filters):
+    return not filters or any(f in name for f in filters)
+
+
+def run_unit(res, filters):
+    if not (not filters or any(f in "unit" or f in "asan" or "unit" in f or "asan" in f for f in filters)):
+        return
+    d = os.path.join(OUT, "unit")
+    os.makedirs(d, exist_ok=True)
+    log = os.path.join(d, "make-unit.log")
+    rc = sh(["make", "-C", ROOT, "unit"], log)
+    if rc != 0:
+        res.emit("FAIL", "unit", "make unit failed (rc %d), see %s: %s" % (rc, log, tail(read(log), 2)))
+        return
+    for kind, binary in (("unit", os.path.join(BUILD, "unit", "unit_tests")),
+                         ("asan", os.path.join(BUILD, "asan", "unit_tests"))):
+        if not os.path.isfile(binary):
+            res.emit("FAIL", "%s: %s" % (kind, binary), "not built by make unit")
+            continue
+        outp = os.path.join(d, kind + ".out")
+        with open(outp, "wb") as f:
+            try:
+                p = subprocess.run([binary], stdout=f, stderr=subprocess.STDOUT, timeout=300, cwd=ROOT,
+                                   stdin=subprocess.DEVNULL)
+                rc = p.returncode
+            except subprocess.TimeoutExpired:
+                rc = None
+        text = read(outp)
+        n_pass = n_fail = 0
+        for line in text.splitlines():
+            m = re.match(r"^(PASS|FAIL) (\S+)(?:: (.*))?$", line)
+            if m:
+                if m.group(1) == "PASS":
+                    n_pass += 1
+                    res.emit("PASS", "%s [%s]" % (m.group(2), kind))
+                else:
+                    n_fail += 1
+                    res.emit("FAIL", "%s [%s]" % (m.group(2), kind), m.group(3) or "failed")
+        if rc is None:
+            res.emit("FAIL", "%s [%s]" % (os.path.basename(binary), kind), "timeout, see " + outp)
+        elif rc != 0 and n_fail == 0:
+            res.emit("FAIL", "%s [%s]" % (os.path.basename(binary), kind),
+                     "exit code %d without a FAIL line, see %s: %s" % (rc, outp, tail(text, 3)))
+        elif rc == 0 and n_pass == 0:
+            res.emit("FAIL", "%s [%s]" % (os.path.basename(binary), kind), "ran no test, see " + outp)
+
+
+def compile_java(jdk_list):
+    javac = None
+    for _, home in jdk_list:
+        if home and os.path.isfile(os.path.join(home, "bin", "javac")):
+            javac = os.path.join(home, "bin", "javac")
+            break
+    if javac is None:
+        return "no javac found"
+    if os.path.isdir(CLASSES):
+        shutil.rmtree(CLASSES)
+    os.makedirs(CLASSES)
+    srcs = sorted(glob.glob(os.path.join(TESTS_DIR, "java", "*.java")))
+    log = os.path.join(BUILD, "tests", "javac.log")
+    rc = sh([javac, "--release", "17", "-d", CLASSES] + srcs, log, timeout=TIMEOUT)
+    return None if rc == 0 else "javac failed, see %s: %s" % (log, tail(read(log)))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("filters", nargs="*", help="run only tests whose name contains one of these")
+    ap.add_argument("--jdk", action="append", choices=["17", "25"], help="only this JDK (repeatable)")
+    ap.add_argument("--no-build", action="store_true", help="skip `make` (use the existing build/)")
+    ap.add_argument("--list", action="store_true", help="list test names and exit")
+    args = ap.parse_args()
+    if args.list:
+        for n, _ in NOJDK_TESTS + JVM_TESTS:
+            print(n)
+        print("unit / asan (C unit tests)")
+        return 0
+
+    res = Results()
+    t0 = time.time()
+    os.makedirs(OUT, exist_ok=True)
+
+    for name, fn in NOJDK_TESTS:
+        if selected(name, args.filters):
+            try:
+                fn(None)
+                res.emit("PASS", name)
+            except Fail as e:
+                res.emit("FAIL", name, str(e))
+
+    if not args.no_build:
+        log = os.path.join(BUILD, "tests", "make.log")
+        os.makedirs(os.path.dirname(log), exist_ok=True)
+        if sh(["make", "-C", ROOT], log) != 0:
+            res.emit("FAIL", "build", "make failed, see %s: %s" % (log, tail(read(log), 2)))
+
+    if not args.no_build:
+        run_unit(res, args.filters)
+
+    all_jdks = [(n, h) for n, h in jdks() if not args.jdk or n[3:] in args.jdk]
+    tests = [(n, f) for n, f in JVM_TESTS if selected(n, args.filters)]
+    if tests:
+        javac_err = compile_java(all_jdks)
+        for jdk_name, home in all_jdks:
+            if home is None:
+                print("SKIP %s: not installed (%d tests skipped)" % (jdk_name, len(tests)), flush=True)
+                res.skipped += len(tests)
+                continue
+            for name, fn in tests:
+                label = "%s [%s]" % (name, jdk_name)
+                out = os.path.join(OUT, "%s-%s" % (re.sub(r"[^\w.=-]", "_", name), jdk_name))
+                if os.path.isdir(out):
+                    shutil.rmtree(out)
+                os.makedirs(out)
+                ctx = Ctx(name, jdk_name, home, out)
+                t_start = time.time()
+                try:
+                    if javac_err:
+                        raise Fail(javac_err)
+                    if not os.path.isfile(AGENT):
+                        raise Fail("%s missing (build failed?)" % AGENT)
+                    fn(ctx)
+                    ctx.note("(%.1f s)" % (time.time() - t_start))
+                    res.emit("PASS", label)
+                    for n in ctx.notes:
+                        print("    " + n)
+                except Skip as e:
+                    res.emit("SKIP", label, str(e))
+                except Fail as e:
+                    res.emit("FAIL", label, str(e))
+                    for n in ctx.notes:
+                        print("    " + n)
+                    print("    output: %s/ (%s)" % (out, ", ".join(sorted(os.listdir(out)))))
+                except Exception as e:  # a bug in the test itself
+                    res.emit("FAIL", label, "test error: %r" % e)
+                    print("    output: %s/" % out)
+                    import traceback
+                    traceback.print_exc(file=sys.stdout)
+    print("(%.0f s)" % (time.time() - t0))
+    line = "%d passed, %d failed" % (res.passed, res.failed)
+    if res.skipped:
+        line += ", %d skipped" % res.skipped
+    print(line)
+    return 1 if res.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
