@@ -12,9 +12,10 @@ CFLAGS   ?= -O2
 SAN_FLAGS = -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 # Pure C (no JVMTI): unit-tested on their own, also under ASan/UBSan.
-PURE_SRC  = src/core/keytab.c src/core/tables.c src/options/options.c \
+PURE_SRC  = src/core/keytab.c src/core/tables.c src/core/trace_builder.c src/options/options.c \
             src/cpu/sample_queue.c src/cpu/cpu_collector.c \
-            src/output/text_writer.c src/output/collapsed_writer.c src/output/output_file.c
+            src/output/text_writer.c src/output/collapsed_writer.c src/output/output_file.c \
+            src/monitor/monitor_table.c src/monitor/deadlock.c
 AGENT_SRC = $(PURE_SRC) src/cpu/sampler.c src/agent/agent.c
 UNIT_SRC  = $(wildcard tests/unit/*.c)
 HEADERS   = $(wildcard src/*/*.h) $(wildcard tests/unit/*.h)

@@ -21,31 +21,19 @@ static keytab    stacks;
 static uint64_t *stack_counts;
 static uint32_t  stack_counts_cap;
 
-/* Why a sample has no usable stack. The first eleven are HotSpot's
- * AsyncGetCallTrace codes 0, -1, ... -10 (forte.cpp); the rest are ours. */
-static const char *const reasons[] = {
+/* HotSpot's AsyncGetCallTrace failure codes 0, -1, ... -10 (forte.cpp). */
+static const char *const asgct_failures[] = {
     "no_Java_frame", "no_class_load", "GC_active", "unknown_not_Java",
     "not_walkable_not_Java", "unknown_Java", "not_walkable_Java", "unknown_state",
     "thread_exit", "deopt", "safepoint",
-    "unknown_failure", "unresolved_method", "buffer_full", "unregistered_thread",
 };
-#define REASON_COUNT (sizeof reasons / sizeof reasons[0])
-#define ASGCT_CODES  11
+#define ASGCT_CODES ((int32_t)(sizeof asgct_failures / sizeof asgct_failures[0]))
 
 const char *cpu_failure_reason(int32_t code)
 {
     if (code <= 0 && code > -ASGCT_CODES)
-        return reasons[-code];
+        return asgct_failures[-code];
     return "unknown_failure";
-}
-
-/* Pseudo methods get ids 1..REASON_COUNT: no jmethodID is that small. */
-static uint64_t reason_id(const char *reason)
-{
-    for (uint32_t i = 0; i < REASON_COUNT; i++)
-        if (strcmp(reasons[i], reason) == 0)
-            return 1 + i;
-    return reason_id("unknown_failure");
 }
 
 int cpu_collector_init(const cpu_collector_config *config)
@@ -105,19 +93,6 @@ static void count_stack(const serial_t *methods, uint32_t n, uint64_t count)
     stack_counts[idx] += count;
 }
 
-/* The pseudo method [unwalkable].<reason>. */
-static serial_t pseudo_method(const char *reason)
-{
-    uint64_t id = reason_id(reason);
-    serial_t m = method_find(id);
-    if (m)
-        return m;
-    method_desc d = { 0 };
-    d.class_serial = class_intern("L[unwalkable];");
-    d.name = reason;
-    return method_add(id, &d);
-}
-
 static void count_pseudo(serial_t thread, const char *reason, uint64_t count)
 {
     serial_t m = pseudo_method(reason);
@@ -147,32 +122,13 @@ static void record(const raw_sample *s, uint32_t max_frames)
     uint32_t n = (uint32_t)s->num_frames;
     if (n > max_frames)
         n = max_frames;
-    serial_t methods[CPU_MAX_FRAMES];
-    serial_t frames[CPU_MAX_FRAMES];
     if (n > CPU_MAX_FRAMES)
         n = CPU_MAX_FRAMES;
-
-    for (uint32_t i = 0; i < n; i++) {
-        serial_t m = cfg.resolve(s->frames[i].method, cfg.resolve_context);
-        methods[i] = m ? m : pseudo_method("unresolved_method");
-    }
-    uint32_t depth = (uint32_t)cfg.depth < n ? (uint32_t)cfg.depth : n;
-    for (uint32_t i = 0; i < depth; i++) {
-        int32_t bci = s->frames[i].bci;
-        int32_t line;
-        if (bci == -3)
-            line = LINE_NATIVE;
-        else if (cfg.lineno)
-            line = method_line_of(methods[i], bci);
-        else
-            line = method_line_of(methods[i], -1) == LINE_NATIVE ? LINE_NATIVE : LINE_UNKNOWN;
-        frames[i] = frame_intern(methods[i], line);
-        if (frames[i] == 0) {
-            count_trace(0, weight); /* frame table full: counted in the total only */
-            return;
-        }
-    }
-    count_trace(trace_intern(cfg.per_thread ? s->thread_serial : 0, frames, depth), weight);
+    trace_builder b = { cfg.depth, cfg.lineno, cfg.resolve, cfg.resolve_context };
+    serial_t methods[CPU_MAX_FRAMES];
+    serial_t trace = trace_build(&b, cfg.per_thread ? s->thread_serial : 0, s->frames, n,
+                                 cfg.keep_stacks ? methods : NULL);
+    count_trace(trace, weight);     /* trace 0 (a table full): in the total only */
     if (cfg.keep_stacks)
         count_stack(methods, n, weight);
 }

@@ -25,9 +25,6 @@
 /* Most frames recorded per sample (AsyncGetCallTrace walks no deeper). */
 #define CPU_MAX_FRAMES 256
 
-/* Resolve a jmethodID to a method serial (registering it), 0 on failure. */
-typedef serial_t (*method_resolver)(const void *method, void *context);
-
 typedef struct cpu_collector_config {
     int      depth;            /* frames per TRACE (depth=) */
     int      lineno;           /* line numbers in frames (lineno=) */

@@ -18,12 +18,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Same layout as HotSpot's ASGCT_CallFrame { jint lineno; jmethodID method_id; }:
- * for Java frames `bci` is the byte-code index, -3 for native frames. */
-typedef struct sample_frame {
-    int32_t     bci;
-    const void *method;     /* a jmethodID */
-} sample_frame;
+#include "../core/trace_builder.h"
+
+typedef frame_ref sample_frame;      /* AsyncGetCallTrace writes these directly */
 
 typedef struct raw_sample {
     atomic_size_t sequence;      /* queue bookkeeping: owned by the queue */

@@ -1,0 +1,70 @@
+/* trace_builder.c: see trace_builder.h. */
+#include "trace_builder.h"
+
+#include <stdint.h>
+#include <string.h>
+
+/* Why a stack could not be had, as pseudo methods of the class [unwalkable].
+ * The first eleven are HotSpot's AsyncGetCallTrace codes 0, -1, ... -10
+ * (forte.cpp); the rest are ours. Their method ids are 1..N: no jmethodID is
+ * that small. */
+static const char *const reasons[] = {
+    "no_Java_frame", "no_class_load", "GC_active", "unknown_not_Java",
+    "not_walkable_not_Java", "unknown_Java", "not_walkable_Java", "unknown_state",
+    "thread_exit", "deopt", "safepoint",
+    "unknown_failure", "unresolved_method", "buffer_full", "unregistered_thread",
+};
+#define REASON_COUNT (sizeof reasons / sizeof reasons[0])
+
+static uint64_t reason_id(const char *reason)
+{
+    for (uint32_t i = 0; i < REASON_COUNT; i++)
+        if (strcmp(reasons[i], reason) == 0)
+            return 1 + i;
+    return reason_id("unknown_failure");
+}
+
+serial_t pseudo_method(const char *reason)
+{
+    uint64_t id = reason_id(reason);
+    serial_t m = method_find(id);
+    if (m)
+        return m;
+    method_desc d = { 0 };
+    d.class_serial = class_intern("L[unwalkable];");
+    d.name = reasons[id - 1];
+    return method_add(id, &d);
+}
+
+serial_t trace_build(const trace_builder *b, serial_t thread_serial, const frame_ref *frames,
+                     uint32_t n, serial_t *methods_out)
+{
+    serial_t frame_serials[TRACE_BUILDER_MAX_FRAMES];
+    if (n > TRACE_BUILDER_MAX_FRAMES)
+        n = TRACE_BUILDER_MAX_FRAMES;
+    uint32_t depth = b->depth < 0 ? 0 : (uint32_t)b->depth;
+    if (depth > n)
+        depth = n;
+    uint32_t resolve_upto = methods_out ? n : depth;
+    int full = 0;
+    for (uint32_t i = 0; i < resolve_upto; i++) {
+        serial_t m = b->resolve(frames[i].method, b->context);
+        if (m == 0)
+            m = pseudo_method("unresolved_method");
+        if (methods_out)
+            methods_out[i] = m;
+        if (i >= depth)
+            continue;
+        int32_t line;
+        if (frames[i].bci == BCI_NATIVE)
+            line = LINE_NATIVE;
+        else if (b->lineno)
+            line = method_line_of(m, frames[i].bci);
+        else
+            line = method_line_of(m, -1) == LINE_NATIVE ? LINE_NATIVE : LINE_UNKNOWN;
+        frame_serials[i] = frame_intern(m, line);
+        if (frame_serials[i] == 0)
+            full = 1;
+    }
+    return full ? 0 : trace_intern(thread_serial, frame_serials, depth);
+}

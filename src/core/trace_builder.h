@@ -1,0 +1,47 @@
+/*
+ * trace_builder: raw frames (a method id and a byte-code index each, as
+ * AsyncGetCallTrace and JVMTI GetStackTrace give them) -> frame and trace
+ * serials in the shared tables, honouring depth=, lineno= and thread=.
+ * Every collector that records stacks (cpu samples, monitor events, later
+ * allocation sites) goes through here, so a trace means the same everywhere.
+ */
+#ifndef HPROF_TRACE_BUILDER_H
+#define HPROF_TRACE_BUILDER_H
+
+#include <stdint.h>
+
+#include "tables.h"
+
+/* Same layout as HotSpot's ASGCT_CallFrame { jint lineno; jmethodID method_id; }:
+ * `bci` is the byte-code index for Java frames, -3 for native frames. */
+typedef struct frame_ref {
+    int32_t     bci;
+    const void *method;     /* a jmethodID */
+} frame_ref;
+
+#define BCI_NATIVE (-3)
+
+/* Resolve a method id to a method serial (registering it), 0 on failure. */
+typedef serial_t (*method_resolver)(const void *method, void *context);
+
+typedef struct trace_builder {
+    int             depth;        /* frames kept in the trace */
+    int             lineno;       /* line numbers in frames */
+    method_resolver resolve;
+    void           *context;
+} trace_builder;
+
+/* The trace of frames[0..n) (callee first), cut to depth. thread_serial is
+ * stored in the trace (0 for traces shared by all threads). If methods_out
+ * is not NULL it receives the method serial of every one of the n frames
+ * (an unresolvable method becomes the pseudo method
+ * [unwalkable].unresolved_method). Returns 0 when a table is full. */
+serial_t trace_build(const trace_builder *b, serial_t thread_serial, const frame_ref *frames,
+                     uint32_t n, serial_t *methods_out);
+
+/* The method [unwalkable].<reason>, for samples without a usable stack. */
+serial_t pseudo_method(const char *reason);
+
+#define TRACE_BUILDER_MAX_FRAMES 1024
+
+#endif

@@ -1,0 +1,41 @@
+/*
+ * monitor_table: blocked time per (stack trace, lock class, kind), for HPROF's
+ * MONITOR TIME section.
+ *
+ * Three ways a thread waits on a lock feed it: a contended `synchronized`
+ * enter (JVMTI MonitorContendedEnter/Entered), Object.wait (MonitorWait/
+ * Waited) and parking on a java.util.concurrent lock (LockSupport.park with a
+ * blocker). Times are nanoseconds from a monotonic clock; the writer shows ms.
+ * Pure C and thread-safe (one mutex); no JVMTI here.
+ */
+#ifndef HPROF_MONITOR_TABLE_H
+#define HPROF_MONITOR_TABLE_H
+
+#include <stdint.h>
+
+#include "../core/tables.h"
+
+typedef enum { BLOCK_ENTER = 0, BLOCK_WAIT = 1, BLOCK_PARK = 2 } block_kind;
+
+typedef struct monitor_row {
+    serial_t   trace;          /* where the thread blocked */
+    serial_t   lock_class;     /* class serial of the monitor or the park blocker */
+    block_kind kind;
+    uint64_t   count;          /* blocking episodes */
+    uint64_t   nanos;          /* total time blocked */
+} monitor_row;
+
+int  monitor_table_init(void);
+void monitor_table_free(void);
+
+/* One blocking episode of `nanos`. Returns 0, -1 when the table is full (the
+ * time still counts in the total). */
+int  monitor_table_add(serial_t trace, serial_t lock_class, block_kind kind, uint64_t nanos);
+
+/* Rows ordered by time (descending, then trace); *total_nanos over all rows.
+ * Caller frees *rows. */
+int  monitor_table_rows(monitor_row **rows, uint32_t *n, uint64_t *total_nanos);
+
+const char *block_kind_name(block_kind kind);   /* "enter", "wait", "park" */
+
+#endif
