@@ -34,13 +34,12 @@
 #include "../output/collapsed_writer.h"
 #include "../output/text_writer.h"
 #include "../output/output_file.h"
+#include "jvmti_support.h"
 
 #define DRAIN_THREAD_NAME "HPROF sample drain"
 #define DRAIN_PERIOD_MS   20
 
 static struct {
-    JavaVM        *vm;
-    jvmtiEnv      *jvmti;
     hprof_options  opt;
     char           options_text[1024];
     FILE          *out;
@@ -55,103 +54,6 @@ static struct {
     sem_t          drain_done;
     int            drain_running;
 } agent = { .dump_lock = PTHREAD_MUTEX_INITIALIZER };
-
-/* ------------------------------------------------------------------ errors */
-
-/* Report a failed JVMTI call with its error name; returns 1 if it failed. */
-static int jvmti_failed(jvmtiError err, const char *what)
-{
-    if (err == JVMTI_ERROR_NONE)
-        return 0;
-    char *name = NULL;
-    if (agent.jvmti == NULL || (*agent.jvmti)->GetErrorName(agent.jvmti, err, &name) != JVMTI_ERROR_NONE)
-        name = NULL;
-    fprintf(stderr, "hprof: JVMTI %s failed: %s (%d)\n", what, name ? name : "unknown error", (int)err);
-    if (name)
-        (*agent.jvmti)->Deallocate(agent.jvmti, (unsigned char *)name);
-    return 1;
-}
-
-static void jvmti_free(void *p)
-{
-    if (p)
-        (*agent.jvmti)->Deallocate(agent.jvmti, (unsigned char *)p);
-}
-
-/* ---------------------------------------------------------- method resolver */
-
-/* jmethodID -> method serial, asking JVMTI the first time a method is seen.
- * Runs on a Java thread (drain thread, SIGQUIT dump, VMDeath). */
-static serial_t resolve_method(const void *method_ptr, void *context)
-{
-    (void)context;
-    jmethodID method = (jmethodID)method_ptr;
-    if (method == NULL)
-        return 0;
-    serial_t known = method_find((uint64_t)(uintptr_t)method);
-    if (known)
-        return known;
-
-    jvmtiEnv *jvmti = agent.jvmti;
-    JNIEnv *jni = NULL;
-    if ((*agent.vm)->GetEnv(agent.vm, (void **)&jni, JNI_VERSION_1_8) != JNI_OK)
-        jni = NULL;
-
-    jclass klass = NULL;
-    char *class_sig = NULL, *name = NULL, *msig = NULL, *source = NULL;
-    jint line_count = 0;
-    jvmtiLineNumberEntry *table = NULL;
-    jboolean is_native = JNI_FALSE;
-    serial_t serial = 0;
-
-    /* A class unloaded since the sample makes these fail with
-     * INVALID_METHODID: the caller then counts an "unresolved_method". */
-    if ((*jvmti)->GetMethodDeclaringClass(jvmti, method, &klass) != JVMTI_ERROR_NONE ||
-        (*jvmti)->GetMethodName(jvmti, method, &name, &msig, NULL) != JVMTI_ERROR_NONE ||
-        (*jvmti)->GetClassSignature(jvmti, klass, &class_sig, NULL) != JVMTI_ERROR_NONE)
-        goto done;
-    if ((*jvmti)->GetSourceFileName(jvmti, klass, &source) != JVMTI_ERROR_NONE)
-        source = NULL;              /* ABSENT_INFORMATION: no SourceFile attribute */
-    if ((*jvmti)->IsMethodNative(jvmti, method, &is_native) != JVMTI_ERROR_NONE)
-        is_native = JNI_FALSE;
-    if (!is_native &&
-        (*jvmti)->GetLineNumberTable(jvmti, method, &line_count, &table) != JVMTI_ERROR_NONE) {
-        table = NULL;               /* ABSENT_INFORMATION: compiled without -g:lines */
-        line_count = 0;
-    }
-
-    line_entry stack_lines[256];
-    line_entry *lines = line_count <= 256 ? stack_lines : malloc((size_t)line_count * sizeof *lines);
-    if (lines == NULL)
-        line_count = 0;
-    for (jint i = 0; i < line_count; i++) {
-        lines[i].start_bci = (int32_t)table[i].start_location;
-        lines[i].line = table[i].line_number;
-    }
-    method_desc d = {
-        .class_serial = class_intern(class_sig),
-        .name = name,
-        .signature = msig,
-        .source_file = source,
-        .is_native = is_native ? 1 : 0,
-        .lines = line_count ? lines : NULL,
-        .line_count = (uint32_t)line_count,
-    };
-    if (d.class_serial)
-        serial = method_add((uint64_t)(uintptr_t)method, &d);
-    if (lines != stack_lines)
-        free(lines);
-
-done:
-    jvmti_free(class_sig);
-    jvmti_free(name);
-    jvmti_free(msig);
-    jvmti_free(source);
-    jvmti_free(table);
-    if (klass && jni)
-        (*jni)->DeleteLocalRef(jni, klass);
-    return serial;
-}
 
 /* ------------------------------------------------------------------- dumps */
 
@@ -255,7 +157,7 @@ static void start_drain_thread(JNIEnv *jni)
                 "collected at dumps only\n");
         return;
     }
-    if (!jvmti_failed((*agent.jvmti)->RunAgentThread(agent.jvmti, thread, drain_thread, NULL,
+    if (!jvmti_failed((*hprof_jvmti)->RunAgentThread(hprof_jvmti, thread, drain_thread, NULL,
                                                      JVMTI_THREAD_MIN_PRIORITY),
                       "RunAgentThread"))
         agent.drain_running = 1;
@@ -323,19 +225,11 @@ static void start_sampling_current(JNIEnv *jni, serial_t serial)
                 "sampled\n", serial, strerror(errno));
 }
 
-/* The serial a thread already has (VMInit registers the threads that exist
- * then, and HotSpot posts ThreadStart for the main thread after VMInit too). */
-static serial_t known_thread_serial(jvmtiEnv *jvmti, jthread thread)
-{
-    void *data = NULL;
-    if ((*jvmti)->GetThreadLocalStorage(jvmti, thread, &data) != JVMTI_ERROR_NONE)
-        return 0;
-    return (serial_t)(uintptr_t)data;
-}
-
+/* VMInit registers the threads that exist then, and HotSpot posts
+ * ThreadStart for the main thread after VMInit too: keep its serial. */
 static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
-    serial_t serial = known_thread_serial(jvmti, thread);
+    serial_t serial = thread_serial_of(thread);
     if (serial == 0)
         serial = register_thread(jvmti, jni, thread);
     start_sampling_current(jni, serial);
@@ -343,9 +237,10 @@ static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread
 
 static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
+    (void)jvmti;
     (void)jni;
     sampler_thread_end();
-    serial_t serial = known_thread_serial(jvmti, thread);
+    serial_t serial = thread_serial_of(thread);
     if (serial)
         thread_mark_ended(serial);
 }
@@ -400,14 +295,14 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     jthread *threads = NULL;
     if (!jvmti_failed((*jvmti)->GetAllThreads(jvmti, &nthreads, &threads), "GetAllThreads")) {
         for (jint i = 0; i < nthreads; i++) {
-            if (known_thread_serial(jvmti, threads[i]) == 0)
+            if (thread_serial_of(threads[i]) == 0)
                 register_thread(jvmti, jni, threads[i]);
             (*jni)->DeleteLocalRef(jni, threads[i]);
         }
         jvmti_free(threads);
     }
     /* This is the main thread: sample it from here on. */
-    start_sampling_current(jni, known_thread_serial(jvmti, thread));
+    start_sampling_current(jni, thread_serial_of(thread));
 
     jint nclasses = 0;
     jclass *classes = NULL;
@@ -451,7 +346,7 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 
 static int setup_jvmti(void)
 {
-    jvmtiEnv *jvmti = agent.jvmti;
+    jvmtiEnv *jvmti = hprof_jvmti;
     jvmtiCapabilities potential, caps;
     memset(&caps, 0, sizeof caps);
     if (jvmti_failed((*jvmti)->GetPotentialCapabilities(jvmti, &potential),
@@ -528,8 +423,8 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
         return JNI_ERR;
     }
     snprintf(agent.options_text, sizeof agent.options_text, "%s", options ? options : "");
-    agent.vm = vm;
-    if ((*vm)->GetEnv(vm, (void **)&agent.jvmti, JVMTI_VERSION_1_2) != JNI_OK) {
+    hprof_vm = vm;
+    if ((*vm)->GetEnv(vm, (void **)&hprof_jvmti, JVMTI_VERSION_1_2) != JNI_OK) {
         fprintf(stderr, "hprof: this JVM does not provide JVMTI 1.2 or later\n");
         return JNI_ERR;
     }

@@ -1,0 +1,177 @@
+/* jvmti_support.c: see jvmti_support.h. */
+#include "jvmti_support.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+JavaVM   *hprof_vm;
+jvmtiEnv *hprof_jvmti;
+
+/* ------------------------------------------------------------------ errors */
+
+/* Report a failed JVMTI call with its error name; returns 1 if it failed. */
+int jvmti_failed(jvmtiError err, const char *what)
+{
+    if (err == JVMTI_ERROR_NONE)
+        return 0;
+    char *name = NULL;
+    if (hprof_jvmti == NULL || (*hprof_jvmti)->GetErrorName(hprof_jvmti, err, &name) != JVMTI_ERROR_NONE)
+        name = NULL;
+    fprintf(stderr, "hprof: JVMTI %s failed: %s (%d)\n", what, name ? name : "unknown error", (int)err);
+    if (name)
+        (*hprof_jvmti)->Deallocate(hprof_jvmti, (unsigned char *)name);
+    return 1;
+}
+
+void jvmti_free(void *p)
+{
+    if (p)
+        (*hprof_jvmti)->Deallocate(hprof_jvmti, (unsigned char *)p);
+}
+
+/* ---------------------------------------------------------- method resolver */
+
+/* jmethodID -> method serial, asking JVMTI the first time a method is seen.
+ * Runs on a Java thread (drain thread, SIGQUIT dump, VMDeath). */
+serial_t resolve_method(const void *method_ptr, void *context)
+{
+    (void)context;
+    jmethodID method = (jmethodID)method_ptr;
+    if (method == NULL)
+        return 0;
+    serial_t known = method_find((uint64_t)(uintptr_t)method);
+    if (known)
+        return known;
+
+    jvmtiEnv *jvmti = hprof_jvmti;
+    JNIEnv *jni = NULL;
+    if ((*hprof_vm)->GetEnv(hprof_vm, (void **)&jni, JNI_VERSION_1_8) != JNI_OK)
+        jni = NULL;
+
+    jclass klass = NULL;
+    char *class_sig = NULL, *name = NULL, *msig = NULL, *source = NULL;
+    jint line_count = 0;
+    jvmtiLineNumberEntry *table = NULL;
+    jboolean is_native = JNI_FALSE;
+    serial_t serial = 0;
+
+    /* A class unloaded since the sample makes these fail with
+     * INVALID_METHODID: the caller then counts an "unresolved_method". */
+    if ((*jvmti)->GetMethodDeclaringClass(jvmti, method, &klass) != JVMTI_ERROR_NONE ||
+        (*jvmti)->GetMethodName(jvmti, method, &name, &msig, NULL) != JVMTI_ERROR_NONE ||
+        (*jvmti)->GetClassSignature(jvmti, klass, &class_sig, NULL) != JVMTI_ERROR_NONE)
+        goto done;
+    if ((*jvmti)->GetSourceFileName(jvmti, klass, &source) != JVMTI_ERROR_NONE)
+        source = NULL;              /* ABSENT_INFORMATION: no SourceFile attribute */
+    if ((*jvmti)->IsMethodNative(jvmti, method, &is_native) != JVMTI_ERROR_NONE)
+        is_native = JNI_FALSE;
+    if (!is_native &&
+        (*jvmti)->GetLineNumberTable(jvmti, method, &line_count, &table) != JVMTI_ERROR_NONE) {
+        table = NULL;               /* ABSENT_INFORMATION: compiled without -g:lines */
+        line_count = 0;
+    }
+
+    line_entry stack_lines[256];
+    line_entry *lines = line_count <= 256 ? stack_lines : malloc((size_t)line_count * sizeof *lines);
+    if (lines == NULL)
+        line_count = 0;
+    for (jint i = 0; i < line_count; i++) {
+        lines[i].start_bci = (int32_t)table[i].start_location;
+        lines[i].line = table[i].line_number;
+    }
+    method_desc d = {
+        .class_serial = class_intern(class_sig),
+        .name = name,
+        .signature = msig,
+        .source_file = source,
+        .is_native = is_native ? 1 : 0,
+        .lines = line_count ? lines : NULL,
+        .line_count = (uint32_t)line_count,
+    };
+    if (d.class_serial)
+        serial = method_add((uint64_t)(uintptr_t)method, &d);
+    if (lines != stack_lines)
+        free(lines);
+
+done:
+    jvmti_free(class_sig);
+    jvmti_free(name);
+    jvmti_free(msig);
+    jvmti_free(source);
+    jvmti_free(table);
+    if (klass && jni)
+        (*jni)->DeleteLocalRef(jni, klass);
+    return serial;
+}
+
+/* ------------------------------------------------------- classes, threads */
+
+serial_t class_serial_of_object(JNIEnv *jni, jobject object)
+{
+    if (object == NULL)
+        return 0;
+    jclass klass = (*jni)->GetObjectClass(jni, object);
+    if (klass == NULL)
+        return 0;
+    char *sig = NULL;
+    serial_t serial = 0;
+    if ((*hprof_jvmti)->GetClassSignature(hprof_jvmti, klass, &sig, NULL) == JVMTI_ERROR_NONE)
+        serial = class_intern(sig);
+    jvmti_free(sig);
+    (*jni)->DeleteLocalRef(jni, klass);
+    return serial;
+}
+
+serial_t thread_serial_of(jthread thread)
+{
+    void *data = NULL;
+    if ((*hprof_jvmti)->GetThreadLocalStorage(hprof_jvmti, thread, &data) != JVMTI_ERROR_NONE)
+        return 0;
+    return (serial_t)(uintptr_t)data;
+}
+
+/* --------------------------------------------------------------- stacks */
+
+serial_t stack_trace_of(const trace_builder *b, jthread thread, int skip, const char *skip_class,
+                        serial_t thread_serial)
+{
+    enum { MAX = 256 };
+    jvmtiFrameInfo info[MAX];
+    jint count = 0;
+    if ((*hprof_jvmti)->GetStackTrace(hprof_jvmti, thread, 0, MAX, info, &count) != JVMTI_ERROR_NONE)
+        return 0;
+    jint first = skip < count ? skip : count;
+    /* Skip the frames of skip_class on top (e.g. LockSupport's own). */
+    while (skip_class && first < count) {
+        jclass klass = NULL;
+        char *sig = NULL;
+        int same = 0;
+        if ((*hprof_jvmti)->GetMethodDeclaringClass(hprof_jvmti, info[first].method, &klass) == JVMTI_ERROR_NONE &&
+            (*hprof_jvmti)->GetClassSignature(hprof_jvmti, klass, &sig, NULL) == JVMTI_ERROR_NONE)
+            same = strcmp(sig, skip_class) == 0;
+        jvmti_free(sig);
+        if (klass) {
+            JNIEnv *jni = NULL;
+            if ((*hprof_vm)->GetEnv(hprof_vm, (void **)&jni, JNI_VERSION_1_8) == JNI_OK)
+                (*jni)->DeleteLocalRef(jni, klass);
+        }
+        if (!same)
+            break;
+        first++;
+    }
+    frame_ref frames[MAX];
+    uint32_t n = 0;
+    for (jint i = first; i < count; i++, n++) {
+        jboolean native = JNI_FALSE;
+        frames[n].method = info[i].method;
+        /* GetStackTrace gives -1 as the location of native frames. */
+        if (info[i].location < 0 &&
+            (*hprof_jvmti)->IsMethodNative(hprof_jvmti, info[i].method, &native) == JVMTI_ERROR_NONE && native)
+            frames[n].bci = BCI_NATIVE;
+        else
+            frames[n].bci = (int32_t)info[i].location;
+    }
+    return trace_build(b, thread_serial, frames, n, NULL);
+}

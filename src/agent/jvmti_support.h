@@ -1,0 +1,37 @@
+/*
+ * jvmti_support: what every JVMTI-facing part of the agent needs: the JVMTI
+ * environment, error reporting, naming methods and classes for the shared
+ * tables, and turning a thread's stack into a trace serial.
+ */
+#ifndef HPROF_JVMTI_SUPPORT_H
+#define HPROF_JVMTI_SUPPORT_H
+
+#include <jni.h>
+#include <jvmti.h>
+
+#include "../core/tables.h"
+#include "../core/trace_builder.h"
+
+extern JavaVM   *hprof_vm;
+extern jvmtiEnv *hprof_jvmti;
+
+/* Report a failed JVMTI call on stderr with its error name; returns 1 if it failed. */
+int  jvmti_failed(jvmtiError err, const char *what);
+void jvmti_free(void *p);
+
+/* jmethodID -> method serial, asking JVMTI the first time (a method_resolver). */
+serial_t resolve_method(const void *method, void *context);
+
+/* Class serial of an object's class (0 on failure). */
+serial_t class_serial_of_object(JNIEnv *jni, jobject object);
+
+/* The serial the agent gave a thread (0 if none): kept in JVMTI thread-local storage. */
+serial_t thread_serial_of(jthread thread);
+
+/* The trace of a thread's current stack (thread NULL: the calling thread),
+ * skipping its first `skip` frames and then any frame of a class whose JVM
+ * signature is skip_class (NULL: none), cut to b->depth. 0 on failure. */
+serial_t stack_trace_of(const trace_builder *b, jthread thread, int skip, const char *skip_class,
+                        serial_t thread_serial);
+
+#endif
