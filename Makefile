@@ -16,7 +16,7 @@ PURE_SRC  = src/core/keytab.c src/core/tables.c src/core/trace_builder.c src/opt
             src/cpu/sample_queue.c src/cpu/cpu_collector.c \
             src/output/text_writer.c src/output/collapsed_writer.c src/output/output_file.c \
             src/monitor/monitor_table.c src/monitor/deadlock.c
-AGENT_SRC = $(PURE_SRC) src/cpu/sampler.c src/agent/agent.c src/agent/jvmti_support.c
+AGENT_SRC = $(PURE_SRC) src/cpu/sampler.c src/agent/agent.c src/agent/jvmti_support.c src/agent/monitor_agent.c
 UNIT_SRC  = $(wildcard tests/unit/*.c)
 HEADERS   = $(wildcard src/*/*.h) $(wildcard tests/unit/*.h)
 

@@ -35,8 +35,9 @@
 #include "../output/text_writer.h"
 #include "../output/output_file.h"
 #include "jvmti_support.h"
+#include "monitor_agent.h"
 
-#define DRAIN_THREAD_NAME "HPROF sample drain"
+#define AGENT_THREAD_NAME "HPROF agent"
 #define DRAIN_PERIOD_MS   20
 
 static struct {
@@ -47,6 +48,8 @@ static struct {
     text_writer    text;
     sample_queue   queue;
     int            sampling;          /* cpu=samples is on */
+    int            monitoring;        /* monitor=y is on */
+    uint32_t       deadlocks_reported;
     pthread_mutex_t dump_lock;        /* one dump at a time; guards out and text */
     int            finished;          /* VMDeath wrote the last dump */
     atomic_int     drain_stop;
@@ -82,7 +85,7 @@ static void write_collapsed(void)
     }
 }
 
-/* One dump: new records, then a cumulative CPU SAMPLES section. */
+/* One dump: the sections (cumulative), and every record they refer to. */
 static void dump(const char *why)
 {
     pthread_mutex_lock(&agent.dump_lock);
@@ -91,46 +94,69 @@ static void dump(const char *why)
         return;
     }
     if (agent.opt.verbose)
-        fprintf(stderr, "Dumping CPU usage by sampling running threads (%s) ...", why);
+        fprintf(stderr, "Dumping %s (%s) ...", agent.sampling && agent.monitoring
+                ? "CPU usage by sampling running threads, and monitors"
+                : agent.sampling ? "CPU usage by sampling running threads" : "monitors", why);
 
-    cpu_collector_drain(&agent.queue);
-    collect_losses();
-    text_write_new_records(&agent.text);
-    cpu_row *rows = NULL;
-    uint32_t n = 0;
     uint64_t total = 0;
-    if (cpu_collector_rows(&rows, &n, &total) == 0) {
-        /* Rows may name traces interned after the records above: write those too. */
-        text_write_new_records(&agent.text);
-        text_write_cpu_samples(&agent.text, rows, n, total, agent.opt.cutoff, time(NULL));
-        free(rows);
-    } else {
-        fprintf(stderr, "hprof: out of memory while writing CPU SAMPLES\n");
+    if (agent.sampling) {
+        cpu_collector_drain(&agent.queue);
+        collect_losses();
+        cpu_row *rows = NULL;
+        uint32_t n = 0;
+        if (cpu_collector_rows(&rows, &n, &total) == 0) {
+            text_write_new_records(&agent.text);
+            text_write_cpu_samples(&agent.text, rows, n, total, agent.opt.cutoff, time(NULL));
+            free(rows);
+        } else {
+            fprintf(stderr, "hprof: out of memory while writing CPU SAMPLES\n");
+        }
     }
+    uint32_t deadlocks = 0;
+    JNIEnv *jni = NULL;
+    if (agent.monitoring &&
+        (*hprof_vm)->GetEnv(hprof_vm, (void **)&jni, JNI_VERSION_1_8) == JNI_OK)
+        deadlocks = monitor_agent_dump(&agent.text, jni);
+    /* Threads and traces met while writing the sections. */
+    text_write_new_records(&agent.text);
+
     if (fflush(agent.out) != 0 || ferror(agent.out)) {
         fprintf(stderr, "\nhprof: error writing %s (file=): %s\n", agent.out_path, strerror(errno));
         clearerr(agent.out);
     }
-    if (agent.opt.collapsed[0])
+    if (agent.sampling && agent.opt.collapsed[0])
         write_collapsed();
-    if (agent.opt.verbose)
-        fprintf(stderr, " done (%llu samples; %llu of them walked from the caller of a stub).\n",
-                (unsigned long long)total,
-                (unsigned long long)atomic_load(&sampler_lost.recovered_from_caller));
+    if (agent.opt.verbose) {
+        if (agent.sampling)
+            fprintf(stderr, " done (%llu samples; %llu of them walked from the caller of a stub).\n",
+                    (unsigned long long)total,
+                    (unsigned long long)atomic_load(&sampler_lost.recovered_from_caller));
+        else
+            fprintf(stderr, " done.\n");
+    }
+    if (deadlocks)
+        fprintf(stderr, "hprof: %u deadlock%s found: see DEADLOCKS in %s\n", deadlocks,
+                deadlocks == 1 ? "" : "s", agent.out_path);
+    agent.deadlocks_reported = deadlocks;
     pthread_mutex_unlock(&agent.dump_lock);
 }
 
 /* ------------------------------------------------------------ drain thread */
 
+/* The agent's own Java thread: drains samples every 20 ms (cpu=samples) and
+ * looks for deadlocks every deadlock= ms (monitor=y), dumping when it finds
+ * more cycles than the last dump reported. */
 static void JNICALL drain_thread(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 {
     (void)jvmti;
-    (void)jni;
     (void)arg;
+    int period_ms = agent.sampling ? DRAIN_PERIOD_MS : agent.opt.deadlock_ms;
+    long since_check_ms = 0;
     while (!atomic_load(&agent.drain_stop)) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += DRAIN_PERIOD_MS * 1000000L;
+        ts.tv_sec += period_ms / 1000;
+        ts.tv_nsec += (long)(period_ms % 1000) * 1000000L;
         if (ts.tv_nsec >= 1000000000L) {
             ts.tv_sec++;
             ts.tv_nsec -= 1000000000L;
@@ -139,7 +165,14 @@ static void JNICALL drain_thread(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
             ;
         if (atomic_load(&agent.drain_stop))
             break;
-        cpu_collector_drain(&agent.queue);
+        if (agent.sampling)
+            cpu_collector_drain(&agent.queue);
+        since_check_ms += period_ms;
+        if (agent.opt.deadlock_ms && since_check_ms >= agent.opt.deadlock_ms) {
+            since_check_ms = 0;
+            if (monitor_agent_count_deadlocks(jni) > agent.deadlocks_reported)
+                dump("deadlock");
+        }
     }
     sem_post(&agent.drain_done);
 }
@@ -149,7 +182,7 @@ static void start_drain_thread(JNIEnv *jni)
     jclass thread_class = (*jni)->FindClass(jni, "java/lang/Thread");
     jmethodID init = thread_class ? (*jni)->GetMethodID(jni, thread_class, "<init>",
                                                          "(Ljava/lang/String;)V") : NULL;
-    jstring name = init ? (*jni)->NewStringUTF(jni, DRAIN_THREAD_NAME) : NULL;
+    jstring name = init ? (*jni)->NewStringUTF(jni, AGENT_THREAD_NAME) : NULL;
     jobject thread = name ? (*jni)->NewObject(jni, thread_class, init, name) : NULL;
     if (thread == NULL) {
         (*jni)->ExceptionClear(jni);
@@ -204,7 +237,7 @@ static serial_t register_thread(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
         (*jni)->DeleteLocalRef(jni, info.context_class_loader);
 
     serial_t serial = 0;
-    if (info.name == NULL || strcmp(info.name, DRAIN_THREAD_NAME) != 0) {
+    if (info.name == NULL || strcmp(info.name, AGENT_THREAD_NAME) != 0) {
         /* obj=: HPROF printed an object id; ours is derived from the serial. */
         uint32_t next = THREAD_SERIAL_BASE + thread_count();
         serial = thread_add(info.name, group_name, 0x50000000ull + next);
@@ -313,7 +346,9 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
         }
         jvmti_free(classes);
     }
-    if (agent.sampling)
+    if (agent.monitoring)
+        monitor_agent_vm_init(jvmti, jni);
+    if (agent.sampling || agent.opt.deadlock_ms)
         start_drain_thread(jni);
 }
 
@@ -355,9 +390,11 @@ static int setup_jvmti(void)
     caps.can_get_line_numbers = potential.can_get_line_numbers;
     caps.can_get_source_file_name = potential.can_get_source_file_name;
     caps.can_generate_compiled_method_load_events = potential.can_generate_compiled_method_load_events;
-    if (!potential.can_generate_compiled_method_load_events)
+    if (agent.sampling && !potential.can_generate_compiled_method_load_events)
         fprintf(stderr, "hprof: warning: this JVM cannot report compiled methods; samples in "
                 "inlined code may be attributed to the enclosing method\n");
+    if (agent.monitoring && monitor_agent_capabilities(&potential, &caps) != 0)
+        return -1;
     if (jvmti_failed((*jvmti)->AddCapabilities(jvmti, &caps), "AddCapabilities"))
         return -1;
 
@@ -371,6 +408,8 @@ static int setup_jvmti(void)
     cb.ClassPrepare = on_class_prepare;
     cb.CompiledMethodLoad = on_compiled_method_load;
     cb.DataDumpRequest = on_data_dump_request;
+    if (agent.monitoring)
+        monitor_agent_callbacks(&cb);
     if (jvmti_failed((*jvmti)->SetEventCallbacks(jvmti, &cb, (jint)sizeof cb), "SetEventCallbacks"))
         return -1;
 
@@ -380,10 +419,18 @@ static int setup_jvmti(void)
         JVMTI_EVENT_CLASS_PREPARE, JVMTI_EVENT_COMPILED_METHOD_LOAD,
     };
     for (size_t i = 0; i < sizeof events / sizeof events[0]; i++) {
-        if (events[i] == JVMTI_EVENT_COMPILED_METHOD_LOAD && !caps.can_generate_compiled_method_load_events)
+        /* ClassLoad (needed by AsyncGetCallTrace) and CompiledMethodLoad
+         * (debug info at every instruction) serve only the sampler. */
+        if ((events[i] == JVMTI_EVENT_COMPILED_METHOD_LOAD || events[i] == JVMTI_EVENT_CLASS_LOAD) &&
+            (!agent.sampling || !caps.can_generate_compiled_method_load_events))
             continue;
         if (jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, events[i], NULL),
                          "SetEventNotificationMode"))
+            return -1;
+    }
+    if (agent.monitoring) {
+        monitor_config mc = { agent.opt.depth, agent.opt.lineno, agent.opt.thread, agent.opt.cutoff };
+        if (monitor_agent_enable(jvmti, &mc) != 0)
             return -1;
     }
     return 0;
@@ -471,6 +518,7 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
         }
         agent.sampling = 1;
     }
+    agent.monitoring = agent.opt.monitor;
     char notes[256] = "";
     if (agent.sampling)
         snprintf(notes, sizeof notes, "CPU samples: every %d ms of a thread's CPU time, driven by %s.",

@@ -51,6 +51,7 @@ const char *block_kind_name(block_kind kind)
     case BLOCK_ENTER: return "enter";
     case BLOCK_WAIT:  return "wait";
     case BLOCK_PARK:  return "park";
+    case BLOCK_PARK_WAIT: return "park-wait";
     }
     return "?";
 }

@@ -15,7 +15,17 @@
 
 #include "../core/tables.h"
 
-typedef enum { BLOCK_ENTER = 0, BLOCK_WAIT = 1, BLOCK_PARK = 2 } block_kind;
+/* Contention (MONITOR TIME): a contended `synchronized` enter, or parking on
+ * a lock-like synchronizer (an AbstractOwnableSynchronizer: ReentrantLock,
+ * ReentrantReadWriteLock, Semaphore, ...). Waiting (MONITOR WAIT TIME):
+ * Object.wait, or parking on anything else (Condition.await, futures, idle
+ * pool threads), which would otherwise drown contention in idle time. */
+typedef enum { BLOCK_ENTER = 0, BLOCK_WAIT = 1, BLOCK_PARK = 2, BLOCK_PARK_WAIT = 3 } block_kind;
+
+static inline int block_kind_is_contention(block_kind k)
+{
+    return k == BLOCK_ENTER || k == BLOCK_PARK;
+}
 
 typedef struct monitor_row {
     serial_t   trace;          /* where the thread blocked */
@@ -36,6 +46,6 @@ int  monitor_table_add(serial_t trace, serial_t lock_class, block_kind kind, uin
  * Caller frees *rows. */
 int  monitor_table_rows(monitor_row **rows, uint32_t *n, uint64_t *total_nanos);
 
-const char *block_kind_name(block_kind kind);   /* "enter", "wait", "park" */
+const char *block_kind_name(block_kind kind);   /* "enter", "wait", "park", "park-wait" */
 
 #endif

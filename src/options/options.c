@@ -18,7 +18,7 @@ static const char usage_text[] =
 "---------------------  -----------                    -------\n"
 "heap=dump|sites|all    heap profiling                 all (*)\n"
 "cpu=samples|times|old  CPU usage                      off\n"
-"monitor=y|n            monitor contention             n (*)\n"
+"monitor=y|n            monitor contention             n\n"
 "format=a|b             text(txt) or binary output     a (b: *)\n"
 "file=<file>            write data to file             java.hprof[{.txt}]\n"
 "net=<host>:<port>      send data over a socket        off (*)\n"
@@ -38,9 +38,11 @@ static const char usage_text[] =
 "                       intervals); timer: a POSIX CPU-time timer per\n"
 "                       thread (fires at kernel ticks, often 4 ms);\n"
 "                       auto: perf when the kernel allows it, else timer\n"
+"deadlock=<ms>          with monitor=y, look for       0 (at dumps only)\n"
+"                       deadlocks this often; a new one is dumped at once\n"
 "\n"
-"(*) Not implemented in this version: heap=, cpu=times, cpu=old, monitor=y,\n"
-"    format=b and net= stop the JVM at start-up with a message saying so.\n"
+"(*) Not implemented in this version: heap=, cpu=times, cpu=old, format=b\n"
+"    and net= stop the JVM at start-up with a message saying so.\n"
 "    The heap=all default applies, as in HPROF, only when none of cpu=,\n"
 "    heap= and monitor= is given: use cpu=samples.\n"
 "\n"
@@ -238,6 +240,9 @@ static int parse_one(hprof_options *o, const char *name, const char *value,
     }
     if (strcmp(name, "collapsed") == 0)
         return parse_path(name, value, o->collapsed, err, errlen);
+    if (strcmp(name, "deadlock") == 0)
+        return parse_int(name, value, 0, 3600000, &o->deadlock_ms, "milliseconds between checks (0: "
+                         "only at dumps)", err, errlen);
     if (strcmp(name, "sampler") == 0) {
         if (strcmp(value, "auto") != 0 && strcmp(value, "perf") != 0 && strcmp(value, "timer") != 0) {
             set_err(err, errlen, "hprof: bad value '%s' for option 'sampler': accepted values are "
@@ -252,7 +257,7 @@ static int parse_one(hprof_options *o, const char *name, const char *value,
 
     set_err(err, errlen, "hprof: unknown option '%s'. Options are: help, heap, cpu, monitor, "
             "format, file, net, depth, interval, cutoff, lineno, thread, doe, msa, force, "
-            "verbose, collapsed, sampler (run with -agentlib:hprof=help for details)", name);
+            "verbose, collapsed, sampler, deadlock (run with -agentlib:hprof=help for details)", name);
     return -1;
 }
 
@@ -311,6 +316,10 @@ finish:
                 "(as in HPROF); use format=a");
         return -1;
     }
+    if (out->deadlock_ms && !out->monitor) {
+        set_err(err, errlen, "hprof: option 'deadlock=' needs monitor=y");
+        return -1;
+    }
     if (!out->file_given)
         strcpy(out->file, out->format == 'b' ? "java.hprof" : "java.hprof.txt");
     return 0;
@@ -327,8 +336,6 @@ int options_check_implemented(const hprof_options *o, char *err, size_t errlen)
         missing = "cpu=times";
     else if (o->cpu == CPU_OLD)
         missing = "cpu=old";
-    else if (o->monitor)
-        missing = "monitor=y";
     else if (o->format == 'b')
         missing = "format=b";
     else if (o->net[0])
@@ -336,7 +343,7 @@ int options_check_implemented(const hprof_options *o, char *err, size_t errlen)
     if (missing == NULL)
         return 0;
     set_err(err, errlen, "hprof: %s is not implemented in this version of the agent; "
-            "what works now is cpu=samples with format=a (text) and collapsed=<file>. "
-            "Example: -agentlib:hprof=cpu=samples", missing);
+            "what works now is cpu=samples and monitor=y, with format=a (text) and "
+            "collapsed=<file>. Example: -agentlib:hprof=cpu=samples", missing);
     return -1;
 }

@@ -33,6 +33,7 @@ typedef struct hprof_options {
     int       verbose;                /* messages about dumps on stderr */
     char      collapsed[OPTIONS_PATH_MAX]; /* collapsed-stack output, "" when off */
     char      sampler;                /* 'a' auto, 'p' perf events, 't' POSIX timers */
+    int       deadlock_ms;            /* monitor=y: check for deadlocks this often, 0 = only at dumps */
 } hprof_options;
 
 /* Parse an option string (may be NULL or empty). Returns 0 on success;

@@ -178,3 +178,90 @@ void text_write_cpu_samples(text_writer *w, const cpu_row *rows, uint32_t n, uin
     }
     fprintf(w->out, "CPU SAMPLES END\n");
 }
+
+/* ------------------------------------------------------------ monitor=y */
+
+static const char *class_name_or_unknown(serial_t class_serial)
+{
+    const char *name = class_java_name(class_serial);
+    return name ? name : "<unknown class>";
+}
+
+void text_write_monitor_time(text_writer *w, const char *title, int contention,
+                             const monitor_row *rows, uint32_t n, double cutoff, time_t now)
+{
+    char date[64];
+    text_format_date(now, date, sizeof date);
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (block_kind_is_contention(rows[i].kind) == contention)
+            total += rows[i].nanos;
+    /* HPROF's layout and widths; times are measured in ns and shown in ms. */
+    fprintf(w->out, "%s BEGIN (total = %llu ms) %s\n", title, (unsigned long long)(total / 1000000u),
+            date);
+    fprintf(w->out, "rank   self  accum   count trace monitor\n");
+    double accum = 0.0;
+    uint32_t rank = 0;
+    for (uint32_t i = 0; i < n && total > 0; i++) {
+        if (block_kind_is_contention(rows[i].kind) != contention)
+            continue;
+        double self = (double)rows[i].nanos / (double)total;
+        if (self < cutoff)
+            break;                 /* rows are ordered by time */
+        accum += self;
+        fprintf(w->out, "%4u %5.2f%% %5.2f%% %7llu %u %s (Java)\n", ++rank, self * 100.0,
+                accum * 100.0, (unsigned long long)rows[i].count, rows[i].trace,
+                class_name_or_unknown(rows[i].lock_class));
+    }
+    fprintf(w->out, "%s END\n", title);
+}
+
+static void write_thread_list(FILE *out, const char *label, const serial_t *threads, uint32_t n)
+{
+    fprintf(out, "\t%s:", label);
+    for (uint32_t i = 0; i < n; i++)
+        fprintf(out, "%s thread %u", i ? "," : "", threads[i]);
+    fprintf(out, "\n");
+}
+
+void text_write_monitor_dump(text_writer *w, const dump_thread *threads, uint32_t n_threads,
+                             const dump_monitor *monitors, uint32_t n_monitors)
+{
+    fprintf(w->out, "MONITOR DUMP BEGIN\n");
+    for (uint32_t i = 0; i < n_threads; i++)
+        fprintf(w->out, "    THREAD %u, trace %u, status: %s\n", threads[i].thread,
+                threads[i].trace ? threads[i].trace : EMPTY_TRACE_SERIAL, threads[i].status);
+    for (uint32_t i = 0; i < n_monitors; i++) {
+        const dump_monitor *m = &monitors[i];
+        fprintf(w->out, "    MONITOR %s\n", m->class_signature);
+        if (m->owner)
+            fprintf(w->out, "\towner: thread %u, entry count: %d\n", m->owner, m->entry_count);
+        else
+            fprintf(w->out, "\tunowned\n");
+        write_thread_list(w->out, "waiting to enter", m->waiting_to_enter, m->n_enter);
+        write_thread_list(w->out, "waiting to be notified", m->waiting_to_be_notified, m->n_notify);
+    }
+    fprintf(w->out, "MONITOR DUMP END\n");
+}
+
+void text_write_deadlocks(text_writer *w, const deadlock_member *members, const uint32_t *sizes,
+                          uint32_t n_cycles, time_t now)
+{
+    char date[64];
+    text_format_date(now, date, sizeof date);
+    fprintf(w->out, "DEADLOCKS BEGIN (cycles = %u) %s\n", n_cycles, date);
+    uint32_t at = 0;
+    for (uint32_t c = 0; c < n_cycles; c++) {
+        fprintf(w->out, "DEADLOCK %u (%u threads):\n", c + 1, sizes[c]);
+        for (uint32_t i = 0; i < sizes[c]; i++, at++) {
+            const deadlock_member *m = &members[at];
+            thread_info ti;
+            const char *name = thread_get(m->thread, &ti) == 0 ? ti.name : "?";
+            fprintf(w->out, "\tTHREAD %u \"%s\", trace %u, %s %s, held by THREAD %u\n", m->thread,
+                    name, m->trace ? m->trace : EMPTY_TRACE_SERIAL,
+                    m->parked ? "parked on" : "waiting to lock",
+                    class_name_or_unknown(m->lock_class), m->held_by);
+        }
+    }
+    fprintf(w->out, "DEADLOCKS END\n");
+}

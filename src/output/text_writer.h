@@ -18,6 +18,7 @@
 
 #include "../core/tables.h"
 #include "../cpu/cpu_collector.h"
+#include "../monitor/monitor_table.h"
 
 typedef struct text_writer {
     FILE          *out;
@@ -45,5 +46,44 @@ void text_write_cpu_samples(text_writer *w, const cpu_row *rows, uint32_t n, uin
 
 /* "Class.method" of a trace's top frame, for the method column. */
 void text_trace_top_method(serial_t trace, char *buf, size_t size);
+
+/* ---- monitor=y sections ---- */
+
+/* A MONITOR TIME-style section titled `title` ("MONITOR TIME", "MONITOR
+ * WAIT TIME"): blocked time per (trace, lock class) over the rows for which
+ * block_kind_is_contention() equals `contention`; rows below cutoff left out. */
+void text_write_monitor_time(text_writer *w, const char *title, int contention,
+                             const monitor_row *rows, uint32_t n, double cutoff, time_t now);
+
+typedef struct dump_thread {
+    serial_t    thread;
+    serial_t    trace;
+    const char *status;          /* R, MW, CW, P, SL, Z, S */
+} dump_thread;
+
+typedef struct dump_monitor {
+    const char     *class_signature;  /* JVM form, as HPROF printed it */
+    serial_t        owner;            /* 0: none */
+    int             entry_count;
+    const serial_t *waiting_to_enter;
+    uint32_t        n_enter;
+    const serial_t *waiting_to_be_notified;
+    uint32_t        n_notify;
+} dump_monitor;
+
+void text_write_monitor_dump(text_writer *w, const dump_thread *threads, uint32_t n_threads,
+                             const dump_monitor *monitors, uint32_t n_monitors);
+
+typedef struct deadlock_member {
+    serial_t    thread;
+    serial_t    trace;
+    int         parked;           /* 0: waiting to lock a monitor; 1: parked on a j.u.c. lock */
+    serial_t    lock_class;
+    serial_t    held_by;
+} deadlock_member;
+
+/* members: every cycle's members back to back; sizes[i] members in cycle i. */
+void text_write_deadlocks(text_writer *w, const deadlock_member *members, const uint32_t *sizes,
+                          uint32_t n_cycles, time_t now);
 
 #endif

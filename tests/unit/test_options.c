@@ -76,14 +76,16 @@ TEST(options_errors_name_the_option)
     expect_error("msa=y", "'msa=y'");
     expect_error("help=y", "'help' takes no value");
     expect_error("format=b,monitor=y", "format=b");
+    expect_error("deadlock=100", "needs monitor=y");
+    expect_error("monitor=y,deadlock=-5", "'deadlock'");
     expect_error("sampler=fast", "'sampler': accepted values are auto, perf or timer");
 }
 
 TEST(options_unimplemented_features_say_so)
 {
-    const char *cases[] = { "heap=sites", "heap=dump", "cpu=times", "cpu=old", "monitor=y",
+    const char *cases[] = { "heap=sites", "heap=dump", "cpu=times", "cpu=old",
                             "cpu=samples,format=b", "cpu=samples,net=localhost:1", "" };
-    const char *names[] = { "heap=sites", "heap=dump", "cpu=times", "cpu=old", "monitor=y",
+    const char *names[] = { "heap=sites", "heap=dump", "cpu=times", "cpu=old",
                             "format=b", "net=", "heap=all" };
     for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         CHECK(options_parse(cases[i], &o, err, sizeof err) == 0);
@@ -93,13 +95,16 @@ TEST(options_unimplemented_features_say_so)
     }
     CHECK(options_parse("cpu=samples,collapsed=x", &o, err, sizeof err) == 0);
     CHECK(options_check_implemented(&o, err, sizeof err) == 0);
+    CHECK(options_parse("monitor=y,deadlock=500", &o, err, sizeof err) == 0);
+    CHECK(o.monitor && o.deadlock_ms == 500 && o.heap == HEAP_OFF);
+    CHECK(options_check_implemented(&o, err, sizeof err) == 0);
 }
 
 TEST(options_usage_lists_every_option)
 {
     const char *names[] = { "heap=", "cpu=", "monitor=", "format=", "file=", "net=", "depth=",
                             "interval=", "cutoff=", "lineno=", "thread=", "doe=", "msa=",
-                            "force=", "verbose=", "collapsed=", "sampler=" };
+                            "force=", "verbose=", "collapsed=", "sampler=", "deadlock=" };
     for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
         CHECK(strstr(options_usage(), names[i]) != NULL);
 }

@@ -1,0 +1,500 @@
+/* monitor_agent.c: see monitor_agent.h. */
+#include "monitor_agent.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../monitor/deadlock.h"
+#include "../monitor/monitor_table.h"
+#include "jvmti_support.h"
+
+#define LOCK_SUPPORT_SIG "Ljava/util/concurrent/locks/LockSupport;"
+
+static struct {
+    monitor_config cfg;
+    trace_builder  traces;
+    jmethodID      set_blocker;   /* LockSupport.setBlocker(Thread, Object) */
+    jfieldID       park_blocker;  /* Thread.parkBlocker */
+    jclass         aos_class;     /* AbstractOwnableSynchronizer (global ref) */
+    jfieldID       aos_owner;     /* AbstractOwnableSynchronizer.exclusiveOwnerThread */
+} mon;
+
+/* Per-thread timing: every monitor event is delivered on the thread concerned. */
+typedef struct monitor_tls {
+    uint64_t enter_start;
+    serial_t enter_trace, enter_class;
+    uint64_t wait_start;
+    serial_t wait_trace, wait_class;
+    uint64_t park_start;
+} monitor_tls;
+
+static __thread monitor_tls mtls;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static serial_t trace_here(jthread thread, const char *skip_class)
+{
+    serial_t thread_serial = mon.cfg.per_thread ? thread_serial_of(thread) : 0;
+    return stack_trace_of(&mon.traces, thread, 0, skip_class, thread_serial);
+}
+
+/* ---------------------------------------------------------------- events */
+
+/* The stack and class are taken before the thread blocks, not after: work
+ * done after the lock is acquired would lengthen everyone's wait. */
+static void JNICALL on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object)
+{
+    (void)jvmti;
+    mtls.enter_class = class_serial_of_object(jni, object);
+    mtls.enter_trace = trace_here(thread, NULL);
+    mtls.enter_start = now_ns();
+}
+
+static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object)
+{
+    (void)jvmti; (void)jni; (void)thread; (void)object;
+    if (mtls.enter_start) {
+        monitor_table_add(mtls.enter_trace, mtls.enter_class, BLOCK_ENTER, now_ns() - mtls.enter_start);
+        mtls.enter_start = 0;
+    }
+}
+
+static void JNICALL on_wait(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jlong timeout)
+{
+    (void)jvmti;
+    (void)timeout;
+    mtls.wait_class = class_serial_of_object(jni, object);
+    mtls.wait_trace = trace_here(thread, NULL);
+    mtls.wait_start = now_ns();
+}
+
+static void JNICALL on_waited(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
+                              jboolean timed_out)
+{
+    (void)jvmti; (void)jni; (void)thread; (void)object; (void)timed_out;
+    if (mtls.wait_start) {
+        monitor_table_add(mtls.wait_trace, mtls.wait_class, BLOCK_WAIT, now_ns() - mtls.wait_start);
+        mtls.wait_start = 0;
+    }
+}
+
+/* LockSupport.park(blocker) calls setBlocker(t, blocker), parks, then calls
+ * setBlocker(t, null). At the breakpoint on setBlocker's entry, an empty
+ * parkBlocker means "about to park", a set one means "just unparked". */
+static void JNICALL on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID method,
+                                  jlocation location)
+{
+    (void)jvmti;
+    (void)location;
+    if (method != mon.set_blocker || mon.park_blocker == NULL)
+        return;
+    jobject blocker = (*jni)->GetObjectField(jni, thread, mon.park_blocker);
+    if (blocker == NULL) {
+        mtls.park_start = now_ns();
+        return;
+    }
+    if (mtls.park_start) {
+        uint64_t parked = now_ns() - mtls.park_start;
+        mtls.park_start = 0;
+        block_kind kind = mon.aos_class && (*jni)->IsInstanceOf(jni, blocker, mon.aos_class)
+                        ? BLOCK_PARK : BLOCK_PARK_WAIT;
+        monitor_table_add(trace_here(thread, LOCK_SUPPORT_SIG), class_serial_of_object(jni, blocker),
+                          kind, parked);
+    }
+    (*jni)->DeleteLocalRef(jni, blocker);
+}
+
+/* ---------------------------------------------------------------- set-up */
+
+int monitor_agent_capabilities(const jvmtiCapabilities *potential, jvmtiCapabilities *caps)
+{
+    if (!potential->can_generate_monitor_events || !potential->can_get_monitor_info ||
+        !potential->can_get_owned_monitor_info || !potential->can_get_current_contended_monitor) {
+        fprintf(stderr, "hprof: monitor=y needs JVMTI monitor events and monitor information, "
+                "which this JVM does not offer\n");
+        return -1;
+    }
+    caps->can_generate_monitor_events = 1;
+    caps->can_get_monitor_info = 1;
+    caps->can_get_owned_monitor_info = 1;
+    caps->can_get_current_contended_monitor = 1;
+    caps->can_generate_breakpoint_events = potential->can_generate_breakpoint_events;
+    if (!potential->can_generate_breakpoint_events)
+        fprintf(stderr, "hprof: warning: no breakpoint events in this JVM: parking on "
+                "java.util.concurrent locks is not timed\n");
+    return 0;
+}
+
+void monitor_agent_callbacks(jvmtiEventCallbacks *cb)
+{
+    cb->MonitorContendedEnter = on_contended_enter;
+    cb->MonitorContendedEntered = on_contended_entered;
+    cb->MonitorWait = on_wait;
+    cb->MonitorWaited = on_waited;
+    cb->Breakpoint = on_breakpoint;
+}
+
+int monitor_agent_enable(jvmtiEnv *jvmti, const monitor_config *config)
+{
+    mon.cfg = *config;
+    mon.traces.depth = config->depth;
+    mon.traces.lineno = config->lineno;
+    mon.traces.resolve = resolve_method;
+    mon.traces.context = NULL;
+    monitor_table_init();
+    jvmtiEvent events[] = {
+        JVMTI_EVENT_MONITOR_CONTENDED_ENTER, JVMTI_EVENT_MONITOR_CONTENDED_ENTERED,
+        JVMTI_EVENT_MONITOR_WAIT, JVMTI_EVENT_MONITOR_WAITED,
+    };
+    for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
+        if (jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, events[i], NULL),
+                         "SetEventNotificationMode (monitor events)"))
+            return -1;
+    return 0;
+}
+
+/* Look a JNI member up; a missing one (another JDK's layout) disables just the
+ * feature that needs it. */
+static int lookup_failed(JNIEnv *jni, const void *found, const char *what)
+{
+    if (found != NULL && !(*jni)->ExceptionCheck(jni))
+        return 0;
+    (*jni)->ExceptionClear(jni);
+    fprintf(stderr, "hprof: warning: %s not found in this JDK: parking on java.util.concurrent "
+            "locks is not timed, and such locks are left out of deadlock detection\n", what);
+    return 1;
+}
+
+void monitor_agent_vm_init(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    jclass thread_class = (*jni)->FindClass(jni, "java/lang/Thread");
+    if (lookup_failed(jni, thread_class, "java.lang.Thread"))
+        return;
+    mon.park_blocker = (*jni)->GetFieldID(jni, thread_class, "parkBlocker", "Ljava/lang/Object;");
+    (*jni)->DeleteLocalRef(jni, thread_class);
+    if (lookup_failed(jni, mon.park_blocker, "Thread.parkBlocker")) {
+        mon.park_blocker = NULL;
+        return;
+    }
+    jclass aos = (*jni)->FindClass(jni, "java/util/concurrent/locks/AbstractOwnableSynchronizer");
+    if (!lookup_failed(jni, aos, "AbstractOwnableSynchronizer")) {
+        mon.aos_owner = (*jni)->GetFieldID(jni, aos, "exclusiveOwnerThread", "Ljava/lang/Thread;");
+        if (!lookup_failed(jni, mon.aos_owner, "AbstractOwnableSynchronizer.exclusiveOwnerThread"))
+            mon.aos_class = (*jni)->NewGlobalRef(jni, aos);
+        (*jni)->DeleteLocalRef(jni, aos);
+    }
+    jclass lock_support = (*jni)->FindClass(jni, "java/util/concurrent/locks/LockSupport");
+    if (lookup_failed(jni, lock_support, "LockSupport"))
+        return;
+    mon.set_blocker = (*jni)->GetStaticMethodID(jni, lock_support, "setBlocker",
+                                                "(Ljava/lang/Thread;Ljava/lang/Object;)V");
+    (*jni)->DeleteLocalRef(jni, lock_support);
+    if (lookup_failed(jni, mon.set_blocker, "LockSupport.setBlocker(Thread, Object)")) {
+        mon.set_blocker = NULL;
+        return;
+    }
+    jvmtiCapabilities caps;
+    memset(&caps, 0, sizeof caps);
+    if ((*jvmti)->GetCapabilities(jvmti, &caps) != JVMTI_ERROR_NONE || !caps.can_generate_breakpoint_events)
+        return;
+    if (jvmti_failed((*jvmti)->SetBreakpoint(jvmti, mon.set_blocker, 0), "SetBreakpoint (LockSupport)") ||
+        jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_BREAKPOINT, NULL),
+                     "SetEventNotificationMode (Breakpoint)"))
+        mon.set_blocker = NULL;
+}
+
+/* ---------------------------------------------------------------- dumps */
+
+/* What a thread is doing, in MONITOR DUMP's letters. */
+static const char *status_of(jint state)
+{
+    if (!(state & JVMTI_THREAD_STATE_ALIVE))
+        return "Z";
+    if (state & JVMTI_THREAD_STATE_SUSPENDED)
+        return "S";
+    if (state & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER)
+        return "MW";
+    if (state & JVMTI_THREAD_STATE_IN_OBJECT_WAIT)
+        return "CW";
+    if (state & JVMTI_THREAD_STATE_PARKED)
+        return "P";
+    if (state & JVMTI_THREAD_STATE_SLEEPING)
+        return "SL";
+    return "R";
+}
+
+typedef struct thread_snapshot {
+    jthread  thread;
+    serial_t serial;
+    serial_t trace;
+    jint     state;
+    /* what it waits for, for the deadlock graph */
+    serial_t waits_for;
+    serial_t lock_class;
+    int      parked;
+} thread_snapshot;
+
+/* The lock a blocked or parked thread waits for, and its owner. */
+static void find_wait(JNIEnv *jni, thread_snapshot *t)
+{
+    jvmtiEnv *jvmti = hprof_jvmti;
+    if (t->state & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER) {
+        jobject monitor = NULL;
+        if ((*jvmti)->GetCurrentContendedMonitor(jvmti, t->thread, &monitor) != JVMTI_ERROR_NONE ||
+            monitor == NULL)
+            return;
+        jvmtiMonitorUsage usage;
+        memset(&usage, 0, sizeof usage);
+        if ((*jvmti)->GetObjectMonitorUsage(jvmti, monitor, &usage) == JVMTI_ERROR_NONE) {
+            if (usage.owner)
+                t->waits_for = thread_serial_of(usage.owner);
+            t->lock_class = class_serial_of_object(jni, monitor);
+            jvmti_free(usage.waiters);
+            jvmti_free(usage.notify_waiters);
+        }
+    } else if ((t->state & JVMTI_THREAD_STATE_PARKED) && mon.park_blocker && mon.aos_class) {
+        jobject blocker = (*jni)->GetObjectField(jni, t->thread, mon.park_blocker);
+        if (blocker == NULL)
+            return;
+        t->lock_class = class_serial_of_object(jni, blocker);
+        t->parked = 1;
+        if ((*jni)->IsInstanceOf(jni, blocker, mon.aos_class)) {
+            jobject owner = (*jni)->GetObjectField(jni, blocker, mon.aos_owner);
+            if (owner)
+                t->waits_for = thread_serial_of(owner);
+        }
+    }
+}
+
+/* Snapshot every thread the agent knows. Local refs: inside the caller's frame. */
+static thread_snapshot *snapshot_threads(JNIEnv *jni, uint32_t *n_out, int with_traces)
+{
+    jint n = 0;
+    jthread *threads = NULL;
+    *n_out = 0;
+    if (jvmti_failed((*hprof_jvmti)->GetAllThreads(hprof_jvmti, &n, &threads), "GetAllThreads"))
+        return NULL;
+    thread_snapshot *snap = calloc((size_t)(n > 0 ? n : 1), sizeof *snap);
+    if (snap == NULL) {
+        jvmti_free(threads);
+        return NULL;
+    }
+    uint32_t k = 0;
+    for (jint i = 0; i < n; i++) {
+        serial_t serial = thread_serial_of(threads[i]);
+        if (serial == 0)
+            continue;                       /* the agent's own thread */
+        thread_snapshot *t = &snap[k++];
+        t->thread = threads[i];
+        t->serial = serial;
+        if ((*hprof_jvmti)->GetThreadState(hprof_jvmti, threads[i], &t->state) != JVMTI_ERROR_NONE)
+            t->state = 0;
+        if (with_traces)
+            t->trace = trace_here(threads[i], NULL);
+        find_wait(jni, t);
+    }
+    jvmti_free(threads);
+    *n_out = k;
+    return snap;
+}
+
+static uint32_t deadlock_cycles(const thread_snapshot *snap, uint32_t n, uint32_t **cycles_out)
+{
+    waiter *graph = calloc(n ? n : 1, sizeof *graph);
+    uint32_t *cycles = calloc(2 * (size_t)(n ? n : 1), sizeof *cycles);
+    uint32_t found = 0;
+    if (graph && cycles) {
+        for (uint32_t i = 0; i < n; i++) {
+            graph[i].thread = snap[i].serial;
+            graph[i].waits_for = snap[i].waits_for;
+        }
+        found = find_deadlocks(graph, n, cycles);
+    }
+    free(graph);
+    if (cycles_out)
+        *cycles_out = cycles;
+    else
+        free(cycles);
+    return found;
+}
+
+uint32_t monitor_agent_count_deadlocks(JNIEnv *jni)
+{
+    if ((*jni)->PushLocalFrame(jni, 64) != 0)
+        return 0;
+    uint32_t n = 0;
+    thread_snapshot *snap = snapshot_threads(jni, &n, 0);
+    uint32_t found = snap ? deadlock_cycles(snap, n, NULL) : 0;
+    free(snap);
+    (*jni)->PopLocalFrame(jni, NULL);
+    return found;
+}
+
+/* Unique monitors owned or wanted by the snapshot's threads, with their usage. */
+static uint32_t collect_monitors(JNIEnv *jni, const thread_snapshot *snap, uint32_t n,
+                                 dump_monitor **out, serial_t **lists_out, char ***sigs_out)
+{
+    jvmtiEnv *jvmti = hprof_jvmti;
+    uint32_t cap = 16, count = 0;
+    jobject *objects = malloc(cap * sizeof *objects);
+    if (objects == NULL)
+        return 0;
+    for (uint32_t i = 0; i < n; i++) {
+        jint owned_n = 0;
+        jobject *owned = NULL;
+        jobject contended = NULL;
+        if ((*jvmti)->GetOwnedMonitorInfo(jvmti, snap[i].thread, &owned_n, &owned) != JVMTI_ERROR_NONE) {
+            owned_n = 0;
+            owned = NULL;
+        }
+        if ((*jvmti)->GetCurrentContendedMonitor(jvmti, snap[i].thread, &contended) != JVMTI_ERROR_NONE)
+            contended = NULL;
+        for (jint j = 0; j <= owned_n; j++) {
+            jobject o = j < owned_n ? owned[j] : contended;
+            if (o == NULL)
+                continue;
+            int seen = 0;
+            for (uint32_t k = 0; k < count && !seen; k++)
+                seen = (*jni)->IsSameObject(jni, objects[k], o);
+            if (seen)
+                continue;
+            if (count == cap) {
+                jobject *grown = realloc(objects, 2 * cap * sizeof *grown);
+                if (grown == NULL)
+                    break;
+                objects = grown;
+                cap *= 2;
+            }
+            objects[count++] = o;
+        }
+        jvmti_free(owned);
+    }
+
+    dump_monitor *monitors = calloc(count ? count : 1, sizeof *monitors);
+    char **sigs = calloc(count ? count : 1, sizeof *sigs);
+    /* All waiter lists in one array: at most every thread in every list. */
+    size_t list_cap = (size_t)(count ? count : 1) * 2 * (n ? n : 1);
+    serial_t *lists = malloc(list_cap * sizeof *lists);
+    size_t used = 0;
+    uint32_t written = 0;
+    for (uint32_t k = 0; monitors && sigs && lists && k < count; k++) {
+        jvmtiMonitorUsage usage;
+        memset(&usage, 0, sizeof usage);
+        if ((*jvmti)->GetObjectMonitorUsage(jvmti, objects[k], &usage) != JVMTI_ERROR_NONE)
+            continue;
+        jclass klass = (*jni)->GetObjectClass(jni, objects[k]);
+        char *sig = NULL;
+        if (klass == NULL || (*jvmti)->GetClassSignature(jvmti, klass, &sig, NULL) != JVMTI_ERROR_NONE)
+            sig = NULL;
+        dump_monitor *m = &monitors[written];
+        sigs[written] = sig ? strdup(sig) : strdup("<unknown>");
+        jvmti_free(sig);
+        m->class_signature = sigs[written];
+        m->owner = usage.owner ? thread_serial_of(usage.owner) : 0;
+        m->entry_count = usage.entry_count;
+        serial_t *enter = lists + used;
+        for (jint w = 0; w < usage.waiter_count && used < list_cap; w++) {
+            serial_t s = thread_serial_of(usage.waiters[w]);
+            if (s)
+                lists[used++] = s;
+        }
+        m->waiting_to_enter = enter;
+        m->n_enter = (uint32_t)(lists + used - enter);
+        serial_t *notify = lists + used;
+        for (jint w = 0; w < usage.notify_waiter_count && used < list_cap; w++) {
+            serial_t s = thread_serial_of(usage.notify_waiters[w]);
+            if (s)
+                lists[used++] = s;
+        }
+        m->waiting_to_be_notified = notify;
+        m->n_notify = (uint32_t)(lists + used - notify);
+        jvmti_free(usage.waiters);
+        jvmti_free(usage.notify_waiters);
+        written++;
+    }
+    free(objects);
+    *out = monitors;
+    *lists_out = lists;
+    *sigs_out = sigs;
+    return written;
+}
+
+uint32_t monitor_agent_dump(text_writer *w, JNIEnv *jni)
+{
+    time_t now = time(NULL);
+    monitor_row *rows = NULL;
+    uint32_t nrows = 0;
+    uint64_t total = 0;
+    if (monitor_table_rows(&rows, &nrows, &total) == 0) {
+        text_write_monitor_time(w, "MONITOR TIME", 1, rows, nrows, mon.cfg.cutoff, now);
+        text_write_monitor_time(w, "MONITOR WAIT TIME", 0, rows, nrows, mon.cfg.cutoff, now);
+        free(rows);
+    }
+
+    if ((*jni)->PushLocalFrame(jni, 256) != 0) {
+        (*jni)->ExceptionClear(jni);
+        return 0;
+    }
+    uint32_t n = 0;
+    thread_snapshot *snap = snapshot_threads(jni, &n, 1);
+    uint32_t found = 0;
+    if (snap != NULL) {
+        dump_thread *threads = calloc(n ? n : 1, sizeof *threads);
+        for (uint32_t i = 0; threads && i < n; i++) {
+            threads[i].thread = snap[i].serial;
+            threads[i].trace = snap[i].trace;
+            threads[i].status = status_of(snap[i].state);
+        }
+        dump_monitor *monitors = NULL;
+        serial_t *lists = NULL;
+        char **sigs = NULL;
+        uint32_t nmon = collect_monitors(jni, snap, n, &monitors, &lists, &sigs);
+        if (threads && monitors)
+            text_write_monitor_dump(w, threads, n, monitors, nmon);
+        for (uint32_t i = 0; sigs && i < nmon; i++)
+            free(sigs[i]);
+        free(sigs);
+        free(lists);
+        free(monitors);
+        free(threads);
+
+        uint32_t *cycles = NULL;
+        found = deadlock_cycles(snap, n, &cycles);
+        deadlock_member *members = calloc(n ? n : 1, sizeof *members);
+        uint32_t *sizes = calloc(found ? found : 1, sizeof *sizes);
+        if (cycles && members && sizes) {
+            uint32_t at = 0, m = 0;
+            for (uint32_t c = 0; c < found; c++) {
+                uint32_t len = cycles[at++];
+                sizes[c] = len;
+                for (uint32_t i = 0; i < len; i++, m++) {
+                    serial_t id = cycles[at++];
+                    for (uint32_t k = 0; k < n; k++) {
+                        if (snap[k].serial != id)
+                            continue;
+                        members[m].thread = id;
+                        members[m].trace = snap[k].trace;
+                        members[m].parked = snap[k].parked;
+                        members[m].lock_class = snap[k].lock_class;
+                        members[m].held_by = snap[k].waits_for;
+                    }
+                }
+            }
+            text_write_deadlocks(w, members, sizes, found, now);
+        }
+        free(cycles);
+        free(members);
+        free(sizes);
+        free(snap);
+    }
+    (*jni)->PopLocalFrame(jni, NULL);
+    return found;
+}
