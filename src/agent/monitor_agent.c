@@ -338,6 +338,19 @@ uint32_t monitor_agent_count_deadlocks(JNIEnv *jni)
     return found;
 }
 
+/* Append the serials of `threads` to lists[*used..cap); returns how many. */
+static uint32_t append_serials(serial_t *lists, size_t *used, size_t cap, const jthread *threads,
+                               jint count)
+{
+    size_t start = *used;
+    for (jint i = 0; i < count && *used < cap; i++) {
+        serial_t s = thread_serial_of(threads[i]);
+        if (s)
+            lists[(*used)++] = s;
+    }
+    return (uint32_t)(*used - start);
+}
+
 /* Unique monitors owned or wanted by the snapshot's threads, with their usage. */
 static uint32_t collect_monitors(JNIEnv *jni, const thread_snapshot *snap, uint32_t n,
                                  dump_monitor **out, serial_t **lists_out, char ***sigs_out)
@@ -400,22 +413,11 @@ static uint32_t collect_monitors(JNIEnv *jni, const thread_snapshot *snap, uint3
         m->class_signature = sigs[written];
         m->owner = usage.owner ? thread_serial_of(usage.owner) : 0;
         m->entry_count = usage.entry_count;
-        serial_t *enter = lists + used;
-        for (jint w = 0; w < usage.waiter_count && used < list_cap; w++) {
-            serial_t s = thread_serial_of(usage.waiters[w]);
-            if (s)
-                lists[used++] = s;
-        }
-        m->waiting_to_enter = enter;
-        m->n_enter = (uint32_t)(lists + used - enter);
-        serial_t *notify = lists + used;
-        for (jint w = 0; w < usage.notify_waiter_count && used < list_cap; w++) {
-            serial_t s = thread_serial_of(usage.notify_waiters[w]);
-            if (s)
-                lists[used++] = s;
-        }
-        m->waiting_to_be_notified = notify;
-        m->n_notify = (uint32_t)(lists + used - notify);
+        m->waiting_to_enter = lists + used;
+        m->n_enter = append_serials(lists, &used, list_cap, usage.waiters, usage.waiter_count);
+        m->waiting_to_be_notified = lists + used;
+        m->n_notify = append_serials(lists, &used, list_cap, usage.notify_waiters,
+                                     usage.notify_waiter_count);
         jvmti_free(usage.waiters);
         jvmti_free(usage.notify_waiters);
         written++;
