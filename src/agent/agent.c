@@ -1,15 +1,17 @@
 /*
  * agent.c: the JVMTI agent's entry points and event glue.
  *
- * Data flows one way: JVM events and SIGPROF samples -> collectors (cpu) ->
- * shared tables (core) -> writers (output). This file only wires them:
+ * Data flows one way: JVM events and SIGPROF samples -> collectors (cpu,
+ * monitor) -> shared tables (core) -> writers (output). This file only wires
+ * them:
  *   Agent_OnLoad   parse options, open the output, ask for capabilities and
  *                  events, install the sampler's signal handler;
  *   VMInit         register the threads that already exist, create the
- *                  jmethodIDs of loaded classes, start the drain thread;
+ *                  jmethodIDs of loaded classes, start the agent thread;
  *   ThreadStart/End  give each thread a serial and a CPU-time timer;
  *   ClassPrepare   create jmethodIDs early (AsyncGetCallTrace cannot);
  *   DataDumpRequest (SIGQUIT) and VMDeath  write a dump.
+ * monitor=y's events live in monitor_agent.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -49,7 +51,7 @@ static struct {
     sample_queue   queue;
     int            sampling;          /* cpu=samples is on */
     int            monitoring;        /* monitor=y is on */
-    uint32_t       deadlocks_reported;
+    atomic_uint    deadlocks_reported; /* cycles in the last dump (read by the agent thread) */
     pthread_mutex_t dump_lock;        /* one dump at a time; guards out and text */
     int            finished;          /* VMDeath wrote the last dump */
     atomic_int     drain_stop;
@@ -137,7 +139,7 @@ static void dump(const char *why)
     if (deadlocks)
         fprintf(stderr, "hprof: %u deadlock%s found: see DEADLOCKS in %s\n", deadlocks,
                 deadlocks == 1 ? "" : "s", agent.out_path);
-    agent.deadlocks_reported = deadlocks;
+    atomic_store(&agent.deadlocks_reported, deadlocks);
     pthread_mutex_unlock(&agent.dump_lock);
 }
 
@@ -170,7 +172,7 @@ static void JNICALL drain_thread(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
         since_check_ms += period_ms;
         if (agent.opt.deadlock_ms && since_check_ms >= agent.opt.deadlock_ms) {
             since_check_ms = 0;
-            if (monitor_agent_count_deadlocks(jni) > agent.deadlocks_reported)
+            if (monitor_agent_count_deadlocks(jni) > atomic_load(&agent.deadlocks_reported))
                 dump("deadlock");
         }
     }
