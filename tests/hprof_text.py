@@ -1,13 +1,17 @@
-"""Strict parser for HPROF text output (``format=a``), CPU-samples subset.
+"""Strict parser for HPROF text output (``format=a``): CPU samples and monitors.
 
-Written from the format description in shared/docs/hprof-text-format.md,
-not from the agent's code.  Usage::
+Written from the format description in shared/docs/hprof-text-format.md and
+the monitor=y section layout, not from the agent's code.  Usage::
 
     import hprof_text
     prof = hprof_text.parse_file("java.hprof.txt")
     final = prof.final            # last CPU SAMPLES section
     for row in final.rows: ...
     prof.traces[row.trace].frames  # [Frame(cls, method, source, line), ...]
+    prof.final_monitor_time        # last MONITOR TIME section (contention)
+    prof.final_monitor_wait        # last MONITOR WAIT TIME section
+    prof.final_monitor_dump        # last MONITOR DUMP (threads, monitors)
+    prof.final_deadlocks           # last DEADLOCKS section (cycles)
 
 Every structural problem raises :class:`ParseError` (with a line number).
 Checks done:
@@ -23,9 +27,33 @@ Checks done:
   the printed 2 decimals); ``accum`` the running sum (of the exact ratios or
   of the printed ``self`` values); sum of counts <= total; no trace listed
   twice in one section; END line present;
+* ``MONITOR TIME`` / ``MONITOR WAIT TIME`` sections: BEGIN line
+  ``(total = <n> ms) <date>``, column header ``rank self accum count trace
+  monitor``, rows ``rank self% accum% count trace <class> (Java)``; ranks in
+  sequence, counts > 0, rows ordered by time (``self`` non-increasing; self is
+  the row's share of the total time, so only its order and its running sum
+  can be checked: ``accum`` within the rounding of the printed ``self``
+  values), accum <= 100%, no (trace, class) listed twice, END line;
+* ``MONITOR DUMP``: ``THREAD <serial>, trace <serial>, status: <R|MW|CW|P|SL|S|Z>``
+  lines (no thread twice), then ``MONITOR <class signature>`` blocks of
+  ``owner: thread N, entry count: C`` (C >= 1) or ``unowned``, then
+  ``waiting to enter:`` and ``waiting to be notified:`` thread lists; every
+  thread a monitor names is one of the dump's THREAD lines; an owner does not
+  wait to enter its own monitor;
+* ``DEADLOCKS (cycles = N)``: N ``DEADLOCK k (m threads):`` blocks numbered
+  1..N with m member lines ``THREAD s "name", trace t, waiting to lock|parked
+  on <class>, held by THREAD h``; each member is held by the next one (the
+  last by the first); a cycle starts at its smallest serial; no thread in two
+  cycles; a member's name is its THREAD START name; its trace equals the one
+  of the MONITOR DUMP just before, and its status there is MW (waiting to
+  lock) or P (parked on) (S: suspended, accepted for both);
+* the monitor sections of one dump come in the order MONITOR TIME, MONITOR
+  WAIT TIME, MONITOR DUMP, DEADLOCKS (after the dump's CPU SAMPLES section,
+  if any), and a file does not end in the middle of such a group;
 * after the whole file: every trace referenced by a section exists, the
   ``method`` column equals the top frame's ``Class.method`` and, with
-  ``thread=y`` traces, the thread has a THREAD START record.
+  ``thread=y`` traces, the thread has a THREAD START record; every thread a
+  MONITOR DUMP or DEADLOCKS section names has a THREAD START record.
 """
 
 import re
@@ -34,6 +62,8 @@ from collections import namedtuple
 
 __all__ = [
     "ParseError", "Frame", "Trace", "Thread", "Row", "Section", "Profile",
+    "MonitorRow", "MonitorTimeSection", "DumpThread", "DumpMonitor", "MonitorDump",
+    "DeadlockMember", "DeadlocksSection",
     "parse", "parse_file", "parse_collapsed", "parse_collapsed_file",
 ]
 
@@ -101,6 +131,101 @@ class Section:
         return "Section(total=%d, %d rows, line %d)" % (self.total, len(self.rows), self.lineno)
 
 
+MonitorRow = namedtuple("MonitorRow", "rank self_pct accum_pct count trace monitor")
+MonitorRow.__doc__ = "One MONITOR (WAIT) TIME row; monitor is the lock's Java class name."
+
+
+class MonitorTimeSection:
+    """A MONITOR TIME (kind 'time', contention) or MONITOR WAIT TIME (kind
+    'wait') section.  total_ms is the printed total (whole ms, truncated)."""
+
+    def __init__(self, kind, total_ms, date, lineno):
+        self.kind = kind
+        self.total_ms = total_ms
+        self.date = date
+        self.rows = []
+        self.lineno = lineno
+
+    def ms(self, row):
+        """A row's time in ms, from its share of the total (+-0.005% of total, +-1 ms)."""
+        return row.self_pct / 100.0 * self.total_ms
+
+    def time_of(self, pred):
+        """(ms, count) summed over rows whose monitor class satisfies pred (a
+        class name or a function of the row)."""
+        if isinstance(pred, str):
+            name = pred
+            pred = lambda r: r.monitor == name  # noqa: E731
+        rows = [r for r in self.rows if pred(r)]
+        return sum(self.ms(r) for r in rows), sum(r.count for r in rows)
+
+    def by_class(self):
+        """{class: (ms, count)} over all rows."""
+        out = {}
+        for r in self.rows:
+            ms, n = out.get(r.monitor, (0.0, 0))
+            out[r.monitor] = (ms + self.ms(r), n + r.count)
+        return out
+
+    def __repr__(self):
+        return "MonitorTimeSection(%s, total=%d ms, %d rows, line %d)" % (
+            self.kind, self.total_ms, len(self.rows), self.lineno)
+
+
+DumpThread = namedtuple("DumpThread", "thread trace status")
+
+
+class DumpMonitor:
+    def __init__(self, signature, lineno):
+        self.signature = signature          # JVM signature, e.g. Ljava/lang/Object;
+        self.owner = None                   # thread serial or None (unowned)
+        self.entry_count = 0
+        self.waiting_to_enter = []          # thread serials
+        self.waiting_to_be_notified = []
+        self.lineno = lineno
+
+    @property
+    def java_name(self):
+        """Ljava/lang/Object; -> java.lang.Object (arrays: [I -> int[])."""
+        return signature_to_java(self.signature)
+
+    def __repr__(self):
+        return "DumpMonitor(%s, owner=%r, enter=%r, notify=%r)" % (
+            self.signature, self.owner, self.waiting_to_enter, self.waiting_to_be_notified)
+
+
+class MonitorDump:
+    def __init__(self, lineno):
+        self.threads = {}                   # serial -> DumpThread, in file order
+        self.monitors = []                  # DumpMonitor, in file order
+        self.lineno = lineno
+
+    def monitors_of(self, java_name):
+        return [m for m in self.monitors if m.java_name == java_name]
+
+    def __repr__(self):
+        return "MonitorDump(%d threads, %d monitors, line %d)" % (len(self.threads), len(self.monitors), self.lineno)
+
+
+DeadlockMember = namedtuple("DeadlockMember", "thread name trace parked lock held_by")
+DeadlockMember.__doc__ = "parked: True for 'parked on' (ownable synchronizer), False for 'waiting to lock' (monitor)."
+
+
+class DeadlocksSection:
+    def __init__(self, n_cycles, date, lineno):
+        self.n_cycles = n_cycles
+        self.date = date
+        self.cycles = []                    # lists of DeadlockMember, in file order
+        self.lineno = lineno
+
+    @property
+    def members(self):
+        return [m for c in self.cycles for m in c]
+
+    def __repr__(self):
+        return "DeadlocksSection(%d cycles, line %d)" % (len(self.cycles), self.lineno)
+
+
 class Profile:
     def __init__(self):
         self.header_date = None
@@ -108,12 +233,37 @@ class Profile:
         self.threads = {}           # serial -> Thread
         self.traces = {}            # serial -> Trace
         self.sections = []          # CPU SAMPLES sections, in file order
+        self.monitor_times = []     # MONITOR TIME sections (contention), in file order
+        self.monitor_waits = []     # MONITOR WAIT TIME sections, in file order
+        self.monitor_dumps = []     # MONITOR DUMP sections, in file order
+        self.deadlocks = []         # DEADLOCKS sections, in file order
+        self.section_order = []     # (kind, first line no) of every section, in file order
         self.other_sections = []    # (kind, first line no) of other known section kinds
 
     @property
     def final(self):
         """The last CPU SAMPLES section (the final one), or None."""
         return self.sections[-1] if self.sections else None
+
+    @property
+    def final_monitor_time(self):
+        return self.monitor_times[-1] if self.monitor_times else None
+
+    @property
+    def final_monitor_wait(self):
+        return self.monitor_waits[-1] if self.monitor_waits else None
+
+    @property
+    def final_monitor_dump(self):
+        return self.monitor_dumps[-1] if self.monitor_dumps else None
+
+    @property
+    def final_deadlocks(self):
+        return self.deadlocks[-1] if self.deadlocks else None
+
+    def thread_name(self, serial):
+        t = self.threads.get(serial)
+        return t.name if t else None
 
     def threads_named(self, name):
         return [t for t in self.threads.values() if t.name == name]
@@ -143,19 +293,62 @@ RE_CPU_ROW = re.compile(
     r"(?P<count>\d+) +(?P<trace>\d+) (?P<method>\S+)$")
 CPU_END = "CPU SAMPLES END"
 # Other section kinds of the format; accepted (skipped) so the parser keeps
-# working when the agent grows cpu=times / heap= / monitor= output.
+# working when the agent grows cpu=times / heap= output.
 OTHER_SECTIONS = [
     (re.compile(r"^CPU TIME \(ms\) BEGIN \(total = \d+\) .+$"), "CPU TIME (ms) END", "cpu_time"),
     (re.compile(r"^SITES BEGIN \(ordered by live bytes\) .+$"), "SITES END", "sites"),
-    (re.compile(r"^MONITOR TIME BEGIN \(total = \d+ ms\) .+$"), "MONITOR TIME END", "monitor_time"),
-    (re.compile(r"^MONITOR DUMP BEGIN$"), "MONITOR DUMP END", "monitor_dump"),
     (re.compile(r"^HEAP DUMP BEGIN \(\d+ objects, \d+ bytes\) .+$"), "HEAP DUMP END", "heap_dump"),
 ]
+# monitor=y
+RE_MON_TIME_BEGIN = re.compile(r"^(?P<title>MONITOR TIME|MONITOR WAIT TIME) BEGIN \(total = (?P<total>\d+) ms\) "
+                               r"(?P<date>.+)$")
+MON_COLUMNS = "rank   self  accum   count trace monitor"
+RE_MON_ROW = re.compile(
+    r"^ *(?P<rank>\d+) +(?P<self>\d{1,3}\.\d\d)% +(?P<accum>\d{1,3}\.\d\d)% +"
+    r"(?P<count>\d+) +(?P<trace>\d+) (?P<monitor>\S+) \(Java\)$")
+MON_DUMP_BEGIN = "MONITOR DUMP BEGIN"
+MON_DUMP_END = "MONITOR DUMP END"
+DUMP_STATUSES = ("R", "MW", "CW", "P", "SL", "S", "Z")
+RE_DUMP_THREAD = re.compile(r"^    THREAD (?P<thread>\d+), trace (?P<trace>\d+), status: (?P<status>\S+)$")
+RE_DUMP_MONITOR = re.compile(r"^    MONITOR (?P<sig>\S+)$")
+RE_SIGNATURE = re.compile(r"^(\[*L[^;\s]+;|\[+[BCDFIJSZ])$")
+RE_DUMP_OWNER = re.compile(r"^\towner: thread (?P<thread>\d+), entry count: (?P<count>-?\d+)$")
+DUMP_UNOWNED = "\tunowned"
+RE_THREAD_LIST = re.compile(r"^\t(?P<label>waiting to enter|waiting to be notified):"
+                            r"(?P<list>(?: thread \d+)(?:, thread \d+)*)?$")
+RE_DL_BEGIN = re.compile(r"^DEADLOCKS BEGIN \(cycles = (?P<n>\d+)\) (?P<date>.+)$")
+DL_END = "DEADLOCKS END"
+RE_DL_CYCLE = re.compile(r"^DEADLOCK (?P<k>\d+) \((?P<m>\d+) threads?\):$")
+RE_DL_MEMBER = re.compile(
+    r'^\tTHREAD (?P<thread>\d+) "(?P<name>(?:[^"\\]|\\.)*)", trace (?P<trace>\d+), '
+    r"(?P<how>waiting to lock|parked on) (?P<lock>\S+), held by THREAD (?P<held>\d+)$")
+# The monitor sections of one dump, in order.
+MONITOR_GROUP = ["monitor_time", "monitor_wait", "monitor_dump", "deadlocks"]
+MONITOR_TITLES = {"monitor_time": "MONITOR TIME", "monitor_wait": "MONITOR WAIT TIME",
+                  "monitor_dump": "MONITOR DUMP", "deadlocks": "DEADLOCKS"}
+PRIMITIVES = {"B": "byte", "C": "char", "D": "double", "F": "float", "I": "int", "J": "long", "S": "short",
+              "Z": "boolean"}
+
 RE_MONITOR_EVENT = re.compile(r"^(WAIT|WAITED): MONITOR .+, (timeout|time_waited)=\d+, thread \d+$")
 
 # self% is count/total printed with 2 decimals: allow half a unit of the last
 # digit plus float slack.
 PCT_TOL = 0.0051
+
+
+def signature_to_java(sig):
+    """JVM class signature -> Java name: Ljava/lang/Object; -> java.lang.Object, [[I -> int[][]."""
+    dims = len(sig) - len(sig.lstrip("["))
+    base = sig[dims:]
+    if base.startswith("L") and base.endswith(";"):
+        name = base[1:-1].replace("/", ".")
+    else:
+        name = PRIMITIVES.get(base, base)
+    return name + "[]" * dims
+
+
+def _thread_list(text):
+    return [int(x) for x in re.findall(r"thread (\d+)", text or "")]
 
 
 def _check_date(s, lineno):
@@ -199,6 +392,180 @@ def parse(text, check_thread_refs=True):
 
     def err(idx, msg):
         raise ParseError("line %d: %s: %r" % (idx + 1, msg, lines[idx] if idx < n else "<EOF>"))
+
+    # Where we are in a dump's group of monitor sections (index into MONITOR_GROUP).
+    group = {"next": 0, "dump": None}
+
+    def section_starts(idx, kind):
+        if kind == "cpu":
+            if group["next"] != 0:
+                err(idx, "CPU SAMPLES section inside a dump's monitor sections (%s expected)"
+                    % MONITOR_TITLES[MONITOR_GROUP[group["next"]]])
+        else:
+            want = MONITOR_GROUP[group["next"]]
+            if kind != want:
+                err(idx, "%s section where %s was expected (order: %s)"
+                    % (MONITOR_TITLES[kind], MONITOR_TITLES[want], ", ".join(MONITOR_TITLES[k] for k in MONITOR_GROUP)))
+            group["next"] = (group["next"] + 1) % len(MONITOR_GROUP)
+        prof.section_order.append((kind, idx + 1))
+
+    def parse_monitor_time(i, m):
+        kind = "time" if m.group("title") == "MONITOR TIME" else "wait"
+        title = m.group("title")
+        sec = MonitorTimeSection(kind, int(m.group("total")), _check_date(m.group("date"), i + 1), i + 1)
+        i += 1
+        if i >= n or lines[i] != MON_COLUMNS:
+            err(i, "expected column header %r" % MON_COLUMNS)
+        i += 1
+        printed_cum = 0.0
+        seen = set()
+        while True:
+            if i >= n:
+                err(i, "%s section starting at line %d has no END" % (title, sec.lineno))
+            if lines[i] == title + " END":
+                i += 1
+                break
+            rm = RE_MON_ROW.match(lines[i])
+            if not rm:
+                err(i, "malformed %s row" % title)
+            row = MonitorRow(int(rm.group("rank")), float(rm.group("self")), float(rm.group("accum")),
+                             int(rm.group("count")), int(rm.group("trace")), rm.group("monitor"))
+            k = len(sec.rows) + 1
+            if row.rank != k:
+                err(i, "rank %d out of sequence (expected %d)" % (row.rank, k))
+            if row.count <= 0:
+                err(i, "row with count %d" % row.count)
+            if sec.rows and row.self_pct > sec.rows[-1].self_pct:
+                err(i, "rows not ordered by time descending")
+            if (row.trace, row.monitor) in seen:
+                err(i, "trace %d with monitor %s listed twice in one section" % (row.trace, row.monitor))
+            seen.add((row.trace, row.monitor))
+            printed_cum += row.self_pct
+            # accum is the running sum of the exact shares, each self their
+            # rounding: they differ by at most half a unit per row (+ accum's own).
+            if abs(row.accum_pct - printed_cum) > 0.005 * (k + 1) + 1e-6:
+                err(i, "accum %.2f%% is not the running sum of self (%.2f%%)" % (row.accum_pct, printed_cum))
+            if row.accum_pct > 100.0 + PCT_TOL:
+                err(i, "accum %.2f%% > 100%%" % row.accum_pct)
+            sec.rows.append(row)
+            i += 1
+        (prof.monitor_times if kind == "time" else prof.monitor_waits).append(sec)
+        return i
+
+    def parse_monitor_dump(i):
+        dump = MonitorDump(i + 1)
+        i += 1
+        while True:
+            if i >= n:
+                err(i, "MONITOR DUMP section starting at line %d has no END" % dump.lineno)
+            line = lines[i]
+            if line == MON_DUMP_END:
+                i += 1
+                break
+            tm = RE_DUMP_THREAD.match(line)
+            if tm:
+                if dump.monitors:
+                    err(i, "THREAD line after the MONITOR lines")
+                th = int(tm.group("thread"))
+                if tm.group("status") not in DUMP_STATUSES:
+                    err(i, "unknown thread status %r" % tm.group("status"))
+                if th in dump.threads:
+                    err(i, "thread %d listed twice in one MONITOR DUMP" % th)
+                dump.threads[th] = DumpThread(th, int(tm.group("trace")), tm.group("status"))
+                i += 1
+                continue
+            mm = RE_DUMP_MONITOR.match(line)
+            if not mm:
+                err(i, "malformed MONITOR DUMP line")
+            if not RE_SIGNATURE.match(mm.group("sig")):
+                err(i, "not a class signature")
+            mon = DumpMonitor(mm.group("sig"), i + 1)
+            i += 1
+            om = RE_DUMP_OWNER.match(lines[i]) if i < n else None
+            if om:
+                mon.owner = int(om.group("thread"))
+                mon.entry_count = int(om.group("count"))
+                if mon.entry_count < 1:
+                    err(i, "owned monitor with entry count %d" % mon.entry_count)
+            elif i >= n or lines[i] != DUMP_UNOWNED:
+                err(i, "expected 'owner: thread N, entry count: C' or 'unowned' after MONITOR")
+            i += 1
+            for label, attr in (("waiting to enter", "waiting_to_enter"),
+                                ("waiting to be notified", "waiting_to_be_notified")):
+                lm = RE_THREAD_LIST.match(lines[i]) if i < n else None
+                if not lm or lm.group("label") != label:
+                    err(i, "expected '\\t%s: thread N, thread M...'" % label)
+                lst = _thread_list(lm.group("list"))
+                if len(set(lst)) != len(lst):
+                    err(i, "a thread listed twice")
+                setattr(mon, attr, lst)
+                i += 1
+            for th in ([mon.owner] if mon.owner else []) + mon.waiting_to_enter + mon.waiting_to_be_notified:
+                if th not in dump.threads:
+                    err(mon.lineno - 1, "monitor names thread %d, which has no THREAD line in this dump" % th)
+            if mon.owner in mon.waiting_to_enter:
+                err(mon.lineno - 1, "owner %d also waits to enter its own monitor" % mon.owner)
+            dump.monitors.append(mon)
+        prof.monitor_dumps.append(dump)
+        group["dump"] = dump
+        return i
+
+    def parse_deadlocks(i, m):
+        sec = DeadlocksSection(int(m.group("n")), _check_date(m.group("date"), i + 1), i + 1)
+        i += 1
+        in_cycles = set()
+        dump = group["dump"]
+        while True:
+            if i >= n:
+                err(i, "DEADLOCKS section starting at line %d has no END" % sec.lineno)
+            if lines[i] == DL_END:
+                i += 1
+                break
+            cm = RE_DL_CYCLE.match(lines[i])
+            if not cm:
+                err(i, "expected 'DEADLOCK k (m threads):'")
+            if int(cm.group("k")) != len(sec.cycles) + 1:
+                err(i, "cycle number %s out of sequence" % cm.group("k"))
+            size = int(cm.group("m"))
+            if size < 1:
+                err(i, "cycle of %d threads" % size)
+            start = i
+            i += 1
+            cycle = []
+            for _ in range(size):
+                mm = RE_DL_MEMBER.match(lines[i]) if i < n else None
+                if not mm:
+                    err(i, "malformed DEADLOCK member line (cycle %d has %d members)" % (len(sec.cycles) + 1, size))
+                mem = DeadlockMember(int(mm.group("thread")), mm.group("name"), int(mm.group("trace")),
+                                     mm.group("how") == "parked on", mm.group("lock"), int(mm.group("held")))
+                if mem.thread in in_cycles:
+                    err(i, "thread %d in two deadlock cycles (or twice in one)" % mem.thread)
+                in_cycles.add(mem.thread)
+                if dump is not None:
+                    dt = dump.threads.get(mem.thread)
+                    if dt is None:
+                        err(i, "deadlocked thread %d has no THREAD line in the MONITOR DUMP before" % mem.thread)
+                    if dt.trace != mem.trace:
+                        err(i, "trace %d != trace %d of thread %d in the MONITOR DUMP before"
+                            % (mem.trace, dt.trace, mem.thread))
+                    ok = ("P", "S") if mem.parked else ("MW", "S")
+                    if dt.status not in ok:
+                        err(i, "thread %d is '%s' but has status %s in the MONITOR DUMP before"
+                            % (mem.thread, mm.group("how"), dt.status))
+                cycle.append(mem)
+                i += 1
+            for k, mem in enumerate(cycle):
+                nxt = cycle[(k + 1) % len(cycle)]
+                if mem.held_by != nxt.thread:
+                    err(start, "member %d is held by %d, but the next member is %d (not a cycle)"
+                        % (mem.thread, mem.held_by, nxt.thread))
+            if cycle[0].thread != min(mm_.thread for mm_ in cycle):
+                err(start, "cycle does not start at its smallest thread serial")
+            sec.cycles.append(cycle)
+        if len(sec.cycles) != sec.n_cycles:
+            err(sec.lineno - 1, "header says %d cycles, %d listed" % (sec.n_cycles, len(sec.cycles)))
+        prof.deadlocks.append(sec)
+        return i
 
     while i < n:
         line = lines[i]
@@ -256,6 +623,7 @@ def parse(text, check_thread_refs=True):
             continue
         m = RE_CPU_BEGIN.match(line)
         if m:
+            section_starts(i, "cpu")
             sec = Section(int(m.group("total")), _check_date(m.group("date"), i + 1), i + 1)
             i += 1
             if i >= n or lines[i] != CPU_COLUMNS:
@@ -300,6 +668,20 @@ def parse(text, check_thread_refs=True):
                 i += 1
             prof.sections.append(sec)
             continue
+        m = RE_MON_TIME_BEGIN.match(line)
+        if m:
+            section_starts(i, "monitor_time" if m.group("title") == "MONITOR TIME" else "monitor_wait")
+            i = parse_monitor_time(i, m)
+            continue
+        if line == MON_DUMP_BEGIN:
+            section_starts(i, "monitor_dump")
+            i = parse_monitor_dump(i)
+            continue
+        m = RE_DL_BEGIN.match(line)
+        if m:
+            section_starts(i, "deadlocks")
+            i = parse_deadlocks(i, m)
+            continue
         for rx, end, kind in OTHER_SECTIONS:
             if rx.match(line):
                 start = i
@@ -326,7 +708,41 @@ def parse(text, check_thread_refs=True):
             if tr.frames and row.method != tr.frames[0].qualname:
                 raise ParseError("CPU SAMPLES section at line %d, rank %d: method %r != top frame %r of trace %d"
                                  % (sec.lineno, row.rank, row.method, tr.frames[0].qualname, tr.serial))
+    if group["next"] != 0:
+        raise ParseError("file ends after %s: the dump's %s section is missing"
+                         % (MONITOR_TITLES[MONITOR_GROUP[group["next"] - 1]],
+                            MONITOR_TITLES[MONITOR_GROUP[group["next"]]]))
+    for sec in prof.monitor_times + prof.monitor_waits:
+        for row in sec.rows:
+            if row.trace not in prof.traces:
+                raise ParseError("%s section at line %d references trace %d, which is never written"
+                                 % ("MONITOR TIME" if sec.kind == "time" else "MONITOR WAIT TIME", sec.lineno,
+                                    row.trace))
+    for dump in prof.monitor_dumps:
+        for dt in dump.threads.values():
+            if dt.trace not in prof.traces:
+                raise ParseError("MONITOR DUMP at line %d: thread %d has trace %d, which is never written"
+                                 % (dump.lineno, dt.thread, dt.trace))
+    for sec in prof.deadlocks:
+        for mem in sec.members:
+            if mem.trace not in prof.traces:
+                raise ParseError("DEADLOCKS at line %d: thread %d has trace %d, which is never written"
+                                 % (sec.lineno, mem.thread, mem.trace))
     if check_thread_refs:
+        for dump in prof.monitor_dumps:
+            for th in dump.threads:
+                if th not in prof.threads:
+                    raise ParseError("MONITOR DUMP at line %d names thread %d, which has no THREAD START record"
+                                     % (dump.lineno, th))
+        for sec in prof.deadlocks:
+            for mem in sec.members:
+                t = prof.threads.get(mem.thread)
+                if t is None:
+                    raise ParseError("DEADLOCKS at line %d names thread %d, which has no THREAD START record"
+                                     % (sec.lineno, mem.thread))
+                if t.name != mem.name:
+                    raise ParseError("DEADLOCKS at line %d: thread %d is named %r, its THREAD START says %r"
+                                     % (sec.lineno, mem.thread, mem.name, t.name))
         for tr in prof.traces.values():
             if tr.thread is not None and tr.thread not in prof.threads:
                 raise ParseError("TRACE %d (line %d) names thread %d, which has no THREAD START record"
@@ -372,6 +788,9 @@ if __name__ == "__main__":
     import sys
     for p in sys.argv[1:]:
         prof = parse_file(p)
-        print("%s: %d threads, %d traces, %d CPU SAMPLES sections %s"
+        print("%s: %d threads, %d traces, %d CPU SAMPLES sections %s, %d MONITOR TIME sections %s, "
+              "%d MONITOR WAIT TIME, %d MONITOR DUMP, DEADLOCKS cycles %s"
               % (p, len(prof.threads), len(prof.traces), len(prof.sections),
-                 [s.total for s in prof.sections]))
+                 [s.total for s in prof.sections], len(prof.monitor_times),
+                 [s.total_ms for s in prof.monitor_times], len(prof.monitor_waits), len(prof.monitor_dumps),
+                 [len(d.cycles) for d in prof.deadlocks]))

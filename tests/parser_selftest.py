@@ -11,10 +11,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hprof_text as H  # noqa: E402
 
 SAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "sample.hprof.txt")
+MONITOR_SAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "monitor.hprof.txt")
 
 
-def _read():
-    with open(SAMPLE) as f:
+def _read(path=SAMPLE):
+    with open(path) as f:
         return f.read()
 
 
@@ -50,10 +51,53 @@ def check_good():
     assert p.samples(s0, lambda t: t.thread == 200002) == 8
 
 
-def mutate(old, new, count=1):
-    text = _read()
+def mutate(old, new, count=1, path=SAMPLE):
+    text = _read(path)
     assert text.count(old) >= 1, "mutation anchor missing: %r" % old
     return text.replace(old, new, count)
+
+
+def mmutate(old, new, count=1):
+    return mutate(old, new, count, MONITOR_SAMPLE)
+
+
+def check_good_monitor():
+    p = H.parse(_read(MONITOR_SAMPLE))
+    assert len(p.sections) == 2 and p.final.total == 4
+    assert [k for k, _ in p.section_order] == ["cpu", "monitor_time", "monitor_wait", "monitor_dump", "deadlocks"] * 2
+    assert len(p.monitor_times) == 2 and len(p.monitor_waits) == 2
+    t0, t = p.monitor_times
+    assert (t0.kind, t0.total_ms, len(t0.rows)) == ("time", 30, 3), t0
+    assert t0.rows[2] == H.MonitorRow(3, 33.33, 100.00, 7, 300003, "java.lang.Object"), t0.rows[2]
+    assert p.final_monitor_time is t and t.date == "Sat Nov 21 08:19:53 2026"
+    assert t.rows[0] == H.MonitorRow(1, 50.84, 50.84, 102, 300004,
+                                     "java.util.concurrent.locks.ReentrantLock$NonfairSync"), t.rows[0]
+    assert abs(t.ms(t.rows[1]) - 0.4916 * 117) < 1e-9
+    ms, n = t.time_of("java.lang.Object")
+    assert n == 113 and abs(ms - 57.5172) < 1e-6, (ms, n)
+    assert set(t.by_class()) == {"java.lang.Object", "java.util.concurrent.locks.ReentrantLock$NonfairSync"}
+    w = p.final_monitor_wait
+    assert w.kind == "wait" and w.total_ms == 406 and [r.monitor for r in w.rows] == ["java.lang.Thread", "int[]"]
+    assert p.monitor_waits[0].rows == [] and p.monitor_waits[0].total_ms == 0
+    d0, d = p.monitor_dumps
+    assert list(d0.threads) == [200001, 200003, 200004] and d0.threads[200004].trace == 300000
+    assert d.threads[200011] == H.DumpThread(200011, 300002, "MW")
+    assert d.threads[200014].status == "P" and len(d.threads) == 8
+    assert [m.java_name for m in d.monitors] == ["java.lang.Object", "int[]", "java.lang.ref.ReferenceQueue$Lock"]
+    obj, arr, rq = d.monitors
+    assert (obj.owner, obj.entry_count, obj.waiting_to_enter, obj.waiting_to_be_notified) == (200012, 1, [200011], [])
+    assert (arr.signature, arr.owner, arr.entry_count, arr.waiting_to_enter) == ("[I", 200011, 2, [200011 + 1, 200015])
+    assert rq.owner is None and rq.waiting_to_enter == [] and rq.waiting_to_be_notified == [200003]
+    assert d.monitors_of("int[]") == [arr]
+    assert H.signature_to_java("[[Ljava/lang/String;") == "java.lang.String[][]"
+    assert [len(x.cycles) for x in p.deadlocks] == [0, 2] and p.deadlocks[0].n_cycles == 0
+    dl = p.final_deadlocks
+    c1, c2 = dl.cycles
+    assert c1[0] == H.DeadlockMember(200011, "dl-mon-1", 300002, False, "java.lang.Object", 200012), c1[0]
+    assert c1[1].lock == "int[]" and c1[1].held_by == 200011
+    assert [m.parked for m in c2] == [True, True] and c2[1].lock.endswith("$FairSync")
+    assert [m.name for m in dl.members] == ["dl-mon-1", "dl-mon-2", "dl-lock-1", "dl-lock-2"]
+    assert p.thread_name(200015) == 'late \\"one\\"'
 
 
 BROKEN = [
@@ -93,7 +137,98 @@ BROKEN = [
 ]
 
 
+FIRST_MT = "   1 33.33% 33.33%       5 300002 java.lang.Object (Java)"
+LAST_MT_ROW = "   2 49.16% 100.00%     113 300002 java.lang.Object (Java)"
+DL_MON = ('\tTHREAD 200011 "dl-mon-1", trace 300002, waiting to lock java.lang.Object, held by THREAD 200012\n'
+          '\tTHREAD 200012 "dl-mon-2", trace 300003, waiting to lock int[], held by THREAD 200011\n')
+DUMP2_HEAD = "    THREAD 200001, trace 300006, status: CW\n"
+
+BROKEN_MONITOR = [
+    # MONITOR TIME / MONITOR WAIT TIME
+    ("mt: not ordered by time", lambda: mmutate("   1 50.84% 50.84%     102", "   1 48.84% 48.84%     102")),
+    ("mt: accum not the running sum", lambda: mmutate("49.16% 100.00%     113", "49.16% 99.90%     113")),
+    ("mt: accum over 100%", lambda: mmutate("   2  1.00% 100.00%", "   2  1.02% 100.02%")),
+    ("mt: no (Java) trailer", lambda: mmutate(LAST_MT_ROW, LAST_MT_ROW[:-len(" (Java)")])),
+    ("mt: rank gap", lambda: mmutate("   2 49.16%", "   3 49.16%")),
+    ("mt: count 0", lambda: mmutate("     102 300004", "       0 300004")),
+    ("mt: trace never written", lambda: mmutate("113 300002 java.lang.Object", "113 300009 java.lang.Object")),
+    ("mt: row twice", lambda: mmutate("   3 33.33% 100.00%       7 300003", "   3 33.33% 100.00%       7 300002")),
+    ("mt: column header", lambda: mmutate("rank   self  accum   count trace monitor",
+                                          "rank   self  accum   count trace method")),
+    ("mt: total without ms", lambda: mmutate("(total = 117 ms)", "(total = 117)")),
+    ("mt: bad date", lambda: mmutate("(total = 117 ms) Sat Nov 21 08:19:53 2026", "(total = 117 ms) now")),
+    ("mt: no END", lambda: mmutate("MONITOR TIME END\nMONITOR WAIT TIME BEGIN (total = 406",
+                                   "MONITOR WAIT TIME BEGIN (total = 406")),
+    ("mt: garbage row", lambda: mmutate(FIRST_MT, "   1 33.33% 33.33%       5 300002")),
+    # order of a dump's sections
+    ("order: WAIT TIME before TIME", lambda: mmutate(
+        "MONITOR TIME BEGIN (total = 30 ms)", "MONITOR WAIT TIME BEGIN (total = 0 ms) Sat Nov 21 08:19:51 2026\n"
+        "rank   self  accum   count trace monitor\nMONITOR WAIT TIME END\nMONITOR TIME BEGIN (total = 30 ms)")),
+    ("order: no DEADLOCKS at the end", lambda: mmutate("DEADLOCKS BEGIN (cycles = 2)", "XX", 1).split("XX")[0]
+     .rsplit("MONITOR DUMP END", 1)[0] + "MONITOR DUMP END\n"),
+    ("order: CPU SAMPLES inside a group", lambda: mmutate(
+        "MONITOR DUMP BEGIN\n    THREAD 200001, trace 300001", "CPU SAMPLES BEGIN (total = 3) Sat Nov 21 08:19:51 2026\n"
+        "rank   self  accum   count trace method\nCPU SAMPLES END\nMONITOR DUMP BEGIN\n    THREAD 200001, trace 300001")),
+    ("order: MONITOR DUMP missing", lambda: mmutate("MONITOR DUMP BEGIN\n" + DUMP2_HEAD, "XX").split("XX")[0]
+     + _read(MONITOR_SAMPLE).split("MONITOR DUMP END\n")[2]),
+    # MONITOR DUMP
+    ("dump: unknown status", lambda: mmutate("trace 300002, status: MW", "trace 300002, status: BLOCKED")),
+    ("dump: thread twice", lambda: mmutate(DUMP2_HEAD, DUMP2_HEAD + DUMP2_HEAD)),
+    ("dump: THREAD after MONITOR", lambda: mmutate("\twaiting to be notified: thread 200003\nMONITOR DUMP END",
+                                                   "\twaiting to be notified: thread 200003\n"
+                                                   "    THREAD 200016, trace 300001, status: R\nMONITOR DUMP END")),
+    ("dump: no owner line", lambda: mmutate("    MONITOR [I\n\towner: thread 200011, entry count: 2\n",
+                                            "    MONITOR [I\n")),
+    ("dump: entry count 0", lambda: mmutate("entry count: 2", "entry count: 0")),
+    ("dump: bad thread list", lambda: mmutate("waiting to enter: thread 200012, thread 200015",
+                                              "waiting to enter: 200012, 200015")),
+    ("dump: lists swapped", lambda: mmutate("\twaiting to enter:\n\twaiting to be notified: thread 200003\nMONITOR DUMP END",
+                                            "\twaiting to be notified: thread 200003\n\twaiting to enter:\n"
+                                            "MONITOR DUMP END")),
+    ("dump: monitor names a thread not dumped", lambda: mmutate("thread 200012, thread 200015",
+                                                                "thread 200012, thread 200016")),
+    ("dump: owner waits to enter its own monitor", lambda: mmutate("thread 200012, thread 200015",
+                                                                   "thread 200012, thread 200011")),
+    ("dump: thread listed twice in a list", lambda: mmutate("thread 200012, thread 200015",
+                                                            "thread 200012, thread 200012")),
+    ("dump: not a signature", lambda: mmutate("    MONITOR Ljava/lang/Object;", "    MONITOR java.lang.Object")),
+    ("dump: trace never written", lambda: mmutate("THREAD 200015, trace 300003", "THREAD 200015, trace 300019")),
+    ("dump: thread without THREAD START", lambda: mmutate("    THREAD 200004, trace 300000, status: R\n    THREAD 200011",
+                                                          "    THREAD 200099, trace 300000, status: R\n    THREAD 200011")),
+    ("dump: no END", lambda: mmutate("MONITOR DUMP END\nDEADLOCKS BEGIN (cycles = 2)", "DEADLOCKS BEGIN (cycles = 2)")),
+    ("dump: empty trace not written", lambda: mmutate("TRACE 300000:\n\t<empty>\n", "")),
+    # DEADLOCKS
+    ("dl: cycles count", lambda: mmutate("(cycles = 2)", "(cycles = 3)")),
+    ("dl: numbering", lambda: mmutate("DEADLOCK 2 (2 threads)", "DEADLOCK 3 (2 threads)")),
+    ("dl: member count", lambda: mmutate("DEADLOCK 1 (2 threads)", "DEADLOCK 1 (3 threads)")),
+    ("dl: not a cycle", lambda: mmutate("parked on java.util.concurrent.locks.ReentrantLock$FairSync, held by THREAD 200013",
+                                        "parked on java.util.concurrent.locks.ReentrantLock$FairSync, held by THREAD 200001")),
+    ("dl: not from its smallest serial", lambda: mmutate(DL_MON, "".join(reversed(DL_MON.splitlines(True))))),
+    ("dl: name differs from THREAD START", lambda: mmutate('"dl-mon-2", trace', '"dl-mon-X", trace')),
+    ("dl: monitor wait but status P", lambda: mmutate("    THREAD 200012, trace 300003, status: MW",
+                                                      "    THREAD 200012, trace 300003, status: P")),
+    ("dl: parked but status MW", lambda: mmutate("    THREAD 200013, trace 300004, status: P",
+                                                 "    THREAD 200013, trace 300004, status: MW")),
+    ("dl: trace differs from the dump", lambda: mmutate('"dl-mon-2", trace 300003', '"dl-mon-2", trace 300004')),
+    ("dl: thread in two cycles", lambda: mmutate("DEADLOCK 2 (2 threads):\n", "DEADLOCK 2 (2 threads):\n", 1)
+     .replace("(cycles = 2)", "(cycles = 3)").replace("DEADLOCKS END\nTRACE 300006", "DEADLOCK 3 (2 threads):\n"
+                                                       + DL_MON + "DEADLOCKS END\nTRACE 300006")),
+    ("dl: malformed member", lambda: mmutate(", held by THREAD 200012\n", ", held by 200012\n")),
+    ("dl: quote in name unescaped", lambda: mmutate('"dl-mon-1", trace', '"dl"mon-1", trace')),
+    ("dl: no END", lambda: mmutate("DEADLOCKS END\nTRACE 300006", "TRACE 300006")),
+    ("dl: rows without DEADLOCK header", lambda: mmutate("DEADLOCK 1 (2 threads):\n", "")),
+]
+
+
 def check_broken():
+    for name, make in BROKEN_MONITOR:
+        text = make()
+        assert text != _read(MONITOR_SAMPLE), "mutation did nothing: " + name
+        try:
+            H.parse(text)
+        except H.ParseError:
+            continue
+        raise AssertionError("parser accepted broken monitor input: " + name)
     for name, make in BROKEN:
         text = make()
         try:
@@ -117,6 +252,7 @@ def check_collapsed():
 
 def main():
     check_good()
+    check_good_monitor()
     check_broken()
     check_collapsed()
 

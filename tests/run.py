@@ -477,6 +477,571 @@ def t_interval_1(ctx):
                    % (main, expected))
 
 
+# ---------------------------------------------------------------- monitor=y
+
+HOT_LOCK = "Contention$HotLock"
+NOISE_LOCK = "Contention$NoiseLock"
+NONFAIR = "java.util.concurrent.locks.ReentrantLock$NonfairSync"
+FAIR = "java.util.concurrent.locks.ReentrantLock$FairSync"
+PARK_FRAMES = ("java.util.concurrent.locks.LockSupport", "jdk.internal.misc.Unsafe", "sun.misc.Unsafe")
+
+
+def final_monitor(prof, what="profile"):
+    """The last MONITOR TIME, MONITOR WAIT TIME, MONITOR DUMP and DEADLOCKS sections."""
+    secs = (prof.final_monitor_time, prof.final_monitor_wait, prof.final_monitor_dump, prof.final_deadlocks)
+    if any(s is None for s in secs):
+        raise Fail("%s lacks monitor sections (MONITOR TIME %d, MONITOR WAIT TIME %d, MONITOR DUMP %d, "
+                   "DEADLOCKS %d)" % (what, len(prof.monitor_times), len(prof.monitor_waits),
+                                      len(prof.monitor_dumps), len(prof.deadlocks)))
+    return secs
+
+
+def within(ours, truth, tol=0.20):
+    return truth > 0 and abs(ours - truth) <= tol * truth
+
+
+def rel(ours, truth):
+    return "%+.1f%%" % (100.0 * (ours - truth) / truth) if truth else "n/a"
+
+
+def one_serial(prof, name):
+    ts = prof.threads_named(name)
+    if len(ts) != 1:
+        raise Fail("expected one THREAD START named %r, found %d" % (name, len(ts)))
+    return ts[0].serial
+
+
+def is_sync_row(row):
+    """A `synchronized` (monitor) row, not a park on a java.util.concurrent synchronizer."""
+    return not row.monitor.startswith("java.util.concurrent.")
+
+
+def contention_truth(stderr):
+    t = {}
+    m = re.search(r"^HOT threads=4 blocked_ms=(\d+) blocked_count=(\d+) front_ns=(\d+) entries=(\d+)$", stderr, re.M)
+    n = re.search(r"^NOISE threads=2 blocked_ms=(\d+) blocked_count=(\d+) entries=(\d+)$", stderr, re.M)
+    k = re.search(r"^RL threads=4 lock_ns=(\d+) lock_calls=(\d+) slow_calls=(\d+)$", stderr, re.M)
+    if not (m and n and k and "Contention: done" in stderr):
+        raise Fail("Contention printed no complete truth (HOT/NOISE/RL lines); stderr: %s" % tail(stderr))
+    t["hot_blocked_ms"], t["hot_blocked_count"] = int(m.group(1)), int(m.group(2))
+    t["hot_front_ms"], t["hot_entries"] = int(m.group(3)) / 1e6, int(m.group(4))
+    t["noise_blocked_ms"], t["noise_blocked_count"] = int(n.group(1)), int(n.group(2))
+    t["rl_ms"], t["rl_calls"], t["rl_slow"] = int(k.group(1)) / 1e6, int(k.group(2)), int(k.group(3))
+    t["hot_threads"] = {nm: int(b) for nm, b in re.findall(r"^HOT_THREAD name=(\S+) blocked_ms=(\d+)", stderr, re.M)}
+    t["rl_threads"] = {nm: int(ns) / 1e6 for nm, ns in re.findall(r"^RL_THREAD name=(\S+) lock_ns=(\d+)$", stderr, re.M)}
+    if t["hot_blocked_ms"] < 300 or t["rl_ms"] < 300:
+        raise Fail("test program invalid: too little contention (blocked %d ms on HotLock, %.0f ms in lock())"
+                   % (t["hot_blocked_ms"], t["rl_ms"]))
+    return t
+
+
+def check_contention(ctx, prof, truth, problems):
+    """The Contention truths against the final MONITOR sections."""
+    mt, mw, dump, dl = final_monitor(prof)
+    sync = [r for r in mt.rows if is_sync_row(r)]
+    classes = mt.by_class()
+    hot_ms, hot_n = classes.get(HOT_LOCK, (0.0, 0))
+    noise_ms, noise_n = classes.get(NOISE_LOCK, (0.0, 0))
+    rl_ms, rl_n = classes.get(NONFAIR, (0.0, 0))
+    b, f = truth["hot_blocked_ms"], truth["hot_front_ms"]
+    ctx.note("HotLock: ours %.0f ms in %d episodes; program: JVM blocked time %d ms (ours %s) in %d blocks, "
+             "in front of the lock %.0f ms (ours %s), %d entries; ours is closer to %s"
+             % (hot_ms, hot_n, b, rel(hot_ms, b), truth["hot_blocked_count"], f, rel(hot_ms, f),
+                truth["hot_entries"], "blocked time" if abs(hot_ms - b) <= abs(hot_ms - f) else "in-front time"))
+    ctx.note("ReentrantLock: ours %.0f ms in %d parks; program: %.0f ms in %d lock() calls (%d over 20 us): ours %s"
+             % (rl_ms, rl_n, truth["rl_ms"], truth["rl_calls"], truth["rl_slow"], rel(rl_ms, truth["rl_ms"])))
+    ctx.note("NoiseLock: ours %.0f ms in %d episodes; JVM blocked time %d ms in %d blocks; MONITOR TIME total %d ms, "
+             "MONITOR WAIT TIME total %d ms" % (noise_ms, noise_n, truth["noise_blocked_ms"],
+                                                truth["noise_blocked_count"], mt.total_ms, mw.total_ms))
+    if not sync:
+        problems.append("no synchronized rows in MONITOR TIME")
+    elif sync[0].monitor != HOT_LOCK:
+        problems.append("first synchronized row of MONITOR TIME is %s, not %s" % (sync[0].monitor, HOT_LOCK))
+    top_sync = max((c for c in classes if not c.startswith("java.util.concurrent.")), key=lambda c: classes[c][0],
+                   default=None)
+    if top_sync != HOT_LOCK:
+        problems.append("the monitor class with the most contention is %s, not %s" % (top_sync, HOT_LOCK))
+    if hot_ms <= noise_ms:
+        problems.append("HotLock %.0f ms <= NoiseLock %.0f ms" % (hot_ms, noise_ms))
+    if not within(hot_ms, b):
+        problems.append("HotLock contention %.0f ms not within 20%% of the JVM's blocked time %d ms" % (hot_ms, b))
+    if not within(hot_n, truth["hot_blocked_count"], 0.10):
+        problems.append("HotLock count %d not within 10%% of the JVM's blocked count %d"
+                        % (hot_n, truth["hot_blocked_count"]))
+    if not within(rl_ms, truth["rl_ms"]):
+        problems.append("ReentrantLock park time %.0f ms not within 20%% of the program's lock() time %.0f ms"
+                        % (rl_ms, truth["rl_ms"]))
+    for r in mt.rows:
+        tr = prof.traces[r.trace]
+        if r.monitor == HOT_LOCK and (tr.top is None or tr.top.qualname != "Contention$Hot.run"):
+            problems.append("HotLock row %d: top frame %s, not Contention$Hot.run (where it blocks)"
+                            % (r.rank, tr.top.qualname if tr.top else None))
+        if r.monitor == NONFAIR:
+            if tr.top is None or tr.top.cls in PARK_FRAMES:
+                problems.append("park row %d: top frame %s (LockSupport's frames must be skipped)"
+                                % (r.rank, tr.top.qualname if tr.top else None))
+            elif not tr.has_method("java.util.concurrent.locks.ReentrantLock.lock"):
+                problems.append("ReentrantLock row %d: trace %d has no ReentrantLock.lock frame" % (r.rank, r.trace))
+    bad_wait = [r.monitor for r in mw.rows if r.monitor in (HOT_LOCK, NOISE_LOCK, NONFAIR)]
+    if bad_wait:
+        problems.append("MONITOR WAIT TIME has contention rows: %s" % sorted(set(bad_wait)))
+    if dl.cycles:
+        problems.append("DEADLOCKS reports %d cycles in a program without deadlock" % len(dl.cycles))
+    return mt
+
+
+def t_monitor_contention(ctx):
+    prof_path = ctx.path("contention.hprof.txt")
+    r = ctx.run("Contention", ["1500", "1500"], agent="monitor=y,file=" + prof_path)
+    truth = contention_truth(r.stderr)
+    prof = parse_profile(prof_path)
+    problems = []
+    check_contention(ctx, prof, truth, problems)
+    if "deadlock" in r.stderr:
+        problems.append("stderr mentions a deadlock: %s" % tail(r.stderr))
+    if problems:
+        raise Fail("; ".join(problems))
+
+
+def t_monitor_threads(ctx):
+    """thread=y: the HotLock rows belong to the hot-* threads, each with about
+    its own blocked time; parks to rl-*, noise to noise-*."""
+    prof_path = ctx.path("contention.hprof.txt")
+    r = ctx.run("Contention", ["1500", "1500"], agent="monitor=y,thread=y,file=" + prof_path)
+    truth = contention_truth(r.stderr)
+    prof = parse_profile(prof_path)
+    problems = []
+    mt = check_contention(ctx, prof, truth, problems)
+    mw = prof.final_monitor_wait
+    groups = {HOT_LOCK: "hot-", NOISE_LOCK: "noise-", NONFAIR: "rl-"}
+    by_thread = {}
+    for sec in (mt, mw):
+        for row in sec.rows:
+            th = prof.traces[row.trace].thread
+            if th is None:
+                problems.append("thread=y but trace %d (%s row) has no thread" % (row.trace, row.monitor))
+                continue
+            name = prof.thread_name(th) or "?"
+            if row.monitor in groups and not name.startswith(groups[row.monitor]):
+                problems.append("%s row %d is on thread %s, not a %s* thread" % (row.monitor, row.rank, name,
+                                                                                 groups[row.monitor]))
+            if sec is mt:
+                key = (row.monitor, name)
+                ms, n = by_thread.get(key, (0.0, 0))
+                by_thread[key] = (ms + mt.ms(row), n + row.count)
+    per = []
+    for name, blocked in sorted(truth["hot_threads"].items()):
+        ours = by_thread.get((HOT_LOCK, name), (0.0, 0))[0]
+        per.append("%s %.0f/%d" % (name, ours, blocked))
+        if blocked >= 100 and not within(ours, blocked):
+            problems.append("%s: HotLock %.0f ms not within 20%% of its JVM blocked time %d ms" % (name, ours, blocked))
+        if blocked >= 20 and (HOT_LOCK, name) not in by_thread:
+            problems.append("%s was blocked %d ms but has no HotLock row" % (name, blocked))
+    for name, lock_ms in sorted(truth["rl_threads"].items()):
+        ours = by_thread.get((NONFAIR, name), (0.0, 0))[0]
+        per.append("%s %.0f/%.0f" % (name, ours, lock_ms))
+        if lock_ms >= 100 and not within(ours, lock_ms):
+            problems.append("%s: ReentrantLock %.0f ms not within 20%% of its lock() time %.0f ms"
+                            % (name, ours, lock_ms))
+    ctx.note("per thread, ours/program ms: %s" % ", ".join(per))
+    if problems:
+        raise Fail("; ".join(problems))
+
+
+def t_monitor_cpu(ctx):
+    """cpu=samples and monitor=y in one run: a CPU SAMPLES section then the
+    monitor sections, both right."""
+    prof_path = ctx.path("contention.hprof.txt")
+    r = ctx.run("Contention", ["1000", "1000"], agent="cpu=samples,monitor=y,file=" + prof_path)
+    truth = contention_truth(r.stderr)
+    prof = parse_profile(prof_path)
+    problems = []
+    sec = final_section(prof)
+    check_contention(ctx, prof, truth, problems)
+    order = [k for k, _ in prof.section_order]
+    want = ["cpu", "monitor_time", "monitor_wait", "monitor_dump", "deadlocks"]
+    spin = prof.samples(sec, lambda t: t.has_method("Contention.spin"))
+    ctx.note("sections: %s; CPU samples %d, %d in Contention.spin" % (" ".join(order), sec.total, spin))
+    if order != want:
+        problems.append("sections %s, expected one dump: %s" % (order, want))
+    if spin < 0.5 * sec.total:
+        problems.append("only %d of %d samples in Contention.spin (the threads spin most of the time)"
+                        % (spin, sec.total))
+    if problems:
+        raise Fail("; ".join(problems))
+
+
+# Deadlocks.java: the expected cycles, as {thread: (parked, lock class, held by)}.
+DEADLOCK_CYCLES = [
+    {"dl-mon-a": (False, "Deadlocks$MonB", "dl-mon-b"), "dl-mon-b": (False, "Deadlocks$MonA", "dl-mon-a")},
+    {"dl-lock-a": (True, NONFAIR, "dl-lock-b"), "dl-lock-b": (True, FAIR, "dl-lock-a")},
+]
+DEADLOCK_STATUS = {"dl-mon-a": "MW", "dl-mon-b": "MW", "dl-lock-a": "P", "dl-lock-b": "P", "sleeper": "SL",
+                   "blocked-on-sleeper": "MW", "blocked-on-dl": "MW", "parked-on-dl": "P", "cond-waiter": "P",
+                   "obj-waiter": "CW"}
+# monitor -> (owner, threads waiting to enter)
+DEADLOCK_MONITORS = {"Deadlocks$MonA": ("dl-mon-a", {"dl-mon-b", "blocked-on-dl"}),
+                     "Deadlocks$MonB": ("dl-mon-b", {"dl-mon-a"}),
+                     "Deadlocks$SleepLock": ("sleeper", {"blocked-on-sleeper"})}
+
+
+def deadlocks_ready(stdout):
+    """Deadlocks' stdout: READY, and the JVM's own deadlocked threads."""
+    m = re.search(r"^JVM_DEADLOCKED (.*)$", stdout, re.M)
+    if "READY" not in stdout or not m:
+        return None
+    return set(m.group(1).split(",")) if m.group(1) else set()
+
+
+def cycles_by_name(prof, sec):
+    """DEADLOCKS cycles as {thread name: (parked, lock, held-by name)}."""
+    return [{m.name: (m.parked, m.lock, prof.thread_name(m.held_by)) for m in c} for c in sec.cycles]
+
+
+def check_deadlocks(prof, sec, problems, what="DEADLOCKS"):
+    got = cycles_by_name(prof, sec)
+    if len(sec.cycles) != 2:
+        problems.append("%s: %d cycles (expected 2): %s" % (what, len(sec.cycles), got))
+        return
+    for want in DEADLOCK_CYCLES:
+        if want not in got:
+            problems.append("%s: cycle %s not found; cycles: %s" % (what, want, got))
+
+
+def check_monitor_dump(prof, dump, problems):
+    status = {}
+    for name, want in DEADLOCK_STATUS.items():
+        s = one_serial(prof, name)
+        dt = dump.threads.get(s)
+        status[name] = dt.status if dt else None
+        if dt is None:
+            problems.append("MONITOR DUMP has no THREAD line for %s (%d)" % (name, s))
+        elif dt.status != want:
+            problems.append("MONITOR DUMP: %s has status %s, expected %s" % (name, dt.status, want))
+    for cls, (owner, enter) in DEADLOCK_MONITORS.items():
+        ms = dump.monitors_of(cls)
+        if len(ms) != 1:
+            problems.append("MONITOR DUMP lists %d %s monitors (expected 1)" % (len(ms), cls))
+            continue
+        m = ms[0]
+        got_owner = prof.thread_name(m.owner) if m.owner else None
+        got_enter = {prof.thread_name(t) for t in m.waiting_to_enter}
+        if got_owner != owner or m.entry_count != 1:
+            problems.append("MONITOR %s: owner %s entry count %d (expected %s, 1)"
+                            % (cls, got_owner, m.entry_count, owner))
+        if got_enter != enter:
+            problems.append("MONITOR %s: waiting to enter %s (expected %s)" % (cls, sorted(got_enter), sorted(enter)))
+    return status
+
+
+def t_deadlocks(ctx):
+    prof_path = ctx.path("deadlocks.hprof.txt")
+    r = ctx.run("Deadlocks", ["1000"], agent="monitor=y,file=" + prof_path)
+    jvm_dl = deadlocks_ready(r.stdout)
+    if jvm_dl is None:
+        raise Fail("Deadlocks did not get its threads in place; %s" % diag(r))
+    prof = parse_profile(prof_path)
+    mt, mw, dump, dl = final_monitor(prof)
+    problems = []
+    check_deadlocks(prof, dl, problems)
+    ours = {m.name for m in dl.members}
+    ctx.note("DEADLOCKS: %s; JVM's findDeadlockedThreads: %s" % (cycles_by_name(prof, dl), sorted(jvm_dl)))
+    if ours != jvm_dl:
+        problems.append("deadlocked threads %s != the JVM's findDeadlockedThreads %s" % (sorted(ours), sorted(jvm_dl)))
+    check_monitor_dump(prof, dump, problems)
+    want = "hprof: 2 deadlocks found: see DEADLOCKS in %s" % prof_path
+    if want not in r.stderr:
+        problems.append("stderr lacks %r: %s" % (want, tail(r.stderr)))
+    if problems:
+        raise Fail("; ".join(problems))
+
+
+def t_monitor_dump_waiters(ctx):
+    """A thread in Object.wait() is waiting to be notified on its monitor,
+    not waiting to enter it (MONITOR DUMP of Deadlocks' obj-waiter)."""
+    prof_path = ctx.path("deadlocks.hprof.txt")
+    r = ctx.run("Deadlocks", ["500"], agent="monitor=y,file=" + prof_path)
+    if deadlocks_ready(r.stdout) is None:
+        raise Fail("Deadlocks did not get its threads in place; %s" % diag(r))
+    prof = parse_profile(prof_path)
+    dump = final_monitor(prof)[2]
+    waiter = one_serial(prof, "obj-waiter")
+    problems = []
+    ms = dump.monitors_of("Deadlocks$WaitLock")
+    entering = [m.java_name for m in dump.monitors if waiter in m.waiting_to_enter]
+    ctx.note("WaitLock monitors: %s; obj-waiter (%d) waiting to enter: %s"
+             % ([(m.owner, m.waiting_to_enter, m.waiting_to_be_notified) for m in ms], waiter, entering))
+    if len(ms) != 1:
+        problems.append("MONITOR DUMP lists %d Deadlocks$WaitLock monitors (expected 1: obj-waiter is in "
+                        "WaitLock.wait())" % len(ms))
+    elif ms[0].owner is not None or ms[0].waiting_to_be_notified != [waiter]:
+        problems.append("WaitLock: owner %s, waiting to be notified %s (expected unowned, [%d])"
+                        % (ms[0].owner, ms[0].waiting_to_be_notified, waiter))
+    if entering:
+        problems.append("obj-waiter, in Object.wait(), is listed as waiting to enter %s" % entering)
+    if problems:
+        raise Fail("; ".join(problems))
+
+
+def jcmd_deadlocks(text):
+    """'Found one Java-level deadlock' blocks of jcmd Thread.print: a list of
+    {thread: (parked, lock class, held by)}."""
+    out = []
+    for block in re.split(r"^Found one Java-level deadlock:\n=+\n", text, flags=re.M)[1:]:
+        block = block.split("Java stack information for the threads listed above:")[0]
+        cyc = {}
+        for m in re.finditer(r'^"(?P<name>[^"\n]*)":\n\s+(?P<how>waiting to lock monitor|waiting for ownable '
+                             r'synchronizer)[^\n]*[(,] ?a (?P<cls>[^)\s]+)\),\n\s+which is held by "(?P<held>[^"\n]*)"',
+                             block, re.M):
+            cyc[m.group("name")] = (m.group("how").startswith("waiting for ownable"), m.group("cls"), m.group("held"))
+        out.append(cyc)
+    return out
+
+
+def spawn(ctx, main, args, agent, tag):
+    cmd = ctx.java_cmd(main, args, agent=agent)
+    so, se, sc = ctx._files(tag)
+    with open(sc, "w") as f:
+        f.write(" ".join(cmd) + "\n")
+    fo, fe = open(so, "wb"), open(se, "wb")
+    p = subprocess.Popen(cmd, stdout=fo, stderr=fe, stdin=subprocess.DEVNULL, cwd=ctx.out, env=clean_env())
+    fo.close()
+    fe.close()
+    return p, so, se, cmd
+
+
+def reap(ctx, p, so, se, cmd):
+    """Waits for a spawned JVM (killing it on timeout); crash and exit-code checks."""
+    try:
+        rc = p.wait(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        raise Fail("%s did not exit within %ds" % (cmd[-1], TIMEOUT))
+    r = Run(rc, read(so), read(se), p.pid, cmd)
+    ctx.check_crash(r)
+    if rc != 0:
+        raise Fail("exit code %d; %s" % (rc, diag(r)))
+    return r
+
+
+RE_DL_SECTION = re.compile(r"^DEADLOCKS BEGIN \(cycles = (\d+)\) .*\n(?:.*\n)*?DEADLOCKS END$", re.M)
+
+
+def wait_ready(p, so, se, cmd, seconds=30):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if deadlocks_ready(read(so)) is not None:
+            return
+        if p.poll() is not None:
+            raise Fail("Deadlocks exited (rc %s) before READY: %s"
+                       % (p.returncode, diag(Run(p.returncode, read(so), read(se), p.pid, cmd))))
+        time.sleep(0.05)
+    raise Fail("Deadlocks not READY within %d s" % seconds)
+
+
+def t_deadlocks_jcmd(ctx):
+    """The JDK's own deadlock detection (jcmd Thread.print) and our DEADLOCKS
+    from a SIGQUIT dump of the same process report the same cycles."""
+    jcmd = os.path.join(ctx.jdk, "bin", "jcmd")
+    if not os.path.isfile(jcmd):
+        raise Skip("no jcmd in %s: comparison with the JDK's deadlock detection not done" % ctx.jdk)
+    prof_path = ctx.path("deadlocks.hprof.txt")
+    p, so, se, cmd = spawn(ctx, "Deadlocks", ["6000"], "monitor=y,file=" + prof_path, "deadlocks")
+    mid = None
+    try:
+        wait_ready(p, so, se, cmd)
+        jout = ctx.path("jcmd.txt")
+        with open(jout, "wb") as f:
+            jc = subprocess.run([jcmd, str(p.pid), "Thread.print"], stdout=f, stderr=subprocess.STDOUT,
+                                timeout=60, stdin=subprocess.DEVNULL, env=clean_env())
+        jtext = read(jout)
+        if jc.returncode != 0:
+            raise Fail("jcmd %d Thread.print failed (rc %d): %s" % (p.pid, jc.returncode, tail(jtext)))
+        before = len(RE_DL_SECTION.findall(read(prof_path))) if os.path.isfile(prof_path) else 0
+        os.kill(p.pid, signal.SIGQUIT)
+        deadline = time.time() + 5.0
+        while time.time() < deadline and p.poll() is None:
+            text = read(prof_path) if os.path.isfile(prof_path) else ""
+            if len(RE_DL_SECTION.findall(text)) > before:
+                mid = text
+                break
+            time.sleep(0.05)
+        if mid is None:
+            raise Fail("no DEADLOCKS section written within 5 s of SIGQUIT while the JVM ran")
+    except BaseException:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        raise
+    r = reap(ctx, p, so, se, cmd)
+    prof = parse_profile(prof_path)
+    if len(prof.deadlocks) < 2:
+        raise Fail("%d DEADLOCKS sections (expected the SIGQUIT dump and the exit dump)" % len(prof.deadlocks))
+    sq = prof.deadlocks[before]
+    theirs = jcmd_deadlocks(jtext)
+    ours = cycles_by_name(prof, sq)
+    found = re.search(r"^Found (\d+) deadlocks?\.$", jtext, re.M)
+    ctx.note("jcmd Thread.print: %s cycles %s; ours (SIGQUIT dump): %s"
+             % (found.group(1) if found else "?", theirs, ours))
+    problems = []
+    check_deadlocks(prof, sq, problems, "DEADLOCKS of the SIGQUIT dump")
+    if len(theirs) != 2 or not found or found.group(1) != "2":
+        problems.append("jcmd reports %s deadlocks, %d parsed blocks (test program or parser problem; see %s)"
+                        % (found.group(1) if found else "no 'Found N deadlocks'", len(theirs), jout))
+    key = lambda cyc: sorted(cyc.items())  # noqa: E731
+    if sorted(map(key, ours)) != sorted(map(key, theirs)):
+        problems.append("our cycles %s != jcmd's %s" % (ours, theirs))
+    if "2 deadlocks found" not in r.stderr:
+        problems.append("stderr lacks 'hprof: 2 deadlocks found'")
+    if problems:
+        raise Fail("; ".join(problems))
+
+
+def t_deadlock_periodic(ctx):
+    """deadlock=200: the deadlocks (formed after ~1 s) are dumped while the
+    JVM still runs, once; stderr says so before exit."""
+    prof_path = ctx.path("deadlocks.hprof.txt")
+    p, so, se, cmd = spawn(ctx, "Deadlocks", ["3000", "1000"], "monitor=y,deadlock=200,file=" + prof_path,
+                           "deadlocks")
+    t0 = time.time()
+    ready_at = seen_at = msg_at = None
+    seen_text = None
+    try:
+        while p.poll() is None:
+            if time.time() - t0 > 60:
+                raise Fail("Deadlocks still running after 60 s")
+            now = time.time() - t0
+            if ready_at is None and deadlocks_ready(read(so)) is not None:
+                ready_at = now
+            text = read(prof_path) if os.path.isfile(prof_path) else ""
+            if seen_at is None and any(int(c) == 2 for c in RE_DL_SECTION.findall(text)):
+                seen_at, seen_text = now, text
+            if msg_at is None and "2 deadlocks found" in read(se):
+                msg_at = now
+            time.sleep(0.05)
+        alive_until = time.time() - t0
+    except BaseException:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        raise
+    r = reap(ctx, p, so, se, cmd)
+    with open(ctx.path("midrun-snapshot.txt"), "w") as f:
+        f.write(seen_text or "")
+    prof = parse_profile(prof_path)
+    counts = [len(s.cycles) for s in prof.deadlocks]
+    fmt = lambda t: "%.2f s" % t if t is not None else "never"  # noqa: E731
+    ctx.note("READY at %s, DEADLOCKS (cycles = 2) in the file at %s, stderr message at %s, exit at ~%.2f s; "
+             "DEADLOCKS sections' cycles: %s" % (fmt(ready_at), fmt(seen_at), fmt(msg_at), alive_until, counts))
+    problems = []
+    if ready_at is None:
+        problems.append("Deadlocks never printed READY")
+    if seen_at is None:
+        problems.append("no DEADLOCKS section with 2 cycles in the file while the JVM ran")
+    elif ready_at is not None and seen_at - ready_at > 1.5:
+        problems.append("deadlocks dumped %.2f s after they were in place (deadlock=200)" % (seen_at - ready_at))
+    if msg_at is None:
+        problems.append("stderr had no 'hprof: 2 deadlocks found' before exit")
+    if len(counts) < 2:
+        problems.append("%d DEADLOCKS sections (expected the deadlock dump(s) and the exit dump)" % len(counts))
+    else:
+        # Dumped when more cycles are found than last reported: once (or twice
+        # if the two cycles are seen by different checks), never with none.
+        periodic = counts[:-1]
+        if len(periodic) > 2 or min(periodic) < 1 or periodic[-1] != 2:
+            problems.append("dumps before exit had cycles %s (expected [2] or [1, 2])" % periodic)
+    if prof.deadlocks:
+        check_deadlocks(prof, prof.deadlocks[-1], problems, "exit DEADLOCKS")
+    if problems:
+        raise Fail("; ".join(problems))
+
+
+def t_deadlock_no_false_positive(ctx):
+    """deadlock=20 on Contention (threads handing locks over all the time,
+    never deadlocked): no deadlock reported, no dump before exit.  The threads
+    move while a check looks at them one after the other, so a check must not
+    take 'A waits for the lock B owns' and, a moment later, 'B waits for the
+    lock A now owns' for a cycle."""
+    prof_path = ctx.path("contention.hprof.txt")
+    r = ctx.run("Contention", ["1500", "1500"], agent="monitor=y,deadlock=20,file=" + prof_path)
+    contention_truth(r.stderr)
+    prof = parse_profile(prof_path)
+    final_monitor(prof)
+    reported = [(s.lineno, cycles_by_name(prof, s)) for s in prof.deadlocks if s.cycles]
+    ctx.note("DEADLOCKS sections: %d, with cycles: %s" % (len(prof.deadlocks), reported[:3]))
+    problems = []
+    if reported:
+        problems.append("%d DEADLOCKS sections report cycles in a program without deadlock, e.g. at line %d: %s"
+                        % (len(reported), reported[0][0], reported[0][1]))
+    if len(prof.deadlocks) != 1:
+        problems.append("%d dumps (expected only the exit dump: deadlock=20 dumped without a deadlock)"
+                        % len(prof.deadlocks))
+    msgs = [l for l in r.stderr.splitlines() if "deadlock" in l.lower()]
+    if msgs:
+        problems.append("stderr: %s" % " | ".join(msgs[:3]))
+    if problems:
+        raise Fail("; ".join(problems))
+
+
+def waits_truth(stderr):
+    t = {}
+    for kind, name, ns, calls in re.findall(r"^WAIT kind=(\S+) thread=(\S+) ns=(\d+) calls=(\d+)$", stderr, re.M):
+        t[kind] = (name, int(ns) / 1e6, int(calls))
+    if "Waits: done" not in stderr or len(t) != 6:
+        raise Fail("Waits printed no complete truth; stderr: %s" % tail(stderr))
+    return t
+
+
+# Waits.java: kind -> (section, lock class) where its blocking must show.
+WAIT_KINDS = {
+    "object": ("wait", "Waits$WaitObj"),
+    "cond": ("wait", "java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionObject"),
+    "nanos": ("wait", "java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionObject"),
+    "future": ("wait", "java.util.concurrent.FutureTask"),
+    "latch": ("time", "java.util.concurrent.CountDownLatch$Sync"),
+}
+
+
+def t_monitor_waits(ctx):
+    """MONITOR WAIT TIME: Object.wait, Condition.await, Condition.awaitNanos
+    and FutureTask.get each timed on their own thread; a CountDownLatch
+    (ownable synchronizer) as contention; Thread.sleep nowhere."""
+    prof_path = ctx.path("waits.hprof.txt")
+    r = ctx.run("Waits", ["300", "3"], agent="monitor=y,thread=y,file=" + prof_path)
+    truth = waits_truth(r.stderr)
+    prof = parse_profile(prof_path)
+    mt, mw, dump, dl = final_monitor(prof)
+    problems = []
+    notes = []
+    for kind, (name, ms, calls) in sorted(truth.items()):
+        serial = one_serial(prof, name)
+        rows = {"time": [(rw, mt) for rw in mt.rows if prof.traces[rw.trace].thread == serial],
+                "wait": [(rw, mw) for rw in mw.rows if prof.traces[rw.trace].thread == serial]}
+        if kind == "sleep":
+            if rows["time"] or rows["wait"]:
+                problems.append("Thread.sleep thread has monitor rows: %s" % [rw.monitor for rw, _ in
+                                                                             rows["time"] + rows["wait"]])
+            notes.append("sleep %.0f ms: %d rows" % (ms, len(rows["time"]) + len(rows["wait"])))
+            continue
+        where, cls = WAIT_KINDS[kind]
+        other = "time" if where == "wait" else "wait"
+        ours = sum(sec.ms(rw) for rw, sec in rows[where] if rw.monitor == cls)
+        n = sum(rw.count for rw, sec in rows[where] if rw.monitor == cls)
+        notes.append("%s %s: ours %.0f ms/%d, program %.0f ms/%d calls" % (kind, cls.split(".")[-1], ours, n, ms, calls))
+        if not within(ours, ms):
+            problems.append("%s (%s): %.0f ms in MONITOR %s on %s, program measured %.0f ms"
+                            % (name, kind, ours, "WAIT TIME" if where == "wait" else "TIME", cls, ms))
+        if n < calls:
+            problems.append("%s: %d episodes for %d blocking calls" % (name, n, calls))
+        wrong = [rw.monitor for rw, _ in rows[other] if rw.monitor == cls]
+        if wrong:
+            problems.append("%s: %s also in MONITOR %s" % (name, cls, "TIME" if other == "time" else "WAIT TIME"))
+    ctx.note("; ".join(notes))
+    if problems:
+        raise Fail("; ".join(problems))
+
+
 # ---------------------------------------------------------------- options
 
 def expect_startup_error(ctx, opts, words, extra_check=None):
@@ -509,9 +1074,11 @@ BAD_OPTIONS = [
     ("cutoff=2", ["cutoff"]),
     ("sampler=fast", ["sampler", "perf", "timer"]),
     ("file=", ["file"]),
+    ("monitor=maybe", ["monitor"]),
+    ("deadlock=100", ["deadlock", "monitor=y"]),      # deadlock= needs monitor=y
 ]
 
-NOT_IMPLEMENTED = ["heap=sites", "cpu=times", "monitor=y", "format=b"]
+NOT_IMPLEMENTED = ["heap=sites", "cpu=times", "format=b"]
 
 
 def make_bad_option_test(opt, words):
@@ -705,7 +1272,9 @@ ASAN_AGENT = os.path.join(BUILD, "asan", "libhprof.so")
 
 def t_asan_agent(ctx):
     """The agent built with ASan+UBSan, inside a real JVM: the split and idle
-    threads, then 1000 threads starting and ending while sampling at 1 ms."""
+    threads, then 1000 threads starting and ending while sampling at 1 ms,
+    then the monitor features (monitor=y with thread=y and the periodic
+    deadlock check) on Deadlocks."""
     libasan = asan_runtime()
     if libasan is None:
         raise Skip("gcc's libasan.so not found")
@@ -719,20 +1288,36 @@ def t_asan_agent(ctx):
            "ASAN_OPTIONS": "detect_leaks=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:"
                            "handle_sigill=0:allow_user_segv_handler=1:use_sigaltstack=0:abort_on_error=0",
            "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1"}
+    def samples(main, prof):
+        sec = final_section(prof)
+        if sec.total <= 0:
+            raise Fail("%s: no samples under ASan" % main)
+        return "%d samples" % sec.total
+
+    def deadlocks(main, prof):
+        dl = final_monitor(prof)[3]
+        problems = []
+        check_deadlocks(prof, dl, problems)
+        if len(prof.deadlocks) < 2:
+            problems.append("no DEADLOCKS dump from deadlock=100 before the exit dump")
+        if problems:
+            raise Fail("%s under ASan: %s" % (main, "; ".join(problems)))
+        return "%d DEADLOCKS sections, %d cycles in the last" % (len(prof.deadlocks), len(dl.cycles))
+
     runs = [("CpuSplit", ["2000"], "cpu=samples,interval=1,depth=64,thread=y,collapsed=%s,file=%s"
-             % (ctx.path("split.collapsed"), ctx.path("split.hprof.txt"))),
-            ("ThreadChurn", ["1000", "50", "300000"], "cpu=samples,interval=1,file=%s" % ctx.path("churn.hprof.txt"))]
-    for main, args, opts in runs:
+             % (ctx.path("split.collapsed"), ctx.path("split.hprof.txt")), samples),
+            ("ThreadChurn", ["1000", "50", "300000"], "cpu=samples,interval=1,file=%s" % ctx.path("churn.hprof.txt"),
+             samples),
+            ("Deadlocks", ["1500"], "monitor=y,thread=y,deadlock=100,file=%s" % ctx.path("deadlocks.hprof.txt"),
+             deadlocks)]
+    for main, args, opts, check in runs:
         r = ctx.run(main, args, agent=opts, agent_path=ASAN_AGENT, env=env, tag="asan-" + main, timeout=300)
         bad = [l for l in r.stderr.splitlines() if "AddressSanitizer" in l or "runtime error:" in l
                or "LeakSanitizer" in l]
         if bad:
             raise Fail("%s: sanitizer report: %s (see %s)" % (main, bad[0], ctx.out))
         prof = parse_profile(opts.split("file=")[1])
-        sec = final_section(prof)
-        if sec.total <= 0:
-            raise Fail("%s: no samples under ASan" % main)
-        ctx.note("asan %s: exit 0, no sanitizer report, %d samples" % (main, sec.total))
+        ctx.note("asan %s: exit 0, no sanitizer report, %s" % (main, check(main, prof)))
 
 
 def t_parser_selftest(ctx):
@@ -753,6 +1338,15 @@ JVM_TESTS = [
     ("asan_agent", t_asan_agent),
     ("sigquit", t_sigquit),
     ("interval_1", t_interval_1),
+    ("monitor_contention", t_monitor_contention),
+    ("monitor_threads", t_monitor_threads),
+    ("monitor_cpu", t_monitor_cpu),
+    ("monitor_waits", t_monitor_waits),
+    ("deadlocks", t_deadlocks),
+    ("deadlocks_jcmd", t_deadlocks_jcmd),
+    ("deadlock_periodic", t_deadlock_periodic),
+    ("deadlock_no_false_positive", t_deadlock_no_false_positive),
+    ("monitor_dump_waiters", t_monitor_dump_waiters),
     ("basic", t_basic),
     ("stdout_clean", t_stdout_clean),
     ("collapsed", t_collapsed),

@@ -1,6 +1,7 @@
 /* monitor_agent.c: see monitor_agent.h. */
 #include "monitor_agent.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@ static struct {
     monitor_config cfg;
     trace_builder  traces;
     jmethodID      set_blocker;   /* LockSupport.setBlocker(Thread, Object) */
+    jmethodID      set_current_blocker;  /* LockSupport.setCurrentBlocker(Object) */
     jfieldID       park_blocker;  /* Thread.parkBlocker */
     jclass         aos_class;     /* AbstractOwnableSynchronizer (global ref) */
     jfieldID       aos_owner;     /* AbstractOwnableSynchronizer.exclusiveOwnerThread */
@@ -32,6 +34,57 @@ typedef struct monitor_tls {
 } monitor_tls;
 
 static __thread monitor_tls mtls;
+
+/* The object each thread is waiting on in Object.wait, by thread serial:
+ * MONITOR DUMP needs it for monitors nobody owns, and from JDK 23 on
+ * GetCurrentContendedMonitor no longer returns it. Global refs, set at
+ * MonitorWait, dropped at MonitorWaited. */
+static pthread_mutex_t waits_lock = PTHREAD_MUTEX_INITIALIZER;
+static jobject *waiting_on;
+static uint32_t waiting_on_cap;
+
+static void set_waiting_on(JNIEnv *jni, serial_t thread, jobject object)
+{
+    if (thread < THREAD_SERIAL_BASE)
+        return;
+    uint32_t i = thread - THREAD_SERIAL_BASE;
+    jobject ref = object ? (*jni)->NewGlobalRef(jni, object) : NULL;
+    jobject old = NULL;
+    pthread_mutex_lock(&waits_lock);
+    if (i >= waiting_on_cap && ref) {
+        uint32_t ncap = waiting_on_cap ? waiting_on_cap : 256;
+        while (ncap <= i)
+            ncap *= 2;
+        jobject *n = realloc(waiting_on, ncap * sizeof *n);
+        if (n) {
+            memset(n + waiting_on_cap, 0, (ncap - waiting_on_cap) * sizeof *n);
+            waiting_on = n;
+            waiting_on_cap = ncap;
+        }
+    }
+    if (i < waiting_on_cap) {
+        old = waiting_on[i];
+        waiting_on[i] = ref;
+        ref = NULL;
+    }
+    pthread_mutex_unlock(&waits_lock);
+    if (old)
+        (*jni)->DeleteGlobalRef(jni, old);
+    if (ref)
+        (*jni)->DeleteGlobalRef(jni, ref);     /* no room to keep it */
+}
+
+/* A local ref to the object `thread` waits on, or NULL. */
+static jobject get_waiting_on(JNIEnv *jni, serial_t thread)
+{
+    jobject local = NULL;
+    pthread_mutex_lock(&waits_lock);
+    uint32_t i = thread - THREAD_SERIAL_BASE;
+    if (thread >= THREAD_SERIAL_BASE && i < waiting_on_cap && waiting_on[i])
+        local = (*jni)->NewLocalRef(jni, waiting_on[i]);
+    pthread_mutex_unlock(&waits_lock);
+    return local;
+}
 
 static uint64_t now_ns(void)
 {
@@ -73,13 +126,15 @@ static void JNICALL on_wait(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobjec
     (void)timeout;
     mtls.wait_class = class_serial_of_object(jni, object);
     mtls.wait_trace = trace_here(thread, NULL);
+    set_waiting_on(jni, thread_serial_of(thread), object);
     mtls.wait_start = now_ns();
 }
 
 static void JNICALL on_waited(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
                               jboolean timed_out)
 {
-    (void)jvmti; (void)jni; (void)thread; (void)object; (void)timed_out;
+    (void)jvmti; (void)object; (void)timed_out;
+    set_waiting_on(jni, thread_serial_of(thread), NULL);
     if (mtls.wait_start) {
         monitor_table_add(mtls.wait_trace, mtls.wait_class, BLOCK_WAIT, now_ns() - mtls.wait_start);
         mtls.wait_start = 0;
@@ -87,14 +142,16 @@ static void JNICALL on_waited(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobj
 }
 
 /* LockSupport.park(blocker) calls setBlocker(t, blocker), parks, then calls
- * setBlocker(t, null). At the breakpoint on setBlocker's entry, an empty
- * parkBlocker means "about to park", a set one means "just unparked". */
+ * setBlocker(t, null); Condition.await brackets its wait the same way with
+ * setCurrentBlocker(this) ... setCurrentBlocker(null) around plain park()s.
+ * At a breakpoint on either setter's entry, an empty parkBlocker means
+ * "about to block", a set one means "done blocking on it". */
 static void JNICALL on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID method,
                                   jlocation location)
 {
     (void)jvmti;
     (void)location;
-    if (method != mon.set_blocker || mon.park_blocker == NULL)
+    if ((method != mon.set_blocker && method != mon.set_current_blocker) || mon.park_blocker == NULL)
         return;
     jobject blocker = (*jni)->GetObjectField(jni, thread, mon.park_blocker);
     if (blocker == NULL) {
@@ -196,19 +253,39 @@ void monitor_agent_vm_init(jvmtiEnv *jvmti, JNIEnv *jni)
         return;
     mon.set_blocker = (*jni)->GetStaticMethodID(jni, lock_support, "setBlocker",
                                                 "(Ljava/lang/Thread;Ljava/lang/Object;)V");
-    (*jni)->DeleteLocalRef(jni, lock_support);
     if (lookup_failed(jni, mon.set_blocker, "LockSupport.setBlocker(Thread, Object)")) {
         mon.set_blocker = NULL;
+        (*jni)->DeleteLocalRef(jni, lock_support);
         return;
     }
+    /* setCurrentBlocker is public and only used to bracket waits (JDK 17+);
+     * without it Condition.await goes untimed, which is said once. */
+    mon.set_current_blocker = (*jni)->GetStaticMethodID(jni, lock_support, "setCurrentBlocker",
+                                                        "(Ljava/lang/Object;)V");
+    if (mon.set_current_blocker == NULL || (*jni)->ExceptionCheck(jni)) {
+        (*jni)->ExceptionClear(jni);
+        mon.set_current_blocker = NULL;
+        fprintf(stderr, "hprof: warning: LockSupport.setCurrentBlocker not found: "
+                "Condition.await is not timed on this JDK\n");
+    }
+    (*jni)->DeleteLocalRef(jni, lock_support);
+
     jvmtiCapabilities caps;
     memset(&caps, 0, sizeof caps);
     if ((*jvmti)->GetCapabilities(jvmti, &caps) != JVMTI_ERROR_NONE || !caps.can_generate_breakpoint_events)
         return;
-    if (jvmti_failed((*jvmti)->SetBreakpoint(jvmti, mon.set_blocker, 0), "SetBreakpoint (LockSupport)") ||
-        jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_BREAKPOINT, NULL),
-                     "SetEventNotificationMode (Breakpoint)"))
+    if (jvmti_failed((*jvmti)->SetBreakpoint(jvmti, mon.set_blocker, 0), "SetBreakpoint (LockSupport)"))
         mon.set_blocker = NULL;
+    if (mon.set_current_blocker &&
+        jvmti_failed((*jvmti)->SetBreakpoint(jvmti, mon.set_current_blocker, 0),
+                     "SetBreakpoint (LockSupport.setCurrentBlocker)"))
+        mon.set_current_blocker = NULL;
+    if ((mon.set_blocker || mon.set_current_blocker) &&
+        jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_BREAKPOINT, NULL),
+                     "SetEventNotificationMode (Breakpoint)")) {
+        mon.set_blocker = NULL;
+        mon.set_current_blocker = NULL;
+    }
 }
 
 /* ---------------------------------------------------------------- dumps */
@@ -239,6 +316,7 @@ typedef struct thread_snapshot {
     /* what it waits for, for the deadlock graph */
     serial_t waits_for;
     serial_t lock_class;
+    jobject  lock;                  /* the monitor or park blocker (local ref) */
     int      parked;
 } thread_snapshot;
 
@@ -257,6 +335,7 @@ static void find_wait(JNIEnv *jni, thread_snapshot *t)
             if (usage.owner)
                 t->waits_for = thread_serial_of(usage.owner);
             t->lock_class = class_serial_of_object(jni, monitor);
+            t->lock = monitor;
             jvmti_free(usage.waiters);
             jvmti_free(usage.notify_waiters);
         }
@@ -265,6 +344,7 @@ static void find_wait(JNIEnv *jni, thread_snapshot *t)
         if (blocker == NULL)
             return;
         t->lock_class = class_serial_of_object(jni, blocker);
+        t->lock = blocker;
         t->parked = 1;
         if ((*jni)->IsInstanceOf(jni, blocker, mon.aos_class)) {
             jobject owner = (*jni)->GetObjectField(jni, blocker, mon.aos_owner);
@@ -306,24 +386,79 @@ static thread_snapshot *snapshot_threads(JNIEnv *jni, uint32_t *n_out, int with_
     return snap;
 }
 
-static uint32_t deadlock_cycles(const thread_snapshot *snap, uint32_t n, uint32_t **cycles_out)
+static const thread_snapshot *member_of(const thread_snapshot *snap, uint32_t n, serial_t id)
+{
+    for (uint32_t k = 0; k < n; k++)
+        if (snap[k].serial == id)
+            return &snap[k];
+    return NULL;
+}
+
+/* The snapshot is read thread by thread while threads move on, so a cycle in
+ * it may be an artefact (one lock read with two owners at two moments). A
+ * real deadlock does not move: keep a cycle only if its locks are distinct
+ * objects and every member, read again now, still waits for the same lock
+ * held by the same thread. */
+static int cycle_confirmed(JNIEnv *jni, const thread_snapshot *snap, uint32_t n, const uint32_t *ids,
+                           uint32_t len)
+{
+    for (uint32_t i = 0; i < len; i++) {
+        const thread_snapshot *a = member_of(snap, n, ids[i]);
+        if (a == NULL || a->lock == NULL)
+            return 0;
+        for (uint32_t j = i + 1; j < len; j++) {
+            const thread_snapshot *b = member_of(snap, n, ids[j]);
+            if (b == NULL || (*jni)->IsSameObject(jni, a->lock, b->lock))
+                return 0;
+        }
+        thread_snapshot again;
+        memset(&again, 0, sizeof again);
+        again.thread = a->thread;
+        again.serial = a->serial;
+        if ((*hprof_jvmti)->GetThreadState(hprof_jvmti, a->thread, &again.state) != JVMTI_ERROR_NONE)
+            return 0;
+        find_wait(jni, &again);
+        int same = again.waits_for == a->waits_for && again.lock != NULL &&
+                   (*jni)->IsSameObject(jni, again.lock, a->lock);
+        if (again.lock)
+            (*jni)->DeleteLocalRef(jni, again.lock);
+        if (!same)
+            return 0;
+    }
+    return 1;
+}
+
+/* Confirmed deadlock cycles of the snapshot, as find_deadlocks lays them out. */
+static uint32_t deadlock_cycles(JNIEnv *jni, const thread_snapshot *snap, uint32_t n,
+                                uint32_t **cycles_out)
 {
     waiter *graph = calloc(n ? n : 1, sizeof *graph);
     uint32_t *cycles = calloc(2 * (size_t)(n ? n : 1), sizeof *cycles);
-    uint32_t found = 0;
+    uint32_t confirmed = 0;
     if (graph && cycles) {
         for (uint32_t i = 0; i < n; i++) {
             graph[i].thread = snap[i].serial;
             graph[i].waits_for = snap[i].waits_for;
         }
-        found = find_deadlocks(graph, n, cycles);
+        uint32_t found = find_deadlocks(graph, n, cycles);
+        /* Compact in place: confirmed cycles move to the front. */
+        uint32_t in = 0, out = 0;
+        for (uint32_t c = 0; c < found; c++) {
+            uint32_t len = cycles[in];
+            if (cycle_confirmed(jni, snap, n, cycles + in + 1, len)) {
+                memmove(cycles + out, cycles + in, (len + 1) * sizeof *cycles);
+                out += len + 1;
+                confirmed++;
+            }
+            in += len + 1;
+        }
     }
     free(graph);
     if (cycles_out)
         *cycles_out = cycles;
     else
         free(cycles);
-    return found;
+    return confirmed;
 }
 
 uint32_t monitor_agent_count_deadlocks(JNIEnv *jni)
@@ -332,20 +467,24 @@ uint32_t monitor_agent_count_deadlocks(JNIEnv *jni)
         return 0;
     uint32_t n = 0;
     thread_snapshot *snap = snapshot_threads(jni, &n, 0);
-    uint32_t found = snap ? deadlock_cycles(snap, n, NULL) : 0;
+    uint32_t found = snap ? deadlock_cycles(jni, snap, n, NULL) : 0;
     free(snap);
     (*jni)->PopLocalFrame(jni, NULL);
     return found;
 }
 
-/* Append the serials of `threads` to lists[*used..cap); returns how many. */
+/* Append the serials of `threads` to lists[*used..cap), leaving out those in
+ * except[0..n_except); returns how many were appended. */
 static uint32_t append_serials(serial_t *lists, size_t *used, size_t cap, const jthread *threads,
-                               jint count)
+                               jint count, const serial_t *except, uint32_t n_except)
 {
     size_t start = *used;
     for (jint i = 0; i < count && *used < cap; i++) {
         serial_t s = thread_serial_of(threads[i]);
-        if (s)
+        int excluded = 0;
+        for (uint32_t k = 0; k < n_except && !excluded; k++)
+            excluded = except[k] == s;
+        if (s && !excluded)
             lists[(*used)++] = s;
     }
     return (uint32_t)(*used - start);
@@ -370,8 +509,10 @@ static uint32_t collect_monitors(JNIEnv *jni, const thread_snapshot *snap, uint3
         }
         if ((*jvmti)->GetCurrentContendedMonitor(jvmti, snap[i].thread, &contended) != JVMTI_ERROR_NONE)
             contended = NULL;
-        for (jint j = 0; j <= owned_n; j++) {
-            jobject o = j < owned_n ? owned[j] : contended;
+        jobject waited = (snap[i].state & JVMTI_THREAD_STATE_IN_OBJECT_WAIT)
+                       ? get_waiting_on(jni, snap[i].serial) : NULL;
+        for (jint j = 0; j <= owned_n + 1; j++) {
+            jobject o = j < owned_n ? owned[j] : j == owned_n ? contended : waited;
             if (o == NULL)
                 continue;
             int seen = 0;
@@ -413,11 +554,14 @@ static uint32_t collect_monitors(JNIEnv *jni, const thread_snapshot *snap, uint3
         m->class_signature = sigs[written];
         m->owner = usage.owner ? thread_serial_of(usage.owner) : 0;
         m->entry_count = usage.entry_count;
-        m->waiting_to_enter = lists + used;
-        m->n_enter = append_serials(lists, &used, list_cap, usage.waiters, usage.waiter_count);
+        /* Before JDK 23 GetObjectMonitorUsage also lists the threads in
+         * Object.wait among those waiting to enter: leave them out there. */
         m->waiting_to_be_notified = lists + used;
         m->n_notify = append_serials(lists, &used, list_cap, usage.notify_waiters,
-                                     usage.notify_waiter_count);
+                                     usage.notify_waiter_count, NULL, 0);
+        m->waiting_to_enter = lists + used;
+        m->n_enter = append_serials(lists, &used, list_cap, usage.waiters, usage.waiter_count,
+                                    m->waiting_to_be_notified, m->n_notify);
         jvmti_free(usage.waiters);
         jvmti_free(usage.notify_waiters);
         written++;
@@ -469,7 +613,7 @@ uint32_t monitor_agent_dump(text_writer *w, JNIEnv *jni)
         free(threads);
 
         uint32_t *cycles = NULL;
-        found = deadlock_cycles(snap, n, &cycles);
+        found = deadlock_cycles(jni, snap, n, &cycles);
         deadlock_member *members = calloc(n ? n : 1, sizeof *members);
         uint32_t *sizes = calloc(found ? found : 1, sizeof *sizes);
         if (cycles && members && sizes) {

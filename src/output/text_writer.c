@@ -99,6 +99,16 @@ static void write_trace(FILE *out, serial_t trace)
         write_frame_line(out, frames[i]);
 }
 
+/* Every trace a section names must be in the file: the empty trace has a
+ * fixed serial outside the table, so it is written on first use. */
+static void note_trace_used(text_writer *w, serial_t trace)
+{
+    if ((trace == EMPTY_TRACE_SERIAL || trace == 0) && !w->empty_trace_written) {
+        write_trace(w->out, EMPTY_TRACE_SERIAL);
+        w->empty_trace_written = 1;
+    }
+}
+
 void text_write_new_records(text_writer *w)
 {
     uint32_t nthreads = thread_count();
@@ -154,14 +164,8 @@ void text_write_cpu_samples(text_writer *w, const cpu_row *rows, uint32_t n, uin
     char date[64];
     text_format_date(now, date, sizeof date);
 
-    /* Every trace a row names must be in the file: the empty trace has a
-     * fixed serial outside the table, so it is written on first use. */
-    for (uint32_t i = 0; i < n && !w->empty_trace_written; i++) {
-        if (rows[i].trace == EMPTY_TRACE_SERIAL) {
-            write_trace(w->out, EMPTY_TRACE_SERIAL);
-            w->empty_trace_written = 1;
-        }
-    }
+    for (uint32_t i = 0; i < n; i++)
+        note_trace_used(w, rows[i].trace);
 
     fprintf(w->out, "CPU SAMPLES BEGIN (total = %llu) %s\n", (unsigned long long)total, date);
     fprintf(w->out, "rank   self  accum   count trace method\n");
@@ -193,9 +197,12 @@ void text_write_monitor_time(text_writer *w, const char *title, int contention,
     char date[64];
     text_format_date(now, date, sizeof date);
     uint64_t total = 0;
-    for (uint32_t i = 0; i < n; i++)
-        if (block_kind_is_contention(rows[i].kind) == contention)
+    for (uint32_t i = 0; i < n; i++) {
+        if (block_kind_is_contention(rows[i].kind) == contention) {
             total += rows[i].nanos;
+            note_trace_used(w, rows[i].trace);
+        }
+    }
     /* HPROF's layout and widths; times are measured in ns and shown in ms. */
     fprintf(w->out, "%s BEGIN (total = %llu ms) %s\n", title, (unsigned long long)(total / 1000000u),
             date);
@@ -227,6 +234,8 @@ static void write_thread_list(FILE *out, const char *label, const serial_t *thre
 void text_write_monitor_dump(text_writer *w, const dump_thread *threads, uint32_t n_threads,
                              const dump_monitor *monitors, uint32_t n_monitors)
 {
+    for (uint32_t i = 0; i < n_threads; i++)
+        note_trace_used(w, threads[i].trace);
     fprintf(w->out, "MONITOR DUMP BEGIN\n");
     for (uint32_t i = 0; i < n_threads; i++)
         fprintf(w->out, "    THREAD %u, trace %u, status: %s\n", threads[i].thread,
@@ -249,6 +258,11 @@ void text_write_deadlocks(text_writer *w, const deadlock_member *members, const 
 {
     char date[64];
     text_format_date(now, date, sizeof date);
+    uint32_t members_total = 0;
+    for (uint32_t c = 0; c < n_cycles; c++)
+        members_total += sizes[c];
+    for (uint32_t i = 0; i < members_total; i++)
+        note_trace_used(w, members[i].trace);
     fprintf(w->out, "DEADLOCKS BEGIN (cycles = %u) %s\n", n_cycles, date);
     uint32_t at = 0;
     for (uint32_t c = 0; c < n_cycles; c++) {
