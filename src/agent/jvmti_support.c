@@ -108,6 +108,26 @@ done:
 
 /* ------------------------------------------------------- classes, threads */
 
+serial_t class_serial_of_klass(jclass klass)
+{
+    /* The class serial is kept in the class object's JVMTI tag: after the
+     * first time, naming a class costs one tag lookup instead of a
+     * signature string allocated, hashed and freed. Without can_tag_objects
+     * GetTag fails and the slow path is taken every time. */
+    jlong tag = 0;
+    int tagged = (*hprof_jvmti)->GetTag(hprof_jvmti, klass, &tag) == JVMTI_ERROR_NONE;
+    if (tagged && tag > 0)
+        return (serial_t)tag;
+    char *sig = NULL;
+    serial_t serial = 0;
+    if ((*hprof_jvmti)->GetClassSignature(hprof_jvmti, klass, &sig, NULL) == JVMTI_ERROR_NONE)
+        serial = class_intern(sig);
+    jvmti_free(sig);
+    if (tagged && serial)
+        (*hprof_jvmti)->SetTag(hprof_jvmti, klass, (jlong)serial);
+    return serial;
+}
+
 serial_t class_serial_of_object(JNIEnv *jni, jobject object)
 {
     if (object == NULL)
@@ -115,11 +135,7 @@ serial_t class_serial_of_object(JNIEnv *jni, jobject object)
     jclass klass = (*jni)->GetObjectClass(jni, object);
     if (klass == NULL)
         return 0;
-    char *sig = NULL;
-    serial_t serial = 0;
-    if ((*hprof_jvmti)->GetClassSignature(hprof_jvmti, klass, &sig, NULL) == JVMTI_ERROR_NONE)
-        serial = class_intern(sig);
-    jvmti_free(sig);
+    serial_t serial = class_serial_of_klass(klass);
     (*jni)->DeleteLocalRef(jni, klass);
     return serial;
 }
@@ -134,44 +150,38 @@ serial_t thread_serial_of(jthread thread)
 
 /* --------------------------------------------------------------- stacks */
 
-serial_t stack_trace_of(const trace_builder *b, jthread thread, int skip, const char *skip_class,
+serial_t stack_trace_of(const trace_builder *b, jthread thread, serial_t skip_class,
                         serial_t thread_serial)
 {
-    enum { MAX = 256 };
+    /* Walk no deeper than the trace keeps (plus the few frames of skip_class
+     * on top): the JVM's stack walk costs per frame, and monitor events are
+     * frequent on contended programs. */
+    enum { MAX = 256, SKIP_MARGIN = 4 };
+    jint want = b->depth + (skip_class ? SKIP_MARGIN : 0);
+    if (want > MAX)
+        want = MAX;
+    if (want <= 0)
+        return trace_build(b, thread_serial, NULL, 0, NULL);
     jvmtiFrameInfo info[MAX];
     jint count = 0;
-    if ((*hprof_jvmti)->GetStackTrace(hprof_jvmti, thread, 0, MAX, info, &count) != JVMTI_ERROR_NONE)
+    if ((*hprof_jvmti)->GetStackTrace(hprof_jvmti, thread, 0, want, info, &count) != JVMTI_ERROR_NONE)
         return 0;
-    jint first = skip < count ? skip : count;
-    /* Skip the frames of skip_class on top (e.g. LockSupport's own). */
+    jint first = 0;
+    /* Skip the frames of skip_class on top (e.g. LockSupport's own), known
+     * through the method table rather than asking JVMTI per frame. */
     while (skip_class && first < count) {
-        jclass klass = NULL;
-        char *sig = NULL;
-        int same = 0;
-        if ((*hprof_jvmti)->GetMethodDeclaringClass(hprof_jvmti, info[first].method, &klass) == JVMTI_ERROR_NONE &&
-            (*hprof_jvmti)->GetClassSignature(hprof_jvmti, klass, &sig, NULL) == JVMTI_ERROR_NONE)
-            same = strcmp(sig, skip_class) == 0;
-        jvmti_free(sig);
-        if (klass) {
-            JNIEnv *jni = NULL;
-            if ((*hprof_vm)->GetEnv(hprof_vm, (void **)&jni, JNI_VERSION_1_8) == JNI_OK)
-                (*jni)->DeleteLocalRef(jni, klass);
-        }
-        if (!same)
+        method_info mi;
+        serial_t m = resolve_method(info[first].method, NULL);
+        if (m == 0 || method_get(m, &mi) != 0 || mi.class_serial != skip_class)
             break;
         first++;
     }
     frame_ref frames[MAX];
     uint32_t n = 0;
     for (jint i = first; i < count; i++, n++) {
-        jboolean native = JNI_FALSE;
         frames[n].method = info[i].method;
         /* GetStackTrace gives -1 as the location of native frames. */
-        if (info[i].location < 0 &&
-            (*hprof_jvmti)->IsMethodNative(hprof_jvmti, info[i].method, &native) == JVMTI_ERROR_NONE && native)
-            frames[n].bci = BCI_NATIVE;
-        else
-            frames[n].bci = (int32_t)info[i].location;
+        frames[n].bci = info[i].location < 0 ? BCI_NATIVE : (int32_t)info[i].location;
     }
     return trace_build(b, thread_serial, frames, n, NULL);
 }

@@ -22,16 +22,18 @@ void jvmti_free(void *p);
 /* jmethodID -> method serial, asking JVMTI the first time (a method_resolver). */
 serial_t resolve_method(const void *method, void *context);
 
-/* Class serial of an object's class (0 on failure). */
+/* Class serial of a class, or of an object's class (0 on failure); cached in
+ * the class's JVMTI tag when the agent has can_tag_objects. */
+serial_t class_serial_of_klass(jclass klass);
 serial_t class_serial_of_object(JNIEnv *jni, jobject object);
 
 /* The serial the agent gave a thread (0 if none): kept in JVMTI thread-local storage. */
 serial_t thread_serial_of(jthread thread);
 
 /* The trace of a thread's current stack (thread NULL: the calling thread),
- * skipping its first `skip` frames and then any frame of a class whose JVM
- * signature is skip_class (NULL: none), cut to b->depth. 0 on failure. */
-serial_t stack_trace_of(const trace_builder *b, jthread thread, int skip, const char *skip_class,
+ * skipping the frames of class skip_class (a class serial, 0: none) on top,
+ * cut to b->depth. 0 on failure. */
+serial_t stack_trace_of(const trace_builder *b, jthread thread, serial_t skip_class,
                         serial_t thread_serial);
 
 #endif

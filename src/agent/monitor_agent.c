@@ -12,8 +12,6 @@
 #include "../monitor/monitor_table.h"
 #include "jvmti_support.h"
 
-#define LOCK_SUPPORT_SIG "Ljava/util/concurrent/locks/LockSupport;"
-
 static struct {
     monitor_config cfg;
     trace_builder  traces;
@@ -22,6 +20,7 @@ static struct {
     jfieldID       park_blocker;  /* Thread.parkBlocker */
     jclass         aos_class;     /* AbstractOwnableSynchronizer (global ref) */
     jfieldID       aos_owner;     /* AbstractOwnableSynchronizer.exclusiveOwnerThread */
+    serial_t       lock_support;  /* class serial of LockSupport, whose frames traces skip */
 } mon;
 
 /* Per-thread timing: every monitor event is delivered on the thread concerned. */
@@ -31,6 +30,7 @@ typedef struct monitor_tls {
     uint64_t wait_start;
     serial_t wait_trace, wait_class;
     uint64_t park_start;
+    serial_t park_trace;
 } monitor_tls;
 
 static __thread monitor_tls mtls;
@@ -93,10 +93,10 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static serial_t trace_here(jthread thread, const char *skip_class)
+static serial_t trace_here(jthread thread, serial_t skip_class)
 {
     serial_t thread_serial = mon.cfg.per_thread ? thread_serial_of(thread) : 0;
-    return stack_trace_of(&mon.traces, thread, 0, skip_class, thread_serial);
+    return stack_trace_of(&mon.traces, thread, skip_class, thread_serial);
 }
 
 /* ---------------------------------------------------------------- events */
@@ -107,7 +107,7 @@ static void JNICALL on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thr
 {
     (void)jvmti;
     mtls.enter_class = class_serial_of_object(jni, object);
-    mtls.enter_trace = trace_here(thread, NULL);
+    mtls.enter_trace = trace_here(thread, 0);
     mtls.enter_start = now_ns();
 }
 
@@ -125,7 +125,7 @@ static void JNICALL on_wait(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobjec
     (void)jvmti;
     (void)timeout;
     mtls.wait_class = class_serial_of_object(jni, object);
-    mtls.wait_trace = trace_here(thread, NULL);
+    mtls.wait_trace = trace_here(thread, 0);
     set_waiting_on(jni, thread_serial_of(thread), object);
     mtls.wait_start = now_ns();
 }
@@ -155,6 +155,9 @@ static void JNICALL on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, 
         return;
     jobject blocker = (*jni)->GetObjectField(jni, thread, mon.park_blocker);
     if (blocker == NULL) {
+        /* About to block: the stack now, so that nothing is added to the
+         * hand-over of the lock after the thread is woken. */
+        mtls.park_trace = trace_here(thread, mon.lock_support);
         mtls.park_start = now_ns();
         return;
     }
@@ -163,8 +166,7 @@ static void JNICALL on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, 
         mtls.park_start = 0;
         block_kind kind = mon.aos_class && (*jni)->IsInstanceOf(jni, blocker, mon.aos_class)
                         ? BLOCK_PARK : BLOCK_PARK_WAIT;
-        monitor_table_add(trace_here(thread, LOCK_SUPPORT_SIG), class_serial_of_object(jni, blocker),
-                          kind, parked);
+        monitor_table_add(mtls.park_trace, class_serial_of_object(jni, blocker), kind, parked);
     }
     (*jni)->DeleteLocalRef(jni, blocker);
 }
@@ -184,6 +186,7 @@ int monitor_agent_capabilities(const jvmtiCapabilities *potential, jvmtiCapabili
     caps->can_get_owned_monitor_info = 1;
     caps->can_get_current_contended_monitor = 1;
     caps->can_generate_breakpoint_events = potential->can_generate_breakpoint_events;
+    caps->can_tag_objects = potential->can_tag_objects;   /* class serials cached in tags */
     if (!potential->can_generate_breakpoint_events)
         fprintf(stderr, "hprof: warning: no breakpoint events in this JVM: parking on "
                 "java.util.concurrent locks is not timed\n");
@@ -258,6 +261,7 @@ void monitor_agent_vm_init(jvmtiEnv *jvmti, JNIEnv *jni)
         (*jni)->DeleteLocalRef(jni, lock_support);
         return;
     }
+    mon.lock_support = class_serial_of_klass(lock_support);
     /* setCurrentBlocker is public and only used to bracket waits (JDK 17+);
      * without it Condition.await goes untimed, which is said once. */
     mon.set_current_blocker = (*jni)->GetStaticMethodID(jni, lock_support, "setCurrentBlocker",
@@ -378,7 +382,7 @@ static thread_snapshot *snapshot_threads(JNIEnv *jni, uint32_t *n_out, int with_
         if ((*hprof_jvmti)->GetThreadState(hprof_jvmti, threads[i], &t->state) != JVMTI_ERROR_NONE)
             t->state = 0;
         if (with_traces)
-            t->trace = trace_here(threads[i], NULL);
+            t->trace = trace_here(threads[i], 0);
         find_wait(jni, t);
     }
     jvmti_free(threads);

@@ -19,30 +19,45 @@ typedef struct row_value {
     uint64_t nanos;
 } row_value;
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static keytab keys;
-static row_value *values;
-static uint32_t values_cap;
-static uint64_t total;
+/* Shards by key hash: every blocking episode of every thread lands here, so
+ * one mutex would itself become a contended lock in a contended program. A
+ * key always maps to the same shard, so rows need no merging. */
+#define SHARDS 16
+
+typedef struct shard {
+    pthread_mutex_t lock;
+    keytab keys;
+    row_value *values;
+    uint32_t values_cap;
+} shard;
+
+static shard shards[SHARDS];
+static pthread_mutex_t total_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t total;      /* also counts episodes a full table could not keep */
 
 int monitor_table_init(void)
 {
-    pthread_mutex_lock(&lock);
-    keytab_init(&keys, MAX_MONITOR_ROWS);
+    for (int i = 0; i < SHARDS; i++) {
+        pthread_mutex_init(&shards[i].lock, NULL);
+        keytab_init(&shards[i].keys, MAX_MONITOR_ROWS / SHARDS);
+        shards[i].values = NULL;
+        shards[i].values_cap = 0;
+    }
     total = 0;
-    pthread_mutex_unlock(&lock);
     return 0;
 }
 
 void monitor_table_free(void)
 {
-    pthread_mutex_lock(&lock);
-    keytab_free(&keys);
-    free(values);
-    values = NULL;
-    values_cap = 0;
+    for (int i = 0; i < SHARDS; i++) {
+        pthread_mutex_lock(&shards[i].lock);
+        keytab_free(&shards[i].keys);
+        free(shards[i].values);
+        shards[i].values = NULL;
+        shards[i].values_cap = 0;
+        pthread_mutex_unlock(&shards[i].lock);
+    }
     total = 0;
-    pthread_mutex_unlock(&lock);
 }
 
 const char *block_kind_name(block_kind kind)
@@ -63,28 +78,33 @@ int monitor_table_add(serial_t trace, serial_t lock_class, block_kind kind, uint
     k.trace = trace;
     k.lock_class = lock_class;
     k.kind = (uint32_t)kind;
+    shard *s = &shards[keytab_hash(&k, sizeof k) % SHARDS];
     int rc = -1;
-    pthread_mutex_lock(&lock);
-    total += nanos;
+    pthread_mutex_lock(&s->lock);
     /* Room for the value first, so a key never exists without one. */
-    if (keys.count >= values_cap) {
-        uint32_t ncap = values_cap ? values_cap * 2 : 256;
-        row_value *n = realloc(values, (size_t)ncap * sizeof *n);
+    if (s->keys.count >= s->values_cap) {
+        uint32_t ncap = s->values_cap ? s->values_cap * 2 : 64;
+        row_value *n = realloc(s->values, (size_t)ncap * sizeof *n);
         if (n != NULL) {
-            memset(n + values_cap, 0, (size_t)(ncap - values_cap) * sizeof *n);
-            values = n;
-            values_cap = ncap;
+            memset(n + s->values_cap, 0, (size_t)(ncap - s->values_cap) * sizeof *n);
+            s->values = n;
+            s->values_cap = ncap;
         }
     }
-    if (keys.count < values_cap) {
-        uint32_t idx = keytab_intern(&keys, &k, sizeof k, NULL);
+    if (s->keys.count < s->values_cap) {
+        uint32_t idx = keytab_intern(&s->keys, &k, sizeof k, NULL);
         if (idx != KEYTAB_FULL) {
-            values[idx].count++;
-            values[idx].nanos += nanos;
+            s->values[idx].count++;
+            s->values[idx].nanos += nanos;
             rc = 0;
         }
     }
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&s->lock);
+    if (rc != 0) {
+        pthread_mutex_lock(&total_lock);
+        total += nanos;          /* not in a row: still in the total */
+        pthread_mutex_unlock(&total_lock);
+    }
     return rc;
 }
 
@@ -100,23 +120,36 @@ static int compare_rows(const void *a, const void *b)
 
 int monitor_table_rows(monitor_row **rows, uint32_t *n, uint64_t *total_nanos)
 {
-    pthread_mutex_lock(&lock);
-    uint32_t count = keys.count;
-    monitor_row *r = malloc((count ? count : 1) * sizeof *r);
-    if (r == NULL) {
-        pthread_mutex_unlock(&lock);
+    uint32_t cap = 0;
+    for (int i = 0; i < SHARDS; i++) {
+        pthread_mutex_lock(&shards[i].lock);
+        cap += shards[i].keys.count;
+        pthread_mutex_unlock(&shards[i].lock);
+    }
+    cap += 64;                    /* rows added meanwhile */
+    monitor_row *r = malloc(cap * sizeof *r);
+    if (r == NULL)
         return -1;
+    uint32_t count = 0;
+    uint64_t sum = 0;
+    for (int i = 0; i < SHARDS; i++) {
+        shard *s = &shards[i];
+        pthread_mutex_lock(&s->lock);
+        for (uint32_t j = 0; j < s->keys.count && count < cap; j++) {
+            const row_key *k = keytab_key(&s->keys, j, NULL);
+            r[count].trace = k->trace;
+            r[count].lock_class = k->lock_class;
+            r[count].kind = (block_kind)k->kind;
+            r[count].count = s->values[j].count;
+            r[count].nanos = s->values[j].nanos;
+            sum += r[count].nanos;
+            count++;
+        }
+        pthread_mutex_unlock(&s->lock);
     }
-    for (uint32_t i = 0; i < count; i++) {
-        const row_key *k = keytab_key(&keys, i, NULL);
-        r[i].trace = k->trace;
-        r[i].lock_class = k->lock_class;
-        r[i].kind = (block_kind)k->kind;
-        r[i].count = values[i].count;
-        r[i].nanos = values[i].nanos;
-    }
-    *total_nanos = total;
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_lock(&total_lock);
+    *total_nanos = sum + total;
+    pthread_mutex_unlock(&total_lock);
     qsort(r, count, sizeof *r, compare_rows);
     *rows = r;
     *n = count;
