@@ -284,7 +284,8 @@ def t_cpu_split(ctx):
 
 
 def t_cpu_split_threads(ctx):
-    cpu_split_common(ctx, thread_y=True)
+    """thread=y, with the perf engine (auto picks the timer at interval 10)."""
+    cpu_split_common(ctx, thread_y=True, sampler="perf")
 
 
 def t_cpu_split_timer(ctx):

@@ -34,8 +34,9 @@ typedef struct sampler_losses {
 
 typedef enum { SAMPLER_AUTO = 0, SAMPLER_PERF, SAMPLER_TIMER } sampler_engine;
 
-/* Look up AsyncGetCallTrace, choose the engine (SAMPLER_AUTO: perf events if
- * the kernel allows them, else POSIX timers) and install the SIGPROF handler.
+/* Look up AsyncGetCallTrace, choose the engine (SAMPLER_AUTO: POSIX timers at
+ * intervals of 10 ms and more; below, perf events if the kernel allows them,
+ * else timers) and install the SIGPROF handler.
  * Returns 0, or -1 with a message in err. */
 int  sampler_init(sample_queue *queue, int interval_ms, uint32_t max_frames,
                   sampler_engine wanted, char *err, size_t errlen);
