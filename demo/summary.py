@@ -34,7 +34,8 @@ def main(path):
         if t:
             per_thread[t] = per_thread.get(t, 0) + int(cols[3])
     if per_thread:
-        print("\nsamples per thread (threads not listed had none: they were not on a CPU):")
+        print("\nsamples per thread (a thread is sampled only for CPU it uses: blocked, sleeping\n"
+              "and waiting threads get none; a thread not listed used less than an interval):")
         for t, n in sorted(per_thread.items(), key=lambda kv: -kv[1]):
             print(f"  {n:7d}  {threads.get(t, '?')} (id {t})")
 
