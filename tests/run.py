@@ -1251,6 +1251,16 @@ def t_stdout_clean(ctx):
     if with_agent.stdout != plain.stdout:
         raise Fail("stdout differs with the agent: %r" % with_agent.stdout[:300])
     final_section(parse_profile(prof_path))
+    # monitor=y re-binds Unsafe.park: HotSpot would warn about that on stdout
+    # unless it is done from boot-loader code (see monitor_agent.c).
+    mon_path = ctx.path("busy-monitor.hprof.txt")
+    with_monitor = ctx.run("Busy", ["300"], agent="cpu=samples,monitor=y,file=" + mon_path, tag="monitor")
+    if with_monitor.stdout != plain.stdout:
+        raise Fail("stdout differs with monitor=y: %r" % with_monitor.stdout[:300])
+    if "parks timed in a wrapper of Unsafe.park" not in with_monitor.stderr:
+        raise Fail("monitor=y did not wrap Unsafe.park (fell back to breakpoints?); stderr: %s"
+                   % tail(with_monitor.stderr))
+    ctx.note("monitor=y: stdout unchanged, %s" % re.search(r"monitor=y: (.*)", with_monitor.stderr).group(1))
 
 
 def t_cutoff(ctx):

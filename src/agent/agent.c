@@ -135,6 +135,8 @@ static void dump(const char *why)
                     (unsigned long long)atomic_load(&sampler_lost.recovered_from_caller));
         else
             fprintf(stderr, " done.\n");
+        if (agent.monitoring)
+            fprintf(stderr, "hprof: monitor=y: %s\n", monitor_agent_park_method());
     }
     if (deadlocks)
         fprintf(stderr, "hprof: %u deadlock%s found: see DEADLOCKS in %s\n", deadlocks,
@@ -298,9 +300,10 @@ static void prepare_method_ids(jvmtiEnv *jvmti, jclass klass)
 
 static void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
 {
-    (void)jni;
-    (void)thread;
-    prepare_method_ids(jvmti, klass);
+    if (agent.sampling)
+        prepare_method_ids(jvmti, klass);
+    if (agent.monitoring)
+        monitor_agent_class_prepare(jvmti, jni, thread);
 }
 
 /* Enabled only because AsyncGetCallTrace needs ClassLoad events on. */

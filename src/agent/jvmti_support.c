@@ -150,14 +150,14 @@ serial_t thread_serial_of(jthread thread)
 
 /* --------------------------------------------------------------- stacks */
 
-serial_t stack_trace_of(const trace_builder *b, jthread thread, serial_t skip_class,
-                        serial_t thread_serial)
+serial_t stack_trace_of(const trace_builder *b, jthread thread, const serial_t *skip_classes,
+                        int n_skip, serial_t thread_serial)
 {
     /* Walk no deeper than the trace keeps (plus the few frames of skip_class
      * on top): the JVM's stack walk costs per frame, and monitor events are
      * frequent on contended programs. */
     enum { MAX = 256, SKIP_MARGIN = 4 };
-    jint want = b->depth + (skip_class ? SKIP_MARGIN : 0);
+    jint want = b->depth + (n_skip ? SKIP_MARGIN : 0);
     if (want > MAX)
         want = MAX;
     if (want <= 0)
@@ -167,12 +167,16 @@ serial_t stack_trace_of(const trace_builder *b, jthread thread, serial_t skip_cl
     if ((*hprof_jvmti)->GetStackTrace(hprof_jvmti, thread, 0, want, info, &count) != JVMTI_ERROR_NONE)
         return 0;
     jint first = 0;
-    /* Skip the frames of skip_class on top (e.g. LockSupport's own), known
-     * through the method table rather than asking JVMTI per frame. */
-    while (skip_class && first < count) {
+    /* Skip the frames of skip_classes on top (e.g. Unsafe's and LockSupport's
+     * own), known through the method table rather than asking JVMTI per frame. */
+    while (n_skip && first < count) {
         method_info mi;
         serial_t m = resolve_method(info[first].method, NULL);
-        if (m == 0 || method_get(m, &mi) != 0 || mi.class_serial != skip_class)
+        int skip = 0;
+        if (m != 0 && method_get(m, &mi) == 0)
+            for (int k = 0; k < n_skip && !skip; k++)
+                skip = skip_classes[k] && mi.class_serial == skip_classes[k];
+        if (!skip)
             break;
         first++;
     }

@@ -31,9 +31,9 @@ serial_t class_serial_of_object(JNIEnv *jni, jobject object);
 serial_t thread_serial_of(jthread thread);
 
 /* The trace of a thread's current stack (thread NULL: the calling thread),
- * skipping the frames of class skip_class (a class serial, 0: none) on top,
- * cut to b->depth. 0 on failure. */
-serial_t stack_trace_of(const trace_builder *b, jthread thread, serial_t skip_class,
-                        serial_t thread_serial);
+ * skipping the frames on top whose class is one of skip_classes (class
+ * serials), cut to b->depth. 0 on failure. */
+serial_t stack_trace_of(const trace_builder *b, jthread thread, const serial_t *skip_classes,
+                        int n_skip, serial_t thread_serial);
 
 #endif

@@ -21,7 +21,24 @@ static struct {
     jclass         aos_class;     /* AbstractOwnableSynchronizer (global ref) */
     jfieldID       aos_owner;     /* AbstractOwnableSynchronizer.exclusiveOwnerThread */
     serial_t       lock_support;  /* class serial of LockSupport, whose frames traces skip */
+    serial_t       unsafe_class;  /* class serial of jdk.internal.misc.Unsafe, skipped too */
+    int            park_wrapped;  /* Unsafe.park is bound to wrapped_park: no breakpoints */
+    jmethodID      unsafe_park;   /* Unsafe.park(boolean, long), once found among the early binds */
+    int            wrap_pending;  /* found: bind it at the next ClassPrepare in boot code */
+    serial_t       park_skip[2];  /* { LockSupport, Unsafe }: frames park traces leave out */
 } mon;
+
+/* Unsafe.park(boolean, long) as the JVM implements it, and the binds seen
+ * before VMInit. The JDK binds Unsafe's natives in the primordial phase, when
+ * JVMTI cannot name a method yet; the binds are kept (id, address) and named
+ * at VMInit. */
+typedef void (JNICALL *park_fn)(JNIEnv *env, jobject unsafe, jboolean absolute, jlong time);
+static park_fn original_park;
+
+#define MAX_EARLY_BINDS 4096
+static struct { jmethodID method; void *address; } early_binds[MAX_EARLY_BINDS];
+static uint32_t n_early_binds;
+static pthread_mutex_t binds_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Per-thread timing: every monitor event is delivered on the thread concerned. */
 typedef struct monitor_tls {
@@ -93,10 +110,14 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static serial_t trace_here(jthread thread, serial_t skip_class)
+/* The trace where `thread` is now. Event callbacks run on the thread
+ * concerned (current = 1: JVMTI walks the caller's own stack, no handshake);
+ * parks leave LockSupport's and Unsafe's frames out. */
+static serial_t trace_here(jthread thread, int current, int park)
 {
     serial_t thread_serial = mon.cfg.per_thread ? thread_serial_of(thread) : 0;
-    return stack_trace_of(&mon.traces, thread, skip_class, thread_serial);
+    return stack_trace_of(&mon.traces, current ? NULL : thread, park ? mon.park_skip : NULL,
+                          park ? 2 : 0, thread_serial);
 }
 
 /* ---------------------------------------------------------------- events */
@@ -107,7 +128,7 @@ static void JNICALL on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thr
 {
     (void)jvmti;
     mtls.enter_class = class_serial_of_object(jni, object);
-    mtls.enter_trace = trace_here(thread, 0);
+    mtls.enter_trace = trace_here(thread, 1, 0);
     mtls.enter_start = now_ns();
 }
 
@@ -125,7 +146,7 @@ static void JNICALL on_wait(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobjec
     (void)jvmti;
     (void)timeout;
     mtls.wait_class = class_serial_of_object(jni, object);
-    mtls.wait_trace = trace_here(thread, 0);
+    mtls.wait_trace = trace_here(thread, 1, 0);
     set_waiting_on(jni, thread_serial_of(thread), object);
     mtls.wait_start = now_ns();
 }
@@ -151,13 +172,14 @@ static void JNICALL on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, 
 {
     (void)jvmti;
     (void)location;
-    if ((method != mon.set_blocker && method != mon.set_current_blocker) || mon.park_blocker == NULL)
+    if ((method != mon.set_blocker && method != mon.set_current_blocker) || mon.park_blocker == NULL ||
+        mon.park_wrapped)
         return;
     jobject blocker = (*jni)->GetObjectField(jni, thread, mon.park_blocker);
     if (blocker == NULL) {
         /* About to block: the stack now, so that nothing is added to the
          * hand-over of the lock after the thread is woken. */
-        mtls.park_trace = trace_here(thread, mon.lock_support);
+        mtls.park_trace = trace_here(thread, 1, 1);
         mtls.park_start = now_ns();
         return;
     }
@@ -169,6 +191,121 @@ static void JNICALL on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, 
         monitor_table_add(mtls.park_trace, class_serial_of_object(jni, blocker), kind, parked);
     }
     (*jni)->DeleteLocalRef(jni, blocker);
+}
+
+/* Unsafe.park, wrapped: every LockSupport.park* and Condition.await ends
+ * here with the thread's parkBlocker already set (setBlocker or
+ * setCurrentBlocker ran before). Timing the park itself costs two clock reads
+ * and a stack walk, against two JVMTI breakpoint events (which keep
+ * setBlocker interpreted) on the fallback path. */
+static void JNICALL wrapped_park(JNIEnv *env, jobject unsafe, jboolean absolute, jlong time)
+{
+    jthread thread = NULL;
+    jobject blocker = NULL;
+    if ((*hprof_jvmti)->GetCurrentThread(hprof_jvmti, &thread) == JVMTI_ERROR_NONE && thread)
+        blocker = (*env)->GetObjectField(env, thread, mon.park_blocker);
+    if (blocker == NULL) {                 /* park() outside any blocker: not a lock */
+        original_park(env, unsafe, absolute, time);
+        if (thread)
+            (*env)->DeleteLocalRef(env, thread);
+        return;
+    }
+    /* The stack before blocking, so the hand-over after wake-up is not slowed. */
+    serial_t trace = trace_here(thread, 1, 1);
+    uint64_t start = now_ns();
+    original_park(env, unsafe, absolute, time);
+    uint64_t parked = now_ns() - start;
+    if (!(*env)->ExceptionCheck(env)) {
+        block_kind kind = mon.aos_class && (*env)->IsInstanceOf(env, blocker, mon.aos_class)
+                        ? BLOCK_PARK : BLOCK_PARK_WAIT;
+        monitor_table_add(trace, class_serial_of_object(env, blocker), kind, parked);
+    }
+    (*env)->DeleteLocalRef(env, blocker);
+    (*env)->DeleteLocalRef(env, thread);
+}
+
+static void JNICALL on_native_bind(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID method,
+                                   void *address, void **new_address_ptr)
+{
+    (void)jvmti; (void)jni; (void)thread; (void)new_address_ptr;
+    pthread_mutex_lock(&binds_lock);
+    if (n_early_binds < MAX_EARLY_BINDS) {
+        early_binds[n_early_binds].method = method;
+        early_binds[n_early_binds].address = address;
+        n_early_binds++;
+    }
+    pthread_mutex_unlock(&binds_lock);
+}
+
+/* At VMInit: find Unsafe.park's implementation among the early binds.
+ * Returns 1 if found (the bind itself waits for monitor_agent_class_prepare). */
+static int find_unsafe_park(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, JVMTI_EVENT_NATIVE_METHOD_BIND,
+                                                    NULL), "SetEventNotificationMode (NativeMethodBind)");
+    jclass unsafe = (*jni)->FindClass(jni, "jdk/internal/misc/Unsafe");
+    if (unsafe == NULL) {
+        (*jni)->ExceptionClear(jni);
+        return 0;
+    }
+    mon.unsafe_class = class_serial_of_klass(unsafe);
+    jmethodID park = (*jni)->GetMethodID(jni, unsafe, "park", "(ZJ)V");
+    (*jni)->ExceptionClear(jni);
+    (*jni)->DeleteLocalRef(jni, unsafe);
+    void *address = NULL;
+    pthread_mutex_lock(&binds_lock);
+    for (uint32_t i = 0; park && i < n_early_binds; i++)
+        if (early_binds[i].method == park)
+            address = early_binds[i].address;   /* the last bind wins, as in the JVM */
+    pthread_mutex_unlock(&binds_lock);
+    if (address == NULL)
+        return 0;
+    original_park = (park_fn)address;
+    mon.unsafe_park = park;
+    return 1;
+}
+
+/* HotSpot warns on stdout when a platform class's native is re-bound from
+ * code outside the boot loader, and the agent must print nothing there. So
+ * the bind is made from inside a ClassPrepare event whose current Java frame
+ * belongs to the boot loader (class loading code: it comes right after
+ * VMInit, when the launcher loads the main class). Until then the breakpoints
+ * time the parks; once bound, they are cleared. */
+void monitor_agent_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    if (!mon.wrap_pending)
+        return;
+    jmethodID top = NULL;
+    jlocation location;
+    jclass holder = NULL;
+    jobject loader = NULL;
+    if ((*jvmti)->GetFrameLocation(jvmti, thread, 0, &top, &location) != JVMTI_ERROR_NONE ||
+        (*jvmti)->GetMethodDeclaringClass(jvmti, top, &holder) != JVMTI_ERROR_NONE ||
+        (*jvmti)->GetClassLoader(jvmti, holder, &loader) != JVMTI_ERROR_NONE || loader != NULL) {
+        if (loader)
+            (*jni)->DeleteLocalRef(jni, loader);
+        if (holder)
+            (*jni)->DeleteLocalRef(jni, holder);
+        return;                             /* not in boot code: wait for the next one */
+    }
+    (*jni)->DeleteLocalRef(jni, holder);
+    mon.wrap_pending = 0;
+    jclass unsafe = (*jni)->FindClass(jni, "jdk/internal/misc/Unsafe");
+    JNINativeMethod wrapper = { "park", "(ZJ)V", (void *)wrapped_park };
+    if (unsafe == NULL || (*jni)->RegisterNatives(jni, unsafe, &wrapper, 1) != 0) {
+        (*jni)->ExceptionClear(jni);
+        if (unsafe)
+            (*jni)->DeleteLocalRef(jni, unsafe);
+        return;                             /* the breakpoints stay */
+    }
+    (*jni)->DeleteLocalRef(jni, unsafe);
+    mon.park_wrapped = 1;
+    if (mon.set_blocker)
+        (*jvmti)->ClearBreakpoint(jvmti, mon.set_blocker, 0);
+    if (mon.set_current_blocker)
+        (*jvmti)->ClearBreakpoint(jvmti, mon.set_current_blocker, 0);
+    jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, JVMTI_EVENT_BREAKPOINT, NULL),
+                 "SetEventNotificationMode (Breakpoint off)");
 }
 
 /* ---------------------------------------------------------------- set-up */
@@ -187,6 +324,7 @@ int monitor_agent_capabilities(const jvmtiCapabilities *potential, jvmtiCapabili
     caps->can_get_current_contended_monitor = 1;
     caps->can_generate_breakpoint_events = potential->can_generate_breakpoint_events;
     caps->can_tag_objects = potential->can_tag_objects;   /* class serials cached in tags */
+    caps->can_generate_native_method_bind_events = potential->can_generate_native_method_bind_events;
     if (!potential->can_generate_breakpoint_events)
         fprintf(stderr, "hprof: warning: no breakpoint events in this JVM: parking on "
                 "java.util.concurrent locks is not timed\n");
@@ -200,6 +338,7 @@ void monitor_agent_callbacks(jvmtiEventCallbacks *cb)
     cb->MonitorWait = on_wait;
     cb->MonitorWaited = on_waited;
     cb->Breakpoint = on_breakpoint;
+    cb->NativeMethodBind = on_native_bind;
 }
 
 int monitor_agent_enable(jvmtiEnv *jvmti, const monitor_config *config)
@@ -218,6 +357,14 @@ int monitor_agent_enable(jvmtiEnv *jvmti, const monitor_config *config)
         if (jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, events[i], NULL),
                          "SetEventNotificationMode (monitor events)"))
             return -1;
+    /* From OnLoad, to see Unsafe's natives bound (see wrap_unsafe_park). */
+    jvmtiCapabilities caps;
+    memset(&caps, 0, sizeof caps);
+    if ((*jvmti)->GetCapabilities(jvmti, &caps) == JVMTI_ERROR_NONE &&
+        caps.can_generate_native_method_bind_events)
+        jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE,
+                                                        JVMTI_EVENT_NATIVE_METHOD_BIND, NULL),
+                     "SetEventNotificationMode (NativeMethodBind)");
     return 0;
 }
 
@@ -274,6 +421,12 @@ void monitor_agent_vm_init(jvmtiEnv *jvmti, JNIEnv *jni)
     }
     (*jni)->DeleteLocalRef(jni, lock_support);
 
+    /* Breakpoints on the two setters time the parks until Unsafe.park can be
+     * bound to wrapped_park (monitor_agent_class_prepare), and for good if it
+     * cannot (it costs more: see README). */
+    mon.wrap_pending = find_unsafe_park(jvmti, jni);
+    mon.park_skip[0] = mon.lock_support;
+    mon.park_skip[1] = mon.unsafe_class;
     jvmtiCapabilities caps;
     memset(&caps, 0, sizeof caps);
     if ((*jvmti)->GetCapabilities(jvmti, &caps) != JVMTI_ERROR_NONE || !caps.can_generate_breakpoint_events)
@@ -290,6 +443,15 @@ void monitor_agent_vm_init(jvmtiEnv *jvmti, JNIEnv *jni)
         mon.set_blocker = NULL;
         mon.set_current_blocker = NULL;
     }
+}
+
+const char *monitor_agent_park_method(void)
+{
+    if (mon.park_wrapped)
+        return "parks timed in a wrapper of Unsafe.park";
+    if (mon.set_blocker || mon.set_current_blocker)
+        return "parks timed by breakpoints on LockSupport";
+    return "parks not timed";
 }
 
 /* ---------------------------------------------------------------- dumps */
@@ -382,7 +544,7 @@ static thread_snapshot *snapshot_threads(JNIEnv *jni, uint32_t *n_out, int with_
         if ((*hprof_jvmti)->GetThreadState(hprof_jvmti, threads[i], &t->state) != JVMTI_ERROR_NONE)
             t->state = 0;
         if (with_traces)
-            t->trace = trace_here(threads[i], 0);
+            t->trace = trace_here(threads[i], 0, 0);
         find_wait(jni, t);
     }
     jvmti_free(threads);

@@ -32,8 +32,13 @@ void monitor_agent_callbacks(jvmtiEventCallbacks *cb);
 int  monitor_agent_enable(jvmtiEnv *jvmti, const monitor_config *config);
 /* At VMInit: find LockSupport.setBlocker and set the breakpoint. */
 void monitor_agent_vm_init(jvmtiEnv *jvmti, JNIEnv *jni);
+/* From ClassPrepare: bind Unsafe.park to the agent's wrapper once the thread
+ * runs boot-loader code (see monitor_agent.c). */
+void monitor_agent_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
 /* Write MONITOR TIME, MONITOR DUMP and DEADLOCKS. Returns the number of deadlock cycles. */
 uint32_t monitor_agent_dump(text_writer *w, JNIEnv *jni);
+/* How j.u.c. parks are being timed, for messages. */
+const char *monitor_agent_park_method(void);
 /* Deadlock cycles now (for the periodic check). */
 uint32_t monitor_agent_count_deadlocks(JNIEnv *jni);
 
