@@ -243,8 +243,7 @@ static serial_t register_thread(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     serial_t serial = 0;
     if (info.name == NULL || strcmp(info.name, AGENT_THREAD_NAME) != 0) {
         /* obj=: HPROF printed an object id; ours is derived from the serial. */
-        uint32_t next = THREAD_SERIAL_BASE + thread_count();
-        serial = thread_add(info.name, group_name, 0x50000000ull + next);
+        serial = thread_add(info.name, group_name, 0);
         if (serial)
             jvmti_failed((*jvmti)->SetThreadLocalStorage(jvmti, thread,
                                                          (void *)(uintptr_t)serial),

@@ -484,9 +484,10 @@ serial_t thread_add(const char *name, const char *group, uint64_t object_id)
         thread_entry *e = &threads.entries[threads.count];
         e->name = n;
         e->group = g;
-        e->object_id = object_id;
-        e->ended = 0;
         serial = THREAD_SERIAL_BASE + threads.count++;
+        /* 0: an id derived from the serial, so it is unique without a race. */
+        e->object_id = object_id ? object_id : 0x50000000ull + serial;
+        e->ended = 0;
     }
     pthread_mutex_unlock(&threads.lock);
     return serial;

@@ -117,6 +117,7 @@ typedef struct thread_info {
     int         ended;
 } thread_info;
 
+/* object_id 0: one derived from the serial (printed as obj=<hex>). */
 serial_t thread_add(const char *name, const char *group, uint64_t object_id);
 void     thread_mark_ended(serial_t serial);
 int      thread_get(serial_t serial, thread_info *out);

@@ -75,7 +75,6 @@ static pthread_mutex_t timers_lock = PTHREAD_MUTEX_INITIALIZER;
 static timer_slot     *timers;
 static int             timers_cap;
 static int             timers_free_hint;
-static uint32_t        timers_live;
 
 /* AsyncGetCallTrace's "unknown_Java" (-5): the thread was in Java code but
  * HotSpot could not make a frame of the interrupted PC, typically because it
@@ -331,7 +330,6 @@ static void release_slot(int slot)
     else
         timer_delete(timers[slot].id);   /* also drops a signal still queued from it */
     timers[slot].in_use = 0;
-    timers_live--;
 }
 
 int sampler_thread_start(JNIEnv *env, uint32_t thread_serial)
@@ -354,7 +352,6 @@ int sampler_thread_start(JNIEnv *env, uint32_t thread_serial)
         return -1;
     }
     timers[slot].in_use = 1;
-    timers_live++;
     /* Fill the thread state before the first signal can arrive. */
     tls.thread_serial = thread_serial;
     tls.timer_slot = slot;
@@ -419,12 +416,4 @@ void sampler_stop(void)
     /* Not SIG_DFL: a SIGPROF still in flight would then kill the process.
      * The handler stays installed and ignores signals once sampling_on is 0
      * (the library is never unloaded while the VM runs). */
-}
-
-uint32_t sampler_active_threads(void)
-{
-    pthread_mutex_lock(&timers_lock);
-    uint32_t n = timers_live;
-    pthread_mutex_unlock(&timers_lock);
-    return n;
 }

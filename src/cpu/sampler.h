@@ -48,8 +48,6 @@ int  sampler_thread_start(JNIEnv *env, uint32_t thread_serial);
 void sampler_thread_end(void);
 /* Stop every timer; the handler ignores late signals. */
 void sampler_stop(void);
-/* Number of threads with a live timer. */
-uint32_t sampler_active_threads(void);
 
 extern sampler_losses sampler_lost;
 

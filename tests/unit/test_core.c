@@ -137,6 +137,8 @@ TEST(tables_serials_follow_hprof)
     CHECK(thread_get(t, &ti) == 0 && ti.ended && strcmp(ti.name, "main") == 0);
     CHECK(thread_get(t + 1, &ti) == 0 && !ti.ended);
     CHECK(thread_get(t + 2, &ti) == -1);
+    serial_t derived = thread_add("pool-1", "main", 0);      /* 0: id derived from the serial */
+    CHECK(thread_get(derived, &ti) == 0 && ti.object_id == 0x50000000ull + derived);
     tables_free();
 }
 
