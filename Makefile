@@ -13,14 +13,20 @@ SAN_FLAGS = -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit
 
 # Pure C (no JVMTI): unit-tested on their own, also under ASan/UBSan.
 PURE_SRC  = src/core/keytab.c src/core/tables.c src/core/trace_builder.c src/options/options.c \
-            src/cpu/sample_queue.c src/cpu/cpu_collector.c \
+            src/cpu/sample_queue.c src/cpu/cpu_collector.c src/cpu/times_table.c \
             src/output/text_writer.c src/output/collapsed_writer.c src/output/output_file.c \
-            src/monitor/monitor_table.c src/monitor/deadlock.c
-AGENT_SRC = $(PURE_SRC) src/cpu/sampler.c src/agent/agent.c src/agent/jvmti_support.c src/agent/monitor_agent.c
+            src/monitor/monitor_table.c src/monitor/deadlock.c $(BCI_SRC)
+# The class-file rewriter: a pure library (bytes in, bytes out).
+BCI_SRC   = $(wildcard src/bci/*.c)
+AGENT_SRC = $(PURE_SRC) src/cpu/sampler.c src/agent/agent.c src/agent/jvmti_support.c src/agent/monitor_agent.c \
+            src/agent/times_agent.c build/tracker_classes.c
+# cpu=times' tracker classes (java.lang.HprofTracker), compiled into java.base's
+# package and embedded in the agent as byte arrays.
+TRACKER_JAVA = $(wildcard src/agent/java/java/lang/*.java)
 UNIT_SRC  = $(wildcard tests/unit/*.c)
 HEADERS   = $(wildcard src/*/*.h) $(wildcard tests/unit/*.h)
 
-.PHONY: all deps unit asan demo test bench clean help
+.PHONY: all deps unit asan demo test bench clean help tools check-tools fuzz fuzz-libfuzzer
 all: build/libhprof.so
 
 help:
@@ -30,6 +36,10 @@ help:
 	@echo "make unit       build the unit tests (plain and ASan/UBSan)"
 	@echo "make asan       build the agent with ASan/UBSan (build/asan/libhprof.so)"
 	@echo "make bench      overhead benchmark against runs without the agent"
+	@echo "make tools      build build/hprof-bci (rewrites .class files, jars, directories)"
+	@echo "make check-tools  run hprof-bci on the fuzz seeds, a jar and HSQLDB; run the results"
+	@echo "make fuzz       fuzz the class rewriter (ASan/UBSan, FUZZ_ITERS=200000 FUZZ_SEED=1)"
+	@echo "make fuzz-libfuzzer  the same with clang's libFuzzer (for FUZZ_TIME seconds)"
 
 deps:
 	@scripts/ensure-deps
@@ -38,6 +48,12 @@ deps:
 build/.jdk-ok:
 	@scripts/ensure-deps
 	@mkdir -p build && touch $@
+
+build/tracker_classes.c: build/.jdk-ok $(TRACKER_JAVA) scripts/embed-classes
+	@rm -rf build/tracker && mkdir -p build/tracker
+	"$$(scripts/find-jdk)/bin/javac" -nowarn --patch-module java.base=src/agent/java -d build/tracker $(TRACKER_JAVA)
+	scripts/embed-classes $@ hprof_tracker_class=build/tracker/java/lang/HprofTracker.class \
+	    hprof_thread_state_class=build/tracker/java/lang/HprofThreadState.class
 
 build/libhprof.so: build/.jdk-ok $(AGENT_SRC) $(HEADERS) Makefile
 	@mkdir -p build
@@ -61,11 +77,65 @@ build/asan/unit_tests: $(PURE_SRC) $(UNIT_SRC) $(HEADERS) Makefile
 demo: build/libhprof.so
 	@demo/run
 
-test: build/libhprof.so
+test: build/libhprof.so build/hprof-bci
 	@python3 tests/run.py
 
 bench: build/libhprof.so
 	@python3 bench/run
+
+# The class rewriter as a command-line tool: hprof-bci INPUT OUTPUT, where
+# INPUT is a .class file, a jar or a directory (src/tools/hprof_bci.c).
+tools: build/hprof-bci
+build/hprof-bci: src/tools/hprof_bci.c $(BCI_SRC) $(HEADERS) Makefile
+	@mkdir -p build
+	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ src/tools/hprof_bci.c $(BCI_SRC) -lz
+
+check-tools: build/hprof-bci build/fuzz/seeds/.ok
+	@tests/fuzz/check-hprof-bci.sh
+
+# Fuzzing the rewriter (tests/fuzz). `make fuzz`: gcc with ASan/UBSan and the
+# standalone driver, FUZZ_ITERS mutated inputs split over FUZZ_JOBS processes,
+# all derived from FUZZ_SEED (fixed, so a run repeats exactly; FUZZ_SEED=... to
+# explore), stopping early (still passing) after FUZZ_TIME seconds. A crashing
+# input is saved as build/fuzz/crash-*; `build/fuzz/fuzz_bci FILE` replays it.
+FUZZ_ITERS ?= 200000
+FUZZ_JOBS  ?= 2
+FUZZ_SEED  ?= 1
+FUZZ_TIME  ?= 100
+FUZZ_DEPS   = tests/fuzz/fuzz_bci.c tests/fuzz/fuzz_bci.h $(BCI_SRC) $(HEADERS) Makefile
+
+fuzz: build/fuzz/fuzz_bci build/fuzz/seeds/.ok
+	build/fuzz/fuzz_bci -j $(FUZZ_JOBS) -n $(FUZZ_ITERS) -s $(FUZZ_SEED) -t $(FUZZ_TIME) \
+	    -o build/fuzz build/fuzz/seeds $(wildcard build/tests/classes)
+
+build/fuzz/fuzz_bci: tests/fuzz/fuzz_main.c $(FUZZ_DEPS)
+	@mkdir -p build/fuzz
+	gcc $(BASE) $(SAN_FLAGS) -Isrc -o $@ tests/fuzz/fuzz_bci.c tests/fuzz/fuzz_main.c $(BCI_SRC)
+
+# libFuzzer: clang, and its runtime (Debian: libclang-rt-14-dev). Not needed by
+# `make fuzz` or `make test`. New corpus inputs go to build/fuzz/corpus.
+fuzz-libfuzzer: build/fuzz/fuzz_bci_libfuzzer build/fuzz/seeds/.ok
+	@mkdir -p build/fuzz/corpus
+	build/fuzz/fuzz_bci_libfuzzer -max_total_time=$(FUZZ_TIME) -seed=$(FUZZ_SEED) \
+	    -artifact_prefix=build/fuzz/ build/fuzz/corpus build/fuzz/seeds
+
+build/fuzz/fuzz_bci_libfuzzer: $(FUZZ_DEPS)
+	@mkdir -p build/fuzz
+	@command -v clang >/dev/null || { echo "make fuzz-libfuzzer: clang not found (apt-get install clang libclang-rt-14-dev)"; exit 1; }
+	clang $(BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	    -Isrc -o $@ tests/fuzz/fuzz_bci.c $(BCI_SRC)
+
+# Seeds: tests/fuzz/seeds compiled for class versions 52 (Java 8) and 61
+# (Java 17, with debug tables), and once (it is slow to fuzz) a generated
+# method near the 32 KiB branch-offset limit. The driver also takes
+# build/tests/classes if present.
+build/fuzz/seeds/.ok: build/.jdk-ok $(wildcard tests/fuzz/seeds/*) Makefile
+	@rm -rf build/fuzz/seeds build/fuzz/gen && mkdir -p build/fuzz/seeds build/fuzz/gen
+	tests/fuzz/seeds/gen-big.sh build/fuzz/gen
+	"$$(scripts/find-jdk)/bin/javac" --release 8 -d build/fuzz/seeds/v52 tests/fuzz/seeds/FuzzSeeds.java
+	"$$(scripts/find-jdk)/bin/javac" --release 17 -g -d build/fuzz/seeds/v61 \
+	    tests/fuzz/seeds/*.java build/fuzz/gen/BigMethod.java
+	@touch $@
 
 clean:
 	rm -rf build

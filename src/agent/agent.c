@@ -38,6 +38,7 @@
 #include "../output/output_file.h"
 #include "jvmti_support.h"
 #include "monitor_agent.h"
+#include "times_agent.h"
 
 #define AGENT_THREAD_NAME "HPROF agent"
 #define DRAIN_PERIOD_MS   20
@@ -51,6 +52,7 @@ static struct {
     sample_queue   queue;
     int            sampling;          /* cpu=samples is on */
     int            monitoring;        /* monitor=y is on */
+    int            timing;            /* cpu=times is on */
     atomic_uint    deadlocks_reported; /* cycles in the last dump (read by the agent thread) */
     pthread_mutex_t dump_lock;        /* one dump at a time; guards out and text */
     int            finished;          /* VMDeath wrote the last dump */
@@ -96,9 +98,11 @@ static void dump(const char *why)
         return;
     }
     if (agent.opt.verbose)
-        fprintf(stderr, "Dumping %s (%s) ...", agent.sampling && agent.monitoring
-                ? "CPU usage by sampling running threads, and monitors"
-                : agent.sampling ? "CPU usage by sampling running threads" : "monitors", why);
+        fprintf(stderr, "Dumping %s%s (%s) ...",
+                agent.sampling ? "CPU usage by sampling running threads"
+                : agent.timing ? "CPU usage by timing methods" : "",
+                agent.monitoring ? (agent.sampling || agent.timing ? ", and monitors" : "monitors") : "",
+                why);
 
     uint64_t total = 0;
     if (agent.sampling) {
@@ -116,8 +120,14 @@ static void dump(const char *why)
     }
     uint32_t deadlocks = 0;
     JNIEnv *jni = NULL;
-    if (agent.monitoring &&
-        (*hprof_vm)->GetEnv(hprof_vm, (void **)&jni, JNI_VERSION_1_8) == JNI_OK)
+    if ((agent.monitoring || agent.timing) &&
+        (*hprof_vm)->GetEnv(hprof_vm, (void **)&jni, JNI_VERSION_1_8) != JNI_OK)
+        jni = NULL;
+    if (agent.timing && jni) {
+        text_write_new_records(&agent.text);
+        times_agent_dump(&agent.text, jni, strcmp(why, "exit") == 0);
+    }
+    if (agent.monitoring && jni)
         deadlocks = monitor_agent_dump(&agent.text, jni);
     /* Threads and traces met while writing the sections. */
     text_write_new_records(&agent.text);
@@ -274,8 +284,9 @@ static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread
 static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     (void)jvmti;
-    (void)jni;
     sampler_thread_end();
+    if (agent.timing)
+        times_agent_thread_end(jni);
     serial_t serial = thread_serial_of(thread);
     if (serial)
         thread_mark_ended(serial);
@@ -352,6 +363,8 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     }
     if (agent.monitoring)
         monitor_agent_vm_init(jvmti, jni);
+    if (agent.timing)
+        times_agent_vm_init(jvmti, jni);
     if (agent.sampling || agent.opt.deadlock_ms)
         start_drain_thread(jni);
 }
@@ -399,6 +412,8 @@ static int setup_jvmti(void)
                 "inlined code may be attributed to the enclosing method\n");
     if (agent.monitoring && monitor_agent_capabilities(&potential, &caps) != 0)
         return -1;
+    if (agent.timing && times_agent_capabilities(&potential, &caps) != 0)
+        return -1;
     if (jvmti_failed((*jvmti)->AddCapabilities(jvmti, &caps), "AddCapabilities"))
         return -1;
 
@@ -414,6 +429,8 @@ static int setup_jvmti(void)
     cb.DataDumpRequest = on_data_dump_request;
     if (agent.monitoring)
         monitor_agent_callbacks(&cb);
+    if (agent.timing)
+        times_agent_callbacks(&cb);
     if (jvmti_failed((*jvmti)->SetEventCallbacks(jvmti, &cb, (jint)sizeof cb), "SetEventCallbacks"))
         return -1;
 
@@ -430,6 +447,12 @@ static int setup_jvmti(void)
             continue;
         if (jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, events[i], NULL),
                          "SetEventNotificationMode"))
+            return -1;
+    }
+    if (agent.timing) {
+        times_config tc = { agent.opt.depth, agent.opt.lineno, agent.opt.thread, agent.opt.verbose,
+                            agent.opt.cutoff };
+        if (times_agent_enable(jvmti, &tc) != 0)
             return -1;
     }
     if (agent.monitoring) {
@@ -523,10 +546,14 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
         agent.sampling = 1;
     }
     agent.monitoring = agent.opt.monitor;
+    agent.timing = agent.opt.cpu == CPU_TIMES;
     char notes[256] = "";
     if (agent.sampling)
         snprintf(notes, sizeof notes, "CPU samples: every %d ms of a thread's CPU time, driven by %s.",
                  agent.opt.interval_ms, sampler_engine_name());
+    else if (agent.timing)
+        snprintf(notes, sizeof notes, "CPU TIME: exact calls, and each thread's CPU time (ns, "
+                 "reported in ms) from calls inserted at method entry and exit.");
     text_writer_init(&agent.text, agent.out);
     text_write_header(&agent.text, time(NULL), agent.options_text, notes);
     if (setup_jvmti() != 0) {

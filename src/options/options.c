@@ -42,7 +42,7 @@ static const char usage_text[] =
 "deadlock=<ms>          with monitor=y, look for       0 (at dumps only)\n"
 "                       deadlocks this often; a new one is dumped at once\n"
 "\n"
-"(*) Not implemented in this version: heap=, cpu=times, cpu=old, format=b\n"
+"(*) Not implemented in this version: heap=, cpu=old, format=b\n"
 "    and net= stop the JVM at start-up with a message saying so.\n"
 "    The heap=all default applies, as in HPROF, only when none of cpu=,\n"
 "    heap= and monitor= is given: use cpu=samples.\n"
@@ -333,8 +333,6 @@ int options_check_implemented(const hprof_options *o, char *err, size_t errlen)
         missing = o->heap == HEAP_ALL ? "heap=all (HPROF's default when none of cpu=, heap= "
                                         "and monitor= is given)"
                 : o->heap == HEAP_DUMP ? "heap=dump" : "heap=sites";
-    else if (o->cpu == CPU_TIMES)
-        missing = "cpu=times";
     else if (o->cpu == CPU_OLD)
         missing = "cpu=old";
     else if (o->format == 'b')
@@ -344,7 +342,7 @@ int options_check_implemented(const hprof_options *o, char *err, size_t errlen)
     if (missing == NULL)
         return 0;
     set_err(err, errlen, "hprof: %s is not implemented in this version of the agent; "
-            "what works now is cpu=samples and monitor=y, with format=a (text) and "
+            "what works now is cpu=samples, cpu=times and monitor=y, with format=a (text) and "
             "collapsed=<file>. Example: -agentlib:hprof=cpu=samples", missing);
     return -1;
 }

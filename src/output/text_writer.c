@@ -183,6 +183,30 @@ void text_write_cpu_samples(text_writer *w, const cpu_row *rows, uint32_t n, uin
     fprintf(w->out, "CPU SAMPLES END\n");
 }
 
+void text_write_cpu_times(text_writer *w, const times_row *rows, uint32_t n, uint64_t total_ns,
+                          double cutoff, time_t now)
+{
+    char date[64];
+    text_format_date(now, date, sizeof date);
+    for (uint32_t i = 0; i < n; i++)
+        note_trace_used(w, rows[i].trace);
+    fprintf(w->out, "CPU TIME (ms) BEGIN (total = %llu) %s\n",
+            (unsigned long long)((total_ns + 500000) / 1000000), date);
+    fprintf(w->out, "rank   self  accum   count trace method\n");
+    double accum = 0.0;
+    for (uint32_t i = 0; i < n && total_ns > 0; i++) {
+        double self = (double)rows[i].cpu_ns / (double)total_ns;
+        if (self < cutoff)
+            break;
+        accum += self;
+        char method[1024];
+        text_trace_top_method(rows[i].trace, method, sizeof method);
+        fprintf(w->out, "%4u %5.2f%% %5.2f%% %7llu %u %s\n", i + 1, self * 100.0, accum * 100.0,
+                (unsigned long long)rows[i].calls, rows[i].trace, method);
+    }
+    fprintf(w->out, "CPU TIME (ms) END\n");
+}
+
 /* ------------------------------------------------------------ monitor=y */
 
 static const char *class_name_or_unknown(serial_t class_serial)

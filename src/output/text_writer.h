@@ -18,6 +18,7 @@
 
 #include "../core/tables.h"
 #include "../cpu/cpu_collector.h"
+#include "../cpu/times_table.h"
 #include "../monitor/monitor_table.h"
 
 typedef struct text_writer {
@@ -43,6 +44,11 @@ void text_write_new_records(text_writer *w);
 /* The CPU SAMPLES section; rows with a share below cutoff are left out. */
 void text_write_cpu_samples(text_writer *w, const cpu_row *rows, uint32_t n, uint64_t total,
                             double cutoff, time_t now);
+
+/* cpu=times: the CPU TIME (ms) section (count = calls); rows with a share
+ * of the total CPU time below cutoff are left out. */
+void text_write_cpu_times(text_writer *w, const times_row *rows, uint32_t n, uint64_t total_ns,
+                          double cutoff, time_t now);
 
 /* "Class.method" of a trace's top frame, for the method column. */
 void text_trace_top_method(serial_t trace, char *buf, size_t size);

@@ -1,0 +1,202 @@
+/*
+ * One thread's shadow stack and counters for cpu=times (see HprofTracker).
+ * Only its own thread writes it; the agent reads it, racily, for reports.
+ *
+ * Time is the thread's CPU time, read cheaply: the kernel rewrites the
+ * thread's perf_event page (its `lock` word) each time the thread is
+ * scheduled in. While that word is unchanged the thread has stayed on the
+ * CPU since the last exact reading, so CPU time = that reading + the wall
+ * time since (System.nanoTime, no system call). When it has changed, one
+ * exact reading (a native call) is taken. Without a page, every reading is
+ * exact (slow, but correct).
+ */
+package java.lang;
+
+import jdk.internal.misc.Unsafe;
+
+final class HprofThreadState {
+    private static final Unsafe U = Unsafe.getUnsafe();
+    private static final int MAX_DEPTH = 1 << 22;
+    private static final int MAX_KEYS = 1 << 20;
+
+    final Thread thread;
+    final long page;
+    final int tid;
+    final int depth;
+
+    /* shadow stack */
+    int sp;
+    int overflow;                      /* frames beyond MAX_DEPTH, not tracked */
+    int[] ids = new int[64];
+    long[] start = new long[64];       /* CPU ns at entry */
+    long[] child = new long[64];       /* CPU ns of finished callees */
+    int[] acc = new int[64];           /* accumulator of the frame's key */
+
+    /* accumulators: one per key (the ids of the top `depth` frames) */
+    int nacc;
+    int[] keyLen = new int[16];
+    int[] keys;
+    int[] serial = new int[16];
+    long[] count = new long[16];
+    long[] self = new long[16];
+    int[] index = new int[64];         /* open addressing: accumulator + 1, 0 = empty */
+
+    /* clock */
+    private int seq;
+    private long anchorCpu, anchorWall;
+
+    HprofThreadState(Thread thread, long page, int tid, int depth) {
+        this.thread = thread;
+        this.page = page;
+        this.tid = tid;
+        this.depth = depth < 1 ? 1 : depth;
+        this.keys = new int[16 * this.depth];
+        this.seq = -1;
+    }
+
+    private long now() {
+        long wall = System.nanoTime();
+        if (page != 0 && U.getIntVolatile(null, page + 8) == seq)
+            return anchorCpu + (wall - anchorWall);
+        /* Read the word first: a switch after it changes the word again. */
+        int q = page != 0 ? U.getIntVolatile(null, page + 8) : -1;
+        anchorCpu = HprofTracker.cpuTime();
+        anchorWall = System.nanoTime();
+        seq = (q & 1) == 0 ? q : q + 1000;   /* odd: mid-update, so don't trust it */
+        return anchorCpu;
+    }
+
+    void enter(int id) {
+        long t = now();
+        int p = sp;
+        if (p == ids.length) {
+            if (p >= MAX_DEPTH) { overflow++; return; }
+            growStack();
+        }
+        ids[p] = id;
+        start[p] = t;
+        child[p] = 0;
+        sp = p + 1;
+        int a = lookup();
+        acc[p] = a;
+        count[a]++;
+    }
+
+    void exit(int id) {
+        if (overflow > 0) { overflow--; return; }
+        int p = sp - 1;
+        if (p < 0) return;
+        if (ids[p] != id) {
+            /* Exits we missed (a frame left by an exception the method's
+             * handler could not see, or entered before tracking): unwind. */
+            int k = p - 1;
+            while (k >= 0 && ids[k] != id) k--;
+            if (k < 0) return;            /* entered before tracking started */
+            long t = now();
+            while (sp > k) pop(t);
+            return;
+        }
+        pop(now());
+    }
+
+    private void pop(long t) {
+        int p = --sp;
+        long elapsed = t - start[p];
+        if (elapsed < 0) elapsed = 0;
+        long own = elapsed - child[p];
+        self[acc[p]] += own < 0 ? 0 : own;
+        if (p > 0) child[p - 1] += elapsed;
+    }
+
+    private int lookup() {
+        int n = sp < depth ? sp : depth;
+        int top = sp - 1;
+        int h = n;
+        for (int k = 0; k < n; k++) h = h * 0x9E3779B1 + ids[top - k];
+        h ^= h >>> 15;
+        int mask = index.length - 1;
+        for (int i = h & mask; ; i = (i + 1) & mask) {
+            int e = index[i];
+            if (e == 0) return add(i, n);
+            int a = e - 1;
+            if (keyLen[a] != n) continue;
+            int base = a * depth;
+            int k = 0;
+            while (k < n && keys[base + k] == ids[top - k]) k++;
+            if (k == n) return a;
+        }
+    }
+
+    private int add(int slot, int n) {
+        if (nacc >= MAX_KEYS) return 0;   /* full: fold into the first key */
+        int a = nacc++;
+        if (a == serial.length) growAccumulators();
+        keyLen[a] = n;
+        int base = a * depth, top = sp - 1;
+        for (int k = 0; k < n; k++) keys[base + k] = ids[top - k];
+        serial[a] = HprofTracker.trace();
+        index[slot] = a + 1;
+        if (nacc * 2 > index.length) rehash();
+        return a;
+    }
+
+    private void rehash() {
+        int[] bigger = new int[index.length * 2];
+        int mask = bigger.length - 1;
+        for (int a = 0; a < nacc; a++) {
+            int n = keyLen[a], base = a * depth, h = n;
+            for (int k = 0; k < n; k++) h = h * 0x9E3779B1 + keys[base + k];
+            h ^= h >>> 15;
+            int i = h & mask;
+            while (bigger[i] != 0) i = (i + 1) & mask;
+            bigger[i] = a + 1;
+        }
+        index = bigger;
+    }
+
+    private void growStack() {
+        int n = ids.length * 2;
+        ids = copy(ids, n); acc = copy(acc, n);
+        start = copy(start, n); child = copy(child, n);
+    }
+
+    private void growAccumulators() {
+        int n = serial.length * 2;
+        keyLen = copy(keyLen, n); serial = copy(serial, n);
+        count = copy(count, n); self = copy(self, n);
+        keys = copy(keys, n * depth);
+    }
+
+    private static int[] copy(int[] a, int n) { int[] b = new int[n]; System.arraycopy(a, 0, b, 0, a.length); return b; }
+    private static long[] copy(long[] a, int n) { long[] b = new long[n]; System.arraycopy(a, 0, b, 0, a.length); return b; }
+
+    /** At thread end: calls still open (the thread died in them) end now. */
+    void closeOpenFrames(long now) {
+        while (sp > 0) pop(now);
+    }
+
+    /** Appends [serial, calls, self ns] per key; open calls count up to `now`.
+     *  Runs on another thread while this one runs: read each array once and
+     *  check every index. */
+    int snapshotInto(long[] out, int k, long now) {
+        int n = nacc;
+        int[] ser = serial; long[] cnt = count; long[] slf = self;
+        if (n > ser.length) n = ser.length;   /* no Math.min: it is instrumented */
+        if (n > cnt.length) n = cnt.length;
+        if (n > slf.length) n = slf.length;
+        int base = k;
+        for (int a = 0; a < n && k + 3 <= out.length; a++) {
+            out[k++] = ser[a]; out[k++] = cnt[a]; out[k++] = slf[a];
+        }
+        int depthNow = sp;
+        int[] accs = acc; long[] st = start; long[] ch = child;
+        if (depthNow > accs.length || depthNow > st.length || depthNow > ch.length) return k;
+        for (int p = 0; p < depthNow; p++) {
+            long end = p + 1 < depthNow ? st[p + 1] : now;
+            long own = end - st[p] - ch[p];
+            int a = accs[p];
+            if (own > 0 && a >= 0 && a < n && base + 3 * a + 2 < k) out[base + 3 * a + 2] += own;
+        }
+        return k;
+    }
+}

@@ -1,0 +1,138 @@
+/*
+ * The tracker the class-file rewriter's calls land in (hprof cpu=times).
+ *
+ * The agent defines this class (and HprofThreadState) in java.base's
+ * java.lang package with the boot loader, so code of every module can call
+ * it without any JVM flag. It is never instrumented itself, and it calls
+ * only natives, intrinsics and its own code: an instrumented method called
+ * from here would recurse back into the tracker.
+ *
+ * Per call it does no JNI call and no stack walk: each thread keeps a shadow
+ * stack and its counters in HprofThreadState; the agent reads them when it
+ * writes a report, and a thread hands its totals to the agent when it ends.
+ */
+package java.lang;
+
+public final class HprofTracker {
+    private HprofTracker() {}
+
+    /** 1 once the agent has set up, 0 again at VM death: calls before and after are ignored. */
+    static volatile int engaged;
+    /** depth= : frames that make a trace key. */
+    static int depth = 4;
+
+    /* Thread -> state, open addressing by identity hash. Entries never move
+     * (a removed one becomes a tombstone), and a bigger table is published
+     * whole, so the lock-free lookup of a thread's own entry is always right. */
+    private static volatile HprofThreadState[] table = new HprofThreadState[256];
+    private static int used;                       /* live entries and tombstones */
+    private static final HprofThreadState TOMBSTONE = new HprofThreadState(null, 0, 0, 1);
+
+    public static void methodEntry(int id) {
+        if (engaged == 0) return;
+        HprofThreadState s = current();
+        if (s != null) s.enter(id);
+    }
+
+    public static void methodExit(int id) {
+        if (engaged == 0) return;
+        HprofThreadState s = current();
+        if (s != null) s.exit(id);
+    }
+
+    private static HprofThreadState current() {
+        Thread t = Thread.currentThread();
+        HprofThreadState[] tab = table;
+        int mask = tab.length - 1;
+        for (int i = System.identityHashCode(t) & mask; ; i = (i + 1) & mask) {
+            HprofThreadState s = tab[i];
+            if (s == null) return create(t);
+            if (s.thread == t) return s;
+        }
+    }
+
+    private static HprofThreadState create(Thread t) {
+        long[] info = new long[2];
+        if (!register(info)) return null;
+        HprofThreadState s = new HprofThreadState(t, info[0], (int) info[1], depth);
+        synchronized (HprofTracker.class) {
+            HprofThreadState[] tab = table;
+            if ((used + 1) * 2 > tab.length) {
+                int live = 0;
+                for (HprofThreadState e : tab) if (e != null && e != TOMBSTONE) live++;
+                int n = tab.length;
+                while ((live + 1) * 4 > n) n *= 2;
+                HprofThreadState[] bigger = new HprofThreadState[n];
+                used = 0;
+                for (HprofThreadState e : tab)
+                    if (e != null && e != TOMBSTONE) { put(bigger, e); used++; }
+                tab = bigger;
+            }
+            put(tab, s);
+            used++;
+            table = tab;
+        }
+        return s;
+    }
+
+    private static void put(HprofThreadState[] tab, HprofThreadState s) {
+        int mask = tab.length - 1;
+        int i = System.identityHashCode(s.thread) & mask;
+        while (tab[i] != null) i = (i + 1) & mask;
+        tab[i] = s;
+    }
+
+    /** Called by the agent (ThreadEnd, on the ending thread): hand the totals over. */
+    static void threadEnd() {
+        Thread t = Thread.currentThread();
+        synchronized (HprofTracker.class) {
+            HprofThreadState[] tab = table;
+            int mask = tab.length - 1;
+            for (int i = System.identityHashCode(t) & mask; tab[i] != null; i = (i + 1) & mask) {
+                HprofThreadState s = tab[i];
+                if (s.thread == t) {
+                    s.closeOpenFrames(cpuTime());
+                    retire(s.serial, s.count, s.self, s.nacc, s.tid);
+                    tab[i] = TOMBSTONE;
+                    return;
+                }
+            }
+        }
+    }
+
+    /**
+     * Called by the agent for a report: every live thread's totals, each
+     * call still running counted up to now, as [trace, calls, cpu ns]
+     * triples (trace 0: keys the agent could not name).
+     */
+    static long[] snapshot() {
+        synchronized (HprofTracker.class) {
+            HprofThreadState[] tab = table;
+            int n = 0;
+            for (HprofThreadState s : tab) if (s != null && s != TOMBSTONE) n += s.nacc;
+            long[] out = new long[3 * n];
+            int k = 0;
+            for (HprofThreadState s : tab) {
+                if (s == null || s == TOMBSTONE) continue;
+                k = s.snapshotInto(out, k, cpuTimeOf(s.tid));
+            }
+            if (k == out.length) return out;
+            long[] trimmed = new long[k];
+            System.arraycopy(out, 0, trimmed, 0, k);
+            return trimmed;
+        }
+    }
+
+    /* Natives, registered by the agent when it defines this class. */
+    /** Sets up the calling thread: info[0] = address of its perf_event
+     *  page (0 if none), info[1] = its kernel thread id. False: not now. */
+    private static native boolean register(long[] info);
+    /** CPU time of the calling thread, ns (CLOCK_THREAD_CPUTIME_ID). */
+    static native long cpuTime();
+    /** CPU time of thread `tid` of this process, ns. */
+    static native long cpuTimeOf(int tid);
+    /** The trace serial of the calling thread's stack (tracker frames skipped). */
+    static native int trace();
+    /** A finished thread's totals. */
+    private static native void retire(int[] serial, long[] count, long[] self, int n, int tid);
+}
