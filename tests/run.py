@@ -9,7 +9,8 @@
 Steps: `make -C <root>` (the agent), `make -C <root> unit` and the C unit test
 binaries build/unit/unit_tests and build/asan/unit_tests, javac of
 tests/java/*.java (--release 17) into build/tests/classes, then each JVM test
-on each JDK, sequentially.  One line per result: `PASS name [jdk17]`,
+on each JDK, sequentially (the bci_* tests, tests/bci/bcitests.py, build their
+own corpus into build/tests/bci and run build/hprof-bci).  One line per result: `PASS name [jdk17]`,
 `FAIL name [jdk17]: reason`, `SKIP ...`; last line `N passed, M failed`
 (`, K skipped` if any); exit code 1 if anything failed.  Per-test outputs
 (profiles, stdout, stderr, command line) are in build/tests/out/<test>-<jdk>/.
@@ -1095,7 +1096,7 @@ BAD_OPTIONS = [
     ("deadlock=100", ["deadlock", "monitor=y"]),      # deadlock= needs monitor=y
 ]
 
-NOT_IMPLEMENTED = ["heap=sites", "cpu=times", "format=b"]
+NOT_IMPLEMENTED = ["heap=sites", "cpu=old", "format=b"]
 
 
 def make_bad_option_test(opt, words):
@@ -1387,6 +1388,15 @@ JVM_TESTS = [
     ("file_unwritable", t_file_unwritable),
 ] + [("bad_option[%s]" % o, make_bad_option_test(o, w)) for o, w in BAD_OPTIONS] \
   + [("not_implemented[%s]" % o, make_not_implemented_test(o)) for o in NOT_IMPLEMENTED]
+
+import times_tests  # noqa: E402  (cpu=times)
+JVM_TESTS += times_tests.make_tests(Fail, parse_profile)
+
+# The class-file rewriter, end to end through build/hprof-bci (tests/bci/).
+sys.path.insert(0, os.path.join(TESTS_DIR, "bci"))
+import bcitests  # noqa: E402
+bcitests.init(Fail, Skip, jdks)
+JVM_TESTS += bcitests.TESTS
 
 NOJDK_TESTS = [("parser_selftest", t_parser_selftest)]
 

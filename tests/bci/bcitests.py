@@ -164,7 +164,7 @@ def clean_env():
     return env
 
 
-_once_lock = threading.Lock()
+_once_lock = threading.RLock()
 _once = {}
 
 
@@ -581,3 +581,1148 @@ def check_tracker(probs, where, t, ids):
             bad.append("id %d called but not in the ids file" % i)
     if bad:
         probs.add("entries != exits", where, "; ".join(bad[:4]) + (" (+%d)" % (len(bad) - 4) if len(bad) > 4 else ""))
+
+
+# ================================================================ structure
+
+PUSH_INT = {"iconst_m1": -1, "iconst_0": 0, "iconst_1": 1, "iconst_2": 2, "iconst_3": 3, "iconst_4": 4,
+            "iconst_5": 5}
+NOTHROW = set("""nop aconst_null iconst_m1 iconst_0 iconst_1 iconst_2 iconst_3 iconst_4 iconst_5 lconst_0 lconst_1
+fconst_0 fconst_1 fconst_2 dconst_0 dconst_1 bipush sipush iload lload fload dload aload iload_0 iload_1 iload_2
+iload_3 lload_0 lload_1 lload_2 lload_3 fload_0 fload_1 fload_2 fload_3 dload_0 dload_1 dload_2 dload_3 aload_0
+aload_1 aload_2 aload_3 istore lstore fstore dstore astore istore_0 istore_1 istore_2 istore_3 lstore_0 lstore_1
+lstore_2 lstore_3 fstore_0 fstore_1 fstore_2 fstore_3 dstore_0 dstore_1 dstore_2 dstore_3 astore_0 astore_1
+astore_2 astore_3 pop pop2 dup dup_x1 dup_x2 dup2 dup2_x1 dup2_x2 swap iadd ladd fadd dadd isub lsub fsub dsub
+imul lmul fmul dmul fdiv ddiv frem drem ineg lneg fneg dneg ishl lshl ishr lshr iushr lushr iand land ior lor ixor
+lxor iinc i2l i2f i2d l2i l2f l2d f2i f2l f2d d2i d2l d2f i2b i2c i2s lcmp fcmpl fcmpg dcmpl dcmpg ifeq ifne iflt
+ifge ifgt ifle if_icmpeq if_icmpne if_icmplt if_icmpge if_icmpgt if_icmple if_acmpeq if_acmpne goto jsr ret
+tableswitch lookupswitch ireturn lreturn freturn dreturn areturn return ifnull ifnonnull goto_w jsr_w""".split())
+NORM_NAME = {"goto_w": "goto", "jsr_w": "jsr", "ldc_w": "ldc"}
+CODE_ATTRS_MAPPED = {"LineNumberTable", "LocalVariableTable", "LocalVariableTypeTable", "StackMapTable"}
+
+
+def pushed_int(cp, ins):
+    if ins.name in PUSH_INT:
+        return PUSH_INT[ins.name]
+    if ins.name in ("bipush", "sipush"):
+        return ins.operand
+    if ins.name in ("ldc", "ldc_w"):
+        tag, v = cp.get(ins.operand)
+        if tag == C.INTEGER:
+            return v
+    return None
+
+
+class CodeView:
+    """A method's code with the inserted tracker calls marked (kind[k] is
+    'entry', 'exit', 'newarray', 'objinit' or None) and the remaining
+    instructions as normalized tokens: (name, operand, targets); targets are
+    (token index, landed kind) pairs, token index END for the end of code."""
+
+    END = 10 ** 9
+
+    def __init__(self, cf, m, tracker, probs, where):
+        self.cf, self.m, self.code, self.where = cf, m, m.code, where
+        ins = self.insns = m.code.insns
+        cp = cf.cp
+        n = len(ins)
+        self.kind = [None] * n
+        self.calls = []          # (tracker method, pushed id or None, insn index)
+        if tracker:
+            for k, i in enumerate(ins):
+                if i.name != "invokestatic":
+                    continue
+                cls, name, desc = cp.member(i.operand)
+                if cls != tracker:
+                    continue
+                if name in ("methodEntry", "methodExit"):
+                    v = pushed_int(cp, ins[k - 1]) if k > 0 else None
+                    if desc != "(I)V" or v is None:
+                        probs.add("bad inserted call", where, "%s%s at %d not preceded by an int push" % (name, desc, i.pc))
+                        continue
+                    self.kind[k - 1] = self.kind[k] = "entry" if name == "methodEntry" else "exit"
+                    self.calls.append((name, v, k))
+                elif name == "newArray":
+                    if desc != "(Ljava/lang/Object;)V" or k < 2 or ins[k - 1].name != "dup" \
+                            or ins[k - 2].name not in C.ALLOCS:
+                        probs.add("bad inserted call", where, "newArray at %d not `<allocation>; dup; invokestatic`" % i.pc)
+                        continue
+                    self.kind[k - 1] = self.kind[k] = "newarray"
+                    self.calls.append((name, None, k))
+                elif name == "objectInit":
+                    if ins[k - 1].name != "aload_0":
+                        probs.add("bad inserted call", where, "objectInit at %d not preceded by aload_0" % i.pc)
+                        continue
+                    self.kind[k - 1] = self.kind[k] = "objinit"
+                    self.calls.append((name, None, k))
+                else:
+                    probs.add("bad inserted call", where, "unknown tracker method %s%s" % (name, desc))
+        # Collapse `if!c L; goto_w T; L:` (javac's fat code and the
+        # rewriter's widening) into `ifc T`.
+        self.absorbed = [False] * n
+        self.inverted = {}
+        for k in range(n - 1):
+            a, b = ins[k], ins[k + 1]
+            if (self.kind[k] is None and self.kind[k + 1] is None and a.name in C.COND_BRANCHES
+                    and b.name == "goto_w" and a.target == b.pc + b.length):
+                self.absorbed[k + 1] = True
+                self.inverted[k] = b.target
+        self.tok_of = {}         # insn index -> token index
+        self.insn_of_tok = []
+        for k in range(n):
+            if self.kind[k] is None and not self.absorbed[k]:
+                self.tok_of[k] = len(self.insn_of_tok)
+                self.insn_of_tok.append(k)
+        self.by_pc = {i.pc: k for k, i in enumerate(ins)}
+        self.length = len(m.code.code)
+
+    def resolve(self, pc):
+        """pc -> (token index or END, kind of the inserted code landed on or
+        None); None if pc is not an instruction boundary."""
+        if pc == self.length:
+            return (self.END, None)
+        k = self.by_pc.get(pc)
+        if k is None:
+            return None
+        landed = self.kind[k] or ("absorbed" if self.absorbed[k] else None)
+        while k < len(self.insns) and (self.kind[k] is not None or self.absorbed[k]):
+            k += 1
+        if k == len(self.insns):
+            return (self.END, landed)
+        return (self.tok_of[k], landed)
+
+    def tokens(self):
+        cp = self.cf.cp
+        out = []
+        for t, k in enumerate(self.insn_of_tok):
+            i = self.insns[k]
+            name = NORM_NAME.get(i.name, i.name)
+            op = i.operand
+            f = C.FORMAT.get(i.op)
+            if f in ("c1", "c2", "indy") and not i.wide:
+                op = cp.describe(op)
+            elif f in ("iface", "multi"):
+                op = (cp.describe(op[0]), op[1])
+            targets = []
+            if k in self.inverted:
+                name = C.INVERSE[i.name]
+                targets = [self.resolve(self.inverted[k])]
+            elif i.target is not None:
+                targets = [self.resolve(i.target)]
+            elif i.switch is not None:
+                if len(i.switch) == 4:
+                    op = (i.switch[1], i.switch[2])
+                else:
+                    op = tuple(key for key, _ in i.switch[1])
+                targets = [self.resolve(p) for p in C.branch_targets(i)]
+            out.append((name, op, targets))
+        return out
+
+
+def this_call_tokens(view, toks):
+    """Token indices of the invokespecial <init> that initializes `this` in a
+    constructor (new/<init> pairs matched like parentheses)."""
+    if view.m.name != "<init>":
+        return set()
+    depth = 0
+    out = set()
+    for t, (name, op, _) in enumerate(toks):
+        if name == "new":
+            depth += 1
+        elif name == "invokespecial" and isinstance(op, str) and ".<init>:" in op:
+            if depth == 0:
+                out.add(t)
+            else:
+                depth -= 1
+    return out
+
+
+def vt_norm(view, t):
+    if t[0] == "uninit":
+        r = view.resolve(t[1])
+        if r is None or r[1] is not None or r[0] == view.END or view.insns[view.insn_of_tok[r[0]]].name != "new":
+            return ("uninit", "BAD@%d" % t[1])
+        return ("uninit", r[0])
+    return t
+
+
+def compare_classes(orig_bytes, new_bytes, where, tracker, ids_by_member, probs, obs, cover, flags=FLAGS):
+    """Compares one original and one rewritten class; problems into probs,
+    observations (not failures) into obs, alignment/opcode coverage into cover."""
+    try:
+        o = C.parse(orig_bytes)
+    except C.FormatError as e:
+        probs.add("cannot parse the original", where, str(e))
+        return
+    try:
+        n = C.parse(new_bytes)
+    except C.FormatError as e:
+        probs.add("rewritten class is malformed", where, str(e))
+        return
+    if (o.major, o.minor) != (n.major, n.minor):
+        probs.add("class version changed", where, "%d.%d -> %d.%d" % (o.major, o.minor, n.major, n.minor))
+    if len(n.cp) < len(o.cp) or any(o.cp.raw[i] != n.cp.raw[i] for i in range(1, len(o.cp))):
+        probs.add("constant pool not preserved", where, "existing entries changed (entries must only be appended)")
+        return
+    if (o.access, o.this_class, o.super_class, o.interfaces) != (n.access, n.this_class, n.super_class, n.interfaces):
+        probs.add("class header changed", where)
+    if [(a.name, a.data) for a in o.attributes] != [(a.name, a.data) for a in n.attributes]:
+        probs.add("class attributes changed", where, "%s -> %s" % ([a.name for a in o.attributes], [a.name for a in n.attributes]))
+    if [(f.access, f.name, f.desc, [(a.name, a.data) for a in f.attributes]) for f in o.fields] != \
+            [(f.access, f.name, f.desc, [(a.name, a.data) for a in f.attributes]) for f in n.fields]:
+        probs.add("fields changed", where)
+    if [(m.access, m.name, m.desc) for m in o.methods] != [(m.access, m.name, m.desc) for m in n.methods]:
+        probs.add("methods changed", where, "names, descriptors, flags or order differ")
+        return
+    cls = o.name
+    for om, nm in zip(o.methods, n.methods):
+        mw = "%s %s.%s%s" % (where, cls, om.name, om.desc)
+        if [(a.name, a.data) for a in om.attributes if a.name != "Code"] != \
+                [(a.name, a.data) for a in nm.attributes if a.name != "Code"]:
+            probs.add("method attributes changed", mw)
+        if om.code is None:
+            if nm.code is not None:
+                probs.add("code added to a method without code", mw)
+            continue
+        for i in om.code.insns:
+            cover.setdefault("orig_ops", set()).add(i.name)
+            if i.name == "newarray":
+                cover.setdefault("atypes", set()).add(i.operand)
+            if i.switch is not None:
+                cover.setdefault("orig_align", set()).add((i.name, i.pc % 4))
+        if om.code.frames and om.code.frames[0].offset == 0:
+            cover.setdefault("frame0", set()).add(mw)
+        compare_code(o, om, n, nm, mw, tracker, ids_by_member.get((cls, om.name, om.desc)), probs, obs, cover, flags)
+
+
+def compare_code(o, om, n, nm, mw, tracker, mid, probs, obs, cover, flags):
+    ov = CodeView(o, om, None, probs, mw)
+    nv = CodeView(n, nm, tracker, probs, mw)
+    for i in nm.code.insns:
+        if i.switch is not None:
+            cover.setdefault("new_align", set()).add((i.name, i.pc % 4))
+            if any(i.pad):
+                probs.add("nonzero switch padding", mw, "%s at %d" % (i.name, i.pc))
+        if i.name in ("goto_w", "jsr_w"):
+            cover.setdefault("new_wide", set()).add(mw)
+    ot, nt = ov.tokens(), nv.tokens()
+    entry_exit = "--entry-exit" in flags
+    # --- inserted calls and ids
+    ids_pushed = set(v for name, v, _ in nv.calls if name in ("methodEntry", "methodExit"))
+    if entry_exit:
+        if mid is None:
+            if ids_pushed:
+                probs.add("method not in the ids file but instrumented", mw, "ids %s" % sorted(ids_pushed))
+        elif mid >= 0:
+            if ids_pushed != {mid}:
+                probs.add("pushed ids differ from the ids file", mw, "pushed %s, file %d" % (sorted(ids_pushed), mid))
+            if not (len(nv.insns) >= 2 and nv.kind[0] == "entry" and nv.kind[1] == "entry"):
+                probs.add("methodEntry not at offset 0", mw)
+            for k, i in enumerate(nv.insns):
+                if i.name in C.RETURNS and not (k >= 2 and nv.kind[k - 1] == "exit"):
+                    probs.add("return without methodExit before it", mw, "at %d" % i.pc)
+    if "--newarray" in flags:
+        for k, i in enumerate(nv.insns):
+            if i.name in C.ALLOCS and not (k + 2 < len(nv.insns) and nv.kind[k + 2] == "newarray"):
+                probs.add("allocation without newArray after it", mw, "%s at %d" % (i.name, i.pc))
+    # --- the code itself
+    if len(nt) < len(ot):
+        probs.add("instructions lost", mw, "%d original instructions, %d left" % (len(ot), len(nt)))
+        return
+    for t, (a, b) in enumerate(zip(ot, nt)):
+        if a[0] != b[0] or a[1] != b[1] or len(a[2]) != len(b[2]):
+            probs.add("instruction changed", mw, "original #%d %s %r, rewritten %s %r (pc %d)"
+                      % (t, a[0], a[1], b[0], b[1], nv.insns[nv.insn_of_tok[t]].pc))
+            return
+        for (ta, la), tb in zip(a[2], b[2]):
+            if tb is None:
+                probs.add("branch into the middle of an instruction", mw, "#%d %s" % (t, b[0]))
+                continue
+            tbi, lb = tb
+            if ta != tbi:
+                probs.add("branch target moved", mw, "#%d %s -> original #%s, rewritten #%s" % (t, a[0], ta, tbi))
+                continue
+            target_name = ot[ta][0] if ta != ov.END else None
+            if entry_exit and mid is not None and mid >= 0 and target_name in C.RETURNS:
+                if lb != "exit":
+                    probs.add("branch to a return skips methodExit", mw, "#%d %s -> #%d %s" % (t, a[0], ta, target_name))
+            elif ta == 0 and lb == "entry":
+                probs.add("branch to offset 0 re-runs methodEntry", mw, "#%d %s" % (t, a[0]))
+            elif lb is not None and not (lb == "exit" and target_name in C.RETURNS):
+                probs.add("branch lands on inserted code", mw, "#%d %s lands on %s code before #%d %s"
+                          % (t, a[0], lb, ta, target_name))
+    tail_names = [x[0] for x in nt[len(ot):]]
+    if tail_names and (tail_names[-1] != "athrow" or any(
+            not re.match(r"^(athrow|nop|dup|pop|swap|aload(_\d)?|astore(_\d)?)$", x) for x in tail_names)):
+        probs.add("unexpected code after the original code", mw, " ".join(tail_names[:12]))
+    # --- exception table
+    oex = om.code.exceptions
+    nex = nm.code.exceptions
+    if len(nex) < len(oex):
+        probs.add("exception handlers lost", mw, "%d -> %d" % (len(oex), len(nex)))
+        return
+
+    def ctype(cf, i):
+        return cf.cp.class_name(i) if i else "any"
+
+    for j, (a, b) in enumerate(zip(oex, nex)):
+        ra = (ov.resolve(a[0]), ov.resolve(a[1]), ov.resolve(a[2]), ctype(o, a[3]))
+        rb = (nv.resolve(b[0]), nv.resolve(b[1]), nv.resolve(b[2]), ctype(n, b[3]))
+        if None in rb[:3]:
+            probs.add("exception range not on instruction boundaries", mw, "entry %d %r" % (j, b))
+            continue
+        if (ra[0][0], ra[1][0], ra[2][0], ra[3]) != (rb[0][0], rb[1][0] if rb[1][0] < len(ot) else ov.END,
+                                                     rb[2][0], rb[3]):
+            probs.add("exception table entry changed", mw, "entry %d: original %r -> rewritten %r (as instructions "
+                      "%r vs %r)" % (j, a, b, [x[0] for x in ra[:3]] + [ra[3]], [x[0] for x in rb[:3]] + [rb[3]]))
+        elif rb[2][1] is not None:
+            probs.add("handler lands on inserted code", mw, "entry %d" % j)
+    extra = nex[len(oex):]
+    if entry_exit and mid is not None and mid >= 0:
+        if not extra:
+            probs.add("no catch-all handler added", mw)
+        covered = set()
+        for s, e, h, ct in extra:
+            if ct and n.cp.class_name(ct) != "java/lang/Throwable":
+                probs.add("added handler is not a catch-all", mw, n.cp.class_name(ct))
+            rh = nv.resolve(h)
+            if rh is None or (rh[0] != nv.END and rh[0] < len(ot)):
+                probs.add("added handler not after the original code", mw, "handler_pc %d" % h)
+            for k, i in enumerate(nv.insns):
+                if s <= i.pc < e and k in nv.tok_of:
+                    covered.add(nv.tok_of[k])
+        exempt = this_call_tokens(nv, nt)
+        gaps = [t for t in range(len(ot)) if ot[t][0] not in NOTHROW and t not in covered and t not in exempt]
+        if gaps:
+            probs.add("exceptional exit not covered", mw, "%d instruction(s) that can throw are outside the added "
+                      "handler, e.g. #%d %s at pc %d" % (len(gaps), gaps[0], ot[gaps[0]][0],
+                                                         nv.insns[nv.insn_of_tok[gaps[0]]].pc))
+        if exempt:
+            obs.add("constructor super()/this() call outside the catch-all (cannot be covered in 51+)")
+    # --- max_stack / max_locals
+    if nm.code.max_stack < om.code.max_stack or nm.code.max_locals < om.code.max_locals:
+        probs.add("max_stack/max_locals shrank", mw, "%d/%d -> %d/%d" % (om.code.max_stack, om.code.max_locals,
+                                                                    nm.code.max_stack, nm.code.max_locals))
+    # --- line numbers
+    if om.code.line_numbers is not None:
+        a = sorted((ov.resolve(pc)[0], line) for pc, line in om.code.line_numbers)
+        if nm.code.line_numbers is None:
+            probs.add("LineNumberTable lost", mw)
+        else:
+            b = []
+            for pc, line in nm.code.line_numbers:
+                r = nv.resolve(pc)
+                if r is None:
+                    probs.add("LineNumberTable entry not on an instruction", mw, "pc %d" % pc)
+                elif r[0] < len(ot):
+                    b.append((r[0], line))
+            if sorted(b) != a:
+                diff = sorted(set(a) ^ set(b))[:3]
+                probs.add("LineNumberTable changed", mw, "differences (instruction, line): %r" % diff)
+    elif nm.code.line_numbers is not None:
+        obs.add("LineNumberTable added where there was none")
+    # --- local variables
+    for attr in ("local_vars", "local_var_types"):
+        oa, na = getattr(om.code, attr), getattr(nm.code, attr)
+        if oa is None:
+            continue
+        label = "LocalVariableTable" if attr == "local_vars" else "LocalVariableTypeTable"
+        if na is None:
+            probs.add(label + " lost", mw)
+            continue
+
+        def norm(view, ents, ntok):
+            out = []
+            for s, ln, name, desc, slot in ents:
+                rs, re_ = view.resolve(s), view.resolve(s + ln)
+                if rs is None or re_ is None:
+                    out.append(("BAD", s, ln, name))
+                    continue
+                end = re_[0] if re_[0] < ntok else view.END
+                out.append((rs[0], end, name, desc, slot))
+            return out
+        a, b = norm(ov, oa, len(ot)), norm(nv, na, len(ot))
+        if a != b:
+            d = [(x, y) for x, y in zip(a, b) if x != y][:2] or [(a[len(b):][:1], b[len(a):][:1])]
+            probs.add(label + " changed", mw, "(start, end, name, desc, slot) as instructions: %r" % d)
+        for s, ln, name, desc, slot in na:
+            if slot + (2 if desc in ("J", "D") else 1) > nm.code.max_locals:
+                probs.add(label + " slot beyond max_locals", mw, name)
+    # --- StackMapTable frames at the original instructions
+    if om.code.frames:
+        if not nm.code.frames:
+            probs.add("StackMapTable lost", mw)
+        else:
+            at = {}
+            for f in nm.code.frames:
+                r = nv.resolve(f.offset)
+                if r is not None:
+                    at.setdefault(r[0], []).append(f)
+            for f in om.code.frames:
+                r = ov.resolve(f.offset)
+                cands = at.get(r[0], [])
+                want = ([vt_norm(ov, t) for t in f.locals], [vt_norm(ov, t) for t in f.stack])
+                got = [([vt_norm(nv, t) for t in g.locals], [vt_norm(nv, t) for t in g.stack]) for g in cands]
+                if not cands:
+                    probs.add("StackMapTable frame missing", mw, "no frame at original instruction #%d (pc %d)"
+                              % (r[0], f.offset))
+                elif want not in got:
+                    probs.add("StackMapTable frame changed", mw, "at original #%d: %r -> %r" % (r[0], want, got[0]))
+    elif om.code.frames is None and nm.code.frames and o.major < 50:
+        obs.add("StackMapTable added to a class older than 50.0 (ignored by the JVM)")
+    # --- other Code attributes
+    oo = [(a.name, a.data) for a in om.code.attributes if a.name not in CODE_ATTRS_MAPPED]
+    no = [(a.name, a.data) for a in nm.code.attributes if a.name not in CODE_ATTRS_MAPPED]
+    if oo != no:
+        obs.add("other Code attributes changed: %s -> %s" % ([x[0] for x in oo], [x[0] for x in no]))
+    elif oo and om.code.code != nm.code.code:
+        obs.add("Code attributes %s kept byte for byte although the code moved (offsets inside are stale)"
+                % sorted(set(x[0] for x in oo)))
+
+
+def has_code(data):
+    """Whether a class has a method with code (else the rewriter has nothing to do)."""
+    try:
+        return any(m.attr("Code") for m in C.parse(data, decode_code=False).methods)
+    except C.FormatError:
+        return True
+
+
+def compare_tree(orig_dir, rw, probs, obs, cover, flags=FLAGS, expect_unchanged=()):
+    """compare_classes for every class of a rewritten directory; classes whose
+    relative path is in expect_unchanged must be byte-identical."""
+    ids_by_member = {}
+    if "--entry-exit" in flags:
+        for i, (c, m, d) in rw.ids.items():
+            if (c, m, d) in ids_by_member:
+                probs.add("method listed twice in the ids file", rw.ids_path, "%s.%s%s" % (c, m, d))
+            ids_by_member[(c, m, d)] = i
+    seen = set()
+    for f in class_files(orig_dir):
+        rel = os.path.relpath(f, orig_dir)
+        g = os.path.join(rw.dst, rel)
+        where = os.path.relpath(g, ROOT)
+        if not os.path.isfile(g):
+            probs.add("class missing from the output", where)
+            continue
+        ob, nb = read(f, "rb"), read(g, "rb")
+        if rel in expect_unchanged:
+            if ob != nb:
+                probs.add("class that could not be rewritten was not copied unchanged", where)
+            continue
+        if ob == nb:
+            if has_code(ob):
+                probs.add("class not rewritten", where)
+            continue
+        try:
+            seen.add(C.parse(ob, decode_code=False).name)
+        except C.FormatError:
+            pass
+        compare_classes(ob, nb, where, TRACKER, ids_by_member, probs, obs, cover, flags)
+    if "--entry-exit" in flags:
+        stray = sorted(set(c for c, _, _ in rw.ids.values()) - seen
+                       - set(C.parse(read(os.path.join(orig_dir, r), "rb"), decode_code=False).name
+                             for r in expect_unchanged))
+        if stray:
+            probs.add("ids file names classes that are not in the input", rw.ids_path, ", ".join(stray[:3]))
+
+
+class Observations:
+    def __init__(self):
+        self.items = {}
+        self.lock = threading.Lock()
+
+    def add(self, s):
+        with self.lock:
+            self.items[s] = self.items.get(s, 0) + 1
+
+    def note(self, ctx):
+        for s, k in sorted(self.items.items()):
+            ctx.note("observation: %s (%d methods)" % (s, k))
+
+
+# ================================================================ tests
+
+SIZE_MSG = re.compile(r"(?i)65535|65536|64 ?k|too (large|long|big)|exceed|limit|overflow|code size|code length")
+
+
+def setup(ctx):
+    ensure_tool()
+    trk = build_tracker()
+    return trk, build_corpus()
+
+
+def top_release(ctx):
+    return jdk_release(ctx.jdk_name)
+
+
+def check_rewrite_ok(probs, where, rw):
+    if rw.rc != 0 or rw.error_lines():
+        probs.add("hprof-bci failed", where, "exit %d: %s" % (rw.rc, " | ".join(rw.error_lines()[:3]) or tail(rw.output)))
+
+
+def missing_jdk_note(ctx):
+    names = [n for n, h in _jdks() if not h]
+    if names:
+        ctx.note("not installed: %s (its --release levels and runs are skipped)" % ", ".join(names))
+
+
+def t_bci_corpus(ctx):
+    trk, variants = setup(ctx)
+    vs = [v for v in variants.values() if v.group == "corpus" and v.release <= top_release(ctx)]
+    probs = Problems(ctx)
+
+    def one(v):
+        rw = rewrite(v.path, v.name)
+        check_rewrite_ok(probs, v.name, rw)
+        plain = java(ctx, [v.path], "corpus.Main", v.name + ".plain")
+        inst = java(ctx, [rw.dst, trk], "corpus.Main", v.name + ".inst", tracker_out=True)
+        compare_runs(probs, v.name, plain, inst, rw.ids)
+        if "== done" not in plain.out:
+            probs.add("corpus did not finish", v.name)
+        failed = [l for l in plain.out.splitlines() if "SECTION" in l and "FAILED" in l]
+        if failed:
+            probs.add("corpus section failed without the rewriter", v.name, failed[0])
+        return sum(inst.tracker.entries.values()) if inst.tracker else 0, len(rw.ids)
+
+    res = parallel(one, vs)
+    ctx.note("%d variants (%s), %d methods with ids, %d tracked calls"
+             % (len(vs), ", ".join(sorted(set("%s r%d-r%d" % (j, min(v.release for v in vs if v.jdk == j),
+                                                              max(v.release for v in vs if v.jdk == j))
+                                          for j in set(v.jdk for v in vs)))),
+                sum(r[1] for r in res), sum(r[0] for r in res)))
+    missing_jdk_note(ctx)
+    probs.raise_if_any(" in %d variants" % len(vs))
+
+
+# Coverage the corpus must give (checked on the compiled classes, so that a
+# javac change that loses a case is noticed).
+REQUIRED_OPS = (sorted(C.COND_BRANCHES) + ["goto", "tableswitch", "lookupswitch", "newarray", "anewarray",
+                                           "multianewarray", "monitorenter", "monitorexit", "athrow",
+                                           "invokedynamic", "invokeinterface", "invokespecial", "dup_x1", "dup_x2",
+                                           "dup2", "dup2_x1", "dup2_x2", "lcmp", "fcmpl", "fcmpg", "dcmpl", "dcmpg",
+                                           "checkcast", "instanceof", "iinc"])
+
+
+def t_bci_structure(ctx):
+    trk, variants = setup(ctx)
+    jl = jdk_list()
+    vs = [v for v in variants.values() if v.group == "corpus" and v.jdk == ctx.jdk_name]
+    if not vs:
+        raise Skip("no variant compiled by %s" % ctx.jdk_name)
+    probs = Problems(ctx)
+    obs = Observations()
+    covers = []
+
+    def one(v):
+        rw = rewrite(v.path, v.name)
+        check_rewrite_ok(probs, v.name, rw)
+        cover = {}
+        compare_tree(v.path, rw, probs, obs, cover)
+        return cover
+
+    covers = parallel(one, vs)
+    cover = {}
+    for c in covers:
+        for k, s in c.items():
+            cover.setdefault(k, set()).update(s)
+    missing = [op for op in REQUIRED_OPS if op not in cover.get("orig_ops", set())]
+    if missing:
+        probs.add("corpus coverage", "compiled corpus", "opcodes never emitted: %s" % " ".join(missing))
+    if cover.get("atypes", set()) != set(C.ATYPES):
+        probs.add("corpus coverage", "compiled corpus", "newarray types missing: %s"
+                  % sorted(C.ATYPES[t] for t in set(C.ATYPES) - cover.get("atypes", set())))
+    for key, what in (("orig_align", "before"), ("new_align", "after")):
+        got = cover.get(key, set())
+        lack = [(n, a) for n in ("tableswitch", "lookupswitch") for a in range(4) if (n, a) not in got]
+        if lack:
+            probs.add("corpus coverage", "compiled corpus", "switch alignments (pc %% 4) %s rewriting never seen: %s"
+                      % (what, lack))
+    if not cover.get("frame0"):
+        probs.add("corpus coverage", "compiled corpus", "no method with a StackMapTable frame at offset 0")
+    ctx.note("%d variants compiled by %s; %d opcodes seen; switch alignments before %s, after %s; "
+             "%d methods with a frame at offset 0"
+             % (len(vs), ctx.jdk_name, len(cover.get("orig_ops", ())),
+                sorted(a for n, a in cover.get("orig_align", ()) if n == "tableswitch"),
+                sorted(a for n, a in cover.get("new_align", ()) if n == "tableswitch"), len(cover.get("frame0", ()))))
+    obs.note(ctx)
+    if jl and ctx.jdk_name == jl[-1][0] and len(jl) > 1:
+        ctx.note("the other JDK's variants are checked by bci_structure on that JDK")
+    probs.raise_if_any(" in %d variants" % len(vs))
+
+
+COUNTS_EXPECTED = {
+    ("counts/Counts", "<init>", "()V"): 0,
+    ("counts/Counts", "<clinit>", "()V"): 1,
+    ("counts/Counts", "main", "([Ljava/lang/String;)V"): 1,
+    ("counts/Counts", "hot", "(I)I"): 1000000,
+    ("counts/Counts", "fib", "(I)I"): 21891,
+    ("counts/Counts", "down", "(I)I"): 1000,
+    ("counts/Counts", "thrower", "(I)V"): 1234,
+    ("counts/Counts", "maybe", "(I)I"): 3000,
+    ("counts/Counts", "chainA", "(I)I"): 500,
+    ("counts/Counts", "chainB", "(I)I"): 500,
+    ("counts/Counts", "chainC", "(I)I"): 500,
+    ("counts/Counts", "deepThrow", "(I)I"): 3010,
+    ("counts/Counts", "tick", "()Z"): 1000,
+    ("counts/Counts", "spinUntil", "(I)I"): 100,
+    ("counts/Counts", "sw", "(I)I"): 10000,
+    ("counts/Counts", "syncM", "(I)I"): 2000,
+    ("counts/Counts", "work", "(I)I"): 100000,
+    ("counts/Counts", "check", "(I)I"): 200,
+    ("counts/Counts", "arrays", "()V"): 1,
+    ("counts/Counts", "lambda$main$*", "(I)I"): 5000,
+    ("counts/Counts$Worker", "<init>", "(I)V"): 4,
+    ("counts/Counts$Worker", "run", "()V"): 4,
+    ("counts/Counts$Obj", "<init>", "(I)V"): 3100,
+    ("counts/Counts$Obj2", "<init>", "(I)V"): 200,
+    ("counts/Counts$Holder", "<init>", "()V"): 0,
+    ("counts/Counts$Holder", "<clinit>", "()V"): 1,
+    ("counts/Counts$Holder", "init", "()I"): 1,
+}
+COUNTS_ARRAYS = {"[Z": 101, "[B": 102, "[C": 103, "[S": 104, "[I": 105, "[J": 106, "[F": 107, "[D": 108,
+                 "[Ljava.lang.String;": 109, "[Ljava.lang.Object;": 110, "[[I": 111, "[[J": 112, "[[[I": 113,
+                 "[[Ljava.lang.String;": 114, "[Ljava.lang.Thread;": 1}
+
+
+def counts_expected_by_id(probs, where, ids_files):
+    """{id: expected entries} from one or more ids files (summed)."""
+    exp = {}
+    for ids in ids_files:
+        for i, (c, m, d) in ids.items():
+            if not c.startswith("counts/"):
+                continue
+            key = (c, m, d)
+            if m.startswith("lambda$main$"):
+                key = (c, "lambda$main$*", d)
+            if key not in COUNTS_EXPECTED:
+                probs.add("unexpected method in counts.Counts (update COUNTS_EXPECTED)", where, "%s.%s%s" % (c, m, d))
+                continue
+            exp[i] = exp.get(i, 0) + COUNTS_EXPECTED[key]
+        seen = set(("lambda$main$*" if m.startswith("lambda$main$") else m, c, d) for c, m, d in ids.values())
+        for c, m, d in COUNTS_EXPECTED:
+            if (m, c, d) not in seen:
+                probs.add("method missing from the ids file", where, "%s.%s%s" % (c, m, d))
+    return exp
+
+
+def check_counts(probs, where, t, exp, ids, factor=1):
+    if t is None:
+        return
+    for i, n in sorted(exp.items()):
+        got = t.entries.get(i, 0)
+        if got != n:
+            probs.add("wrong entry count", where, "%s: %d entries, expected %d" % (name_of(ids, i), got, n))
+    arrays = {k: v * factor for k, v in COUNTS_ARRAYS.items()}
+    if t.arrays != arrays:
+        diff = {k: (t.arrays.get(k, 0), arrays.get(k, 0)) for k in set(t.arrays) | set(arrays)
+                if t.arrays.get(k, 0) != arrays.get(k, 0)}
+        probs.add("wrong array counts", where, "(got, expected): %r" % diff)
+    if t.maxdepth < 1001:
+        probs.add("recursion depth not seen", where, "maxdepth %d < 1001" % t.maxdepth)
+    if t.threads != 5:
+        probs.add("wrong thread count", where, "%d threads called the tracker, expected 5" % t.threads)
+
+
+COUNTS_VARIANTS = {"jdk17": ["jdk17-r8-nog", "jdk17-r17-g", "jdk25-r11-g"],
+                   "jdk25": ["jdk25-r8-g", "jdk25-r21-nog", "jdk25-r25-g", "jdk17-r17-nog"]}
+
+
+def t_bci_counts(ctx):
+    trk, variants = setup(ctx)
+    vs = [variants[n] for n in COUNTS_VARIANTS.get(ctx.jdk_name, []) if n in variants]
+    if not vs:
+        raise Skip("no counts variant for %s" % ctx.jdk_name)
+    probs = Problems(ctx)
+
+    def one(v):
+        rw = rewrite(v.path, v.name)
+        check_rewrite_ok(probs, v.name, rw)
+        plain = java(ctx, [v.path], "counts.Counts", v.name + ".counts.plain")
+        inst = java(ctx, [rw.dst, trk], "counts.Counts", v.name + ".counts.inst", tracker_out=True)
+        compare_runs(probs, v.name, plain, inst, rw.ids)
+        exp = counts_expected_by_id(probs, v.name, [rw.ids])
+        check_counts(probs, v.name, inst.tracker, exp, rw.ids)
+        return inst.tracker
+
+    res = parallel(one, vs)
+    ctx.note("exact counts checked on %s (Counts.hot 1,000,000 entries and exits; %d methods, 15 array types)"
+             % (", ".join(v.name for v in vs), len(COUNTS_EXPECTED)))
+    probs.raise_if_any()
+
+
+def calibrate_huge(probs, v):
+    """The compiled huge classes must have the shapes gen_huge.py aims for."""
+    def load(c):
+        return C.parse(read(os.path.join(v.path, "huge", c + ".class"), "rb"))
+
+    def spans(m):
+        return [i.target - i.pc for i in m.code.insns if i.target is not None]
+
+    st = load("Straight")
+    fl = load("FarLoop")
+    fat = load("JavacFat")
+    wl = load("WideLocals")
+    ov = load("Overflow")
+    checks = [
+        ("Straight.straight code length ~61,000", 60000 <= len(st.method("straight").code.code) <= 62000),
+        ("Straight.near code length in 65,000..65,535", 65000 <= len(st.method("near").code.code) <= 65535),
+        ("FarLoop.farFor forward branch 32,600..32,767", 32600 <= max(spans(fl.method("farFor"))) <= 32767),
+        ("FarLoop.farFor backward goto -32,600..-32,768", -32768 <= min(spans(fl.method("farFor"))) <= -32600),
+        ("FarLoop.farDoWhile backward branch -32,600..-32,768",
+         -32768 <= min(spans(fl.method("farDoWhile"))) <= -32600),
+        ("FarLoop.farSwitch forward goto 32,600..32,767", 32600 <= max(spans(fl.method("farSwitch"))) <= 32767),
+        ("FarLoop has no goto_w", not any(i.name == "goto_w" for m in fl.methods for i in m.code.insns)),
+        ("FarLoop.farFor has a tableswitch and a lookupswitch",
+         {"tableswitch", "lookupswitch"} <= set(i.name for i in fl.method("farFor").code.insns)),
+        ("JavacFat.fatLoop has javac's goto_w", any(i.name == "goto_w" for i in fat.method("fatLoop").code.insns)),
+        ("WideLocals.wide has > 256 locals and wide instructions",
+         wl.method("wide").code.max_locals > 256 and any(i.wide for i in wl.method("wide").code.insns)),
+        ("Overflow.big > 64,000 bytes with 200 allocations",
+         len(ov.method("big").code.code) > 64000
+         and sum(1 for i in ov.method("big").code.insns if i.name in C.ALLOCS) == 200),
+    ]
+    bad = [name for name, ok in checks if not ok]
+    if bad:
+        probs.add("huge corpus out of calibration (gen_huge.py)", v.name, "; ".join(bad))
+
+
+HUGE_ENTRIES = {("huge/Straight", "straight"): 2, ("huge/Straight", "near"): 1, ("huge/FarLoop", "farFor"): 4,
+                ("huge/FarLoop", "farDoWhile"): 2, ("huge/FarLoop", "farSwitch"): 6, ("huge/JavacFat", "fatLoop"): 2,
+                ("huge/WideLocals", "wide"): 2, ("huge/HugeMain", "main"): 1}
+
+
+def check_overflow_rewrite(probs, where, rw, rel_paths):
+    """hprof-bci must exit 1, name each overflowing class in an error line
+    with a size message, and copy it unchanged."""
+    if rw.rc != 1:
+        probs.add("hprof-bci exit code for an overflowing method", where, "%d, expected 1; %s" % (rw.rc, tail(rw.output)))
+    errs = rw.error_lines()
+    for rel in rel_paths:
+        mine = [l for l in errs if rel in l]
+        if not mine:
+            probs.add("no error line for the overflowing class", where, "%s; output: %s" % (rel, tail(rw.output)))
+        elif not SIZE_MSG.search(mine[0]):
+            probs.add("error message does not say the code is too large", where, mine[0])
+        elif not re.match(r"^hprof-bci: \S*%s: \S" % re.escape(rel), mine[0]):
+            probs.add("error line not in the form `hprof-bci: <path>: <err>`", where, mine[0])
+    others = [l for l in errs if not any(rel in l for rel in rel_paths)]
+    if others:
+        probs.add("unexpected hprof-bci errors", where, " | ".join(others[:3]))
+    return [l for l in errs if any(rel in l for rel in rel_paths)]
+
+
+def t_bci_huge(ctx):
+    trk, variants = setup(ctx)
+    vs = [v for v in variants.values() if v.group == "huge" and v.release <= top_release(ctx)]
+    if not vs:
+        raise Skip("no huge variant runs on %s" % ctx.jdk_name)
+    probs = Problems(ctx)
+    obs = Observations()
+    msgs = []
+
+    def one(v):
+        calibrate_huge(probs, v)
+        rw = rewrite(v.path, v.name)
+        msgs.extend(check_overflow_rewrite(probs, v.name, rw, ["huge/Overflow.class"]))
+        cover = {}
+        compare_tree(v.path, rw, probs, obs, cover, expect_unchanged={os.path.join("huge", "Overflow.class")})
+        for mname in ("farFor", "farDoWhile", "farSwitch"):
+            if not any(mname in w for w in cover.get("new_wide", ())):
+                probs.add("far branch not widened", v.name, "FarLoop.%s has no goto_w after the insertion" % mname)
+        plain = java(ctx, [v.path], "huge.HugeMain", v.name + ".plain")
+        inst = java(ctx, [rw.dst, trk], "huge.HugeMain", v.name + ".inst", tracker_out=True)
+        compare_runs(probs, v.name, plain, inst, rw.ids)
+        if inst.tracker:
+            by_name = {(c, m): i for i, (c, m, d) in rw.ids.items()}
+            for key, n in HUGE_ENTRIES.items():
+                got = inst.tracker.entries.get(by_name.get(key, -1), 0)
+                if got != n:
+                    probs.add("wrong entry count", v.name, "%s.%s: %d, expected %d" % (key + (got, n)))
+            ov = [i for i, (c, m, d) in rw.ids.items() if c == "huge/Overflow" and inst.tracker.entries.get(i)]
+            if ov:
+                probs.add("calls counted from the class that was copied unchanged", v.name)
+
+    parallel(one, vs)
+    ctx.note("variants %s; overflow reported as: %s" % (", ".join(v.name for v in vs), msgs[0] if msgs else "-"))
+    obs.note(ctx)
+    probs.raise_if_any()
+
+
+def run_handmade(ctx, probs, obs, group, progs, trk, key, flags=FLAGS, expect_rc=0, unchanged=()):
+    """Rewrite one hand-made group, compare the structure, run each main
+    plain and rewritten with -Xlog:verification, check the fail-over
+    expectations ('typecheck' classes must not fall back to the old
+    verifier)."""
+    hm, _ = build_handmade()
+    src = os.path.join(hm, group)
+    rw = rewrite(src, key, flags)
+    if expect_rc == 0:
+        check_rewrite_ok(probs, key, rw)
+    cover = {}
+    compare_tree(src, rw, probs, obs, cover, flags, expect_unchanged=set(unchanged))
+    mine = [p for p in progs if p["group"] == group]
+
+    def one(p):
+        tag = key + "." + p["main"]
+        plain = java(ctx, [src], p["main"], tag + ".plain", vlog=True)
+        inst = java(ctx, [rw.dst, trk], p["main"], tag + ".inst", tracker_out=True, vlog=True)
+        where = "%s (%s, class file %s)" % (os.path.relpath(os.path.join(rw.dst, p["main"].replace(".", "/") + ".class"),
+                                                            ROOT), p["main"], p["version"])
+        compare_runs(probs, where, plain, inst, rw.ids)
+        fo = "Fail over class verification to old verifier for: " + p["main"]
+        for r, which in ((plain, "uninstrumented"), (inst, "rewritten")):
+            failed_over = fo in (r.vlog or "")
+            if p["flags"] == "typecheck" and failed_over:
+                probs.add("type checker rejected the class (fell back to the old verifier)" if which == "rewritten"
+                          else "hand-made class falls back to the old verifier", where,
+                          failover_reason(r.vlog, p["main"]))
+            if p["flags"] == "failover" and not failed_over:
+                obs.add("%s: %s run did not fall back to the old verifier" % (p["main"], which))
+        return inst
+
+    parallel(one, mine)
+    return rw, cover
+
+
+def failover_reason(vlog, main):
+    """The verification error the log shows just before the fail-over line."""
+    lines = (vlog or "").splitlines()
+    for k, l in enumerate(lines):
+        if "Fail over class verification" in l and main in l:
+            before = [x for x in lines[max(0, k - 40):k] if "Verification for" in x or "Reason" in x
+                      or "VerifyError" in x or "Exception" in x or "bad" in x.lower()]
+            return " | ".join(x.split("]")[-1].strip() for x in before[-3:]) or "see the .vlog file"
+    return ""
+
+
+def t_bci_old_versions(ctx):
+    trk, _ = setup(ctx)
+    _, progs = build_handmade()
+    probs = Problems(ctx)
+    obs = Observations()
+    run_handmade(ctx, probs, obs, "old", progs, trk, "handmade-old")
+    ctx.note("classes: %s" % ", ".join("%s %s" % (p["main"], p["version"]) for p in progs if p["group"] == "old"))
+    obs.note(ctx)
+    probs.raise_if_any()
+
+
+def t_bci_edge_cases(ctx):
+    trk, _ = setup(ctx)
+    _, progs = build_handmade()
+    probs = Problems(ctx)
+    obs = Observations()
+    run_handmade(ctx, probs, obs, "edge", progs, trk, "handmade-edge")
+    ctx.note("classes: %s" % ", ".join("%s %s" % (p["main"], p["version"]) for p in progs if p["group"] == "edge"))
+    obs.note(ctx)
+    probs.raise_if_any()
+
+
+def t_bci_far_branches(ctx):
+    trk, _ = setup(ctx)
+    _, progs = build_handmade()
+    probs = Problems(ctx)
+    obs = Observations()
+    rw, cover = run_handmade(ctx, probs, obs, "far", progs, trk, "handmade-far")
+    # Widening expected at least where the inserted code cannot fit (d = 0).
+    for m in ("fwdIf0", "bwdIf0", "fwdGoto0", "bwdGoto0", "jsrFwd0", "jsrBwd0"):
+        if not any(w.endswith("." + m + "(I)I") for w in cover.get("new_wide", ())):
+            probs.add("far branch not widened", "handmade-far", "%s has no goto_w/jsr_w" % m)
+    rw2, _ = run_handmade(ctx, probs, obs, "overflow", progs, trk, "handmade-overflow", expect_rc=1,
+                          unchanged=[os.path.join("overflow", "Overflow52.class")])
+    msgs = check_overflow_rewrite(probs, "handmade-overflow", rw2, ["overflow/Overflow52.class"])
+    ctx.note("widened methods: %d; 65535-byte method reported as: %s"
+             % (len(cover.get("new_wide", ())), msgs[0] if msgs else "-"))
+    obs.note(ctx)
+    probs.raise_if_any()
+
+
+def t_bci_reinstrument(ctx):
+    trk, variants = setup(ctx)
+    jl = jdk_list()
+    top = top_release(ctx)
+    names = ["%s-r8-g" % jl[0][0], "%s-r%d-nog" % (ctx.jdk_name, top)]
+    vs = [variants[n] for n in names if n in variants and variants[n].release <= top]
+    probs = Problems(ctx)
+    obs = Observations()
+
+    def one(v):
+        rw1 = rewrite(v.path, v.name)
+        rw2 = rewrite(rw1.dst, v.name + "-again")
+        check_rewrite_ok(probs, v.name + " (second rewrite)", rw2)
+        ids = dict(rw1.ids)
+        ids.update(rw2.ids)
+        for main, tag in (("corpus.Main", "main"), ("counts.Counts", "counts")):
+            plain = java(ctx, [v.path], main, "%s.%s.plain" % (v.name, tag))
+            inst = java(ctx, [rw2.dst, trk], main, "%s.%s.twice" % (v.name, tag), tracker_out=True)
+            compare_runs(probs, v.name + " rewritten twice, " + main, plain, inst, ids)
+            if main == "counts.Counts" and inst.tracker:
+                exp = counts_expected_by_id(probs, v.name, [rw1.ids, rw2.ids])
+                check_counts(probs, v.name + " rewritten twice", inst.tracker, exp, ids, factor=2)
+
+    parallel(one, vs)
+    hv = [v for v in variants.values() if v.group == "huge" and v.release <= top][:1]
+    for v in hv:
+        rw1 = rewrite(v.path, v.name)
+        rw2 = rewrite(rw1.dst, v.name + "-again")
+        check_overflow_rewrite(probs, v.name + " (second rewrite)", rw2, ["huge/Overflow.class"])
+        plain = java(ctx, [v.path], "huge.HugeMain", v.name + ".plain")
+        inst = java(ctx, [rw2.dst, trk], "huge.HugeMain", v.name + ".twice", tracker_out=True)
+        ids = dict(rw1.ids)
+        ids.update(rw2.ids)
+        compare_runs(probs, v.name + " rewritten twice", plain, inst, ids)
+    ctx.note("rewritten twice: %s" % ", ".join(v.name for v in vs + hv))
+    obs.note(ctx)
+    probs.raise_if_any()
+
+
+def make_jar(src_dir, path, main):
+    """A jar with a manifest, directory entries, classes, stored and deflated
+    resources, in a fixed order."""
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\r\nMain-Class: %s\r\n\r\n" % main,
+                   compress_type=zipfile.ZIP_DEFLATED)
+        dirs = set()
+        for f in class_files(src_dir):
+            rel = os.path.relpath(f, src_dir).replace(os.sep, "/")
+            d = rel.rsplit("/", 1)[0] + "/"
+            if d not in dirs:
+                dirs.add(d)
+                z.writestr(zipfile.ZipInfo(d), b"")
+            z.write(f, rel, compress_type=zipfile.ZIP_DEFLATED if len(dirs) % 2 else zipfile.ZIP_STORED)
+        z.writestr("corpus/data.txt", "resource kept as is\n" * 10, compress_type=zipfile.ZIP_STORED)
+        z.writestr("README", b"\x00\x01binary\xff" * 50, compress_type=zipfile.ZIP_DEFLATED)
+
+
+def t_bci_cli(ctx):
+    trk, variants = setup(ctx)
+    jl = jdk_list()
+    v = variants.get("%s-r8-g" % jl[0][0])
+    if v is None:
+        raise Fail("no r8 variant")
+    probs = Problems(ctx)
+    obs = Observations()
+    d = os.path.join(WORK, "cli-" + ctx.jdk_name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    base = [TOOL] + FLAGS + ["--tracker", TRACKER]
+
+    # 1. jar in, jar out
+    jar_in, jar_out = os.path.join(d, "in.jar"), os.path.join(d, "out.jar")
+    make_jar(v.path, jar_in, "corpus.Main")
+    rc, out = sh(base + ["--ids", os.path.join(d, "jar.ids"), jar_in, jar_out], os.path.join(d, "jar.log"))
+    if rc != 0:
+        probs.add("jar rewrite failed", jar_in, "exit %d: %s" % (rc, tail(out)))
+    else:
+        with zipfile.ZipFile(jar_in) as zi, zipfile.ZipFile(jar_out) as zo:
+            ni, no = [i.filename for i in zi.infolist()], [i.filename for i in zo.infolist()]
+            if ni != no:
+                probs.add("jar entries changed", jar_out, "names or order differ: %s" % sorted(set(ni) ^ set(no))[:5])
+            bad = zo.testzip()
+            if bad:
+                probs.add("jar CRC error", jar_out, bad)
+            for name in ni:
+                if name not in no:
+                    continue
+                a, b = zi.read(name), zo.read(name)
+                if name.endswith(".class"):
+                    if a == b and has_code(a):
+                        probs.add("class in jar not rewritten", jar_out + "!" + name)
+                elif a != b:
+                    probs.add("jar resource changed", jar_out + "!" + name)
+        plain = java(ctx, [jar_in], "corpus.Main", "jar.plain")
+        inst = java(ctx, [jar_out, trk], "corpus.Main", "jar.inst", tracker_out=True)
+        compare_runs(probs, jar_out, plain, inst, parse_ids(os.path.join(d, "jar.ids")))
+
+    # 2. a single .class
+    one_in = os.path.join(v.path, "corpus", "Switches.class")
+    one_out = os.path.join(d, "single", "Switches.class")
+    os.makedirs(os.path.dirname(one_out))
+    rc, out = sh(base + ["--ids", os.path.join(d, "single.ids"), one_in, one_out], os.path.join(d, "single.log"))
+    if rc != 0 or not os.path.isfile(one_out):
+        probs.add("single class rewrite failed", one_in, "exit %d: %s" % (rc, tail(out)))
+    else:
+        ids = parse_ids(os.path.join(d, "single.ids"))
+        if set(c for c, _, _ in ids.values()) != {"corpus/Switches"}:
+            probs.add("ids file of a single class names other classes", os.path.join(d, "single.ids"))
+        ibm = {(c, m, de): i for i, (c, m, de) in ids.items()}
+        compare_classes(read(one_in, "rb"), read(one_out, "rb"), one_out, TRACKER, ibm, probs, obs, {})
+
+    # 3. malformed classes among good ones: exit 1, one error line each, copied unchanged
+    mal = os.path.join(d, "mixed")
+    shutil.copytree(os.path.join(v.path, "corpus"), os.path.join(mal, "corpus"))
+    good = read(os.path.join(v.path, "corpus", "Branches.class"), "rb")
+    bads = {"bad/Truncated.class": good[:len(good) // 2],
+            "bad/BadMagic.class": b"\xca\xfe\xba\xbf" + good[4:],
+            "bad/NotAClass.class": b"this is not a class file\n",
+            "bad/Empty.class": b"",
+            "bad/BadCpIndex.class": good[:10] + b"\xff\xff" + good[12:]}
+    for rel, data in bads.items():
+        os.makedirs(os.path.dirname(os.path.join(mal, rel)), exist_ok=True)
+        with open(os.path.join(mal, rel), "wb") as f:
+            f.write(data)
+    with open(os.path.join(mal, "notes.txt"), "w") as f:
+        f.write("not a class\n")
+    mal_out = os.path.join(d, "mixed-out")
+    rc, out = sh(base + ["--ids", os.path.join(d, "mixed.ids"), mal, mal_out], os.path.join(d, "mixed.log"))
+    if rc != 1:
+        probs.add("exit code with malformed classes", mal, "%d, expected 1: %s" % (rc, tail(out)))
+    errs = [l for l in out.splitlines() if l.startswith("hprof-bci: ") and not re.match(r"^hprof-bci: \d+ class", l)]
+    for rel, data in bads.items():
+        mine = [l for l in errs if rel in l]
+        if not mine:
+            probs.add("no error line for a malformed class", rel, tail(out))
+        elif not re.match(r"^hprof-bci: \S*%s: \S" % re.escape(rel), mine[0]):
+            probs.add("error line not in the form `hprof-bci: <path>: <err>`", rel, mine[0])
+        p = os.path.join(mal_out, rel)
+        if not os.path.isfile(p) or read(p, "rb") != data:
+            probs.add("malformed class not copied unchanged", p)
+    if len(errs) != len(bads):
+        probs.add("unexpected number of error lines", mal, "%d for %d bad files: %s" % (len(errs), len(bads), errs[:6]))
+    if not os.path.isfile(os.path.join(mal_out, "notes.txt")) or read(os.path.join(mal_out, "notes.txt")) != "not a class\n":
+        probs.add("non-class file not copied", mal_out + "/notes.txt")
+    for f in class_files(os.path.join(mal, "corpus")):
+        g = os.path.join(mal_out, os.path.relpath(f, mal))
+        if not os.path.isfile(g) or (read(g, "rb") == read(f, "rb") and has_code(read(f, "rb"))):
+            probs.add("good class not rewritten next to malformed ones", g)
+            break
+    ctx.note("malformed inputs reported as: %s" % " || ".join(errs[:len(bads)]))
+
+    # 4. --quiet, determinism, dotted tracker name, usage errors
+    outs = []
+    for k, extra in enumerate((["--quiet"], ["--quiet"], ["--quiet"])):
+        o = os.path.join(d, "det%d" % k)
+        tracker = TRACKER if k < 2 else TRACKER.replace("/", ".")
+        rc, out = sh([TOOL] + FLAGS + ["--tracker", tracker, "--ids", o + ".ids"] + extra + [v.path, o])
+        if rc != 0:
+            probs.add("rewrite failed", o, tail(out))
+        if out.strip():
+            probs.add("--quiet still prints", o, tail(out))
+        outs.append(o)
+    for o in outs[1:]:
+        a, b = class_files(outs[0]), class_files(o)
+        if [os.path.relpath(x, outs[0]) for x in a] != [os.path.relpath(x, o) for x in b] or \
+                any(read(x, "rb") != read(y, "rb") for x, y in zip(a, b)) or read(outs[0] + ".ids") != read(o + ".ids"):
+            probs.add("output not deterministic" if o == outs[1] else "dotted --tracker name gives a different output",
+                      o, "compared with %s" % outs[0])
+    for args, what in (([], "no arguments"), ([v.path], "one argument"),
+                       ([os.path.join(d, "does-not-exist"), os.path.join(d, "x")], "missing input"),
+                       (["--bogus", v.path, os.path.join(d, "y")], "unknown option")):
+        rc, out = sh([TOOL] + args)
+        if rc != 2:
+            probs.add("usage/I/O error exit code", what, "%d, expected 2: %s" % (rc, tail(out)))
+    obs.note(ctx)
+    probs.raise_if_any()
+
+
+OBJINIT_MAIN = r"""package objinit;
+
+import java.lang.reflect.Field;
+
+/** Counts Object.<init> calls through the tracker patched into java.base. */
+public final class ObjInitMain {
+    static Object keep;
+
+    public static void main(String[] args) throws Exception {
+        Field f = Class.forName("java.lang.HprofBciTestTracker").getField("count");
+        Field nulls = Class.forName("java.lang.HprofBciTestTracker").getField("nulls");
+        long warm = f.getLong(null);
+        warm += f.getLong(null);
+        long before = f.getLong(null);
+        for (int i = 0; i < 100000; i++) keep = new Object();
+        for (int i = 0; i < 50000; i++) keep = new ObjInitMain();
+        for (int i = 0; i < 20000; i++) keep = new int[1];        // arrays do not run Object.<init>
+        long after = f.getLong(null);
+        System.out.println("before>0 " + (before > 0) + " delta " + (after - before) + " nulls " + nulls.getLong(null));
+    }
+}
+"""
+OBJINIT_TRACKER = r"""package java.lang;
+
+/** The objectInit tracker for bci_object_init, patched into java.base next
+ *  to the rewritten Object.class (no allocation, no class initialization). */
+public final class HprofBciTestTracker {
+    private HprofBciTestTracker() {}
+
+    public static long count;
+    public static long nulls;
+
+    public static void objectInit(Object o) {
+        if (o == null) nulls++;
+        else count++;
+    }
+}
+"""
+
+
+def t_bci_object_init(ctx):
+    ensure_tool()
+    jimage = os.path.join(ctx.jdk, "bin", "jimage")
+    javac = javac_of(ctx.jdk)
+    if not os.path.isfile(jimage) or not javac:
+        raise Skip("no jimage/javac in %s" % ctx.jdk)
+    probs = Problems(ctx)
+    obs = Observations()
+    d = os.path.join(WORK, "objinit-" + ctx.jdk_name)
+    shutil.rmtree(d, ignore_errors=True)
+    for sub in ("src/java.base/java/lang", "src/app/objinit", "jimage", "patch/java/lang", "app"):
+        os.makedirs(os.path.join(d, sub))
+    rc, out = sh([jimage, "extract", "--dir", os.path.join(d, "jimage"), "--include",
+                  "regex:/java.base/java/lang/Object.class", os.path.join(ctx.jdk, "lib", "modules")])
+    obj = os.path.join(d, "jimage", "java.base", "java", "lang", "Object.class")
+    if rc != 0 or not os.path.isfile(obj):
+        raise Fail("cannot extract java/lang/Object.class with jimage: %s" % tail(out))
+    with open(os.path.join(d, "src/java.base/java/lang/HprofBciTestTracker.java"), "w") as f:
+        f.write(OBJINIT_TRACKER)
+    with open(os.path.join(d, "src/app/objinit/ObjInitMain.java"), "w") as f:
+        f.write(OBJINIT_MAIN)
+    rc, out = sh([javac, "--patch-module", "java.base=" + os.path.join(d, "src/java.base"), "-d",
+                  os.path.join(d, "patch"), os.path.join(d, "src/java.base/java/lang/HprofBciTestTracker.java")])
+    rc2, out2 = sh([javac, "-d", os.path.join(d, "app"), os.path.join(d, "src/app/objinit/ObjInitMain.java")])
+    if rc or rc2:
+        raise Fail("javac failed: %s %s" % (tail(out), tail(out2)))
+    flags = ["--object-init"]
+    new_obj = os.path.join(d, "patch", "java", "lang", "Object.class")
+    rc, out = sh([TOOL] + flags + ["--tracker", "java/lang/HprofBciTestTracker", obj, new_obj],
+                 os.path.join(d, "rewrite.log"))
+    if rc != 0 or not os.path.isfile(new_obj):
+        raise Fail("hprof-bci --object-init on %s failed (exit %d): %s" % (obj, rc, tail(out)))
+    cover = {}
+    compare_classes(read(obj, "rb"), read(new_obj, "rb"), new_obj, "java/lang/HprofBciTestTracker", {}, probs, obs,
+                    cover, flags)
+    init = C.parse(read(new_obj, "rb")).method("<init>", "()V")
+    ins = init.code.insns
+    if not (len(ins) >= 2 and ins[0].name == "aload_0" and ins[1].name == "invokestatic"):
+        probs.add("objectInit call not at the start of Object.<init>", new_obj, "%r" % ins[:3])
+    r = java(ctx, [os.path.join(d, "app")], "objinit.ObjInitMain", "objinit",
+             jvm=["--patch-module", "java.base=" + os.path.join(d, "patch")])
+    if r.rc != 0 or SERIOUS.search(r.out + r.err):
+        probs.add("run with the rewritten Object.class failed", new_obj, "exit %d: %s" % (r.rc, tail(r.err + r.out, 6)))
+    m = re.search(r"before>0 (\w+) delta (\d+) nulls (\d+)", r.out)
+    if not m:
+        probs.add("no result from objinit.ObjInitMain", new_obj, tail(r.out + r.err))
+    else:
+        delta = int(m.group(2))
+        if m.group(1) != "true":
+            probs.add("no Object.<init> counted during start-up", new_obj)
+        if not 150000 <= delta <= 150500:
+            probs.add("wrong Object.<init> count", new_obj, "%d for 150,000 objects allocated" % delta)
+        if m.group(3) != "0":
+            probs.add("objectInit called with null", new_obj, m.group(3))
+        ctx.note("Object.<init> calls while allocating 150,000 objects and 20,000 arrays: %d" % delta)
+    obs.note(ctx)
+    probs.raise_if_any()
+
+
+TESTS = [
+    ("bci_corpus", t_bci_corpus),
+    ("bci_structure", t_bci_structure),
+    ("bci_counts", t_bci_counts),
+    ("bci_huge", t_bci_huge),
+    ("bci_far_branches", t_bci_far_branches),
+    ("bci_old_versions", t_bci_old_versions),
+    ("bci_edge_cases", t_bci_edge_cases),
+    ("bci_reinstrument", t_bci_reinstrument),
+    ("bci_cli", t_bci_cli),
+    ("bci_object_init", t_bci_object_init),
+]

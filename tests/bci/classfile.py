@@ -174,7 +174,7 @@ class ConstantPool:
         if tag == STRING:
             return "String %r" % self.utf8(v[0])
         if tag in (FIELDREF, METHODREF, IMETHODREF):
-            return "%s %s.%s:%s" % ({9: "Field", 10: "Method", 11: "IMethod"}[tag],) + tuple(self.member(i))
+            return "%s %s.%s:%s" % (({9: "Field", 10: "Method", 11: "IMethod"}[tag],) + tuple(self.member(i)))
         if tag == NAMEANDTYPE:
             return "NameAndType %s:%s" % self.name_and_type(i)
         if tag == METHODHANDLE:
@@ -182,7 +182,7 @@ class ConstantPool:
         if tag == METHODTYPE:
             return "MethodType " + self.utf8(v[0])
         if tag in (DYNAMIC, INVOKEDYNAMIC):
-            return "%s #%d %s:%s" % (("Dynamic" if tag == DYNAMIC else "InvokeDynamic"), v[0]) + self.name_and_type(v[1])
+            return "%s #%d %s:%s" % ((("Dynamic" if tag == DYNAMIC else "InvokeDynamic"), v[0]) + self.name_and_type(v[1]))
         if tag in (MODULE, PACKAGE):
             return "%s %s" % ("Module" if tag == MODULE else "Package", self.utf8(v[0]))
         return "tag%d %r" % (tag, v)

@@ -83,9 +83,9 @@ TEST(options_errors_name_the_option)
 
 TEST(options_unimplemented_features_say_so)
 {
-    const char *cases[] = { "heap=sites", "heap=dump", "cpu=times", "cpu=old",
+    const char *cases[] = { "heap=sites", "heap=dump", "cpu=old",
                             "cpu=samples,format=b", "cpu=samples,net=localhost:1", "" };
-    const char *names[] = { "heap=sites", "heap=dump", "cpu=times", "cpu=old",
+    const char *names[] = { "heap=sites", "heap=dump", "cpu=old",
                             "format=b", "net=", "heap=all" };
     for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         CHECK(options_parse(cases[i], &o, err, sizeof err) == 0);
@@ -95,6 +95,8 @@ TEST(options_unimplemented_features_say_so)
     }
     CHECK(options_parse("cpu=samples,collapsed=x", &o, err, sizeof err) == 0);
     CHECK(options_check_implemented(&o, err, sizeof err) == 0);
+    CHECK(options_parse("cpu=times,depth=8", &o, err, sizeof err) == 0);
+    CHECK(o.cpu == CPU_TIMES && options_check_implemented(&o, err, sizeof err) == 0);
     CHECK(options_parse("monitor=y,deadlock=500", &o, err, sizeof err) == 0);
     CHECK(o.monitor && o.deadlock_ms == 500 && o.heap == HEAP_OFF);
     CHECK(options_check_implemented(&o, err, sizeof err) == 0);

@@ -1,0 +1,192 @@
+"""cpu=times tests (imported by tests/run.py): the rewriter and tracker on a
+real JVM, against truths the programs measure themselves.
+
+    times_counts     exact call counts (1,000,000 / 5,100 / 1,000 with 500
+                     exceptional exits), -Xverify:all; CPU time of a busy
+                     method within 10% of ThreadMXBean's, a 300 ms sleep
+                     under 10 ms of CPU, four busy threads sharing two cores
+                     counted as CPU time, not wall time
+    times_exit       System.exit inside a method and a daemon thread that
+                     never returns: their open calls are in the report
+    times_depth      depth=2 and thread=y: traces of at most 2 frames, one
+                     trace per thread
+    times_jdk_verify every class of every JDK module instrumented, loaded and
+                     linked with -Xverify:all: zero VerifyErrors, nothing
+                     left uninstrumented
+"""
+
+import re
+
+import hprof_text as H
+
+RE_TIME_BEGIN = re.compile(r"^CPU TIME \(ms\) BEGIN \(total = (\d+)\) .+$")
+RE_TIME_ROW = re.compile(r"^ *(\d+) +(\d{1,3}\.\d\d)% +(\d{1,3}\.\d\d)% +(\d+) +(\d+) (\S+)$")
+
+
+class TimeRow:
+    def __init__(self, rank, self_pct, accum_pct, count, trace, method, total_ms):
+        self.rank, self.count, self.trace, self.method = rank, count, trace, method
+        self.self_pct, self.accum_pct = self_pct, accum_pct
+        self.ms = self_pct / 100.0 * total_ms
+
+
+def cpu_time_sections(path, Fail):
+    """[(total_ms, [TimeRow])] of every CPU TIME section, checked strictly:
+    column header, consecutive ranks, self ordered, accum the running sum."""
+    lines = open(path, encoding="utf-8").read().split("\n")
+    out, i = [], 0
+    while i < len(lines):
+        m = RE_TIME_BEGIN.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        total = int(m.group(1))
+        if lines[i + 1] != "rank   self  accum   count trace method":
+            raise Fail("CPU TIME: bad column line %r" % lines[i + 1])
+        rows, j, accum = [], i + 2, 0.0
+        while j < len(lines) and lines[j] != "CPU TIME (ms) END":
+            r = RE_TIME_ROW.match(lines[j])
+            if not r:
+                raise Fail("CPU TIME: malformed row %r" % lines[j])
+            row = TimeRow(int(r.group(1)), float(r.group(2)), float(r.group(3)), int(r.group(4)),
+                          int(r.group(5)), r.group(6), total)
+            if row.rank != len(rows) + 1:
+                raise Fail("CPU TIME: rank %d after %d" % (row.rank, len(rows)))
+            if rows and row.self_pct > rows[-1].self_pct:
+                raise Fail("CPU TIME: rows not ordered by self time")
+            accum += row.self_pct
+            if abs(accum - row.accum_pct) > 0.02 * len(rows) + 0.02:
+                raise Fail("CPU TIME: accum %.2f%% is not the running sum %.2f%%" % (row.accum_pct, accum))
+            rows.append(row)
+            j += 1
+        if j == len(lines):
+            raise Fail("CPU TIME section without END")
+        out.append((total, rows))
+        i = j + 1
+    if not out:
+        raise Fail("%s has no CPU TIME section" % path)
+    return out
+
+
+def calls_of(rows, method):
+    return sum(r.count for r in rows if r.method == method)
+
+
+def ms_of(rows, method):
+    return sum(r.ms for r in rows if r.method == method)
+
+
+def truth(stderr, Fail):
+    t = {}
+    for m in re.finditer(r"TRUTH (.*)", stderr):
+        for kv in m.group(1).split():
+            k, v = kv.split("=")
+            t[k] = int(v)
+    if "workers_busy_cpu_ns" not in t:
+        raise Fail("TimesTruth printed no TRUTH lines: %s" % stderr[-500:])
+    return t
+
+
+def make_tests(Fail, parse_profile):
+    def check_methods_match_traces(prof, rows, problems):
+        for r in rows:
+            tr = prof.traces.get(r.trace)
+            if tr is None:
+                problems.append("row %d: trace %d never written" % (r.rank, r.trace))
+            elif tr.top is None or tr.top.qualname != r.method:
+                problems.append("row %d: method %s is not the top frame of trace %d" % (r.rank, r.method, r.trace))
+
+    def t_times_counts(ctx):
+        path = ctx.path("times.txt")
+        r = ctx.run("TimesTruth", [], agent="cpu=times,cutoff=0,file=" + path, jvm=["-Xverify:all"])
+        t = truth(r.stderr, Fail)
+        total, rows = cpu_time_sections(path, Fail)[-1]
+        prof = parse_profile(path)
+        problems = []
+        check_methods_match_traces(prof, rows, problems)
+        for method, want in (("TimesTruth.hot", t["hot"]), ("TimesTruth.rec", t["rec"]),
+                             ("TimesTruth.thrower", t["thrower"]), ("TimesTruth.busy", 5),
+                             ("TimesTruth.sleeper", 1), ("TimesTruth.workerBusy", 4),
+                             ("TimesTruth.main", 1)):
+            got = calls_of(rows, method)
+            if got != want:
+                problems.append("%s: %d calls, expected exactly %d" % (method, got, want))
+        if t["caught"] != 500:
+            problems.append("the program caught %d exceptions (500 expected): the handler changed behaviour"
+                            % t["caught"])
+        # busy: main's call (300 ms) and the workers' (under workerBusy).
+        main_busy = sum(r.ms for r in rows if r.method == "TimesTruth.busy"
+                        and any(f.qualname == "TimesTruth.main" for f in prof.traces[r.trace].frames[1:2]))
+        workers = sum(r.ms for r in rows if r.method == "TimesTruth.busy"
+                      and any(f.qualname == "TimesTruth.workerBusy" for f in prof.traces[r.trace].frames[1:2]))
+        sleep_ms = ms_of(rows, "TimesTruth.sleeper")
+        want_main, want_workers = t["busy_cpu_ns"] / 1e6, t["workers_busy_cpu_ns"] / 1e6
+        ctx.note("cpu=times: busy %.1f ms (ThreadMXBean %.1f), workers %.1f ms (%.1f), sleeper %.2f ms, total %d ms"
+                 % (main_busy, want_main, workers, want_workers, sleep_ms, total))
+        # The report rounds to 0.01% of the total: allow that on top of 10%.
+        slack = total * 0.0001
+        if abs(main_busy - want_main) > 0.10 * want_main + slack:
+            problems.append("busy: %.1f ms CPU, the program measured %.1f ms" % (main_busy, want_main))
+        if abs(workers - want_workers) > 0.10 * want_workers + slack:
+            problems.append("4 busy threads: %.1f ms CPU, the program measured %.1f ms" % (workers, want_workers))
+        if sleep_ms > 10:
+            problems.append("sleeper: %.1f ms of CPU for a 300 ms sleep (wall time counted as CPU?)" % sleep_ms)
+        lines = [f for r in rows for f in prof.traces[r.trace].frames if f.cls == "TimesTruth"]
+        if not any(f.line.isdigit() for f in lines):
+            problems.append("no TimesTruth frame with a line number")
+        if "uninstrumented" in r.stderr or "cannot retransform" in r.stderr:
+            problems.append("classes left uninstrumented: %s" % r.stderr[-400:])
+        if problems:
+            raise Fail("; ".join(problems))
+
+    def t_times_exit(ctx):
+        path = ctx.path("times-exit.txt")
+        ctx.run("TimesTruth", ["exit"], agent="cpu=times,cutoff=0,file=" + path)
+        total, rows = cpu_time_sections(path, Fail)[-1]
+        problems = []
+        for method in ("TimesTruth.exitInside", "TimesTruth.forever"):
+            if calls_of(rows, method) != 1:
+                problems.append("%s: %d calls (the open call must be reported once)" % (method, calls_of(rows, method)))
+        if problems:
+            raise Fail("; ".join(problems))
+
+    def t_times_depth(ctx):
+        path = ctx.path("times-d2.txt")
+        ctx.run("TimesTruth", [], agent="cpu=times,cutoff=0,depth=2,thread=y,file=" + path)
+        total, rows = cpu_time_sections(path, Fail)[-1]
+        prof = parse_profile(path)
+        problems = []
+        deep = [t for t in prof.traces.values() if len(t.frames) > 2]
+        if deep:
+            problems.append("%d traces deeper than depth=2" % len(deep))
+        busy_threads = {prof.traces[r.trace].thread for r in rows if r.method == "TimesTruth.workerBusy"}
+        if len(busy_threads) != 4:
+            problems.append("thread=y: workerBusy in %d threads' traces, expected 4" % len(busy_threads))
+        if calls_of(rows, "TimesTruth.hot") != 1000000:
+            problems.append("hot: %d calls with depth=2" % calls_of(rows, "TimesTruth.hot"))
+        if problems:
+            raise Fail("; ".join(problems))
+
+    def t_times_jdk_verify(ctx):
+        path = ctx.path("jdk.txt")
+        r = ctx.run("LoadAllClasses", [], agent="cpu=times,verbose=n,file=" + path,
+                    jvm=["-Xverify:all", "--add-modules", "ALL-SYSTEM"], timeout=600)
+        m = re.search(r"LOADED (\d+) VERIFY_ERRORS (\d+) OTHER_ERRORS (\d+) OF (\d+)", r.stderr)
+        if not m:
+            raise Fail("LoadAllClasses printed no summary: %s" % r.stderr[-500:])
+        loaded, verr, other, of = map(int, m.groups())
+        ctx.note("jdk classes: %d loaded and linked with -Xverify:all, %d VerifyErrors, %d other errors, of %d"
+                 % (loaded, verr, other, of))
+        problems = []
+        if verr:
+            problems.append("%d VerifyErrors: %s" % (verr, "; ".join(re.findall(r"VERIFY_ERROR .*", r.stderr)[:3])))
+        if of < 10000 or loaded < of * 0.99:
+            problems.append("only %d of %d classes loaded" % (loaded, of))
+        bad = re.findall(r"hprof: cpu=times: .*(?:uninstrumented|cannot retransform).*", r.stderr)
+        if bad:
+            problems.append("%d classes left uninstrumented: %s" % (len(bad), bad[:3]))
+        if problems:
+            raise Fail("; ".join(problems))
+
+    return [("times_counts", t_times_counts), ("times_exit", t_times_exit),
+            ("times_depth", t_times_depth), ("times_jdk_verify", t_times_jdk_verify)]
