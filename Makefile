@@ -86,7 +86,7 @@ bench: build/libhprof.so
 # The class rewriter as a command-line tool: hprof-bci INPUT OUTPUT, where
 # INPUT is a .class file, a jar or a directory (src/tools/hprof_bci.c).
 tools: build/hprof-bci
-build/hprof-bci: src/tools/hprof_bci.c $(BCI_SRC) $(HEADERS) Makefile
+build/hprof-bci: build/.jdk-ok src/tools/hprof_bci.c $(BCI_SRC) $(HEADERS) Makefile
 	@mkdir -p build
 	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ src/tools/hprof_bci.c $(BCI_SRC) -lz
 

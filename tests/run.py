@@ -1302,7 +1302,8 @@ def t_asan_agent(ctx):
     """The agent built with ASan+UBSan, inside a real JVM: the split and idle
     threads, then 1000 threads starting and ending while sampling at 1 ms,
     then the monitor features (monitor=y with thread=y and the periodic
-    deadlock check) on Deadlocks."""
+    deadlock check) on Deadlocks, then cpu=times (the rewriter on every
+    class the JVM loads) on TimesTruth."""
     libasan = asan_runtime()
     if libasan is None:
         raise Skip("gcc's libasan.so not found")
@@ -1322,6 +1323,13 @@ def t_asan_agent(ctx):
             raise Fail("%s: no samples under ASan" % main)
         return "%d samples" % sec.total
 
+    def times_rows(main, prof):
+        total, rows = times_tests.cpu_time_sections(ctx.path("times.hprof.txt"), Fail)[-1]
+        hot = times_tests.calls_of(rows, "TimesTruth.hot")
+        if hot != 1000000:
+            raise Fail("%s under ASan: TimesTruth.hot has %d calls" % (main, hot))
+        return "%d CPU TIME rows, %d ms" % (len(rows), total)
+
     def deadlocks(main, prof):
         dl = final_monitor(prof)[3]
         problems = []
@@ -1337,7 +1345,9 @@ def t_asan_agent(ctx):
             ("ThreadChurn", ["1000", "50", "300000"], "cpu=samples,interval=1,file=%s" % ctx.path("churn.hprof.txt"),
              samples),
             ("Deadlocks", ["1500"], "monitor=y,thread=y,deadlock=100,file=%s" % ctx.path("deadlocks.hprof.txt"),
-             deadlocks)]
+             deadlocks),
+            # cpu=times: every class rewritten by the ASan-built rewriter as it loads.
+            ("TimesTruth", ["exit"], "cpu=times,cutoff=0,file=%s" % ctx.path("times.hprof.txt"), times_rows)]
     for main, args, opts, check in runs:
         r = ctx.run(main, args, agent=opts, agent_path=ASAN_AGENT, env=env, tag="asan-" + main, timeout=300)
         bad = [l for l in r.stderr.splitlines() if "AddressSanitizer" in l or "runtime error:" in l
@@ -1398,7 +1408,7 @@ import bcitests  # noqa: E402
 bcitests.init(Fail, Skip, jdks)
 JVM_TESTS += bcitests.TESTS
 
-NOJDK_TESTS = [("parser_selftest", t_parser_selftest)]
+NOJDK_TESTS = [("parser_selftest", t_parser_selftest)] + bcitests.NOJDK_TESTS
 
 
 # ================================================================== runner

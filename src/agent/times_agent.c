@@ -298,9 +298,9 @@ void times_agent_vm_init(jvmtiEnv *jvmti, JNIEnv *jni) {
         jvmti_free(classes);
     }
     (*jni)->SetStaticIntField(jni, tracker, T.engaged, 1);
-    if (T.cfg.verbose)
-        fprintf(stderr, "hprof: cpu=times: %u classes instrumented at start-up, %u failed\n",
-                atomic_load(&T.rewritten), atomic_load(&T.failed));
+    if (atomic_load(&T.failed))
+        fprintf(stderr, "hprof: cpu=times: %u classes instrumented at start-up, %u left as they were "
+                "(see above)\n", atomic_load(&T.rewritten), atomic_load(&T.failed));
 }
 
 void times_agent_thread_end(JNIEnv *jni) {

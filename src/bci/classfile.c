@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+__attribute__((format(printf, 3, 4)))
 static int fail(char *err, size_t err_len, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

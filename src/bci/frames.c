@@ -6,6 +6,7 @@
 
 #include "opcodes.h"
 
+__attribute__((format(printf, 2, 3)))
 static int terr(type_context *c, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -156,7 +157,7 @@ int stackmap_decode(type_context *c, const uint8_t *p, uint32_t len, const type_
     reader r = { p, p + len, 0 };
     uint16_t n = rd_u2(&r);
     frame *frames = calloc(n ? n : 1, sizeof *frames);
-    uint16_t cap_locals = (uint16_t)(c->max_locals + 1);
+    uint32_t cap_locals = (uint32_t)c->max_locals + 1;   /* 65535 + 1 must not wrap */
     vtype *locals = calloc(cap_locals, sizeof *locals);      /* current list */
     if (!frames || !locals) { free(frames); free(locals); return terr(c, "out of memory"); }
     uint16_t nlocals = list_from_slots(initial->locals, initial->max_locals, locals);

@@ -65,6 +65,7 @@ typedef struct method_rewrite {
     size_t         err_len;
 } method_rewrite;
 
+__attribute__((format(printf, 2, 3)))
 static int merr(const method_rewrite *m, const char *fmt, ...) {
     char msg[200];
     va_list ap;
@@ -707,7 +708,8 @@ int bci_class_name(const uint8_t *in, size_t in_len, char *buf, size_t buf_len) 
     char err[160];
     classfile cf;
     int rc = -1;
-    if (classfile_parse(&cf, in, in_len, err, sizeof err) == 0 && cf.this_name_len < buf_len) {
+    if (classfile_parse(&cf, in, in_len, err, sizeof err) == 0 && cf.this_name_len < buf_len &&
+        memchr(cf.this_name, 0, cf.this_name_len) == NULL) {
         memcpy(buf, cf.this_name, cf.this_name_len);
         buf[cf.this_name_len] = 0;
         rc = 0;

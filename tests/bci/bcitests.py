@@ -292,20 +292,22 @@ def build_corpus():
                                                "-Xlint:-options", "-nowarn", "-encoding", "UTF-8",
                                                "-d", path] + srcs,
                                  Variant(name, jname, rel, debug, path, "corpus")))
-        # Huge methods: the lowest release with -g on the first JDK, the
-        # highest release without debug info on the last one.
         hsrcs = [os.path.join(hsrc, "huge", f) for f in ("Straight.java", "FarLoop.java", "JavacFat.java",
                                                          "WideLocals.java", "Overflow.java", "HugeMain.java")]
+        # Huge methods: release 8 with -g and 17 without debug information
+        # on the first JDK, the newest release with -g on the last one
+        # (FarTypes needs switch expressions: release 17 and later).
         hjobs = []
         if jl:
-            hjobs.append((jl[0][0], jl[0][1], 8, "g"))
+            hjobs += [(jl[0][0], jl[0][1], 8, "g"), (jl[0][0], jl[0][1], 17, "nog")]
             if len(jl) > 1:
-                hjobs.append((jl[-1][0], jl[-1][1], jdk_release(jl[-1][0]), "nog"))
+                hjobs.append((jl[-1][0], jl[-1][1], jdk_release(jl[-1][0]), "g"))
         for jname, home, rel, debug in hjobs:
             name = "huge-%s-r%d-%s" % (jname, rel, debug)
             path = os.path.join(base, name)
+            extra = [os.path.join(hsrc, "huge", "FarTypes.java")] if rel >= 17 else []
             plan.append((jname, home, ["--release", str(rel), "-g" if debug == "g" else "-g:none",
-                                       "-Xlint:-options", "-nowarn", "-d", path] + hsrcs,
+                                       "-Xlint:-options", "-nowarn", "-d", path] + hsrcs + extra,
                          Variant(name, jname, rel, debug, path, "huge")))
         allsrc = (glob.glob(os.path.join(JAVA_SRC, "**", "*.java"), recursive=True)
                   + [os.path.join(BCI_TESTS, "gen_huge.py"), os.path.join(BCI_TESTS, "BciJavac.java")])
@@ -541,7 +543,7 @@ def name_of(ids, i):
     return "%s.%s%s" % c if c else "id %d (not in the ids file)" % i
 
 
-def compare_runs(probs, where, plain, inst, ids, expect_rc=0):
+def compare_runs(probs, where, plain, inst, ids, expect_rc=0, expect_tracker=True):
     """Same exit code, stdout and stderr; nothing the rewrite introduced that
     looks like a linkage or verification error; the tracker balanced."""
     if plain.rc != expect_rc:
@@ -560,7 +562,8 @@ def compare_runs(probs, where, plain, inst, ids, expect_rc=0):
     new = [l for l in serious if l not in plain_serious]
     if new:
         probs.add("VerifyError or linkage error", where, " | ".join(new[:4]))
-    check_tracker(probs, where, inst.tracker, ids)
+    if expect_tracker or inst.tracker is not None:
+        check_tracker(probs, where, inst.tracker, ids)
 
 
 def check_tracker(probs, where, t, ids):
@@ -569,8 +572,9 @@ def check_tracker(probs, where, t, ids):
         return
     if t.nerrors:
         probs.add("tracker stack errors", where, "%d, e.g. %s" % (t.nerrors, "; ".join(
-            re.sub(r"\b(\d+)\b", lambda m: "%s(%s)" % (m.group(1), name_of(ids, int(m.group(1))))
-                   if int(m.group(1)) in ids else m.group(1), e) for e in t.errors[:2])))
+            re.sub(r"(methodExit\(|method is )(\d+)", lambda m: "%s%s = %s" % (m.group(1), m.group(2),
+                                                                             name_of(ids, int(m.group(2)))), e)
+            for e in t.errors[:2])))
     if t.unbalanced:
         probs.add("thread stacks not empty at exit", where, "; ".join(t.unbalanced[:3]))
     bad = []
@@ -879,8 +883,6 @@ def compare_code(o, om, n, nm, mw, tracker, mid, probs, obs, cover, flags):
             probs.add("handler lands on inserted code", mw, "entry %d" % j)
     extra = nex[len(oex):]
     if entry_exit and mid is not None and mid >= 0:
-        if not extra:
-            probs.add("no catch-all handler added", mw)
         covered = set()
         for s, e, h, ct in extra:
             if ct and n.cp.class_name(ct) != "java/lang/Throwable":
@@ -893,10 +895,13 @@ def compare_code(o, om, n, nm, mw, tracker, mid, probs, obs, cover, flags):
                     covered.add(nv.tok_of[k])
         exempt = this_call_tokens(nv, nt)
         gaps = [t for t in range(len(ot)) if ot[t][0] not in NOTHROW and t not in covered and t not in exempt]
-        if gaps:
-            probs.add("exceptional exit not covered", mw, "%d instruction(s) that can throw are outside the added "
-                      "handler, e.g. #%d %s at pc %d" % (len(gaps), gaps[0], ot[gaps[0]][0],
-                                                         nv.insns[nv.insn_of_tok[gaps[0]]].pc))
+        first_init = min(exempt) if exempt else -1
+        for label, g in (("exceptional exit before super()/this() not covered", [t for t in gaps if t < first_init]),
+                         ("exceptional exit not covered", [t for t in gaps if t > first_init])):
+            if g:
+                probs.add(label, mw, "%d instruction(s) that can throw are outside the added handler%s, e.g. #%d %s "
+                          "at pc %d" % (len(g), "" if extra else " (no handler added)", g[0], ot[g[0]][0],
+                                        nv.insns[nv.insn_of_tok[g[0]]].pc))
         if exempt:
             obs.add("constructor super()/this() call outside the catch-all (cannot be covered in 51+)")
     # --- max_stack / max_locals
@@ -1282,6 +1287,15 @@ def calibrate_huge(probs, v):
          len(ov.method("big").code.code) > 64000
          and sum(1 for i in ov.method("big").code.insns if i.name in C.ALLOCS) == 200),
     ]
+    if v.release >= 17:
+        ft = load("FarTypes")
+        sub = C.parse(read(os.path.join(v.path, "huge", "FarTypes$Sub.class"), "rb"))
+        for label, m in (("FarTypes$Sub.<init>", sub.method("<init>")), ("FarTypes.types", ft.method("types")),
+                         ("FarTypes.locals", ft.method("locals"))):
+            checks.append(("%s forward branch 32,500..32,767 and no goto_w" % label,
+                           32500 <= max(spans(m)) <= 32767 and not any(i.name == "goto_w" for i in m.code.insns)))
+        checks.append(("FarTypes.types has Uninitialized entries in its frames",
+                       any(t[0] == "uninit" for f in ft.method("types").code.frames or [] for t in f.stack)))
     bad = [name for name, ok in checks if not ok]
     if bad:
         probs.add("huge corpus out of calibration (gen_huge.py)", v.name, "; ".join(bad))
@@ -1290,6 +1304,8 @@ def calibrate_huge(probs, v):
 HUGE_ENTRIES = {("huge/Straight", "straight"): 2, ("huge/Straight", "near"): 1, ("huge/FarLoop", "farFor"): 4,
                 ("huge/FarLoop", "farDoWhile"): 2, ("huge/FarLoop", "farSwitch"): 6, ("huge/JavacFat", "fatLoop"): 2,
                 ("huge/WideLocals", "wide"): 2, ("huge/HugeMain", "main"): 1}
+HUGE_ENTRIES_17 = {("huge/FarTypes$Sub", "<init>"): 3, ("huge/FarTypes", "types"): 3, ("huge/FarTypes", "locals"): 3,
+                   ("huge/FarTypes$Foo", "<init>"): 3, ("huge/FarTypes", "main"): 1}
 
 
 def check_overflow_rewrite(probs, where, rw, rel_paths):
@@ -1327,15 +1343,21 @@ def t_bci_huge(ctx):
         msgs.extend(check_overflow_rewrite(probs, v.name, rw, ["huge/Overflow.class"]))
         cover = {}
         compare_tree(v.path, rw, probs, obs, cover, expect_unchanged={os.path.join("huge", "Overflow.class")})
-        for mname in ("farFor", "farDoWhile", "farSwitch"):
-            if not any(mname in w for w in cover.get("new_wide", ())):
-                probs.add("far branch not widened", v.name, "FarLoop.%s has no goto_w after the insertion" % mname)
+        wide = ["FarLoop.farFor", "FarLoop.farDoWhile", "FarLoop.farSwitch"]
+        if v.release >= 17:
+            wide += ["FarTypes$Sub.<init>", "FarTypes.types", "FarTypes.locals"]
+        for mname in wide:
+            if not any(mname + "(" in w for w in cover.get("new_wide", ())):
+                probs.add("far branch not widened", v.name, "%s has no goto_w after the insertion" % mname)
         plain = java(ctx, [v.path], "huge.HugeMain", v.name + ".plain")
         inst = java(ctx, [rw.dst, trk], "huge.HugeMain", v.name + ".inst", tracker_out=True)
         compare_runs(probs, v.name, plain, inst, rw.ids)
         if inst.tracker:
             by_name = {(c, m): i for i, (c, m, d) in rw.ids.items()}
-            for key, n in HUGE_ENTRIES.items():
+            expected = dict(HUGE_ENTRIES)
+            if v.release >= 17:
+                expected.update(HUGE_ENTRIES_17)
+            for key, n in expected.items():
                 got = inst.tracker.entries.get(by_name.get(key, -1), 0)
                 if got != n:
                     probs.add("wrong entry count", v.name, "%s.%s: %d, expected %d" % (key + (got, n)))
@@ -1365,18 +1387,21 @@ def run_handmade(ctx, probs, obs, group, progs, trk, key, flags=FLAGS, expect_rc
 
     def one(p):
         tag = key + "." + p["main"]
+        rel = p["main"].replace(".", "/") + ".class"
         plain = java(ctx, [src], p["main"], tag + ".plain", vlog=True)
         inst = java(ctx, [rw.dst, trk], p["main"], tag + ".inst", tracker_out=True, vlog=True)
-        where = "%s (%s, class file %s)" % (os.path.relpath(os.path.join(rw.dst, p["main"].replace(".", "/") + ".class"),
-                                                            ROOT), p["main"], p["version"])
-        compare_runs(probs, where, plain, inst, rw.ids)
+        where = "%s (%s, class file %s)" % (os.path.relpath(os.path.join(rw.dst, rel), ROOT), p["main"], p["version"])
+        changed = read(os.path.join(src, rel), "rb") != read(os.path.join(rw.dst, rel), "rb")
+        compare_runs(probs, where, plain, inst, rw.ids, expect_tracker=changed)
         fo = "Fail over class verification to old verifier for: " + p["main"]
         for r, which in ((plain, "uninstrumented"), (inst, "rewritten")):
             failed_over = fo in (r.vlog or "")
             if p["flags"] == "typecheck" and failed_over:
-                probs.add("type checker rejected the class (fell back to the old verifier)" if which == "rewritten"
-                          else "hand-made class falls back to the old verifier", where,
-                          failover_reason(r.vlog, p["main"]))
+                if which == "rewritten":
+                    probs.add("type checker rejected the rewritten 50.0 class (HotSpot fell back to the old verifier)",
+                              where, typecheck_error(ctx, rw.dst, rel, p["main"], trk, tag))
+                else:
+                    probs.add("hand-made class falls back to the old verifier", where)
             if p["flags"] == "failover" and not failed_over:
                 obs.add("%s: %s run did not fall back to the old verifier" % (p["main"], which))
         return inst
@@ -1385,15 +1410,22 @@ def run_handmade(ctx, probs, obs, group, progs, trk, key, flags=FLAGS, expect_rc
     return rw, cover
 
 
-def failover_reason(vlog, main):
-    """The verification error the log shows just before the fail-over line."""
-    lines = (vlog or "").splitlines()
-    for k, l in enumerate(lines):
-        if "Fail over class verification" in l and main in l:
-            before = [x for x in lines[max(0, k - 40):k] if "Verification for" in x or "Reason" in x
-                      or "VerifyError" in x or "Exception" in x or "bad" in x.lower()]
-            return " | ".join(x.split("]")[-1].strip() for x in before[-3:]) or "see the .vlog file"
-    return ""
+def typecheck_error(ctx, root, rel, main, trk, tag):
+    """Why the type checker rejected a 50.0 class (HotSpot logs no reason
+    when it falls back): a copy marked 51.0, which cannot fall back, run
+    again; returns the VerifyError lines and where the copy is."""
+    d = os.path.join(WORK, "as51", tag)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(os.path.dirname(os.path.join(d, rel)))
+    b = bytearray(read(os.path.join(root, rel), "rb"))
+    b[6:8] = (51).to_bytes(2, "big")
+    with open(os.path.join(d, rel), "wb") as f:
+        f.write(bytes(b))
+    r = java(ctx, [d, root, trk], main, tag + ".as51")
+    lines = [l.strip() for l in (r.err + r.out).splitlines()
+             if re.search(r"VerifyError|Location|Reason|^\s+\S+\(.*\)\S* @\d+", l)]
+    return "the same class marked 51.0 (%s): %s" % (os.path.relpath(os.path.join(d, rel), ROOT),
+                                                    " ".join(lines[:5]) or "runs without a VerifyError")
 
 
 def t_bci_old_versions(ctx):
@@ -1726,3 +1758,215 @@ TESTS = [
     ("bci_cli", t_bci_cli),
     ("bci_object_init", t_bci_object_init),
 ]
+
+
+# ================================================================ checker self-test
+
+class _Collect:
+    """A Problems/Observations stand-in that just records kinds."""
+
+    def __init__(self):
+        self.items = []
+
+    def add(self, kind, where="", detail=""):
+        self.items.append((kind, where, detail))
+
+    def kinds(self):
+        return set(k for k, _, _ in self.items)
+
+
+def _u2(b, off, v):
+    b[off:off + 2] = (v & 0xFFFF).to_bytes(2, "big")
+
+
+def _find_method(classes, pred):
+    """(orig bytes, new bytes, class, method, view) for the first method where
+    pred(view, method) holds."""
+    for ob, nb in classes:
+        cf = C.parse(nb)
+        for m in cf.methods:
+            if m.code is None:
+                continue
+            v = CodeView(cf, m, TRACKER, _Collect(), "")
+            if pred(v, m):
+                return ob, nb, cf, m, v
+    raise Fail("checker self-test: no method for a mutation in the corpus")
+
+
+def t_bci_checker_selftest(ctx):
+    """The structure checker must notice each of these corruptions of a
+    correctly rewritten class (and none in the class as rewritten).  Runs
+    without a JDK context (tests/run.py's NOJDK_TESTS): any exception is a
+    FAIL, never a crash of the runner."""
+    try:
+        _checker_selftest(ctx)
+    except (Fail, Skip):
+        raise
+    except Exception as e:
+        import traceback
+        raise Fail("test error: %r at %s" % (e, traceback.format_exc().strip().splitlines()[-3].strip()))
+
+
+def _checker_selftest(ctx):
+    ensure_tool()
+    jl = jdk_list()
+    if not jl:
+        raise Fail("no JDK to compile the corpus")
+    variants = build_corpus()
+    v = variants.get("%s-r8-g" % jl[0][0])
+    rw = rewrite(v.path, v.name)
+    ibm = {(c, m, d): i for i, (c, m, d) in rw.ids.items()}
+    classes = []
+    for f in class_files(os.path.join(v.path, "corpus")):
+        g = os.path.join(rw.dst, os.path.relpath(f, v.path))
+        if os.path.basename(f) in ("Branches.class", "Exceptions.class", "Switches.class", "Wide.class"):
+            classes.append((read(f, "rb"), read(g, "rb")))
+
+    def check(ob, nb):
+        p, o = _Collect(), Observations()
+        compare_classes(ob, nb, "selftest", TRACKER, ibm, p, o, {})
+        return p
+
+    failures = []
+    for ob, nb in classes:
+        p = check(ob, nb)
+        if p.items:
+            failures.append("unmodified rewritten class reported: %s" % p.items[:2])
+
+    def code_at(m, pc):
+        return m.code.base + 8 + pc
+
+    def mutate(expect, pred, fn):
+        try:
+            ob, nb, cf, m, view = _find_method(classes, pred)
+        except Fail as e:
+            failures.append("%s: %s" % (expect, e))
+            return
+        b = bytearray(nb)
+        fn(b, cf, m, view)
+        try:
+            got = check(ob, bytes(b)).kinds()
+        except Exception as e:  # the checker must not crash either
+            failures.append("%s: checker crashed: %r" % (expect, e))
+            return
+        if expect not in got:
+            failures.append("%s: not detected (got %s) in %s.%s%s" % (expect, sorted(got), cf.name, m.name, m.desc))
+
+    def lands(view, kind):
+        out = []
+        for k, i in enumerate(view.insns):
+            if i.target is not None and view.kind[k] is None and not view.absorbed[k] and i.name in C.COND_BRANCHES | {"goto"}:
+                tk = view.by_pc.get(i.target)
+                if tk is not None and view.kind[tk] == kind:
+                    out.append((k, i))
+        return out
+
+    # 1. a branch to a return retargeted past its methodExit
+    def skip_exit(b, cf, m, view):
+        k, i = lands(view, "exit")[0]
+        _u2(b, code_at(m, i.pc) + 1, i.target + 4 - i.pc if view.insns[view.by_pc[i.target]].name.startswith("iconst")
+            else i.target + 5 - i.pc)
+    mutate("branch to a return skips methodExit", lambda v, m: lands(v, "exit"), skip_exit)
+
+    # 2. a branch to the first original instruction retargeted to offset 0
+    def to_zero(v, m):
+        return [(k, i) for k, i in enumerate(v.insns) if i.target is not None and v.kind[k] is None
+                and i.name in C.COND_BRANCHES and v.resolve(i.target) == (0, None)]
+
+    def reenter(b, cf, m, view):
+        k, i = to_zero(view, m)[0]
+        _u2(b, code_at(m, i.pc) + 1, -i.pc)
+    mutate("branch to offset 0 re-runs methodEntry", to_zero, reenter)
+
+    # 3. an original instruction changed (iadd -> isub)
+    def has_iadd(v, m):
+        return [i for k, i in enumerate(v.insns) if i.name == "iadd" and v.kind[k] is None]
+    mutate("instruction changed", has_iadd, lambda b, cf, m, v: b.__setitem__(code_at(m, has_iadd(v, m)[0].pc), 0x64))
+
+    # 4. a line number changed
+    def lnt(b, cf, m, v):
+        a = next(x for x in m.code.attributes if x.name == "LineNumberTable")
+        off = m.code.base + a.offset + 2 + 2
+        _u2(b, off, int.from_bytes(b[off:off + 2], "big") + 1)
+    mutate("LineNumberTable changed", lambda v, m: m.code.line_numbers, lnt)
+
+    # 5. two original exception table entries swapped
+    def two_handlers(v, m):
+        return len(m.code.exceptions) >= 3 and m.code.exceptions[0][2] != m.code.exceptions[1][2]
+
+    def swap(b, cf, m, v):
+        off = m.code.base + 8 + len(m.code.code) + 2
+        b[off:off + 16] = b[off + 8:off + 16] + b[off:off + 8]
+    mutate("exception table entry changed", two_handlers, swap)
+
+    # 6. the added catch-all shrunk to nothing
+    def empty_catch_all(b, cf, m, v):
+        n = len(m.code.exceptions)
+        off = m.code.base + 8 + len(m.code.code) + 2 + 8 * (n - 1)
+        _u2(b, off + 2, int.from_bytes(b[off:off + 2], "big") + 1)
+    mutate("exceptional exit not covered",
+           lambda v, m: m.name == "propagate" and m.code.exceptions and m.code.exceptions[-1][3] == 0, empty_catch_all)
+
+    # 7. the id pushed for methodEntry changed
+    def bump_id(b, cf, m, v):
+        i = v.insns[0]
+        if i.name in ("bipush", "sipush"):
+            b[code_at(m, i.pc) + i.length - 1] ^= 1
+        else:
+            b[code_at(m, i.pc)] = 0x03 if i.name != "iconst_0" else 0x04
+    mutate("pushed ids differ from the ids file", lambda v, m: v.kind[0] == "entry", bump_id)
+
+    # 8. a local variable's slot changed
+    def lvt(b, cf, m, v):
+        a = next(x for x in m.code.attributes if x.name == "LocalVariableTable")
+        off = m.code.base + a.offset + 2 + 8
+        _u2(b, off, int.from_bytes(b[off:off + 2], "big") ^ 1)
+    mutate("LocalVariableTable changed", lambda v, m: m.code.local_vars and len(m.code.local_vars) > 1, lvt)
+
+    # 9. the first StackMapTable frame moved by one byte
+    def smt(b, cf, m, v):
+        a = next(x for x in m.code.attributes if x.name == "StackMapTable")
+        off = m.code.base + a.offset + 2
+        ft = b[off]
+        if ft < 63:
+            b[off] = ft + 1
+        elif 64 <= ft < 127:
+            b[off] = ft + 1
+        else:
+            _u2(b, off + 1, int.from_bytes(b[off + 1:off + 3], "big") + 1)
+    mutate("StackMapTable frame missing", lambda v, m: m.code.frames and len(m.code.frames) >= 2
+           and m.code.frames[0].frame_type not in (63, 127) and m.code.frames[1].offset > m.code.frames[0].offset + 1
+           and v.resolve(m.code.frames[0].offset)[0] < len(v.insn_of_tok) - 1, smt)
+
+    # 10. switch padding made nonzero
+    def padded(v, m):
+        return [i for i in v.insns if i.switch is not None and len(i.pad) > 0]
+    mutate("nonzero switch padding", padded,
+           lambda b, cf, m, v: b.__setitem__(code_at(m, padded(v, m)[0].pc) + 1, 1))
+
+    # 11. an existing constant changed
+    def cp_change(b, cf, m, v):
+        raw = next(cf.cp.raw[i] for i in range(1, len(cf.cp)) if cf.cp.raw[i] and cf.cp.entries[i][0] == C.UTF8
+                   and cf.cp.entries[i][1].startswith("ifz/icmp"))
+        at = bytes(b).index(raw)
+        b[at + 3] ^= 0x01
+    mutate("constant pool not preserved", lambda v, m: m.name == "run" and "Branches" in v.cf.name, cp_change)
+
+    # 12. the dup before newArray replaced by a nop
+    def nodup(v, m):
+        return [k for k, i in enumerate(v.insns) if v.kind[k] == "newarray" and i.name == "dup"]
+    mutate("bad inserted call", nodup, lambda b, cf, m, v: b.__setitem__(code_at(m, v.insns[nodup(v, m)[0]].pc), 0))
+
+    # 13. the handler's athrow replaced by a return
+    def last_athrow(v, m):
+        return v.insns[-1].name == "athrow" and v.kind[-2] == "exit" and m.desc.endswith(")V")
+    mutate("unexpected code after the original code", last_athrow,
+           lambda b, cf, m, v: b.__setitem__(code_at(m, v.insns[-1].pc), 0xB1))
+
+    if ctx is not None:
+        ctx.note("13 kinds of corruption of a rewritten class, each detected")
+    if failures:
+        raise Fail("structure checker: %s" % "; ".join(failures))
+
+
+NOJDK_TESTS = [("bci_checker_selftest", t_bci_checker_selftest)]

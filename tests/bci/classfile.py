@@ -267,9 +267,10 @@ def mutf8_encode(s):
 
 
 class Attribute:
-    def __init__(self, name, data):
+    def __init__(self, name, data, offset=None):
         self.name = name
         self.data = data
+        self.offset = offset   # of data, in the buffer it was read from (class file or Code data)
 
 
 class Insn:
@@ -525,6 +526,7 @@ class Code:
         self.local_vars = None           # [(start, length, name, desc, index)]
         self.local_var_types = None
         self.frames = None               # [Frame]
+        self.base = None                 # file offset of the attribute data; code at base + 8
 
     def attr(self, name):
         for a in self.attributes:
@@ -575,7 +577,8 @@ def _read_attrs(r, cp):
     for _ in range(r.u2()):
         name = cp.utf8(r.u2())
         ln = r.u4()
-        out.append(Attribute(name, r.bytes(ln)))
+        off = r.p
+        out.append(Attribute(name, r.bytes(ln), off))
     return out
 
 
@@ -601,6 +604,7 @@ def parse(data, decode_code=True):
         if a is None:
             continue
         m.code = parse_code(a.data, cf.cp, cls, m, decode_code)
+        m.code.base = a.offset   # file offset of the Code attribute's data (max_stack)
     return cf
 
 

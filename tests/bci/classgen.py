@@ -14,7 +14,8 @@ Groups (each a class directory of its own):
           the old inference verifier after the type checker fails over),
           and 51.0.  main branches, loops, calls static and instance
           methods, recurses, throws and catches, switches, allocates arrays
-          of all three kinds, computes with longs.
+          of all three kinds, computes with longs, and runs a constructor
+          that throws before super() and one that throws after it.
   edge    50.0 and 51.0 classes with edge cases: a branch to offset 0 and a
           StackMapTable frame at offset 0 (twice: a loop head and a method
           whose last instruction is a goto), an exception handler covering
@@ -261,8 +262,31 @@ def old_program(name, major, minor, use_jsr, stackmap):
         a.op("aload_1").op("athrow")
         a.handler("s", "e", "h", None)
 
+    # A constructor that throws before super() (x > 100) or after it (x < 0).
+    a = c.method("<init>", "(I)V", access=PUBLIC, max_stack=3, max_locals=2)
+    a.op("iload_1").op("bipush", 100).op("if_icmple", "l1")
+    throw_new(a, "java/lang/IllegalArgumentException", "too big")
+    a.place("l1")
+    a.frame("l1", [("uninitThis",), INT])
+    a.op("aload_0").op("invokespecial", cp.method("java/lang/Object", "<init>", "()V"))
+    a.op("iload_1").op("ifge", "l2")
+    throw_new(a, "java/lang/IllegalArgumentException", "negative")
+    a.place("l2")
+    a.frame("l2", [obj(name), INT])
+    a.op("return")
+    a = c.method("construct", "(I)I", max_stack=3, max_locals=1)
+    a.place("s")
+    a.op("new", cp.klass(name)).op("dup").op("iload_0").op("invokespecial", cp.method(name, "<init>", "(I)V"))
+    a.op("pop").op("iconst_1").op("ireturn")
+    a.place("h")
+    a.frame("h", [INT], [obj("java/lang/IllegalArgumentException")])
+    a.op("pop").op("iconst_m1").op("ireturn")
+    a.handler("s", "h", "h", "java/lang/IllegalArgumentException")
+
     a = c.method("main", "([Ljava/lang/String;)V", max_stack=6, max_locals=2)
     println_str(a, name + " start")
+    for k in (1, -1, 1000):
+        print_call(a, name, "construct", "(I)I", k)
     print_call(a, name, "loop", "(I)I", 10)
     print_call(a, name, "fact", "(I)I", 6)
     a.op("getstatic", cp.field("java/lang/System", "out", OUT[1]))

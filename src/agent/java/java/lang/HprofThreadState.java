@@ -31,6 +31,11 @@ final class HprofThreadState {
     long[] start = new long[64];       /* CPU ns at entry */
     long[] child = new long[64];       /* CPU ns of finished callees */
     int[] acc = new int[64];           /* accumulator of the frame's key */
+    /* Per frame, its last callee and that call's accumulator: a callee's key
+     * depends only on the frames below it, so while this frame lives the
+     * same callee id means the same key (a loop calling f() hashes once). */
+    int[] lastCallee = new int[64];
+    int[] lastCalleeAcc = new int[64];
 
     /* accumulators: one per key (the ids of the top `depth` frames) */
     int nacc;
@@ -77,7 +82,14 @@ final class HprofThreadState {
         start[p] = t;
         child[p] = 0;
         sp = p + 1;
-        int a = lookup();
+        int a;
+        if (p > 0 && lastCallee[p - 1] == id) {
+            a = lastCalleeAcc[p - 1];
+        } else {
+            a = lookup();
+            if (p > 0) { lastCallee[p - 1] = id; lastCalleeAcc[p - 1] = a; }
+        }
+        lastCallee[p] = 0;             /* ids start at 1 */
         acc[p] = a;
         count[a]++;
     }
@@ -157,6 +169,7 @@ final class HprofThreadState {
     private void growStack() {
         int n = ids.length * 2;
         ids = copy(ids, n); acc = copy(acc, n);
+        lastCallee = copy(lastCallee, n); lastCalleeAcc = copy(lastCalleeAcc, n);
         start = copy(start, n); child = copy(child, n);
     }
 
