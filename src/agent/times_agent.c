@@ -68,7 +68,7 @@ static void JNICALL on_class_file_load(jvmtiEnv *jvmti, JNIEnv *jni, jclass bein
                                        jint *new_len, unsigned char **new_data) {
     (void)jni; (void)being_redefined; (void)loader; (void)domain;
     if (!atomic_load(&T.ready) || name == NULL || must_skip(name)) return;
-    bci_config c = { BCI_ENTRY_EXIT, TRACKER, next_method_id, NULL };
+    bci_config c = { BCI_ENTRY_EXIT | BCI_COUNT_LEAVES, TRACKER, next_method_id, NULL };
     uint8_t *out = NULL;
     size_t out_len = 0;
     char err[512];

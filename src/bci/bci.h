@@ -7,6 +7,10 @@
  *                    before every return and on exceptional exit (a handler
  *                    around the body that calls methodExit and re-throws).
  *                    The int is the method id the caller's callback chose.
+ *   BCI_COUNT_LEAVES with BCI_ENTRY_EXIT: a leaf method (no call, no loop, no
+ *                    jsr, no monitorenter, at most BCI_LEAF_MAX_CODE bytes) gets
+ *                    only tracker.methodCount(I)V at entry: counted exactly,
+ *                    its (short, bounded) time left to its caller.
  *   BCI_NEWARRAY     tracker.newArray(Ljava/lang/Object;)V after every
  *                    newarray, anewarray and multianewarray (with the new array).
  *   BCI_OBJECT_INIT  tracker.objectInit(Ljava/lang/Object;)V at the start of
@@ -28,13 +32,18 @@ enum {
     BCI_ENTRY_EXIT  = 1u << 0,
     BCI_NEWARRAY    = 1u << 1,
     BCI_OBJECT_INIT = 1u << 2,
+    BCI_COUNT_LEAVES = 1u << 3,
 };
+
+#define BCI_LEAF_MAX_CODE 128
 
 /* Fixed names and descriptors of the tracker's methods. */
 #define BCI_ENTRY_NAME        "methodEntry"
 #define BCI_ENTRY_DESC        "(I)V"
 #define BCI_EXIT_NAME         "methodExit"
 #define BCI_EXIT_DESC         "(I)V"
+#define BCI_COUNT_NAME        "methodCount"
+#define BCI_COUNT_DESC        "(I)V"
 #define BCI_NEWARRAY_NAME     "newArray"
 #define BCI_NEWARRAY_DESC     "(Ljava/lang/Object;)V"
 #define BCI_OBJECT_INIT_NAME  "objectInit"

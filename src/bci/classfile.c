@@ -161,6 +161,12 @@ uint16_t cp_methodref_index(constant_pool *cp, const char *cls, const char *name
     return cp_fixed_index(cp, CP_METHODREF, ref, 4);
 }
 
+uint16_t cp_integer_append(constant_pool *cp, int32_t value) {
+    uint8_t body[4]; put_u4(body, (uint32_t)value);
+    const uint8_t *copy = cp_keep(cp, body, 4);
+    return copy ? cp_append(cp, CP_INTEGER, body, 4, copy, 0) : 0;
+}
+
 uint16_t cp_integer_index(constant_pool *cp, int32_t value) {
     uint8_t body[4]; put_u4(body, (uint32_t)value);
     return cp_fixed_index(cp, CP_INTEGER, body, 4);
@@ -201,6 +207,9 @@ int classfile_parse(classfile *cf, const uint8_t *in, size_t len, char *err, siz
     cf->super_class = rd_u2(&r);
     cf->this_name = cp_class_name(&cf->cp, cf->this_class, &cf->this_name_len);
     if (r.bad || !cf->this_name) return fail(err, err_len, "bad this_class");
+    /* Modified UTF-8 has no zero byte (NUL is C0 80): a name with one is malformed. */
+    if (cf->this_name_len == 0 || memchr(cf->this_name, 0, cf->this_name_len))
+        return fail(err, err_len, "bad this_class name");
     if (cf->super_class && !cp_class_name(&cf->cp, cf->super_class, &(uint16_t){0}))
         return fail(err, err_len, "bad super_class");
     uint16_t n_ifaces = rd_u2(&r);

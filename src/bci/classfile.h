@@ -53,6 +53,7 @@ typedef struct classfile {
     uint16_t       methods_count;
     method_info   *methods;
     const uint8_t *tail, *tail_end;     /* class attributes, raw */
+    uint16_t       tracker_refs[8];     /* the rewriter's Methodref indexes, made once per class */
 } classfile;
 
 /* Parse; on failure returns -1 with a message in err. */
@@ -72,5 +73,7 @@ uint16_t cp_utf8_index(constant_pool *cp, const char *s, uint16_t len);
 uint16_t cp_class_index(constant_pool *cp, const char *name, uint16_t len);
 uint16_t cp_methodref_index(constant_pool *cp, const char *cls, const char *name, const char *desc);
 uint16_t cp_integer_index(constant_pool *cp, int32_t value);
+/* Appends an Integer without looking for an equal one (method ids are unique). */
+uint16_t cp_integer_append(constant_pool *cp, int32_t value);
 
 #endif

@@ -261,6 +261,17 @@ int frame_from_state(frame *f, const type_state *s) {
     return 0;
 }
 
+static int descriptor_slots(const char *d, size_t n, uint32_t *args, const char **ret, size_t *ret_len);
+
+int interp_initializes_this(type_context *c, const type_state *s, uint32_t off) {
+    if (c->code[off] != OP_INVOKESPECIAL) return 0;
+    const char *name, *desc, *ret; uint16_t nl, dl; size_t rl; uint32_t args;
+    if (cp_member(&c->cf->cp, get_u2(c->code + off + 1), &name, &nl, &desc, &dl) < 0 ||
+        nl != 6 || memcmp(name, "<init>", 6) != 0 || descriptor_slots(desc, dl, &args, &ret, &rl) < 0)
+        return 0;
+    return s->sp > args && s->stack[s->sp - args - 1].tag == VT_UNINIT_THIS;
+}
+
 int state_this_uninit(const type_state *s) {
     for (uint16_t i = 0; i < s->max_locals; i++)
         if (s->locals[i].tag == VT_UNINIT_THIS) return 1;

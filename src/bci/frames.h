@@ -70,6 +70,10 @@ int  frame_from_state(frame *f, const type_state *s);   /* allocates f's lists *
  * or stack error the verifier would also reject. */
 int interp_step(type_context *c, type_state *s, uint32_t off);
 
+/* True if the instruction at `off` is the invokespecial <init> that
+ * initializes `this` (its receiver is uninitializedThis in s). */
+int interp_initializes_this(type_context *c, const type_state *s, uint32_t off);
+
 /* True if any local is uninitializedThis (the verifier's flagThisUninit). */
 int state_this_uninit(const type_state *s);
 

@@ -32,7 +32,7 @@ typedef struct insn {
     uint32_t off, len;       /* original */
     uint8_t  op;             /* OP_WIDE for wide forms */
     uint8_t  wide;           /* branch widened */
-    uint8_t  covered;        /* inside the exceptional-exit handler's range */
+    uint8_t  covered;        /* 0, or which exceptional-exit handler covers it (1, 2) */
     int32_t  target;         /* insn index of the branch target, -1 if none */
     uint32_t pre, post;      /* bytes inserted before / after */
     uint32_t start;          /* new offset of the inserted code before it */
@@ -46,6 +46,7 @@ typedef struct method_rewrite {
     uint16_t       name_len, desc_len, access;
     int32_t        id;               /* >= 0: entry/exit calls */
     int            object_init;      /* objectInit call in the prologue */
+    int            leaf;             /* methodCount only (BCI_COUNT_LEAVES) */
     int            with_frames;      /* stack maps are written */
 
     uint16_t       max_stack, max_locals;
@@ -60,7 +61,8 @@ typedef struct method_rewrite {
     uint32_t       n_insns;
     int32_t       *insn_at;          /* original offset -> index of the insn containing it */
     uint32_t       prologue_len, orig_end, handler_len, total_len;
-    uint16_t       ref_entry, ref_exit, ref_newarray, ref_object_init, int_id;
+    int            pre_super;        /* a second handler, for a constructor's code before super() */
+    uint16_t       ref_entry, ref_exit, ref_count, ref_newarray, ref_object_init, int_id;
     char          *err;
     size_t         err_len;
 } method_rewrite;
@@ -152,6 +154,22 @@ static int decode(method_rewrite *m) {
         }
     }
     return 0;
+}
+
+/* A leaf: no call (so nothing it runs is timed apart from it), no backward
+ * branch (so it runs at most its own length of instructions), no jsr and
+ * no monitorenter (which can block), and short. */
+static int is_leaf(const method_rewrite *m) {
+    if (m->code_len > BCI_LEAF_MAX_CODE) return 0;
+    for (uint32_t i = 0; i < m->n_insns; i++) {
+        const insn *in = &m->insns[i];
+        uint8_t op = in->op;
+        if ((op >= 182 && op <= 186) || op == OP_JSR || op == OP_JSR_W || op == OP_RET || op == 194 ||
+            op == OP_TABLESWITCH || op == OP_LOOKUPSWITCH || op == OP_WIDE)
+            return 0;
+        if (in->target >= 0 && m->insns[in->target].off <= in->off) return 0;
+    }
+    return 1;
 }
 
 /* Offsets that must be instruction starts (or the end, for `end`). */
@@ -297,7 +315,15 @@ static int compute_frames(method_rewrite *m, frame_list *out) {
                 snprintf(msg, sizeof msg, "no stack map frame at %u after an unconditional branch", in->off);
                 free(frame_here); goto done;
             }
-            in->covered = !state_this_uninit(&s);
+            /* Handler 1 (no locals) covers code where `this` is initialized.
+             * Before super(...), the verifier only accepts a handler whose
+             * frame has uninitializedThis: handler 2, which covers all of that
+             * code but the super(...) call itself (HotSpot refuses any handler
+             * there). */
+            if (!state_this_uninit(&s)) in->covered = 1;
+            else if (m->pre_super && s.locals[0].tag == VT_UNINIT_THIS && !interp_initializes_this(&c, &s, in->off))
+                in->covered = 2;
+            else in->covered = 0;
             if (i > 0 && m->insns[i - 1].wide && op_is_cond_branch(m->insns[i - 1].op) && !frame_here[i]) {
                 frame f = { in->off, 0, 0, NULL, NULL };
                 if (frame_from_state(&f, &s) < 0 || frame_list_add(out, &f) < 0) {
@@ -443,7 +469,7 @@ static int emit_code_attr(writer *w, method_rewrite *m, frame_list *frames, uint
     size_t code_at = w->len;
 
     /* prologue */
-    if (m->id >= 0) { emit_push_int(w, m, m->id); emit_call(w, m->ref_entry); }
+    if (m->id >= 0) { emit_push_int(w, m, m->id); emit_call(w, m->leaf ? m->ref_count : m->ref_entry); }
     if (m->object_init) { wr_u1(w, OP_ALOAD_0); emit_call(w, m->ref_object_init); }
     for (uint32_t i = 0; i < m->n_insns; i++) {
         const insn *in = &m->insns[i];
@@ -451,7 +477,9 @@ static int emit_code_attr(writer *w, method_rewrite *m, frame_list *frames, uint
         emit_insn(w, m, in);
         if (in->post) { wr_u1(w, OP_DUP); emit_call(w, m->ref_newarray); }
     }
-    if (m->handler_len) { emit_push_int(w, m, m->id); emit_call(w, m->ref_exit); wr_u1(w, OP_ATHROW); }
+    for (int h = 0; h < (m->handler_len ? 1 + m->pre_super : 0); h++) {
+        emit_push_int(w, m, m->id); emit_call(w, m->ref_exit); wr_u1(w, OP_ATHROW);
+    }
     if (!w->failed && w->len - code_at != m->total_len)
         return merr(m, "internal error: emitted %zu bytes, laid out %u", w->len - code_at, m->total_len);
 
@@ -467,13 +495,15 @@ static int emit_code_attr(writer *w, method_rewrite *m, frame_list *frames, uint
         n_exc++;
     }
     if (m->handler_len) {
+        uint32_t one = m->handler_len / (1u + (unsigned)m->pre_super);
         for (uint32_t i = 0; i < m->n_insns; ) {
-            if (!m->insns[i].covered) { i++; continue; }
+            uint8_t h = m->insns[i].covered;
+            if (!h) { i++; continue; }
             uint32_t j = i;
-            while (j < m->n_insns && m->insns[j].covered) j++;
+            while (j < m->n_insns && m->insns[j].covered == h) j++;
             uint32_t start = m->insns[i].start, end = j < m->n_insns ? m->insns[j].start : m->orig_end;
             if (end > start) {
-                wr_u2(w, start); wr_u2(w, end); wr_u2(w, m->orig_end); wr_u2(w, 0);
+                wr_u2(w, start); wr_u2(w, end); wr_u2(w, m->orig_end + (h - 1u) * one); wr_u2(w, 0);
                 n_exc++;
             }
             i = j;
@@ -522,6 +552,19 @@ static int emit_code_attr(writer *w, method_rewrite *m, frame_list *frames, uint
 }
 
 /* ------------------------------------------------------------ per method */
+
+/* The tracker's Methodref `which`, appended to the pool on first use (one
+ * scan of the pool per class, not per method). */
+static uint16_t tracker_ref(classfile *cf, const char *tracker, int which) {
+    static const char *const names[] = { BCI_ENTRY_NAME, BCI_EXIT_NAME, BCI_COUNT_NAME,
+                                         BCI_NEWARRAY_NAME, BCI_OBJECT_INIT_NAME };
+    static const char *const descs[] = { BCI_ENTRY_DESC, BCI_EXIT_DESC, BCI_COUNT_DESC,
+                                         BCI_NEWARRAY_DESC, BCI_OBJECT_INIT_DESC };
+    if (!cf->tracker_refs[which])
+        cf->tracker_refs[which] = cp_methodref_index(&cf->cp, tracker, names[which], descs[which]);
+    return cf->tracker_refs[which];
+}
+enum { REF_ENTRY, REF_EXIT, REF_COUNT, REF_NEWARRAY, REF_OBJECT_INIT };
 
 static int rewrite_method(writer *w, classfile *cf, const bci_config *config, uint32_t index,
                           char *err, size_t err_len, int *changed) {
@@ -576,10 +619,12 @@ static int rewrite_method(writer *w, classfile *cf, const bci_config *config, ui
     }
     uint32_t id_len = push_int_len(m.id);
     int any = 0;
+    if (m.id >= 0 && (config->what & BCI_COUNT_LEAVES)) m.leaf = is_leaf(&m);
     if (m.id >= 0) {
         m.prologue_len += id_len + 3;
-        for (uint32_t i = 0; i < m.n_insns; i++)
-            if (m.insns[i].op >= OP_IRETURN && m.insns[i].op <= OP_RETURN) m.insns[i].pre = id_len + 3;
+        if (!m.leaf)
+            for (uint32_t i = 0; i < m.n_insns; i++)
+                if (m.insns[i].op >= OP_IRETURN && m.insns[i].op <= OP_RETURN) m.insns[i].pre = id_len + 3;
         any = 1;
     }
     if (m.object_init) { m.prologue_len += 4; any = 1; }
@@ -593,15 +638,24 @@ static int rewrite_method(writer *w, classfile *cf, const bci_config *config, ui
         rc = 0;
         goto out;
     }
-    /* Stack maps: written from version 50 on when the method had them, and
-     * always from 51 (where the verifier requires them). Before that, the
-     * old inferencing verifier needs none. */
+    /* Stack maps: always from 51 (the verifier requires them); in 50 when
+     * the method had them or has no branch (then they can be computed: a 50
+     * class whose frames don't check is verified again by the old verifier,
+     * whole, which we avoid). Before 50 the old inferencing verifier needs none. */
     uint32_t smt_len;
-    m.with_frames = cf->major >= 51 || (cf->major == 50 && find_code_attr(&m, "StackMapTable", &smt_len));
+    int straight = m.n_exc == 0;                      /* no branch target: frames are computable */
+    for (uint32_t i = 0; i < m.n_insns && straight; i++)
+        straight = m.insns[i].target < 0 && m.insns[i].op != OP_TABLESWITCH && m.insns[i].op != OP_LOOKUPSWITCH;
+    m.with_frames = cf->major >= 51 ||
+                    (cf->major == 50 && (find_code_attr(&m, "StackMapTable", &smt_len) || straight));
     int is_init = m.name_len == 6 && memcmp(m.name, "<init>", 6) == 0;
     /* The exceptional-exit handler. Without stack maps we can't tell where a
      * constructor's `this` is initialized, so old constructors go without. */
-    if (m.id >= 0 && (m.with_frames || !is_init)) m.handler_len = id_len + 3 + 1;
+    /* Without stack maps (old verifier) one handler covers a constructor
+     * whole; with them, code before super(...) needs a handler of its own. */
+    m.pre_super = m.with_frames && is_init && !is_object_init;
+    if (m.id >= 0 && !m.leaf) m.handler_len = (id_len + 3 + 1) * (1u + (unsigned)m.pre_super);
+    else m.pre_super = 0;
 
     if (layout(&m) < 0) goto out;
     if (m.with_frames) {
@@ -610,35 +664,45 @@ static int rewrite_method(writer *w, classfile *cf, const bci_config *config, ui
         for (uint32_t i = 0; i < m.n_insns; i++) m.insns[i].covered = 1;
     }
     if (m.handler_len && m.with_frames) {
-        int any_covered = 0;
-        for (uint32_t i = 0; i < m.n_insns; i++) any_covered |= m.insns[i].covered;
-        if (any_covered) {                 /* frame: no locals, the throwable on the stack */
-            vtype *thr = malloc(sizeof *thr);
-            if (!thr) { merr(&m, "out of memory"); goto out; }
+        /* Handler 1: no locals; handler 2: uninitializedThis in local 0; the
+         * throwable on the stack. Marked with offsets past the code, moved below. */
+        for (uint8_t h = 1; h <= 1 + m.pre_super; h++) {
+            vtype *thr = malloc(sizeof *thr), *self = malloc(sizeof *self);
+            if (!thr || !self) { free(thr); free(self); merr(&m, "out of memory"); goto out; }
             thr->tag = VT_OBJECT; thr->name = "java/lang/Throwable"; thr->len = 19; thr->off = 0;
-            frame f = { UINT32_MAX, 0, 1, NULL, thr };
-            if (frame_list_add(&frames, &f) < 0) { free(thr); merr(&m, "out of memory"); goto out; }
+            self->tag = VT_UNINIT_THIS; self->name = NULL; self->len = 0; self->off = 0;
+            frame f = { UINT32_MAX - 2 + h, h == 2, 1, self, thr };
+            if (frame_list_add(&frames, &f) < 0) { free(thr); free(self); merr(&m, "out of memory"); goto out; }
         }
     }
-    /* Move frames to the new layout; the handler's goes at orig_end. */
-    for (uint32_t i = 0; i < frames.n; i++)
-        frames.v[i].off = frames.v[i].off == UINT32_MAX ? m.orig_end : map_start(&m, frames.v[i].off);
+    /* Move frames to the new layout; the handlers' go after the method's code. */
+    uint32_t one_handler = m.handler_len / (1u + (unsigned)m.pre_super);
+    for (uint32_t i = 0; i < frames.n; i++) {
+        uint32_t off = frames.v[i].off;
+        frames.v[i].off = off >= UINT32_MAX - 1 ? m.orig_end + (off - (UINT32_MAX - 1)) * one_handler
+                                                : map_start(&m, off);
+    }
     if (frames.n) qsort(frames.v, frames.n, sizeof *frames.v, cmp_frame);
     for (uint32_t i = 1; i < frames.n; i++)
         if (frames.v[i].off == frames.v[i - 1].off) { merr(&m, "internal error: two frames at %u", frames.v[i].off); goto out; }
 
     if (m.id >= 0) {
-        m.ref_entry = cp_methodref_index(&cf->cp, config->tracker, BCI_ENTRY_NAME, BCI_ENTRY_DESC);
-        m.ref_exit = cp_methodref_index(&cf->cp, config->tracker, BCI_EXIT_NAME, BCI_EXIT_DESC);
-        if (id_len == 3 && (m.id < -32768 || m.id > 32767)) m.int_id = cp_integer_index(&cf->cp, m.id);
-        if (!m.ref_entry || !m.ref_exit || (id_len == 3 && m.id > 32767 && !m.int_id)) { merr(&m, "constant pool full"); goto out; }
+        if (m.leaf) {
+            m.ref_count = tracker_ref(cf, config->tracker, REF_COUNT);
+        } else {
+            m.ref_entry = tracker_ref(cf, config->tracker, REF_ENTRY);
+            m.ref_exit = tracker_ref(cf, config->tracker, REF_EXIT);
+        }
+        if (id_len == 3 && (m.id < -32768 || m.id > 32767)) m.int_id = cp_integer_append(&cf->cp, m.id);
+        if ((m.leaf ? !m.ref_count : (!m.ref_entry || !m.ref_exit)) ||
+            (id_len == 3 && m.id > 32767 && !m.int_id)) { merr(&m, "constant pool full"); goto out; }
     }
     if (config->what & BCI_NEWARRAY) {
-        m.ref_newarray = cp_methodref_index(&cf->cp, config->tracker, BCI_NEWARRAY_NAME, BCI_NEWARRAY_DESC);
+        m.ref_newarray = tracker_ref(cf, config->tracker, REF_NEWARRAY);
         if (!m.ref_newarray) { merr(&m, "constant pool full"); goto out; }
     }
     if (m.object_init) {
-        m.ref_object_init = cp_methodref_index(&cf->cp, config->tracker, BCI_OBJECT_INIT_NAME, BCI_OBJECT_INIT_DESC);
+        m.ref_object_init = tracker_ref(cf, config->tracker, REF_OBJECT_INIT);
         if (!m.ref_object_init) { merr(&m, "constant pool full"); goto out; }
     }
 
@@ -672,10 +736,11 @@ bci_result bci_rewrite(const uint8_t *in, size_t in_len, const bci_config *confi
     if (err_len) err[0] = 0;
     classfile cf;
     if (classfile_parse(&cf, in, in_len, err, err_len) < 0) { classfile_free(&cf); return BCI_ERROR; }
-    if (!config->tracker || (cf.this_name_len == strlen(config->tracker)
-                             && memcmp(cf.this_name, config->tracker, cf.this_name_len) == 0)) {
+    size_t tl = config->tracker ? strlen(config->tracker) : 0;
+    if (!config->tracker || (cf.this_name_len >= tl && memcmp(cf.this_name, config->tracker, tl) == 0 &&
+                             (cf.this_name_len == tl || cf.this_name[tl] == '$'))) {
         classfile_free(&cf);
-        return BCI_UNCHANGED;                          /* never the tracker itself */
+        return BCI_UNCHANGED;                          /* never the tracker or its nested classes */
     }
     writer methods = { 0 };
     int changed = 0;

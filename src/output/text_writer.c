@@ -193,15 +193,22 @@ void text_write_cpu_times(text_writer *w, const times_row *rows, uint32_t n, uin
     fprintf(w->out, "CPU TIME (ms) BEGIN (total = %llu) %s\n",
             (unsigned long long)((total_ns + 500000) / 1000000), date);
     fprintf(w->out, "rank   self  accum   count trace method\n");
+    /* A row stays if it has cutoff of the time or of the calls: leaf
+     * methods are counted but not timed, and their counts are the point. */
+    uint64_t total_calls = 0;
+    for (uint32_t i = 0; i < n; i++)
+        total_calls += rows[i].calls;
     double accum = 0.0;
-    for (uint32_t i = 0; i < n && total_ns > 0; i++) {
-        double self = (double)rows[i].cpu_ns / (double)total_ns;
-        if (self < cutoff)
-            break;
+    uint32_t rank = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        double self = total_ns ? (double)rows[i].cpu_ns / (double)total_ns : 0.0;
+        double calls = total_calls ? (double)rows[i].calls / (double)total_calls : 0.0;
+        if (self < cutoff && calls < cutoff)
+            continue;
         accum += self;
         char method[1024];
         text_trace_top_method(rows[i].trace, method, sizeof method);
-        fprintf(w->out, "%4u %5.2f%% %5.2f%% %7llu %u %s\n", i + 1, self * 100.0, accum * 100.0,
+        fprintf(w->out, "%4u %5.2f%% %5.2f%% %7llu %u %s\n", ++rank, self * 100.0, accum * 100.0,
                 (unsigned long long)rows[i].calls, rows[i].trace, method);
     }
     fprintf(w->out, "CPU TIME (ms) END\n");

@@ -37,7 +37,10 @@ Registered in tests/run.py as the bci_* tests (run on each JDK):
                      (hprof-bci exit 1, `hprof-bci: <path>: <message>`, class
                      copied unchanged, everything else still rewritten)
   bci_far_branches   hand-made spans of exactly 32767-d / -32768+d (if, goto,
-                     jsr) around inserted code, and a 65535-byte method
+                     jsr) around inserted code
+  bci_limits         a 65535-byte method and a full constant pool (hprof-bci
+                     exit 1, error line, copied unchanged, still runs); 34,000
+                     methods in one run (ids above 32767 pushed with ldc_w)
   bci_old_versions   hand-made classes at 45.3, 46, 48, 49 (jsr/ret), 50
                      (with and without StackMapTable, with jsr), 51; a
                      50.0 class whose StackMapTable the rewriter breaks would
@@ -49,8 +52,9 @@ Registered in tests/run.py as the bci_* tests (run on each JDK):
                      output, both id sets balanced, Counts.hot counted twice
   bci_cli            jar in/out (resources and order kept, runs from the jar),
                      a single .class, a malformed class among good ones (exit
-                     1, error line, copied unchanged), --quiet, determinism,
-                     the --ids format
+                     1, error line, copied unchanged), the tracker's own
+                     classes in the input (left alone), --quiet, determinism,
+                     dotted --tracker, usage errors (exit 2), the --ids format
   bci_object_init    --object-init on this JDK's own java/lang/Object
                      (patched into java.base with a tracker there): verifies
                      with -Xverify:all and counts allocations
@@ -68,7 +72,6 @@ import shutil
 import subprocess
 import sys
 import threading
-import time
 import zipfile
 
 sys.dont_write_bytecode = True
@@ -903,7 +906,8 @@ def compare_code(o, om, n, nm, mw, tracker, mid, probs, obs, cover, flags):
                           "at pc %d" % (len(g), "" if extra else " (no handler added)", g[0], ot[g[0]][0],
                                         nv.insns[nv.insn_of_tok[g[0]]].pc))
         if exempt:
-            obs.add("constructor super()/this() call outside the catch-all (cannot be covered in 51+)")
+            obs.add("constructors whose super()/this() call is outside the catch-all (no StackMapTable frame "
+                    "can express a handler there; if the super constructor throws, this one gets no methodExit)")
     # --- max_stack / max_locals
     if nm.code.max_stack < om.code.max_stack or nm.code.max_locals < om.code.max_locals:
         probs.add("max_stack/max_locals shrank", mw, "%d/%d -> %d/%d" % (om.code.max_stack, om.code.max_locals,
@@ -1308,9 +1312,10 @@ HUGE_ENTRIES_17 = {("huge/FarTypes$Sub", "<init>"): 3, ("huge/FarTypes", "types"
                    ("huge/FarTypes$Foo", "<init>"): 3, ("huge/FarTypes", "main"): 1}
 
 
-def check_overflow_rewrite(probs, where, rw, rel_paths):
+def check_overflow_rewrite(probs, where, rw, rel_paths, also_expected=()):
     """hprof-bci must exit 1, name each overflowing class in an error line
-    with a size message, and copy it unchanged."""
+    with a size message, and copy it unchanged (also_expected: other paths
+    whose error lines are checked by the caller)."""
     if rw.rc != 1:
         probs.add("hprof-bci exit code for an overflowing method", where, "%d, expected 1; %s" % (rw.rc, tail(rw.output)))
     errs = rw.error_lines()
@@ -1322,7 +1327,7 @@ def check_overflow_rewrite(probs, where, rw, rel_paths):
             probs.add("error message does not say the code is too large", where, mine[0])
         elif not re.match(r"^hprof-bci: \S*%s: \S" % re.escape(rel), mine[0]):
             probs.add("error line not in the form `hprof-bci: <path>: <err>`", where, mine[0])
-    others = [l for l in errs if not any(rel in l for rel in rel_paths)]
+    others = [l for l in errs if not any(rel in l for rel in list(rel_paths) + list(also_expected))]
     if others:
         probs.add("unexpected hprof-bci errors", where, " | ".join(others[:3]))
     return [l for l in errs if any(rel in l for rel in rel_paths)]
@@ -1383,7 +1388,7 @@ def run_handmade(ctx, probs, obs, group, progs, trk, key, flags=FLAGS, expect_rc
         check_rewrite_ok(probs, key, rw)
     cover = {}
     compare_tree(src, rw, probs, obs, cover, flags, expect_unchanged=set(unchanged))
-    mine = [p for p in progs if p["group"] == group]
+    mine = [p for p in progs if p["group"] == group and p["flags"] != "library"]
 
     def one(p):
         tag = key + "." + p["main"]
@@ -1460,11 +1465,40 @@ def t_bci_far_branches(ctx):
     for m in ("fwdIf0", "bwdIf0", "fwdGoto0", "bwdGoto0", "jsrFwd0", "jsrBwd0"):
         if not any(w.endswith("." + m + "(I)I") for w in cover.get("new_wide", ())):
             probs.add("far branch not widened", "handmade-far", "%s has no goto_w/jsr_w" % m)
-    rw2, _ = run_handmade(ctx, probs, obs, "overflow", progs, trk, "handmade-overflow", expect_rc=1,
-                          unchanged=[os.path.join("overflow", "Overflow52.class")])
-    msgs = check_overflow_rewrite(probs, "handmade-overflow", rw2, ["overflow/Overflow52.class"])
-    ctx.note("widened methods: %d; 65535-byte method reported as: %s"
-             % (len(cover.get("new_wide", ())), msgs[0] if msgs else "-"))
+    ctx.note("widened methods: %d" % len(cover.get("new_wide", ())))
+    obs.note(ctx)
+    probs.raise_if_any()
+
+
+def t_bci_limits(ctx):
+    """Classes hprof-bci cannot rewrite (a 65535-byte method, a full constant
+    pool): exit 1, one `hprof-bci: <path>: <err>` line each, copied
+    unchanged, still run.  And 34,000 method ids: ids above 32767."""
+    trk, _ = setup(ctx)
+    _, progs = build_handmade()
+    probs = Problems(ctx)
+    obs = Observations()
+    unchanged = ["overflow/Overflow52.class", "overflow/CpFull52.class"]
+    rw, _ = run_handmade(ctx, probs, obs, "overflow", progs, trk, "handmade-overflow", expect_rc=1,
+                         unchanged=[os.path.join(*u.split("/")) for u in unchanged])
+    msgs = check_overflow_rewrite(probs, "handmade-overflow", rw, unchanged[:1], unchanged[1:])
+    cp = [l for l in rw.error_lines() if "CpFull52.class" in l]
+    if not cp:
+        probs.add("no error line for the class with a full constant pool", "handmade-overflow", tail(rw.output))
+    elif not re.search(r"(?i)constant pool|constant_pool|cp\b", cp[0]):
+        probs.add("error message does not say the constant pool is full", "handmade-overflow", cp[0])
+    elif not re.match(r"^hprof-bci: \S*overflow/CpFull52\.class: \S", cp[0]):
+        probs.add("error line not in the form `hprof-bci: <path>: <err>`", "handmade-overflow", cp[0])
+    rw2, _ = run_handmade(ctx, probs, obs, "many", progs, trk, "handmade-many")
+    big = sorted(i for i in rw2.ids if i > 32767)
+    if not big:
+        probs.add("no method id above 32767", rw2.ids_path, "ids go up to %d" % max(rw2.ids or [0]))
+    inst_tracker = parse_tracker(os.path.join(ctx.out, "handmade-many.many.ManyMain.inst.tracker"))
+    called_big = [i for i in big if inst_tracker.entries.get(i)]
+    if big and not called_big:
+        probs.add("no method with an id above 32767 was called", "handmade-many")
+    ctx.note("65535-byte method: %s; full constant pool: %s; %d ids above 32767, %d of them called"
+             % (msgs[0] if msgs else "-", cp[0] if cp else "-", len(big), len(called_big)))
     obs.note(ctx)
     probs.raise_if_any()
 
@@ -1620,7 +1654,25 @@ def t_bci_cli(ctx):
             break
     ctx.note("malformed inputs reported as: %s" % " || ".join(errs[:len(bads)]))
 
-    # 4. --quiet, determinism, dotted tracker name, usage errors
+    # 4. the tracker's own classes in the input (an application shipped with
+    #    its tracker): the tracker and its nested classes must be left alone,
+    #    or the tracker calls itself
+    both = os.path.join(d, "with-tracker")
+    shutil.copytree(v.path, both)
+    shutil.copytree(os.path.join(trk, "bcitest"), os.path.join(both, "bcitest"))
+    both_out = os.path.join(d, "with-tracker-out")
+    rc, out = sh(base + ["--ids", os.path.join(d, "with-tracker.ids"), both, both_out])
+    touched = [os.path.relpath(f, trk) for f in class_files(trk)
+               if read(f, "rb") != read(os.path.join(both_out, os.path.relpath(f, trk)), "rb")]
+    if touched:
+        probs.add("tracker classes rewritten when they are part of the input", both_out,
+                  "%s (only %s itself is skipped; its nested classes then call the tracker from inside it)"
+                  % (", ".join(touched), TRACKER))
+    plain = java(ctx, [v.path], "corpus.Main", "with-tracker.plain")
+    inst = java(ctx, [both_out], "corpus.Main", "with-tracker.inst", tracker_out=True)
+    compare_runs(probs, both_out + " (tracker in the input)", plain, inst, parse_ids(os.path.join(d, "with-tracker.ids")))
+
+    # 5. --quiet, determinism, dotted tracker name, usage errors
     outs = []
     for k, extra in enumerate((["--quiet"], ["--quiet"], ["--quiet"])):
         o = os.path.join(d, "det%d" % k)
@@ -1752,6 +1804,7 @@ TESTS = [
     ("bci_counts", t_bci_counts),
     ("bci_huge", t_bci_huge),
     ("bci_far_branches", t_bci_far_branches),
+    ("bci_limits", t_bci_limits),
     ("bci_old_versions", t_bci_old_versions),
     ("bci_edge_cases", t_bci_edge_cases),
     ("bci_reinstrument", t_bci_reinstrument),
@@ -1934,9 +1987,17 @@ def _checker_selftest(ctx):
             b[off] = ft + 1
         else:
             _u2(b, off + 1, int.from_bytes(b[off + 1:off + 3], "big") + 1)
+    def at_original(v, pc):
+        # A frame at an original instruction, not at an inserted handler
+        # (`<push id>; methodExit; athrow`; constructors have two).
+        t = v.resolve(pc)
+        if t is None or t[0] == v.END:
+            return False
+        k = v.insn_of_tok[t[0]]
+        return not (v.insns[k].name == "athrow" and k > 0 and v.kind[k - 1] == "exit")
     mutate("StackMapTable frame missing", lambda v, m: m.code.frames and len(m.code.frames) >= 2
            and m.code.frames[0].frame_type not in (63, 127) and m.code.frames[1].offset > m.code.frames[0].offset + 1
-           and v.resolve(m.code.frames[0].offset)[0] < len(v.insn_of_tok) - 1, smt)
+           and at_original(v, m.code.frames[0].offset), smt)
 
     # 10. switch padding made nonzero
     def padded(v, m):

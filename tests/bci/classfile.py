@@ -944,10 +944,11 @@ class Assembler:
 
 
 def build_class(major, minor, name, super_name, methods, access=0x0021, fields=(), source=None, cp=None,
-                interfaces=()):
+                interfaces=(), cp_pad_to=None):
     """methods: list of dicts {access, name, desc, asm (Assembler) or None,
     max_stack, max_locals, stackmap (bool), force_full_frames}.  fields:
-    [(access, name, desc)].  Returns the class bytes."""
+    [(access, name, desc)].  cp_pad_to: fill the constant pool with unused
+    Utf8 entries up to this constant_pool_count.  Returns the class bytes."""
     cp = cp or CPBuilder()
     this_i = cp.klass(name)
     super_i = cp.klass(super_name) if super_name else 0
@@ -1002,6 +1003,10 @@ def build_class(major, minor, name, super_name, methods, access=0x0021, fields=(
         body.u2(a), body.u2(n), body.u2(d)
         write_attrs(body, cp, attrs)
     write_attrs(body, cp, cattrs)
+    k = 0
+    while cp_pad_to and len(cp.items) < cp_pad_to:
+        cp.utf8("unused constant %d" % k)
+        k += 1
     w = Writer()
     w.u4(0xCAFEBABE), w.u2(minor), w.u2(major)
     cp.write(w)

@@ -37,8 +37,12 @@ Groups (each a class directory of its own):
           the limit for small d: forward if, backward if, forward goto,
           backward goto.  Plus, at 49.0, jsr spanning +32767-d and -32768+d
           (jsr -> jsr_w).
-  overflow A 52.0 class with a method of exactly 65535 bytes: any insertion
-          overflows; hprof-bci must report it and copy the class unchanged.
+  overflow 52.0 classes that cannot be rewritten: a method of exactly 65535
+          bytes (any insertion overflows) and a constant pool of 65535
+          entries (nothing can be appended); hprof-bci must report each and
+          copy it unchanged.
+  many    52.0 classes with 34,000 methods in all: method ids above 32767
+          (ldc/ldc_w of an Integer constant).
 
 Every class is valid and runs with `java -Xverify:all` before rewriting;
 bcitests.py checks that too.
@@ -87,7 +91,8 @@ class Cls:
 
     def bytes(self):
         return C.build_class(self.major, self.minor, self.name, self.super_name, self.methods,
-                             access=PUBLIC | SUPER, source=self.name.split("/")[-1] + ".j", cp=self.cp)
+                             access=PUBLIC | SUPER, source=self.name.split("/")[-1] + ".j", cp=self.cp,
+                             cp_pad_to=getattr(self, "cp_pad_to", None))
 
 
 # ------------------------------------------------------------ code helpers
@@ -696,6 +701,46 @@ def overflow_program(name):
     return c
 
 
+def cp_full_program(name):
+    """constant_pool_count 65535 (the maximum): nothing can be appended."""
+    c = Cls(name, 52)
+    c.default_init()
+    a = c.method("twice", "(I)I", max_stack=2)
+    a.op("iload_0").op("iconst_2").op("imul").op("ireturn")
+    main_calls(c, [("twice", 21)])
+    c.cp_pad_to = 65535
+    return c
+
+
+MANY_CLASSES, MANY_METHODS = 17, 2000
+
+
+def many_methods_programs():
+    """17 classes of 2,000 methods (34,000 method ids in one hprof-bci run):
+    ids above 32767, pushed with ldc/ldc_w of an Integer constant.  (Not one
+    class of 34,000 methods: hprof-bci's time grows with methods x constant
+    pool size.)  ManyMain calls the first and last method of each class."""
+    out = []
+    for n in range(MANY_CLASSES):
+        c = Cls("many/Many%02d" % n, 52)
+        c.default_init()
+        for k in range(MANY_METHODS):
+            a = c.method("m%d" % k, "(I)I", max_stack=2)
+            a.op("iload_0")
+            push_int(a, k)
+            a.op("iadd").op("ireturn")
+        out.append(c)
+    c = Cls("many/ManyMain", 52)
+    c.default_init()
+    a = c.method("main", "([Ljava/lang/String;)V", max_stack=4, max_locals=1)
+    for n in range(MANY_CLASSES):
+        for k in (0, MANY_METHODS - 1):
+            print_call(a, "many/Many%02d" % n, "m%d" % k, "(I)I", n)
+    a.op("return")
+    out.append(c)
+    return out
+
+
 # ------------------------------------------------------------ all
 
 def programs():
@@ -719,6 +764,9 @@ def programs():
     out.append(("far", far_program("far/Far51"), "typecheck"))
     out.append(("far", jsr_far_program("far/JsrFar49"), "inference"))
     out.append(("overflow", overflow_program("overflow/Overflow52"), "typecheck"))
+    out.append(("overflow", cp_full_program("overflow/CpFull52"), "typecheck"))
+    for c in many_methods_programs():
+        out.append(("many", c, "typecheck" if c.name.endswith("Main") else "library"))
     return out
 
 

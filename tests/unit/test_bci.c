@@ -265,3 +265,36 @@ TEST(bci_malformed_input)
     free(b2.b);
     free(in.b);
 }
+
+TEST(bci_leaf_methods_only_counted)
+{
+    /* SMALL has no call and no loop: with BCI_COUNT_LEAVES it gets
+     * methodCount at entry and nothing else. */
+    static const bci_config leaves = { BCI_ENTRY_EXIT | BCI_COUNT_LEAVES, "Trk", id_seven, NULL };
+    bytes in = make_class(52, SMALL, sizeof SMALL, NULL, 0, NULL, 0);
+    uint8_t *out; size_t n; char err[256];
+    CHECK(bci_rewrite(in.b, in.n, &leaves, &out, &n, err, sizeof err) == BCI_OK);
+    parsed p;
+    CHECK(parse_out(&p, out, n) == 0);
+    CHECK(p.code_len == sizeof SMALL + 5 && p.n_exc == 0 && p.smt == NULL);
+    CHECK(memcmp(p.code + 5, SMALL, sizeof SMALL) == 0);
+    const char *name, *desc; uint16_t nl, dl;
+    CHECK(cp_member(&p.cf.cp, get_u2(p.code + 3), &name, &nl, &desc, &dl) == 0 &&
+          nl == 11 && memcmp(name, "methodCount", 11) == 0);
+    classfile_free(&p.cf);
+    bci_free(out);
+    free(in.b);
+    /* a backward branch (a loop) makes it a timed method again */
+    static const uint8_t loop[] = { 0x1a, 0x9a, 0xff, 0xff, 0x03, 0xac };   /* iload_0; ifne 0 */
+    bytes in2 = make_class(49, loop, sizeof loop, NULL, 0, NULL, 0);
+    CHECK(bci_rewrite(in2.b, in2.n, &leaves, &out, &n, err, sizeof err) == BCI_OK);
+    CHECK(parse_out(&p, out, n) == 0);
+    CHECK(p.n_exc == 1);                                         /* the exceptional-exit handler */
+    CHECK(cp_member(&p.cf.cp, get_u2(p.code + 3), &name, &nl, &desc, &dl) == 0 &&
+          nl == 11 && memcmp(name, "methodEntry", 11) == 0);
+    /* the backward branch still lands on iload_0, after the entry call */
+    CHECK(p.code[6] == 0x9a && (int16_t)get_u2(p.code + 7) == -1);
+    classfile_free(&p.cf);
+    bci_free(out);
+    free(in2.b);
+}

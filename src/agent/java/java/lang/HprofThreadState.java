@@ -31,11 +31,13 @@ final class HprofThreadState {
     long[] start = new long[64];       /* CPU ns at entry */
     long[] child = new long[64];       /* CPU ns of finished callees */
     int[] acc = new int[64];           /* accumulator of the frame's key */
-    /* Per frame, its last callee and that call's accumulator: a callee's key
-     * depends only on the frames below it, so while this frame lives the
-     * same callee id means the same key (a loop calling f() hashes once). */
-    int[] lastCallee = new int[64];
-    int[] lastCalleeAcc = new int[64];
+    /* Per frame, its recent callees and their accumulators (4 slots, by the
+     * callee id's low bits): a callee's key depends only on the frames below
+     * it, so while this frame lives the same callee id means the same key,
+     * and a loop calling f() and g() hashes each once. */
+    private static final int WAYS = 4;
+    int[] lastCallee = new int[64 * WAYS];
+    int[] lastCalleeAcc = new int[64 * WAYS];
 
     /* accumulators: one per key (the ids of the top `depth` frames) */
     int nacc;
@@ -83,14 +85,39 @@ final class HprofThreadState {
         child[p] = 0;
         sp = p + 1;
         int a;
-        if (p > 0 && lastCallee[p - 1] == id) {
-            a = lastCalleeAcc[p - 1];
+        int slot = (p - 1) * WAYS + (id & (WAYS - 1));
+        if (p > 0 && lastCallee[slot] == id) {
+            a = lastCalleeAcc[slot];
         } else {
             a = lookup();
-            if (p > 0) { lastCallee[p - 1] = id; lastCalleeAcc[p - 1] = a; }
+            if (p > 0) { lastCallee[slot] = id; lastCalleeAcc[slot] = a; }
         }
-        lastCallee[p] = 0;             /* ids start at 1 */
+        int mine = p * WAYS;           /* this frame has no callees yet; ids start at 1 */
+        lastCallee[mine] = 0; lastCallee[mine + 1] = 0; lastCallee[mine + 2] = 0; lastCallee[mine + 3] = 0;
         acc[p] = a;
+        count[a]++;
+    }
+
+    /** A call of leaf method `id`, counted under the key it would have on
+     *  top of this stack; its time stays with the caller. */
+    void count(int id) {
+        if (overflow > 0) return;
+        int p = sp;
+        int a;
+        int slot = (p - 1) * WAYS + (id & (WAYS - 1));
+        if (p > 0 && lastCallee[slot] == id) {
+            a = lastCalleeAcc[slot];
+        } else {
+            if (p == ids.length) {
+                if (p >= MAX_DEPTH) return;
+                growStack();
+            }
+            ids[p] = id;
+            sp = p + 1;
+            a = lookup();
+            sp = p;
+            if (p > 0) { lastCallee[slot] = id; lastCalleeAcc[slot] = a; }
+        }
         count[a]++;
     }
 
@@ -169,7 +196,7 @@ final class HprofThreadState {
     private void growStack() {
         int n = ids.length * 2;
         ids = copy(ids, n); acc = copy(acc, n);
-        lastCallee = copy(lastCallee, n); lastCalleeAcc = copy(lastCalleeAcc, n);
+        lastCallee = copy(lastCallee, n * WAYS); lastCalleeAcc = copy(lastCalleeAcc, n * WAYS);
         start = copy(start, n); child = copy(child, n);
     }
 

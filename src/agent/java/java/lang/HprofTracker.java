@@ -13,6 +13,8 @@
  */
 package java.lang;
 
+import jdk.internal.vm.annotation.DontInline;
+
 public final class HprofTracker {
     private HprofTracker() {}
 
@@ -28,16 +30,29 @@ public final class HprofTracker {
     private static int used;                       /* live entries and tombstones */
     private static final HprofThreadState TOMBSTONE = new HprofThreadState(null, 0, 0, 1);
 
+    /* Not inlined into the instrumented methods (HotSpot honours @DontInline in
+     * java.base): inlined, the tracker would make every small method too big
+     * for the JIT to inline it into its callers, and calls would multiply. */
+    @DontInline
     public static void methodEntry(int id) {
         if (engaged == 0) return;
         HprofThreadState s = current();
         if (s != null) s.enter(id);
     }
 
+    @DontInline
     public static void methodExit(int id) {
         if (engaged == 0) return;
         HprofThreadState s = current();
         if (s != null) s.exit(id);
+    }
+
+    /** A leaf method's only call (see the rewriter's BCI_COUNT_LEAVES). */
+    @DontInline
+    public static void methodCount(int id) {
+        if (engaged == 0) return;
+        HprofThreadState s = current();
+        if (s != null) s.count(id);
     }
 
     private static HprofThreadState current() {
