@@ -2,7 +2,9 @@
 real JVM, against truths the programs measure themselves.
 
     times_counts     exact call counts (1,000,000 / 5,100 / 1,000 with 500
-                     exceptional exits), -Xverify:all; CPU time of a busy
+                     exceptional exits; a short method that learns to be only
+                     counted; a leaf), -Xverify:all; a short recursive method
+                     (fib) keeps its time; CPU time of a busy
                      method within 10% of ThreadMXBean's, a 300 ms sleep
                      under 10 ms of CPU, four busy threads sharing two cores
                      counted as CPU time, not wall time
@@ -107,7 +109,8 @@ def make_tests(Fail, parse_profile):
         for method, want in (("TimesTruth.hot", t["hot"]), ("TimesTruth.rec", t["rec"]),
                              ("TimesTruth.thrower", t["thrower"]), ("TimesTruth.busy", 5),
                              ("TimesTruth.sleeper", 1), ("TimesTruth.workerBusy", 4),
-                             ("TimesTruth.main", 1)):
+                             ("TimesTruth.main", 1), ("TimesTruth.tiny", t["tiny"]),
+                             ("TimesTruth.leafHelper", t["tiny"]), ("TimesTruth.fib", t["fib"])):
             got = calls_of(rows, method)
             if got != want:
                 problems.append("%s: %d calls, expected exactly %d" % (method, got, want))
@@ -129,6 +132,12 @@ def make_tests(Fail, parse_profile):
             problems.append("busy: %.1f ms CPU, the program measured %.1f ms" % (main_busy, want_main))
         if abs(workers - want_workers) > 0.10 * want_workers + slack:
             problems.append("4 busy threads: %.1f ms CPU, the program measured %.1f ms" % (workers, want_workers))
+        # fib is short but recursive: it must keep its time (if it were only
+        # counted, its time would show as main's).
+        fib_ms = ms_of(rows, "TimesTruth.fib")
+        ctx.note("cpu=times: fib(27) %.1f ms of CPU in its own rows" % fib_ms)
+        if fib_ms < 1.0:
+            problems.append("fib: %.2f ms; a recursive method must stay timed" % fib_ms)
         if sleep_ms > 10:
             problems.append("sleeper: %.1f ms of CPU for a 300 ms sleep (wall time counted as CPU?)" % sleep_ms)
         lines = [f for r in rows for f in prof.traces[r.trace].frames if f.cls == "TimesTruth"]

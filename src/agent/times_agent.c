@@ -57,9 +57,14 @@ static int must_skip(const char *name) {
     return 0;
 }
 
+/* Method ids start at 2 (0 marks an empty cache slot in the tracker). An
+ * odd id tells the tracker the method is short (BCI_METHOD_SHORT): it may
+ * stop timing it once it has seen it is always quick (HprofThreadState). */
 static int32_t next_method_id(void *context, const bci_method_info *m) {
-    (void)context; (void)m;
-    return atomic_fetch_add(&T.next_id, 1) + 1;
+    (void)context;
+    int32_t n = atomic_fetch_add(&T.next_id, 1) + 1;
+    if (n > (INT32_MAX >> 1)) return -1;                 /* out of ids: leave the method alone */
+    return (n << 1) | ((m->flags & BCI_METHOD_SHORT) && !(m->flags & BCI_METHOD_LEAF) ? 1 : 0);
 }
 
 static void JNICALL on_class_file_load(jvmtiEnv *jvmti, JNIEnv *jni, jclass being_redefined,

@@ -55,7 +55,14 @@ typedef struct bci_method_info {
     const char *descriptor;     /* e.g. (I)V */
     uint16_t    access_flags;
     uint32_t    index;          /* position in the class's methods[] */
+    unsigned    flags;          /* BCI_METHOD_* */
 } bci_method_info;
+
+enum {
+    BCI_METHOD_LEAF  = 1u << 0, /* gets methodCount only (BCI_COUNT_LEAVES) */
+    BCI_METHOD_SHORT = 1u << 1, /* a leaf but for calls: no loop, switch, jsr or
+                                   monitorenter, at most BCI_LEAF_MAX_CODE bytes */
+};
 
 /* Called once per method that has code, before it is rewritten. Returns the
  * id passed to methodEntry/methodExit (>= 0), or < 0 to leave the method's

@@ -158,13 +158,14 @@ static int decode(method_rewrite *m) {
 
 /* A leaf: no call (so nothing it runs is timed apart from it), no backward
  * branch (so it runs at most its own length of instructions), no jsr and
- * no monitorenter (which can block), and short. */
-static int is_leaf(const method_rewrite *m) {
+ * no monitorenter (which can block), and short. With calls_ok, the same
+ * but calls allowed (BCI_METHOD_SHORT). */
+static int is_leaf(const method_rewrite *m, int calls_ok) {
     if (m->code_len > BCI_LEAF_MAX_CODE) return 0;
     for (uint32_t i = 0; i < m->n_insns; i++) {
         const insn *in = &m->insns[i];
         uint8_t op = in->op;
-        if ((op >= 182 && op <= 186) || op == OP_JSR || op == OP_JSR_W || op == OP_RET || op == 194 ||
+        if ((!calls_ok && op >= 182 && op <= 186) || op == OP_JSR || op == OP_JSR_W || op == OP_RET || op == 194 ||
             op == OP_TABLESWITCH || op == OP_LOOKUPSWITCH || op == OP_WIDE)
             return 0;
         if (in->target >= 0 && m->insns[in->target].off <= in->off) return 0;
@@ -595,15 +596,6 @@ static int rewrite_method(writer *w, classfile *cf, const bci_config *config, ui
 
     int is_object_init = cf->this_name_len == 16 && memcmp(cf->this_name, "java/lang/Object", 16) == 0
                          && m.name_len == 6 && memcmp(m.name, "<init>", 6) == 0;
-    if (config->what & BCI_ENTRY_EXIT) {
-        char *cls = strndup(cf->this_name, cf->this_name_len);
-        char *name = strndup(m.name, m.name_len), *desc = strndup(m.desc, m.desc_len);
-        if (!cls || !name || !desc) { free(cls); free(name); free(desc); return merr(&m, "out of memory"); }
-        bci_method_info info = { cls, name, desc, mi->access, index };
-        m.id = config->method_id ? config->method_id(config->context, &info) : (int32_t)index;
-        free(cls); free(name); free(desc);
-        if (m.id < 0) m.id = -1;
-    }
     m.object_init = (config->what & BCI_OBJECT_INIT) && is_object_init;
 
     int rc = -1;
@@ -617,9 +609,19 @@ static int rewrite_method(writer *w, classfile *cf, const bci_config *config, ui
             merr(&m, "bad exception table entry %u", i); goto out;
         }
     }
+    if (config->what & BCI_ENTRY_EXIT) {
+        m.leaf = (config->what & BCI_COUNT_LEAVES) && is_leaf(&m, 0);
+        char *cls = strndup(cf->this_name, cf->this_name_len);
+        char *name = strndup(m.name, m.name_len), *desc = strndup(m.desc, m.desc_len);
+        if (!cls || !name || !desc) { free(cls); free(name); free(desc); merr(&m, "out of memory"); goto out; }
+        bci_method_info info = { cls, name, desc, mi->access, index,
+                                 (m.leaf ? BCI_METHOD_LEAF : 0u) | (is_leaf(&m, 1) ? BCI_METHOD_SHORT : 0u) };
+        m.id = config->method_id ? config->method_id(config->context, &info) : (int32_t)index;
+        free(cls); free(name); free(desc);
+        if (m.id < 0) { m.id = -1; m.leaf = 0; }
+    }
     uint32_t id_len = push_int_len(m.id);
     int any = 0;
-    if (m.id >= 0 && (config->what & BCI_COUNT_LEAVES)) m.leaf = is_leaf(&m);
     if (m.id >= 0) {
         m.prologue_len += id_len + 3;
         if (!m.leaf)

@@ -17,6 +17,12 @@ public class TimesTruth {
 
     static int rec(int n) { return n == 0 ? 0 : 1 + rec(n - 1); }
 
+    /* Short methods (no loop) with calls: tiny() learns to be only counted
+     * (its callee is a leaf); fib() calls itself, so it must stay timed. */
+    static int leafHelper(int x) { return x ^ 0x5a; }
+    static int tiny(int x) { return leafHelper(x) + 1; }
+    static int fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+
     static void thrower(int i) { if ((i & 1) == 0) throw new IllegalStateException("even"); }
 
     static void busy(long ms) {
@@ -50,7 +56,10 @@ public class TimesTruth {
         for (int i = 0; i < 1000; i++) {
             try { thrower(i); } catch (IllegalStateException e) { caught++; }
         }
-        System.err.println("TRUTH hot=1000000 rec=5100 thrower=1000 caught=" + caught);
+        for (int i = 0; i < 100_000; i++) sink += tiny(i);
+        sink += fib(27);                                   // 635,621 calls
+        System.err.println("TRUTH hot=1000000 rec=5100 thrower=1000 caught=" + caught
+                           + " tiny=100000 fib=635621");
 
         long c0 = MX.getCurrentThreadCpuTime();
         busy(300);

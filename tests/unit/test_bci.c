@@ -298,3 +298,31 @@ TEST(bci_leaf_methods_only_counted)
     bci_free(out);
     free(in2.b);
 }
+
+static unsigned seen_flags;
+static int32_t record_flags(void *ctx, const bci_method_info *m) { (void)ctx; seen_flags = m->flags; return 9; }
+
+TEST(bci_method_flags_leaf_and_short)
+{
+    bci_config c = { BCI_ENTRY_EXIT | BCI_COUNT_LEAVES, "Trk", record_flags, NULL };
+    uint8_t *out; size_t n; char err[256];
+    bytes in = make_class(49, SMALL, sizeof SMALL, NULL, 0, NULL, 0);
+    CHECK(bci_rewrite(in.b, in.n, &c, &out, &n, err, sizeof err) == BCI_OK);
+    CHECK(seen_flags == (BCI_METHOD_LEAF | BCI_METHOD_SHORT));
+    bci_free(out);
+    free(in.b);
+    /* iload_0; invokestatic #10 (T.f, resolved or not, it is a call); ireturn */
+    static const uint8_t call[] = { 0x1a, 0xb8, 0x00, 0x0a, 0xac };
+    bytes in2 = make_class(49, call, sizeof call, NULL, 0, NULL, 0);
+    CHECK(bci_rewrite(in2.b, in2.n, &c, &out, &n, err, sizeof err) == BCI_OK);
+    CHECK(seen_flags == BCI_METHOD_SHORT);
+    if (out) bci_free(out);
+    free(in2.b);
+    /* a loop: neither */
+    static const uint8_t loop[] = { 0x1a, 0x9a, 0xff, 0xff, 0x03, 0xac };
+    bytes in3 = make_class(49, loop, sizeof loop, NULL, 0, NULL, 0);
+    CHECK(bci_rewrite(in3.b, in3.n, &c, &out, &n, err, sizeof err) == BCI_OK);
+    CHECK(seen_flags == 0);
+    if (out) bci_free(out);
+    free(in3.b);
+}

@@ -30,6 +30,7 @@ final class HprofThreadState {
     int[] ids = new int[64];
     long[] start = new long[64];       /* CPU ns at entry */
     long[] child = new long[64];       /* CPU ns of finished callees */
+    boolean[] timedCallee = new boolean[64];   /* a callee of this frame was timed */
     int[] acc = new int[64];           /* accumulator of the frame's key */
     /* Per frame, its recent callees and their accumulators (4 slots, by the
      * callee id's low bits): a callee's key depends only on the frames below
@@ -74,6 +75,7 @@ final class HprofThreadState {
     }
 
     void enter(int id) {
+        if ((id & 1) != 0 && HprofTracker.countOnly(id)) { count(id); return; }
         long t = now();
         int p = sp;
         if (p == ids.length) {
@@ -83,6 +85,7 @@ final class HprofThreadState {
         ids[p] = id;
         start[p] = t;
         child[p] = 0;
+        timedCallee[p] = false;
         sp = p + 1;
         int a;
         int slot = (p - 1) * WAYS + (id & (WAYS - 1));
@@ -122,20 +125,19 @@ final class HprofThreadState {
     }
 
     void exit(int id) {
-        if (overflow > 0) { overflow--; return; }
+        boolean counted = (id & 1) != 0 && HprofTracker.countOnly(id);
+        if (overflow > 0) { if (!counted) overflow--; return; }
         int p = sp - 1;
-        if (p < 0) return;
-        if (ids[p] != id) {
-            /* Exits we missed (a frame left by an exception the method's
-             * handler could not see, or entered before tracking): unwind. */
-            int k = p - 1;
-            while (k >= 0 && ids[k] != id) k--;
-            if (k < 0) return;            /* entered before tracking started */
-            long t = now();
-            while (sp > k) pop(t);
-            return;
-        }
-        pop(now());
+        if (p >= 0 && ids[p] == id) { pop(now()); return; }
+        if (counted || p < 0) return;     /* a counted call's exit, or nothing to end */
+        /* Exits we missed (a frame left by an exception no handler of ours
+         * could see, e.g. thrown by super(...)), or a method entered before
+         * tracking started: unwind to the frame, if it is there. */
+        int k = p - 1;
+        while (k >= 0 && ids[k] != id) k--;
+        if (k < 0) return;
+        long t = now();
+        while (sp > k) pop(t);
     }
 
     private void pop(long t) {
@@ -144,7 +146,9 @@ final class HprofThreadState {
         if (elapsed < 0) elapsed = 0;
         long own = elapsed - child[p];
         self[acc[p]] += own < 0 ? 0 : own;
-        if (p > 0) child[p - 1] += elapsed;
+        if (p > 0) { child[p - 1] += elapsed; timedCallee[p - 1] = true; }
+        int id = ids[p];
+        if ((id & 1) != 0) HprofTracker.learnFrom(id, elapsed, timedCallee[p]);
     }
 
     private int lookup() {
@@ -198,6 +202,9 @@ final class HprofThreadState {
         ids = copy(ids, n); acc = copy(acc, n);
         lastCallee = copy(lastCallee, n * WAYS); lastCalleeAcc = copy(lastCalleeAcc, n * WAYS);
         start = copy(start, n); child = copy(child, n);
+        boolean[] tc = new boolean[n];
+        System.arraycopy(timedCallee, 0, tc, 0, timedCallee.length);
+        timedCallee = tc;
     }
 
     private void growAccumulators() {

@@ -55,6 +55,56 @@ public final class HprofTracker {
         if (s != null) s.count(id);
     }
 
+    /* ---- short methods (odd ids): timed until shown always quick ----
+     * A short method (no loop, at most 128 bytes: see the rewriter's
+     * BCI_METHOD_SHORT) is timed while it learns. After LEARN_CALLS calls in
+     * a row without a timed callee, it is only counted from then on (like a
+     * leaf: its time goes to its caller) if they took under QUICK_NS each,
+     * callees included, and timed for good otherwise. A call with a timed
+     * callee starts the count over: so short methods become counted from the
+     * bottom up (a callee first, then its callers), and a recursive method,
+     * whose calls keep having timed callees (itself), stays timed. */
+    static final byte LEARNING = 0, COUNT_ONLY = 1, TIMED = 2;
+    static final int LEARN_CALLS = 1024;
+    static final long QUICK_NS = 1000;
+
+    /* Per method id, shared by all threads without locks (a lost update only
+     * delays a decision); grown under the class lock, each array published
+     * whole, so readers check each one's length. (No holder class: the boot
+     * loader could not find it, only the classes the agent defines exist.) */
+    private static volatile byte[] mode = new byte[1 << 12];
+    private static volatile int[] learnCalls = new int[1 << 12];
+    private static volatile long[] learnNs = new long[1 << 12];
+
+    static boolean countOnly(int id) {
+        byte[] m = mode;
+        return id < m.length && m[id] == COUNT_ONLY;
+    }
+
+    /** A short method's call ended after `ns` of CPU time, callees included. */
+    static void learnFrom(int id, long ns, boolean timedCallee) {
+        byte[] m = mode; int[] c = learnCalls; long[] t = learnNs;
+        if (id >= m.length || id >= c.length || id >= t.length) {
+            growLearn(id);
+            m = mode; c = learnCalls; t = learnNs;
+            if (id >= m.length || id >= c.length || id >= t.length) return;
+        }
+        if (m[id] != LEARNING) return;
+        if (timedCallee) { c[id] = 0; t[id] = 0; return; }   /* start over: see above */
+        int n = ++c[id];
+        long total = t[id] += ns;
+        if (n >= LEARN_CALLS) m[id] = total / n < QUICK_NS ? COUNT_ONLY : TIMED;
+    }
+
+    private static synchronized void growLearn(int id) {
+        int n = mode.length;
+        if (id < n && id < learnCalls.length && id < learnNs.length) return;
+        while (n <= id) n *= 2;
+        long[] t = new long[n]; System.arraycopy(learnNs, 0, t, 0, learnNs.length); learnNs = t;
+        int[] c = new int[n]; System.arraycopy(learnCalls, 0, c, 0, learnCalls.length); learnCalls = c;
+        byte[] m = new byte[n]; System.arraycopy(mode, 0, m, 0, mode.length); mode = m;
+    }
+
     private static HprofThreadState current() {
         Thread t = Thread.currentThread();
         HprofThreadState[] tab = table;
