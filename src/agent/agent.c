@@ -287,8 +287,6 @@ static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     sampler_thread_end();
     if (agent.timing)
         times_agent_thread_end(jni);
-    if (agent.monitoring)
-        monitor_agent_thread_end(jni);
     serial_t serial = thread_serial_of(thread);
     if (serial)
         thread_mark_ended(serial);

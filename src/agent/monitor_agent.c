@@ -61,16 +61,6 @@ typedef struct monitor_tls {
         uint64_t walked;
     } recent[PARK_STACKS_KEPT];
     unsigned recent_next;
-    /* The park wrapper's per-thread memo, so that a park on the same lock as
-     * the last one costs three VM transitions instead of nine: this thread's
-     * own Thread object (a global ref, freed at ThreadEnd) and the last
-     * blocker (a weak ref: it keeps no lock alive) with what was looked up
-     * about it. */
-    jobject  self;
-    jweak    last_blocker;
-    serial_t last_class;
-    jint     last_hash;
-    uint8_t  last_kind;
 } monitor_tls;
 
 /* A thread's parks on the same lock object within this time share the stack
@@ -230,39 +220,22 @@ static void JNICALL on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, 
  * setBlocker interpreted) on the fallback path. */
 static void JNICALL wrapped_park(JNIEnv *env, jobject unsafe, jboolean absolute, jlong time)
 {
-    /* Local refs made here are freed when this native method returns. */
-    if (mtls.self == NULL) {
-        jthread thread = NULL;
-        if ((*hprof_jvmti)->GetCurrentThread(hprof_jvmti, &thread) == JVMTI_ERROR_NONE && thread)
-            mtls.self = (*env)->NewGlobalRef(env, thread);
-    }
-    jobject blocker = mtls.self ? (*env)->GetObjectField(env, mtls.self, mon.park_blocker) : NULL;
+    jthread thread = NULL;
+    jobject blocker = NULL;
+    if ((*hprof_jvmti)->GetCurrentThread(hprof_jvmti, &thread) == JVMTI_ERROR_NONE && thread)
+        blocker = (*env)->GetObjectField(env, thread, mon.park_blocker);
     if (blocker == NULL) {                 /* park() outside any blocker: not a lock */
         original_park(env, unsafe, absolute, time);
+        if (thread)
+            (*env)->DeleteLocalRef(env, thread);
         return;
     }
     /* Class, identity and stack before blocking, so that nothing slows the
-     * hand-over after wake-up. The same blocker as last time: all known. */
-    serial_t lock_class;
-    jint hash;
-    block_kind kind;
-    if (mtls.last_blocker && (*env)->IsSameObject(env, blocker, mtls.last_blocker)) {
-        lock_class = mtls.last_class;
-        hash = mtls.last_hash;
-        kind = (block_kind)mtls.last_kind;
-    } else {
-        lock_class = class_serial_of_object(env, blocker);
-        if ((*hprof_jvmti)->GetObjectHashCode(hprof_jvmti, blocker, &hash) != JVMTI_ERROR_NONE)
-            hash = 0;
-        kind = mon.aos_class && (*env)->IsInstanceOf(env, blocker, mon.aos_class) ? BLOCK_PARK : BLOCK_PARK_WAIT;
-        if (mtls.last_blocker)
-            (*env)->DeleteWeakGlobalRef(env, mtls.last_blocker);
-        mtls.last_blocker = (*env)->NewWeakGlobalRef(env, blocker);
-        mtls.last_class = lock_class;
-        mtls.last_hash = hash;
-        mtls.last_kind = (uint8_t)kind;
-    }
-    jthread thread = mtls.self;
+     * hand-over after wake-up. */
+    serial_t lock_class = class_serial_of_object(env, blocker);
+    jint hash = 0;
+    if ((*hprof_jvmti)->GetObjectHashCode(hprof_jvmti, blocker, &hash) != JVMTI_ERROR_NONE)
+        hash = 0;
     uint64_t start = now_ns();
     serial_t trace = 0;
     for (int i = 0; i < PARK_STACKS_KEPT && !trace; i++)
@@ -280,20 +253,13 @@ static void JNICALL wrapped_park(JNIEnv *env, jobject unsafe, jboolean absolute,
     }
     original_park(env, unsafe, absolute, time);
     uint64_t parked = now_ns() - start;
-    if (!(*env)->ExceptionCheck(env))
+    if (!(*env)->ExceptionCheck(env)) {
+        block_kind kind = mon.aos_class && (*env)->IsInstanceOf(env, blocker, mon.aos_class)
+                        ? BLOCK_PARK : BLOCK_PARK_WAIT;
         monitor_table_add(trace, lock_class, kind, parked);
-}
-
-void monitor_agent_thread_end(JNIEnv *jni)
-{
-    if (mtls.self) {
-        (*jni)->DeleteGlobalRef(jni, mtls.self);
-        mtls.self = NULL;
     }
-    if (mtls.last_blocker) {
-        (*jni)->DeleteWeakGlobalRef(jni, mtls.last_blocker);
-        mtls.last_blocker = NULL;
-    }
+    (*env)->DeleteLocalRef(env, blocker);
+    (*env)->DeleteLocalRef(env, thread);
 }
 
 static void JNICALL on_native_bind(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID method,

@@ -32,8 +32,6 @@ void monitor_agent_callbacks(jvmtiEventCallbacks *cb);
 int  monitor_agent_enable(jvmtiEnv *jvmti, const monitor_config *config);
 /* At VMInit: find LockSupport.setBlocker and set the breakpoint. */
 void monitor_agent_vm_init(jvmtiEnv *jvmti, JNIEnv *jni);
-/* ThreadEnd, on the ending thread: drop its cached references. */
-void monitor_agent_thread_end(JNIEnv *jni);
 /* From ClassPrepare: bind Unsafe.park to the agent's wrapper once the thread
  * runs boot-loader code (see monitor_agent.c). */
 void monitor_agent_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
