@@ -140,6 +140,10 @@ def make_tests(Fail, parse_profile):
             problems.append("fib: %.2f ms; a recursive method must stay timed" % fib_ms)
         if sleep_ms > 10:
             problems.append("sleeper: %.1f ms of CPU for a 300 ms sleep (wall time counted as CPU?)" % sleep_ms)
+        rec = [prof.traces[r.trace] for r in rows if r.method == "TimesTruth.rec"]
+        if not any(len(t.frames) == 4 for t in rec):
+            problems.append("no TimesTruth.rec trace has the default depth of 4 frames: %s"
+                            % sorted({len(t.frames) for t in rec}))
         lines = [f for r in rows for f in prof.traces[r.trace].frames if f.cls == "TimesTruth"]
         if not any(f.line.isdigit() for f in lines):
             problems.append("no TimesTruth frame with a line number")
@@ -168,6 +172,12 @@ def make_tests(Fail, parse_profile):
         deep = [t for t in prof.traces.values() if len(t.frames) > 2]
         if deep:
             problems.append("%d traces deeper than depth=2" % len(deep))
+        # rec() runs 50 deep: its traces must be full (the tracker's own
+        # frames, skipped, must not eat into depth=).
+        rec = [prof.traces[r.trace] for r in rows if r.method == "TimesTruth.rec"]
+        if not rec or min(len(t.frames) for t in rec) != 2:
+            problems.append("TimesTruth.rec traces have %s frames, expected 2"
+                            % sorted({len(t.frames) for t in rec}))
         busy_threads = {prof.traces[r.trace].thread for r in rows if r.method == "TimesTruth.workerBusy"}
         if len(busy_threads) != 4:
             problems.append("thread=y: workerBusy in %d threads' traces, expected 4" % len(busy_threads))

@@ -156,7 +156,7 @@ serial_t stack_trace_of(const trace_builder *b, jthread thread, const serial_t *
     /* Walk no deeper than the trace keeps (plus the few frames of skip_class
      * on top): the JVM's stack walk costs per frame, and monitor events are
      * frequent on contended programs. */
-    enum { MAX = 256, SKIP_MARGIN = 4 };
+    enum { MAX = 256, SKIP_MARGIN = 8 };
     jint want = b->depth + (n_skip ? SKIP_MARGIN : 0);
     if (want > MAX)
         want = MAX;
