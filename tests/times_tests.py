@@ -22,8 +22,6 @@ real JVM, against truths the programs measure themselves.
 
 import re
 
-import hprof_text as H
-
 RE_TIME_BEGIN = re.compile(r"^CPU TIME \(ms\) BEGIN \(total = (\d+)\) .+$")
 RE_TIME_ROW = re.compile(r"^ *(\d+) +(\d{1,3}\.\d\d)% +(\d{1,3}\.\d\d)% +(\d+) +(\d+) (\S+)$")
 

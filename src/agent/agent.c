@@ -450,8 +450,7 @@ static int setup_jvmti(void)
             return -1;
     }
     if (agent.timing) {
-        times_config tc = { agent.opt.depth, agent.opt.lineno, agent.opt.thread, agent.opt.verbose,
-                            agent.opt.cutoff };
+        times_config tc = { agent.opt.depth, agent.opt.lineno, agent.opt.thread, agent.opt.cutoff };
         if (times_agent_enable(jvmti, &tc) != 0)
             return -1;
     }

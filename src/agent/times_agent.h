@@ -15,7 +15,7 @@
 #include "../output/text_writer.h"
 
 typedef struct times_config {
-    int depth, lineno, per_thread, verbose;
+    int depth, lineno, per_thread;
     double cutoff;
 } times_config;
 

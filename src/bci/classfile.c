@@ -167,11 +167,6 @@ uint16_t cp_integer_append(constant_pool *cp, int32_t value) {
     return copy ? cp_append(cp, CP_INTEGER, body, 4, copy, 0) : 0;
 }
 
-uint16_t cp_integer_index(constant_pool *cp, int32_t value) {
-    uint8_t body[4]; put_u4(body, (uint32_t)value);
-    return cp_fixed_index(cp, CP_INTEGER, body, 4);
-}
-
 /* Skip attributes; return the Code attribute if `code` is not NULL. */
 static int skip_attributes(reader *r, const constant_pool *cp, const uint8_t **code, uint32_t *code_len) {
     uint16_t n = rd_u2(r);

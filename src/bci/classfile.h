@@ -72,7 +72,6 @@ int cp_member(const constant_pool *cp, uint32_t index, const char **name, uint16
 uint16_t cp_utf8_index(constant_pool *cp, const char *s, uint16_t len);
 uint16_t cp_class_index(constant_pool *cp, const char *name, uint16_t len);
 uint16_t cp_methodref_index(constant_pool *cp, const char *cls, const char *name, const char *desc);
-uint16_t cp_integer_index(constant_pool *cp, int32_t value);
 /* Appends an Integer without looking for an equal one (method ids are unique). */
 uint16_t cp_integer_append(constant_pool *cp, int32_t value);
 

@@ -54,7 +54,7 @@ static vtype vt_object(const char *name, size_t len) { vtype t = { VT_OBJECT, (u
 static int is_cat2(const vtype *t) { return t->tag == VT_LONG || t->tag == VT_DOUBLE; }
 
 /* The type of one field descriptor starting at d (length n); sets *used. */
-static int descriptor_type(type_context *c, const char *d, size_t n, vtype *t, size_t *used) {
+static int descriptor_type(const char *d, size_t n, vtype *t, size_t *used) {
     if (n == 0) return -1;
     size_t i = 0;
     while (i < n && d[i] == '[') i++;
@@ -77,7 +77,6 @@ static int descriptor_type(type_context *c, const char *d, size_t n, vtype *t, s
     case 'F': *t = vt(VT_FLOAT); break;
     default:  *t = vt(VT_INTEGER); break;
     }
-    (void)c;
     return 0;
 }
 
@@ -105,7 +104,7 @@ int state_initial(type_context *c, type_state *s, uint16_t access, const char *n
     size_t i = 1;
     while (i < desc_len && desc[i] != ')') {
         vtype t; size_t used;
-        if (descriptor_type(c, desc + i, desc_len - i, &t, &used) < 0) return terr(c, "bad method descriptor");
+        if (descriptor_type(desc + i, desc_len - i, &t, &used) < 0) return terr(c, "bad method descriptor");
         i += used;
         uint32_t need = slot + (is_cat2(&t) ? 2 : 1);
         if (need > s->max_locals) return terr(c, "max_locals %u too small for the arguments", s->max_locals);
@@ -322,7 +321,7 @@ int stackmap_encode(writer *w, constant_pool *cp, const frame *frames, uint32_t 
 static int push_descriptor(type_context *c, type_state *s, uint32_t off, const char *d, size_t n) {
     if (n == 1 && d[0] == 'V') return 0;
     vtype t; size_t used;
-    if (descriptor_type(c, d, n, &t, &used) < 0 || used != n) return terr(c, "bad descriptor at %u", off);
+    if (descriptor_type(d, n, &t, &used) < 0 || used != n) return terr(c, "bad descriptor at %u", off);
     PUSH_T(t);
     return 0;
 }

@@ -274,13 +274,12 @@ static int cmp_frame(const void *a, const void *b) {
 /* Builds the method's frames (original ones moved, new ones added) in
  * `out`, and marks which instructions the exceptional-exit handler covers. */
 static int compute_frames(method_rewrite *m, frame_list *out) {
-    type_context c = { m->cf, m->code, m->code_len, m->max_locals, m->max_stack, NULL, 0, m->err, m->err_len };
+    char msg[200];                   /* prefixed with class.method by merr at the end */
+    type_context c = { m->cf, m->code, m->code_len, m->max_locals, m->max_stack, NULL, 0, msg, sizeof msg };
     type_state s, initial;
     frame *orig = NULL;
     uint32_t n_orig = 0;
     int rc = -1;
-    char msg[200];
-    c.err = msg; c.err_len = sizeof msg;
     if (state_init(&s, m->max_locals, m->max_stack) < 0 || state_init(&initial, m->max_locals, m->max_stack) < 0) {
         state_free(&s);
         return merr(m, "out of memory");
