@@ -14,12 +14,12 @@ SAN_FLAGS = -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit
 # Pure C (no JVMTI): unit-tested on their own, also under ASan/UBSan.
 PURE_SRC  = src/core/keytab.c src/core/tables.c src/core/trace_builder.c src/options/options.c \
             src/cpu/sample_queue.c src/cpu/cpu_collector.c src/cpu/times_table.c \
-            src/output/text_writer.c src/output/collapsed_writer.c src/output/output_file.c \
-            src/monitor/monitor_table.c src/monitor/deadlock.c $(BCI_SRC)
+            src/output/text_writer.c src/output/collapsed_writer.c src/output/output_file.c src/output/hprof_binary.c \
+            src/monitor/monitor_table.c src/monitor/deadlock.c src/heap/site_table.c $(BCI_SRC)
 # The class-file rewriter: a pure library (bytes in, bytes out).
 BCI_SRC   = $(wildcard src/bci/*.c)
 AGENT_SRC = $(PURE_SRC) src/cpu/sampler.c src/agent/agent.c src/agent/jvmti_support.c src/agent/monitor_agent.c \
-            src/agent/times_agent.c build/tracker_classes.c
+            src/agent/times_agent.c src/agent/tracker_agent.c src/agent/heap_agent.c build/tracker_classes.c
 # cpu=times' tracker classes (java.lang.HprofTracker), compiled into java.base's
 # package and embedded in the agent as byte arrays.
 TRACKER_JAVA = $(wildcard src/agent/java/java/lang/*.java)
@@ -58,21 +58,21 @@ build/tracker_classes.c: build/.jdk-ok $(TRACKER_JAVA) scripts/embed-classes
 build/libhprof.so: build/.jdk-ok $(AGENT_SRC) $(HEADERS) Makefile
 	@mkdir -p build
 	$(CC) $(BASE) $(CFLAGS) $(JNI_CFLAGS) \
-	    -fvisibility=hidden -shared -o $@ $(AGENT_SRC) -lpthread -lrt -ldl
+	    -fvisibility=hidden -shared -o $@ $(AGENT_SRC) -lpthread -lrt -ldl -lm
 
 asan: build/asan/libhprof.so
 build/asan/libhprof.so: build/.jdk-ok $(AGENT_SRC) $(HEADERS) Makefile
 	@mkdir -p build/asan
 	$(CC) $(BASE) $(SAN_FLAGS) $(JNI_CFLAGS) \
-	    -fvisibility=hidden -shared -o $@ $(AGENT_SRC) -lpthread -lrt -ldl
+	    -fvisibility=hidden -shared -o $@ $(AGENT_SRC) -lpthread -lrt -ldl -lm
 
 unit: build/unit/unit_tests build/asan/unit_tests
 build/unit/unit_tests: $(PURE_SRC) $(UNIT_SRC) $(HEADERS) Makefile
 	@mkdir -p build/unit
-	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ $(PURE_SRC) $(UNIT_SRC) -lpthread
+	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ $(PURE_SRC) $(UNIT_SRC) -lpthread -lm
 build/asan/unit_tests: $(PURE_SRC) $(UNIT_SRC) $(HEADERS) Makefile
 	@mkdir -p build/asan
-	$(CC) $(BASE) $(SAN_FLAGS) -Isrc -o $@ $(PURE_SRC) $(UNIT_SRC) -lpthread
+	$(CC) $(BASE) $(SAN_FLAGS) -Isrc -o $@ $(PURE_SRC) $(UNIT_SRC) -lpthread -lm
 
 demo: build/libhprof.so
 	@demo/run

@@ -296,7 +296,8 @@ CPU_END = "CPU SAMPLES END"
 # working when the agent grows cpu=times / heap= output.
 OTHER_SECTIONS = [
     (re.compile(r"^CPU TIME \(ms\) BEGIN \(total = \d+\) .+$"), "CPU TIME (ms) END", "cpu_time"),
-    (re.compile(r"^SITES BEGIN \(ordered by live bytes\) .+$"), "SITES END", "sites"),
+    (re.compile(r"^SITES BEGIN \(ordered by live bytes(, estimated from allocation samples every \d+ bytes)?\) .+$"),
+     "SITES END", "sites"),
     (re.compile(r"^HEAP DUMP BEGIN \(\d+ objects, \d+ bytes\) .+$"), "HEAP DUMP END", "heap_dump"),
 ]
 # monitor=y

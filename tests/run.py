@@ -1096,7 +1096,7 @@ BAD_OPTIONS = [
     ("deadlock=100", ["deadlock", "monitor=y"]),      # deadlock= needs monitor=y
 ]
 
-NOT_IMPLEMENTED = ["heap=sites", "cpu=old", "format=b"]
+NOT_IMPLEMENTED = ["cpu=old", "format=b"]
 
 
 def make_bad_option_test(opt, words):
@@ -1401,6 +1401,8 @@ JVM_TESTS = [
 
 import times_tests  # noqa: E402  (cpu=times)
 JVM_TESTS += times_tests.make_tests(Fail, parse_profile)
+import heap_tests  # noqa: E402  (heap=)
+JVM_TESTS += heap_tests.make_tests(Fail, parse_profile)
 
 # The class-file rewriter, end to end through build/hprof-bci (tests/bci/).
 sys.path.insert(0, os.path.join(TESTS_DIR, "bci"))

@@ -39,6 +39,8 @@
 #include "jvmti_support.h"
 #include "monitor_agent.h"
 #include "times_agent.h"
+#include "tracker_agent.h"
+#include "heap_agent.h"
 
 #define AGENT_THREAD_NAME "HPROF agent"
 #define DRAIN_PERIOD_MS   20
@@ -53,6 +55,8 @@ static struct {
     int            sampling;          /* cpu=samples is on */
     int            monitoring;        /* monitor=y is on */
     int            timing;            /* cpu=times is on */
+    heap_config    heap;              /* heap=: sites and/or dump */
+    int            tracking;          /* the tracker rewrites classes (cpu=times, exact heap=sites) */
     atomic_uint    deadlocks_reported; /* cycles in the last dump (read by the agent thread) */
     pthread_mutex_t dump_lock;        /* one dump at a time; guards out and text */
     int            finished;          /* VMDeath wrote the last dump */
@@ -129,6 +133,11 @@ static void dump(const char *why)
     }
     if (agent.monitoring && jni)
         deadlocks = monitor_agent_dump(&agent.text, jni);
+    if (agent.heap.sites) {
+        heap_agent_collect();
+        text_write_new_records(&agent.text);
+        heap_agent_write_sites(&agent.text);
+    }
     /* Threads and traces met while writing the sections. */
     text_write_new_records(&agent.text);
 
@@ -363,8 +372,15 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     }
     if (agent.monitoring)
         monitor_agent_vm_init(jvmti, jni);
-    if (agent.timing)
-        times_agent_vm_init(jvmti, jni);
+    if (agent.tracking) {
+        jclass tracker = tracker_agent_vm_init(jvmti, jni);
+        if (tracker && agent.timing)
+            times_agent_vm_init(jni, tracker);
+        if (agent.heap.sites)
+            heap_agent_vm_init(jni, tracker);
+    } else if (agent.heap.sites) {
+        heap_agent_vm_init(jni, NULL);
+    }
     if (agent.sampling || agent.opt.deadlock_ms)
         start_drain_thread(jni);
 }
@@ -378,12 +394,13 @@ static void JNICALL on_data_dump_request(jvmtiEnv *jvmti)
 static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 {
     (void)jvmti;
-    (void)jni;
     if (agent.sampling)
         sampler_stop();
     stop_drain_thread();
     if (agent.opt.doe)
         dump("exit");
+    if (agent.heap.sites)
+        heap_agent_stop(jni);
     pthread_mutex_lock(&agent.dump_lock);
     agent.finished = 1;
     if (agent.out) {
@@ -412,7 +429,9 @@ static int setup_jvmti(void)
                 "inlined code may be attributed to the enclosing method\n");
     if (agent.monitoring && monitor_agent_capabilities(&potential, &caps) != 0)
         return -1;
-    if (agent.timing && times_agent_capabilities(&potential, &caps) != 0)
+    if (agent.tracking && tracker_agent_capabilities(&potential, &caps) != 0)
+        return -1;
+    if ((agent.heap.sites || agent.heap.dump) && heap_agent_capabilities(&agent.heap, &potential, &caps) != 0)
         return -1;
     if (jvmti_failed((*jvmti)->AddCapabilities(jvmti, &caps), "AddCapabilities"))
         return -1;
@@ -429,8 +448,9 @@ static int setup_jvmti(void)
     cb.DataDumpRequest = on_data_dump_request;
     if (agent.monitoring)
         monitor_agent_callbacks(&cb);
-    if (agent.timing)
-        times_agent_callbacks(&cb);
+    if (agent.tracking)
+        tracker_agent_callbacks(&cb);
+    heap_agent_callbacks(&agent.heap, &cb);
     if (jvmti_failed((*jvmti)->SetEventCallbacks(jvmti, &cb, (jint)sizeof cb), "SetEventCallbacks"))
         return -1;
 
@@ -451,7 +471,13 @@ static int setup_jvmti(void)
     }
     if (agent.timing) {
         times_config tc = { agent.opt.depth, agent.opt.lineno, agent.opt.thread, agent.opt.cutoff };
-        if (times_agent_enable(jvmti, &tc) != 0)
+        times_agent_enable(&tc);
+    }
+    if ((agent.heap.sites || agent.heap.dump) && heap_agent_enable(jvmti, &agent.heap) != 0)
+        return -1;
+    if (agent.tracking) {
+        tracker_config trc = { agent.timing, agent.heap.sites && !agent.heap.sample_interval };
+        if (tracker_agent_enable(jvmti, &trc) != 0)
             return -1;
     }
     if (agent.monitoring) {
@@ -546,6 +572,14 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
     }
     agent.monitoring = agent.opt.monitor;
     agent.timing = agent.opt.cpu == CPU_TIMES;
+    agent.heap = (heap_config){
+        .sites = agent.opt.heap == HEAP_SITES || agent.opt.heap == HEAP_ALL,
+        .dump = agent.opt.heap == HEAP_DUMP || agent.opt.heap == HEAP_ALL,
+        .sample_interval = agent.opt.heap_sample,
+        .depth = agent.opt.depth, .lineno = agent.opt.lineno, .per_thread = agent.opt.thread,
+        .cutoff = agent.opt.cutoff,
+    };
+    agent.tracking = agent.timing || (agent.heap.sites && !agent.heap.sample_interval);
     char notes[256] = "";
     if (agent.sampling)
         snprintf(notes, sizeof notes, "CPU samples: every %d ms of a thread's CPU time, driven by %s.",

@@ -1,6 +1,8 @@
 /* jvmti_support.c: see jvmti_support.h. */
 #include "jvmti_support.h"
 
+#include "../heap/heap_tags.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,7 +118,7 @@ serial_t class_serial_of_klass(jclass klass)
      * GetTag fails and the slow path is taken every time. */
     jlong tag = 0;
     int tagged = (*hprof_jvmti)->GetTag(hprof_jvmti, klass, &tag) == JVMTI_ERROR_NONE;
-    if (tagged && tag > 0)
+    if (tagged && heap_tag_is_class(tag))
         return (serial_t)tag;
     char *sig = NULL;
     serial_t serial = 0;

@@ -3,8 +3,8 @@
  * loaded before VMInit are retransformed) so that each method calls the
  * tracker (src/agent/java/java/lang/HprofTracker.java) at entry and exit;
  * the tracker keeps per-thread shadow stacks and counters in Java memory.
- * This file defines the tracker in java.base, gives it its natives, and
- * turns its counters into the CPU TIME section.
+ * tracker_agent.c does the rewriting; this file gives the tracker its
+ * cpu=times natives and turns its counters into the CPU TIME section.
  */
 #ifndef HPROF_TIMES_AGENT_H
 #define HPROF_TIMES_AGENT_H
@@ -19,11 +19,10 @@ typedef struct times_config {
     double cutoff;
 } times_config;
 
-int  times_agent_capabilities(const jvmtiCapabilities *potential, jvmtiCapabilities *caps);
-void times_agent_callbacks(jvmtiEventCallbacks *cb);
-int  times_agent_enable(jvmtiEnv *jvmti, const times_config *config);
-/* VMInit: define the tracker, retransform what is loaded, start counting. */
-void times_agent_vm_init(jvmtiEnv *jvmti, JNIEnv *jni);
+/* Start-up (Agent_OnLoad): the settings of the report. */
+void times_agent_enable(const times_config *config);
+/* VMInit, once tracker_agent has rewritten the loaded classes: start counting. */
+void times_agent_vm_init(JNIEnv *jni, jclass tracker);
 /* ThreadEnd, on the ending thread. */
 void times_agent_thread_end(JNIEnv *jni);
 /* Write CPU TIME (ms); `final` stops counting afterwards (VMDeath). */

@@ -16,7 +16,7 @@ static const char usage_text[] =
 "\n"
 "Option Name and Value  Description                    Default\n"
 "---------------------  -----------                    -------\n"
-"heap=dump|sites|all    heap profiling                 all (*)\n"
+"heap=dump|sites|all    heap profiling                 all\n"
 "cpu=samples|times|old  CPU usage                      off\n"
 "monitor=y|n            monitor contention             n\n"
 "format=a|b             text(txt) or binary output     a (b: *)\n"
@@ -39,13 +39,17 @@ static const char usage_text[] =
 "                       thread (fires at kernel ticks, often 4 ms);\n"
 "                       auto: timer at interval>=10; below, perf when\n"
 "                       the kernel allows it, else timer\n"
+"heap_sample=<size>     heap=sites by sampling: about  0 (every allocation)\n"
+"                       one allocation per <size> bytes allocated by a\n"
+"                       thread (512k, 1m, ...); the SITES counts are then\n"
+"                       estimates, at near-zero overhead\n"
 "deadlock=<ms>          with monitor=y, look for       0 (at dumps only)\n"
 "                       deadlocks this often; a new one is dumped at once\n"
 "\n"
-"(*) Not implemented in this version: heap=, cpu=old, format=b\n"
-"    and net= stop the JVM at start-up with a message saying so.\n"
-"    The heap=all default applies, as in HPROF, only when none of cpu=,\n"
-"    heap= and monitor= is given: use cpu=samples.\n"
+"(*) Not implemented in this version: cpu=old, format=b and net= stop\n"
+"    the JVM at start-up with a message saying so. heap=all is the\n"
+"    default, as in HPROF, only when none of cpu=, heap= and monitor= is\n"
+"    given.\n"
 "\n"
 "cpu=samples samples only threads that are running on a CPU (a per-thread\n"
 "CPU-time timer per Java thread), and walks their stacks with\n"
@@ -253,12 +257,28 @@ static int parse_one(hprof_options *o, const char *name, const char *value,
         o->sampler = value[0];
         return 0;
     }
+    if (strcmp(name, "heap_sample") == 0) {
+        char *end = NULL;
+        errno = 0;
+        unsigned long long v = value[0] >= '0' && value[0] <= '9' ? strtoull(value, &end, 10) : 0;
+        unsigned long long unit = 1;
+        if (end && (*end == 'k' || *end == 'K')) unit = 1024, end++;
+        else if (end && (*end == 'm' || *end == 'M')) unit = 1024 * 1024, end++;
+        if (end == NULL || end == value || *end != '\0' || errno != 0 || v > (1ull << 31) / unit) {
+            set_err(err, errlen, "hprof: bad value '%s' for option 'heap_sample': expected a size in "
+                    "bytes up to 2g, with k or m for KiB or MiB, e.g. heap_sample=512k (0: every "
+                    "allocation)", value);
+            return -1;
+        }
+        o->heap_sample = v * unit;
+        return 0;
+    }
     if (strcmp(name, "net") == 0)
         return parse_net(value, o->net, err, errlen);
 
     set_err(err, errlen, "hprof: unknown option '%s'. Options are: help, heap, cpu, monitor, "
             "format, file, net, depth, interval, cutoff, lineno, thread, doe, msa, force, "
-            "verbose, collapsed, sampler, deadlock (run with -agentlib:hprof=help for details)", name);
+            "verbose, collapsed, sampler, heap_sample, deadlock (run with -agentlib:hprof=help for details)", name);
     return -1;
 }
 
@@ -317,6 +337,10 @@ finish:
                 "(as in HPROF); use format=a");
         return -1;
     }
+    if (out->heap_sample && out->heap != HEAP_SITES && out->heap != HEAP_ALL) {
+        set_err(err, errlen, "hprof: option 'heap_sample=' needs heap=sites or heap=all");
+        return -1;
+    }
     if (out->deadlock_ms && !out->monitor) {
         set_err(err, errlen, "hprof: option 'deadlock=' needs monitor=y");
         return -1;
@@ -329,11 +353,7 @@ finish:
 int options_check_implemented(const hprof_options *o, char *err, size_t errlen)
 {
     const char *missing = NULL;
-    if (o->heap != HEAP_OFF)
-        missing = o->heap == HEAP_ALL ? "heap=all (HPROF's default when none of cpu=, heap= "
-                                        "and monitor= is given)"
-                : o->heap == HEAP_DUMP ? "heap=dump" : "heap=sites";
-    else if (o->cpu == CPU_OLD)
+    if (o->cpu == CPU_OLD)
         missing = "cpu=old";
     else if (o->format == 'b')
         missing = "format=b";
@@ -342,7 +362,7 @@ int options_check_implemented(const hprof_options *o, char *err, size_t errlen)
     if (missing == NULL)
         return 0;
     set_err(err, errlen, "hprof: %s is not implemented in this version of the agent; "
-            "what works now is cpu=samples, cpu=times and monitor=y, with format=a (text) and "
-            "collapsed=<file>. Example: -agentlib:hprof=cpu=samples", missing);
+            "what works now is cpu=samples, cpu=times, heap=sites|dump|all and monitor=y, with "
+            "format=a (text) and collapsed=<file>. Example: -agentlib:hprof=cpu=samples", missing);
     return -1;
 }

@@ -7,6 +7,7 @@
 #define HPROF_OPTIONS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef enum { CPU_OFF = 0, CPU_SAMPLES, CPU_TIMES, CPU_OLD } cpu_mode;
 typedef enum { HEAP_OFF = 0, HEAP_DUMP, HEAP_SITES, HEAP_ALL } heap_mode;
@@ -33,6 +34,7 @@ typedef struct hprof_options {
     int       verbose;                /* messages about dumps on stderr */
     char      collapsed[OPTIONS_PATH_MAX]; /* collapsed-stack output, "" when off */
     char      sampler;                /* 'a' auto, 'p' perf events, 't' POSIX timers */
+    uint64_t  heap_sample;            /* heap=sites: sample one allocation per this many bytes, 0 = every one */
     int       deadlock_ms;            /* monitor=y: check for deadlocks this often, 0 = only at dumps */
 } hprof_options;
 

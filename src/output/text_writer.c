@@ -214,6 +214,41 @@ void text_write_cpu_times(text_writer *w, const times_row *rows, uint32_t n, uin
     fprintf(w->out, "CPU TIME (ms) END\n");
 }
 
+/* ------------------------------------------------------------ heap=sites */
+
+void text_write_sites(text_writer *w, const site_row *rows, uint32_t n, const site_row *totals,
+                      double cutoff, uint64_t sample_interval, time_t now)
+{
+    char date[64];
+    text_format_date(now, date, sizeof date);
+    for (uint32_t i = 0; i < n; i++)
+        note_trace_used(w, rows[i].trace);
+    if (sample_interval)
+        fprintf(w->out, "SITES BEGIN (ordered by live bytes, estimated from allocation samples every "
+                "%llu bytes) %s\n", (unsigned long long)sample_interval, date);
+    else
+        fprintf(w->out, "SITES BEGIN (ordered by live bytes) %s\n", date);
+    /* HPROF's two header lines and column widths (hprof_site.c), which old
+     * scripts split on; wider numbers just widen their column. */
+    fprintf(w->out, "          percent          live          alloc'ed  stack class\n");
+    fprintf(w->out, " rank   self  accum     bytes objs     bytes  objs trace name\n");
+    double accum = 0.0;
+    uint32_t rank = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        double self = totals->live_bytes ? (double)rows[i].live_bytes / (double)totals->live_bytes : 0.0;
+        double alloc = totals->alloc_bytes ? (double)rows[i].alloc_bytes / (double)totals->alloc_bytes : 0.0;
+        if (self < cutoff && alloc < cutoff)
+            continue;
+        accum += self;
+        const char *name = class_java_name(rows[i].class_serial);
+        fprintf(w->out, "%5u %5.2f%% %5.2f%% %9llu %4llu %9llu %5llu %5u %s\n", ++rank, self * 100.0,
+                accum * 100.0, (unsigned long long)rows[i].live_bytes,
+                (unsigned long long)rows[i].live_objs, (unsigned long long)rows[i].alloc_bytes,
+                (unsigned long long)rows[i].alloc_objs, rows[i].trace, name ? name : "<unknown class>");
+    }
+    fprintf(w->out, "SITES END\n");
+}
+
 /* ------------------------------------------------------------ monitor=y */
 
 static const char *class_name_or_unknown(serial_t class_serial)

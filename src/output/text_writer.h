@@ -19,6 +19,7 @@
 #include "../core/tables.h"
 #include "../cpu/cpu_collector.h"
 #include "../cpu/times_table.h"
+#include "../heap/site_table.h"
 #include "../monitor/monitor_table.h"
 
 typedef struct text_writer {
@@ -49,6 +50,13 @@ void text_write_cpu_samples(text_writer *w, const cpu_row *rows, uint32_t n, uin
  * of the total CPU time below cutoff are left out. */
 void text_write_cpu_times(text_writer *w, const times_row *rows, uint32_t n, uint64_t total_ns,
                           double cutoff, time_t now);
+
+/* heap=sites: the SITES section (rows as site_rows gives them). A row stays
+ * if its share of the live bytes or of the allocated bytes is at least
+ * cutoff. sample_interval > 0: the counts are estimates from allocation
+ * samples, and the BEGIN line says so. */
+void text_write_sites(text_writer *w, const site_row *rows, uint32_t n, const site_row *totals,
+                      double cutoff, uint64_t sample_interval, time_t now);
 
 /* "Class.method" of a trace's top frame, for the method column. */
 void text_trace_top_method(serial_t trace, char *buf, size_t size);

@@ -83,10 +83,8 @@ TEST(options_errors_name_the_option)
 
 TEST(options_unimplemented_features_say_so)
 {
-    const char *cases[] = { "heap=sites", "heap=dump", "cpu=old",
-                            "cpu=samples,format=b", "cpu=samples,net=localhost:1", "" };
-    const char *names[] = { "heap=sites", "heap=dump", "cpu=old",
-                            "format=b", "net=", "heap=all" };
+    const char *cases[] = { "cpu=old", "cpu=samples,format=b", "cpu=samples,net=localhost:1" };
+    const char *names[] = { "cpu=old", "format=b", "net=" };
     for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         CHECK(options_parse(cases[i], &o, err, sizeof err) == 0);
         err[0] = '\0';
@@ -95,6 +93,10 @@ TEST(options_unimplemented_features_say_so)
     }
     CHECK(options_parse("cpu=samples,collapsed=x", &o, err, sizeof err) == 0);
     CHECK(options_check_implemented(&o, err, sizeof err) == 0);
+    const char *heap[] = { "heap=sites", "heap=dump", "heap=all", "" };
+    for (unsigned i = 0; i < sizeof heap / sizeof heap[0]; i++)
+        CHECK(options_parse(heap[i], &o, err, sizeof err) == 0 &&
+              options_check_implemented(&o, err, sizeof err) == 0);
     CHECK(options_parse("cpu=times,depth=8", &o, err, sizeof err) == 0);
     CHECK(o.cpu == CPU_TIMES && options_check_implemented(&o, err, sizeof err) == 0);
     CHECK(options_parse("monitor=y,deadlock=500", &o, err, sizeof err) == 0);
@@ -109,4 +111,18 @@ TEST(options_usage_lists_every_option)
                             "force=", "verbose=", "collapsed=", "sampler=", "deadlock=" };
     for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
         CHECK(strstr(options_usage(), names[i]) != NULL);
+}
+
+TEST(options_heap_sample_sizes)
+{
+    CHECK(options_parse("heap=sites", &o, err, sizeof err) == 0 && o.heap_sample == 0);
+    CHECK(options_parse("heap=sites,heap_sample=512k", &o, err, sizeof err) == 0 && o.heap_sample == 524288);
+    CHECK(options_parse("heap=all,heap_sample=2M", &o, err, sizeof err) == 0 && o.heap_sample == 2097152);
+    CHECK(options_parse("heap=sites,heap_sample=1000", &o, err, sizeof err) == 0 && o.heap_sample == 1000);
+    expect_error("heap=sites,heap_sample=lots", "'heap_sample'");
+    expect_error("heap=sites,heap_sample=-1", "'heap_sample'");
+    expect_error("heap=sites,heap_sample=5g", "'heap_sample'");
+    expect_error("heap=sites,heap_sample=4096m", "'heap_sample'");
+    expect_error("heap=dump,heap_sample=512k", "heap=sites");
+    expect_error("cpu=samples,heap_sample=512k", "heap=sites");
 }

@@ -1,5 +1,6 @@
 /*
- * The tracker the class-file rewriter's calls land in (hprof cpu=times).
+ * The tracker the class-file rewriter's calls land in (hprof cpu=times and
+ * heap=sites).
  *
  * The agent defines this class (and HprofThreadState) in java.base's
  * java.lang package with the boot loader, so code of every module can call
@@ -53,6 +54,35 @@ public final class HprofTracker {
         if (engaged == 0) return;
         HprofThreadState s = current();
         if (s != null) s.count(id);
+    }
+
+    /* ---- heap=sites: every allocation ----
+     * objectInit runs first thing in java.lang.Object.<init>, so every
+     * object built by a constructor passes here once; newArray runs after
+     * every newarray, anewarray and multianewarray. The agent names the
+     * allocation's site (stack trace, class, size) and tags the object so
+     * that its death is counted too (heap_agent.c). */
+
+    /** 1 while heap=sites counts allocations. */
+    static volatile int heapEngaged;
+
+    @DontInline
+    public static void objectInit(Object o) {
+        if (heapEngaged != 0) allocated(o);
+    }
+
+    @DontInline
+    public static void newArray(Object a) {
+        if (heapEngaged == 0) return;
+        allocated(a);
+        /* multianewarray made the inner arrays too: they are the non-null
+         * elements of an array of arrays that was just allocated. */
+        if (a instanceof Object[] outer) {
+            Class<?> c = a.getClass().getComponentType();
+            if (c != null && c.isArray())
+                for (Object inner : outer)
+                    if (inner != null) newArray(inner);
+        }
     }
 
     /* ---- short methods (odd ids): timed until shown always quick ----
@@ -198,6 +228,8 @@ public final class HprofTracker {
     static native long cpuTimeOf(int tid);
     /** The trace serial of the calling thread's stack (tracker frames skipped). */
     static native int trace();
+    /** heap=sites: record one allocation (its site, and a tag to see it die). */
+    static native void allocated(Object o);
     /** A finished thread's totals. */
     private static native void retire(int[] serial, long[] count, long[] self, int n, int tid);
 }

@@ -1,0 +1,46 @@
+/*
+ * heap_agent: heap=sites, exact or sampled, and heap=dump's JVMTI side.
+ *
+ * Exact (heap_sample=0, the default): tracker_agent inserts calls at every
+ * allocation (Object.<init> and the array instructions); objects the VM
+ * allocates itself (reflection, clone, JNI) come from VMObjectAlloc. Each
+ * object gets a JVMTI tag naming its subsite (site_table.h), so ObjectFree
+ * counts it dead: live counts stay right across GCs.
+ *
+ * Sampled (heap_sample=BYTES): no rewriting; JVMTI SampledObjectAlloc picks
+ * about one allocation per BYTES allocated by each thread, and the report's
+ * counts are estimates (site_rows).
+ */
+#ifndef HPROF_HEAP_AGENT_H
+#define HPROF_HEAP_AGENT_H
+
+#include <jni.h>
+#include <jvmti.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../output/text_writer.h"
+
+typedef struct heap_config {
+    int      sites;              /* heap=sites or all */
+    int      dump;               /* heap=dump or all */
+    uint64_t sample_interval;    /* heap_sample=: 0 = exact */
+    int      depth, lineno, per_thread;
+    double   cutoff;
+} heap_config;
+
+int  heap_agent_capabilities(const heap_config *config, const jvmtiCapabilities *potential,
+                             jvmtiCapabilities *caps);
+void heap_agent_callbacks(const heap_config *config, jvmtiEventCallbacks *cb);
+int  heap_agent_enable(jvmtiEnv *jvmti, const heap_config *config);
+/* VMInit, after tracker_agent rewrote the loaded classes (exact mode). */
+void heap_agent_vm_init(JNIEnv *jni, jclass tracker);
+/* Collect garbage and account every object it freed, so that "live" means
+ * reachable now. */
+void heap_agent_collect(void);
+/* The SITES section (call heap_agent_collect first). */
+void heap_agent_write_sites(text_writer *w);
+/* VMDeath: stop counting. */
+void heap_agent_stop(JNIEnv *jni);
+
+#endif

@@ -1,0 +1,201 @@
+/* tracker_agent: see tracker_agent.h and HprofTracker.java. */
+#include "tracker_agent.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../bci/bci.h"
+#include "jvmti_support.h"
+
+#define TRACKER       "java/lang/HprofTracker"
+#define THREAD_STATE  "java/lang/HprofThreadState"
+
+/* build/tracker_classes.c, made from src/agent/java by the Makefile */
+extern const unsigned char hprof_tracker_class[], hprof_thread_state_class[];
+extern const unsigned hprof_tracker_class_len, hprof_thread_state_class_len;
+
+atomic_int tracker_linking;
+serial_t   tracker_classes[2];
+
+static struct {
+    tracker_config cfg;
+    atomic_int     ready;           /* the tracker exists: instrument classes */
+    atomic_int     next_id;         /* method ids handed to the rewriter */
+    atomic_uint    rewritten, failed;
+} T;
+
+/* ------------------------------------------------------------ rewriting */
+
+/* Classes the tracker itself runs on: instrumenting them would recurse
+ * (the tracker allocates, and Unsafe reads cpu=times' clock page). Object
+ * only gets objectInit (heap=sites): timing its methods would recurse too. */
+static int is_tracker(const char *name) {
+    return strcmp(name, TRACKER) == 0 || strcmp(name, THREAD_STATE) == 0 ||
+           strcmp(name, "jdk/internal/misc/Unsafe") == 0;
+}
+
+/* Method ids start at 2 (0 marks an empty cache slot in the tracker). An
+ * odd id tells the tracker the method is short (BCI_METHOD_SHORT): it may
+ * stop timing it once it has seen it is always quick (HprofThreadState). */
+static int32_t next_method_id(void *context, const bci_method_info *m) {
+    (void)context;
+    int32_t n = atomic_fetch_add(&T.next_id, 1) + 1;
+    if (n > (INT32_MAX >> 1)) return -1;                 /* out of ids: leave the method alone */
+    return (n << 1) | ((m->flags & BCI_METHOD_SHORT) && !(m->flags & BCI_METHOD_LEAF) ? 1 : 0);
+}
+
+static void JNICALL on_class_file_load(jvmtiEnv *jvmti, JNIEnv *jni, jclass being_redefined,
+                                       jobject loader, const char *name, jobject domain,
+                                       jint len, const unsigned char *data,
+                                       jint *new_len, unsigned char **new_data) {
+    (void)jni; (void)being_redefined; (void)loader; (void)domain;
+    if (!atomic_load(&T.ready) || name == NULL || is_tracker(name)) return;
+    unsigned what = 0;
+    if (strcmp(name, "java/lang/Object") == 0) {
+        if (T.cfg.allocations) what = BCI_OBJECT_INIT;
+    } else {
+        if (T.cfg.times) what |= BCI_ENTRY_EXIT | BCI_COUNT_LEAVES;
+        if (T.cfg.allocations) what |= BCI_NEWARRAY;
+    }
+    if (what == 0) return;
+    bci_config c = { what, TRACKER, next_method_id, NULL };
+    uint8_t *out = NULL;
+    size_t out_len = 0;
+    char err[512];
+    bci_result r = bci_rewrite(data, (size_t)len, &c, &out, &out_len, err, sizeof err);
+    if (r == BCI_ERROR) {
+        atomic_fetch_add(&T.failed, 1);
+        fprintf(stderr, "hprof: class %s is left uninstrumented: %s\n", name, err);
+        return;
+    }
+    if (r != BCI_OK) return;
+    unsigned char *mem = NULL;
+    if (!jvmti_failed((*jvmti)->Allocate(jvmti, (jlong)out_len, &mem), "Allocate")) {
+        memcpy(mem, out, out_len);
+        *new_len = (jint)out_len;
+        *new_data = mem;
+        atomic_fetch_add(&T.rewritten, 1);
+    }
+    bci_free(out);
+}
+
+/* ------------------------------------------------------------ set-up */
+
+int tracker_agent_capabilities(const jvmtiCapabilities *potential, jvmtiCapabilities *caps) {
+    if (!potential->can_retransform_classes || !potential->can_generate_all_class_hook_events) {
+        fprintf(stderr, "hprof: cpu=times and heap=sites need a JVM that can retransform classes\n");
+        return -1;
+    }
+    caps->can_retransform_classes = 1;
+    caps->can_generate_all_class_hook_events = 1;
+    return 0;
+}
+
+void tracker_agent_callbacks(jvmtiEventCallbacks *cb) { cb->ClassFileLoadHook = on_class_file_load; }
+
+int tracker_agent_enable(jvmtiEnv *jvmti, const tracker_config *config) {
+    T.cfg = *config;
+    return jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE,
+                                                           JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, NULL),
+                        "SetEventNotificationMode(ClassFileLoadHook)") ? -1 : 0;
+}
+
+int tracker_jni_failed(JNIEnv *jni, const void *result, const char *what) {
+    if (result != NULL && !(*jni)->ExceptionCheck(jni)) return 0;
+    fprintf(stderr, "hprof: %s failed; no report will come of the tracker\n", what);
+    if ((*jni)->ExceptionCheck(jni)) { (*jni)->ExceptionDescribe(jni); (*jni)->ExceptionClear(jni); }
+    return 1;
+}
+
+/* Retransform classes loaded before the tracker existed: in batches, and a
+ * batch that fails one class at a time, so one bad class costs only itself. */
+static void retransform(jvmtiEnv *jvmti, jclass *classes, jint n) {
+    const jint batch = 256;
+    for (jint i = 0; i < n; i += batch) {
+        jint k = n - i < batch ? n - i : batch;
+        if ((*jvmti)->RetransformClasses(jvmti, k, classes + i) == JVMTI_ERROR_NONE) continue;
+        for (jint j = 0; j < k; j++) {
+            jvmtiError err = (*jvmti)->RetransformClasses(jvmti, 1, classes + i + j);
+            if (err != JVMTI_ERROR_NONE) {
+                char *sig = NULL, *msg = NULL;
+                (*jvmti)->GetClassSignature(jvmti, classes[i + j], &sig, NULL);
+                (*jvmti)->GetErrorName(jvmti, err, &msg);
+                fprintf(stderr, "hprof: cannot retransform %s: %s; it runs uninstrumented\n",
+                        sig ? sig : "?", msg ? msg : "?");
+                atomic_fetch_add(&T.failed, 1);
+                jvmti_free(sig);
+                jvmti_free(msg);
+            }
+        }
+    }
+}
+
+/* The natives are found by name: HotSpot looks a native of a boot-loader
+ * class up in the agent libraries too (RegisterNatives on a java.base class
+ * makes HotSpot print a warning on stdout). They are exported by the
+ * collectors, and called once here while tracker_linking is set, so that the
+ * lookup, which runs Java code, never happens inside the tracker. */
+static int bind_natives(JNIEnv *jni, jclass tracker) {
+    static const struct { const char *name, *sig; } natives[] = {
+        { "register", "([J)Z" }, { "cpuTime", "()J" }, { "cpuTimeOf", "(I)J" },
+        { "trace", "()I" }, { "retire", "([I[J[JII)V" }, { "allocated", "(Ljava/lang/Object;)V" },
+    };
+    atomic_store(&tracker_linking, 1);
+    int ok = 1;
+    for (size_t i = 0; i < sizeof natives / sizeof natives[0] && ok; i++) {
+        jmethodID m = (*jni)->GetStaticMethodID(jni, tracker, natives[i].name, natives[i].sig);
+        if (tracker_jni_failed(jni, m, "finding a native of " TRACKER)) { ok = 0; break; }
+        switch (i) {
+        case 0: (*jni)->CallStaticBooleanMethod(jni, tracker, m, NULL); break;
+        case 1: (*jni)->CallStaticLongMethod(jni, tracker, m); break;
+        case 2: (*jni)->CallStaticLongMethod(jni, tracker, m, (jint)0); break;
+        case 3: (*jni)->CallStaticIntMethod(jni, tracker, m); break;
+        case 4: (*jni)->CallStaticVoidMethod(jni, tracker, m, NULL, NULL, NULL, (jint)0, (jint)0); break;
+        default: (*jni)->CallStaticVoidMethod(jni, tracker, m, NULL); break;
+        }
+        ok = !tracker_jni_failed(jni, tracker, "binding the natives of " TRACKER
+                                 " (is libhprof.so loaded as an agent?)");
+    }
+    atomic_store(&tracker_linking, 0);
+    return ok ? 0 : -1;
+}
+
+jclass tracker_agent_vm_init(jvmtiEnv *jvmti, JNIEnv *jni) {
+    jclass state = (*jni)->DefineClass(jni, THREAD_STATE, NULL, (const jbyte *)hprof_thread_state_class,
+                                       (jsize)hprof_thread_state_class_len);
+    if (tracker_jni_failed(jni, state, "defining " THREAD_STATE)) return NULL;
+    jclass tracker = (*jni)->DefineClass(jni, TRACKER, NULL, (const jbyte *)hprof_tracker_class,
+                                         (jsize)hprof_tracker_class_len);
+    if (tracker_jni_failed(jni, tracker, "defining " TRACKER)) return NULL;
+    if (bind_natives(jni, tracker) != 0) return NULL;
+    /* GetStatic*ID initializes the class: its <clinit> runs now, not mid-call. */
+    jfieldID engaged = (*jni)->GetStaticFieldID(jni, tracker, "engaged", "I");
+    if (tracker_jni_failed(jni, engaged, "finding HprofTracker.engaged")) return NULL;
+    tracker_classes[0] = class_serial_of_klass(tracker);
+    tracker_classes[1] = class_serial_of_klass(state);
+    jclass global = (*jni)->NewGlobalRef(jni, tracker);
+    if (tracker_jni_failed(jni, global, "NewGlobalRef")) return NULL;
+    atomic_store(&T.ready, 1);
+
+    jint n = 0;
+    jclass *classes = NULL;
+    if (!jvmti_failed((*jvmti)->GetLoadedClasses(jvmti, &n, &classes), "GetLoadedClasses")) {
+        jint k = 0;
+        for (jint i = 0; i < n; i++) {
+            jboolean modifiable = JNI_FALSE;
+            if ((*jvmti)->IsModifiableClass(jvmti, classes[i], &modifiable) == JVMTI_ERROR_NONE && modifiable)
+                classes[k++] = classes[i];
+            else
+                (*jni)->DeleteLocalRef(jni, classes[i]);
+        }
+        retransform(jvmti, classes, k);
+        for (jint i = 0; i < k; i++) (*jni)->DeleteLocalRef(jni, classes[i]);
+        jvmti_free(classes);
+    }
+    if (atomic_load(&T.failed))
+        fprintf(stderr, "hprof: %u classes instrumented at start-up, %u left as they were "
+                "(see above)\n", atomic_load(&T.rewritten), atomic_load(&T.failed));
+    return global;
+}

@@ -1,0 +1,245 @@
+/* site_table.c: see site_table.h. */
+#include "site_table.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHUNK_BITS 12
+#define CHUNK_SIZE (1u << CHUNK_BITS)
+
+typedef struct subsite {
+    serial_t         trace, class_serial;
+    uint64_t         size;
+    _Atomic uint64_t allocs, frees;
+} subsite;
+
+static struct {
+    pthread_mutex_t   lock;          /* guards interning: slots, count, chunk creation */
+    subsite *_Atomic *chunks;        /* chunk i holds subsites i*CHUNK_SIZE .. ; read without the lock */
+    uint32_t          max_chunks;
+    uint32_t          max_subsites;
+    _Atomic uint32_t  count;         /* subsites made; numbers are 1..count */
+    uint32_t         *slots;         /* open addressing: subsite numbers, 0 = empty */
+    uint32_t          slot_mask;
+    _Atomic uint64_t  lost;
+} S = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static subsite *subsite_at(subsite_t s)
+{
+    if (s == 0 || S.chunks == NULL || s > atomic_load_explicit(&S.count, memory_order_acquire))
+        return NULL;
+    subsite *chunk = atomic_load_explicit(&S.chunks[(s - 1) >> CHUNK_BITS], memory_order_acquire);
+    return chunk ? &chunk[(s - 1) & (CHUNK_SIZE - 1)] : NULL;
+}
+
+int site_table_init(uint32_t max_subsites)
+{
+    site_table_free();
+    if (max_subsites == 0 || max_subsites > SUBSITE_MAX)
+        max_subsites = SUBSITE_MAX;
+    S.max_subsites = max_subsites;
+    S.max_chunks = (max_subsites + CHUNK_SIZE - 1) / CHUNK_SIZE;
+    S.chunks = calloc(S.max_chunks, sizeof *S.chunks);
+    S.slot_mask = 1023;
+    S.slots = calloc(S.slot_mask + 1, sizeof *S.slots);
+    if (S.chunks == NULL || S.slots == NULL) {
+        site_table_free();
+        return -1;
+    }
+    return 0;
+}
+
+void site_table_free(void)
+{
+    if (S.chunks)
+        for (uint32_t i = 0; i < S.max_chunks; i++)
+            free(atomic_load(&S.chunks[i]));
+    free(S.chunks);
+    free(S.slots);
+    S.chunks = NULL;
+    S.slots = NULL;
+    S.max_chunks = 0;
+    atomic_store(&S.count, 0);
+    atomic_store(&S.lost, 0);
+}
+
+static uint32_t hash3(serial_t trace, serial_t class_serial, uint64_t size)
+{
+    uint64_t h = (uint64_t)trace * 0x9E3779B97F4A7C15ull;
+    h ^= (uint64_t)class_serial * 0xC2B2AE3D27D4EB4Full;
+    h ^= size * 0x165667B19E3779F9ull;
+    h ^= h >> 29;
+    return (uint32_t)(h ^ (h >> 32));
+}
+
+/* Doubles the slot array (lock held); -1 if out of memory. */
+static int grow_slots(void)
+{
+    uint32_t mask = S.slot_mask * 2 + 1;
+    uint32_t *slots = calloc((size_t)mask + 1, sizeof *slots);
+    if (slots == NULL)
+        return -1;
+    for (uint32_t i = 0; i <= S.slot_mask; i++) {
+        uint32_t s = S.slots[i];
+        if (s == 0)
+            continue;
+        subsite *e = subsite_at(s);
+        uint32_t j = hash3(e->trace, e->class_serial, e->size) & mask;
+        while (slots[j])
+            j = (j + 1) & mask;
+        slots[j] = s;
+    }
+    free(S.slots);
+    S.slots = slots;
+    S.slot_mask = mask;
+    return 0;
+}
+
+subsite_t site_intern(serial_t trace, serial_t class_serial, uint64_t size)
+{
+    if (S.slots == NULL)
+        return 0;
+    pthread_mutex_lock(&S.lock);
+    uint32_t j = hash3(trace, class_serial, size) & S.slot_mask;
+    for (uint32_t s; (s = S.slots[j]) != 0; j = (j + 1) & S.slot_mask) {
+        subsite *e = subsite_at(s);
+        if (e->trace == trace && e->class_serial == class_serial && e->size == size) {
+            pthread_mutex_unlock(&S.lock);
+            return s;
+        }
+    }
+    subsite_t made = 0;
+    uint32_t n = atomic_load(&S.count);
+    if (n >= S.max_subsites)
+        goto out;
+    uint32_t chunk = n >> CHUNK_BITS;                    /* the new subsite n+1 goes at index n */
+    if (atomic_load(&S.chunks[chunk]) == NULL) {
+        subsite *mem = calloc(CHUNK_SIZE, sizeof *mem);
+        if (mem == NULL)
+            goto out;
+        atomic_store_explicit(&S.chunks[chunk], mem, memory_order_release);
+    }
+    subsite *e = &atomic_load(&S.chunks[chunk])[n & (CHUNK_SIZE - 1)];
+    e->trace = trace;
+    e->class_serial = class_serial;
+    e->size = size;
+    made = n + 1;
+    S.slots[j] = made;
+    atomic_store_explicit(&S.count, made, memory_order_release);
+    /* Keep the load under one half so that probes stay short. */
+    if ((uint64_t)made * 2 > S.slot_mask && grow_slots() != 0) {
+        /* Still correct, only slower: the table fills up before failing. */
+    }
+out:
+    pthread_mutex_unlock(&S.lock);
+    return made;
+}
+
+void site_count_alloc(subsite_t s)
+{
+    subsite *e = subsite_at(s);
+    if (e)
+        atomic_fetch_add_explicit(&e->allocs, 1, memory_order_relaxed);
+}
+
+void site_count_free(subsite_t s)
+{
+    subsite *e = subsite_at(s);
+    if (e)
+        atomic_fetch_add_explicit(&e->frees, 1, memory_order_relaxed);
+}
+
+int site_get(subsite_t s, serial_t *trace, serial_t *class_serial, uint64_t *size)
+{
+    subsite *e = subsite_at(s);
+    if (e == NULL)
+        return -1;
+    if (trace) *trace = e->trace;
+    if (class_serial) *class_serial = e->class_serial;
+    if (size) *size = e->size;
+    return 0;
+}
+
+uint32_t site_subsite_count(void) { return atomic_load(&S.count); }
+void     site_count_lost(uint64_t n) { atomic_fetch_add(&S.lost, n); }
+uint64_t site_lost(void) { return atomic_load(&S.lost); }
+
+double site_sample_weight(uint64_t size, uint64_t sample_interval)
+{
+    if (sample_interval == 0 || size == 0)
+        return 1.0;
+    /* -expm1(-x) = 1 - e^-x without cancellation for small objects. */
+    double p = -expm1(-(double)size / (double)sample_interval);
+    return p > 0.0 ? 1.0 / p : 1.0;
+}
+
+static int row_order(const void *pa, const void *pb)
+{
+    const site_row *a = pa, *b = pb;
+    if (a->live_bytes != b->live_bytes) return a->live_bytes > b->live_bytes ? -1 : 1;
+    if (a->alloc_bytes != b->alloc_bytes) return a->alloc_bytes > b->alloc_bytes ? -1 : 1;
+    if (a->trace != b->trace) return a->trace < b->trace ? -1 : 1;
+    if (a->class_serial != b->class_serial) return a->class_serial < b->class_serial ? -1 : 1;
+    return 0;
+}
+
+static int key_order(const void *pa, const void *pb)
+{
+    const site_row *a = pa, *b = pb;
+    if (a->trace != b->trace) return a->trace < b->trace ? -1 : 1;
+    if (a->class_serial != b->class_serial) return a->class_serial < b->class_serial ? -1 : 1;
+    return 0;
+}
+
+int site_rows(uint64_t sample_interval, site_row **rows_out, uint32_t *n_out, site_row *totals)
+{
+    uint32_t n = atomic_load_explicit(&S.count, memory_order_acquire);
+    site_row *rows = malloc(((size_t)n + 1) * sizeof *rows);
+    if (rows == NULL)
+        return -1;
+    memset(totals, 0, sizeof *totals);
+    /* One row per subsite first, then subsites of one (trace, class) merged. */
+    uint32_t k = 0;
+    for (subsite_t s = 1; s <= n; s++) {
+        subsite *e = subsite_at(s);
+        uint64_t allocs = atomic_load_explicit(&e->allocs, memory_order_relaxed);
+        uint64_t frees = atomic_load_explicit(&e->frees, memory_order_relaxed);
+        if (allocs == 0)
+            continue;
+        /* A free counted before its allocation (another thread's increment
+         * not yet visible) must not make "live" wrap around. */
+        uint64_t live = frees < allocs ? allocs - frees : 0;
+        double w = site_sample_weight(e->size, sample_interval);
+        site_row r = { .trace = e->trace, .class_serial = e->class_serial };
+        r.alloc_objs = (uint64_t)llround((double)allocs * w);
+        r.live_objs = (uint64_t)llround((double)live * w);
+        r.alloc_bytes = r.alloc_objs * e->size;
+        r.live_bytes = r.live_objs * e->size;
+        rows[k++] = r;
+    }
+    qsort(rows, k, sizeof *rows, key_order);
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < k; i++) {
+        if (m > 0 && key_order(&rows[m - 1], &rows[i]) == 0) {
+            rows[m - 1].live_bytes += rows[i].live_bytes;
+            rows[m - 1].live_objs += rows[i].live_objs;
+            rows[m - 1].alloc_bytes += rows[i].alloc_bytes;
+            rows[m - 1].alloc_objs += rows[i].alloc_objs;
+        } else {
+            rows[m++] = rows[i];
+        }
+    }
+    for (uint32_t i = 0; i < m; i++) {
+        totals->live_bytes += rows[i].live_bytes;
+        totals->live_objs += rows[i].live_objs;
+        totals->alloc_bytes += rows[i].alloc_bytes;
+        totals->alloc_objs += rows[i].alloc_objs;
+    }
+    qsort(rows, m, sizeof *rows, row_order);
+    *rows_out = rows;
+    *n_out = m;
+    return 0;
+}

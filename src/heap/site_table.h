@@ -1,0 +1,67 @@
+/*
+ * site_table: allocation sites for heap=sites, the part that needs no JVM.
+ *
+ * A site, as HPROF reports it, is (trace, class). Internally the table keeps
+ * "subsites": (trace, class, object size). All objects of a subsite have the
+ * same size, so an object's JVMTI tag only has to name its subsite (see
+ * heap_tags.h) for JVMTI ObjectFree, which gives nothing but the tag, to know
+ * how many bytes died. Instances of a class always have one size; arrays
+ * split into one subsite per length met at that site.
+ *
+ * Counting is lock-free: site_count_alloc and site_count_free are atomic
+ * increments on the subsite, safe from any thread including the GC's
+ * ObjectFree callback. Interning a new subsite takes a mutex. Subsites live
+ * in chunks that never move, so a subsite number stays valid for the life of
+ * the table. Bounded: at most max_subsites (site_intern returns 0 after).
+ */
+#ifndef HPROF_SITE_TABLE_H
+#define HPROF_SITE_TABLE_H
+
+#include <stdint.h>
+
+#include "../core/tables.h"
+
+typedef uint32_t subsite_t;          /* 0: none (table full) */
+
+/* The largest subsite number a tag can hold (heap_tags.h): 2^30 - 1. */
+#define SUBSITE_MAX ((1u << 30) - 1)
+
+int  site_table_init(uint32_t max_subsites);   /* 0 on success */
+void site_table_free(void);
+
+/* The subsite of (trace, class, size), created if new; 0 when full. */
+subsite_t site_intern(serial_t trace, serial_t class_serial, uint64_t size);
+
+/* One object of subsite s allocated / freed. Async-safe: atomics only. */
+void site_count_alloc(subsite_t s);
+void site_count_free(subsite_t s);
+
+/* What a subsite stands for (0 on success). */
+int  site_get(subsite_t s, serial_t *trace, serial_t *class_serial, uint64_t *size);
+uint32_t site_subsite_count(void);
+/* Objects the agent saw allocated but could not record (table full, a tag
+ * that could not be set): counted, and reported under the table. */
+void     site_count_lost(uint64_t n);
+uint64_t site_lost(void);
+
+/* ---- report rows: one per (trace, class), subsites summed ---- */
+typedef struct site_row {
+    serial_t trace, class_serial;
+    uint64_t live_bytes, live_objs, alloc_bytes, alloc_objs;
+} site_row;
+
+/* Rows ordered by live bytes, then allocated bytes, then trace and class
+ * (so the order is stable), malloc'ed into *rows; totals summed over all rows.
+ *
+ * sample_interval 0: the counts are exact. Otherwise each counted object is
+ * one sample of JVMTI SampledObjectAlloc taken about every sample_interval
+ * bytes: an object of size s was sampled with probability
+ * p = 1 - exp(-s / interval), so each sample stands for 1/p objects (and
+ * s/p bytes), the unbiased estimate. -1 when out of memory. */
+int site_rows(uint64_t sample_interval, site_row **rows, uint32_t *n, site_row *totals);
+
+/* The estimate's weight of one sample of an object of `size` bytes
+ * (1 when sample_interval is 0). Exposed for tests. */
+double site_sample_weight(uint64_t size, uint64_t sample_interval);
+
+#endif

@@ -1,0 +1,128 @@
+/* Unit tests: allocation sites (site_table) and the tag encoding. */
+#include "unit.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "heap/heap_tags.h"
+#include "heap/site_table.h"
+
+TEST(sites_intern_one_subsite_per_trace_class_size)
+{
+    CHECK(site_table_init(100) == 0);
+    subsite_t a = site_intern(300001, 100001, 16);
+    CHECK(a == 1);
+    CHECK(site_intern(300001, 100001, 16) == a);
+    subsite_t b = site_intern(300001, 100001, 24);      /* same site, other array length */
+    subsite_t c = site_intern(300002, 100001, 16);
+    CHECK(b != a && c != a && c != b);
+    serial_t t, k;
+    uint64_t size;
+    CHECK(site_get(b, &t, &k, &size) == 0 && t == 300001 && k == 100001 && size == 24);
+    CHECK(site_get(0, &t, &k, &size) != 0);
+    CHECK(site_get(99, &t, &k, &size) != 0);
+    site_table_free();
+}
+
+TEST(sites_rows_merge_subsites_and_order_by_live_bytes)
+{
+    CHECK(site_table_init(100) == 0);
+    subsite_t a16 = site_intern(300001, 100001, 16), a24 = site_intern(300001, 100001, 24);
+    subsite_t b = site_intern(300002, 100002, 1000);
+    for (int i = 0; i < 10; i++) site_count_alloc(a16);
+    for (int i = 0; i < 5; i++) site_count_alloc(a24);
+    for (int i = 0; i < 3; i++) site_count_alloc(b);
+    for (int i = 0; i < 4; i++) site_count_free(a16);
+    for (int i = 0; i < 3; i++) site_count_free(b);            /* all of b died */
+    site_row *rows = NULL, tot;
+    uint32_t n = 0;
+    CHECK(site_rows(0, &rows, &n, &tot) == 0);
+    CHECK(n == 2);
+    /* a: live 6*16 + 5*24 = 216 bytes, 11 objs; alloc 160 + 120 = 280, 15 objs */
+    CHECK(rows[0].trace == 300001 && rows[0].live_bytes == 216 && rows[0].live_objs == 11);
+    CHECK(rows[0].alloc_bytes == 280 && rows[0].alloc_objs == 15);
+    CHECK(rows[1].trace == 300002 && rows[1].live_bytes == 0 && rows[1].alloc_bytes == 3000);
+    CHECK(tot.live_bytes == 216 && tot.alloc_objs == 18 && tot.alloc_bytes == 3280);
+    free(rows);
+    site_table_free();
+}
+
+TEST(sites_full_table_returns_zero)
+{
+    CHECK(site_table_init(3) == 0);
+    CHECK(site_intern(1, 1, 1) && site_intern(2, 1, 1) && site_intern(3, 1, 1));
+    CHECK(site_intern(4, 1, 1) == 0);
+    CHECK(site_intern(2, 1, 1) == 2);                    /* known ones still found */
+    site_count_alloc(0);                                  /* ignored, no crash */
+    site_table_free();
+}
+
+TEST(sites_grow_past_many_subsites)
+{
+    CHECK(site_table_init(20000) == 0);
+    for (uint32_t i = 0; i < 20000; i++)
+        CHECK(site_intern(300001 + i % 97, 100001 + i / 97, 16) == i + 1);
+    for (uint32_t i = 0; i < 20000; i += 777)
+        CHECK(site_intern(300001 + i % 97, 100001 + i / 97, 16) == i + 1);
+    CHECK(site_subsite_count() == 20000);
+    site_table_free();
+}
+
+static void *count_many(void *arg)
+{
+    subsite_t s = *(subsite_t *)arg;
+    for (int i = 0; i < 100000; i++) { site_count_alloc(s); if (i % 2) site_count_free(s); }
+    return NULL;
+}
+
+TEST(sites_counts_are_atomic)
+{
+    CHECK(site_table_init(10) == 0);
+    subsite_t s = site_intern(300001, 100001, 32);
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) pthread_create(&th[i], NULL, count_many, &s);
+    for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
+    site_row *rows = NULL, tot;
+    uint32_t n = 0;
+    CHECK(site_rows(0, &rows, &n, &tot) == 0 && n == 1);
+    CHECK(rows[0].alloc_objs == 400000 && rows[0].live_objs == 200000 && rows[0].live_bytes == 6400000);
+    free(rows);
+    site_table_free();
+}
+
+TEST(sites_sampled_weights_are_unbiased)
+{
+    /* A 512 KiB interval: a 16-byte object is sampled with p ~ 16/524288,
+     * so one sample stands for ~32768 objects; a 10 MiB array is always sampled. */
+    CHECK(fabs(site_sample_weight(16, 524288) - 32768.5) < 1.0);
+    CHECK(fabs(site_sample_weight(10u << 20, 524288) - 1.0) < 1e-6);
+    CHECK(site_sample_weight(16, 0) == 1.0);
+    CHECK(site_table_init(10) == 0);
+    subsite_t s = site_intern(300001, 100001, 16);
+    site_count_alloc(s);
+    site_count_alloc(s);
+    site_row *rows = NULL, tot;
+    uint32_t n = 0;
+    CHECK(site_rows(524288, &rows, &n, &tot) == 0 && n == 1);
+    CHECK(rows[0].alloc_objs == 65537 && rows[0].alloc_bytes == 65537 * 16);
+    free(rows);
+    site_table_free();
+}
+
+TEST(heap_tags_kinds_do_not_overlap)
+{
+    CHECK(heap_tag_is_class(100001));
+    CHECK(!heap_tag_is_class(heap_tag_alloc(5)));
+    CHECK(!heap_tag_is_class(heap_tag_dump(5, 7)));
+    CHECK(!heap_tag_is_class(0));
+    CHECK(heap_tag_alloc(5) < 0);
+    CHECK(heap_tag_subsite(heap_tag_alloc(5)) == 5);
+    CHECK(heap_tag_subsite(heap_tag_alloc(SUBSITE_MAX)) == SUBSITE_MAX);
+    CHECK(heap_tag_is_dump(heap_tag_dump(SUBSITE_MAX, 0xFFFFFFFFu)));
+    CHECK(heap_tag_subsite(heap_tag_dump(SUBSITE_MAX, 0xFFFFFFFFu)) == SUBSITE_MAX);
+    CHECK(heap_tag_subsite(heap_tag_dump(0, 12)) == 0);
+    CHECK(!heap_tag_is_dump(heap_tag_alloc(3)));
+    CHECK(heap_tag_subsite(100001) == 0);
+    CHECK(heap_tag_dump(1, 2) != heap_tag_dump(1, 3) && heap_tag_dump(1, 2) != heap_tag_dump(2, 2));
+}

@@ -1,0 +1,913 @@
+/* Unit tests: the HPROF binary writer (src/output/hprof_binary.c).
+ *
+ * Output goes to open_memstream and is compared byte for byte with what is
+ * built here independently (the expected bytes are spelled out, not produced
+ * by the writer's own encoders), and walked the way a reader (MAT, VisualVM)
+ * walks it: record by record, sub-record by sub-record inside each segment. */
+#include "unit.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "output/hprof_binary.h"
+
+#define START_MS 0x0000018C2B3D4E5Full       /* some day in late 2023 */
+#define DT_US    0x00ABCDEFu                 /* what the fake clock says, since START_MS */
+
+static uint64_t fake_now_us = START_MS * 1000u + DT_US;
+static uint64_t fake_clock(void) { return fake_now_us; }
+
+/* ---- expected bytes ---- */
+
+typedef struct bytes {
+    unsigned char *b;
+    size_t n, cap;
+} bytes;
+
+static void e_raw(bytes *e, const void *p, size_t n)
+{
+    if (e->n + n > e->cap) {
+        e->cap = (e->n + n) * 2 + 256;
+        e->b = realloc(e->b, e->cap);
+    }
+    memcpy(e->b + e->n, p, n);
+    e->n += n;
+}
+
+static void e_be(bytes *e, uint64_t v, int size)
+{
+    for (int i = size - 1; i >= 0; i--) {
+        unsigned char c = (unsigned char)(v >> (8 * i));
+        e_raw(e, &c, 1);
+    }
+}
+
+static void e_u1(bytes *e, uint64_t v) { e_be(e, v, 1); }
+static void e_u2(bytes *e, uint64_t v) { e_be(e, v, 2); }
+static void e_u4(bytes *e, uint64_t v) { e_be(e, v, 4); }
+static void e_u8(bytes *e, uint64_t v) { e_be(e, v, 8); }
+static void e_id(bytes *e, uint64_t v) { e_be(e, v, 8); }
+
+#define RAW(e, ...) do {                                       \
+        static const unsigned char raw_[] = { __VA_ARGS__ };   \
+        e_raw((e), raw_, sizeof raw_);                         \
+    } while (0)
+
+static void e_file_header(bytes *e)
+{
+    e_raw(e, "JAVA PROFILE 1.0.2", 19);   /* with the NUL */
+    e_u4(e, 8);
+    e_u8(e, START_MS);
+}
+
+static void e_record(bytes *e, uint8_t tag, uint32_t len)
+{
+    e_u1(e, tag);
+    e_u4(e, DT_US);
+    e_u4(e, len);
+}
+
+/* Equal, or say where they differ (the CHECK alone would not). */
+static int same_bytes(const char *what, const void *got, size_t got_n, const bytes *want)
+{
+    const unsigned char *g = got;
+    size_t n = got_n < want->n ? got_n : want->n;
+    for (size_t i = 0; i < n; i++)
+        if (g[i] != want->b[i]) {
+            fprintf(stderr, "    %s: byte %zu is %02x, want %02x\n", what, i, g[i], want->b[i]);
+            return 0;
+        }
+    if (got_n != want->n) {
+        fprintf(stderr, "    %s: %zu bytes, want %zu\n", what, got_n, want->n);
+        return 0;
+    }
+    return 1;
+}
+
+/* ---- a writer on a memory stream ---- */
+
+typedef struct sink {
+    FILE  *f;
+    char  *buf;
+    size_t len;
+} sink;
+
+static void start(hb_writer *w, sink *s, size_t cap)
+{
+    s->buf = NULL;
+    s->len = 0;
+    s->f = open_memstream(&s->buf, &s->len);
+    CHECK(s->f != NULL);
+    CHECK(hb_open(w, s->f, START_MS, cap) == 0);
+    w->clock_us = fake_clock;
+}
+
+/* hb_close, then fclose so that s->buf/s->len hold everything. */
+static int finish(hb_writer *w, sink *s)
+{
+    int rc = hb_close(w);
+    fclose(s->f);
+    return rc;
+}
+
+/* ---- a reader, as MAT and VisualVM walk the file ---- */
+
+#define MAX_IDS 4096
+
+typedef struct walk {
+    int      bad;             /* set at the first thing a reader would choke on */
+    unsigned segments, streamed, ends, subrecords, others;
+    unsigned by_tag[256];
+    size_t   max_buffered_segment;  /* longest segment holding more than one sub-record */
+    uint64_t ids[MAX_IDS];    /* object id of every sub-record, in file order */
+    unsigned n_ids;
+} walk;
+
+typedef struct rd {
+    const unsigned char *p;
+    size_t at, end;
+    int bad;
+} rd;
+
+static uint64_t rd_u(rd *r, size_t size)
+{
+    if (r->bad || size > r->end - r->at) {
+        r->bad = 1;
+        return 0;
+    }
+    uint64_t v = 0;
+    for (size_t i = 0; i < size; i++)
+        v = v << 8 | r->p[r->at++];
+    return v;
+}
+
+static void rd_skip(rd *r, uint64_t n)
+{
+    if (r->bad || n > r->end - r->at)
+        r->bad = 1;
+    else
+        r->at += (size_t)n;
+}
+
+static size_t type_size(unsigned t)
+{
+    switch (t) {
+    case 2: return 8;
+    case 4: case 8: return 1;
+    case 5: case 9: return 2;
+    case 6: case 10: return 4;
+    case 7: case 11: return 8;
+    default: return 0;
+    }
+}
+
+/* One sub-record from r; 0 if it parsed. r ends at the segment's end, so a
+ * sub-record running past it fails here, as it would in a reader. */
+static int walk_subrecord(rd *r, walk *k)
+{
+    unsigned tag = (unsigned)rd_u(r, 1);
+    uint64_t id = rd_u(r, 8);
+    switch (tag) {
+    case 0xFF: case 0x05: case 0x07:
+        break;
+    case 0x01:
+        rd_u(r, 8);
+        break;
+    case 0x04: case 0x06:
+        rd_u(r, 4);
+        break;
+    case 0x02: case 0x03: case 0x08:
+        rd_u(r, 4);
+        rd_u(r, 4);
+        break;
+    case 0x20: {
+        rd_skip(r, 4 + 6 * 8 + 4);
+        unsigned n = (unsigned)rd_u(r, 2);          /* constant pool */
+        for (unsigned i = 0; i < n && !r->bad; i++) {
+            rd_u(r, 2);
+            size_t s = type_size((unsigned)rd_u(r, 1));
+            if (s == 0)
+                return -1;
+            rd_skip(r, s);
+        }
+        n = (unsigned)rd_u(r, 2);                   /* statics */
+        for (unsigned i = 0; i < n && !r->bad; i++) {
+            rd_u(r, 8);
+            size_t s = type_size((unsigned)rd_u(r, 1));
+            if (s == 0)
+                return -1;
+            rd_skip(r, s);
+        }
+        n = (unsigned)rd_u(r, 2);                   /* instance fields */
+        for (unsigned i = 0; i < n && !r->bad; i++) {
+            rd_u(r, 8);
+            if (type_size((unsigned)rd_u(r, 1)) == 0)
+                return -1;
+        }
+        break;
+    }
+    case 0x21:
+        rd_u(r, 4);
+        rd_u(r, 8);
+        rd_skip(r, rd_u(r, 4));
+        break;
+    case 0x22: {
+        rd_u(r, 4);
+        uint64_t n = rd_u(r, 4);
+        rd_u(r, 8);
+        rd_skip(r, n * 8);
+        break;
+    }
+    case 0x23: {
+        rd_u(r, 4);
+        uint64_t n = rd_u(r, 4);
+        unsigned type = (unsigned)rd_u(r, 1);
+        size_t s = type_size(type);
+        if (s == 0 || type == 2)
+            return -1;                              /* no object type in a PRIM ARRAY */
+        rd_skip(r, n * s);
+        break;
+    }
+    default:
+        return -1;
+    }
+    if (r->bad)
+        return -1;
+    k->subrecords++;
+    k->by_tag[tag]++;
+    if (k->n_ids < MAX_IDS)
+        k->ids[k->n_ids++] = id;
+    return 0;
+}
+
+static void walk_file(const char *buf, size_t len, size_t cap, walk *k)
+{
+    memset(k, 0, sizeof *k);
+    rd r = { (const unsigned char *)buf, 0, len, 0 };
+    if (len < 31 || memcmp(buf, "JAVA PROFILE 1.0.2", 19) != 0) {
+        k->bad = 1;
+        return;
+    }
+    rd_skip(&r, 19);
+    if (rd_u(&r, 4) != 8 || rd_u(&r, 8) != START_MS) {
+        k->bad = 1;
+        return;
+    }
+    while (r.at < len && !k->bad) {
+        unsigned tag = (unsigned)rd_u(&r, 1);
+        rd_u(&r, 4);
+        uint64_t body = rd_u(&r, 4);
+        if (r.bad || body > len - r.at) {
+            k->bad = 1;
+            break;
+        }
+        if (tag == 0x1C) {
+            rd seg = { r.p, r.at, r.at + (size_t)body, 0 };
+            unsigned before = k->subrecords;
+            while (seg.at < seg.end)
+                if (walk_subrecord(&seg, k) != 0) {
+                    k->bad = 1;
+                    break;
+                }
+            unsigned in_seg = k->subrecords - before;
+            if (in_seg == 0)
+                k->bad = 1;         /* the writer never makes an empty segment */
+            if (body > cap) {
+                k->streamed++;
+                if (in_seg != 1)
+                    k->bad = 1;     /* only a lone oversized sub-record may exceed cap */
+            } else if (body > k->max_buffered_segment) {
+                k->max_buffered_segment = (size_t)body;
+            }
+            k->segments++;
+        } else if (tag == 0x2C) {
+            if (body != 0)
+                k->bad = 1;
+            k->ends++;
+        } else {
+            k->others++;
+        }
+        rd_skip(&r, body);
+    }
+}
+
+/* ---- tests ---- */
+
+TEST(hb_type_sizes)
+{
+    CHECK(hb_type_size(HB_OBJECT) == 8);
+    CHECK(hb_type_size(HB_BOOLEAN) == 1 && hb_type_size(HB_BYTE) == 1);
+    CHECK(hb_type_size(HB_CHAR) == 2 && hb_type_size(HB_SHORT) == 2);
+    CHECK(hb_type_size(HB_FLOAT) == 4 && hb_type_size(HB_INT) == 4);
+    CHECK(hb_type_size(HB_DOUBLE) == 8 && hb_type_size(HB_LONG) == 8);
+    CHECK(hb_type_size(0) == 0 && hb_type_size(1) == 0 && hb_type_size(3) == 0);
+    CHECK(hb_type_size(12) == 0 && hb_type_size(-1) == 0 && hb_type_size(0x21) == 0);
+}
+
+TEST(hb_file_header)
+{
+    hb_writer w;
+    sink s;
+    start(&w, &s, 0);
+    CHECK(w.bytes == 31 && w.error == 0 && w.seg_cap == HB_DEFAULT_SEGMENT);
+    CHECK(finish(&w, &s) == 0);
+    static const unsigned char want[] = {
+        'J', 'A', 'V', 'A', ' ', 'P', 'R', 'O', 'F', 'I', 'L', 'E', ' ', '1', '.', '0', '.', '2', 0,
+        0x00, 0x00, 0x00, 0x08,                              /* identifier size */
+        0x00, 0x00, 0x01, 0x8C, 0x2B, 0x3D, 0x4E, 0x5F,      /* ms since the epoch */
+    };
+    CHECK(s.len == sizeof want && memcmp(s.buf, want, sizeof want) == 0);
+    free(s.buf);
+}
+
+TEST(hb_utf8_record)
+{
+    hb_writer w;
+    sink s;
+    start(&w, &s, 0);
+    CHECK(hb_utf8(&w, 0x1122334455667788ull, "h\xc3\xa9llo") == 0);   /* "héllo": 6 bytes */
+    CHECK(hb_utf8(&w, 2, "") == 0);
+    CHECK(w.bytes == 31 + 9 + 14 + 9 + 8);
+    CHECK(finish(&w, &s) == 0);
+    static const unsigned char want[] = {
+        0x01, 0x00, 0xAB, 0xCD, 0xEF, 0x00, 0x00, 0x00, 0x0E,    /* tag, time, length 8 + 6 */
+        0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88,
+        'h', 0xC3, 0xA9, 'l', 'l', 'o',                          /* no NUL */
+        0x01, 0x00, 0xAB, 0xCD, 0xEF, 0x00, 0x00, 0x00, 0x08,
+        0, 0, 0, 0, 0, 0, 0, 2,
+    };
+    CHECK(s.len == 31 + sizeof want && memcmp(s.buf + 31, want, sizeof want) == 0);
+    free(s.buf);
+}
+
+TEST(hb_load_class_and_stack_trace)
+{
+    hb_writer w;
+    sink s;
+    start(&w, &s, 0);
+    CHECK(hb_load_class(&w, 100001, 0x7f0000001000ull, 300000, 42) == 0);
+    uint64_t frames[] = { 7, 0x0102030405060708ull };
+    CHECK(hb_stack_trace(&w, 300001, 200001, frames, 2) == 0);
+    CHECK(hb_stack_trace(&w, 300000, 0, NULL, 0) == 0);
+    CHECK(finish(&w, &s) == 0);
+    static const unsigned char want[] = {
+        0x02, 0x00, 0xAB, 0xCD, 0xEF, 0x00, 0x00, 0x00, 0x18,    /* LOAD CLASS, 24 bytes */
+        0x00, 0x01, 0x86, 0xA1,                                  /* class serial 100001 */
+        0x00, 0x00, 0x7F, 0x00, 0x00, 0x00, 0x10, 0x00,          /* class object id */
+        0x00, 0x04, 0x93, 0xE0,                                  /* trace serial 300000 */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x2A,          /* name id */
+        0x05, 0x00, 0xAB, 0xCD, 0xEF, 0x00, 0x00, 0x00, 0x1C,    /* TRACE, 12 + 2 * 8 */
+        0x00, 0x04, 0x93, 0xE1,                                  /* trace serial 300001 */
+        0x00, 0x03, 0x0D, 0x41,                                  /* thread serial 200001 */
+        0x00, 0x00, 0x00, 0x02,                                  /* frames */
+        0, 0, 0, 0, 0, 0, 0, 7,
+        0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,
+        0x05, 0x00, 0xAB, 0xCD, 0xEF, 0x00, 0x00, 0x00, 0x0C,    /* the empty trace */
+        0x00, 0x04, 0x93, 0xE0, 0, 0, 0, 0, 0, 0, 0, 0,
+    };
+    CHECK(s.len == 31 + sizeof want && memcmp(s.buf + 31, want, sizeof want) == 0);
+    free(s.buf);
+}
+
+TEST(hb_other_top_level_records)
+{
+    hb_writer w;
+    sink s;
+    start(&w, &s, 0);
+    CHECK(hb_stack_frame(&w, 9, 10, 11, 12, 100002, 57) == 0);
+    CHECK(hb_stack_frame(&w, 13, 10, 11, 0, 100002, -3) == 0);
+    CHECK(hb_start_thread(&w, 200001, 0xAA, 300001, 20, 21, 22) == 0);
+    CHECK(hb_end_thread(&w, 200001) == 0);
+    hb_site sites[] = { { 0, 100001, 300001, 1000, 10, 2000, 20 },
+                        { HB_INT, 100002, 300002, 0xFFFFFFFFu, 1, 2, 3 } };
+    CHECK(hb_alloc_sites(&w, 0x0002, 0.5f, 5000, 50, 0x100000000ull, 7, sites, 2) == 0);
+    CHECK(hb_heap_summary(&w, 1, 2, 0x0102030405060708ull, 4) == 0);
+    hb_sample samples[] = { { 30, 300001 }, { 12, 300002 } };
+    CHECK(hb_cpu_samples(&w, 42, samples, 2) == 0);
+    CHECK(hb_control_settings(&w, 3, 4) == 0);
+    CHECK(finish(&w, &s) == 0);
+
+    bytes e = { 0 };
+    e_file_header(&e);
+    e_record(&e, 0x04, 40);
+    e_id(&e, 9); e_id(&e, 10); e_id(&e, 11); e_id(&e, 12); e_u4(&e, 100002); e_u4(&e, 57);
+    e_record(&e, 0x04, 40);
+    e_id(&e, 13); e_id(&e, 10); e_id(&e, 11); e_id(&e, 0); e_u4(&e, 100002);
+    RAW(&e, 0xFF, 0xFF, 0xFF, 0xFD);                      /* -3: native method */
+    e_record(&e, 0x0A, 40);
+    e_u4(&e, 200001); e_id(&e, 0xAA); e_u4(&e, 300001); e_id(&e, 20); e_id(&e, 21); e_id(&e, 22);
+    e_record(&e, 0x0B, 4);
+    e_u4(&e, 200001);
+    e_record(&e, 0x06, 34 + 2 * 25);
+    e_u2(&e, 2);
+    RAW(&e, 0x3F, 0x00, 0x00, 0x00);                      /* 0.5f */
+    e_u4(&e, 5000); e_u4(&e, 50); e_u8(&e, 0x100000000ull); e_u8(&e, 7); e_u4(&e, 2);
+    e_u1(&e, 0); e_u4(&e, 100001); e_u4(&e, 300001);
+    e_u4(&e, 1000); e_u4(&e, 10); e_u4(&e, 2000); e_u4(&e, 20);
+    e_u1(&e, 10); e_u4(&e, 100002); e_u4(&e, 300002);
+    e_u4(&e, 0xFFFFFFFFu); e_u4(&e, 1); e_u4(&e, 2); e_u4(&e, 3);
+    e_record(&e, 0x07, 24);
+    e_u4(&e, 1); e_u4(&e, 2); RAW(&e, 1, 2, 3, 4, 5, 6, 7, 8); e_u8(&e, 4);
+    e_record(&e, 0x0D, 8 + 2 * 8);
+    e_u4(&e, 42); e_u4(&e, 2); e_u4(&e, 30); e_u4(&e, 300001); e_u4(&e, 12); e_u4(&e, 300002);
+    e_record(&e, 0x0E, 6);
+    e_u4(&e, 3); e_u2(&e, 4);
+    CHECK(same_bytes("top-level", s.buf, s.len, &e));
+    free(e.b);
+    free(s.buf);
+}
+
+TEST(hb_record_time_is_relative_and_wraps)
+{
+    hb_writer w;
+    sink s;
+    start(&w, &s, 0);
+    fake_now_us = START_MS * 1000u - 5;                   /* clock set back: 0, not 2^32 - 5 */
+    CHECK(hb_end_thread(&w, 1) == 0);
+    fake_now_us = START_MS * 1000u + 0x100000007ull;      /* 71 minutes on: wraps to 7 */
+    CHECK(hb_end_thread(&w, 2) == 0);
+    fake_now_us = START_MS * 1000u + DT_US;
+    CHECK(finish(&w, &s) == 0);
+    static const unsigned char want[] = {
+        0x0B, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 1,
+        0x0B, 0, 0, 0, 7, 0, 0, 0, 4, 0, 0, 0, 2,
+    };
+    CHECK(s.len == 31 + sizeof want && memcmp(s.buf + 31, want, sizeof want) == 0);
+
+    /* The real clock: a record made now is a few microseconds after a header made now. */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t now_ms = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    free(s.buf);
+    s.buf = NULL;
+    s.f = open_memstream(&s.buf, &s.len);
+    CHECK(hb_open(&w, s.f, now_ms, 0) == 0);
+    CHECK(hb_end_thread(&w, 1) == 0);
+    CHECK(finish(&w, &s) == 0);
+    CHECK(s.len == 31 + 13);
+    if (s.len == 31 + 13) {
+        const unsigned char *t = (const unsigned char *)s.buf + 32;
+        uint32_t dt = (uint32_t)t[0] << 24 | (uint32_t)t[1] << 16 | (uint32_t)t[2] << 8 | t[3];
+        CHECK(dt < 10u * 1000u * 1000u);
+    }
+    free(s.buf);
+}
+
+/* Every kind of sub-record in one heap dump, checked byte for byte. */
+TEST(hb_heap_dump_every_subrecord)
+{
+    hb_writer w;
+    sink s;
+    start(&w, &s, 0);
+    CHECK(hb_heap_begin(&w) == 0);
+    CHECK(hb_root_unknown(&w, 0x11) == 0);
+    CHECK(hb_root_jni_global(&w, 0x12, 0x9012) == 0);
+    CHECK(hb_root_jni_local(&w, 0x13, 200001, 2) == 0);
+    CHECK(hb_root_java_frame(&w, 0x14, 200002, -1) == 0);
+    CHECK(hb_root_native_stack(&w, 0x15, 200003) == 0);
+    CHECK(hb_root_sticky_class(&w, 0x16) == 0);
+    CHECK(hb_root_thread_block(&w, 0x17, 200004) == 0);
+    CHECK(hb_root_monitor_used(&w, 0x18) == 0);
+    CHECK(hb_root_thread_object(&w, 0x19, 200005, 300001) == 0);
+
+    double dv = 1.0;
+    float fv = 1.5f;
+    uint64_t dbits;
+    uint32_t fbits;
+    memcpy(&dbits, &dv, 8);
+    memcpy(&fbits, &fv, 4);
+    hb_static statics[] = {
+        { 0x101, { HB_OBJECT, 0x0A0B0C0D0E0F1011ull } },
+        { 0x102, { HB_BOOLEAN, 1 } },
+        { 0x103, { HB_CHAR, 0x263A } },
+        { 0x104, { HB_FLOAT, fbits } },
+        { 0x105, { HB_DOUBLE, dbits } },
+        { 0x106, { HB_BYTE, 0x80 } },
+        { 0x107, { HB_SHORT, 0xFFFE } },
+        { 0x108, { HB_INT, 0x01020304 } },
+        { 0x109, { HB_LONG, 0x8000000000000001ull } },
+    };
+    hb_field fields[] = { { 0x201, HB_INT }, { 0x202, HB_OBJECT }, { 0x203, HB_CHAR } };
+    hb_class c = { 0xC1, 300001, 0xC0, 0xD1, 0, 0xD2, 4 + 8 + 2 + 8,
+                   statics, 9, fields, 3 };
+    CHECK(hb_class_dump(&w, &c) == 0);
+
+    CHECK(hb_instance_begin(&w, 0x31, 300002, 0xC1, 22) == 0);
+    CHECK(hb_put_value(&w, HB_INT, (uint32_t)-2) == 0);
+    CHECK(hb_put_value(&w, HB_OBJECT, 0x32) == 0);
+    CHECK(hb_put_value(&w, HB_CHAR, 'x') == 0);
+    CHECK(hb_put_value(&w, HB_OBJECT, 0) == 0);            /* the superclass's field */
+    CHECK(hb_instance_begin(&w, 0x33, 300002, 0xC0, 0) == 0);  /* no fields at all */
+
+    CHECK(hb_obj_array_begin(&w, 0x41, 300003, 3, 0xC2) == 0);
+    CHECK(hb_put_value(&w, HB_OBJECT, 0x31) == 0);
+    CHECK(hb_put_value(&w, HB_OBJECT, 0) == 0);
+    CHECK(hb_put_value(&w, HB_OBJECT, 0x33) == 0);
+    CHECK(hb_obj_array_begin(&w, 0x42, 300003, 0, 0xC2) == 0);
+
+    uint8_t  zs[] = { 1, 0 };
+    uint16_t cs[] = { 'A', 0x263A };
+    float    fs[] = { 1.5f, -2.0f };
+    double   ds[] = { 1.0, -0.0 };
+    int8_t   bs[] = { -128, 127, 0 };
+    int16_t  ss[] = { -2, 0x1234 };
+    int32_t  is[] = { 0x01020304, -1 };
+    int64_t  ls[] = { 0x0102030405060708ll, -2 };
+    CHECK(hb_prim_array(&w, 0x51, 300004, HB_BOOLEAN, 2, zs) == 0);
+    CHECK(hb_prim_array(&w, 0x52, 300004, HB_CHAR, 2, cs) == 0);
+    CHECK(hb_prim_array(&w, 0x53, 300004, HB_FLOAT, 2, fs) == 0);
+    CHECK(hb_prim_array(&w, 0x54, 300004, HB_DOUBLE, 2, ds) == 0);
+    CHECK(hb_prim_array(&w, 0x55, 300004, HB_BYTE, 3, bs) == 0);
+    CHECK(hb_prim_array(&w, 0x56, 300004, HB_SHORT, 2, ss) == 0);
+    CHECK(hb_prim_array(&w, 0x57, 300004, HB_INT, 2, is) == 0);
+    CHECK(hb_prim_array(&w, 0x58, 300004, HB_LONG, 2, ls) == 0);
+    CHECK(hb_prim_array(&w, 0x59, 300004, HB_INT, 0, NULL) == 0);
+    CHECK(hb_heap_end(&w) == 0);
+    CHECK(finish(&w, &s) == 0);
+
+    bytes sub = { 0 };
+    /* roots */
+    e_u1(&sub, 0xFF); e_id(&sub, 0x11);
+    e_u1(&sub, 0x01); e_id(&sub, 0x12); e_id(&sub, 0x9012);
+    e_u1(&sub, 0x02); e_id(&sub, 0x13); e_u4(&sub, 200001); e_u4(&sub, 2);
+    e_u1(&sub, 0x03); e_id(&sub, 0x14); e_u4(&sub, 200002); RAW(&sub, 0xFF, 0xFF, 0xFF, 0xFF);
+    e_u1(&sub, 0x04); e_id(&sub, 0x15); e_u4(&sub, 200003);
+    e_u1(&sub, 0x05); e_id(&sub, 0x16);
+    e_u1(&sub, 0x06); e_id(&sub, 0x17); e_u4(&sub, 200004);
+    e_u1(&sub, 0x07); e_id(&sub, 0x18);
+    e_u1(&sub, 0x08); e_id(&sub, 0x19); e_u4(&sub, 200005); e_u4(&sub, 300001);
+    /* CLASS DUMP */
+    e_u1(&sub, 0x20); e_id(&sub, 0xC1); e_u4(&sub, 300001);
+    e_id(&sub, 0xC0); e_id(&sub, 0xD1); e_id(&sub, 0); e_id(&sub, 0xD2);
+    e_id(&sub, 0); e_id(&sub, 0);                           /* reserved */
+    e_u4(&sub, 22);                                         /* instance size */
+    e_u2(&sub, 0);                                          /* constant pool */
+    e_u2(&sub, 9);
+    e_id(&sub, 0x101); e_u1(&sub, 2);  RAW(&sub, 0x0A, 0x0B, 0x0C, 0x0D, 0x0E, 0x0F, 0x10, 0x11);
+    e_id(&sub, 0x102); e_u1(&sub, 4);  RAW(&sub, 0x01);
+    e_id(&sub, 0x103); e_u1(&sub, 5);  RAW(&sub, 0x26, 0x3A);
+    e_id(&sub, 0x104); e_u1(&sub, 6);  RAW(&sub, 0x3F, 0xC0, 0x00, 0x00);
+    e_id(&sub, 0x105); e_u1(&sub, 7);  RAW(&sub, 0x3F, 0xF0, 0, 0, 0, 0, 0, 0);
+    e_id(&sub, 0x106); e_u1(&sub, 8);  RAW(&sub, 0x80);
+    e_id(&sub, 0x107); e_u1(&sub, 9);  RAW(&sub, 0xFF, 0xFE);
+    e_id(&sub, 0x108); e_u1(&sub, 10); RAW(&sub, 0x01, 0x02, 0x03, 0x04);
+    e_id(&sub, 0x109); e_u1(&sub, 11); RAW(&sub, 0x80, 0, 0, 0, 0, 0, 0, 0x01);
+    e_u2(&sub, 3);
+    e_id(&sub, 0x201); e_u1(&sub, 10);
+    e_id(&sub, 0x202); e_u1(&sub, 2);
+    e_id(&sub, 0x203); e_u1(&sub, 5);
+    /* INSTANCE DUMPs */
+    e_u1(&sub, 0x21); e_id(&sub, 0x31); e_u4(&sub, 300002); e_id(&sub, 0xC1); e_u4(&sub, 22);
+    RAW(&sub, 0xFF, 0xFF, 0xFF, 0xFE);
+    e_id(&sub, 0x32);
+    RAW(&sub, 0x00, 'x');
+    e_id(&sub, 0);
+    e_u1(&sub, 0x21); e_id(&sub, 0x33); e_u4(&sub, 300002); e_id(&sub, 0xC0); e_u4(&sub, 0);
+    /* OBJ ARRAY DUMPs */
+    e_u1(&sub, 0x22); e_id(&sub, 0x41); e_u4(&sub, 300003); e_u4(&sub, 3); e_id(&sub, 0xC2);
+    e_id(&sub, 0x31); e_id(&sub, 0); e_id(&sub, 0x33);
+    e_u1(&sub, 0x22); e_id(&sub, 0x42); e_u4(&sub, 300003); e_u4(&sub, 0); e_id(&sub, 0xC2);
+    /* PRIM ARRAY DUMPs: id, trace, count, type, big-endian elements */
+    e_u1(&sub, 0x23); e_id(&sub, 0x51); e_u4(&sub, 300004); e_u4(&sub, 2); e_u1(&sub, 4);
+    RAW(&sub, 0x01, 0x00);
+    e_u1(&sub, 0x23); e_id(&sub, 0x52); e_u4(&sub, 300004); e_u4(&sub, 2); e_u1(&sub, 5);
+    RAW(&sub, 0x00, 0x41, 0x26, 0x3A);
+    e_u1(&sub, 0x23); e_id(&sub, 0x53); e_u4(&sub, 300004); e_u4(&sub, 2); e_u1(&sub, 6);
+    RAW(&sub, 0x3F, 0xC0, 0x00, 0x00, 0xC0, 0x00, 0x00, 0x00);
+    e_u1(&sub, 0x23); e_id(&sub, 0x54); e_u4(&sub, 300004); e_u4(&sub, 2); e_u1(&sub, 7);
+    RAW(&sub, 0x3F, 0xF0, 0, 0, 0, 0, 0, 0, 0x80, 0, 0, 0, 0, 0, 0, 0);
+    e_u1(&sub, 0x23); e_id(&sub, 0x55); e_u4(&sub, 300004); e_u4(&sub, 3); e_u1(&sub, 8);
+    RAW(&sub, 0x80, 0x7F, 0x00);
+    e_u1(&sub, 0x23); e_id(&sub, 0x56); e_u4(&sub, 300004); e_u4(&sub, 2); e_u1(&sub, 9);
+    RAW(&sub, 0xFF, 0xFE, 0x12, 0x34);
+    e_u1(&sub, 0x23); e_id(&sub, 0x57); e_u4(&sub, 300004); e_u4(&sub, 2); e_u1(&sub, 10);
+    RAW(&sub, 0x01, 0x02, 0x03, 0x04, 0xFF, 0xFF, 0xFF, 0xFF);
+    e_u1(&sub, 0x23); e_id(&sub, 0x58); e_u4(&sub, 300004); e_u4(&sub, 2); e_u1(&sub, 11);
+    RAW(&sub, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,
+              0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFE);
+    e_u1(&sub, 0x23); e_id(&sub, 0x59); e_u4(&sub, 300004); e_u4(&sub, 0); e_u1(&sub, 10);
+
+    bytes e = { 0 };
+    e_file_header(&e);
+    e_record(&e, 0x1C, (uint32_t)sub.n);             /* all of it fits one 1 MiB segment */
+    e_raw(&e, sub.b, sub.n);
+    e_record(&e, 0x2C, 0);
+    CHECK(same_bytes("heap dump", s.buf, s.len, &e));
+    CHECK(w.bytes == e.n);
+
+    walk k;
+    walk_file(s.buf, s.len, HB_DEFAULT_SEGMENT, &k);
+    CHECK(!k.bad && k.segments == 1 && k.ends == 1 && k.subrecords == 9 + 1 + 2 + 2 + 9);
+    CHECK(k.by_tag[0x20] == 1 && k.by_tag[0x21] == 2 && k.by_tag[0x22] == 2 && k.by_tag[0x23] == 9);
+    free(sub.b);
+    free(e.b);
+    free(s.buf);
+}
+
+/* A tiny buffer: many segments, none over capacity, no sub-record split, and
+ * every sub-record present once, in order. */
+TEST(hb_segments_split_between_subrecords)
+{
+    hb_writer w;
+    sink s;
+    start(&w, &s, 64);
+    CHECK(hb_heap_begin(&w) == 0);
+    uint64_t next = 1;
+    unsigned made = 0;
+    hb_field f[] = { { 7, HB_INT } };
+    hb_class c = { 0, 0, 0, 0, 0, 0, 4, NULL, 0, f, 1 };    /* 1 + 8 + 4 + 48 + 4 + 6 + 9 = 80 */
+    for (int round = 0; round < 40; round++) {
+        CHECK(hb_root_unknown(&w, next++) == 0);                       /* 9 bytes */
+        CHECK(hb_root_thread_object(&w, next++, 200001, 300001) == 0); /* 17 */
+        CHECK(hb_root_jni_global(&w, next++, 5) == 0);                 /* 17 */
+        CHECK(hb_instance_begin(&w, next++, 0, 0xC, 12) == 0);         /* 25 + 12 = 37 */
+        CHECK(hb_put_value(&w, HB_INT, (uint32_t)round) == 0);
+        CHECK(hb_put_value(&w, HB_LONG, (uint64_t)round << 32) == 0);
+        CHECK(hb_obj_array_begin(&w, next++, 0, 3, 0xD) == 0);         /* 25 + 24 = 49 */
+        for (int i = 0; i < 3; i++)
+            CHECK(hb_put_value(&w, HB_OBJECT, (uint64_t)i) == 0);
+        uint16_t chars[] = { 'a', 'b', 'c' };
+        CHECK(hb_prim_array(&w, next++, 0, HB_CHAR, 3, chars) == 0);   /* 18 + 6 = 24 */
+        made += 6;
+        if (round % 10 == 3) {
+            c.id = next++;                  /* 80 bytes: over capacity, a segment of its own */
+            CHECK(hb_class_dump(&w, &c) == 0);
+            made++;
+        }
+        if (round == 20)        /* a top-level record mid-dump ends the segment first */
+            CHECK(hb_utf8(&w, 99, "mid-dump") == 0);
+    }
+    CHECK(hb_heap_end(&w) == 0);
+    CHECK(finish(&w, &s) == 0);
+
+    walk k;
+    walk_file(s.buf, s.len, 64, &k);
+    CHECK(!k.bad);
+    CHECK(k.subrecords == made && k.ends == 1 && k.others == 1);
+    CHECK(k.streamed == 4 && k.by_tag[0x20] == 4);
+    CHECK(k.max_buffered_segment <= 64 && k.max_buffered_segment > 0);
+    CHECK(k.segments > made / 3);          /* at most a few 9..49-byte sub-records per 64 */
+    int in_order = k.n_ids == made;
+    for (unsigned i = 0; in_order && i < k.n_ids; i++)
+        in_order = k.ids[i] == i + 1;
+    CHECK(in_order);
+    free(s.buf);
+}
+
+/* A sub-record bigger than the whole buffer: streamed as its own segment,
+ * with the segments before and after it intact. */
+TEST(hb_oversized_subrecord_streams)
+{
+    hb_writer w;
+    sink s;
+    start(&w, &s, 64);
+    uint32_t *ints = malloc(1000 * sizeof *ints);
+    for (uint32_t i = 0; i < 1000; i++)
+        ints[i] = i * 0x01010101u - 7u;
+    CHECK(hb_heap_begin(&w) == 0);
+    CHECK(hb_root_unknown(&w, 1) == 0);
+    CHECK(hb_prim_array(&w, 2, 300001, HB_INT, 1000, ints) == 0);
+    CHECK(w.seg_len == 0 && !w.streaming);
+    /* Streamed objects filled through hb_put_value too. */
+    CHECK(hb_obj_array_begin(&w, 3, 0, 20, 0xA) == 0);      /* 25 + 160 bytes */
+    CHECK(w.streaming);
+    for (int i = 0; i < 20; i++)
+        CHECK(hb_put_value(&w, HB_OBJECT, 1000u + (unsigned)i) == 0);
+    CHECK(!w.streaming && w.open_tag == 0);
+    CHECK(hb_root_sticky_class(&w, 4) == 0);
+    CHECK(hb_heap_end(&w) == 0);
+    CHECK(finish(&w, &s) == 0);
+
+    bytes e = { 0 };
+    e_file_header(&e);
+    e_record(&e, 0x1C, 9);
+    e_u1(&e, 0xFF); e_id(&e, 1);
+    e_record(&e, 0x1C, 18 + 4000);
+    e_u1(&e, 0x23); e_id(&e, 2); e_u4(&e, 300001); e_u4(&e, 1000); e_u1(&e, 10);
+    for (uint32_t i = 0; i < 1000; i++)
+        e_u4(&e, i * 0x01010101u - 7u);
+    e_record(&e, 0x1C, 25 + 160);
+    e_u1(&e, 0x22); e_id(&e, 3); e_u4(&e, 0); e_u4(&e, 20); e_id(&e, 0xA);
+    for (int i = 0; i < 20; i++)
+        e_id(&e, 1000u + (unsigned)i);
+    e_record(&e, 0x1C, 9);
+    e_u1(&e, 0x05); e_id(&e, 4);
+    e_record(&e, 0x2C, 0);
+    CHECK(same_bytes("streamed", s.buf, s.len, &e));
+    /* spelled out once: element 1 is 0x01010101 - 7 = 0x010100FA */
+    CHECK(s.len > 80 && memcmp(s.buf + 31 + 9 + 9 + 9 + 18 + 4, "\x01\x01\x00\xFA", 4) == 0);
+
+    walk k;
+    walk_file(s.buf, s.len, 64, &k);
+    CHECK(!k.bad && k.segments == 4 && k.streamed == 2 && k.subrecords == 4);
+    free(ints);
+    free(e.b);
+    free(s.buf);
+}
+
+/* The default 1 MiB buffer: a dump of ~1.8 MB of roots makes two segments. */
+TEST(hb_default_capacity_segments)
+{
+    hb_writer w;
+    sink s;
+    start(&w, &s, 0);
+    CHECK(hb_heap_begin(&w) == 0);
+    for (uint64_t i = 1; i <= 200000; i++)
+        if (hb_root_unknown(&w, i) != 0)
+            break;
+    CHECK(hb_heap_end(&w) == 0);
+    CHECK(finish(&w, &s) == 0);
+    CHECK(s.len == 31 + 2 * 9 + 200000 * 9 + 9);
+    walk k;
+    walk_file(s.buf, s.len, HB_DEFAULT_SEGMENT, &k);
+    CHECK(!k.bad && k.segments == 2 && k.subrecords == 200000 && k.streamed == 0);
+    CHECK(k.max_buffered_segment == (HB_DEFAULT_SEGMENT / 9) * 9);
+    free(s.buf);
+}
+
+/* Each misuse on a fresh writer: EINVAL, sticky, nothing more written. */
+typedef enum {
+    SHORT_THEN_NEXT, SHORT_THEN_END, TOO_MANY, NOT_OPEN, WRONG_ARRAY_TYPE, OUTSIDE_HEAP,
+    BAD_STATIC_TYPE, BAD_FIELD_TYPE, OBJECT_PRIM_ARRAY, BAD_PUT_TYPE, TOP_LEVEL_WHILE_OPEN,
+    HEAP_TWICE, END_WITHOUT_BEGIN, NULL_STRING, N_MISUSES
+} misuse;
+
+static int misuse_run(hb_writer *w, misuse m)
+{
+    hb_static st = { 1, { 3, 0 } };
+    hb_field fd = { 1, 12 };
+    hb_class c = { 1, 0, 0, 0, 0, 0, 0, NULL, 0, NULL, 0 };
+    if (m != OUTSIDE_HEAP && m != END_WITHOUT_BEGIN && m != NULL_STRING && hb_heap_begin(w) != 0)
+        return 0;
+    switch (m) {
+    case SHORT_THEN_NEXT:
+        hb_instance_begin(w, 1, 0, 2, 8);
+        hb_put_value(w, HB_INT, 1);
+        return hb_root_unknown(w, 3);
+    case SHORT_THEN_END:
+        hb_obj_array_begin(w, 1, 0, 2, 2);
+        hb_put_value(w, HB_OBJECT, 1);
+        return hb_heap_end(w);
+    case TOO_MANY:
+        hb_instance_begin(w, 1, 0, 2, 4);
+        return hb_put_value(w, HB_LONG, 1);
+    case NOT_OPEN:
+        return hb_put_value(w, HB_INT, 1);
+    case WRONG_ARRAY_TYPE:
+        hb_obj_array_begin(w, 1, 0, 1, 2);
+        return hb_put_value(w, HB_LONG, 1);
+    case OUTSIDE_HEAP:
+        return hb_root_unknown(w, 1);
+    case BAD_STATIC_TYPE:
+        c.statics = &st;
+        c.n_statics = 1;
+        return hb_class_dump(w, &c);
+    case BAD_FIELD_TYPE:
+        c.fields = &fd;
+        c.n_fields = 1;
+        return hb_class_dump(w, &c);
+    case OBJECT_PRIM_ARRAY: {
+        uint64_t ids[1] = { 0 };
+        return hb_prim_array(w, 1, 0, HB_OBJECT, 1, ids);
+    }
+    case BAD_PUT_TYPE:
+        hb_instance_begin(w, 1, 0, 2, 4);
+        return hb_put_value(w, 1, 1);
+    case TOP_LEVEL_WHILE_OPEN:
+        hb_instance_begin(w, 1, 0, 2, 4);
+        return hb_utf8(w, 1, "x");
+    case HEAP_TWICE:
+        return hb_heap_begin(w);
+    case END_WITHOUT_BEGIN:
+        return hb_heap_end(w);
+    case NULL_STRING:
+        return hb_utf8(w, 1, NULL);
+    default:
+        return 0;
+    }
+}
+
+TEST(hb_misuse_is_einval_and_sticky)
+{
+    for (int m = 0; m < N_MISUSES; m++) {
+        hb_writer w;
+        sink s;
+        start(&w, &s, 64);
+        int rc = misuse_run(&w, (misuse)m);
+        if (rc != -1 || w.error != EINVAL)
+            fprintf(stderr, "    misuse %d: rc %d, error %d\n", m, rc, w.error);
+        CHECK(rc == -1 && w.error == EINVAL);
+        uint64_t before = w.bytes;
+        CHECK(hb_utf8(&w, 5, "after") == -1);
+        CHECK(hb_heap_end(&w) == -1);
+        CHECK(hb_root_unknown(&w, 5) == -1);
+        CHECK(w.bytes == before && w.error == EINVAL);
+        CHECK(finish(&w, &s) == -1);
+        CHECK(s.len == before);                 /* close wrote nothing more either */
+        free(s.buf);
+    }
+}
+
+TEST(hb_write_failure_is_sticky)
+{
+    /* /dev/full, unbuffered: the header's fwrite fails with ENOSPC. */
+    FILE *full = fopen("/dev/full", "w");
+    CHECK(full != NULL);
+    if (full != NULL) {
+        hb_writer w;
+        setvbuf(full, NULL, _IONBF, 0);
+        CHECK(hb_open(&w, full, START_MS, 0) == -1);
+        CHECK(w.error == ENOSPC && w.bytes == 0);
+        CHECK(hb_utf8(&w, 1, "x") == -1 && hb_heap_begin(&w) == -1);
+        CHECK(w.error == ENOSPC);
+        CHECK(hb_close(&w) == -1 && w.seg == NULL);
+        fclose(full);
+    }
+
+    /* /dev/full, fully buffered: everything "succeeds" into stdio's buffer;
+     * hb_close's fflush finds out. */
+    full = fopen("/dev/full", "w");
+    if (full != NULL) {
+        hb_writer w;
+        CHECK(hb_open(&w, full, START_MS, 0) == 0);
+        CHECK(hb_end_thread(&w, 1) == 0);
+        CHECK(hb_close(&w) == -1 && w.error == ENOSPC);
+        fclose(full);
+    }
+
+    /* A 64-byte fmemopen buffer: the header fits, a 40-byte record does not.
+     * The short write leaves errno 0: the error is EIO. */
+    char mem[64];
+    FILE *f = fmemopen(mem, sizeof mem, "w");
+    CHECK(f != NULL);
+    if (f != NULL) {
+        hb_writer w;
+        setvbuf(f, NULL, _IONBF, 0);
+        CHECK(hb_open(&w, f, START_MS, 64) == 0);
+        w.clock_us = fake_clock;
+        CHECK(hb_end_thread(&w, 1) == 0);                     /* 31 + 13 = 44 bytes */
+        CHECK(w.bytes == 44);
+        /* 9 + 40 bytes more: the record header fits, the body does not */
+        CHECK(hb_start_thread(&w, 1, 2, 3, 4, 5, 6) == -1);
+        CHECK(w.error == EIO && w.bytes == 53);
+        CHECK(hb_end_thread(&w, 2) == -1 && hb_heap_begin(&w) == -1 && hb_root_unknown(&w, 1) == -1);
+        CHECK(w.error == EIO && w.bytes == 53);
+        CHECK(hb_close(&w) == -1);
+        CHECK(memcmp(mem, "JAVA PROFILE 1.0.2", 19) == 0 && mem[31] == 0x0B);
+        fclose(f);
+    }
+
+    /* Failing in the middle of a heap dump, while a segment is written. */
+    f = fmemopen(mem, sizeof mem, "w");
+    if (f != NULL) {
+        hb_writer w;
+        setvbuf(f, NULL, _IONBF, 0);
+        CHECK(hb_open(&w, f, START_MS, 64) == 0);
+        CHECK(hb_heap_begin(&w) == 0);
+        int rc = 0;
+        for (int i = 0; i < 20 && rc == 0; i++)
+            rc = hb_root_unknown(&w, (uint64_t)i);
+        CHECK(rc == -1 && w.error == EIO);
+        CHECK(hb_root_unknown(&w, 99) == -1 && hb_heap_end(&w) == -1);
+        CHECK(hb_close(&w) == -1);
+        fclose(f);
+    }
+}
+
+TEST(hb_close_ends_open_heap_dump)
+{
+    hb_writer w;
+    sink s;
+    start(&w, &s, 0);
+    CHECK(hb_heap_begin(&w) == 0);
+    CHECK(hb_root_monitor_used(&w, 0x77) == 0);
+    CHECK(finish(&w, &s) == 0);
+    CHECK(w.out == NULL && w.seg == NULL);
+    CHECK(hb_close(&w) == 0);                   /* twice: harmless */
+    bytes e = { 0 };
+    e_file_header(&e);
+    e_record(&e, 0x1C, 9);
+    e_u1(&e, 0x07); e_id(&e, 0x77);
+    e_record(&e, 0x2C, 0);
+    CHECK(same_bytes("closed", s.buf, s.len, &e));
+    CHECK(hb_end_thread(&w, 1) == -1 && w.error == EBADF);  /* after close: refused */
+    free(e.b);
+    free(s.buf);
+}
+
+TEST(hb_empty_heap_dump_is_just_end)
+{
+    hb_writer w;
+    sink s;
+    start(&w, &s, 0);
+    CHECK(hb_heap_begin(&w) == 0 && hb_heap_end(&w) == 0);
+    CHECK(hb_heap_begin(&w) == 0 && hb_root_unknown(&w, 1) == 0 && hb_heap_end(&w) == 0);
+    CHECK(finish(&w, &s) == 0);
+    walk k;
+    walk_file(s.buf, s.len, HB_DEFAULT_SEGMENT, &k);
+    CHECK(!k.bad && k.ends == 2 && k.segments == 1 && k.subrecords == 1);
+    CHECK(s.len == 31 + 9 + 9 + 9 + 9);
+    free(s.buf);
+}
