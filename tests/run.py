@@ -1096,7 +1096,7 @@ BAD_OPTIONS = [
     ("deadlock=100", ["deadlock", "monitor=y"]),      # deadlock= needs monitor=y
 ]
 
-NOT_IMPLEMENTED = ["cpu=old", "format=b"]
+NOT_IMPLEMENTED = ["cpu=old"]
 
 
 def make_bad_option_test(opt, words):

@@ -41,6 +41,8 @@
 #include "times_agent.h"
 #include "tracker_agent.h"
 #include "heap_agent.h"
+#include "heap_dump.h"
+#include "../output/hprof_binary.h"
 
 #define AGENT_THREAD_NAME "HPROF agent"
 #define DRAIN_PERIOD_MS   20
@@ -51,6 +53,8 @@ static struct {
     FILE          *out;
     char           out_path[OPTIONS_PATH_MAX + 64];
     text_writer    text;
+    hb_writer      bin;               /* format=b */
+    int            binary;
     sample_queue   queue;
     int            sampling;          /* cpu=samples is on */
     int            monitoring;        /* monitor=y is on */
@@ -93,6 +97,21 @@ static void write_collapsed(void)
     }
 }
 
+/* format=b: CPU SAMPLES (0x0D), after the traces it names. */
+static void write_binary_samples(const cpu_row *rows, uint32_t n, uint64_t total)
+{
+    hb_sample *s = malloc((n ? n : 1) * sizeof *s);
+    if (s == NULL) {
+        fprintf(stderr, "hprof: out of memory while writing CPU SAMPLES\n");
+        return;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        s[i] = (hb_sample){ (uint32_t)(rows[i].count > UINT32_MAX ? UINT32_MAX : rows[i].count), rows[i].trace };
+    heap_dump_binary_new_records(&agent.bin);
+    hb_cpu_samples(&agent.bin, (uint32_t)(total > UINT32_MAX ? UINT32_MAX : total), s, n);
+    free(s);
+}
+
 /* One dump: the sections (cumulative), and every record they refer to. */
 static void dump(const char *why)
 {
@@ -115,8 +134,12 @@ static void dump(const char *why)
         cpu_row *rows = NULL;
         uint32_t n = 0;
         if (cpu_collector_rows(&rows, &n, &total) == 0) {
-            text_write_new_records(&agent.text);
-            text_write_cpu_samples(&agent.text, rows, n, total, agent.opt.cutoff, time(NULL));
+            if (agent.binary)
+                write_binary_samples(rows, n, total);
+            else {
+                text_write_new_records(&agent.text);
+                text_write_cpu_samples(&agent.text, rows, n, total, agent.opt.cutoff, time(NULL));
+            }
             free(rows);
         } else {
             fprintf(stderr, "hprof: out of memory while writing CPU SAMPLES\n");
@@ -124,7 +147,7 @@ static void dump(const char *why)
     }
     uint32_t deadlocks = 0;
     JNIEnv *jni = NULL;
-    if ((agent.monitoring || agent.timing) &&
+    if ((agent.monitoring || agent.timing || agent.heap.dump) &&
         (*hprof_vm)->GetEnv(hprof_vm, (void **)&jni, JNI_VERSION_1_8) != JNI_OK)
         jni = NULL;
     if (agent.timing && jni) {
@@ -133,13 +156,26 @@ static void dump(const char *why)
     }
     if (agent.monitoring && jni)
         deadlocks = monitor_agent_dump(&agent.text, jni);
-    if (agent.heap.sites) {
+    if (agent.heap.sites || agent.heap.dump)
         heap_agent_collect();
-        text_write_new_records(&agent.text);
-        heap_agent_write_sites(&agent.text);
+    if (agent.heap.sites) {
+        if (agent.binary) {
+            heap_dump_binary_new_records(&agent.bin);
+            heap_agent_write_sites_binary(&agent.bin);
+        } else {
+            text_write_new_records(&agent.text);
+            heap_agent_write_sites(&agent.text);
+        }
+    }
+    if (agent.heap.dump && jni) {
+        heap_dump_target target = { agent.opt.format, &agent.text, &agent.bin, agent.out_path };
+        heap_dump_write(jni, &target, agent.opt.depth, agent.opt.lineno);
     }
     /* Threads and traces met while writing the sections. */
-    text_write_new_records(&agent.text);
+    if (!agent.binary)
+        text_write_new_records(&agent.text);
+    else if (fflush(agent.out) == 0 && agent.bin.error)
+        fprintf(stderr, "\nhprof: error writing %s (file=): %s\n", agent.out_path, strerror(agent.bin.error));
 
     if (fflush(agent.out) != 0 || ferror(agent.out)) {
         fprintf(stderr, "\nhprof: error writing %s (file=): %s\n", agent.out_path, strerror(errno));
@@ -403,6 +439,8 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
         heap_agent_stop(jni);
     pthread_mutex_lock(&agent.dump_lock);
     agent.finished = 1;
+    if (agent.binary && hb_close(&agent.bin) != 0)
+        fprintf(stderr, "hprof: error writing %s (file=): %s\n", agent.out_path, strerror(agent.bin.error));
     if (agent.out) {
         if (fclose(agent.out) != 0)
             fprintf(stderr, "hprof: error closing %s (file=): %s\n", agent.out_path, strerror(errno));
@@ -588,7 +626,17 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
         snprintf(notes, sizeof notes, "CPU TIME: exact calls, and each thread's CPU time (ns, "
                  "reported in ms) from calls inserted at method entry and exit.");
     text_writer_init(&agent.text, agent.out);
-    text_write_header(&agent.text, time(NULL), agent.options_text, notes);
+    agent.binary = agent.opt.format == 'b';
+    if (agent.binary) {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        if (hb_open(&agent.bin, agent.out, (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000, 0) != 0) {
+            fprintf(stderr, "hprof: cannot write %s (file=): %s\n", agent.out_path, strerror(agent.bin.error));
+            return JNI_ERR;
+        }
+    } else {
+        text_write_header(&agent.text, time(NULL), agent.options_text, notes);
+    }
     if (setup_jvmti() != 0) {
         fprintf(stderr, "hprof: cannot set up JVMTI (see the error above)\n");
         return JNI_ERR;

@@ -10,6 +10,7 @@
 #include "../core/trace_builder.h"
 #include "../heap/heap_tags.h"
 #include "../heap/site_table.h"
+#include "../output/hprof_binary.h"
 #include "jvmti_support.h"
 #include "tracker_agent.h"
 
@@ -234,5 +235,45 @@ void heap_agent_write_sites(text_writer *w)
     if (lost)
         fprintf(stderr, "hprof: heap=sites: %llu allocations could not be recorded (see above)\n",
                 (unsigned long long)lost);
+    free(rows);
+}
+
+static uint32_t clamp32(uint64_t v) { return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v; }
+
+void heap_agent_write_sites_binary(hb_writer *w)
+{
+    if (!H.cfg.sites)
+        return;
+    site_row *rows = NULL, totals;
+    uint32_t n = 0;
+    if (site_rows(H.cfg.sample_interval, &rows, &n, &totals) != 0) {
+        fprintf(stderr, "hprof: out of memory while writing ALLOC SITES\n");
+        return;
+    }
+    hb_site *sites = malloc((n ? n : 1) * sizeof *sites);
+    uint32_t k = 0;
+    for (uint32_t i = 0; sites && i < n; i++) {
+        double live = totals.live_bytes ? (double)rows[i].live_bytes / (double)totals.live_bytes : 0;
+        double alloc = totals.alloc_bytes ? (double)rows[i].alloc_bytes / (double)totals.alloc_bytes : 0;
+        if (live < H.cfg.cutoff && alloc < H.cfg.cutoff)
+            continue;
+        /* is_array: 0 for an instance, else the HPROF type of the elements. */
+        const char *sig = class_signature(rows[i].class_serial);
+        uint8_t is_array = 0;
+        if (sig && sig[0] == '[')
+            is_array = sig[1] == 'L' || sig[1] == '[' ? HB_OBJECT
+                     : sig[1] == 'Z' ? HB_BOOLEAN : sig[1] == 'C' ? HB_CHAR : sig[1] == 'F' ? HB_FLOAT
+                     : sig[1] == 'D' ? HB_DOUBLE : sig[1] == 'B' ? HB_BYTE : sig[1] == 'S' ? HB_SHORT
+                     : sig[1] == 'I' ? HB_INT : HB_LONG;
+        sites[k++] = (hb_site){ is_array, rows[i].class_serial, rows[i].trace, clamp32(rows[i].live_bytes),
+                                clamp32(rows[i].live_objs), clamp32(rows[i].alloc_bytes),
+                                clamp32(rows[i].alloc_objs) };
+    }
+    if (sites)
+        hb_alloc_sites(w, 0, (float)H.cfg.cutoff, clamp32(totals.live_bytes), clamp32(totals.live_objs),
+                       totals.alloc_bytes, totals.alloc_objs, sites, k);
+    else
+        fprintf(stderr, "hprof: out of memory while writing ALLOC SITES\n");
+    free(sites);
     free(rows);
 }

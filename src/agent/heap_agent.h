@@ -40,6 +40,9 @@ void heap_agent_vm_init(JNIEnv *jni, jclass tracker);
 void heap_agent_collect(void);
 /* The SITES section (call heap_agent_collect first). */
 void heap_agent_write_sites(text_writer *w);
+/* format=b: the ALLOC SITES record (0x06). */
+struct hb_writer;
+void heap_agent_write_sites_binary(struct hb_writer *w);
 /* VMDeath: stop counting. */
 void heap_agent_stop(JNIEnv *jni);
 

@@ -19,7 +19,7 @@ static const char usage_text[] =
 "heap=dump|sites|all    heap profiling                 all\n"
 "cpu=samples|times|old  CPU usage                      off\n"
 "monitor=y|n            monitor contention             n\n"
-"format=a|b             text(txt) or binary output     a (b: *)\n"
+"format=a|b             text(txt) or binary output     a\n"
 "file=<file>            write data to file             java.hprof[{.txt}]\n"
 "net=<host>:<port>      send data over a socket        off (*)\n"
 "depth=<size>           stack trace depth (0-256)      4\n"
@@ -46,7 +46,7 @@ static const char usage_text[] =
 "deadlock=<ms>          with monitor=y, look for       0 (at dumps only)\n"
 "                       deadlocks this often; a new one is dumped at once\n"
 "\n"
-"(*) Not implemented in this version: cpu=old, format=b and net= stop\n"
+"(*) Not implemented in this version: cpu=old and net= stop\n"
 "    the JVM at start-up with a message saying so. heap=all is the\n"
 "    default, as in HPROF, only when none of cpu=, heap= and monitor= is\n"
 "    given.\n"
@@ -332,6 +332,11 @@ finish:
     /* HPROF: with none of cpu=, heap=, monitor= the default is heap=all. */
     if (!out->help && out->cpu == CPU_OFF && out->heap == HEAP_OFF && !out->monitor)
         out->heap = HEAP_ALL;
+    if (out->format == 'b' && out->cpu == CPU_TIMES) {
+        set_err(err, errlen, "hprof: option 'format=b' cannot be used with 'cpu=times': CPU TIME is "
+                "written in the text format only; use format=a");
+        return -1;
+    }
     if (out->format == 'b' && out->monitor) {
         set_err(err, errlen, "hprof: option 'format=b' cannot be used with 'monitor=y' "
                 "(as in HPROF); use format=a");
@@ -355,8 +360,6 @@ int options_check_implemented(const hprof_options *o, char *err, size_t errlen)
     const char *missing = NULL;
     if (o->cpu == CPU_OLD)
         missing = "cpu=old";
-    else if (o->format == 'b')
-        missing = "format=b";
     else if (o->net[0])
         missing = "net=";
     if (missing == NULL)

@@ -109,6 +109,11 @@ static void note_trace_used(text_writer *w, serial_t trace)
     }
 }
 
+void text_note_trace(text_writer *w, serial_t trace)
+{
+    note_trace_used(w, trace);
+}
+
 void text_write_new_records(text_writer *w)
 {
     uint32_t nthreads = thread_count();

@@ -40,6 +40,9 @@ void text_format_date(time_t when, char *buf, size_t size);
 /* notes: free text (may be NULL) placed before the "--------" line, e.g. what
  * drives the samples. */
 void text_write_header(text_writer *w, time_t now, const char *options_text, const char *notes);
+/* A section is about to name `trace`: the empty trace (300000), which is
+ * not in the tables, is written on first use. */
+void text_note_trace(text_writer *w, serial_t trace);
 /* THREAD START/END and TRACE records not written yet. */
 void text_write_new_records(text_writer *w);
 /* The CPU SAMPLES section; rows with a share below cutoff are left out. */

@@ -83,8 +83,8 @@ TEST(options_errors_name_the_option)
 
 TEST(options_unimplemented_features_say_so)
 {
-    const char *cases[] = { "cpu=old", "cpu=samples,format=b", "cpu=samples,net=localhost:1" };
-    const char *names[] = { "cpu=old", "format=b", "net=" };
+    const char *cases[] = { "cpu=old", "cpu=samples,net=localhost:1" };
+    const char *names[] = { "cpu=old", "net=" };
     for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         CHECK(options_parse(cases[i], &o, err, sizeof err) == 0);
         err[0] = '\0';
@@ -124,5 +124,6 @@ TEST(options_heap_sample_sizes)
     expect_error("heap=sites,heap_sample=5g", "'heap_sample'");
     expect_error("heap=sites,heap_sample=4096m", "'heap_sample'");
     expect_error("heap=dump,heap_sample=512k", "heap=sites");
+    expect_error("cpu=times,format=b", "format=a");
     expect_error("cpu=samples,heap_sample=512k", "heap=sites");
 }

@@ -1,0 +1,1007 @@
+/* heap_dump: see heap_dump.h. */
+#include "heap_dump.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../core/tables.h"
+#include "../heap/heap_tags.h"
+#include "../heap/site_table.h"
+#include "jvmti_support.h"
+
+/* Ids in the binary file. Objects are their dump tags (bit 62 set) and
+ * classes their class serials (under 2^32); names and frames get ranges of
+ * their own, so that no two kinds of id can meet. */
+#define STRING_ID(serial) ((UINT64_C(1) << 60) | (uint64_t)(serial))
+#define FRAME_ID(serial)  ((UINT64_C(2) << 60) | (uint64_t)(serial))
+
+/* ------------------------------------------------- binary table records */
+
+static struct {
+    uint32_t strings, classes, frames, traces;
+    int      empty_trace;
+} written;
+
+static serial_t internal_name(serial_t class_serial)
+{
+    /* LOAD CLASS names are in the JVM's internal form: java/lang/String, [I. */
+    const char *sig = class_signature(class_serial);
+    if (sig == NULL)
+        return 0;
+    size_t n = strlen(sig);
+    if (sig[0] == 'L' && n >= 2 && sig[n - 1] == ';') {
+        char buf[4096];
+        if (n - 2 >= sizeof buf)
+            return string_intern(sig);
+        memcpy(buf, sig + 1, n - 2);
+        buf[n - 2] = '\0';
+        return string_intern(buf);
+    }
+    return string_intern(sig);
+}
+
+void heap_dump_binary_new_records(hb_writer *w)
+{
+    uint32_t nclasses = class_count(), nframes = frame_count(), ntraces = trace_count();
+    /* Names first: every record below refers to its names by id. */
+    serial_t *names = calloc(nclasses > written.classes ? nclasses - written.classes : 1, sizeof *names);
+    for (uint32_t i = written.classes; names && i < nclasses; i++)
+        names[i - written.classes] = internal_name(CLASS_SERIAL_BASE + i);
+    for (uint32_t i = written.frames; i < nframes; i++) {
+        serial_t m;
+        int32_t line;
+        method_info mi;
+        if (frame_get(FRAME_SERIAL_BASE + i, &m, &line) == 0 && method_get(m, &mi) == 0) {
+            string_intern(mi.name);
+            string_intern(mi.signature);
+            string_intern(mi.source_file ? mi.source_file : "Unknown");
+        }
+    }
+    uint32_t nstrings = string_count();
+    for (uint32_t i = written.strings; i < nstrings; i++) {
+        const char *s = string_get(STRING_SERIAL_BASE + i);
+        if (s)
+            hb_utf8(w, STRING_ID(STRING_SERIAL_BASE + i), s);
+    }
+    written.strings = nstrings;
+    if (!written.empty_trace) {
+        hb_stack_trace(w, EMPTY_TRACE_SERIAL, 0, NULL, 0);
+        written.empty_trace = 1;
+    }
+    for (uint32_t i = written.classes; names && i < nclasses; i++)
+        if (names[i - written.classes])
+            hb_load_class(w, CLASS_SERIAL_BASE + i, CLASS_SERIAL_BASE + i, EMPTY_TRACE_SERIAL,
+                          STRING_ID(names[i - written.classes]));
+    if (names)
+        written.classes = nclasses;
+    free(names);
+    for (uint32_t i = written.frames; i < nframes; i++) {
+        serial_t m;
+        int32_t line;
+        method_info mi;
+        if (frame_get(FRAME_SERIAL_BASE + i, &m, &line) != 0 || method_get(m, &mi) != 0)
+            continue;
+        /* HPROF binary lines: > 0 a line, -1 unknown, -3 native. */
+        hb_stack_frame(w, FRAME_ID(FRAME_SERIAL_BASE + i), STRING_ID(string_intern(mi.name)),
+                       STRING_ID(string_intern(mi.signature)),
+                       STRING_ID(string_intern(mi.source_file ? mi.source_file : "Unknown")),
+                       mi.class_serial, line);
+    }
+    written.frames = nframes;
+    for (uint32_t i = written.traces; i < ntraces; i++) {
+        serial_t thread;
+        const serial_t *frames;
+        uint32_t n;
+        if (trace_get(TRACE_SERIAL_BASE + i, &thread, &frames, &n) != 0)
+            continue;
+        uint64_t ids[256];
+        uint32_t k = n < 256 ? n : 256;
+        for (uint32_t j = 0; j < k; j++)
+            ids[j] = FRAME_ID(frames[j]);
+        hb_stack_trace(w, TRACE_SERIAL_BASE + i, thread, ids, k);
+    }
+    written.traces = ntraces;
+}
+
+/* ------------------------------------------------------ class layouts */
+
+/* Where JVMTI field index i (minus the class's interface base) lands. */
+typedef struct slot {
+    int32_t pos;          /* instance field: position in the dump's value order; static: index */
+    uint8_t type;         /* HB_* */
+    uint8_t is_static;
+    uint8_t own;          /* declared by this class (statics of superclasses are not ours) */
+} slot;
+
+typedef struct field_pos {
+    uint64_t    name_id;
+    const char *name;
+    uint8_t     type;
+} field_pos;
+
+typedef struct dclass {
+    int         loaded;
+    serial_t    super;           /* 0 for Object and interfaces' "none" */
+    uint64_t    loader, signers, domain;
+    int         is_interface, is_array;
+    uint8_t     elem_type;       /* arrays: HB_* of the elements */
+    const char *name;            /* Java form, for the text dump */
+    serial_t   *ifaces;          /* direct superinterfaces */
+    uint32_t    n_ifaces;
+    uint32_t    n_fields;        /* declared fields, static and instance (JVMTI counts both) */
+    uint32_t    n_if;            /* JVMTI index base: fields of all interfaces it implements */
+    slot       *slots;           /* n_all entries: fields of Object .. this class */
+    uint32_t    n_all;
+    field_pos  *pos;             /* npos instance fields, dump order: own first, then super's */
+    uint32_t    npos, n_own_pos;
+    uint32_t    value_len;       /* bytes of an INSTANCE DUMP's values */
+    hb_static  *statics;         /* own statics; values filled by the walk */
+    const char **static_names;
+    uint32_t    n_statics;
+    int64_t     obj_size;        /* size of an instance (from the walk) */
+    int         laid_out, dumped;
+    int         unprepared;      /* fields unknown (GetClassFields: CLASS_NOT_PREPARED) */
+    uint32_t    mark;
+} dclass;
+
+static uint8_t type_of_sig(char c)
+{
+    switch (c) {
+    case 'Z': return HB_BOOLEAN;
+    case 'C': return HB_CHAR;
+    case 'F': return HB_FLOAT;
+    case 'D': return HB_DOUBLE;
+    case 'B': return HB_BYTE;
+    case 'S': return HB_SHORT;
+    case 'I': return HB_INT;
+    case 'J': return HB_LONG;
+    default:  return HB_OBJECT;
+    }
+}
+
+static const char *type_name(uint8_t t)
+{
+    switch (t) {
+    case HB_BOOLEAN: return "boolean";
+    case HB_CHAR: return "char";
+    case HB_FLOAT: return "float";
+    case HB_DOUBLE: return "double";
+    case HB_BYTE: return "byte";
+    case HB_SHORT: return "short";
+    case HB_INT: return "int";
+    case HB_LONG: return "long";
+    default: return "Object";
+    }
+}
+
+/* ------------------------------------------------------------ the walk */
+
+typedef struct obj_array_len { uint32_t number; uint32_t length; int64_t size; } obj_array_len;
+
+typedef struct walk {
+    const heap_dump_target *t;
+    hb_writer   *bin;
+    FILE        *text;             /* format=a: the staging file */
+    dclass      *classes;          /* by class serial - CLASS_SERIAL_BASE */
+    uint32_t     nclasses;
+    serial_t     class_class;      /* java.lang.Class */
+    uint32_t     next_number;      /* dump numbers handed out */
+    int          out_of_numbers;
+    /* thread objects: dump number -> thread serial and stack trace */
+    struct { uint32_t number; serial_t serial, trace; } *threads;
+    uint32_t     nthreads;
+    /* object arrays met but not yet visited: number -> length (open addressing) */
+    obj_array_len *lens;
+    uint32_t     lens_mask, lens_used;
+    /* the object being assembled */
+    int64_t      cur;              /* its tag, 0 if none */
+    int          cur_kind;         /* 0 none, 1 instance, 2 object array, 3 class */
+    dclass      *cur_class;
+    serial_t     cur_serial;       /* class being dumped (kind 3) */
+    uint64_t    *vals;             /* instance values, by position */
+    uint32_t     vals_cap;
+    uint32_t     arr_next, arr_len;
+    /* totals and progress */
+    uint64_t     objects, bytes, mismatches, unprepared_values;
+    /* Class objects that are not classes the dump describes (the mirrors of
+     * int, void ...): written as instances of java.lang.Class at the end
+     * unless the walk visited them. */
+    struct { int64_t id; int64_t size; int written; } *mirrors;
+    uint32_t     nmirrors, mirrors_cap;
+    time_t       last_progress;
+    int          progress_shown;
+    int          failed;
+} walk;
+
+static dclass *class_of_serial(walk *w, serial_t s)
+{
+    if (s < CLASS_SERIAL_BASE || s - CLASS_SERIAL_BASE >= w->nclasses)
+        return NULL;
+    dclass *c = &w->classes[s - CLASS_SERIAL_BASE];
+    return c->loaded ? c : NULL;
+}
+
+static uint32_t hash_number(uint32_t n) { return n * 2654435761u; }
+
+static void lens_put(walk *w, uint32_t number, uint32_t length, int64_t size)
+{
+    if ((w->lens_used + 1) * 2 > w->lens_mask) {
+        uint32_t mask = w->lens_mask ? w->lens_mask * 2 + 1 : 1023;
+        obj_array_len *n = calloc((size_t)mask + 1, sizeof *n);
+        if (n == NULL) { w->failed = ENOMEM; return; }
+        for (uint32_t i = 0; w->lens && i <= w->lens_mask; i++) {
+            if (w->lens[i].number == 0) continue;
+            uint32_t j = hash_number(w->lens[i].number) & mask;
+            while (n[j].number) j = (j + 1) & mask;
+            n[j] = w->lens[i];
+        }
+        free(w->lens);
+        w->lens = n;
+        w->lens_mask = mask;
+    }
+    uint32_t j = hash_number(number) & w->lens_mask;
+    while (w->lens[j].number) j = (j + 1) & w->lens_mask;
+    w->lens[j] = (obj_array_len){ number, length, size };
+    w->lens_used++;
+}
+
+static int lens_get(walk *w, uint32_t number, uint32_t *length, int64_t *size)
+{
+    if (w->lens == NULL) return -1;
+    for (uint32_t j = hash_number(number) & w->lens_mask; w->lens[j].number; j = (j + 1) & w->lens_mask)
+        if (w->lens[j].number == number) {
+            *length = w->lens[j].length;
+            *size = w->lens[j].size;
+            return 0;
+        }
+    return -1;
+}
+
+static uint32_t trace_of_tag(int64_t tag)
+{
+    serial_t trace = 0;
+    subsite_t s = heap_tag_subsite(tag);
+    if (s && site_get(s, &trace, NULL, NULL) == 0 && trace)
+        return trace;
+    return EMPTY_TRACE_SERIAL;
+}
+
+/* Progress on stderr every 2 s of a long dump; write(2): no stdio lock. */
+static void progress(walk *w)
+{
+    time_t now = time(NULL);
+    if (now - w->last_progress < 2)
+        return;
+    w->last_progress = now;
+    w->progress_shown = 1;
+    char msg[160];
+    int n = snprintf(msg, sizeof msg, "hprof: heap dump: %llu objects, %llu MB so far\n",
+                     (unsigned long long)w->objects, (unsigned long long)(w->bytes >> 20));
+    if (n > 0 && write(2, msg, (size_t)n) < 0) { /* nothing to do */ }
+}
+
+/* Gives an object its id for this dump: its tag becomes a dump tag, which
+ * keeps the subsite of a tracked object. Class objects keep their serials. */
+static int64_t id_of(walk *w, jlong *tag_ptr)
+{
+    int64_t tag = *tag_ptr;
+    if (heap_tag_is_class(tag) || heap_tag_is_dump(tag))
+        return tag;
+    if (w->next_number == UINT32_MAX) {
+        w->out_of_numbers = 1;
+        return 0;
+    }
+    int64_t id = heap_tag_dump(heap_tag_subsite(tag), ++w->next_number);
+    *tag_ptr = id;
+    return id;
+}
+
+/* ---- writing: the two formats ---- */
+
+static void text_field(FILE *f, const char *name, uint64_t id)
+{
+    /* HPROF's layout: a tab, the name, one or two tabs, the id in hex. */
+    fprintf(f, "\t%s%s%llx\n", name, strlen(name) < 8 ? "\t\t" : "\t", (unsigned long long)id);
+}
+
+static void write_class(walk *w, serial_t serial, dclass *c)
+{
+    if (c->dumped)
+        return;
+    c->dumped = 1;
+    if (w->bin) {
+        hb_field *fields = calloc(c->n_own_pos ? c->n_own_pos : 1, sizeof *fields);
+        if (fields == NULL) { w->failed = ENOMEM; return; }
+        for (uint32_t i = 0; i < c->n_own_pos; i++)
+            fields[i] = (hb_field){ c->pos[i].name_id, c->pos[i].type };
+        hb_class hc = {
+            .id = serial, .trace_serial = EMPTY_TRACE_SERIAL, .super_id = c->super,
+            .loader_id = c->loader, .signers_id = c->signers, .protection_domain_id = c->domain,
+            .instance_size = c->value_len, .statics = c->statics, .n_statics = (uint16_t)c->n_statics,
+            .fields = fields, .n_fields = (uint16_t)c->n_own_pos,
+        };
+        hb_class_dump(w->bin, &hc);
+        free(fields);
+        return;
+    }
+    FILE *f = w->text;
+    fprintf(f, "CLS %llx (name=%s, trace=%u)\n", (unsigned long long)serial, c->name, EMPTY_TRACE_SERIAL);
+    if (c->super) text_field(f, "super", c->super);
+    if (c->loader) text_field(f, "loader", c->loader);
+    if (c->signers) text_field(f, "signers", c->signers);
+    if (c->domain) text_field(f, "domain", c->domain);
+    for (uint32_t i = 0; i < c->n_statics; i++)
+        if (c->statics[i].value.type == HB_OBJECT && c->statics[i].value.bits) {
+            char label[512];
+            snprintf(label, sizeof label, "static %s", c->static_names[i]);
+            text_field(f, label, c->statics[i].value.bits);
+        }
+}
+
+/* The object being assembled is complete: write it. */
+static void finish_current(walk *w)
+{
+    if (w->cur_kind == 1) {
+        dclass *c = w->cur_class;
+        uint32_t trace = trace_of_tag(w->cur);
+        if (w->bin) {
+            hb_instance_begin(w->bin, (uint64_t)w->cur, trace, (uint64_t)(w->cur_serial), c->value_len);
+            for (uint32_t i = 0; i < c->npos; i++)
+                hb_put_value(w->bin, c->pos[i].type, w->vals[i]);
+        } else {
+            fprintf(w->text, "OBJ %llx (sz=%lld, trace=%u, class=%s@%llx)\n", (unsigned long long)w->cur,
+                    (long long)c->obj_size, trace, c->name, (unsigned long long)w->cur_serial);
+            for (uint32_t i = 0; i < c->npos; i++)
+                if (c->pos[i].type == HB_OBJECT && w->vals[i])
+                    text_field(w->text, c->pos[i].name, w->vals[i]);
+        }
+        w->objects++;
+        w->bytes += (uint64_t)(c->obj_size > 0 ? c->obj_size : 0);
+        for (uint32_t i = 0; w->cur_serial == w->class_class && i < w->nmirrors; i++)
+            if (w->mirrors[i].id == w->cur) w->mirrors[i].written = 1;
+    } else if (w->cur_kind == 2) {
+        for (; w->arr_next < w->arr_len; w->arr_next++)
+            if (w->bin) hb_put_value(w->bin, HB_OBJECT, 0);
+    } else if (w->cur_kind == 3) {
+        write_class(w, w->cur_serial, w->cur_class);
+    }
+    w->cur_kind = 0;
+    w->cur = 0;
+    if ((w->objects & 0xFFFF) == 0)
+        progress(w);
+}
+
+/* Makes the object with tag `tag` (of class class_tag) the current one. */
+static int switch_to(walk *w, int64_t tag, int64_t class_tag)
+{
+    if (tag == w->cur && w->cur_kind)
+        return 0;
+    finish_current(w);
+    if (tag == 0)
+        return -1;
+    if (heap_tag_is_class(tag)) {                 /* a class: its statics follow */
+        dclass *c = class_of_serial(w, (serial_t)tag);
+        if (c == NULL) return -1;
+        w->cur = tag;
+        w->cur_kind = 3;
+        w->cur_class = c;
+        w->cur_serial = (serial_t)tag;
+        return 0;
+    }
+    dclass *c = heap_tag_is_class(class_tag) ? class_of_serial(w, (serial_t)class_tag) : NULL;
+    if (c == NULL)
+        return -1;
+    w->cur = tag;
+    w->cur_class = c;
+    w->cur_serial = (serial_t)class_tag;
+    if (c->is_array && c->elem_type != HB_OBJECT) /* primitive array: on_array_values writes it */
+        return 0;
+    if (c->is_array) {                            /* object array: elements follow */
+        uint32_t len = 0;
+        int64_t size = 0;
+        if (lens_get(w, (uint32_t)tag, &len, &size) != 0)
+            return w->cur_kind = 0, -1;
+        w->cur_kind = 2;
+        w->arr_next = 0;
+        w->arr_len = len;
+        uint32_t trace = trace_of_tag(tag);
+        if (w->bin)
+            hb_obj_array_begin(w->bin, (uint64_t)tag, trace, len, (uint64_t)class_tag);
+        else
+            fprintf(w->text, "ARR %llx (sz=%lld, trace=%u, nelems=%u, elem type=%s@%llx)\n",
+                    (unsigned long long)tag, (long long)size, trace, len, c->name,
+                    (unsigned long long)class_tag);
+        w->objects++;
+        w->bytes += (uint64_t)(size > 0 ? size : 0);
+        return 0;
+    }
+    w->cur_kind = 1;
+    memset(w->vals, 0, (size_t)c->npos * sizeof *w->vals);
+    return 0;
+}
+
+static void array_element(walk *w, uint32_t index, uint64_t id)
+{
+    if (index >= w->arr_len || index < w->arr_next) {
+        w->mismatches++;
+        return;
+    }
+    for (; w->arr_next < index; w->arr_next++)
+        if (w->bin) hb_put_value(w->bin, HB_OBJECT, 0);
+    if (w->bin)
+        hb_put_value(w->bin, HB_OBJECT, id);
+    else {
+        char label[32];
+        snprintf(label, sizeof label, "[%u]", index);
+        text_field(w->text, label, id);
+    }
+    w->arr_next = index + 1;
+}
+
+/* A field value (reference id or primitive bits) at JVMTI field index. */
+static void field_value(walk *w, int is_static, jint index, uint8_t type, uint64_t bits)
+{
+    dclass *c = w->cur_class;
+    if (c->unprepared) {
+        w->unprepared_values++;
+        return;
+    }
+    int64_t i = (int64_t)index - c->n_if;
+    if (i < 0 || i >= c->n_all || c->slots[i].type != type || c->slots[i].is_static != is_static ||
+        (is_static && !c->slots[i].own)) {
+        if (getenv("HPROF_DEBUG_DUMP") && w->mismatches < 40)
+            fprintf(stderr, "MISMATCH %s idx=%d n_if=%u n_all=%u type=%d static=%d slot.type=%d slot.static=%d own=%d\n",
+                    c->name, (int)index, c->n_if, c->n_all, type, is_static, i >= 0 && i < c->n_all ? c->slots[i].type : -1,
+                    i >= 0 && i < c->n_all ? c->slots[i].is_static : -1, i >= 0 && i < c->n_all ? c->slots[i].own : -1);
+        w->mismatches++;
+        return;
+    }
+    slot *s = &c->slots[i];
+    if (is_static) {
+        if (w->cur_kind == 3 && (uint32_t)s->pos < c->n_statics)
+            c->statics[s->pos].value.bits = bits;
+    } else if (w->cur_kind == 1 && (uint32_t)s->pos < c->npos) {
+        w->vals[s->pos] = bits;
+    }
+}
+
+static void root(walk *w, jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info, int64_t id)
+{
+    /* Threads' roots name their thread by its object's tag. */
+    serial_t thread = 0;
+    jlong thread_tag = kind == JVMTI_HEAP_REFERENCE_STACK_LOCAL ? info->stack_local.thread_tag
+                     : kind == JVMTI_HEAP_REFERENCE_JNI_LOCAL ? info->jni_local.thread_tag
+                     : kind == JVMTI_HEAP_REFERENCE_THREAD ? id : 0;
+    uint32_t trace = EMPTY_TRACE_SERIAL;
+    for (uint32_t i = 0; heap_tag_is_dump(thread_tag) && i < w->nthreads; i++)
+        if (w->threads[i].number == (uint32_t)thread_tag) {
+            thread = w->threads[i].serial;
+            trace = w->threads[i].trace;
+            break;
+        }
+    int32_t depth = kind == JVMTI_HEAP_REFERENCE_STACK_LOCAL ? info->stack_local.depth
+                  : kind == JVMTI_HEAP_REFERENCE_JNI_LOCAL ? info->jni_local.depth : 0;
+    hb_writer *b = w->bin;
+    FILE *f = w->text;
+    unsigned long long x = (unsigned long long)id;
+    switch (kind) {
+    case JVMTI_HEAP_REFERENCE_JNI_GLOBAL:
+        if (b) hb_root_jni_global(b, (uint64_t)id, 0);
+        else fprintf(f, "ROOT %llx (kind=<JNI global ref>, id=0, trace=%u)\n", x, EMPTY_TRACE_SERIAL);
+        break;
+    case JVMTI_HEAP_REFERENCE_SYSTEM_CLASS: {
+        dclass *c = class_of_serial(w, (serial_t)id);
+        if (b) hb_root_sticky_class(b, (uint64_t)id);
+        else fprintf(f, "ROOT %llx (kind=<system class>, name=%s)\n", x, c ? c->name : "?");
+        break;
+    }
+    case JVMTI_HEAP_REFERENCE_MONITOR:
+        if (b) hb_root_monitor_used(b, (uint64_t)id);
+        else fprintf(f, "ROOT %llx (kind=<busy monitor>)\n", x);
+        break;
+    case JVMTI_HEAP_REFERENCE_STACK_LOCAL:
+        if (b) hb_root_java_frame(b, (uint64_t)id, thread, depth);
+        else fprintf(f, "ROOT %llx (kind=<Java stack>, thread=%u, frame=%d)\n", x, thread, depth);
+        break;
+    case JVMTI_HEAP_REFERENCE_JNI_LOCAL:
+        if (b) hb_root_jni_local(b, (uint64_t)id, thread, depth);
+        else fprintf(f, "ROOT %llx (kind=<JNI local ref>, thread=%u, frame=%d)\n", x, thread, depth);
+        break;
+    case JVMTI_HEAP_REFERENCE_THREAD:
+        if (b) hb_root_thread_object(b, (uint64_t)id, thread, trace);
+        else fprintf(f, "ROOT %llx (kind=<thread>, id=%u, trace=%u)\n", x, thread, trace);
+        break;
+    default:
+        if (b) hb_root_unknown(b, (uint64_t)id);
+        else fprintf(f, "ROOT %llx (kind=<unknown>)\n", x);
+        break;
+    }
+}
+
+static jint JNICALL on_reference(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
+                                 jlong class_tag, jlong referrer_class_tag, jlong size, jlong *tag_ptr,
+                                 jlong *referrer_tag_ptr, jint length, void *user_data)
+{
+    walk *w = user_data;
+    if (w->failed || w->out_of_numbers || (w->bin && w->bin->error))
+        return JVMTI_VISIT_ABORT;
+    int fresh = !heap_tag_is_class(*tag_ptr) && !heap_tag_is_dump(*tag_ptr);
+    int64_t id = id_of(w, tag_ptr);
+    if (id == 0)
+        return JVMTI_VISIT_ABORT;
+    if (fresh) {
+        /* First sight of an object: note what its visit will need. */
+        dclass *c = heap_tag_is_class(class_tag) ? class_of_serial(w, (serial_t)class_tag) : NULL;
+        if (c && c->is_array && c->elem_type == HB_OBJECT && length >= 0)
+            lens_put(w, (uint32_t)id, (uint32_t)length, size);
+        else if (c && !c->is_array && c->obj_size == 0)
+            c->obj_size = size;
+        if ((serial_t)class_tag == w->class_class && w->class_class) {
+            if (w->nmirrors == w->mirrors_cap) {
+                uint32_t cap = w->mirrors_cap ? w->mirrors_cap * 2 : 16;
+                void *m = realloc(w->mirrors, cap * sizeof *w->mirrors);
+                if (m == NULL) { w->failed = ENOMEM; return JVMTI_VISIT_ABORT; }
+                w->mirrors = m;
+                w->mirrors_cap = cap;
+            }
+            w->mirrors[w->nmirrors].id = id;
+            w->mirrors[w->nmirrors].size = size;
+            w->mirrors[w->nmirrors++].written = 0;
+        }
+    }
+    if (referrer_tag_ptr == NULL) {
+        root(w, kind, info, id);
+        return JVMTI_VISIT_OBJECTS;
+    }
+    if (switch_to(w, *referrer_tag_ptr, referrer_class_tag) != 0) {
+        if (getenv("HPROF_DEBUG_DUMP") && w->mismatches < 40)
+            fprintf(stderr, "SWITCH ref kind=%d %s referrer=%llx class_tag=%lld\n", kind, class_signature((serial_t)referrer_class_tag),
+                    (unsigned long long)*referrer_tag_ptr, (long long)referrer_class_tag);
+        w->mismatches++;
+        return JVMTI_VISIT_OBJECTS;
+    }
+    switch (kind) {
+    case JVMTI_HEAP_REFERENCE_FIELD:
+        field_value(w, 0, info->field.index, HB_OBJECT, (uint64_t)id);
+        break;
+    case JVMTI_HEAP_REFERENCE_STATIC_FIELD:
+        field_value(w, 1, info->field.index, HB_OBJECT, (uint64_t)id);
+        break;
+    case JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT:
+        if (w->cur_kind == 2) array_element(w, (uint32_t)info->array.index, (uint64_t)id);
+        break;
+    case JVMTI_HEAP_REFERENCE_CLASS_LOADER:
+        if (w->cur_kind == 3) w->cur_class->loader = (uint64_t)id;
+        break;
+    case JVMTI_HEAP_REFERENCE_SIGNERS:
+        if (w->cur_kind == 3) w->cur_class->signers = (uint64_t)id;
+        break;
+    case JVMTI_HEAP_REFERENCE_PROTECTION_DOMAIN:
+        if (w->cur_kind == 3) w->cur_class->domain = (uint64_t)id;
+        break;
+    default:                 /* the class of an object, superclass, interfaces, constant pool */
+        break;
+    }
+    return JVMTI_VISIT_OBJECTS;
+}
+
+static uint64_t bits_of(jvalue v, jvmtiPrimitiveType t)
+{
+    uint64_t bits = 0;
+    switch (t) {
+    case JVMTI_PRIMITIVE_TYPE_BOOLEAN: return v.z;
+    case JVMTI_PRIMITIVE_TYPE_BYTE: return (uint8_t)v.b;
+    case JVMTI_PRIMITIVE_TYPE_CHAR: return v.c;
+    case JVMTI_PRIMITIVE_TYPE_SHORT: return (uint16_t)v.s;
+    case JVMTI_PRIMITIVE_TYPE_INT: return (uint32_t)v.i;
+    case JVMTI_PRIMITIVE_TYPE_LONG: return (uint64_t)v.j;
+    case JVMTI_PRIMITIVE_TYPE_FLOAT: { uint32_t f; memcpy(&f, &v.f, 4); return f; }
+    case JVMTI_PRIMITIVE_TYPE_DOUBLE: memcpy(&bits, &v.d, 8); return bits;
+    }
+    return 0;
+}
+
+static uint8_t type_of_primitive(jvmtiPrimitiveType t)
+{
+    return type_of_sig((char)t);        /* JVMTI's codes are the signature letters */
+}
+
+static jint JNICALL on_primitive_field(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
+                                       jlong object_class_tag, jlong *object_tag_ptr, jvalue value,
+                                       jvmtiPrimitiveType value_type, void *user_data)
+{
+    walk *w = user_data;
+    if (w->failed || (w->bin && w->bin->error))
+        return JVMTI_VISIT_ABORT;
+    if (switch_to(w, *object_tag_ptr, object_class_tag) != 0) {
+        if (getenv("HPROF_DEBUG_DUMP") && w->mismatches < 40)
+            fprintf(stderr, "SWITCH prim kind=%d object=%llx class_tag=%lld\n", kind,
+                    (unsigned long long)*object_tag_ptr, (long long)object_class_tag);
+        w->mismatches++;
+        return 0;
+    }
+    field_value(w, kind == JVMTI_HEAP_REFERENCE_STATIC_FIELD, info->field.index,
+                type_of_primitive(value_type), bits_of(value, value_type));
+    return 0;
+}
+
+static jint JNICALL on_array_values(jlong class_tag, jlong size, jlong *tag_ptr, jint element_count,
+                                    jvmtiPrimitiveType element_type, const void *elements, void *user_data)
+{
+    (void)class_tag;
+    walk *w = user_data;
+    if (w->failed || (w->bin && w->bin->error))
+        return JVMTI_VISIT_ABORT;
+    finish_current(w);
+    int64_t id = id_of(w, tag_ptr);
+    uint32_t trace = trace_of_tag(id);
+    uint8_t type = type_of_primitive(element_type);
+    if (w->bin)
+        hb_prim_array(w->bin, (uint64_t)id, trace, type, (uint32_t)element_count, elements);
+    else
+        fprintf(w->text, "ARR %llx (sz=%lld, trace=%u, nelems=%d, elem type=%s)\n", (unsigned long long)id,
+                (long long)size, trace, element_count, type_name(type));
+    w->objects++;
+    w->bytes += (uint64_t)(size > 0 ? size : 0);
+    return 0;
+}
+
+/* ------------------------------------------------------ before the walk */
+
+/* Reads a class's declaration: super, interfaces, fields (names interned). */
+static int read_class(JNIEnv *jni, walk *w, jclass k, dclass *c)
+{
+    jvmtiEnv *jvmti = hprof_jvmti;
+    char *sig = NULL;
+    if ((*jvmti)->GetClassSignature(jvmti, k, &sig, NULL) != JVMTI_ERROR_NONE)
+        return -1;
+    c->is_array = sig[0] == '[';
+    c->elem_type = c->is_array ? type_of_sig(sig[1]) : 0;
+    jvmti_free(sig);
+    jboolean is_interface = JNI_FALSE;
+    (*jvmti)->IsInterface(jvmti, k, &is_interface);
+    c->is_interface = is_interface;
+    jclass super = (*jni)->GetSuperclass(jni, k);
+    if (super) {
+        c->super = class_serial_of_klass(super);
+        (*jni)->DeleteLocalRef(jni, super);
+    } else if (c->is_array || c->is_interface) {
+        /* As the JVM's own dumps: arrays and interfaces extend Object. */
+        jclass object = (*jni)->FindClass(jni, "java/lang/Object");
+        if (object) c->super = class_serial_of_klass(object);
+        if (object) (*jni)->DeleteLocalRef(jni, object);
+    }
+    if (c->is_array)
+        return 0;
+    jint ni = 0;
+    jclass *ifs = NULL;
+    if ((*jvmti)->GetImplementedInterfaces(jvmti, k, &ni, &ifs) == JVMTI_ERROR_NONE) {
+        c->ifaces = calloc(ni ? (size_t)ni : 1, sizeof *c->ifaces);
+        for (jint i = 0; i < ni; i++) {
+            if (c->ifaces) c->ifaces[c->n_ifaces++] = class_serial_of_klass(ifs[i]);
+            (*jni)->DeleteLocalRef(jni, ifs[i]);
+        }
+        jvmti_free(ifs);
+    }
+    jint nf = 0;
+    jfieldID *fields = NULL;
+    jvmtiError err = (*jvmti)->GetClassFields(jvmti, k, &nf, &fields);
+    if (err == JVMTI_ERROR_CLASS_NOT_PREPARED) {
+        /* Loaded, not linked: yet objects of it can exist, in the heap
+         * archived by class data sharing. They are written without fields. */
+        c->unprepared = 1;
+        return 0;
+    }
+    if (err != JVMTI_ERROR_NONE)
+        return -1;
+    /* slots of own fields go after the superclass's; kept here in c->slots
+     * temporarily as "own" entries and completed in lay_out. */
+    c->n_fields = (uint32_t)nf;
+    c->slots = calloc(nf ? (size_t)nf : 1, sizeof *c->slots);
+    c->pos = calloc(nf ? (size_t)nf : 1, sizeof *c->pos);
+    c->statics = calloc(nf ? (size_t)nf : 1, sizeof *c->statics);
+    c->static_names = calloc(nf ? (size_t)nf : 1, sizeof *c->static_names);
+    if (!c->slots || !c->pos || !c->statics || !c->static_names) {
+        jvmti_free(fields);
+        return -1;
+    }
+    for (jint i = 0; i < nf; i++) {
+        char *name = NULL, *fsig = NULL;
+        jint mods = 0;
+        if ((*jvmti)->GetFieldName(jvmti, k, fields[i], &name, &fsig, NULL) != JVMTI_ERROR_NONE ||
+            (*jvmti)->GetFieldModifiers(jvmti, k, fields[i], &mods) != JVMTI_ERROR_NONE) {
+            jvmti_free(name);
+            jvmti_free(fsig);
+            continue;
+        }
+        serial_t ns = string_intern(name);
+        const char *stable = string_get(ns);
+        uint8_t type = type_of_sig(fsig[0]);
+        slot *s = &c->slots[i];
+        s->type = type;
+        s->own = 1;
+        if (mods & 0x0008) {                       /* ACC_STATIC */
+            s->is_static = 1;
+            s->pos = (int32_t)c->n_statics;
+            c->static_names[c->n_statics] = stable ? stable : "?";
+            c->statics[c->n_statics++] = (hb_static){ STRING_ID(ns), { type, 0 } };
+        } else {
+            s->pos = (int32_t)c->n_own_pos;
+            c->pos[c->n_own_pos++] = (field_pos){ STRING_ID(ns), stable ? stable : "?", type };
+        }
+        jvmti_free(name);
+        jvmti_free(fsig);
+    }
+    jvmti_free(fields);
+    (void)w;
+    return 0;
+}
+
+/* Fields of every interface C implements, each interface once (JVMTI's
+ * index base for C's fields). */
+static uint32_t interface_fields(walk *w, dclass *c, uint32_t stamp)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < c->n_ifaces; i++) {
+        dclass *f = class_of_serial(w, c->ifaces[i]);
+        if (f == NULL || f->mark == stamp) continue;
+        f->mark = stamp;
+        n += f->n_fields + interface_fields(w, f, stamp);
+    }
+    dclass *s = class_of_serial(w, c->super);
+    if (s && s != c)
+        n += interface_fields(w, s, stamp);
+    return n;
+}
+
+/* Completes a class's layout from its superclass's (recursively). */
+static int lay_out(walk *w, dclass *c, uint32_t *stamp, int depth)
+{
+    if (c->laid_out || depth > 512)
+        return 0;
+    dclass *s = c->is_interface ? NULL : class_of_serial(w, c->super);
+    if (s && lay_out(w, s, stamp, depth + 1) != 0)
+        return -1;
+    uint32_t n_super = s ? s->n_all : 0, pos_super = s ? s->npos : 0;
+    slot *slots = calloc((size_t)n_super + c->n_fields + 1, sizeof *slots);
+    field_pos *pos = calloc((size_t)pos_super + c->n_own_pos + 1, sizeof *pos);
+    if (slots == NULL || pos == NULL) {
+        free(slots);
+        free(pos);
+        return -1;
+    }
+    /* Dump order: own instance fields first, then the superclass's. */
+    for (uint32_t i = 0; i < n_super; i++) {
+        slots[i] = s->slots[i];
+        slots[i].own = 0;
+        if (!slots[i].is_static) slots[i].pos += (int32_t)c->n_own_pos;
+    }
+    for (uint32_t i = 0; c->slots && i < c->n_fields; i++)
+        slots[n_super + i] = c->slots[i];
+    for (uint32_t i = 0; i < c->n_own_pos; i++)
+        pos[i] = c->pos[i];
+    for (uint32_t i = 0; i < pos_super; i++)
+        pos[c->n_own_pos + i] = s->pos[i];
+    free(c->slots);
+    free(c->pos);
+    c->slots = slots;
+    c->n_all = n_super + c->n_fields;
+    c->pos = pos;
+    c->npos = pos_super + c->n_own_pos;
+    c->value_len = 0;
+    for (uint32_t i = 0; i < c->npos; i++)
+        c->value_len += (uint32_t)hb_type_size(pos[i].type);
+    c->n_if = c->is_interface ? 0 : interface_fields(w, c, ++*stamp);
+    c->laid_out = 1;
+    return 0;
+}
+
+static void free_walk(walk *w)
+{
+    for (uint32_t i = 0; w->classes && i < w->nclasses; i++) {
+        dclass *c = &w->classes[i];
+        free(c->ifaces);
+        free(c->slots);
+        free(c->pos);
+        free(c->statics);
+        free(c->static_names);
+    }
+    free(w->classes);
+    free(w->threads);
+    free(w->lens);
+    free(w->vals);
+    free(w->mirrors);
+}
+
+/* After the walk: allocation tags back (or none), for heap=sites. */
+static jint JNICALL restore_tag(jlong class_tag, jlong size, jlong *tag_ptr, jint length, void *user_data)
+{
+    (void)class_tag; (void)size; (void)length; (void)user_data;
+    if (heap_tag_is_dump(*tag_ptr)) {
+        subsite_t s = heap_tag_subsite(*tag_ptr);
+        *tag_ptr = s ? heap_tag_alloc(s) : 0;
+    }
+    return 0;
+}
+
+static int prepare(JNIEnv *jni, walk *w, const trace_builder *b)
+{
+    jvmtiEnv *jvmti = hprof_jvmti;
+    jint n = 0;
+    jclass *classes = NULL;
+    if (jvmti_failed((*jvmti)->GetLoadedClasses(jvmti, &n, &classes), "GetLoadedClasses"))
+        return -1;
+    /* Serials first (they tag the class objects), then the table sized. */
+    serial_t *serials = calloc(n ? (size_t)n : 1, sizeof *serials);
+    if (serials == NULL) { jvmti_free(classes); return -1; }
+    for (jint i = 0; i < n; i++)
+        serials[i] = class_serial_of_klass(classes[i]);
+    jclass class_class = (*jni)->FindClass(jni, "java/lang/Class");
+    w->class_class = class_class ? class_serial_of_klass(class_class) : 0;
+    if (class_class) (*jni)->DeleteLocalRef(jni, class_class);
+    w->nclasses = class_count() + 64;
+    w->classes = calloc(w->nclasses, sizeof *w->classes);
+    int rc = w->classes ? 0 : -1;
+    for (jint i = 0; i < n && rc == 0; i++) {
+        dclass *c = serials[i] >= CLASS_SERIAL_BASE && serials[i] - CLASS_SERIAL_BASE < w->nclasses
+                  ? &w->classes[serials[i] - CLASS_SERIAL_BASE] : NULL;
+        /* Two loaded classes of one name (two loaders) share a serial: the
+         * second is left out (known limit: see README). */
+        if (c && !c->loaded && read_class(jni, w, classes[i], c) == 0) {
+            c->loaded = 1;
+            c->name = class_java_name(serials[i]);
+            if (c->name == NULL) c->name = "?";
+        }
+    }
+    /* Names interned above may have added classes (array element types). */
+    uint32_t stamp = 0, maxpos = 1;
+    for (uint32_t i = 0; i < w->nclasses && rc == 0; i++) {
+        dclass *c = &w->classes[i];
+        if (!c->loaded) continue;
+        if (lay_out(w, c, &stamp, 0) != 0) rc = -1;
+        if (c->npos > maxpos) maxpos = c->npos;
+    }
+    for (jint i = 0; i < n; i++)
+        (*jni)->DeleteLocalRef(jni, classes[i]);
+    jvmti_free(classes);
+    free(serials);
+    if (rc != 0)
+        return -1;
+    w->vals = calloc(maxpos, sizeof *w->vals);
+    w->vals_cap = maxpos;
+    if (w->vals == NULL)
+        return -1;
+
+    /* Threads: their objects get their dump numbers now, so that roots on
+     * their stacks can name them. */
+    jint nt = 0;
+    jthread *threads = NULL;
+    if (jvmti_failed((*jvmti)->GetAllThreads(jvmti, &nt, &threads), "GetAllThreads"))
+        return -1;
+    w->threads = calloc(nt ? (size_t)nt : 1, sizeof *w->threads);
+    for (jint i = 0; i < nt; i++) {
+        jlong tag = 0;
+        if (w->threads && (*jvmti)->GetTag(jvmti, threads[i], &tag) == JVMTI_ERROR_NONE) {
+            int64_t id = heap_tag_is_dump(tag) ? tag : heap_tag_dump(heap_tag_subsite(tag), ++w->next_number);
+            if ((*jvmti)->SetTag(jvmti, threads[i], id) == JVMTI_ERROR_NONE) {
+                serial_t ts = thread_serial_of(threads[i]);
+                w->threads[w->nthreads].number = (uint32_t)id;
+                w->threads[w->nthreads].serial = ts;
+                trace_builder whole = *b;
+                whole.depth = 1024;      /* frame numbers of stack roots index into it */
+                serial_t tr = stack_trace_of(&whole, threads[i], NULL, 0, 0);
+                w->threads[w->nthreads].trace = tr ? tr : EMPTY_TRACE_SERIAL;
+                w->nthreads++;
+            }
+        }
+        (*jni)->DeleteLocalRef(jni, threads[i]);
+    }
+    jvmti_free(threads);
+    return 0;
+}
+
+int heap_dump_write(JNIEnv *jni, const heap_dump_target *t, int depth, int lineno)
+{
+    jvmtiEnv *jvmti = hprof_jvmti;
+    walk w;
+    memset(&w, 0, sizeof w);
+    w.t = t;
+    w.last_progress = time(NULL);
+    trace_builder b = { .depth = depth, .lineno = lineno, .resolve = resolve_method };
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (prepare(jni, &w, &b) != 0) {
+        fprintf(stderr, "hprof: heap dump: out of memory or JVMTI failure while reading the classes\n");
+        free_walk(&w);
+        return -1;
+    }
+    char stage[4300];
+    stage[0] = '\0';
+    if (t->format == 'b') {
+        w.bin = t->binary;
+        heap_dump_binary_new_records(w.bin);   /* names, classes and traces the dump refers to */
+        hb_heap_begin(w.bin);
+    } else {
+        /* HPROF's text header gives the counts first: stage the body in a
+         * file beside the output, then copy it after the header. */
+        snprintf(stage, sizeof stage, "%s.heap%d.tmp", t->out_path, (int)getpid());
+        w.text = fopen(stage, "w+");
+        if (w.text == NULL) {
+            fprintf(stderr, "hprof: heap dump: cannot create %s (beside file=): %s\n", stage, strerror(errno));
+            free_walk(&w);
+            return -1;
+        }
+        text_write_new_records(t->text);
+        text_note_trace(t->text, EMPTY_TRACE_SERIAL);
+    }
+
+    jvmtiHeapCallbacks cb;
+    memset(&cb, 0, sizeof cb);
+    cb.heap_reference_callback = on_reference;
+    cb.primitive_field_callback = on_primitive_field;
+    cb.array_primitive_value_callback = on_array_values;
+    jvmtiError err = (*jvmti)->FollowReferences(jvmti, 0, NULL, NULL, &cb, &w);
+    finish_current(&w);
+    dclass *cc = class_of_serial(&w, w.class_class);
+    for (uint32_t i = 0; cc && i < w.nmirrors; i++) {
+        if (w.mirrors[i].written)
+            continue;
+        w.cur = w.mirrors[i].id;
+        w.cur_kind = 1;
+        w.cur_class = cc;
+        w.cur_serial = w.class_class;
+        memset(w.vals, 0, (size_t)cc->npos * sizeof *w.vals);
+        finish_current(&w);
+    }
+    /* Classes the walk did not visit (array classes report no fields). */
+    for (uint32_t i = 0; i < w.nclasses; i++)
+        if (w.classes[i].loaded && !w.classes[i].dumped)
+            write_class(&w, CLASS_SERIAL_BASE + i, &w.classes[i]);
+
+    /* Tags back as they were, whatever happened. */
+    jvmtiHeapCallbacks rc;
+    memset(&rc, 0, sizeof rc);
+    rc.heap_iteration_callback = restore_tag;
+    jvmti_failed((*jvmti)->IterateThroughHeap(jvmti, JVMTI_HEAP_FILTER_UNTAGGED, NULL, &rc, NULL),
+                 "IterateThroughHeap (restoring tags after a heap dump)");
+
+    int bad = jvmti_failed(err, "FollowReferences") || w.failed || w.out_of_numbers;
+    if (w.bin) {
+        hb_heap_end(w.bin);
+        bad |= w.bin->error != 0;
+    } else {
+        char date[64];
+        text_format_date(time(NULL), date, sizeof date);
+        FILE *out = t->text->out;
+        fprintf(out, "HEAP DUMP BEGIN (%llu objects, %llu bytes) %s\n", (unsigned long long)w.objects,
+                (unsigned long long)w.bytes, date);
+        bad |= fflush(w.text) != 0 || ferror(w.text);
+        rewind(w.text);
+        char buf[65536];
+        size_t got;
+        while ((got = fread(buf, 1, sizeof buf, w.text)) > 0)
+            if (fwrite(buf, 1, got, out) != got) { bad = 1; break; }
+        fprintf(out, "HEAP DUMP END\n");
+        fclose(w.text);
+        unlink(stage);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    if (w.progress_shown || bad)
+        fprintf(stderr, "hprof: heap dump %s: %llu objects, %llu bytes in %.1f s\n", bad ? "FAILED" : "done",
+                (unsigned long long)w.objects, (unsigned long long)w.bytes, secs);
+    if (w.out_of_numbers)
+        fprintf(stderr, "hprof: heap dump: more than 2^32 objects; the dump is incomplete\n");
+    if (w.unprepared_values && getenv("HPROF_DEBUG_DUMP"))
+        fprintf(stderr, "hprof: heap dump: %llu field values of objects of classes not linked yet "
+                "(archived by class data sharing) left out\n", (unsigned long long)w.unprepared_values);
+    if (w.mismatches)
+        fprintf(stderr, "hprof: heap dump: %llu field values did not match the class layouts and were "
+                "left out\n", (unsigned long long)w.mismatches);
+    free_walk(&w);
+    return bad ? -1 : 0;
+}

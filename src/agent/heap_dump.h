@@ -1,0 +1,43 @@
+/*
+ * heap_dump: heap=dump. A JVMTI FollowReferences walk from the GC roots,
+ * so only reachable objects are written, streamed as it goes:
+ *   format=b  HPROF binary 1.0.2 heap dump segments (src/output/hprof_binary)
+ *   format=a  HPROF's text HEAP DUMP section (ROOT, CLS, OBJ, ARR)
+ * Every object carries the trace serial of its allocation site when
+ * heap=sites tracked it (its tag names its subsite), else 300000.
+ *
+ * How it gets field values without JNI (heap callbacks may not call it):
+ * before the walk, every loaded class's fields are read (GetClassFields) and
+ * laid out in the order of JVMTI's field indexes; during the walk, a
+ * FollowReferences callback gives each reference or primitive value with its
+ * field index, and HotSpot reports all of one object's fields in a row, so
+ * one object at a time is assembled and written. Memory: the classes' layouts,
+ * one object's values, and the lengths of object arrays met but not yet
+ * visited; the JVM's tag map holds an id per reachable object meanwhile.
+ */
+#ifndef HPROF_HEAP_DUMP_H
+#define HPROF_HEAP_DUMP_H
+
+#include <jni.h>
+#include <jvmti.h>
+#include <stdio.h>
+
+#include "../output/hprof_binary.h"
+#include "../output/text_writer.h"
+
+typedef struct heap_dump_target {
+    char          format;        /* 'a' or 'b' */
+    text_writer  *text;          /* format=a */
+    hb_writer    *binary;        /* format=b */
+    const char   *out_path;      /* for messages, and where a text dump is staged */
+} heap_dump_target;
+
+/* Walks the heap and writes one heap dump; the caller has collected
+ * garbage. 0 on success; -1 after saying why on stderr. */
+int heap_dump_write(JNIEnv *jni, const heap_dump_target *target, int depth, int lineno);
+
+/* format=b: UTF8, LOAD CLASS, STACK FRAME and STACK TRACE records for every
+ * entry of the shared tables not written yet (before a section uses them). */
+void heap_dump_binary_new_records(hb_writer *w);
+
+#endif
