@@ -7,9 +7,32 @@ a real JVM, against truths the programs know about themselves.
                         clone), live counted after a GC; -Xverify:all
     heap_sites_sampled  heap_sample=4k: the same sites estimated within 30%,
                         and the section marked as estimated
+    heap_dump_binary    HeapShape dumped on SIGQUIT (format=b), read by the
+                        independent reader (tests/hprof_reader.py): every
+                        count, field value and static exact, no integrity
+                        problem, and the program's classes counted as
+                        `jcmd GC.class_histogram` counts them at that moment
+    heap_dump_text      the same heap in HPROF's text HEAP DUMP (format=a):
+                        counts exact, every reference resolves, the header's
+                        object count right
+    heap_all_traces     heap=all: the dump's objects carry the trace of their
+                        allocation site (25,000 Small from makeSmall, ...)
+    heap_dump_disk_full the file cannot grow past 64 KiB (RLIMIT_FSIZE): a
+                        clear error naming the file, no corrupt file left,
+                        the program's exit unchanged
 """
 
+import os
 import re
+import resource
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hprof_reader  # noqa: E402
+import heap_dump_check  # noqa: E402
 
 RE_SITES_BEGIN = re.compile(r"^SITES BEGIN \(ordered by live bytes(, estimated from allocation samples "
                             r"every (\d+) bytes)?\) .+$")
@@ -94,6 +117,56 @@ def site_totals(prof, rows, cls, frame):
     return tot
 
 
+RE_DUMP_BEGIN = re.compile(r"^HEAP DUMP BEGIN \((\d+) objects, (\d+) bytes\) .+$")
+RE_RECORD = re.compile(r"^(ROOT|CLS|OBJ|ARR) ([0-9a-f]+) \((.*)\)$")
+RE_FIELD = re.compile(r"^\t(.+?)\t+([0-9a-f]+)$")
+
+
+def text_heap_dump(path, Fail):
+    """The last HEAP DUMP section of a text profile: (header objects, header
+    bytes, {id: (kind, attrs)}, [(from id, field, to id)])."""
+    lines = open(path, encoding="utf-8").read().split("\n")
+    starts = [i for i, l in enumerate(lines) if RE_DUMP_BEGIN.match(l)]
+    if not starts:
+        raise Fail("no HEAP DUMP section in %s" % path)
+    m = RE_DUMP_BEGIN.match(lines[starts[-1]])
+    records, refs, cur = {}, [], None
+    for l in lines[starts[-1] + 1:]:
+        if l == "HEAP DUMP END":
+            return int(m.group(1)), int(m.group(2)), records, refs
+        r = RE_RECORD.match(l)
+        if r:
+            attrs = dict(kv.split("=", 1) for kv in r.group(3).split(", ") if "=" in kv)
+            oid = int(r.group(2), 16)
+            if r.group(1) != "ROOT":
+                if oid in records:
+                    raise Fail("HEAP DUMP: id %x written twice" % oid)
+                records[oid] = (r.group(1), attrs)
+            else:
+                refs.append((0, "root " + attrs.get("kind", "?"), oid))
+            cur = oid
+            continue
+        f = RE_FIELD.match(l)
+        if not f or cur is None:
+            raise Fail("HEAP DUMP: malformed line %r" % l)
+        refs.append((cur, f.group(1), int(f.group(2), 16)))
+    raise Fail("HEAP DUMP: no HEAP DUMP END")
+
+
+def trace_methods(d, serial):
+    """Method names (Class.method) of a binary dump's trace, top first."""
+    t = d.traces.get(serial)
+    if t is None:
+        return []
+    out = []
+    for fid in t[1]:
+        f = d.frames.get(fid)
+        if f is not None:
+            cls = d.load_class_by_serial.get(f.class_serial) if hasattr(f, "class_serial") else None
+            out.append("%s.%s" % (cls.java_name if cls is not None else "?", f.method))
+    return out
+
+
 def make_tests(Fail, parse_profile):
     def check_traces_written(prof, rows, problems):
         missing = sorted({r.trace for r in rows if r.trace not in prof.traces})
@@ -147,4 +220,124 @@ def make_tests(Fail, parse_profile):
             raise Fail("; ".join(problems))
         ctx.note("estimates: " + ", ".join(notes))
 
-    return [("heap_sites_exact", t_heap_sites_exact), ("heap_sites_sampled", t_heap_sites_sampled)]
+    def spawn_ready(ctx, main, args, agent, tag):
+        cmd = ctx.java_cmd(main, args, agent=agent)
+        so, se = ctx.path(tag + ".stdout"), ctx.path(tag + ".stderr")
+        with open(ctx.path(tag + ".cmd"), "w") as f:
+            f.write(" ".join(cmd) + "\n")
+        p = subprocess.Popen(cmd, stdout=open(so, "wb"), stderr=open(se, "wb"), stdin=subprocess.DEVNULL,
+                             cwd=ctx.out)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            if "READY" in open(so, errors="replace").read():
+                return p, so, se
+            if p.poll() is not None:
+                raise Fail("%s exited (rc %s) before READY: %s" % (main, p.returncode, open(se).read()[-800:]))
+            time.sleep(0.05)
+        p.kill()
+        raise Fail("%s not READY within 60 s" % main)
+
+    def finish(p, se, go, Fail):
+        open(go, "w").close()
+        try:
+            rc = p.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            raise Fail("the program did not exit after its go file appeared")
+        if rc != 0:
+            raise Fail("exit code %d: %s" % (rc, open(se).read()[-800:]))
+
+    def jcmd(ctx, pid, *what):
+        exe = os.path.join(ctx.jdk, "bin", "jcmd")
+        r = subprocess.run([exe, str(pid)] + list(what), capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:
+            raise Fail("jcmd %s failed: %s" % (" ".join(what), r.stderr[-500:]))
+        return r.stdout
+
+    def t_heap_dump_binary(ctx):
+        path, go = ctx.path("shape.hprof"), ctx.path("go")
+        p, so, se = spawn_ready(ctx, "HeapShape", [go], "heap=dump,format=b,doe=n,file=" + path, "shape")
+        try:
+            histo = jcmd(ctx, p.pid, "GC.class_histogram")
+            os.kill(p.pid, signal.SIGQUIT)
+            deadline = time.time() + 120
+            while "done" not in open(se, errors="replace").read():
+                if time.time() > deadline:
+                    raise Fail("the SIGQUIT heap dump did not finish within 120 s")
+                time.sleep(0.1)
+        finally:
+            finish(p, se, go, Fail)
+        d = hprof_reader.read(path)
+        heap_dump_check.check_heap_shape(d, Fail)
+        diff = heap_dump_check.compare_with_histogram(d, histo)
+        if diff["own"]:
+            raise Fail("HeapShape's classes counted differently from jcmd GC.class_histogram: %s" % diff["own"][:10])
+        ctx.note("exact; %d objects; %d class names compared with the JVM's histogram, %d differ (JDK "
+                 "classes churn between the two)" % (d.objects, diff["compared"], len(diff["all"])))
+
+    def t_heap_dump_text(ctx):
+        path = ctx.path("shape.txt")
+        ctx.run("HeapShape", [], agent="heap=dump,file=" + path)
+        n_objs, n_bytes, records, refs = text_heap_dump(path, Fail)
+        problems = []
+        objs = [a for k, a in records.values() if k in ("OBJ", "ARR")]
+        if n_objs != len(objs):
+            problems.append("header says %d objects, %d OBJ/ARR records" % (n_objs, len(objs)))
+        if n_bytes != sum(int(a["sz"]) for a in objs):
+            problems.append("header says %d bytes, the records add up to %d" % (n_bytes, sum(int(a["sz"]) for a in objs)))
+        def count(cls):
+            return sum(1 for k, a in records.values() if k == "OBJ" and a["class"].split("@")[0] == cls)
+        for cls, want in (("HeapShape$Node", heap_dump_check.NODES), ("HeapShape$Leaf", heap_dump_check.LEAVES)):
+            if count(cls) != want:
+                problems.append("%d OBJ of %s, expected %d" % (count(cls), cls, want))
+        ints = sum(1 for k, a in records.values() if k == "ARR" and a.get("elem type") == "int"
+                   and a.get("nelems") == str(heap_dump_check.INT_ARRAY_LEN))
+        if ints < heap_dump_check.INT_ARRAYS:
+            problems.append("%d int[10] arrays, expected at least %d" % (ints, heap_dump_check.INT_ARRAYS))
+        dangling = [(f, n, t) for f, n, t in refs if t not in records]
+        if dangling:
+            problems.append("%d references to ids not in the dump, e.g. %s" % (len(dangling), dangling[:3]))
+        prof = parse_profile(path)          # the strict parser accepts the whole file
+        if problems:
+            raise Fail("; ".join(problems))
+        ctx.note("%d objects, %d references, all resolved" % (len(objs), len(refs)))
+
+    def t_heap_all_traces(ctx):
+        path = ctx.path("all.hprof")
+        r = ctx.run("AllocTruth", [], agent="heap=all,format=b,depth=16,file=" + path)
+        want = truths(r.stderr, Fail)
+        d = hprof_reader.read(path)
+        problems = d.check()
+        tc = d.trace_counts
+        for cls, frame, alloc, live in want:
+            name = {"int[]": "int[]", "long[]": "long[]", "long[][]": "long[][]"}.get(cls, cls)
+            got = sum(n for (c, ts), n in tc.items()
+                      if hprof_reader.pretty_name(c) in (name, cls) and frame in trace_methods(d, ts))
+            if got != live:
+                problems.append("%d %s in the dump carry a trace through %s; %d are alive" % (got, cls, frame, live))
+        if problems:
+            raise Fail("; ".join(str(p) for p in problems[:8]))
+        ctx.note("every live tracked object of the truth carries its allocation trace (%d truths)" % len(want))
+
+    def t_heap_dump_disk_full(ctx):
+        path = ctx.path("full.hprof")
+        cmd = ctx.java_cmd("HeapShape", [], agent="heap=dump,format=b,file=" + path)
+        limit = 64 * 1024
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=ctx.out,
+                           preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)))
+        with open(ctx.path("full.stderr"), "w") as f:
+            f.write(r.stderr)
+        problems = []
+        if r.returncode != 0:
+            problems.append("exit code %d (the program's own is 0)" % r.returncode)
+        if path not in r.stderr or "incomplete" not in r.stderr:
+            problems.append("no error naming %s and saying it is incomplete: %r" % (path, r.stderr[-400:]))
+        if os.path.exists(path):
+            problems.append("the incomplete file %s was left behind (%d bytes)" % (path, os.path.getsize(path)))
+        if problems:
+            raise Fail("; ".join(problems))
+        ctx.note([l for l in r.stderr.splitlines() if "hprof" in l][-1])
+
+    return [("heap_sites_exact", t_heap_sites_exact), ("heap_sites_sampled", t_heap_sites_sampled),
+            ("heap_dump_binary", t_heap_dump_binary), ("heap_dump_text", t_heap_dump_text),
+            ("heap_all_traces", t_heap_all_traces), ("heap_dump_disk_full", t_heap_dump_disk_full)]

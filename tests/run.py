@@ -1330,6 +1330,18 @@ def t_asan_agent(ctx):
             raise Fail("%s under ASan: TimesTruth.hot has %d calls" % (main, hot))
         return "%d CPU TIME rows, %d ms" % (len(rows), total)
 
+    def heap_all(main, prof):
+        path = ctx.path("heap.hprof.txt")
+        rows = heap_tests.sites_sections(path, Fail)[-1][1]
+        small = [r for r in rows if r.cls == "AllocTruth$Small"]
+        if sum(r.alloc_objs for r in small) != 100000 or sum(r.live_objs for r in small) != 25000:
+            raise Fail("%s under ASan: Small sites %s" % (main, [(r.alloc_objs, r.live_objs) for r in small]))
+        n, _b, records, _refs = heap_tests.text_heap_dump(path, Fail)
+        dumped = sum(1 for k, a in records.values() if k == "OBJ" and a["class"].startswith("AllocTruth$Small@"))
+        if dumped != 25000:
+            raise Fail("%s under ASan: %d Small in the heap dump, 25000 alive" % (main, dumped))
+        return "Small 100000/25000 in SITES, %d objects in the heap dump" % n
+
     def deadlocks(main, prof):
         dl = final_monitor(prof)[3]
         problems = []
@@ -1347,7 +1359,9 @@ def t_asan_agent(ctx):
             ("Deadlocks", ["1500"], "monitor=y,thread=y,deadlock=100,file=%s" % ctx.path("deadlocks.hprof.txt"),
              deadlocks),
             # cpu=times: every class rewritten by the ASan-built rewriter as it loads.
-            ("TimesTruth", ["exit"], "cpu=times,cutoff=0,file=%s" % ctx.path("times.hprof.txt"), times_rows)]
+            ("TimesTruth", ["exit"], "cpu=times,cutoff=0,file=%s" % ctx.path("times.hprof.txt"), times_rows),
+            # heap=all: allocation hooks, tags, ObjectFree, the heap walk and the text dump.
+            ("AllocTruth", [], "heap=all,depth=16,cutoff=0,file=%s" % ctx.path("heap.hprof.txt"), heap_all)]
     for main, args, opts, check in runs:
         r = ctx.run(main, args, agent=opts, agent_path=ASAN_AGENT, env=env, tag="asan-" + main, timeout=300)
         bad = [l for l in r.stderr.splitlines() if "AddressSanitizer" in l or "runtime error:" in l

@@ -64,6 +64,7 @@ static struct {
     atomic_uint    deadlocks_reported; /* cycles in the last dump (read by the agent thread) */
     pthread_mutex_t dump_lock;        /* one dump at a time; guards out and text */
     int            finished;          /* VMDeath wrote the last dump */
+    int            write_failed;      /* a write to file= failed: the file is incomplete */
     atomic_int     drain_stop;
     sem_t          drain_wake;
     sem_t          drain_done;
@@ -174,11 +175,13 @@ static void dump(const char *why)
     /* Threads and traces met while writing the sections. */
     if (!agent.binary)
         text_write_new_records(&agent.text);
-    else if (fflush(agent.out) == 0 && agent.bin.error)
-        fprintf(stderr, "\nhprof: error writing %s (file=): %s\n", agent.out_path, strerror(agent.bin.error));
 
-    if (fflush(agent.out) != 0 || ferror(agent.out)) {
-        fprintf(stderr, "\nhprof: error writing %s (file=): %s\n", agent.out_path, strerror(errno));
+    if (fflush(agent.out) != 0 || ferror(agent.out) || (agent.binary && agent.bin.error)) {
+        int e = agent.binary && agent.bin.error ? agent.bin.error : errno;
+        if (!agent.write_failed)
+            fprintf(stderr, "\nhprof: error writing %s (file=): %s; the file is incomplete\n", agent.out_path,
+                    strerror(e));
+        agent.write_failed = 1;
         clearerr(agent.out);
     }
     if (agent.sampling && agent.opt.collapsed[0])
@@ -440,11 +443,20 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
     pthread_mutex_lock(&agent.dump_lock);
     agent.finished = 1;
     if (agent.binary && hb_close(&agent.bin) != 0)
-        fprintf(stderr, "hprof: error writing %s (file=): %s\n", agent.out_path, strerror(agent.bin.error));
+        agent.write_failed = 1;
     if (agent.out) {
         if (fclose(agent.out) != 0)
-            fprintf(stderr, "hprof: error closing %s (file=): %s\n", agent.out_path, strerror(errno));
+            agent.write_failed = 1;
         agent.out = NULL;
+        /* A profile cut short (disk full, file size limit) would mislead
+         * the tools that read it: remove it rather than leave it corrupt. */
+        if (agent.write_failed) {
+            if (unlink(agent.out_path) == 0)
+                fprintf(stderr, "hprof: could not write all of %s (file=); the incomplete file was "
+                        "removed. Free some space or choose another file= and run again.\n", agent.out_path);
+            else
+                fprintf(stderr, "hprof: could not write all of %s (file=); it is incomplete\n", agent.out_path);
+        }
     }
     pthread_mutex_unlock(&agent.dump_lock);
 }

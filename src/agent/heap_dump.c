@@ -453,10 +453,6 @@ static void field_value(walk *w, int is_static, jint index, uint8_t type, uint64
     int64_t i = (int64_t)index - c->n_if;
     if (i < 0 || i >= c->n_all || c->slots[i].type != type || c->slots[i].is_static != is_static ||
         (is_static && !c->slots[i].own)) {
-        if (getenv("HPROF_DEBUG_DUMP") && w->mismatches < 40)
-            fprintf(stderr, "MISMATCH %s idx=%d n_if=%u n_all=%u type=%d static=%d slot.type=%d slot.static=%d own=%d\n",
-                    c->name, (int)index, c->n_if, c->n_all, type, is_static, i >= 0 && i < c->n_all ? c->slots[i].type : -1,
-                    i >= 0 && i < c->n_all ? c->slots[i].is_static : -1, i >= 0 && i < c->n_all ? c->slots[i].own : -1);
         w->mismatches++;
         return;
     }
@@ -558,9 +554,6 @@ static jint JNICALL on_reference(jvmtiHeapReferenceKind kind, const jvmtiHeapRef
         return JVMTI_VISIT_OBJECTS;
     }
     if (switch_to(w, *referrer_tag_ptr, referrer_class_tag) != 0) {
-        if (getenv("HPROF_DEBUG_DUMP") && w->mismatches < 40)
-            fprintf(stderr, "SWITCH ref kind=%d %s referrer=%llx class_tag=%lld\n", kind, class_signature((serial_t)referrer_class_tag),
-                    (unsigned long long)*referrer_tag_ptr, (long long)referrer_class_tag);
         w->mismatches++;
         return JVMTI_VISIT_OBJECTS;
     }
@@ -618,9 +611,6 @@ static jint JNICALL on_primitive_field(jvmtiHeapReferenceKind kind, const jvmtiH
     if (w->failed || (w->bin && w->bin->error))
         return JVMTI_VISIT_ABORT;
     if (switch_to(w, *object_tag_ptr, object_class_tag) != 0) {
-        if (getenv("HPROF_DEBUG_DUMP") && w->mismatches < 40)
-            fprintf(stderr, "SWITCH prim kind=%d object=%llx class_tag=%lld\n", kind,
-                    (unsigned long long)*object_tag_ptr, (long long)object_class_tag);
         w->mismatches++;
         return 0;
     }
@@ -996,9 +986,6 @@ int heap_dump_write(JNIEnv *jni, const heap_dump_target *t, int depth, int linen
                 (unsigned long long)w.objects, (unsigned long long)w.bytes, secs);
     if (w.out_of_numbers)
         fprintf(stderr, "hprof: heap dump: more than 2^32 objects; the dump is incomplete\n");
-    if (w.unprepared_values && getenv("HPROF_DEBUG_DUMP"))
-        fprintf(stderr, "hprof: heap dump: %llu field values of objects of classes not linked yet "
-                "(archived by class data sharing) left out\n", (unsigned long long)w.unprepared_values);
     if (w.mismatches)
         fprintf(stderr, "hprof: heap dump: %llu field values did not match the class layouts and were "
                 "left out\n", (unsigned long long)w.mismatches);
