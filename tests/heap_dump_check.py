@@ -211,7 +211,8 @@ def check_heap_shape(dump, Fail, jvm_quirks_ok=False):
         if (n["name"] != 0) != (i % 2 == 0):
             bad.append("Node #%d: name 0x%x (expected %s)" % (i, n["name"], "a String" if i % 2 == 0 else "null"))
         if (n["extra"] != 0) != (i % 1000 == 0):
-            bad.append("Node #%d: extra 0x%x (expected %s)" % (i, n["extra"], "an Object[]" if i % 1000 == 0 else "null"))
+            bad.append("Node #%d: extra 0x%x (expected %s)"
+                       % (i, n["extra"], "an Object[]" if i % 1000 == 0 else "null"))
     if bad:
         err("%d Node field mismatches, e.g. %s", len(bad), "; ".join(bad[:3]))
         fail_now()
@@ -335,7 +336,7 @@ def dump_counts(dump):
         out[dump.class_name(cid)] += n
     for name, (n, _e) in dump.array_counts.items():
         out[name] += n
-    out["java.lang.Class"] += sum(1 for c in dump.heap.classes.values())
+    out["java.lang.Class"] += len(dump.heap.classes)
     return out
 
 
@@ -359,7 +360,10 @@ def compare_with_histogram(dump, histo_text, own_prefix="HeapShape"):
     d = {_hist_name(n): v for n, v in dump_counts(dump).items()}
 
     def own(n):
-        return n.lstrip("[").lstrip("L").startswith(own_prefix)
+        elem = n.lstrip("[")
+        if elem != n and elem.startswith("L"):      # '[LFoo;' -> 'Foo;'
+            elem = elem[1:]
+        return elem.startswith(own_prefix)
 
     names = set(h) | set(d)
     diffs = sorted((n, d.get(n, 0), h.get(n, 0)) for n in names if d.get(n, 0) != h.get(n, 0))

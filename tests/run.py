@@ -1436,7 +1436,19 @@ def t_bci_fuzz(ctx):
         raise Fail("make fuzz printed no 'passed' line, see %s" % log)
 
 
-NOJDK_TESTS = [("parser_selftest", t_parser_selftest), ("bci_fuzz", t_bci_fuzz)] + bcitests.NOJDK_TESTS
+def t_hprof_reader_selftest(ctx):
+    """The binary reader's own checks on synthetic files (both id sizes, every
+    error class, every truncation point): a reader that can't fail proves nothing."""
+    r = subprocess.run([sys.executable, os.path.join(TESTS_DIR, "hprof_reader.py"), "--selftest"],
+                       capture_output=True, text=True, timeout=300)
+    last = (r.stdout.strip().splitlines() or [""])[-1]
+    if r.returncode != 0 or not last.endswith(" 0 failures"):
+        raise Fail("hprof_reader.py --selftest: rc %d, %s" % (r.returncode, (r.stdout + r.stderr)[-500:]))
+    ctx.note(last)
+
+
+NOJDK_TESTS = [("parser_selftest", t_parser_selftest), ("hprof_reader_selftest", t_hprof_reader_selftest),
+               ("bci_fuzz", t_bci_fuzz)] + bcitests.NOJDK_TESTS
 
 
 # ================================================================== runner
