@@ -7,6 +7,9 @@ a real JVM, against truths the programs know about themselves.
                         clone), live counted after a GC; -Xverify:all
     heap_sites_sampled  heap_sample=4k: the same sites estimated within 30%,
                         and the section marked as estimated
+    heap_sites_evict    an LRU cache: 2,000,000 byte[1000] through it, exactly
+                        10,000 live at exit (the live census, not late
+                        ObjectFree events)
     heap_dump_binary    HeapShape dumped on SIGQUIT (format=b), read by the
                         independent reader (tests/hprof_reader.py): every
                         count, field value and static exact, no integrity
@@ -220,6 +223,20 @@ def make_tests(Fail, parse_profile):
             raise Fail("; ".join(problems))
         ctx.note("estimates: " + ", ".join(notes))
 
+    def t_heap_sites_evict(ctx):
+        path = ctx.path("evict.txt")
+        r = ctx.run("Evict", ["2000000"], agent="heap=sites,depth=8,cutoff=0,file=" + path, jvm=["-Xmx256m"])
+        (cls, frame, alloc, live), = truths(r.stderr, Fail)
+        rows = sites_sections(path, Fail)[-1][1]
+        prof = parse_profile(path)
+        # The value arrays are allocated by Evict.value itself (on JDK 25 the
+        # first call also loads classes whose own byte[]s have it deeper down).
+        rows = [r for r in rows if prof.traces[r.trace].frames and prof.traces[r.trace].frames[0].qualname == frame]
+        got = site_totals(prof, rows, cls, frame)
+        if got[0] != alloc or got[1] != live:
+            raise Fail("%s at %s: %d allocated, %d live; expected exactly %d and %d" % (cls, frame, got[0], got[1], alloc, live))
+        ctx.note("%d allocated, %d live, exact" % (got[0], got[1]))
+
     def spawn_ready(ctx, main, args, agent, tag):
         cmd = ctx.java_cmd(main, args, agent=agent)
         so, se = ctx.path(tag + ".stdout"), ctx.path(tag + ".stderr")
@@ -339,5 +356,5 @@ def make_tests(Fail, parse_profile):
         ctx.note([l for l in r.stderr.splitlines() if "hprof" in l][-1])
 
     return [("heap_sites_exact", t_heap_sites_exact), ("heap_sites_sampled", t_heap_sites_sampled),
-            ("heap_dump_binary", t_heap_dump_binary), ("heap_dump_text", t_heap_dump_text),
+            ("heap_sites_evict", t_heap_sites_evict), ("heap_dump_binary", t_heap_dump_binary), ("heap_dump_text", t_heap_dump_text),
             ("heap_all_traces", t_heap_all_traces), ("heap_dump_disk_full", t_heap_dump_disk_full)]

@@ -122,10 +122,14 @@ static void dump(const char *why)
         return;
     }
     if (agent.opt.verbose)
-        fprintf(stderr, "Dumping %s%s (%s) ...",
+        fprintf(stderr, "Dumping %s%s%s%s (%s) ...",
                 agent.sampling ? "CPU usage by sampling running threads"
                 : agent.timing ? "CPU usage by timing methods" : "",
                 agent.monitoring ? (agent.sampling || agent.timing ? ", and monitors" : "monitors") : "",
+                agent.heap.sites ? (agent.sampling || agent.timing || agent.monitoring ? ", allocation sites"
+                                                                                    : "allocation sites") : "",
+                agent.heap.dump ? (agent.sampling || agent.timing || agent.monitoring || agent.heap.sites
+                                   ? ", and the heap" : "the heap") : "",
                 why);
 
     uint64_t total = 0;

@@ -14,6 +14,7 @@ typedef struct subsite {
     serial_t         trace, class_serial;
     uint64_t         size;
     _Atomic uint64_t allocs, frees;
+    uint64_t         seen;           /* live objects found by the last census */
 } subsite;
 
 static struct {
@@ -25,6 +26,7 @@ static struct {
     uint32_t         *slots;         /* open addressing: subsite numbers, 0 = empty */
     uint32_t          slot_mask;
     _Atomic uint64_t  lost;
+    int               census;        /* site_census_begin ran: rows use `seen` for live */
 } S = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static subsite *subsite_at(subsite_t s)
@@ -64,6 +66,7 @@ void site_table_free(void)
     S.max_chunks = 0;
     atomic_store(&S.count, 0);
     atomic_store(&S.lost, 0);
+    S.census = 0;
 }
 
 static uint32_t hash3(serial_t trace, serial_t class_serial, uint64_t size)
@@ -163,6 +166,21 @@ int site_get(subsite_t s, serial_t *trace, serial_t *class_serial, uint64_t *siz
     return 0;
 }
 
+void site_census_begin(void)
+{
+    uint32_t n = atomic_load(&S.count);
+    for (subsite_t s = 1; s <= n; s++)
+        subsite_at(s)->seen = 0;
+    S.census = 1;
+}
+
+void site_census_add(subsite_t s)
+{
+    subsite *e = subsite_at(s);
+    if (e)
+        e->seen++;
+}
+
 uint32_t site_subsite_count(void) { return atomic_load(&S.count); }
 void     site_count_lost(uint64_t n) { atomic_fetch_add(&S.lost, n); }
 uint64_t site_lost(void) { return atomic_load(&S.lost); }
@@ -211,7 +229,7 @@ int site_rows(uint64_t sample_interval, site_row **rows_out, uint32_t *n_out, si
             continue;
         /* A free counted before its allocation (another thread's increment
          * not yet visible) must not make "live" wrap around. */
-        uint64_t live = frees < allocs ? allocs - frees : 0;
+        uint64_t live = S.census ? (e->seen < allocs ? e->seen : allocs) : frees < allocs ? allocs - frees : 0;
         double w = site_sample_weight(e->size, sample_interval);
         site_row r = { .trace = e->trace, .class_serial = e->class_serial };
         r.alloc_objs = (uint64_t)llround((double)allocs * w);

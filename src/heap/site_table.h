@@ -44,6 +44,14 @@ uint32_t site_subsite_count(void);
 void     site_count_lost(uint64_t n);
 uint64_t site_lost(void);
 
+/* A census of the live objects, by the single thread that writes a report
+ * while the JVM walks the heap: begin zeroes every subsite's count, add
+ * counts one object found. From then on, rows take "live" from the last
+ * census instead of allocations minus ObjectFree events: the JVM posts
+ * those lazily, and some arrive after the report (seen on JDK 17 and 25). */
+void site_census_begin(void);
+void site_census_add(subsite_t s);
+
 /* ---- report rows: one per (trace, class), subsites summed ---- */
 typedef struct site_row {
     serial_t trace, class_serial;
