@@ -40,17 +40,7 @@ static void record(JNIEnv *jni, jobject object, jclass klass, jlong size, jthrea
     jlong tag = 0;
     if (object == NULL || (*jvmti)->GetTag(jvmti, object, &tag) != JVMTI_ERROR_NONE || tag != 0)
         return;
-    serial_t thread_serial = 0;
-    if (H.cfg.per_thread) {
-        jthread self = thread;
-        if (self == NULL && (*jvmti)->GetCurrentThread(jvmti, &self) != JVMTI_ERROR_NONE)
-            self = NULL;
-        if (self) {
-            thread_serial = thread_serial_of(self);
-            if (self != thread)
-                (*jni)->DeleteLocalRef(jni, self);
-        }
-    }
+    serial_t thread_serial = H.cfg.per_thread ? thread_serial_of(thread) : 0;
     serial_t trace = stack_trace_of(&H.builder, NULL, H.skip, 3, thread_serial);
     serial_t cls = klass ? class_serial_of_klass(klass) : class_serial_of_object(jni, object);
     if (size < 0 && (*jvmti)->GetObjectSize(jvmti, object, &size) != JVMTI_ERROR_NONE)
@@ -77,18 +67,11 @@ JNIEXPORT void JNICALL Java_java_lang_HprofTracker_allocated(JNIEnv *jni, jclass
     record(jni, object, NULL, -1, NULL);
 }
 
-/* Objects the VM allocates without running byte code the tracker sees:
- * reflection's arrays, clone(), JNI's AllocObject and arrays, ... */
-static void JNICALL on_vm_object_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
-                                       jclass klass, jlong size)
-{
-    (void)jvmti;
-    if (atomic_load_explicit(&H.counting, memory_order_relaxed))
-        record(jni, object, klass, size, thread);
-}
-
-static void JNICALL on_sampled_object_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
-                                            jobject object, jclass klass, jlong size)
+/* VMObjectAlloc (exact mode: what the VM allocates without byte code the
+ * tracker sees: reflection's arrays, clone(), JNI's AllocObject and arrays)
+ * and SampledObjectAlloc (heap_sample=): both events have this signature. */
+static void JNICALL on_object_alloc_event(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
+                                          jclass klass, jlong size)
 {
     (void)jvmti;
     if (atomic_load_explicit(&H.counting, memory_order_relaxed))
@@ -144,9 +127,9 @@ void heap_agent_callbacks(const heap_config *c, jvmtiEventCallbacks *cb)
         return;
     cb->ObjectFree = on_object_free;
     if (c->sample_interval)
-        cb->SampledObjectAlloc = on_sampled_object_alloc;
+        cb->SampledObjectAlloc = on_object_alloc_event;
     else
-        cb->VMObjectAlloc = on_vm_object_alloc;
+        cb->VMObjectAlloc = on_object_alloc_event;
 }
 
 int heap_agent_enable(jvmtiEnv *jvmti, const heap_config *c)
@@ -278,12 +261,7 @@ void heap_agent_write_sites_binary(hb_writer *w)
             continue;
         /* is_array: 0 for an instance, else the HPROF type of the elements. */
         const char *sig = class_signature(rows[i].class_serial);
-        uint8_t is_array = 0;
-        if (sig && sig[0] == '[')
-            is_array = sig[1] == 'L' || sig[1] == '[' ? HB_OBJECT
-                     : sig[1] == 'Z' ? HB_BOOLEAN : sig[1] == 'C' ? HB_CHAR : sig[1] == 'F' ? HB_FLOAT
-                     : sig[1] == 'D' ? HB_DOUBLE : sig[1] == 'B' ? HB_BYTE : sig[1] == 'S' ? HB_SHORT
-                     : sig[1] == 'I' ? HB_INT : HB_LONG;
+        uint8_t is_array = sig && sig[0] == '[' ? hb_type_of_descriptor(sig[1]) : 0;
         sites[k++] = (hb_site){ is_array, rows[i].class_serial, rows[i].trace, clamp32(rows[i].live_bytes),
                                 clamp32(rows[i].live_objs), clamp32(rows[i].alloc_bytes),
                                 clamp32(rows[i].alloc_objs) };

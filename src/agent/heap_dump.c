@@ -148,21 +148,6 @@ typedef struct dclass {
     uint32_t    mark;
 } dclass;
 
-static uint8_t type_of_sig(char c)
-{
-    switch (c) {
-    case 'Z': return HB_BOOLEAN;
-    case 'C': return HB_CHAR;
-    case 'F': return HB_FLOAT;
-    case 'D': return HB_DOUBLE;
-    case 'B': return HB_BYTE;
-    case 'S': return HB_SHORT;
-    case 'I': return HB_INT;
-    case 'J': return HB_LONG;
-    default:  return HB_OBJECT;
-    }
-}
-
 static const char *type_name(uint8_t t)
 {
     switch (t) {
@@ -203,10 +188,9 @@ typedef struct walk {
     dclass      *cur_class;
     serial_t     cur_serial;       /* class being dumped (kind 3) */
     uint64_t    *vals;             /* instance values, by position */
-    uint32_t     vals_cap;
     uint32_t     arr_next, arr_len;
     /* totals and progress */
-    uint64_t     objects, bytes, mismatches, unprepared_values;
+    uint64_t     objects, bytes, mismatches;
     /* Class objects that are not classes the dump describes (the mirrors of
      * int, void ...): written as instances of java.lang.Class at the end
      * unless the walk visited them. */
@@ -446,10 +430,8 @@ static void array_element(walk *w, uint32_t index, uint64_t id)
 static void field_value(walk *w, int is_static, jint index, uint8_t type, uint64_t bits)
 {
     dclass *c = w->cur_class;
-    if (c->unprepared) {
-        w->unprepared_values++;
+    if (c->unprepared)          /* no layout: its values are left out, knowingly */
         return;
-    }
     int64_t i = (int64_t)index - c->n_if;
     if (i < 0 || i >= c->n_all || c->slots[i].type != type || c->slots[i].is_static != is_static ||
         (is_static && !c->slots[i].own)) {
@@ -600,7 +582,7 @@ static uint64_t bits_of(jvalue v, jvmtiPrimitiveType t)
 
 static uint8_t type_of_primitive(jvmtiPrimitiveType t)
 {
-    return type_of_sig((char)t);        /* JVMTI's codes are the signature letters */
+    return hb_type_of_descriptor((char)t);        /* JVMTI's codes are the signature letters */
 }
 
 static jint JNICALL on_primitive_field(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
@@ -643,14 +625,14 @@ static jint JNICALL on_array_values(jlong class_tag, jlong size, jlong *tag_ptr,
 /* ------------------------------------------------------ before the walk */
 
 /* Reads a class's declaration: super, interfaces, fields (names interned). */
-static int read_class(JNIEnv *jni, walk *w, jclass k, dclass *c)
+static int read_class(JNIEnv *jni, jclass k, dclass *c)
 {
     jvmtiEnv *jvmti = hprof_jvmti;
     char *sig = NULL;
     if ((*jvmti)->GetClassSignature(jvmti, k, &sig, NULL) != JVMTI_ERROR_NONE)
         return -1;
     c->is_array = sig[0] == '[';
-    c->elem_type = c->is_array ? type_of_sig(sig[1]) : 0;
+    c->elem_type = c->is_array ? hb_type_of_descriptor(sig[1]) : 0;
     jvmti_free(sig);
     jboolean is_interface = JNI_FALSE;
     (*jvmti)->IsInterface(jvmti, k, &is_interface);
@@ -710,7 +692,7 @@ static int read_class(JNIEnv *jni, walk *w, jclass k, dclass *c)
         }
         serial_t ns = string_intern(name);
         const char *stable = string_get(ns);
-        uint8_t type = type_of_sig(fsig[0]);
+        uint8_t type = hb_type_of_descriptor(fsig[0]);
         slot *s = &c->slots[i];
         s->type = type;
         s->own = 1;
@@ -727,7 +709,6 @@ static int read_class(JNIEnv *jni, walk *w, jclass k, dclass *c)
         jvmti_free(fsig);
     }
     jvmti_free(fields);
-    (void)w;
     return 0;
 }
 
@@ -841,7 +822,7 @@ static int prepare(JNIEnv *jni, walk *w, const trace_builder *b)
                   ? &w->classes[serials[i] - CLASS_SERIAL_BASE] : NULL;
         /* Two loaded classes of one name (two loaders) share a serial: the
          * second is left out (known limit: see README). */
-        if (c && !c->loaded && read_class(jni, w, classes[i], c) == 0) {
+        if (c && !c->loaded && read_class(jni, classes[i], c) == 0) {
             c->loaded = 1;
             c->name = class_java_name(serials[i]);
             if (c->name == NULL) c->name = "?";
@@ -862,7 +843,6 @@ static int prepare(JNIEnv *jni, walk *w, const trace_builder *b)
     if (rc != 0)
         return -1;
     w->vals = calloc(maxpos, sizeof *w->vals);
-    w->vals_cap = maxpos;
     if (w->vals == NULL)
         return -1;
 

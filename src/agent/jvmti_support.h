@@ -27,7 +27,8 @@ serial_t resolve_method(const void *method, void *context);
 serial_t class_serial_of_klass(jclass klass);
 serial_t class_serial_of_object(JNIEnv *jni, jobject object);
 
-/* The serial the agent gave a thread (0 if none): kept in JVMTI thread-local storage. */
+/* The serial the agent gave a thread (0 if none): kept in JVMTI thread-local
+ * storage. thread NULL: the calling thread (no GetCurrentThread needed). */
 serial_t thread_serial_of(jthread thread);
 
 /* The trace of a thread's current stack (thread NULL: the calling thread),

@@ -78,14 +78,7 @@ JNIEXPORT jlong JNICALL Java_java_lang_HprofTracker_cpuTimeOf(JNIEnv *jni, jclas
 JNIEXPORT jint JNICALL Java_java_lang_HprofTracker_trace(JNIEnv *jni, jclass cls) {
     (void)jni; (void)cls;
     if (atomic_load(&tracker_linking)) return 0;
-    serial_t thread_serial = 0;
-    if (T.cfg.per_thread) {
-        jthread self = NULL;
-        if (!jvmti_failed((*hprof_jvmti)->GetCurrentThread(hprof_jvmti, &self), "GetCurrentThread")) {
-            thread_serial = thread_serial_of(self);
-            (*jni)->DeleteLocalRef(jni, self);
-        }
-    }
+    serial_t thread_serial = T.cfg.per_thread ? thread_serial_of(NULL) : 0;
     return (jint)stack_trace_of(&T.builder, NULL, tracker_classes, 2, thread_serial);
 }
 

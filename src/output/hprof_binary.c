@@ -60,6 +60,22 @@ static unsigned char *put_sized(unsigned char *p, uint64_t bits, size_t size)
     return p;
 }
 
+uint8_t hb_type_of_descriptor(char c)
+{
+    switch (c) {
+    case 'Z': return HB_BOOLEAN;
+    case 'C': return HB_CHAR;
+    case 'F': return HB_FLOAT;
+    case 'D': return HB_DOUBLE;
+    case 'B': return HB_BYTE;
+    case 'S': return HB_SHORT;
+    case 'I': return HB_INT;
+    case 'J': return HB_LONG;
+    case 'L': case '[': return HB_OBJECT;
+    default:  return 0;
+    }
+}
+
 size_t hb_type_size(int type)
 {
     switch (type) {

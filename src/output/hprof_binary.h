@@ -135,6 +135,9 @@ int  hb_control_settings(hb_writer *w, uint32_t flags, uint16_t depth);
 /* Bytes a value of `type` takes in the file: HB_ID_SIZE for HB_OBJECT, 1, 2,
  * 4 or 8 for the primitives, 0 for a code that is not a type. */
 size_t hb_type_size(int type);
+/* The type code of a JVM field descriptor's first character: 'I' -> HB_INT,
+ * 'L' or '[' -> HB_OBJECT; 0 for a character that starts no descriptor. */
+uint8_t hb_type_of_descriptor(char c);
 
 int  hb_heap_begin(hb_writer *w);
 

@@ -911,3 +911,13 @@ TEST(hb_empty_heap_dump_is_just_end)
     CHECK(s.len == 31 + 9 + 9 + 9 + 9);
     free(s.buf);
 }
+
+TEST(hb_type_of_descriptor_codes)
+{
+    CHECK(hb_type_of_descriptor('Z') == HB_BOOLEAN && hb_type_of_descriptor('C') == HB_CHAR);
+    CHECK(hb_type_of_descriptor('F') == HB_FLOAT && hb_type_of_descriptor('D') == HB_DOUBLE);
+    CHECK(hb_type_of_descriptor('B') == HB_BYTE && hb_type_of_descriptor('S') == HB_SHORT);
+    CHECK(hb_type_of_descriptor('I') == HB_INT && hb_type_of_descriptor('J') == HB_LONG);
+    CHECK(hb_type_of_descriptor('L') == HB_OBJECT && hb_type_of_descriptor('[') == HB_OBJECT);
+    CHECK(hb_type_of_descriptor('V') == 0 && hb_type_of_descriptor('x') == 0);
+}
