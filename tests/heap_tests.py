@@ -186,6 +186,13 @@ def make_tests(Fail, parse_profile):
         check_traces_written(prof, rows, problems)
         if interval:
             problems.append("exact SITES marked as estimated")
+        # A trace starts at the allocation (or its constructor): the tracker's
+        # own frames and Object.<init> are left out, whatever the path.
+        tops = {prof.traces[r.trace].frames[0].qualname for r in rows
+                if r.trace in prof.traces and prof.traces[r.trace].frames}
+        bad = sorted(t for t in tops if t.startswith("java.lang.HprofTracker.") or t == "java.lang.Object.<init>")
+        if bad:
+            problems.append("traces start in the tracker: %s" % bad)
         for cls, frame, alloc, live in want:
             got = site_totals(prof, rows, cls, frame)
             if got[0] != alloc or got[1] != live:

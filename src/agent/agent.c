@@ -339,6 +339,8 @@ static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     sampler_thread_end();
     if (agent.timing)
         times_agent_thread_end(jni);
+    if (agent.heap.sites)
+        heap_agent_thread_end(jni);
     serial_t serial = thread_serial_of(thread);
     if (serial)
         thread_mark_ended(serial);
@@ -508,16 +510,22 @@ static int setup_jvmti(void)
     if (jvmti_failed((*jvmti)->SetEventCallbacks(jvmti, &cb, (jint)sizeof cb), "SetEventCallbacks"))
         return -1;
 
+    /* Exact heap=sites walks a stack per allocation: with AsyncGetCallTrace
+     * when the JVM has it (see stack_trace_here). */
+    int fast_walks = agent.heap.sites && !agent.heap.sample_interval && stack_walk_fast_init() == 0;
     jvmtiEvent events[] = {
         JVMTI_EVENT_VM_INIT, JVMTI_EVENT_VM_DEATH, JVMTI_EVENT_THREAD_START,
         JVMTI_EVENT_THREAD_END, JVMTI_EVENT_DATA_DUMP_REQUEST, JVMTI_EVENT_CLASS_LOAD,
         JVMTI_EVENT_CLASS_PREPARE, JVMTI_EVENT_COMPILED_METHOD_LOAD,
     };
     for (size_t i = 0; i < sizeof events / sizeof events[0]; i++) {
-        /* ClassLoad (needed by AsyncGetCallTrace) and CompiledMethodLoad
-         * (debug info at every instruction) serve only the sampler. */
-        if ((events[i] == JVMTI_EVENT_COMPILED_METHOD_LOAD || events[i] == JVMTI_EVENT_CLASS_LOAD) &&
+        /* ClassLoad (needed by AsyncGetCallTrace) serves the sampler and
+         * exact heap=sites' stack walks; CompiledMethodLoad (debug info at
+         * every instruction) only the sampler. */
+        if (events[i] == JVMTI_EVENT_COMPILED_METHOD_LOAD &&
             (!agent.sampling || !caps.can_generate_compiled_method_load_events))
+            continue;
+        if (events[i] == JVMTI_EVENT_CLASS_LOAD && !agent.sampling && !fast_walks)
             continue;
         if (jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, events[i], NULL),
                          "SetEventNotificationMode"))

@@ -1,6 +1,7 @@
 /* heap_agent: see heap_agent.h. */
 #include "heap_agent.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,23 +28,136 @@ static struct {
     atomic_uint   warned_lost;
 } H;
 
+/* ------------------------------------------------------------ tag maps */
+
+/* Exact mode tags every allocated object, and HotSpot keeps an env's tags in
+ * one hash table behind one lock: with two allocating threads, they spend
+ * more time waiting for that lock (and for the JVM's removal of dead entries
+ * after each GC, which holds it) than recording. So allocation tags go into
+ * the tag maps of extra JVMTI environments, a thread always to the same one:
+ * smaller tables, and threads seldom share a lock. The cost is one heap
+ * iteration per map for the live census. Class tags stay in hprof_jvmti.
+ * Measured on AllocBench, 2 threads on 2 cores, JDK 17: 13.8 s wall with
+ * one map, 8.4-10.2 s with 2 to 8 (CPU time about the same). */
+#define EXACT_TAG_MAPS 4
+static jvmtiEnv   *tag_maps[EXACT_TAG_MAPS];
+static int         n_tag_maps;
+static atomic_uint next_tag_map;
+static __thread int thread_tag_map;         /* index + 1; 0: not chosen yet */
+
+static jvmtiEnv *thread_tag_env(void)
+{
+    if (thread_tag_map == 0)
+        thread_tag_map = 1 + (int)(atomic_fetch_add(&next_tag_map, 1) % (unsigned)n_tag_maps);
+    return tag_maps[thread_tag_map - 1];
+}
+
 /* ------------------------------------------------------------ recording */
+
+/* Each thread's trace cache (see trace_cache.h), freed when the thread ends
+ * by the key's destructor. About 44 KB a thread at depth=4. */
+static pthread_key_t  cache_key;
+static pthread_once_t cache_key_once = PTHREAD_ONCE_INIT;
+static __thread trace_cache *thread_cache;
+static __thread int          thread_cache_failed;
+
+static void free_thread_cache(void *c) { trace_cache_free(c); }
+static void make_cache_key(void) { (void)pthread_key_create(&cache_key, free_thread_cache); }
+
+static trace_cache *thread_trace_cache(void)
+{
+    if (thread_cache || thread_cache_failed)
+        return thread_cache;
+    /* 2048 frames a cache: 512 traces at depth=4; deep traces get fewer slots. */
+    unsigned log2 = 9;
+    while (log2 > 4 && ((uint32_t)1 << log2) * (uint32_t)H.cfg.depth > 2048)
+        log2--;
+    (void)pthread_once(&cache_key_once, make_cache_key);
+    if (H.cfg.depth > 0 && H.cfg.depth <= 64)
+        thread_cache = trace_cache_new(log2, (uint32_t)H.cfg.depth);
+    if (thread_cache && pthread_setspecific(cache_key, thread_cache) != 0) {
+        trace_cache_free(thread_cache);
+        thread_cache = NULL;
+    }
+    thread_cache_failed = thread_cache == NULL;   /* walk without a cache, don't retry each time */
+    return thread_cache;
+}
+
+/* Instances the VM allocated on this thread (VMObjectAlloc, recorded then)
+ * whose constructor may still run and reach the tracker: on JDK 25,
+ * reflection allocates the object first and calls the constructor after. The
+ * tracker asks the JVM for no tag (that costs a tag map lookup), so it
+ * checks this short list, of weak references, instead. Oldest dropped when
+ * full; an entry goes when its constructor came, its object died, or its
+ * thread ends. */
+#define PENDING_MAX 4
+static __thread jweak pending[PENDING_MAX];
+static __thread int   n_pending;
+
+static void pending_remove(JNIEnv *jni, int i)
+{
+    (*jni)->DeleteWeakGlobalRef(jni, pending[i]);
+    for (n_pending--; i < n_pending; i++)
+        pending[i] = pending[i + 1];
+}
+
+static void pending_add(JNIEnv *jni, jobject object)
+{
+    jweak w = (*jni)->NewWeakGlobalRef(jni, object);
+    if (w == NULL)
+        return;
+    if (n_pending == PENDING_MAX)
+        pending_remove(jni, 0);
+    pending[n_pending++] = w;
+}
+
+/* object was recorded by VMObjectAlloc already (and leaves the list). */
+static int pending_take(JNIEnv *jni, jobject object)
+{
+    for (int i = n_pending - 1; i >= 0; i--) {
+        if ((*jni)->IsSameObject(jni, pending[i], object)) {
+            pending_remove(jni, i);
+            return 1;
+        }
+        if ((*jni)->IsSameObject(jni, pending[i], NULL))
+            pending_remove(jni, i);
+    }
+    return 0;
+}
+
+void heap_agent_thread_end(JNIEnv *jni)
+{
+    while (n_pending > 0)
+        pending_remove(jni, n_pending - 1);
+}
 
 /* One allocation: name its site, tag the object with its subsite, count it.
  * Runs on the allocating thread, in Java code (the tracker's native) or in
- * a JVMTI event; it calls no Java code, so it cannot recurse. An object
- * already tagged was recorded before: JNI's NewObject, for one, runs the
- * constructor (the tracker sees it) and then posts VMObjectAlloc. */
-static void record(JNIEnv *jni, jobject object, jclass klass, jlong size, jthread thread)
+ * a JVMTI event; it calls no Java code, so it cannot recurse.
+ *
+ * above >= 0: from the tracker, which says how many of its own frames (and
+ * Object.<init>'s) are on top of the stack; each object passes there once,
+ * but may have come from VMObjectAlloc before (see pending).
+ * above < 0: from a JVMTI event, where the object may have been recorded
+ * already (JNI's NewObject runs the constructor, which the tracker sees, and
+ * then posts VMObjectAlloc): an object already tagged is left alone. */
+static void record(JNIEnv *jni, jobject object, jclass klass, jlong size, jthread thread, jint above)
 {
-    jvmtiEnv *jvmti = hprof_jvmti;
-    jlong tag = 0;
-    if (object == NULL || (*jvmti)->GetTag(jvmti, object, &tag) != JVMTI_ERROR_NONE || tag != 0)
-        return;
+    jvmtiEnv *jvmti = thread_tag_env();
     serial_t thread_serial = H.cfg.per_thread ? thread_serial_of(thread) : 0;
-    serial_t trace = stack_trace_of(&H.builder, NULL, H.skip, 3, thread_serial);
+    serial_t trace;
+    if (above >= 0) {
+        if (n_pending > 0 && pending_take(jni, object))
+            return;
+        trace = stack_trace_here(jni, &H.builder, thread_trace_cache(), above, thread_serial);
+    } else {
+        jlong tag = 0;
+        if ((*jvmti)->GetTag(jvmti, object, &tag) != JVMTI_ERROR_NONE || tag != 0)
+            return;
+        trace = stack_trace_of(&H.builder, NULL, H.skip, 3, thread_serial);
+    }
     serial_t cls = klass ? class_serial_of_klass(klass) : class_serial_of_object(jni, object);
-    if (size < 0 && (*jvmti)->GetObjectSize(jvmti, object, &size) != JVMTI_ERROR_NONE)
+    if (size < 0 && (*hprof_jvmti)->GetObjectSize(hprof_jvmti, object, &size) != JVMTI_ERROR_NONE)
         size = -1;
     subsite_t s = trace && cls && size >= 0 ? site_intern(trace, cls, (uint64_t)size) : 0;
     if (s == 0 || (*jvmti)->SetTag(jvmti, object, heap_tag_alloc(s)) != JVMTI_ERROR_NONE) {
@@ -55,16 +169,22 @@ static void record(JNIEnv *jni, jobject object, jclass klass, jlong size, jthrea
         return;
     }
     site_count_alloc(s);
+    if (above < 0 && !H.cfg.sample_interval && klass) {
+        const char *sig = class_signature(cls);
+        if (sig && sig[0] != '[')
+            pending_add(jni, object);
+    }
 }
 
 /* HprofTracker.allocated: objectInit and newArray (exact mode). */
-JNIEXPORT void JNICALL Java_java_lang_HprofTracker_allocated(JNIEnv *jni, jclass cls, jobject object)
+JNIEXPORT void JNICALL Java_java_lang_HprofTracker_allocated(JNIEnv *jni, jclass cls, jobject object,
+                                                             jint above)
 {
     (void)cls;
     if (atomic_load_explicit(&tracker_linking, memory_order_relaxed) ||
-        !atomic_load_explicit(&H.counting, memory_order_relaxed))
+        !atomic_load_explicit(&H.counting, memory_order_relaxed) || object == NULL || above < 0)
         return;
-    record(jni, object, NULL, -1, NULL);
+    record(jni, object, NULL, -1, NULL, above);
 }
 
 /* VMObjectAlloc (exact mode: what the VM allocates without byte code the
@@ -75,17 +195,7 @@ static void JNICALL on_object_alloc_event(jvmtiEnv *jvmti, JNIEnv *jni, jthread 
 {
     (void)jvmti;
     if (atomic_load_explicit(&H.counting, memory_order_relaxed))
-        record(jni, object, klass, size, thread);
-}
-
-/* Called by the GC machinery for each tagged object that died: atomics only
- * (JVMTI allows almost nothing here). Dump tags carry the subsite too. */
-static void JNICALL on_object_free(jvmtiEnv *jvmti, jlong tag)
-{
-    (void)jvmti;
-    subsite_t s = heap_tag_subsite(tag);
-    if (s)
-        site_count_free(s);
+        record(jni, object, klass, size, thread, -1);
 }
 
 /* ------------------------------------------------------------ set-up */
@@ -100,11 +210,6 @@ int heap_agent_capabilities(const heap_config *c, const jvmtiCapabilities *poten
     caps->can_tag_objects = 1;
     if (!c->sites)
         return 0;
-    if (!potential->can_generate_object_free_events) {
-        fprintf(stderr, "hprof: heap=sites needs JVMTI ObjectFree events, which this JVM lacks\n");
-        return -1;
-    }
-    caps->can_generate_object_free_events = 1;
     if (c->sample_interval) {
         if (!potential->can_generate_sampled_object_alloc_events) {
             fprintf(stderr, "hprof: heap_sample= needs JVMTI SampledObjectAlloc (JDK 11 or later)\n");
@@ -125,7 +230,6 @@ void heap_agent_callbacks(const heap_config *c, jvmtiEventCallbacks *cb)
 {
     if (!c->sites)
         return;
-    cb->ObjectFree = on_object_free;
     if (c->sample_interval)
         cb->SampledObjectAlloc = on_object_alloc_event;
     else
@@ -144,9 +248,23 @@ int heap_agent_enable(jvmtiEnv *jvmti, const heap_config *c)
         fprintf(stderr, "hprof: out of memory at start-up (heap=sites)\n");
         return -1;
     }
-    if (jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_OBJECT_FREE, NULL),
-                     "SetEventNotificationMode(ObjectFree)"))
-        return -1;
+    tag_maps[0] = jvmti;
+    n_tag_maps = 1;
+    /* Not with heap=dump, whose walk reads allocation tags in hprof_jvmti;
+     * nor when sampling, whose tags are few. */
+    if (!c->sample_interval && !c->dump) {
+        jvmtiCapabilities caps;
+        memset(&caps, 0, sizeof caps);
+        caps.can_tag_objects = 1;
+        for (int i = 0; i < EXACT_TAG_MAPS; i++) {
+            jvmtiEnv *e = NULL;
+            if ((*hprof_vm)->GetEnv(hprof_vm, (void **)&e, JVMTI_VERSION_1_2) != JNI_OK || e == NULL ||
+                jvmti_failed((*e)->AddCapabilities(e, &caps), "AddCapabilities(can_tag_objects)"))
+                break;
+            tag_maps[i] = e;
+            n_tag_maps = i + 1;
+        }
+    }
     if (c->sample_interval) {
         jint interval = c->sample_interval > INT32_MAX ? INT32_MAX : (jint)c->sample_interval;
         if (jvmti_failed((*jvmti)->SetHeapSamplingInterval(jvmti, interval), "SetHeapSamplingInterval") ||
@@ -203,22 +321,18 @@ void heap_agent_collect(void)
 {
     jvmtiEnv *jvmti = hprof_jvmti;
     jvmti_failed((*jvmti)->ForceGarbageCollection(jvmti), "ForceGarbageCollection");
-    /* Since JDK 16 the JVM posts ObjectFree lazily, from its service
-     * thread; asking for tagged objects makes it post every pending one
-     * first. No object carries tag 1 (class serials start at 100001). */
-    jlong none = 1;
-    jint count = 0;
-    jvmti_failed((*jvmti)->GetObjectsWithTags(jvmti, 1, &none, &count, NULL, NULL), "GetObjectsWithTags");
-    /* Even so, some ObjectFree events come late (a benchmark's evicted cache
-     * entries were still "live" at exit). Live counts come from counting the
-     * tagged objects that are in the heap after the GC instead. */
+    /* Live counts come from counting the tagged objects in the heap after
+     * the GC, not from ObjectFree events: since JDK 16 the JVM posts those
+     * lazily, and some came after the report (a benchmark's evicted cache
+     * entries were still "live" at exit). The agent asks for none. */
     if (H.cfg.sites) {
         jvmtiHeapCallbacks cb;
         memset(&cb, 0, sizeof cb);
         cb.heap_iteration_callback = count_live;
         site_census_begin();
-        jvmti_failed((*jvmti)->IterateThroughHeap(jvmti, JVMTI_HEAP_FILTER_UNTAGGED, NULL, &cb, NULL),
-                     "IterateThroughHeap (counting live objects)");
+        for (int i = 0; i < n_tag_maps; i++)
+            jvmti_failed((*tag_maps[i])->IterateThroughHeap(tag_maps[i], JVMTI_HEAP_FILTER_UNTAGGED, NULL, &cb, NULL),
+                         "IterateThroughHeap (counting live objects)");
     }
 }
 

@@ -4,8 +4,9 @@
  * Exact (heap_sample=0, the default): tracker_agent inserts calls at every
  * allocation (Object.<init> and the array instructions); objects the VM
  * allocates itself (reflection, clone, JNI) come from VMObjectAlloc. Each
- * object gets a JVMTI tag naming its subsite (site_table.h), so ObjectFree
- * counts it dead: live counts stay right across GCs.
+ * object gets a JVMTI tag naming its subsite (site_table.h); before a report
+ * the agent forces a GC and counts the tagged objects left in the heap, so
+ * live counts are exact at that moment.
  *
  * Sampled (heap_sample=BYTES): no rewriting; JVMTI SampledObjectAlloc picks
  * about one allocation per BYTES allocated by each thread, and the report's
@@ -45,5 +46,8 @@ struct hb_writer;
 void heap_agent_write_sites_binary(struct hb_writer *w);
 /* VMDeath: stop counting. */
 void heap_agent_stop(JNIEnv *jni);
+
+/* ThreadEnd, on the ending thread: drops what the thread kept. */
+void heap_agent_thread_end(JNIEnv *jni);
 
 #endif

@@ -11,6 +11,7 @@
 
 #include "../core/tables.h"
 #include "../core/trace_builder.h"
+#include "../core/trace_cache.h"
 
 extern JavaVM   *hprof_vm;
 extern jvmtiEnv *hprof_jvmti;
@@ -36,5 +37,17 @@ serial_t thread_serial_of(jthread thread);
  * serials), cut to b->depth. 0 on failure. */
 serial_t stack_trace_of(const trace_builder *b, jthread thread, const serial_t *skip_classes,
                         int n_skip, serial_t thread_serial);
+
+/* The calling thread's trace from frame `start` down (the frames above are
+ * the caller's own, e.g. the tracker's: known, so not walked for classes),
+ * cut to b->depth, through cache (may be NULL; it must serve b only).
+ * Cheaper than stack_trace_of: it walks only the frames it keeps. */
+serial_t stack_trace_here(JNIEnv *jni, const trace_builder *b, trace_cache *cache, jint start,
+                          serial_t thread_serial);
+
+/* Let stack_trace_here walk with HotSpot's AsyncGetCallTrace (which needs
+ * JVMTI ClassLoad events enabled). -1 if this JVM has none: it then uses
+ * GetStackTrace. */
+int stack_walk_fast_init(void);
 
 #endif

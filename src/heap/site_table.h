@@ -4,13 +4,14 @@
  * A site, as HPROF reports it, is (trace, class). Internally the table keeps
  * "subsites": (trace, class, object size). All objects of a subsite have the
  * same size, so an object's JVMTI tag only has to name its subsite (see
- * heap_tags.h) for JVMTI ObjectFree, which gives nothing but the tag, to know
- * how many bytes died. Instances of a class always have one size; arrays
- * split into one subsite per length met at that site.
+ * heap_tags.h) for a heap census (or JVMTI ObjectFree), which gives nothing
+ * but the tag, to know how many bytes are live (or died). Instances of a
+ * class always have one size; arrays split into one subsite per length met
+ * at that site.
  *
  * Counting is lock-free: site_count_alloc and site_count_free are atomic
- * increments on the subsite, safe from any thread including the GC's
- * ObjectFree callback. Interning a new subsite takes a mutex. Subsites live
+ * increments on the subsite, safe from any thread including a GC-time
+ * callback. Interning a new subsite takes a mutex. Subsites live
  * in chunks that never move, so a subsite number stays valid for the life of
  * the table. Bounded: at most max_subsites (site_intern returns 0 after).
  */

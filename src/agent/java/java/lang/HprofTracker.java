@@ -66,22 +66,32 @@ public final class HprofTracker {
     /** 1 while heap=sites counts allocations. */
     static volatile int heapEngaged;
 
+    /* The second argument of allocated() is the number of frames on top of
+     * the stack, at the native, that are not the allocation's: the agent
+     * starts its stack walk below them instead of walking and checking them. */
+
     @DontInline
     public static void objectInit(Object o) {
-        if (heapEngaged != 0) allocated(o);
+        if (heapEngaged != 0) allocated(o, 3);      /* allocated, objectInit, Object.<init> */
     }
 
     @DontInline
     public static void newArray(Object a) {
         if (heapEngaged == 0) return;
-        allocated(a);
-        /* multianewarray made the inner arrays too: they are the non-null
-         * elements of an array of arrays that was just allocated. */
-        if (a instanceof Object[] outer) {
-            Class<?> c = a.getClass().getComponentType();
-            if (c != null && c.isArray())
-                for (Object inner : outer)
-                    if (inner != null) newArray(inner);
+        allocated(a, 2);                            /* allocated, newArray */
+        if (a instanceof Object[] outer) innerArrays(outer, 3);
+    }
+
+    /* multianewarray made the inner arrays too: they are the non-null
+     * elements of an array of arrays that was just allocated. `above` counts
+     * allocated, this frame and those of its callers up to newArray. */
+    private static void innerArrays(Object[] outer, int above) {
+        Class<?> c = outer.getClass().getComponentType();
+        if (c == null || !c.isArray()) return;
+        for (Object inner : outer) {
+            if (inner == null) continue;
+            allocated(inner, above);
+            if (inner instanceof Object[] deeper) innerArrays(deeper, above + 1);
         }
     }
 
@@ -229,7 +239,7 @@ public final class HprofTracker {
     /** The trace serial of the calling thread's stack (tracker frames skipped). */
     static native int trace();
     /** heap=sites: record one allocation (its site, and a tag to see it die). */
-    static native void allocated(Object o);
+    static native void allocated(Object o, int above);
     /** A finished thread's totals. */
     private static native void retire(int[] serial, long[] count, long[] self, int n, int tid);
 }
