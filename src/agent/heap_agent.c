@@ -24,6 +24,7 @@ static struct {
     atomic_int    counting;          /* allocations are being recorded */
     jclass        tracker;           /* global ref (exact mode) */
     jfieldID      heap_engaged;
+    jmethodID     allocate_instance; /* jdk.internal.misc.Unsafe.allocateInstance (exact mode) */
     serial_t      skip[3];           /* tracker classes and java.lang.Object, left out of traces */
     atomic_uint   warned_lost;
 } H;
@@ -84,15 +85,28 @@ static trace_cache *thread_trace_cache(void)
 }
 
 /* Instances the VM allocated on this thread (VMObjectAlloc, recorded then)
- * whose constructor may still run and reach the tracker: on JDK 25,
+ * whose constructor will run next and reach the tracker: since JDK 18,
  * reflection allocates the object first and calls the constructor after. The
  * tracker asks the JVM for no tag (that costs a tag map lookup), so it
  * checks this short list, of weak references, instead. Oldest dropped when
  * full; an entry goes when its constructor came, its object died, or its
- * thread ends. */
+ * thread ends (see constructor_follows for which objects enter). */
 #define PENDING_MAX 4
 static __thread jweak pending[PENDING_MAX];
 static __thread int   n_pending;
+
+/* In a VMObjectAlloc event: the VM allocated the object for
+ * Unsafe.allocateInstance, which is how method handles and, since JDK 18,
+ * reflection create an object before they call its constructor. (The VM's
+ * own Strings, clone() and JNI's AllocObject get no constructor; JNI's
+ * NewObject posts the event after its constructor ran.) */
+static int constructor_follows(void)
+{
+    jmethodID method = NULL;
+    jlocation location;
+    return (*hprof_jvmti)->GetFrameLocation(hprof_jvmti, NULL, 0, &method, &location) == JVMTI_ERROR_NONE &&
+           method == H.allocate_instance;
+}
 
 static void pending_remove(JNIEnv *jni, int i)
 {
@@ -169,11 +183,8 @@ static void record(JNIEnv *jni, jobject object, jclass klass, jlong size, jthrea
         return;
     }
     site_count_alloc(s);
-    if (above < 0 && !H.cfg.sample_interval && klass) {
-        const char *sig = class_signature(cls);
-        if (sig && sig[0] != '[')
-            pending_add(jni, object);
-    }
+    if (above < 0 && H.allocate_instance && constructor_follows())
+        pending_add(jni, object);
 }
 
 /* HprofTracker.allocated: objectInit and newArray (exact mode). */
@@ -294,6 +305,14 @@ void heap_agent_vm_init(JNIEnv *jni, jclass tracker)
     H.skip[1] = tracker_classes[1];
     if (H.cfg.sample_interval || tracker == NULL)
         return;
+    jclass unsafe = (*jni)->FindClass(jni, "jdk/internal/misc/Unsafe");
+    if (unsafe) {
+        H.allocate_instance = (*jni)->GetMethodID(jni, unsafe, "allocateInstance",
+                                                  "(Ljava/lang/Class;)Ljava/lang/Object;");
+        (*jni)->DeleteLocalRef(jni, unsafe);
+    }
+    if ((*jni)->ExceptionCheck(jni))                /* none: objects it makes may count twice */
+        (*jni)->ExceptionClear(jni);
     H.heap_engaged = (*jni)->GetStaticFieldID(jni, tracker, "heapEngaged", "I");
     if (tracker_jni_failed(jni, H.heap_engaged, "finding HprofTracker.heapEngaged"))
         return;
