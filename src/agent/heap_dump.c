@@ -169,7 +169,8 @@ typedef struct obj_array_len { uint32_t number; uint32_t length; int64_t size; }
 
 typedef struct walk {
     const heap_dump_target *t;
-    jvmtiEnv    *tags;             /* the dump's own environment: its tag map holds the ids */
+    jvmtiEnv    *tags;             /* whose tag map holds the ids: the dump's own environment,
+                                    * or the agent's (hprof_jvmti) when copying costs too much */
     hb_writer   *bin;
     FILE        *text;             /* format=a: the staging file */
     dclass      *classes;          /* by class serial - CLASS_SERIAL_BASE */
@@ -800,7 +801,7 @@ static jvmtiEnv *dump_env_open(void)
 {
     jvmtiEnv *env = NULL;
     if ((*hprof_vm)->GetEnv(hprof_vm, (void **)&env, JVMTI_VERSION_1_2) != JNI_OK || env == NULL) {
-        fprintf(stderr, "hprof: heap dump: cannot create a JVMTI environment for the dump\n");
+        fprintf(stderr, "hprof: heap dump: no JVMTI environment of its own; the dump uses the agent's\n");
         return NULL;
     }
     jvmtiCapabilities caps;
@@ -815,10 +816,28 @@ static jvmtiEnv *dump_env_open(void)
 
 /* Objects heap=sites tracks carry their allocation tag in the agent's
  * environment; the dump environment gets the same tag, so that the walk
- * writes them with their allocation traces. GetObjectsWithTags scans the
- * whole tag map once per call, comparing each entry with every tag asked
- * for, so the subsites are asked for in batches, and each batch's local
- * references go in one PopLocalFrame. */
+ * writes them with their allocation traces. HotSpot's GetObjectsWithTags
+ * compares every entry of the tag map with every tag asked for: the copy
+ * costs (tracked objects) x (subsites). Past this many comparisons the dump
+ * walks in the agent's environment instead and takes its tags off after
+ * (a pass over the heap: about 0.5 us per object on JDK 17). */
+#define COPY_COMPARISONS_MAX (UINT64_C(1) << 28)
+
+static int copying_tags_pays(void)
+{
+    uint32_t subsites = site_subsite_count();
+    if (subsites == 0)
+        return 1;
+    site_row *rows = NULL, totals;
+    uint32_t n = 0;
+    if (site_rows(0, &rows, &n, &totals) != 0)
+        return 0;
+    free(rows);
+    return (totals.live_objs + 1) * subsites <= COPY_COMPARISONS_MAX;
+}
+
+/* The subsites are asked for in batches; each batch's local references go
+ * in one PopLocalFrame. */
 static int copy_allocation_tags(JNIEnv *jni, jvmtiEnv *to)
 {
     enum { BATCH = 4096 };
@@ -846,10 +865,21 @@ static int copy_allocation_tags(JNIEnv *jni, jvmtiEnv *to)
     return 0;
 }
 
+/* After a walk in the agent's environment: allocation tags back (or none). */
+static jint JNICALL restore_tag(jlong class_tag, jlong size, jlong *tag_ptr, jint length, void *user_data)
+{
+    (void)class_tag; (void)size; (void)length; (void)user_data;
+    if (heap_tag_is_dump(*tag_ptr)) {
+        subsite_t s = heap_tag_subsite(*tag_ptr);
+        *tag_ptr = s ? heap_tag_alloc(s) : 0;
+    }
+    return 0;
+}
+
 static int prepare(JNIEnv *jni, walk *w, const trace_builder *b)
 {
     jvmtiEnv *jvmti = hprof_jvmti;
-    if (copy_allocation_tags(jni, w->tags) != 0)
+    if (w->tags != jvmti && copy_allocation_tags(jni, w->tags) != 0)
         return -1;
     jint n = 0;
     jclass *classes = NULL;
@@ -862,7 +892,7 @@ static int prepare(JNIEnv *jni, walk *w, const trace_builder *b)
      * too: the walk knows every object's class by its class's tag. */
     for (jint i = 0; i < n; i++) {
         serials[i] = class_serial_of_klass(classes[i]);
-        if (serials[i])
+        if (serials[i] && w->tags != jvmti)
             (*w->tags)->SetTag(w->tags, classes[i], (jlong)serials[i]);
     }
     jclass class_class = (*jni)->FindClass(jni, "java/lang/Class");
@@ -933,9 +963,8 @@ int heap_dump_write(JNIEnv *jni, const heap_dump_target *t, int depth, int linen
     walk w;
     memset(&w, 0, sizeof w);
     w.t = t;
-    w.tags = dump_env_open();
-    if (w.tags == NULL)
-        return -1;
+    jvmtiEnv *own = copying_tags_pays() ? dump_env_open() : NULL;
+    w.tags = own ? own : hprof_jvmti;
     jvmtiEnv *jvmti = w.tags;
     w.last_progress = time(NULL);
     trace_builder b = { .depth = depth, .lineno = lineno, .resolve = resolve_method };
@@ -944,7 +973,7 @@ int heap_dump_write(JNIEnv *jni, const heap_dump_target *t, int depth, int linen
     if (prepare(jni, &w, &b) != 0) {
         fprintf(stderr, "hprof: heap dump: out of memory or JVMTI failure while reading the classes\n");
         free_walk(&w);
-        (*jvmti)->DisposeEnvironment(jvmti);
+        if (own) (*own)->DisposeEnvironment(own);
         return -1;
     }
     char stage[4300];
@@ -961,7 +990,7 @@ int heap_dump_write(JNIEnv *jni, const heap_dump_target *t, int depth, int linen
         if (w.text == NULL) {
             fprintf(stderr, "hprof: heap dump: cannot create %s (beside file=): %s\n", stage, strerror(errno));
             free_walk(&w);
-            (*jvmti)->DisposeEnvironment(jvmti);
+            if (own) (*own)->DisposeEnvironment(own);
             return -1;
         }
         text_write_new_records(t->text);
@@ -991,8 +1020,17 @@ int heap_dump_write(JNIEnv *jni, const heap_dump_target *t, int depth, int linen
         if (w.classes[i].loaded && !w.classes[i].dumped)
             write_class(&w, CLASS_SERIAL_BASE + i, &w.classes[i]);
 
-    /* Every id goes with the environment; the agent's tags were never touched. */
-    jvmti_failed((*jvmti)->DisposeEnvironment(jvmti), "DisposeEnvironment (heap dump)");
+    if (own) {
+        /* Every id goes with the environment; the agent's tags were never touched. */
+        jvmti_failed((*own)->DisposeEnvironment(own), "DisposeEnvironment (heap dump)");
+    } else {
+        /* Tags back as they were, whatever happened. */
+        jvmtiHeapCallbacks rc;
+        memset(&rc, 0, sizeof rc);
+        rc.heap_iteration_callback = restore_tag;
+        jvmti_failed((*jvmti)->IterateThroughHeap(jvmti, JVMTI_HEAP_FILTER_UNTAGGED, NULL, &rc, NULL),
+                     "IterateThroughHeap (restoring tags after a heap dump)");
+    }
 
     int bad = jvmti_failed(err, "FollowReferences") || w.failed || w.out_of_numbers;
     if (w.bin) {
