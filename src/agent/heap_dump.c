@@ -876,6 +876,21 @@ static jint JNICALL restore_tag(jlong class_tag, jlong size, jlong *tag_ptr, jin
     return 0;
 }
 
+/* The ids go, whatever happened: with the dump's own environment, or off
+ * the agent's tags. */
+static void drop_ids(jvmtiEnv *own)
+{
+    if (own) {
+        jvmti_failed((*own)->DisposeEnvironment(own), "DisposeEnvironment (heap dump)");
+        return;
+    }
+    jvmtiHeapCallbacks rc;
+    memset(&rc, 0, sizeof rc);
+    rc.heap_iteration_callback = restore_tag;
+    jvmti_failed((*hprof_jvmti)->IterateThroughHeap(hprof_jvmti, JVMTI_HEAP_FILTER_UNTAGGED, NULL, &rc, NULL),
+                 "IterateThroughHeap (restoring tags after a heap dump)");
+}
+
 static int prepare(JNIEnv *jni, walk *w, const trace_builder *b)
 {
     jvmtiEnv *jvmti = hprof_jvmti;
@@ -973,7 +988,7 @@ int heap_dump_write(JNIEnv *jni, const heap_dump_target *t, int depth, int linen
     if (prepare(jni, &w, &b) != 0) {
         fprintf(stderr, "hprof: heap dump: out of memory or JVMTI failure while reading the classes\n");
         free_walk(&w);
-        if (own) (*own)->DisposeEnvironment(own);
+        drop_ids(own);
         return -1;
     }
     char stage[4300];
@@ -990,7 +1005,7 @@ int heap_dump_write(JNIEnv *jni, const heap_dump_target *t, int depth, int linen
         if (w.text == NULL) {
             fprintf(stderr, "hprof: heap dump: cannot create %s (beside file=): %s\n", stage, strerror(errno));
             free_walk(&w);
-            if (own) (*own)->DisposeEnvironment(own);
+            drop_ids(own);
             return -1;
         }
         text_write_new_records(t->text);
@@ -1020,17 +1035,7 @@ int heap_dump_write(JNIEnv *jni, const heap_dump_target *t, int depth, int linen
         if (w.classes[i].loaded && !w.classes[i].dumped)
             write_class(&w, CLASS_SERIAL_BASE + i, &w.classes[i]);
 
-    if (own) {
-        /* Every id goes with the environment; the agent's tags were never touched. */
-        jvmti_failed((*own)->DisposeEnvironment(own), "DisposeEnvironment (heap dump)");
-    } else {
-        /* Tags back as they were, whatever happened. */
-        jvmtiHeapCallbacks rc;
-        memset(&rc, 0, sizeof rc);
-        rc.heap_iteration_callback = restore_tag;
-        jvmti_failed((*jvmti)->IterateThroughHeap(jvmti, JVMTI_HEAP_FILTER_UNTAGGED, NULL, &rc, NULL),
-                     "IterateThroughHeap (restoring tags after a heap dump)");
-    }
+    drop_ids(own);
 
     int bad = jvmti_failed(err, "FollowReferences") || w.failed || w.out_of_numbers;
     if (w.bin) {
