@@ -169,6 +169,8 @@ typedef struct obj_array_len { uint32_t number; uint32_t length; int64_t size; }
 
 typedef struct walk {
     const heap_dump_target *t;
+    jvmtiEnv    *tags;             /* whose tag map holds the ids: the dump's own environment,
+                                    * or the agent's (hprof_jvmti) when copying costs too much */
     hb_writer   *bin;
     FILE        *text;             /* format=a: the staging file */
     dclass      *classes;          /* by class serial - CLASS_SERIAL_BASE */
@@ -788,7 +790,82 @@ static void free_walk(walk *w)
     free(w->mirrors);
 }
 
-/* After the walk: allocation tags back (or none), for heap=sites. */
+/* A JVMTI environment of its own for one dump. The walk gives every object
+ * it meets a tag, and the JVM's tag map is the walk's cost (measured on JDK
+ * 17 and 25: lookups in it are most of the dump's time). In the agent's own
+ * environment those tags would have to be taken off again by a pass over
+ * the whole heap, and they would leave that environment's map grown to the
+ * heap's size for the rest of the run (the JVM never shrinks it; each later
+ * GC works through it). Disposing of this environment drops them all at once. */
+static jvmtiEnv *dump_env_open(void)
+{
+    jvmtiEnv *env = NULL;
+    if ((*hprof_vm)->GetEnv(hprof_vm, (void **)&env, JVMTI_VERSION_1_2) != JNI_OK || env == NULL) {
+        fprintf(stderr, "hprof: heap dump: no JVMTI environment of its own; the dump uses the agent's\n");
+        return NULL;
+    }
+    jvmtiCapabilities caps;
+    memset(&caps, 0, sizeof caps);
+    caps.can_tag_objects = 1;
+    if (jvmti_failed((*env)->AddCapabilities(env, &caps), "AddCapabilities (heap dump)")) {
+        (*env)->DisposeEnvironment(env);
+        return NULL;
+    }
+    return env;
+}
+
+/* Objects heap=sites tracks carry their allocation tag in the agent's
+ * environment; the dump environment gets the same tag, so that the walk
+ * writes them with their allocation traces. HotSpot's GetObjectsWithTags
+ * compares every entry of the tag map with every tag asked for: the copy
+ * costs (tracked objects) x (subsites). Past this many comparisons the dump
+ * walks in the agent's environment instead and takes its tags off after
+ * (a pass over the heap: about 0.5 us per object on JDK 17). */
+#define COPY_COMPARISONS_MAX (UINT64_C(1) << 28)
+
+static int copying_tags_pays(void)
+{
+    uint32_t subsites = site_subsite_count();
+    if (subsites == 0)
+        return 1;
+    site_row *rows = NULL, totals;
+    uint32_t n = 0;
+    if (site_rows(0, &rows, &n, &totals) != 0)
+        return 0;
+    free(rows);
+    return (totals.live_objs + 1) * subsites <= COPY_COMPARISONS_MAX;
+}
+
+/* The subsites are asked for in batches; each batch's local references go
+ * in one PopLocalFrame. */
+static int copy_allocation_tags(JNIEnv *jni, jvmtiEnv *to)
+{
+    enum { BATCH = 4096 };
+    uint32_t n = site_subsite_count();
+    jlong tags[BATCH];
+    for (uint32_t first = 1; first <= n; first += BATCH) {
+        jint k = 0;
+        for (uint32_t s = first; s <= n && k < BATCH; s++)
+            tags[k++] = heap_tag_alloc(s);
+        if ((*jni)->PushLocalFrame(jni, 16) != 0)
+            return -1;
+        jint count = 0;
+        jobject *objects = NULL;
+        jlong *found = NULL;
+        jvmtiError err = (*hprof_jvmti)->GetObjectsWithTags(hprof_jvmti, k, tags, &count, &objects, &found);
+        if (err == JVMTI_ERROR_NONE)
+            for (jint i = 0; i < count; i++)
+                (*to)->SetTag(to, objects[i], found[i]);
+        jvmti_free(objects);
+        jvmti_free(found);
+        (*jni)->PopLocalFrame(jni, NULL);
+        if (jvmti_failed(err, "GetObjectsWithTags"))
+            return -1;
+    }
+    return 0;
+}
+
+/* After a walk in the agent's environment: allocation tags back (or none). */
 static jint JNICALL restore_tag(jlong class_tag, jlong size, jlong *tag_ptr, jint length, void *user_data)
 {
     (void)class_tag; (void)size; (void)length; (void)user_data;
@@ -799,9 +876,26 @@ static jint JNICALL restore_tag(jlong class_tag, jlong size, jlong *tag_ptr, jin
     return 0;
 }
 
+/* The ids go, whatever happened: with the dump's own environment, or off
+ * the agent's tags. */
+static void drop_ids(jvmtiEnv *own)
+{
+    if (own) {
+        jvmti_failed((*own)->DisposeEnvironment(own), "DisposeEnvironment (heap dump)");
+        return;
+    }
+    jvmtiHeapCallbacks rc;
+    memset(&rc, 0, sizeof rc);
+    rc.heap_iteration_callback = restore_tag;
+    jvmti_failed((*hprof_jvmti)->IterateThroughHeap(hprof_jvmti, JVMTI_HEAP_FILTER_UNTAGGED, NULL, &rc, NULL),
+                 "IterateThroughHeap (restoring tags after a heap dump)");
+}
+
 static int prepare(JNIEnv *jni, walk *w, const trace_builder *b)
 {
     jvmtiEnv *jvmti = hprof_jvmti;
+    if (w->tags != jvmti && copy_allocation_tags(jni, w->tags) != 0)
+        return -1;
     jint n = 0;
     jclass *classes = NULL;
     if (jvmti_failed((*jvmti)->GetLoadedClasses(jvmti, &n, &classes), "GetLoadedClasses"))
@@ -809,8 +903,13 @@ static int prepare(JNIEnv *jni, walk *w, const trace_builder *b)
     /* Serials first (they tag the class objects), then the table sized. */
     serial_t *serials = calloc(n ? (size_t)n : 1, sizeof *serials);
     if (serials == NULL) { jvmti_free(classes); return -1; }
-    for (jint i = 0; i < n; i++)
+    /* Class objects are tagged with their serials in the dump environment
+     * too: the walk knows every object's class by its class's tag. */
+    for (jint i = 0; i < n; i++) {
         serials[i] = class_serial_of_klass(classes[i]);
+        if (serials[i] && w->tags != jvmti)
+            (*w->tags)->SetTag(w->tags, classes[i], (jlong)serials[i]);
+    }
     jclass class_class = (*jni)->FindClass(jni, "java/lang/Class");
     w->class_class = class_class ? class_serial_of_klass(class_class) : 0;
     if (class_class) (*jni)->DeleteLocalRef(jni, class_class);
@@ -855,9 +954,9 @@ static int prepare(JNIEnv *jni, walk *w, const trace_builder *b)
     w->threads = calloc(nt ? (size_t)nt : 1, sizeof *w->threads);
     for (jint i = 0; i < nt; i++) {
         jlong tag = 0;
-        if (w->threads && (*jvmti)->GetTag(jvmti, threads[i], &tag) == JVMTI_ERROR_NONE) {
+        if (w->threads && (*w->tags)->GetTag(w->tags, threads[i], &tag) == JVMTI_ERROR_NONE) {
             int64_t id = heap_tag_is_dump(tag) ? tag : heap_tag_dump(heap_tag_subsite(tag), ++w->next_number);
-            if ((*jvmti)->SetTag(jvmti, threads[i], id) == JVMTI_ERROR_NONE) {
+            if ((*w->tags)->SetTag(w->tags, threads[i], id) == JVMTI_ERROR_NONE) {
                 serial_t ts = thread_serial_of(threads[i]);
                 w->threads[w->nthreads].number = (uint32_t)id;
                 w->threads[w->nthreads].serial = ts;
@@ -876,10 +975,12 @@ static int prepare(JNIEnv *jni, walk *w, const trace_builder *b)
 
 int heap_dump_write(JNIEnv *jni, const heap_dump_target *t, int depth, int lineno)
 {
-    jvmtiEnv *jvmti = hprof_jvmti;
     walk w;
     memset(&w, 0, sizeof w);
     w.t = t;
+    jvmtiEnv *own = copying_tags_pays() ? dump_env_open() : NULL;
+    w.tags = own ? own : hprof_jvmti;
+    jvmtiEnv *jvmti = w.tags;
     w.last_progress = time(NULL);
     trace_builder b = { .depth = depth, .lineno = lineno, .resolve = resolve_method };
     struct timespec t0, t1;
@@ -887,6 +988,7 @@ int heap_dump_write(JNIEnv *jni, const heap_dump_target *t, int depth, int linen
     if (prepare(jni, &w, &b) != 0) {
         fprintf(stderr, "hprof: heap dump: out of memory or JVMTI failure while reading the classes\n");
         free_walk(&w);
+        drop_ids(own);
         return -1;
     }
     char stage[4300];
@@ -903,6 +1005,7 @@ int heap_dump_write(JNIEnv *jni, const heap_dump_target *t, int depth, int linen
         if (w.text == NULL) {
             fprintf(stderr, "hprof: heap dump: cannot create %s (beside file=): %s\n", stage, strerror(errno));
             free_walk(&w);
+            drop_ids(own);
             return -1;
         }
         text_write_new_records(t->text);
@@ -932,12 +1035,7 @@ int heap_dump_write(JNIEnv *jni, const heap_dump_target *t, int depth, int linen
         if (w.classes[i].loaded && !w.classes[i].dumped)
             write_class(&w, CLASS_SERIAL_BASE + i, &w.classes[i]);
 
-    /* Tags back as they were, whatever happened. */
-    jvmtiHeapCallbacks rc;
-    memset(&rc, 0, sizeof rc);
-    rc.heap_iteration_callback = restore_tag;
-    jvmti_failed((*jvmti)->IterateThroughHeap(jvmti, JVMTI_HEAP_FILTER_UNTAGGED, NULL, &rc, NULL),
-                 "IterateThroughHeap (restoring tags after a heap dump)");
+    drop_ids(own);
 
     int bad = jvmti_failed(err, "FollowReferences") || w.failed || w.out_of_numbers;
     if (w.bin) {

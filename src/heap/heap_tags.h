@@ -8,12 +8,15 @@
  *   bit 63 set             an allocation heap=sites tracks: low 30 bits are
  *                          its subsite (site_table.h), which gives its trace,
  *                          class and size
- *   bit 62 set, 63 clear   during a heap dump: an object's dump id. Bits
- *                          32..61 keep the subsite of a tracked object (0 if
- *                          untracked) and bits 0..31 a number unique within
- *                          the dump, so the tag itself is the object's id in
- *                          the dump. After the dump the allocation tag is put
- *                          back (or 0).
+ *   bit 62 set, 63 clear   an object's id in a heap dump. Bits 32..61 keep
+ *                          the subsite of a tracked object (0 if untracked)
+ *                          and bits 0..31 a number unique within the dump, so
+ *                          the tag itself is the object's id in the dump.
+ *                          Normally only in the JVMTI environment the dump
+ *                          creates for itself and then disposes of; when
+ *                          heap=sites tracks too many objects to copy their
+ *                          tags there, in the agent's own, and the allocation
+ *                          tag is put back (or 0) after the dump (heap_dump.c).
  * Pure header: no JVMTI, tested in the unit tests.
  */
 #ifndef HPROF_HEAP_TAGS_H
