@@ -20,6 +20,9 @@ a real JVM, against truths the programs know about themselves.
                         object count right
     heap_all_traces     heap=all: the dump's objects carry the trace of their
                         allocation site (25,000 Small from makeSmall, ...)
+    heap_dump_two_loaders  one class name loaded by two class loaders: the dump
+                        has two classes of that name, with their own loaders
+                        and exactly their instances (3 and 5)
     heap_dump_disk_full the file cannot grow past 64 KiB (RLIMIT_FSIZE): a
                         clear error naming the file, no corrupt file left,
                         the program's exit unchanged
@@ -299,6 +302,20 @@ def make_tests(Fail, parse_profile):
         ctx.note("exact; %d objects; %d class names compared with the JVM's histogram, %d differ (JDK "
                  "classes churn between the two)" % (d.objects, diff["compared"], len(diff["all"])))
 
+    def t_heap_dump_two_loaders(ctx):
+        path = ctx.path("twins.hprof")
+        ctx.run("TwoLoaders", [], agent="heap=dump,format=b,file=" + path)
+        d = hprof_reader.read(path)
+        twins = [c for c in d.classes.values() if c.java_name == "TwoLoaders$Twin"]
+        counts = sorted(d.instance_counts.get(c.id, 0) for c in twins)
+        if counts != [3, 5]:
+            raise Fail("classes named TwoLoaders$Twin in the dump, by instances: %s; expected two, "
+                       "with 3 and 5" % counts)
+        if len({c.loader_id for c in twins}) != 2 or len({c.serial for c in twins}) != 2:
+            raise Fail("the two Twin classes share a loader or a LOAD CLASS serial: %s"
+                       % [(c.loader_id, c.serial) for c in twins])
+        ctx.note("two classes of one name, 3 and 5 instances, two loaders")
+
     def t_heap_dump_text(ctx):
         path = ctx.path("shape.txt")
         ctx.run("HeapShape", [], agent="heap=dump,file=" + path)
@@ -364,4 +381,5 @@ def make_tests(Fail, parse_profile):
 
     return [("heap_sites_exact", t_heap_sites_exact), ("heap_sites_sampled", t_heap_sites_sampled),
             ("heap_sites_evict", t_heap_sites_evict), ("heap_dump_binary", t_heap_dump_binary), ("heap_dump_text", t_heap_dump_text),
-            ("heap_all_traces", t_heap_all_traces), ("heap_dump_disk_full", t_heap_dump_disk_full)]
+            ("heap_all_traces", t_heap_all_traces),
+            ("heap_dump_two_loaders", t_heap_dump_two_loaders), ("heap_dump_disk_full", t_heap_dump_disk_full)]

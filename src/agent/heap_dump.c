@@ -919,8 +919,8 @@ static int prepare(JNIEnv *jni, walk *w, const trace_builder *b)
     for (jint i = 0; i < n && rc == 0; i++) {
         dclass *c = serials[i] >= CLASS_SERIAL_BASE && serials[i] - CLASS_SERIAL_BASE < w->nclasses
                   ? &w->classes[serials[i] - CLASS_SERIAL_BASE] : NULL;
-        /* Two loaded classes of one name (two loaders) share a serial: the
-         * second is left out (known limit: see README). */
+        /* Two classes of one name (two loaders) have two serials
+         * (class_serial_of_klass), so each has its own entry. */
         if (c && !c->loaded && read_class(jni, classes[i], c) == 0) {
             c->loaded = 1;
             c->name = class_java_name(serials[i]);

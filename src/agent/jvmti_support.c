@@ -2,6 +2,7 @@
 #include "jvmti_support.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 
 #include "../heap/heap_tags.h"
 
@@ -86,7 +87,7 @@ serial_t resolve_method(const void *method_ptr, void *context)
         lines[i].line = table[i].line_number;
     }
     method_desc d = {
-        .class_serial = class_intern(class_sig),
+        .class_serial = class_serial_of_klass(klass),
         .name = name,
         .signature = msig,
         .source_file = source,
@@ -124,11 +125,35 @@ serial_t class_serial_of_klass(jclass klass)
         return (serial_t)tag;
     char *sig = NULL;
     serial_t serial = 0;
-    if ((*hprof_jvmti)->GetClassSignature(hprof_jvmti, klass, &sig, NULL) == JVMTI_ERROR_NONE)
+    if ((*hprof_jvmti)->GetClassSignature(hprof_jvmti, klass, &sig, NULL) != JVMTI_ERROR_NONE) {
+        jvmti_free(sig);
+        return 0;
+    }
+    if (!tagged) {
         serial = class_intern(sig);
+        jvmti_free(sig);
+        return serial;
+    }
+    /* A serial of this name already claimed by another class object means
+     * another class of the same name (another loader): it gets a serial of
+     * its own. One thread at a time, so that two threads meeting one new
+     * class agree on its serial. */
+    static pthread_mutex_t claiming = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&claiming);
+    if ((*hprof_jvmti)->GetTag(hprof_jvmti, klass, &tag) == JVMTI_ERROR_NONE && heap_tag_is_class(tag)) {
+        serial = (serial_t)tag;                       /* another thread was first */
+    } else {
+        serial = class_intern(sig);
+        if (serial && !class_claim(serial)) {
+            serial = class_intern_another(sig);
+            if (serial)
+                class_claim(serial);
+        }
+        if (serial)
+            (*hprof_jvmti)->SetTag(hprof_jvmti, klass, (jlong)serial);
+    }
+    pthread_mutex_unlock(&claiming);
     jvmti_free(sig);
-    if (tagged && serial)
-        (*hprof_jvmti)->SetTag(hprof_jvmti, klass, (jlong)serial);
     return serial;
 }
 

@@ -24,7 +24,8 @@ void jvmti_free(void *p);
 serial_t resolve_method(const void *method, void *context);
 
 /* Class serial of a class, or of an object's class (0 on failure); cached in
- * the class's JVMTI tag when the agent has can_tag_objects. */
+ * the class's JVMTI tag when the agent has can_tag_objects, and then two
+ * classes of one name (two loaders) get two serials (class_claim). */
 serial_t class_serial_of_klass(jclass klass);
 serial_t class_serial_of_object(JNIEnv *jni, jobject object);
 

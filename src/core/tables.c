@@ -72,11 +72,14 @@ static const char *stored_string(const char *s)
 typedef struct class_entry {
     const char *signature;
     const char *java_name;
+    int         claimed;          /* class_claim: a class object carries this serial */
 } class_entry;
 
 static struct {
     pthread_mutex_t lock;
-    keytab keys;                  /* key = JVM signature with its NUL */
+    keytab keys;                  /* key = JVM signature with its NUL; for the
+                                     n-th class of one name (n >= 2), that and
+                                     n as 4 more bytes (class_intern_another) */
     class_entry *entries;
     uint32_t cap;
 } classes = { PTHREAD_MUTEX_INITIALIZER, {0}, NULL, 0 };
@@ -140,16 +143,11 @@ malformed:
     return -1;
 }
 
-serial_t class_intern(const char *jvm_signature)
+/* The class of this key (made if new), named jvm_signature. */
+static serial_t class_intern_key(const char *jvm_signature, const char *key, uint32_t key_len)
 {
-    if (jvm_signature == NULL)
-        return 0;
-    size_t len = strlen(jvm_signature) + 1;
-    if (len > UINT32_MAX)
-        return 0;
-
     pthread_mutex_lock(&classes.lock);
-    uint32_t idx = keytab_find(&classes.keys, jvm_signature, (uint32_t)len);
+    uint32_t idx = keytab_find(&classes.keys, key, key_len);
     pthread_mutex_unlock(&classes.lock);
     if (idx != KEYTAB_FULL)
         return CLASS_SERIAL_BASE + idx;
@@ -169,17 +167,62 @@ serial_t class_intern(const char *jvm_signature)
     /* Room for the payload first, so a key never exists without one. */
     if (ensure_capacity((void **)&classes.entries, &classes.cap, classes.keys.count,
                         sizeof *classes.entries) == 0) {
-        idx = keytab_intern(&classes.keys, jvm_signature, (uint32_t)len, &created);
+        idx = keytab_intern(&classes.keys, key, key_len, &created);
         if (idx != KEYTAB_FULL) {
-            if (created) {
-                classes.entries[idx].signature = sig_copy;
-                classes.entries[idx].java_name = name_copy;
-            }
+            if (created)
+                classes.entries[idx] = (class_entry){ sig_copy, name_copy, 0 };
             serial = CLASS_SERIAL_BASE + idx;
         }
     }
     pthread_mutex_unlock(&classes.lock);
     return serial;
+}
+
+serial_t class_intern(const char *jvm_signature)
+{
+    if (jvm_signature == NULL)
+        return 0;
+    size_t len = strlen(jvm_signature) + 1;
+    if (len > UINT32_MAX - 8)
+        return 0;
+    return class_intern_key(jvm_signature, jvm_signature, (uint32_t)len);
+}
+
+serial_t class_intern_another(const char *jvm_signature)
+{
+    if (jvm_signature == NULL)
+        return 0;
+    size_t len = strlen(jvm_signature) + 1;
+    if (len > 1024)
+        return 0;
+    char key[1024 + 4];
+    memcpy(key, jvm_signature, len);
+    /* The first unclaimed class of this name, from the second on. */
+    for (uint32_t n = 2; n < 1u << 20; n++) {
+        memcpy(key + len, &n, 4);
+        serial_t serial = class_intern_key(jvm_signature, key, (uint32_t)len + 4);
+        if (serial == 0)
+            return 0;
+        pthread_mutex_lock(&classes.lock);
+        int claimed = classes.entries[serial - CLASS_SERIAL_BASE].claimed;
+        pthread_mutex_unlock(&classes.lock);
+        if (!claimed)
+            return serial;
+    }
+    return 0;
+}
+
+int class_claim(serial_t serial)
+{
+    int first = 0;
+    pthread_mutex_lock(&classes.lock);
+    if (serial >= CLASS_SERIAL_BASE && serial - CLASS_SERIAL_BASE < classes.keys.count) {
+        class_entry *e = &classes.entries[serial - CLASS_SERIAL_BASE];
+        first = !e->claimed;
+        e->claimed = 1;
+    }
+    pthread_mutex_unlock(&classes.lock);
+    return first;
 }
 
 static const class_entry *class_entry_locked(serial_t serial)

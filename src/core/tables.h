@@ -60,6 +60,13 @@ uint32_t    string_count(void);
 
 /* ---- classes, keyed by JVM signature ("Ljava/lang/String;", "[B") ---- */
 serial_t    class_intern(const char *jvm_signature);
+/* Two classes of one name (two class loaders) are two classes, with two
+ * serials and the same name. A caller that knows class objects claims a
+ * serial for one (class_claim: 1 the first time, 0 if already claimed);
+ * class_intern_another gives the first unclaimed serial of that name other
+ * than class_intern's, made if need be. */
+serial_t    class_intern_another(const char *jvm_signature);
+int         class_claim(serial_t serial);
 const char *class_signature(serial_t serial);
 const char *class_java_name(serial_t serial);     /* "java.lang.String", "byte[]" */
 uint32_t    class_count(void);

@@ -200,3 +200,23 @@ TEST(trace_cache_answers_only_exact_frames)
     trace_cache_free(c);
     trace_cache_free(NULL);
 }
+
+TEST(tables_classes_of_one_name_from_two_loaders)
+{
+    tables_init(NULL);
+    serial_t a = class_intern("Lp/Twin;");
+    CHECK(class_claim(a) == 1);                              /* the first class object */
+    CHECK(class_claim(a) == 0);                              /* already its */
+    serial_t b = class_intern_another("Lp/Twin;");           /* a second class object */
+    CHECK(b != 0 && b != a);
+    CHECK(class_intern_another("Lp/Twin;") == b);            /* unclaimed yet: the same again */
+    CHECK(class_claim(b) == 1);
+    serial_t c = class_intern_another("Lp/Twin;");           /* a third */
+    CHECK(c != 0 && c != a && c != b);
+    CHECK_STR(class_signature(b), "Lp/Twin;");
+    CHECK_STR(class_java_name(c), "p.Twin");
+    CHECK(class_intern("Lp/Twin;") == a);                    /* the name still means the first */
+    CHECK(class_count() == 3);
+    CHECK(class_claim(99) == 0);                             /* no such serial */
+    tables_free();
+}
