@@ -1303,7 +1303,8 @@ def t_asan_agent(ctx):
     threads, then 1000 threads starting and ending while sampling at 1 ms,
     then the monitor features (monitor=y with thread=y and the periodic
     deadlock check) on Deadlocks, then cpu=times (the rewriter on every
-    class the JVM loads) on TimesTruth."""
+    class the JVM loads) on TimesTruth, then heap=all and heap=sites on
+    AllocTruth."""
     libasan = asan_runtime()
     if libasan is None:
         raise Skip("gcc's libasan.so not found")
@@ -1342,6 +1343,17 @@ def t_asan_agent(ctx):
             raise Fail("%s under ASan: %d Small in the heap dump, 25000 alive" % (main, dumped))
         return "Small 100000/25000 in SITES, %d objects in the heap dump" % n
 
+    def heap_sites(main, prof):
+        path = ctx.path("sites.hprof.txt")
+        rows = heap_tests.sites_sections(path, Fail)[-1][1]
+        got = {}
+        for cls in ("AllocTruth$Small", "AllocTruth$Refl"):
+            mine = [r for r in rows if r.cls == cls]
+            got[cls] = (sum(r.alloc_objs for r in mine), sum(r.live_objs for r in mine))
+        if got != {"AllocTruth$Small": (100000, 25000), "AllocTruth$Refl": (1000, 10)}:
+            raise Fail("%s under ASan: exact sites %s" % (main, got))
+        return "exact sites: Small 100000/25000, Refl 1000/10"
+
     def deadlocks(main, prof):
         dl = final_monitor(prof)[3]
         problems = []
@@ -1360,10 +1372,14 @@ def t_asan_agent(ctx):
              deadlocks),
             # cpu=times: every class rewritten by the ASan-built rewriter as it loads.
             ("TimesTruth", ["exit"], "cpu=times,cutoff=0,file=%s" % ctx.path("times.hprof.txt"), times_rows),
-            # heap=all: allocation hooks, tags, ObjectFree, the heap walk and the text dump.
-            ("AllocTruth", [], "heap=all,depth=16,cutoff=0,file=%s" % ctx.path("heap.hprof.txt"), heap_all)]
+            # heap=all: allocation hooks, tags, the census, the heap walk and the text dump.
+            ("AllocTruth", [], "heap=all,depth=16,cutoff=0,file=%s" % ctx.path("heap.hprof.txt"), heap_all),
+            # heap=sites alone: the stack walk from the native, trace caches, the
+            # extra tag maps, per-thread traces (thread=y).
+            ("AllocTruth", [], "heap=sites,thread=y,cutoff=0,file=%s" % ctx.path("sites.hprof.txt"), heap_sites)]
     for main, args, opts, check in runs:
-        r = ctx.run(main, args, agent=opts, agent_path=ASAN_AGENT, env=env, tag="asan-" + main, timeout=300)
+        r = ctx.run(main, args, agent=opts, agent_path=ASAN_AGENT, env=env,
+                    tag="asan-" + main + ("-sites" if "heap=sites" in opts else ""), timeout=300)
         bad = [l for l in r.stderr.splitlines() if "AddressSanitizer" in l or "runtime error:" in l
                or "LeakSanitizer" in l]
         if bad:
