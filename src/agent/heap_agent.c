@@ -173,13 +173,22 @@ static void record(JNIEnv *jni, jobject object, jclass klass, jlong size, jthrea
     serial_t cls = klass ? class_serial_of_klass(klass) : class_serial_of_object(jni, object);
     if (size < 0 && (*hprof_jvmti)->GetObjectSize(hprof_jvmti, object, &size) != JVMTI_ERROR_NONE)
         size = -1;
+    /* An allocation event from a thread still running while the VM shuts
+     * down (seen on JDK 25: GetStackTrace says WRONG_PHASE) is after the
+     * end of the profile, not a loss. */
+    jvmtiPhase phase;
+    if (trace == 0 && (*hprof_jvmti)->GetPhase(hprof_jvmti, &phase) == JVMTI_ERROR_NONE &&
+        phase != JVMTI_PHASE_LIVE)
+        return;
     subsite_t s = trace && cls && size >= 0 ? site_intern(trace, cls, (uint64_t)size) : 0;
     if (s == 0 || (*jvmti)->SetTag(jvmti, object, heap_tag_alloc(s)) != JVMTI_ERROR_NONE) {
         site_count_lost(1);
         if (atomic_exchange(&H.warned_lost, 1) == 0)
             fprintf(stderr, "hprof: heap=sites: an allocation could not be recorded (%s); such "
                     "objects are counted under SITES as lost\n",
-                    s == 0 ? "a table is full or out of memory" : "SetTag failed");
+                    !trace ? "its stack could not be walked, or the trace table is full" :
+                    !cls ? "its class could not be named" : size < 0 ? "its size is unknown" :
+                    s == 0 ? "the site table is full or out of memory" : "SetTag failed");
         return;
     }
     site_count_alloc(s);
