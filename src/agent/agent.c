@@ -306,10 +306,12 @@ static serial_t register_thread(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     if (info.name == NULL || strcmp(info.name, AGENT_THREAD_NAME) != 0) {
         /* obj=: HPROF printed an object id; ours is derived from the serial. */
         serial = thread_add(info.name, group_name, 0);
-        if (serial)
+        if (serial) {
             jvmti_failed((*jvmti)->SetThreadLocalStorage(jvmti, thread,
                                                          (void *)(uintptr_t)serial),
                          "SetThreadLocalStorage");
+            thread_serial_remember(jni, thread, serial);
+        }
     }
     jvmti_free(info.name);
     jvmti_free(group_name);

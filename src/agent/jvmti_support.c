@@ -169,9 +169,111 @@ serial_t class_serial_of_object(JNIEnv *jni, jobject object)
     return serial;
 }
 
+/* Thread serials by java.lang.Thread's `tid` (unique for the life of the
+ * VM), for threads other than the caller. GetThreadLocalStorage on another
+ * thread reads that thread's JVMTI state, which the thread frees while it
+ * exits: HotSpot 25 crashed there once (NULL JvmtiEnvThreadState) when the
+ * exit dump listed a thread that was ending. A field of the Thread object
+ * can be read at any time. Open addressing, grown by doubling, under a
+ * mutex; tid 0 marks an empty slot (tids start at 1). */
+static struct {
+    pthread_mutex_t lock;
+    jfieldID        tid;               /* Thread.tid, 0 until looked up (or absent) */
+    int             tid_looked_up;
+    uint64_t       *keys;
+    serial_t       *serials;
+    uint32_t        cap, used;
+} tids = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, NULL, NULL, 0, 0 };
+
+static jlong tid_of(JNIEnv *jni, jthread thread)
+{
+    if (!tids.tid_looked_up) {
+        jclass c = (*jni)->FindClass(jni, "java/lang/Thread");
+        jfieldID f = c ? (*jni)->GetFieldID(jni, c, "tid", "J") : NULL;
+        if ((*jni)->ExceptionCheck(jni))
+            (*jni)->ExceptionClear(jni);
+        if (c)
+            (*jni)->DeleteLocalRef(jni, c);
+        pthread_mutex_lock(&tids.lock);
+        tids.tid = f;
+        tids.tid_looked_up = 1;
+        pthread_mutex_unlock(&tids.lock);
+    }
+    return tids.tid ? (*jni)->GetLongField(jni, thread, tids.tid) : 0;
+}
+
+static uint32_t tid_slot(uint64_t tid, uint32_t cap)
+{
+    return (uint32_t)((tid * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+}
+
+static int tid_put_locked(uint64_t tid, serial_t serial)
+{
+    if ((tids.used + 1) * 2 > tids.cap) {
+        uint32_t cap = tids.cap ? tids.cap * 2 : 256;
+        uint64_t *keys = calloc(cap, sizeof *keys);
+        serial_t *serials = calloc(cap, sizeof *serials);
+        if (keys == NULL || serials == NULL) {
+            free(keys);
+            free(serials);
+            return -1;
+        }
+        for (uint32_t i = 0; i < tids.cap; i++) {
+            if (tids.keys[i] == 0)
+                continue;
+            uint32_t j = tid_slot(tids.keys[i], cap);
+            while (keys[j] != 0)
+                j = (j + 1) & (cap - 1);
+            keys[j] = tids.keys[i];
+            serials[j] = tids.serials[i];
+        }
+        free(tids.keys);
+        free(tids.serials);
+        tids.keys = keys;
+        tids.serials = serials;
+        tids.cap = cap;
+    }
+    uint32_t j = tid_slot(tid, tids.cap);
+    while (tids.keys[j] != 0 && tids.keys[j] != tid)
+        j = (j + 1) & (tids.cap - 1);
+    if (tids.keys[j] == 0)
+        tids.used++;
+    tids.keys[j] = tid;
+    tids.serials[j] = serial;
+    return 0;
+}
+
+void thread_serial_remember(JNIEnv *jni, jthread thread, serial_t serial)
+{
+    jlong tid = jni ? tid_of(jni, thread) : 0;
+    if (tid <= 0)
+        return;
+    pthread_mutex_lock(&tids.lock);
+    (void)tid_put_locked((uint64_t)tid, serial);   /* out of memory: TLS still answers */
+    pthread_mutex_unlock(&tids.lock);
+}
+
 serial_t thread_serial_of(jthread thread)
 {
     void *data = NULL;
+    JNIEnv *jni = NULL;
+    if (thread != NULL && (*hprof_vm)->GetEnv(hprof_vm, (void **)&jni, JNI_VERSION_1_8) == JNI_OK) {
+        jlong tid = tid_of(jni, thread);
+        if (tid > 0) {
+            serial_t serial = 0;
+            pthread_mutex_lock(&tids.lock);
+            if (tids.cap) {
+                uint32_t j = tid_slot((uint64_t)tid, tids.cap);
+                while (tids.keys[j] != 0 && tids.keys[j] != (uint64_t)tid)
+                    j = (j + 1) & (tids.cap - 1);
+                serial = tids.serials[j];
+            }
+            pthread_mutex_unlock(&tids.lock);
+            return serial;
+        }
+    }
+    /* The calling thread (its own state cannot go away meanwhile), or a JVM
+     * without Thread.tid. */
     if ((*hprof_jvmti)->GetThreadLocalStorage(hprof_jvmti, thread, &data) != JVMTI_ERROR_NONE)
         return 0;
     return (serial_t)(uintptr_t)data;

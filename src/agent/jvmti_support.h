@@ -29,9 +29,12 @@ serial_t resolve_method(const void *method, void *context);
 serial_t class_serial_of_klass(jclass klass);
 serial_t class_serial_of_object(JNIEnv *jni, jobject object);
 
-/* The serial the agent gave a thread (0 if none): kept in JVMTI thread-local
- * storage. thread NULL: the calling thread (no GetCurrentThread needed). */
+/* The serial the agent gave a thread (0 if none). thread NULL: the calling
+ * thread, from JVMTI thread-local storage (no GetCurrentThread needed);
+ * another thread: from the map thread_serial_remember fills, by the Thread
+ * object's id (see jvmti_support.c for why not its thread-local storage). */
 serial_t thread_serial_of(jthread thread);
+void     thread_serial_remember(JNIEnv *jni, jthread thread, serial_t serial);
 
 /* The trace of a thread's current stack (thread NULL: the calling thread),
  * skipping the frames on top whose class is one of skip_classes (class
