@@ -679,13 +679,17 @@ uint32_t monitor_agent_count_deadlocks(JNIEnv *jni)
 
 /* Append the serials of `threads` to lists[*used..cap), leaving out those in
  * except[0..n_except); returns how many were appended. */
+/* Serials of threads, those of the snapshot only: a thread that started
+ * after the snapshot has no THREAD line in this dump (seen once in CI: a
+ * waiter registered between GetAllThreads and GetObjectMonitorUsage). */
 static uint32_t append_serials(serial_t *lists, size_t *used, size_t cap, const jthread *threads,
-                               jint count, const serial_t *except, uint32_t n_except)
+                               jint count, const serial_t *except, uint32_t n_except,
+                               const thread_snapshot *snap, uint32_t n_snap)
 {
     size_t start = *used;
     for (jint i = 0; i < count && *used < cap; i++) {
         serial_t s = thread_serial_of(threads[i]);
-        int excluded = 0;
+        int excluded = member_of(snap, n_snap, s) == NULL;
         for (uint32_t k = 0; k < n_except && !excluded; k++)
             excluded = except[k] == s;
         if (s && !excluded)
@@ -758,14 +762,18 @@ static uint32_t collect_monitors(JNIEnv *jni, const thread_snapshot *snap, uint3
         m->class_signature = sigs[written];
         m->owner = usage.owner ? thread_serial_of(usage.owner) : 0;
         m->entry_count = usage.entry_count;
+        if (m->owner && member_of(snap, n, m->owner) == NULL) {
+            m->owner = 0;                          /* newer than the snapshot: see append_serials */
+            m->entry_count = 0;
+        }
         /* Before JDK 23 GetObjectMonitorUsage also lists the threads in
          * Object.wait among those waiting to enter: leave them out there. */
         m->waiting_to_be_notified = lists + used;
         m->n_notify = append_serials(lists, &used, list_cap, usage.notify_waiters,
-                                     usage.notify_waiter_count, NULL, 0);
+                                     usage.notify_waiter_count, NULL, 0, snap, n);
         m->waiting_to_enter = lists + used;
         m->n_enter = append_serials(lists, &used, list_cap, usage.waiters, usage.waiter_count,
-                                    m->waiting_to_be_notified, m->n_notify);
+                                    m->waiting_to_be_notified, m->n_notify, snap, n);
         jvmti_free(usage.waiters);
         jvmti_free(usage.notify_waiters);
         written++;
