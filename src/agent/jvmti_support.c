@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "../heap/heap_tags.h"
 
@@ -178,8 +179,8 @@ serial_t class_serial_of_object(JNIEnv *jni, jobject object)
  * mutex; tid 0 marks an empty slot (tids start at 1). */
 static struct {
     pthread_mutex_t lock;
-    jfieldID        tid;               /* Thread.tid, 0 until looked up (or absent) */
-    int             tid_looked_up;
+    jfieldID        tid;               /* Thread.tid (NULL if absent), valid once looked_up */
+    atomic_int      tid_looked_up;
     uint64_t       *keys;
     serial_t       *serials;
     uint32_t        cap, used;
@@ -187,16 +188,19 @@ static struct {
 
 static jlong tid_of(JNIEnv *jni, jthread thread)
 {
-    if (!tids.tid_looked_up) {
+    if (!atomic_load_explicit(&tids.tid_looked_up, memory_order_acquire)) {
         jclass c = (*jni)->FindClass(jni, "java/lang/Thread");
         jfieldID f = c ? (*jni)->GetFieldID(jni, c, "tid", "J") : NULL;
         if ((*jni)->ExceptionCheck(jni))
             (*jni)->ExceptionClear(jni);
         if (c)
             (*jni)->DeleteLocalRef(jni, c);
+        /* Written once, before the flag: readers read it after seeing the flag. */
         pthread_mutex_lock(&tids.lock);
-        tids.tid = f;
-        tids.tid_looked_up = 1;
+        if (!atomic_load_explicit(&tids.tid_looked_up, memory_order_relaxed)) {
+            tids.tid = f;
+            atomic_store_explicit(&tids.tid_looked_up, 1, memory_order_release);
+        }
         pthread_mutex_unlock(&tids.lock);
     }
     return tids.tid ? (*jni)->GetLongField(jni, thread, tids.tid) : 0;
@@ -281,6 +285,16 @@ serial_t thread_serial_of(jthread thread)
 
 /* --------------------------------------------------------------- stacks */
 
+/* GetStackTrace's frames as trace_build takes them. */
+static void frames_of_jvmti(frame_ref *frames, const jvmtiFrameInfo *info, jint n)
+{
+    for (jint i = 0; i < n; i++) {
+        frames[i].method = info[i].method;
+        /* GetStackTrace gives -1 as the location of native frames. */
+        frames[i].bci = info[i].location < 0 ? BCI_NATIVE : (int32_t)info[i].location;
+    }
+}
+
 /* HotSpot's AsyncGetCallTrace (exported by libjvm.so, in no header). */
 typedef struct {
     JNIEnv    *env;
@@ -331,10 +345,7 @@ serial_t stack_trace_here(JNIEnv *jni, const trace_builder *b, trace_cache *cach
         jvmtiFrameInfo info[MAX];
         if ((*hprof_jvmti)->GetStackTrace(hprof_jvmti, NULL, start, want, info, &count) != JVMTI_ERROR_NONE)
             return 0;
-        for (jint i = 0; i < count; i++) {
-            frames[i].method = info[i].method;
-            frames[i].bci = info[i].location < 0 ? BCI_NATIVE : (int32_t)info[i].location;
-        }
+        frames_of_jvmti(frames, info, count);
     }
     uint32_t n = (uint32_t)(count - first);
     serial_t trace = trace_cache_get(cache, thread_serial, frames + first, n);
@@ -376,11 +387,6 @@ serial_t stack_trace_of(const trace_builder *b, jthread thread, const serial_t *
         first++;
     }
     frame_ref frames[MAX];
-    uint32_t n = 0;
-    for (jint i = first; i < count; i++, n++) {
-        frames[n].method = info[i].method;
-        /* GetStackTrace gives -1 as the location of native frames. */
-        frames[n].bci = info[i].location < 0 ? BCI_NATIVE : (int32_t)info[i].location;
-    }
-    return trace_build(b, thread_serial, frames, n, NULL);
+    frames_of_jvmti(frames, info + first, count - first);
+    return trace_build(b, thread_serial, frames, (uint32_t)(count - first), NULL);
 }
