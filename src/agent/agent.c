@@ -343,6 +343,8 @@ static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
         times_agent_thread_end(jni);
     if (agent.heap.sites)
         heap_agent_thread_end(jni);
+    if (agent.monitoring)
+        monitor_agent_thread_end(jni);
     serial_t serial = thread_serial_of(thread);
     if (serial)
         thread_mark_ended(serial);
@@ -512,9 +514,11 @@ static int setup_jvmti(void)
     if (jvmti_failed((*jvmti)->SetEventCallbacks(jvmti, &cb, (jint)sizeof cb), "SetEventCallbacks"))
         return -1;
 
-    /* Exact heap=sites walks a stack per allocation: with AsyncGetCallTrace
-     * when the JVM has it (see stack_trace_here). */
-    int fast_walks = agent.heap.sites && !agent.heap.sample_interval && stack_walk_fast_init() == 0;
+    /* Exact heap=sites walks a stack per allocation, monitor=y one per park
+     * (at most): with AsyncGetCallTrace when the JVM has it (see
+     * stack_trace_here). */
+    int fast_walks = ((agent.heap.sites && !agent.heap.sample_interval) || agent.monitoring) &&
+                     stack_walk_fast_init() == 0;
     jvmtiEvent events[] = {
         JVMTI_EVENT_VM_INIT, JVMTI_EVENT_VM_DEATH, JVMTI_EVENT_THREAD_START,
         JVMTI_EVENT_THREAD_END, JVMTI_EVENT_DATA_DUMP_REQUEST, JVMTI_EVENT_CLASS_LOAD,

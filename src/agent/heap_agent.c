@@ -55,33 +55,14 @@ static jvmtiEnv *thread_tag_env(void)
 
 /* ------------------------------------------------------------ recording */
 
-/* Each thread's trace cache (see trace_cache.h), freed when the thread ends
- * by the key's destructor. About 44 KB a thread at depth=4. */
-static pthread_key_t  cache_key;
-static pthread_once_t cache_key_once = PTHREAD_ONCE_INIT;
-static __thread trace_cache *thread_cache;
-static __thread int          thread_cache_failed;
-
-static void free_thread_cache(void *c) { trace_cache_free(c); }
-static void make_cache_key(void) { (void)pthread_key_create(&cache_key, free_thread_cache); }
-
-static trace_cache *thread_trace_cache(void)
+/* Each thread's trace cache (see trace_cache.h): 2048 frames, i.e. 512
+ * traces at depth=4, about 44 KB a thread; deep traces get fewer slots. */
+static trace_cache *heap_trace_cache(void)
 {
-    if (thread_cache || thread_cache_failed)
-        return thread_cache;
-    /* 2048 frames a cache: 512 traces at depth=4; deep traces get fewer slots. */
     unsigned log2 = 9;
     while (log2 > 4 && ((uint32_t)1 << log2) * (uint32_t)H.cfg.depth > 2048)
         log2--;
-    (void)pthread_once(&cache_key_once, make_cache_key);
-    if (H.cfg.depth > 0 && H.cfg.depth <= 64)
-        thread_cache = trace_cache_new(log2, (uint32_t)H.cfg.depth);
-    if (thread_cache && pthread_setspecific(cache_key, thread_cache) != 0) {
-        trace_cache_free(thread_cache);
-        thread_cache = NULL;
-    }
-    thread_cache_failed = thread_cache == NULL;   /* walk without a cache, don't retry each time */
-    return thread_cache;
+    return thread_trace_cache(TRACE_CACHE_HEAP, log2, H.cfg.depth);
 }
 
 /* Instances the VM allocated on this thread (VMObjectAlloc, recorded then)
@@ -163,7 +144,7 @@ static void record(JNIEnv *jni, jobject object, jclass klass, jlong size, jthrea
     if (above >= 0) {
         if (n_pending > 0 && pending_take(jni, object))
             return;
-        trace = stack_trace_here(jni, &H.builder, thread_trace_cache(), above, thread_serial);
+        trace = stack_trace_here(jni, &H.builder, heap_trace_cache(), above, thread_serial);
     } else {
         jlong tag = 0;
         if ((*jvmti)->GetTag(jvmti, object, &tag) != JVMTI_ERROR_NONE || tag != 0)

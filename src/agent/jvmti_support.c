@@ -356,28 +356,14 @@ serial_t stack_trace_here(JNIEnv *jni, const trace_builder *b, trace_cache *cach
     return trace;
 }
 
-serial_t stack_trace_of(const trace_builder *b, jthread thread, const serial_t *skip_classes,
-                        int n_skip, serial_t thread_serial)
+/* How many of the top `count` frames belong to skip_classes (known through
+ * the method table rather than asking JVMTI per frame). */
+static jint frames_to_skip(const frame_ref *frames, jint count, const serial_t *skip_classes, int n_skip)
 {
-    /* Walk no deeper than the trace keeps (plus the few frames of skip_class
-     * on top): the JVM's stack walk costs per frame, and monitor events are
-     * frequent on contended programs. */
-    enum { MAX = 256, SKIP_MARGIN = 8 };
-    jint want = b->depth + (n_skip ? SKIP_MARGIN : 0);
-    if (want > MAX)
-        want = MAX;
-    if (want <= 0)
-        return trace_build(b, thread_serial, NULL, 0, NULL);
-    jvmtiFrameInfo info[MAX];
-    jint count = 0;
-    if ((*hprof_jvmti)->GetStackTrace(hprof_jvmti, thread, 0, want, info, &count) != JVMTI_ERROR_NONE)
-        return 0;
     jint first = 0;
-    /* Skip the frames of skip_classes on top (e.g. Unsafe's and LockSupport's
-     * own), known through the method table rather than asking JVMTI per frame. */
     while (n_skip && first < count) {
         method_info mi;
-        serial_t m = resolve_method(info[first].method, NULL);
+        serial_t m = resolve_method(frames[first].method, NULL);
         int skip = 0;
         if (m != 0 && method_get(m, &mi) == 0)
             for (int k = 0; k < n_skip && !skip; k++)
@@ -386,7 +372,95 @@ serial_t stack_trace_of(const trace_builder *b, jthread thread, const serial_t *
             break;
         first++;
     }
-    frame_ref frames[MAX];
-    frames_of_jvmti(frames, info + first, count - first);
-    return trace_build(b, thread_serial, frames, (uint32_t)(count - first), NULL);
+    return first;
+}
+
+/* Walk no deeper than the trace keeps, plus a few frames of skip_classes on
+ * top: the JVM's stack walk costs per frame, and monitor events are frequent
+ * on contended programs. */
+enum { WALK_MAX = 256, SKIP_MARGIN = 8 };
+
+serial_t stack_trace_of(const trace_builder *b, jthread thread, const serial_t *skip_classes,
+                        int n_skip, serial_t thread_serial)
+{
+    jint want = b->depth + (n_skip ? SKIP_MARGIN : 0);
+    if (want > WALK_MAX)
+        want = WALK_MAX;
+    if (want <= 0)
+        return trace_build(b, thread_serial, NULL, 0, NULL);
+    jvmtiFrameInfo info[WALK_MAX];
+    jint count = 0;
+    if ((*hprof_jvmti)->GetStackTrace(hprof_jvmti, thread, 0, want, info, &count) != JVMTI_ERROR_NONE)
+        return 0;
+    frame_ref frames[WALK_MAX];
+    frames_of_jvmti(frames, info, count);
+    jint first = frames_to_skip(frames, count, skip_classes, n_skip);
+    return trace_build(b, thread_serial, frames + first, (uint32_t)(count - first), NULL);
+}
+
+serial_t stack_trace_here_skipping(JNIEnv *jni, const trace_builder *b, trace_cache *cache,
+                                   const serial_t *skip_classes, int n_skip, serial_t thread_serial)
+{
+    /* Usually one frame per skipped class is on top (Unsafe.park under
+     * LockSupport.park*): walk that far first, and again deeper only if the
+     * walk was cut short of the trace's depth. */
+    jint want = b->depth + n_skip;
+    if (want > WALK_MAX)
+        want = WALK_MAX;
+    frame_ref frames[WALK_MAX];
+    jint count = 0, first = 0;
+    if (want <= 0 || !jni || !async_get_call_trace || !walk_fast(jni, frames, want, 0, &count))
+        return stack_trace_of(b, NULL, skip_classes, n_skip, thread_serial);
+    first = frames_to_skip(frames, count, skip_classes, n_skip);
+    if (count == want && count - first < b->depth && want < WALK_MAX) {
+        want = b->depth + SKIP_MARGIN < WALK_MAX ? b->depth + SKIP_MARGIN : WALK_MAX;
+        if (!walk_fast(jni, frames, want, 0, &count))
+            return stack_trace_of(b, NULL, skip_classes, n_skip, thread_serial);
+        first = frames_to_skip(frames, count, skip_classes, n_skip);
+    }
+    uint32_t n = (uint32_t)(count - first);
+    if (n > (uint32_t)b->depth)
+        n = (uint32_t)b->depth;
+    serial_t trace = trace_cache_get(cache, thread_serial, frames + first, n);
+    if (trace == 0) {
+        trace = trace_build(b, thread_serial, frames + first, n, NULL);
+        trace_cache_put(cache, thread_serial, frames + first, n, trace);
+    }
+    return trace;
+}
+
+/* Per-thread trace caches: one pthread key each, whose destructor frees the
+ * thread's cache when it ends. The __thread words are all a thread carries. */
+static pthread_key_t  cache_keys[TRACE_CACHES];
+static pthread_once_t cache_keys_once = PTHREAD_ONCE_INIT;
+static int            cache_keys_ok;
+static __thread trace_cache *thread_caches[TRACE_CACHES];
+static __thread unsigned char thread_cache_failed[TRACE_CACHES];
+
+static void free_thread_cache(void *c) { trace_cache_free(c); }
+static void make_cache_keys(void)
+{
+    int ok = 1;
+    for (int i = 0; i < TRACE_CACHES; i++)
+        ok &= pthread_key_create(&cache_keys[i], free_thread_cache) == 0;
+    cache_keys_ok = ok;
+}
+
+trace_cache *thread_trace_cache(int which, unsigned log2_slots, int depth)
+{
+    if (which < 0 || which >= TRACE_CACHES)
+        return NULL;
+    if (thread_caches[which] || thread_cache_failed[which])
+        return thread_caches[which];
+    (void)pthread_once(&cache_keys_once, make_cache_keys);
+    trace_cache *c = NULL;
+    if (cache_keys_ok && depth > 0 && depth <= 64)
+        c = trace_cache_new(log2_slots, (uint32_t)depth);
+    if (c && pthread_setspecific(cache_keys[which], c) != 0) {
+        trace_cache_free(c);
+        c = NULL;
+    }
+    thread_caches[which] = c;
+    thread_cache_failed[which] = c == NULL;   /* walk without a cache, don't retry each time */
+    return c;
 }

@@ -49,6 +49,20 @@ serial_t stack_trace_of(const trace_builder *b, jthread thread, const serial_t *
 serial_t stack_trace_here(JNIEnv *jni, const trace_builder *b, trace_cache *cache, jint start,
                           serial_t thread_serial);
 
+/* The same for a walk that starts in a JNI native the caller does not know
+ * the callers of (e.g. a wrapped Unsafe.park): the frames on top whose class
+ * is one of skip_classes are left out, as stack_trace_of does, but the walk
+ * and the cache are those of stack_trace_here. */
+serial_t stack_trace_here_skipping(JNIEnv *jni, const trace_builder *b, trace_cache *cache,
+                                   const serial_t *skip_classes, int n_skip, serial_t thread_serial);
+
+/* The calling thread's trace cache number `which` (one per collector that
+ * walks: they have builders of their own), made on first use with
+ * 2^log2_slots slots of `depth` frames and freed when the thread ends. NULL
+ * if it could not be made (callers walk without one). */
+enum { TRACE_CACHE_HEAP, TRACE_CACHE_MONITOR, TRACE_CACHES };
+trace_cache *thread_trace_cache(int which, unsigned log2_slots, int depth);
+
 /* Let stack_trace_here walk with HotSpot's AsyncGetCallTrace (which needs
  * JVMTI ClassLoad events enabled). -1 if this JVM has none: it then uses
  * GetStackTrace. */

@@ -40,10 +40,21 @@ static struct { jmethodID method; void *address; } early_binds[MAX_EARLY_BINDS];
 static uint32_t n_early_binds;
 static pthread_mutex_t binds_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Park stacks remembered per thread: threads alternate between a few locks
- * (with one, 59% of HSQLDB's parks still walked their stack). Small: all of
- * the library's TLS lives in glibc's static TLS surplus. */
-#define PARK_STACKS_KEPT 4
+/* The locks a thread parked on last (threads alternate between a few: with
+ * one remembered, 59% of HSQLDB's parks still walked their stack). Small:
+ * all of the library's TLS lives in glibc's static TLS surplus. */
+#define PARK_LOCKS_KEPT 4
+
+/* One of them: the blocker (a weak reference, so that the cache keeps no lock
+ * alive), what JVMTI calls would say of it again (class, kind), and the stack
+ * last walked for a park on it. */
+typedef struct park_lock {
+    jweak    lock;
+    serial_t lock_class;
+    serial_t trace;
+    uint64_t walked;
+    int      kind;                  /* block_kind */
+} park_lock;
 
 /* Per-thread timing: every monitor event is delivered on the thread concerned. */
 typedef struct monitor_tls {
@@ -53,24 +64,22 @@ typedef struct monitor_tls {
     serial_t wait_trace, wait_class;
     uint64_t park_start;
     serial_t park_trace;
-    /* The last park stacks walked (wrapper path), by lock, reused for a while. */
-    struct {
-        serial_t trace;
-        serial_t lock_class;
-        jint     hash;
-        uint64_t walked;
-    } recent[PARK_STACKS_KEPT];
-    unsigned recent_next;
+    park_lock park_locks[PARK_LOCKS_KEPT];   /* wrapper path */
+    unsigned  park_locks_next;
 } monitor_tls;
 
 /* A thread's parks on the same lock object within this time share the stack
- * walked for the first of them: the walk is nearly all of the wrapper's cost
- * (HSQLDB, 50k parks/s: +13% CPU with a walk per park, +0.6% without), and a
- * thread that parks again and again on one lock does so from the same place.
- * Park times and counts stay exact; only which trace they go to is sampled. */
-#define PARK_STACK_REUSE_NS 1000000u
+ * walked for the first of them: the walk is most of the wrapper's cost, and
+ * a thread that parks again and again on one lock does so from the same
+ * place. Park times and counts stay exact; only which trace they go to is
+ * sampled. HSQLDB (bench/run db, 42k parks/s), share of the JVM's CPU
+ * samples spent in the agent: a JVMTI walk each 1 ms 6.0%, AsyncGetCallTrace
+ * each 1 ms 3.4% (walks 1.6%), each 4 ms 2.4% (walks 0.7%): perf
+ * record -F 2000, samples with an agent frame outside Unsafe_Park. */
+#define PARK_STACK_REUSE_NS 4000000u
 
 static __thread monitor_tls mtls;
+
 
 /* The object each thread is waiting on in Object.wait, by thread serial:
  * MONITOR DUMP needs it for monitors nobody owns, and from JDK 23 on
@@ -230,36 +239,50 @@ static void JNICALL wrapped_park(JNIEnv *env, jobject unsafe, jboolean absolute,
             (*env)->DeleteLocalRef(env, thread);
         return;
     }
-    /* Class, identity and stack before blocking, so that nothing slows the
-     * hand-over after wake-up. */
-    serial_t lock_class = class_serial_of_object(env, blocker);
-    jint hash = 0;
-    if ((*hprof_jvmti)->GetObjectHashCode(hprof_jvmti, blocker, &hash) != JVMTI_ERROR_NONE)
-        hash = 0;
+    /* Everything about the lock before blocking, so that nothing slows the
+     * hand-over after wake-up: one IsSameObject when it is a recent one. */
+    park_lock *e = NULL;
+    for (int i = 0; i < PARK_LOCKS_KEPT && !e; i++)
+        if (mtls.park_locks[i].lock && (*env)->IsSameObject(env, blocker, mtls.park_locks[i].lock))
+            e = &mtls.park_locks[i];
+    if (e == NULL) {
+        e = &mtls.park_locks[mtls.park_locks_next++ % PARK_LOCKS_KEPT];
+        if (e->lock)
+            (*env)->DeleteWeakGlobalRef(env, e->lock);
+        e->lock = (*env)->NewWeakGlobalRef(env, blocker);   /* NULL: not remembered, still timed */
+        e->lock_class = class_serial_of_object(env, blocker);
+        e->kind = mon.aos_class && (*env)->IsInstanceOf(env, blocker, mon.aos_class)
+                ? BLOCK_PARK : BLOCK_PARK_WAIT;
+        e->trace = 0;
+    }
     uint64_t start = now_ns();
-    serial_t trace = 0;
-    for (int i = 0; i < PARK_STACKS_KEPT && !trace; i++)
-        if (mtls.recent[i].trace && mtls.recent[i].lock_class == lock_class &&
-            mtls.recent[i].hash == hash && start - mtls.recent[i].walked < PARK_STACK_REUSE_NS)
-            trace = mtls.recent[i].trace;
-    if (!trace) {
-        trace = trace_here(thread, 1, 1);
-        unsigned k = mtls.recent_next++ % PARK_STACKS_KEPT;
-        mtls.recent[k].trace = trace;
-        mtls.recent[k].lock_class = lock_class;
-        mtls.recent[k].hash = hash;
-        mtls.recent[k].walked = start;
+    if (e->trace == 0 || start - e->walked >= PARK_STACK_REUSE_NS) {
+        /* AsyncGetCallTrace from this native, and the thread's own cache of
+         * park stacks: 64 slots, parks come from a few places. */
+        serial_t thread_serial = mon.cfg.per_thread ? thread_serial_of(NULL) : 0;
+        e->trace = stack_trace_here_skipping(env, &mon.traces,
+                                             thread_trace_cache(TRACE_CACHE_MONITOR, 6, mon.traces.depth),
+                                             mon.park_skip, 2, thread_serial);
+        e->walked = start;
         start = now_ns();
     }
+    serial_t trace = e->trace, lock_class = e->lock_class;
+    block_kind kind = (block_kind)e->kind;
     original_park(env, unsafe, absolute, time);
     uint64_t parked = now_ns() - start;
-    if (!(*env)->ExceptionCheck(env)) {
-        block_kind kind = mon.aos_class && (*env)->IsInstanceOf(env, blocker, mon.aos_class)
-                        ? BLOCK_PARK : BLOCK_PARK_WAIT;
+    if (!(*env)->ExceptionCheck(env))
         monitor_table_add(trace, lock_class, kind, parked);
-    }
     (*env)->DeleteLocalRef(env, blocker);
     (*env)->DeleteLocalRef(env, thread);
+}
+
+void monitor_agent_thread_end(JNIEnv *jni)
+{
+    for (int i = 0; i < PARK_LOCKS_KEPT; i++)
+        if (mtls.park_locks[i].lock) {
+            (*jni)->DeleteWeakGlobalRef(jni, mtls.park_locks[i].lock);
+            mtls.park_locks[i].lock = NULL;
+        }
 }
 
 static void JNICALL on_native_bind(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID method,

@@ -34,6 +34,8 @@ int  monitor_agent_enable(jvmtiEnv *jvmti, const monitor_config *config);
 void monitor_agent_vm_init(jvmtiEnv *jvmti, JNIEnv *jni);
 /* From ClassPrepare: bind Unsafe.park to the agent's wrapper once the thread
  * runs boot-loader code (see monitor_agent.c). */
+/* ThreadEnd, on the ending thread: drop its references to recent park locks. */
+void monitor_agent_thread_end(JNIEnv *jni);
 void monitor_agent_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
 /* Write MONITOR TIME, MONITOR DUMP and DEADLOCKS. Returns the number of deadlock cycles. */
 uint32_t monitor_agent_dump(text_writer *w, JNIEnv *jni);
