@@ -138,8 +138,8 @@ final class HprofThreadState {
      *  every call with one probe, where lookup() hashes `depth` ids and reads
      *  an index, a key and its length in tables of megabytes (javac: 97,000
      *  keys). It replaced 4 callee slots per frame, which missed whenever a
-     *  frame called more than a few methods: cpu=times on javac 4.9x -> 4.2x
-     *  CPU, CallBench 8.7x -> 6.2x (no agent = 1). */
+     *  frame called more than a few methods: cpu=times on javac 5.1x -> 3.8x
+     *  CPU, CallBench 8.4x -> 6.2x (bench/run, no agent = 1). */
     private int keyOf(int p, int id) {
         if (nacc >= MAX_KEYS) return lookup();   /* keys fold into 0: its pairs would lie */
         int parent = p > 0 ? acc[p - 1] : -1;
