@@ -189,20 +189,14 @@ def make_tests(Fail, parse_profile):
             problems.append("%d traces deeper than depth=2" % len(deep))
         # rec() runs 50 deep: its traces must be full (the tracker's own
         # frames, skipped, must not eat into depth=).
-        # Calls per trace, not only per method: main calls rec(50) 100 times,
-        # so at depth 4 [rec main], [rec rec main] and [rec rec rec main] have
-        # 100 calls each and [rec rec rec rec] the other 4,800 (a callee's key
-        # is derived from its caller's key: a wrong derivation moves calls).
-        if t["rec"] == 5100:
-            by_stack = {}
-            for row in rows:
-                if row.method == "TimesTruth.rec":
-                    names = tuple(f.qualname.split(".")[-1] for f in prof.traces[row.trace].frames)
-                    by_stack[names] = by_stack.get(names, 0) + row.count
-            want_stacks = {("rec", "main"): 100, ("rec", "rec", "main"): 100,
-                           ("rec", "rec", "rec", "main"): 100, ("rec", "rec", "rec", "rec"): 4800}
-            if by_stack != want_stacks:
-                problems.append("rec calls per trace %s, expected %s" % (by_stack, want_stacks))
+        # Per trace at depth=2: [rec main] 100 calls, [rec rec] 5,000.
+        by_stack = {}
+        for row in rows:
+            if row.method == "TimesTruth.rec":
+                names = tuple(f.qualname.split(".")[-1] for f in prof.traces[row.trace].frames)
+                by_stack[names] = by_stack.get(names, 0) + row.count
+        if by_stack != {("rec", "main"): 100, ("rec", "rec"): 5000}:
+            problems.append("rec calls per trace %s, expected [rec main] 100, [rec rec] 5000" % by_stack)
         rec = [prof.traces[r.trace] for r in rows if r.method == "TimesTruth.rec"]
         if not rec or min(len(t.frames) for t in rec) != 2:
             problems.append("TimesTruth.rec traces have %s frames, expected 2"
