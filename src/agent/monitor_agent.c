@@ -80,7 +80,6 @@ typedef struct monitor_tls {
 
 static __thread monitor_tls mtls;
 
-
 /* The object each thread is waiting on in Object.wait, by thread serial:
  * MONITOR DUMP needs it for monitors nobody owns, and from JDK 23 on
  * GetCurrentContendedMonitor no longer returns it. Global refs, set at
