@@ -526,8 +526,9 @@ static int setup_jvmti(void)
     };
     for (size_t i = 0; i < sizeof events / sizeof events[0]; i++) {
         /* ClassLoad (needed by AsyncGetCallTrace) serves the sampler and
-         * exact heap=sites' stack walks; CompiledMethodLoad (debug info at
-         * every instruction) only the sampler. */
+         * the stack walks of exact heap=sites and of monitor=y's parks;
+         * CompiledMethodLoad (debug info at every instruction) only the
+         * sampler. */
         if (events[i] == JVMTI_EVENT_COMPILED_METHOD_LOAD &&
             (!agent.sampling || !caps.can_generate_compiled_method_load_events))
             continue;

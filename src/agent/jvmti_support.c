@@ -211,6 +211,15 @@ static uint32_t tid_slot(uint64_t tid, uint32_t cap)
     return (uint32_t)((tid * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
 }
 
+/* The slot of tid, or the empty slot where it would go (tids.cap > 0). */
+static uint32_t tid_find_locked(uint64_t tid)
+{
+    uint32_t j = tid_slot(tid, tids.cap);
+    while (tids.keys[j] != 0 && tids.keys[j] != tid)
+        j = (j + 1) & (tids.cap - 1);
+    return j;
+}
+
 static int tid_put_locked(uint64_t tid, serial_t serial)
 {
     if ((tids.used + 1) * 2 > tids.cap) {
@@ -237,9 +246,7 @@ static int tid_put_locked(uint64_t tid, serial_t serial)
         tids.serials = serials;
         tids.cap = cap;
     }
-    uint32_t j = tid_slot(tid, tids.cap);
-    while (tids.keys[j] != 0 && tids.keys[j] != tid)
-        j = (j + 1) & (tids.cap - 1);
+    uint32_t j = tid_find_locked(tid);
     if (tids.keys[j] == 0)
         tids.used++;
     tids.keys[j] = tid;
@@ -266,12 +273,8 @@ serial_t thread_serial_of(jthread thread)
         if (tid > 0) {
             serial_t serial = 0;
             pthread_mutex_lock(&tids.lock);
-            if (tids.cap) {
-                uint32_t j = tid_slot((uint64_t)tid, tids.cap);
-                while (tids.keys[j] != 0 && tids.keys[j] != (uint64_t)tid)
-                    j = (j + 1) & (tids.cap - 1);
-                serial = tids.serials[j];
-            }
+            if (tids.cap)
+                serial = tids.serials[tid_find_locked((uint64_t)tid)];
             pthread_mutex_unlock(&tids.lock);
             return serial;
         }
@@ -284,6 +287,11 @@ serial_t thread_serial_of(jthread thread)
 }
 
 /* --------------------------------------------------------------- stacks */
+
+/* Walk no deeper than the trace keeps, plus a few frames of skip_classes on
+ * top: the JVM's stack walk costs per frame, and monitor events are frequent
+ * on contended programs. */
+enum { WALK_MAX = 256, SKIP_MARGIN = 8 };
 
 /* GetStackTrace's frames as trace_build takes them. */
 static void frames_of_jvmti(frame_ref *frames, const jvmtiFrameInfo *info, jint n)
@@ -330,30 +338,36 @@ static int walk_fast(JNIEnv *jni, frame_ref *frames, jint want, jint keep, jint 
     return 1;
 }
 
+/* The trace of these raw frames: from the thread's cache, or built and
+ * remembered there. */
+static serial_t cached_trace(const trace_builder *b, trace_cache *cache, serial_t thread_serial,
+                             const frame_ref *frames, uint32_t n)
+{
+    serial_t trace = trace_cache_get(cache, thread_serial, frames, n);
+    if (trace == 0) {
+        trace = trace_build(b, thread_serial, frames, n, NULL);
+        trace_cache_put(cache, thread_serial, frames, n, trace);
+    }
+    return trace;
+}
+
 serial_t stack_trace_here(JNIEnv *jni, const trace_builder *b, trace_cache *cache, jint start,
                           serial_t thread_serial)
 {
-    enum { MAX = 256 };
-    jint want = b->depth < MAX - start ? b->depth : MAX - start;
+    jint want = b->depth < WALK_MAX - start ? b->depth : WALK_MAX - start;
     if (want <= 0 || start < 0)
         return trace_build(b, thread_serial, NULL, 0, NULL);
-    frame_ref frames[MAX];
+    frame_ref frames[WALK_MAX];
     jint count = 0, first = 0;
     if (jni && async_get_call_trace && walk_fast(jni, frames, start + want, start, &count)) {
         first = count < start ? count : start;
     } else {
-        jvmtiFrameInfo info[MAX];
+        jvmtiFrameInfo info[WALK_MAX];
         if ((*hprof_jvmti)->GetStackTrace(hprof_jvmti, NULL, start, want, info, &count) != JVMTI_ERROR_NONE)
             return 0;
         frames_of_jvmti(frames, info, count);
     }
-    uint32_t n = (uint32_t)(count - first);
-    serial_t trace = trace_cache_get(cache, thread_serial, frames + first, n);
-    if (trace == 0) {
-        trace = trace_build(b, thread_serial, frames + first, n, NULL);
-        trace_cache_put(cache, thread_serial, frames + first, n, trace);
-    }
-    return trace;
+    return cached_trace(b, cache, thread_serial, frames + first, (uint32_t)(count - first));
 }
 
 /* How many of the top `count` frames belong to skip_classes (known through
@@ -374,11 +388,6 @@ static jint frames_to_skip(const frame_ref *frames, jint count, const serial_t *
     }
     return first;
 }
-
-/* Walk no deeper than the trace keeps, plus a few frames of skip_classes on
- * top: the JVM's stack walk costs per frame, and monitor events are frequent
- * on contended programs. */
-enum { WALK_MAX = 256, SKIP_MARGIN = 8 };
 
 serial_t stack_trace_of(const trace_builder *b, jthread thread, const serial_t *skip_classes,
                         int n_skip, serial_t thread_serial)
@@ -421,12 +430,7 @@ serial_t stack_trace_here_skipping(JNIEnv *jni, const trace_builder *b, trace_ca
     uint32_t n = (uint32_t)(count - first);
     if (n > (uint32_t)b->depth)
         n = (uint32_t)b->depth;
-    serial_t trace = trace_cache_get(cache, thread_serial, frames + first, n);
-    if (trace == 0) {
-        trace = trace_build(b, thread_serial, frames + first, n, NULL);
-        trace_cache_put(cache, thread_serial, frames + first, n, trace);
-    }
-    return trace;
+    return cached_trace(b, cache, thread_serial, frames + first, n);
 }
 
 /* Per-thread trace caches: one pthread key each, whose destructor frees the
