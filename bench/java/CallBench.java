@@ -43,6 +43,13 @@ public class CallBench {
                                : new Mul(build(r, depth - 1), build(r, depth - 1));
     }
 
+    /** Add and Mul nodes: each eval of the tree evaluates each once. */
+    static long inner(Node n) {
+        if (n instanceof Add a) return 1 + inner(a.a) + inner(a.b);
+        if (n instanceof Mul m) return 1 + inner(m.a) + inner(m.b);
+        return 0;
+    }
+
     static boolean isDigit(char c) { return c >= '0' && c <= '9'; }
     static boolean isSpace(char c) { return c == ' '; }
     static int digit(char c) { return c - '0'; }
@@ -72,6 +79,7 @@ public class CallBench {
             for (int j = 0; j < 20; j++) sum += tree.eval(env);
             for (long v : tokenize(text)) sum ^= v;
         }
+        System.out.println("evals=" + inner(tree) * 20 * rounds);
         System.out.println("checksum=" + Long.toHexString(sum));
     }
 }
