@@ -153,11 +153,19 @@ static serial_t class_intern_key(const char *jvm_signature, const char *key, uin
         return CLASS_SERIAL_BASE + idx;
 
     /* New class: make its names outside the class lock (string_intern takes
-     * the string lock; no function holds two locks). */
-    char java_name[1024];
-    signature_to_java_name(jvm_signature, java_name, sizeof java_name);
+     * the string lock; no function holds two locks). A Java name is at most
+     * twice its signature ("[I" -> "int[]") plus a primitive's name; class
+     * names may be 64 KiB long, so a long one gets a heap buffer. */
+    char stack_name[1024];
+    size_t name_size = 2 * strlen(jvm_signature) + 8;
+    char *java_name = name_size <= sizeof stack_name ? stack_name : malloc(name_size);
+    if (java_name == NULL)
+        return 0;
+    signature_to_java_name(jvm_signature, java_name, (uint32_t)name_size);
     const char *sig_copy = stored_string(jvm_signature);
     const char *name_copy = stored_string(java_name);
+    if (java_name != stack_name)
+        free(java_name);
     if (sig_copy == NULL || name_copy == NULL)
         return 0;
 
@@ -193,23 +201,31 @@ serial_t class_intern_another(const char *jvm_signature)
     if (jvm_signature == NULL)
         return 0;
     size_t len = strlen(jvm_signature) + 1;
-    if (len > 1024)
+    if (len > UINT32_MAX - 8)
         return 0;
-    char key[1024 + 4];
+    char stack_key[1024 + 4];
+    char *key = len + 4 <= sizeof stack_key ? stack_key : malloc(len + 4);
+    if (key == NULL)
+        return 0;
     memcpy(key, jvm_signature, len);
+    serial_t found = 0;
     /* The first unclaimed class of this name, from the second on. */
     for (uint32_t n = 2; n < 1u << 20; n++) {
         memcpy(key + len, &n, 4);
         serial_t serial = class_intern_key(jvm_signature, key, (uint32_t)len + 4);
         if (serial == 0)
-            return 0;
+            break;
         pthread_mutex_lock(&classes.lock);
         int claimed = classes.entries[serial - CLASS_SERIAL_BASE].claimed;
         pthread_mutex_unlock(&classes.lock);
-        if (!claimed)
-            return serial;
+        if (!claimed) {
+            found = serial;
+            break;
+        }
     }
-    return 0;
+    if (key != stack_key)
+        free(key);
+    return found;
 }
 
 int class_claim(serial_t serial)

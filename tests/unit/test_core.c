@@ -3,6 +3,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/keytab.h"
 #include "core/tables.h"
@@ -199,6 +200,34 @@ TEST(trace_cache_answers_only_exact_frames)
     CHECK(hits > 0 && hits <= 16);
     trace_cache_free(c);
     trace_cache_free(NULL);
+}
+
+/* Class names may be up to 64 KiB (a CONSTANT_Utf8); generated classes get
+ * long ones. Both the name and a second class of that name must survive. */
+TEST(tables_class_with_a_long_name)
+{
+    tables_init(NULL);
+    enum { N = 5000 };
+    static char sig[N + 8], want[N + 8];
+    sig[0] = '[';
+    sig[1] = 'L';
+    for (int i = 0; i < N; i++) {
+        sig[2 + i] = i % 10 == 9 ? '/' : (char)('a' + i % 26);
+        want[i] = i % 10 == 9 ? '.' : (char)('a' + i % 26);
+    }
+    sig[N + 2] = ';';
+    sig[N + 3] = '\0';
+    memcpy(want + N, "[]", 3);
+    serial_t a = class_intern(sig);
+    CHECK(a != 0);
+    CHECK_STR(class_java_name(a), want);
+    CHECK_STR(class_signature(a), sig);
+    CHECK(class_claim(a) == 1);
+    serial_t b = class_intern_another(sig);
+    CHECK(b != 0 && b != a);
+    CHECK_STR(class_java_name(b), want);
+    CHECK(class_intern_another(sig) == b);
+    tables_free();
 }
 
 TEST(tables_classes_of_one_name_from_two_loaders)
