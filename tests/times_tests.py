@@ -18,9 +18,18 @@ real JVM, against truths the programs measure themselves.
     times_jdk_verify every class of every JDK module instrumented, loaded and
                      linked with -Xverify:all: zero VerifyErrors, nothing
                      left uninstrumented
+    times_javac      a real application, the JDK's javac, instrumented and run
+                     with -Xverify:all, compiling the test programs: every
+                     class file written, no VerifyError, javac.Main.main and
+                     JavaCompiler.compile called exactly once, every source
+                     parsed the same number of times
 """
 
+import glob
+import os
 import re
+
+JAVA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "java")
 
 RE_TIME_BEGIN = re.compile(r"^CPU TIME \(ms\) BEGIN \(total = (\d+)\) .+$")
 RE_TIME_ROW = re.compile(r"^ *(\d+) +(\d{1,3}\.\d\d)% +(\d{1,3}\.\d\d)% +(\d+) +(\d+) (\S+)$")
@@ -254,5 +263,38 @@ def make_tests(Fail, parse_profile):
         if problems:
             raise Fail("; ".join(problems))
 
+    def t_times_javac(ctx):
+        path = ctx.path("javac.txt")
+        out = ctx.path("javac-out")
+        os.makedirs(out, exist_ok=True)
+        srcs = sorted(glob.glob(os.path.join(JAVA_DIR, "*.java")))
+        r = ctx.run("com.sun.tools.javac.Main", ["-d", out, "-nowarn"] + srcs,
+                    agent="cpu=times,cutoff=0,file=" + path, jvm=["-Xverify:all"], timeout=600)
+        problems = []
+        if "VerifyError" in r.stderr or "VerifyError" in r.stdout:
+            problems.append("VerifyError: %s" % re.findall(r".*VerifyError.*", r.stderr + r.stdout)[:2])
+        missing = [os.path.basename(s) for s in srcs
+                   if not os.path.exists(os.path.join(out, os.path.basename(s)[:-5] + ".class"))]
+        if missing:
+            problems.append("no class file for %s" % ", ".join(missing))
+        total, rows = cpu_time_sections(path, Fail)[-1]
+        main = calls_of(rows, "com.sun.tools.javac.Main.main")
+        compile_ = calls_of(rows, "com.sun.tools.javac.main.JavaCompiler.compile")
+        parse = calls_of(rows, "com.sun.tools.javac.main.JavaCompiler.parse")
+        javac_methods = len(set(r.method for r in rows if r.method.startswith("com.sun.tools.javac.")))
+        ctx.note("javac under cpu=times, -Xverify:all: %d sources compiled; Main.main %d, JavaCompiler.compile %d,"
+                 " JavaCompiler.parse %d calls; %d javac methods in the profile, %d ms CPU"
+                 % (len(srcs), main, compile_, parse, javac_methods, total))
+        if main != 1 or compile_ != 1:
+            problems.append("javac.Main.main %d calls, JavaCompiler.compile %d: expected 1 and 1" % (main, compile_))
+        if parse == 0 or parse % len(srcs):
+            problems.append("JavaCompiler.parse %d calls for %d sources: not the same number per source"
+                            % (parse, len(srcs)))
+        if javac_methods < 1000:
+            problems.append("only %d javac methods in CPU TIME: was javac instrumented?" % javac_methods)
+        if problems:
+            raise Fail("; ".join(problems))
+
     return [("times_counts", t_times_counts), ("times_exit", t_times_exit), ("times_churn", t_times_churn),
-            ("times_depth", t_times_depth), ("times_jdk_verify", t_times_jdk_verify)]
+            ("times_depth", t_times_depth), ("times_jdk_verify", t_times_jdk_verify),
+            ("times_javac", t_times_javac)]
