@@ -186,22 +186,26 @@ static serial_t class_intern_key(const char *jvm_signature, const char *key, uin
     return serial;
 }
 
-serial_t class_intern(const char *jvm_signature)
+/* The key length of a signature (with its NUL), room left for
+ * class_intern_another's 4 more bytes; 0 for none or one too long. */
+static uint32_t signature_key_len(const char *jvm_signature)
 {
     if (jvm_signature == NULL)
         return 0;
     size_t len = strlen(jvm_signature) + 1;
-    if (len > UINT32_MAX - 8)
-        return 0;
-    return class_intern_key(jvm_signature, jvm_signature, (uint32_t)len);
+    return len > UINT32_MAX - 8 ? 0 : (uint32_t)len;
+}
+
+serial_t class_intern(const char *jvm_signature)
+{
+    uint32_t len = signature_key_len(jvm_signature);
+    return len ? class_intern_key(jvm_signature, jvm_signature, len) : 0;
 }
 
 serial_t class_intern_another(const char *jvm_signature)
 {
-    if (jvm_signature == NULL)
-        return 0;
-    size_t len = strlen(jvm_signature) + 1;
-    if (len > UINT32_MAX - 8)
+    uint32_t len = signature_key_len(jvm_signature);
+    if (len == 0)
         return 0;
     char stack_key[1024 + 4];
     char *key = len + 4 <= sizeof stack_key ? stack_key : malloc(len + 4);
@@ -212,7 +216,7 @@ serial_t class_intern_another(const char *jvm_signature)
     /* The first unclaimed class of this name, from the second on. */
     for (uint32_t n = 2; n < 1u << 20; n++) {
         memcpy(key + len, &n, 4);
-        serial_t serial = class_intern_key(jvm_signature, key, (uint32_t)len + 4);
+        serial_t serial = class_intern_key(jvm_signature, key, len + 4);
         if (serial == 0)
             break;
         pthread_mutex_lock(&classes.lock);
