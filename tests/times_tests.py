@@ -21,8 +21,8 @@ real JVM, against truths the programs measure themselves.
     times_javac      a real application, the JDK's javac, instrumented and run
                      with -Xverify:all, compiling the test programs: every
                      class file written, no VerifyError, javac.Main.main and
-                     JavaCompiler.compile called exactly once, every source
-                     parsed the same number of times
+                     JavaCompiler.compile called exactly once,
+                     JavaCompiler.parse a whole number of times per source
 """
 
 import glob
@@ -86,6 +86,17 @@ def calls_of(rows, method):
 
 def ms_of(rows, method):
     return sum(r.ms for r in rows if r.method == method)
+
+
+def rec_calls_by_stack(rows, prof):
+    """TimesTruth.rec's calls per trace, keyed by the trace's method names
+    (top first): ("rec", "rec", "main") -> calls."""
+    by_stack = {}
+    for row in rows:
+        if row.method == "TimesTruth.rec":
+            names = tuple(f.qualname.split(".")[-1] for f in prof.traces[row.trace].frames)
+            by_stack[names] = by_stack.get(names, 0) + row.count
+    return by_stack
 
 
 def truth(stderr, Fail):
@@ -155,11 +166,7 @@ def make_tests(Fail, parse_profile):
         # 100 calls each and [rec rec rec rec] the other 4,800 (a callee's key
         # is derived from its caller's key: a wrong derivation moves calls).
         if t["rec"] == 5100:
-            by_stack = {}
-            for row in rows:
-                if row.method == "TimesTruth.rec":
-                    names = tuple(f.qualname.split(".")[-1] for f in prof.traces[row.trace].frames)
-                    by_stack[names] = by_stack.get(names, 0) + row.count
+            by_stack = rec_calls_by_stack(rows, prof)
             want_stacks = {("rec", "main"): 100, ("rec", "rec", "main"): 100,
                            ("rec", "rec", "rec", "main"): 100, ("rec", "rec", "rec", "rec"): 4800}
             if by_stack != want_stacks:
@@ -199,11 +206,7 @@ def make_tests(Fail, parse_profile):
         # rec() runs 50 deep: its traces must be full (the tracker's own
         # frames, skipped, must not eat into depth=).
         # Per trace at depth=2: [rec main] 100 calls, [rec rec] 5,000.
-        by_stack = {}
-        for row in rows:
-            if row.method == "TimesTruth.rec":
-                names = tuple(f.qualname.split(".")[-1] for f in prof.traces[row.trace].frames)
-                by_stack[names] = by_stack.get(names, 0) + row.count
+        by_stack = rec_calls_by_stack(rows, prof)
         if by_stack != {("rec", "main"): 100, ("rec", "rec"): 5000}:
             problems.append("rec calls per trace %s, expected [rec main] 100, [rec rec] 5000" % by_stack)
         rec = [prof.traces[r.trace] for r in rows if r.method == "TimesTruth.rec"]
@@ -288,7 +291,7 @@ def make_tests(Fail, parse_profile):
         if main != 1 or compile_ != 1:
             problems.append("javac.Main.main %d calls, JavaCompiler.compile %d: expected 1 and 1" % (main, compile_))
         if parse == 0 or parse % len(srcs):
-            problems.append("JavaCompiler.parse %d calls for %d sources: not the same number per source"
+            problems.append("JavaCompiler.parse %d calls for %d sources: not a whole number per source"
                             % (parse, len(srcs)))
         if javac_methods < 1000:
             problems.append("only %d javac methods in CPU TIME: was javac instrumented?" % javac_methods)
