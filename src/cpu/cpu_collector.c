@@ -115,8 +115,11 @@ void cpu_collector_add_lost(const char *reason, uint64_t count)
 static void record(const raw_sample *s, uint32_t max_frames)
 {
     uint64_t weight = s->weight ? s->weight : 1;
+    serial_t thread = s->thread_serial;
+    if (thread == 0 && s->env != NULL && cfg.thread_of_env)
+        thread = cfg.thread_of_env(s->env, cfg.resolve_context);
     if (s->num_frames <= 0) {
-        count_pseudo(s->thread_serial, cpu_failure_reason(s->num_frames), weight);
+        count_pseudo(thread, cpu_failure_reason(s->num_frames), weight);
         return;
     }
     uint32_t n = (uint32_t)s->num_frames;
@@ -126,7 +129,7 @@ static void record(const raw_sample *s, uint32_t max_frames)
         n = CPU_MAX_FRAMES;
     trace_builder b = { cfg.depth, cfg.lineno, cfg.resolve, cfg.resolve_context };
     serial_t methods[CPU_MAX_FRAMES];
-    serial_t trace = trace_build(&b, cfg.per_thread ? s->thread_serial : 0, s->frames, n,
+    serial_t trace = trace_build(&b, cfg.per_thread ? thread : 0, s->frames, n,
                                  cfg.keep_stacks ? methods : NULL);
     count_trace(trace, weight);     /* trace 0 (a table full): in the total only */
     if (cfg.keep_stacks)
@@ -180,6 +183,17 @@ int cpu_collector_rows(cpu_row **rows, uint32_t *n, uint64_t *total_out)
     *rows = r;
     *n = k;
     return 0;
+}
+
+void cpu_collector_reset(void)
+{
+    pthread_mutex_lock(&lock);
+    if (counts)
+        memset(counts, 0, (size_t)counts_cap * sizeof *counts);
+    if (stack_counts)
+        memset(stack_counts, 0, (size_t)stack_counts_cap * sizeof *stack_counts);
+    total = 0;
+    pthread_mutex_unlock(&lock);
 }
 
 void cpu_collector_each_stack(stack_visitor fn, void *arg)

@@ -32,6 +32,9 @@ typedef struct cpu_collector_config {
     int      keep_stacks;      /* count whole stacks for collapsed output */
     method_resolver resolve;
     void    *resolve_context;
+    /* The thread serial of a sample the handler could only name by its
+     * thread's JNIEnv (a thread that existed before the agent; NULL: none). */
+    serial_t (*thread_of_env)(const void *env, void *context);
 } cpu_collector_config;
 
 typedef struct cpu_row {
@@ -52,6 +55,9 @@ void cpu_collector_add_lost(const char *reason, uint64_t count);
 /* Rows ordered by count (descending, then trace serial); *total = all samples.
  * Caller frees *rows. Returns 0, or -1 when out of memory. */
 int cpu_collector_rows(cpu_row **rows, uint32_t *n, uint64_t *total);
+
+/* Zero every count (traces and stacks keep their serials): `reset`. */
+void cpu_collector_reset(void);
 
 /* Whole stacks for collapsed output: calls fn once per distinct stack with
  * method serials root first. */

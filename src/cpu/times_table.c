@@ -44,6 +44,30 @@ int times_table_merge(times_table *dst, const times_table *src) {
     return 0;
 }
 
+/* Rows with nothing left after subtracting are dropped (rebuilt table). */
+int times_table_subtract(times_table *t, const times_table *baseline) {
+    if (baseline->n == 0 || t->n == 0) return 0;
+    times_table out;
+    times_table_init(&out);
+    for (uint32_t i = 0; i < t->cap; i++) {
+        const times_row *r = &t->slots[i];
+        if (r->trace == 0) continue;
+        uint64_t calls = r->calls, cpu = r->cpu_ns;
+        const times_row *b = &baseline->slots[slot_of(baseline->slots, baseline->cap, r->trace)];
+        if (b->trace == r->trace) {
+            calls = calls > b->calls ? calls - b->calls : 0;
+            cpu = cpu > b->cpu_ns ? cpu - b->cpu_ns : 0;
+        }
+        if ((calls || cpu) && times_table_add(&out, r->trace, calls, cpu) != 0) {
+            times_table_free(&out);
+            return -1;
+        }
+    }
+    times_table_free(t);
+    *t = out;
+    return 0;
+}
+
 static int by_time(const void *a, const void *b) {
     const times_row *x = a, *y = b;
     if (x->cpu_ns != y->cpu_ns) return x->cpu_ns > y->cpu_ns ? -1 : 1;

@@ -28,6 +28,9 @@ int  times_table_add(times_table *t, serial_t trace, uint64_t calls, uint64_t cp
 /* A copy of src's rows added into dst. */
 int  times_table_merge(times_table *dst, const times_table *src);
 /* Rows ordered by CPU time (then calls, then trace), malloc'ed; total CPU ns. */
+/* t -= baseline, per trace, clamped at 0 (cumulative counters read at a
+ * `reset` and later: what happened since). -1 when out of memory. */
+int  times_table_subtract(times_table *t, const times_table *baseline);
 int  times_table_rows(const times_table *t, times_row **rows, uint32_t *n, uint64_t *total_ns);
 
 #endif

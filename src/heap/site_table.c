@@ -15,6 +15,7 @@ typedef struct subsite {
     uint64_t         size;
     _Atomic uint64_t allocs, frees;
     uint64_t         seen;           /* live objects found by the last census */
+    uint32_t         epoch;          /* the reset it was made after (S.epoch then) */
 } subsite;
 
 static struct {
@@ -27,6 +28,7 @@ static struct {
     uint32_t          slot_mask;
     _Atomic uint64_t  lost;
     int               census;        /* site_census_begin ran: rows use `seen` for live */
+    uint32_t          epoch;         /* resets so far: only this epoch's subsites are reported */
 } S = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static subsite *subsite_at(subsite_t s)
@@ -67,6 +69,7 @@ void site_table_free(void)
     atomic_store(&S.count, 0);
     atomic_store(&S.lost, 0);
     S.census = 0;
+    S.epoch = 0;
 }
 
 static uint32_t hash3(serial_t trace, serial_t class_serial, uint64_t size)
@@ -90,7 +93,7 @@ static int grow_slots(void)
         if (s == 0)
             continue;
         subsite *e = subsite_at(s);
-        uint32_t j = hash3(e->trace, e->class_serial, e->size) & mask;
+        uint32_t j = hash3(e->trace, e->class_serial, e->size) & mask;   /* only this epoch's are in slots */
         while (slots[j])
             j = (j + 1) & mask;
         slots[j] = s;
@@ -129,6 +132,7 @@ subsite_t site_intern(serial_t trace, serial_t class_serial, uint64_t size)
     e->trace = trace;
     e->class_serial = class_serial;
     e->size = size;
+    e->epoch = S.epoch;
     made = n + 1;
     S.slots[j] = made;
     atomic_store_explicit(&S.count, made, memory_order_release);
@@ -185,6 +189,20 @@ uint32_t site_subsite_count(void) { return atomic_load(&S.count); }
 void     site_count_lost(uint64_t n) { atomic_fetch_add(&S.lost, n); }
 uint64_t site_lost(void) { return atomic_load(&S.lost); }
 
+/* Objects allocated before a reset keep their subsites (their tags name
+ * them, and the census still finds them), but those subsites are left out of
+ * the rows, and new allocations at the same site get new subsites: so after
+ * a reset, "allocated" and "live" both count only objects allocated since. */
+void site_table_reset(void)
+{
+    pthread_mutex_lock(&S.lock);
+    S.epoch++;
+    if (S.slots)
+        memset(S.slots, 0, ((size_t)S.slot_mask + 1) * sizeof *S.slots);
+    atomic_store(&S.lost, 0);
+    pthread_mutex_unlock(&S.lock);
+}
+
 double site_sample_weight(uint64_t size, uint64_t sample_interval)
 {
     if (sample_interval == 0 || size == 0)
@@ -225,7 +243,7 @@ int site_rows(uint64_t sample_interval, site_row **rows_out, uint32_t *n_out, si
         subsite *e = subsite_at(s);
         uint64_t allocs = atomic_load_explicit(&e->allocs, memory_order_relaxed);
         uint64_t frees = atomic_load_explicit(&e->frees, memory_order_relaxed);
-        if (allocs == 0)
+        if (allocs == 0 || e->epoch != S.epoch)
             continue;
         /* A free counted before its allocation (another thread's increment
          * not yet visible) must not make "live" wrap around. */

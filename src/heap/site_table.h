@@ -45,6 +45,11 @@ uint32_t site_subsite_count(void);
 void     site_count_lost(uint64_t n);
 uint64_t site_lost(void);
 
+/* `reset`: from now on rows count only objects allocated after this call
+ * (allocated and live alike); subsite numbers already handed out stay valid.
+ * Each reset can make a site's subsites anew, within max_subsites. */
+void site_table_reset(void);
+
 /* A census of the live objects, by the single thread that writes a report
  * while the JVM walks the heap: begin zeroes every subsite's count, add
  * counts one object found. From then on, rows take "live" from the last

@@ -60,6 +60,19 @@ void monitor_table_free(void)
     total = 0;
 }
 
+void monitor_table_reset(void)
+{
+    for (int i = 0; i < SHARDS; i++) {
+        pthread_mutex_lock(&shards[i].lock);
+        if (shards[i].values)
+            memset(shards[i].values, 0, (size_t)shards[i].values_cap * sizeof *shards[i].values);
+        pthread_mutex_unlock(&shards[i].lock);
+    }
+    pthread_mutex_lock(&total_lock);
+    total = 0;
+    pthread_mutex_unlock(&total_lock);
+}
+
 const char *block_kind_name(block_kind kind)
 {
     switch (kind) {
@@ -136,6 +149,8 @@ int monitor_table_rows(monitor_row **rows, uint32_t *n, uint64_t *total_nanos)
         shard *s = &shards[i];
         pthread_mutex_lock(&s->lock);
         for (uint32_t j = 0; j < s->keys.count && count < cap; j++) {
+            if (s->values[j].count == 0)
+                continue;                 /* zeroed by a reset */
             const row_key *k = keytab_key(&s->keys, j, NULL);
             r[count].trace = k->trace;
             r[count].lock_class = k->lock_class;

@@ -46,6 +46,9 @@ int  monitor_table_add(serial_t trace, serial_t lock_class, block_kind kind, uin
  * Caller frees *rows. */
 int  monitor_table_rows(monitor_row **rows, uint32_t *n, uint64_t *total_nanos);
 
+/* Zero every row (keys stay; rows with no episode since are left out): `reset`. */
+void monitor_table_reset(void);
+
 const char *block_kind_name(block_kind kind);   /* "enter", "wait", "park", "park-wait" */
 
 #endif

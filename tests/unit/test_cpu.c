@@ -144,6 +144,7 @@ static void push(sample_queue *q, uint32_t thread, int32_t n, const uintptr_t *m
     if (s == NULL)
         return;
     s->thread_serial = thread;
+    s->env = NULL;
     s->num_frames = n;
     s->weight = 1;
     for (int32_t i = 0; i < n; i++) {
@@ -433,4 +434,81 @@ TEST(output_file_names_and_force)
     CHECK(strstr(err, "file=") != NULL && strstr(err, "/nonexistent-dir/x/p.txt") != NULL);
     CHECK(output_file_check_writable("/nonexistent-dir/c.txt", "collapsed", err, sizeof err) == -1);
     CHECK(strstr(err, "collapsed=") != NULL);
+}
+
+static serial_t fake_thread_of_env(const void *env, void *ctx)
+{
+    (void)ctx;
+    return env == (const void *)0xe1 ? THREAD_SERIAL_BASE + 7 : 0;
+}
+
+/* reset zeroes counts and keeps serials; a sample named only by its
+ * thread's JNIEnv (a thread older than the agent) gets that thread's serial. */
+TEST(collector_reset_and_threads_known_by_env)
+{
+    sample_queue q;
+    tables_init(NULL);
+    cpu_collector_config c = { .depth = 2, .lineno = 1, .per_thread = 1, .keep_stacks = 1,
+                               .resolve = fake_resolve, .thread_of_env = fake_thread_of_env };
+    cpu_collector_init(&c);
+    sample_queue_init(&q, 512, 8);
+    uintptr_t stack[] = { 0xc1, 0xc2 };
+    int32_t bci[] = { 1, 2 };
+    for (int i = 0; i < 4; i++) push(&q, THREAD_SERIAL_BASE, 2, stack, bci);
+    raw_sample *s = sample_queue_claim(&q);
+    s->thread_serial = 0;
+    s->env = (const void *)0xe1;
+    s->num_frames = 2;
+    s->weight = 1;
+    s->frames[0].method = (const void *)0xc1; s->frames[0].bci = 1;
+    s->frames[1].method = (const void *)0xc2; s->frames[1].bci = 2;
+    sample_queue_publish(&q, s);
+    CHECK(cpu_collector_drain(&q) == 5);
+    cpu_row *rows; uint32_t n; uint64_t total;
+    CHECK(cpu_collector_rows(&rows, &n, &total) == 0);
+    CHECK(total == 5 && n == 2);
+    serial_t th; const serial_t *frames; uint32_t nf;
+    CHECK(trace_get(rows[1].trace, &th, &frames, &nf) == 0 && th == THREAD_SERIAL_BASE + 7);
+    serial_t before = rows[0].trace;
+    free(rows);
+
+    cpu_collector_reset();
+    CHECK(cpu_collector_rows(&rows, &n, &total) == 0);
+    CHECK(total == 0 && n == 0);
+    free(rows);
+    push(&q, THREAD_SERIAL_BASE, 2, stack, bci);
+    CHECK(cpu_collector_drain(&q) == 1);
+    CHECK(cpu_collector_rows(&rows, &n, &total) == 0);
+    CHECK(total == 1 && n == 1 && rows[0].trace == before && rows[0].count == 1);  /* same serial */
+    free(rows);
+    FILE *f = tmpfile();
+    CHECK(collapsed_write(f) == 0);
+    rewind(f);
+    char buf[1024] = { 0 };
+    size_t len = fread(buf, 1, sizeof buf - 1, f);
+    buf[len] = '\0';
+    fclose(f);
+    CHECK(strstr(buf, "pkg.Work.mc2;pkg.Work.mc1 1\n") != NULL);   /* stacks zeroed too */
+    teardown_collector(&q);
+}
+
+TEST(times_table_subtract_gives_what_happened_since)
+{
+    times_table now, base;
+    times_table_init(&now);
+    times_table_init(&base);
+    CHECK(times_table_add(&base, 300001, 10, 1000) == 0);
+    CHECK(times_table_add(&base, 300002, 5, 500) == 0);
+    CHECK(times_table_add(&now, 300001, 25, 4000) == 0);
+    CHECK(times_table_add(&now, 300002, 5, 500) == 0);      /* nothing since: dropped */
+    CHECK(times_table_add(&now, 300003, 2, 50) == 0);       /* new since */
+    CHECK(times_table_subtract(&now, &base) == 0);
+    times_row *rows; uint32_t n; uint64_t total;
+    CHECK(times_table_rows(&now, &rows, &n, &total) == 0);
+    CHECK(n == 2 && total == 3050);
+    CHECK(rows[0].trace == 300001 && rows[0].calls == 15 && rows[0].cpu_ns == 3000);
+    CHECK(rows[1].trace == 300003 && rows[1].calls == 2);
+    free(rows);
+    times_table_free(&now);
+    times_table_free(&base);
 }

@@ -143,3 +143,32 @@ TEST(sites_census_replaces_allocs_minus_frees)
     free(rows);
     site_table_free();
 }
+
+/* After a reset, a site counts only what was allocated since: objects from
+ * before keep their subsite (tags name it) but are out of the rows. */
+TEST(sites_reset_counts_only_allocations_since)
+{
+    CHECK(site_table_init(100) == 0);
+    subsite_t old = site_intern(300001, 100001, 16);
+    for (int i = 0; i < 10; i++) site_count_alloc(old);
+    site_table_reset();
+    subsite_t fresh = site_intern(300001, 100001, 16);
+    CHECK(fresh != 0 && fresh != old);
+    CHECK(site_intern(300001, 100001, 16) == fresh);
+    for (int i = 0; i < 3; i++) site_count_alloc(fresh);
+    site_count_free(old);                               /* an old object dies: no effect */
+    serial_t t;
+    CHECK(site_get(old, &t, NULL, NULL) == 0 && t == 300001);
+    site_row *rows = NULL, tot;
+    uint32_t n = 0;
+    CHECK(site_rows(0, &rows, &n, &tot) == 0);
+    CHECK(n == 1 && rows[0].alloc_objs == 3 && rows[0].live_objs == 3 && tot.alloc_bytes == 48);
+    free(rows);
+    site_census_begin();                                /* the census finds old and new */
+    site_census_add(old);
+    site_census_add(fresh);
+    CHECK(site_rows(0, &rows, &n, &tot) == 0);
+    CHECK(n == 1 && rows[0].live_objs == 1 && rows[0].alloc_objs == 3);
+    free(rows);
+    site_table_free();
+}

@@ -27,6 +27,25 @@ TEST(monitor_table_sums_and_orders)
     monitor_table_free();
 }
 
+TEST(monitor_table_reset_zeroes_rows)
+{
+    monitor_table_init();
+    CHECK(monitor_table_add(300001, 100001, BLOCK_ENTER, 5000000) == 0);
+    CHECK(monitor_table_add(300002, 100001, BLOCK_PARK, 1000) == 0);
+    monitor_table_reset();
+    monitor_row *rows;
+    uint32_t n;
+    uint64_t total;
+    CHECK(monitor_table_rows(&rows, &n, &total) == 0);
+    CHECK(n == 0 && total == 0);
+    free(rows);
+    CHECK(monitor_table_add(300001, 100001, BLOCK_ENTER, 3000) == 0);
+    CHECK(monitor_table_rows(&rows, &n, &total) == 0);
+    CHECK(n == 1 && total == 3000 && rows[0].count == 1 && rows[0].trace == 300001);
+    free(rows);
+    monitor_table_free();
+}
+
 /* cycles as a string "a,b|c,d" for easy comparison */
 static void cycles_text(const waiter *g, uint32_t n, char *buf, size_t size, uint32_t *count)
 {
