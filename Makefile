@@ -19,7 +19,7 @@ PURE_SRC  = src/core/keytab.c src/core/tables.c src/core/trace_builder.c src/cor
 # The class-file rewriter: a pure library (bytes in, bytes out).
 BCI_SRC   = $(wildcard src/bci/*.c)
 AGENT_SRC = $(PURE_SRC) src/cpu/sampler.c src/agent/agent.c src/agent/jvmti_support.c src/agent/monitor_agent.c \
-            src/agent/times_agent.c src/agent/tracker_agent.c src/agent/heap_agent.c src/agent/heap_dump.c build/tracker_classes.c
+            src/agent/events.c src/agent/samples_agent.c src/agent/times_agent.c src/agent/tracker_agent.c src/agent/heap_agent.c src/agent/heap_dump.c build/tracker_classes.c
 # cpu=times' tracker classes (java.lang.HprofTracker), compiled into java.base's
 # package and embedded in the agent as byte arrays.
 TRACKER_JAVA = $(wildcard src/agent/java/java/lang/*.java)

@@ -1,24 +1,33 @@
 /*
- * agent.c: the JVMTI agent's entry points and event glue.
+ * agent.c: the orchestrator. It owns the agent's state machine and walks the
+ * list of collectors (collector.h) instead of naming each feature:
  *
- * Data flows one way: JVM events and SIGPROF samples -> collectors (cpu,
- * monitor) -> shared tables (core) -> writers (output). This file only wires
- * them:
- *   Agent_OnLoad   parse options, open the output, ask for capabilities and
- *                  events, install the sampler's signal handler;
- *   VMInit         register the threads that already exist, create the
- *                  jmethodIDs of loaded classes, start the agent thread;
- *   ThreadStart/End  give each thread a serial and a CPU-time timer;
- *   ClassPrepare   create jmethodIDs early (AsyncGetCallTrace cannot);
- *   DataDumpRequest (SIGQUIT) and VMDeath  write a dump.
- * monitor=y's events live in monitor_agent.c.
+ *   none ──OnLoad──> loaded ──VMInit──> running ⇄ stopped ──VMDeath──> finished
+ *     └───────────────Agent_OnAttach (start)────┘
+ *
+ * Entry points:
+ *   Agent_OnLoad    -agentpath at start-up: options, capabilities, the
+ *                   output file, subscriptions; collectors start at VMInit.
+ *   Agent_OnAttach  the first load into a running JVM starts the agent the
+ *                   same way, in the live phase; every later load of the
+ *                   same library (`hprof start|stop|dump|reset|status <pid>`
+ *                   or `jcmd <pid> JVMTI.agent_load <path> "<command>,..."`)
+ *                   carries a command, run on the agent's own thread.
+ *   DataDumpRequest (SIGQUIT) asks the agent thread for a dump; VMDeath
+ *                   writes the last one.
+ *
+ * The agent thread (a JVMTI agent thread, "HPROF agent") runs commands and
+ * dumps, and ticks the collectors that ask for it (cpu=samples drains its
+ * queue every 20 ms; monitor=y looks for deadlocks). So a dump never runs on
+ * an application thread, and sampling goes on while it runs.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jni.h>
 #include <jvmti.h>
 #include <pthread.h>
-#include <semaphore.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,257 +38,209 @@
 #include <unistd.h>
 
 #include "../core/tables.h"
-#include "../cpu/cpu_collector.h"
-#include "../cpu/sample_queue.h"
 #include "../cpu/sampler.h"
 #include "../options/options.h"
-#include "../output/collapsed_writer.h"
-#include "../output/text_writer.h"
-#include "../output/output_file.h"
-#include "jvmti_support.h"
-#include "monitor_agent.h"
-#include "times_agent.h"
-#include "tracker_agent.h"
-#include "heap_agent.h"
-#include "heap_dump.h"
 #include "../output/hprof_binary.h"
+#include "../output/output_file.h"
+#include "../output/text_writer.h"
+#include "collector.h"
+#include "events.h"
+#include "jvmti_support.h"
+#include "tracker_agent.h"
 
 #define AGENT_THREAD_NAME "HPROF agent"
-#define DRAIN_PERIOD_MS   20
+#define TICK_MS           20
+#define COMMAND_WAIT_S    300      /* longest an attach waits for its command (retransforms take time) */
+#define REPLY_MAX         16384
 
+static const collector *const all_collectors[] = {
+    &cpu_samples_collector, &cpu_times_collector, &heap_sites_collector, &heap_dump_collector,
+    &monitor_collector,
+};
+#define N_COLLECTORS (sizeof all_collectors / sizeof all_collectors[0])
+
+typedef enum { AGENT_NONE = 0, AGENT_LOADED, AGENT_RUNNING, AGENT_STOPPED, AGENT_FINISHED } agent_state;
+
+static const char *const state_names[] = { "not loaded", "loaded", "running", "stopped", "finished" };
+
+/* A profile file and its writer. */
+typedef struct report_file {
+    FILE        *out;
+    char         path[OPTIONS_PATH_MAX + 64];
+    char         format;
+    text_writer  text;
+    hb_writer    bin;
+    int          write_failed;
+    int          header_written;
+} report_file;
+
+/* A command handed from Agent_OnAttach to the agent thread. */
+typedef struct command {
+    command_request req;
+    hprof_options   opt;            /* req.options parsed */
+    int             done, rc;
+} command;
+
+/* Everything the orchestrator owns. `lock` guards all of it; the agent
+ * thread holds it while it runs a command or a dump. */
 static struct {
-    hprof_options  opt;
-    char           options_text[1024];
-    FILE          *out;
-    char           out_path[OPTIONS_PATH_MAX + 64];
-    text_writer    text;
-    hb_writer      bin;               /* format=b */
-    int            binary;
-    sample_queue   queue;
-    int            sampling;          /* cpu=samples is on */
-    int            monitoring;        /* monitor=y is on */
-    int            timing;            /* cpu=times is on */
-    heap_config    heap;              /* heap=: sites and/or dump */
-    int            tracking;          /* the tracker rewrites classes (cpu=times, exact heap=sites) */
-    atomic_uint    deadlocks_reported; /* cycles in the last dump (read by the agent thread) */
-    pthread_mutex_t dump_lock;        /* one dump at a time; guards out and text */
-    int            finished;          /* VMDeath wrote the last dump */
-    int            write_failed;      /* a write to file= failed: the file is incomplete */
-    atomic_int     drain_stop;
-    sem_t          drain_wake;
-    sem_t          drain_done;
-    int            drain_running;
-} agent = { .dump_lock = PTHREAD_MUTEX_INITIALIZER };
+    pthread_mutex_t lock;
+    pthread_cond_t  wake;           /* the agent thread: a command, a dump, or stop */
+    pthread_cond_t  finished;       /* a command is done */
+    agent_state     state;
+    int             live;           /* attached to a running JVM (vs -agentpath at start-up) */
+    hprof_options   opt;            /* options of the last start */
+    char            options_text[sizeof ((command_request *)0)->options];
+    int             active[N_COLLECTORS];   /* wanted by the last start's options */
+    int             made[N_COLLECTORS];     /* started at least once */
+    report_file     report;         /* file= */
+    time_t          started, stopped_at;
+    char            limits[4096];   /* what collectors must do without, one line each */
+    char           *reply;          /* the running command's answer (REPLY_MAX bytes) */
+    command        *pending;        /* for the agent thread */
+    int             pending_async;  /* nobody waits for it (the first attach's start) */
+    int             dump_requested; /* SIGQUIT */
+    int             thread_running, thread_stop, thread_exited;
+    int             dumps;
+} agent = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER,
+            .finished = PTHREAD_COND_INITIALIZER };
 
-/* ------------------------------------------------------------------- dumps */
+/* ------------------------------------------------------------ messages */
 
-/* Samples the handler had to drop are turned into rows of their own. */
-static void collect_losses(void)
+/* A message for the user: to the command's reply when a command is running
+ * (the `hprof` command prints it), else to the JVM's standard error. */
+static void say(const char *fmt, ...)
 {
-    cpu_collector_add_lost("buffer_full", atomic_exchange(&sampler_lost.buffer_full, 0));
-    cpu_collector_add_lost("unregistered_thread", atomic_exchange(&sampler_lost.unregistered, 0));
-}
-
-static void write_collapsed(void)
-{
-    const char *path = agent.opt.collapsed;
-    char tmp[OPTIONS_PATH_MAX + 32];
-    snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (f == NULL) {
-        fprintf(stderr, "hprof: cannot write collapsed=%s: %s\n", path, strerror(errno));
-        return;
-    }
-    int bad = collapsed_write(f) != 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        fprintf(stderr, "hprof: cannot write collapsed=%s: %s\n", path, strerror(errno));
-        unlink(tmp);
+    char line[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (agent.reply) {
+        size_t used = strlen(agent.reply);
+        snprintf(agent.reply + used, REPLY_MAX - used, "%s\n", line);
+    } else {
+        fprintf(stderr, "%s\n", line);
     }
 }
 
-/* format=b: CPU SAMPLES (0x0D), after the traces it names. */
-static void write_binary_samples(const cpu_row *rows, uint32_t n, uint64_t total)
+/* collector_env.limit: said once per start, and kept for the report header. */
+static void note_limit(const char *what)
 {
-    hb_sample *s = malloc((n ? n : 1) * sizeof *s);
-    if (s == NULL) {
-        fprintf(stderr, "hprof: out of memory while writing CPU SAMPLES\n");
-        return;
+    if (strstr(agent.limits, what) == NULL) {
+        size_t used = strlen(agent.limits);
+        snprintf(agent.limits + used, sizeof agent.limits - used, "%s%s", used ? "\n" : "", what);
     }
-    for (uint32_t i = 0; i < n; i++)
-        s[i] = (hb_sample){ (uint32_t)(rows[i].count > UINT32_MAX ? UINT32_MAX : rows[i].count), rows[i].trace };
-    heap_dump_binary_new_records(&agent.bin);
-    hb_cpu_samples(&agent.bin, (uint32_t)(total > UINT32_MAX ? UINT32_MAX : total), s, n);
-    free(s);
+    say("hprof: note: %s", what);
 }
 
-/* One dump: the sections (cumulative), and every record they refer to. */
-static void dump(const char *why)
+/* ------------------------------------------------------------ report files */
+
+static int report_open(report_file *r, const hprof_options *opt, const char *file, int force,
+                       char *err, size_t errlen)
 {
-    pthread_mutex_lock(&agent.dump_lock);
-    if (agent.finished || agent.out == NULL) {
-        pthread_mutex_unlock(&agent.dump_lock);
-        return;
+    memset(r, 0, sizeof *r);
+    r->format = opt->format;
+    if (output_file_open(file, force, opt->format, &r->out, r->path, sizeof r->path, err, errlen) != 0)
+        return -1;
+    text_writer_init(&r->text, r->out);
+    if (r->format == 'b') {
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        if (hb_open(&r->bin, r->out, (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000, 0) != 0) {
+            snprintf(err, errlen, "hprof: cannot write %.900s (file=): %s", r->path, strerror(r->bin.error));
+            fclose(r->out);
+            unlink(r->path);
+            r->out = NULL;
+            return -1;
+        }
+        r->header_written = 1;
     }
+    return 0;
+}
+
+/* The text header: the options, what drives the samples, how the agent
+ * came (attach) and what it must do without. */
+static void report_header(report_file *r)
+{
+    if (r->header_written || r->out == NULL)
+        return;
+    char notes[6144] = "";
+    size_t used = 0;
+    if (agent.opt.cpu == CPU_SAMPLES)
+        used += (size_t)snprintf(notes + used, sizeof notes - used, "CPU samples: every %d ms of a thread's CPU "
+                                 "time, driven by %s.", agent.opt.interval_ms, sampler_engine_name());
+    else if (agent.opt.cpu == CPU_TIMES)
+        used += (size_t)snprintf(notes + used, sizeof notes - used, "CPU TIME: exact calls, and each thread's CPU "
+                                 "time (ns, reported in ms) from calls inserted at method entry and exit.");
+    if (agent.live && used < sizeof notes) {
+        char date[64];
+        text_format_date(agent.started, date, sizeof date);
+        used += (size_t)snprintf(notes + used, sizeof notes - used, "%sAttached to a running JVM (pid %d) on %s: "
+                                 "the profile covers the time since.", used ? "\n" : "", (int)getpid(), date);
+    }
+    if (agent.limits[0] && used < sizeof notes)
+        snprintf(notes + used, sizeof notes - used, "%sLimits:\n%s", used ? "\n" : "", agent.limits);
+    text_write_header(&r->text, time(NULL), agent.options_text, notes);
+    r->header_written = 1;
+}
+
+/* Close a report; a file cut short (disk full, file size limit) would
+ * mislead the tools that read it: remove it rather than leave it corrupt. */
+static void report_close(report_file *r)
+{
+    if (r->out == NULL)
+        return;
+    if (r->format == 'b' && hb_close(&r->bin) != 0)
+        r->write_failed = 1;
+    if (fclose(r->out) != 0)
+        r->write_failed = 1;
+    r->out = NULL;
+    text_writer_free(&r->text);
+    if (r->write_failed) {
+        if (unlink(r->path) == 0)
+            say("hprof: could not write all of %s (file=); the incomplete file was removed. Free some "
+                "space or choose another file= and run again.", r->path);
+        else
+            say("hprof: could not write all of %s (file=); it is incomplete", r->path);
+    }
+}
+
+/* ------------------------------------------------------------ dumps */
+
+/* One dump into r: every collector that was started writes its sections
+ * (cumulative since start or the last reset), then the records they name. */
+static void dump_into(report_file *r, const char *why, int final, JNIEnv *jni)
+{
+    if (r->out == NULL)
+        return;
+    report_header(r);
     if (agent.opt.verbose)
-        fprintf(stderr, "Dumping %s%s%s%s (%s) ...",
-                agent.sampling ? "CPU usage by sampling running threads"
-                : agent.timing ? "CPU usage by timing methods" : "",
-                agent.monitoring ? (agent.sampling || agent.timing ? ", and monitors" : "monitors") : "",
-                agent.heap.sites ? (agent.sampling || agent.timing || agent.monitoring ? ", allocation sites"
-                                                                                    : "allocation sites") : "",
-                agent.heap.dump ? (agent.sampling || agent.timing || agent.monitoring || agent.heap.sites
-                                   ? ", and the heap" : "the heap") : "",
-                why);
-
-    uint64_t total = 0;
-    if (agent.sampling) {
-        cpu_collector_drain(&agent.queue);
-        collect_losses();
-        cpu_row *rows = NULL;
-        uint32_t n = 0;
-        if (cpu_collector_rows(&rows, &n, &total) == 0) {
-            if (agent.binary)
-                write_binary_samples(rows, n, total);
-            else {
-                text_write_new_records(&agent.text);
-                text_write_cpu_samples(&agent.text, rows, n, total, agent.opt.cutoff, time(NULL));
-            }
-            free(rows);
-        } else {
-            fprintf(stderr, "hprof: out of memory while writing CPU SAMPLES\n");
-        }
+        fprintf(stderr, "Dumping the profile (%s) to %s ...", why, r->path);
+    dump_target t = { r->format, &r->text, &r->bin, r->path, why, final, 0, agent.opt.cutoff };
+    for (size_t i = 0; i < N_COLLECTORS; i++)
+        if (agent.made[i] && all_collectors[i]->dump)
+            all_collectors[i]->dump(&t, jni);
+    if (r->format == 'a')
+        text_write_new_records(&r->text);
+    if (fflush(r->out) != 0 || ferror(r->out) || (r->format == 'b' && r->bin.error)) {
+        int e = r->format == 'b' && r->bin.error ? r->bin.error : errno;
+        if (!r->write_failed)
+            say("hprof: error writing %s (file=): %s; the file is incomplete", r->path, strerror(e));
+        r->write_failed = 1;
+        clearerr(r->out);
     }
-    uint32_t deadlocks = 0;
-    JNIEnv *jni = NULL;
-    if ((agent.monitoring || agent.timing || agent.heap.dump) &&
-        (*hprof_vm)->GetEnv(hprof_vm, (void **)&jni, JNI_VERSION_1_8) != JNI_OK)
-        jni = NULL;
-    if (agent.timing && jni) {
-        text_write_new_records(&agent.text);
-        times_agent_dump(&agent.text, jni, strcmp(why, "exit") == 0);
-    }
-    if (agent.monitoring && jni)
-        deadlocks = monitor_agent_dump(&agent.text, jni);
-    if (agent.heap.sites || agent.heap.dump)
-        heap_agent_collect();
-    if (agent.heap.sites) {
-        if (agent.binary) {
-            heap_dump_binary_new_records(&agent.bin);
-            heap_agent_write_sites_binary(&agent.bin);
-        } else {
-            text_write_new_records(&agent.text);
-            heap_agent_write_sites(&agent.text);
-        }
-    }
-    if (agent.heap.dump && jni) {
-        heap_dump_target target = { agent.opt.format, &agent.text, &agent.bin, agent.out_path };
-        heap_dump_write(jni, &target, agent.opt.depth, agent.opt.lineno);
-    }
-    /* Threads and traces met while writing the sections. */
-    if (!agent.binary)
-        text_write_new_records(&agent.text);
-
-    if (fflush(agent.out) != 0 || ferror(agent.out) || (agent.binary && agent.bin.error)) {
-        int e = agent.binary && agent.bin.error ? agent.bin.error : errno;
-        if (!agent.write_failed)
-            fprintf(stderr, "\nhprof: error writing %s (file=): %s; the file is incomplete\n", agent.out_path,
-                    strerror(e));
-        agent.write_failed = 1;
-        clearerr(agent.out);
-    }
-    if (agent.sampling && agent.opt.collapsed[0])
-        write_collapsed();
     if (agent.opt.verbose) {
-        if (agent.sampling)
-            fprintf(stderr, " done (%llu samples; %llu of them walked from the caller of a stub).\n",
-                    (unsigned long long)total,
+        if (agent.made[0])
+            fprintf(stderr, " done (%llu samples walked from the caller of a stub).\n",
                     (unsigned long long)atomic_load(&sampler_lost.recovered_from_caller));
         else
             fprintf(stderr, " done.\n");
-        if (agent.monitoring)
-            fprintf(stderr, "hprof: monitor=y: %s\n", monitor_agent_park_method());
     }
-    if (deadlocks)
-        fprintf(stderr, "hprof: %u deadlock%s found: see DEADLOCKS in %s\n", deadlocks,
-                deadlocks == 1 ? "" : "s", agent.out_path);
-    atomic_store(&agent.deadlocks_reported, deadlocks);
-    pthread_mutex_unlock(&agent.dump_lock);
+    agent.dumps++;
 }
 
-/* ------------------------------------------------------------ drain thread */
-
-/* The agent's own Java thread: drains samples every 20 ms (cpu=samples) and
- * looks for deadlocks every deadlock= ms (monitor=y), dumping when it finds
- * more cycles than the last dump reported. */
-static void JNICALL drain_thread(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
-{
-    (void)jvmti;
-    (void)arg;
-    int period_ms = agent.sampling ? DRAIN_PERIOD_MS : agent.opt.deadlock_ms;
-    long since_check_ms = 0;
-    while (!atomic_load(&agent.drain_stop)) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += period_ms / 1000;
-        ts.tv_nsec += (long)(period_ms % 1000) * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
-        while (sem_timedwait(&agent.drain_wake, &ts) != 0 && errno == EINTR)
-            ;
-        if (atomic_load(&agent.drain_stop))
-            break;
-        if (agent.sampling)
-            cpu_collector_drain(&agent.queue);
-        since_check_ms += period_ms;
-        if (agent.opt.deadlock_ms && since_check_ms >= agent.opt.deadlock_ms) {
-            since_check_ms = 0;
-            if (monitor_agent_count_deadlocks(jni) > atomic_load(&agent.deadlocks_reported))
-                dump("deadlock");
-        }
-    }
-    sem_post(&agent.drain_done);
-}
-
-static void start_drain_thread(JNIEnv *jni)
-{
-    jclass thread_class = (*jni)->FindClass(jni, "java/lang/Thread");
-    jmethodID init = thread_class ? (*jni)->GetMethodID(jni, thread_class, "<init>",
-                                                         "(Ljava/lang/String;)V") : NULL;
-    jstring name = init ? (*jni)->NewStringUTF(jni, AGENT_THREAD_NAME) : NULL;
-    jobject thread = name ? (*jni)->NewObject(jni, thread_class, init, name) : NULL;
-    if (thread == NULL) {
-        (*jni)->ExceptionClear(jni);
-        fprintf(stderr, "hprof: cannot create the sample drain thread; samples will be "
-                "collected at dumps only\n");
-        return;
-    }
-    if (!jvmti_failed((*hprof_jvmti)->RunAgentThread(hprof_jvmti, thread, drain_thread, NULL,
-                                                     JVMTI_THREAD_MIN_PRIORITY),
-                      "RunAgentThread"))
-        agent.drain_running = 1;
-    (*jni)->DeleteLocalRef(jni, name);
-    (*jni)->DeleteLocalRef(jni, thread);
-    (*jni)->DeleteLocalRef(jni, thread_class);
-}
-
-static void stop_drain_thread(void)
-{
-    if (!agent.drain_running)
-        return;
-    atomic_store(&agent.drain_stop, 1);
-    sem_post(&agent.drain_wake);
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += 5;
-    while (sem_timedwait(&agent.drain_done, &ts) != 0 && errno == EINTR)
-        ;
-    agent.drain_running = 0;
-}
-
-/* ----------------------------------------------------------------- threads */
+/* ------------------------------------------------------------ threads */
 
 /* Give a thread its serial (kept in JVMTI thread-local storage for ThreadEnd). */
 static serial_t register_thread(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
@@ -307,8 +268,7 @@ static serial_t register_thread(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
         /* obj=: HPROF printed an object id; ours is derived from the serial. */
         serial = thread_add(info.name, group_name, 0);
         if (serial) {
-            jvmti_failed((*jvmti)->SetThreadLocalStorage(jvmti, thread,
-                                                         (void *)(uintptr_t)serial),
+            jvmti_failed((*jvmti)->SetThreadLocalStorage(jvmti, thread, (void *)(uintptr_t)serial),
                          "SetThreadLocalStorage");
             thread_serial_remember(jni, thread, serial);
         }
@@ -318,371 +278,583 @@ static serial_t register_thread(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     return serial;
 }
 
-static void start_sampling_current(JNIEnv *jni, serial_t serial)
+/* Threads alive now that have no serial yet (at VMInit: the JDK's own; at
+ * attach: every one). */
+static void register_existing_threads(jvmtiEnv *jvmti, JNIEnv *jni)
 {
-    if (agent.sampling && serial && sampler_thread_start(jni, serial) != 0)
-        fprintf(stderr, "hprof: cannot create a CPU timer for thread %u: %s; it will not be "
-                "sampled\n", serial, strerror(errno));
+    jint n = 0;
+    jthread *threads = NULL;
+    if (jvmti_failed((*jvmti)->GetAllThreads(jvmti, &n, &threads), "GetAllThreads"))
+        return;
+    for (jint i = 0; i < n; i++) {
+        if (thread_serial_of(threads[i]) == 0)
+            register_thread(jvmti, jni, threads[i]);
+        (*jni)->DeleteLocalRef(jni, threads[i]);
+    }
+    jvmti_free(threads);
 }
 
-/* VMInit registers the threads that exist then, and HotSpot posts
- * ThreadStart for the main thread after VMInit too: keep its serial. */
+/* HotSpot posts ThreadStart for the main thread after VMInit, which already
+ * registered it: keep its serial. */
 static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     serial_t serial = thread_serial_of(thread);
     if (serial == 0)
         serial = register_thread(jvmti, jni, thread);
-    start_sampling_current(jni, serial);
+    if (agent.state != AGENT_RUNNING)
+        return;
+    for (size_t i = 0; i < N_COLLECTORS; i++)
+        if (agent.active[i] && all_collectors[i]->thread_start)
+            all_collectors[i]->thread_start(jni, thread, serial);
 }
 
+/* Every collector ever started hears of a thread's end: each drops what it
+ * keeps per thread, and cpu=times takes the thread's totals. */
 static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     (void)jvmti;
-    sampler_thread_end();
-    if (agent.timing)
-        times_agent_thread_end(jni);
-    if (agent.heap.sites)
-        heap_agent_thread_end(jni);
-    if (agent.monitoring)
-        monitor_agent_thread_end(jni);
+    for (size_t i = 0; i < N_COLLECTORS; i++)
+        if (agent.made[i] && all_collectors[i]->thread_end)
+            all_collectors[i]->thread_end(jni, thread);
     serial_t serial = thread_serial_of(thread);
     if (serial)
         thread_mark_ended(serial);
 }
 
-/* ----------------------------------------------------------------- classes */
+/* ------------------------------------------------------------ start, stop */
 
-/* AsyncGetCallTrace can only name methods whose jmethodIDs exist: making
- * them when a class is prepared (GetClassMethods) is what lets the signal
- * handler report a frame instead of failing. */
-static void prepare_method_ids(jvmtiEnv *jvmti, jclass klass)
+/* Capabilities of the collectors these options want, added to the agent's
+ * environment (at start-up, or in the live phase, where HotSpot offers
+ * fewer: each collector says what it must do without). */
+static int add_capabilities(const hprof_options *opt)
 {
-    jint count = 0;
-    jmethodID *methods = NULL;
-    jvmtiError err = (*jvmti)->GetClassMethods(jvmti, klass, &count, &methods);
-    if (err == JVMTI_ERROR_NONE)
-        jvmti_free(methods);
-    else if (err != JVMTI_ERROR_CLASS_NOT_PREPARED)
-        jvmti_failed(err, "GetClassMethods");
+    jvmtiEnv *jvmti = hprof_jvmti;
+    jvmtiCapabilities potential, caps;
+    memset(&caps, 0, sizeof caps);
+    if (jvmti_failed((*jvmti)->GetPotentialCapabilities(jvmti, &potential), "GetPotentialCapabilities"))
+        return -1;
+    collector_env env = { opt, agent.live, note_limit };
+    for (size_t i = 0; i < N_COLLECTORS; i++)
+        if (all_collectors[i]->wanted(opt) && all_collectors[i]->capabilities(&env, &potential, &caps) != 0) {
+            say("hprof: %s cannot run in this JVM (see above)", all_collectors[i]->name);
+            return -1;
+        }
+    return jvmti_failed((*jvmti)->AddCapabilities(jvmti, &caps), "AddCapabilities") ? -1 : 0;
 }
 
-static void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
+/* The orchestrator's own events, and each wanted collector's. */
+static int subscribe(const hprof_options *opt)
 {
-    if (agent.sampling)
-        prepare_method_ids(jvmti, klass);
-    if (agent.monitoring)
-        monitor_agent_class_prepare(jvmti, jni, thread);
+    static const struct { jvmtiEvent ev; int always; } own[] = {
+        { JVMTI_EVENT_THREAD_START, 1 }, { JVMTI_EVENT_THREAD_END, 1 }, { JVMTI_EVENT_DATA_DUMP_REQUEST, 1 },
+        { JVMTI_EVENT_VM_DEATH, 1 },
+    };
+    collector_env env = { opt, agent.live, note_limit };
+    for (size_t i = 0; i < N_COLLECTORS; i++)
+        if (all_collectors[i]->wanted(opt) && all_collectors[i]->subscribe &&
+            all_collectors[i]->subscribe(&env) != 0)
+            return -1;
+    if (events_install(hprof_jvmti) != 0)
+        return -1;
+    static int own_wanted;
+    if (!own_wanted) {
+        for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+            if (events_want(hprof_jvmti, own[i].ev) != 0)
+                return -1;
+        own_wanted = 1;
+    }
+    return 0;
 }
 
-/* Enabled only because AsyncGetCallTrace needs ClassLoad events on. */
-static void JNICALL on_class_load(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
+/* Live start (VMInit, attach, or `start` after `stop`): the collectors of
+ * agent.opt start; then the tracker rewrites the loaded classes for those
+ * that need it, once for all. */
+static int start_collectors(JNIEnv *jni)
 {
-    (void)jvmti; (void)jni; (void)thread; (void)klass;
+    register_existing_threads(hprof_jvmti, jni);
+    collector_env env = { &agent.opt, agent.live, note_limit };
+    int failed = 0;
+    for (size_t i = 0; i < N_COLLECTORS; i++) {
+        agent.active[i] = all_collectors[i]->wanted(&agent.opt);
+        if (!agent.active[i])
+            continue;
+        if (all_collectors[i]->start(&env, jni) != 0) {
+            say("hprof: %s could not start (see the message above)", all_collectors[i]->name);
+            agent.active[i] = 0;
+            failed = 1;
+            continue;
+        }
+        agent.made[i] = 1;
+    }
+    if (tracker_agent_apply(hprof_jvmti, jni) != 0)
+        failed = 1;
+    agent.state = AGENT_RUNNING;
+    agent.started = time(NULL);
+    report_header(&agent.report);
+    return failed ? -1 : 0;
 }
 
-/* Enabled only because, while CompiledMethodLoad events are on, HotSpot's
- * JIT records debug information at every instruction (as with
- * -XX:+DebugNonSafepoints): without it, a sample in inlined code would be
- * blamed on the enclosing method at the nearest safepoint. */
-static void JNICALL on_compiled_method_load(jvmtiEnv *jvmti, jmethodID method, jint code_size,
-                                            const void *code_addr, jint map_length,
-                                            const jvmtiAddrLocationMap *map, const void *compile_info)
+static void stop_collectors(JNIEnv *jni)
 {
-    (void)jvmti; (void)method; (void)code_size; (void)code_addr;
-    (void)map_length; (void)map; (void)compile_info;
+    for (size_t i = 0; i < N_COLLECTORS; i++)
+        if (agent.active[i] && all_collectors[i]->stop)
+            all_collectors[i]->stop(jni);
+    /* Classes rewritten for cpu=times or heap=sites get their own bytes back. */
+    tracker_agent_apply(hprof_jvmti, jni);
+    if (tracker_agent_rewritten())
+        say("hprof: %u classes restored to their original byte code", tracker_agent_rewritten());
+    agent.state = AGENT_STOPPED;
+    agent.stopped_at = time(NULL);
 }
 
-/* ------------------------------------------------------------------ events */
+/* ------------------------------------------------------------ commands */
+
+static void command_status(void)
+{
+    char date[64];
+    time_t now = time(NULL);
+    text_format_date(agent.started, date, sizeof date);
+    say("hprof: %s in JVM %d (%s), since %s (%lld s)", state_names[agent.state], (int)getpid(),
+        agent.live ? "attached" : "loaded at start-up", date,
+        (long long)((agent.state == AGENT_STOPPED ? agent.stopped_at : now) - agent.started));
+    say("options: %s", agent.options_text[0] ? agent.options_text : "(defaults)");
+    say("output: %s (%d dumps)", agent.report.out ? agent.report.path : "(closed)", agent.dumps);
+    for (size_t i = 0; i < N_COLLECTORS; i++)
+        if (agent.made[i] && all_collectors[i]->status) {
+            char line[512];
+            all_collectors[i]->status(line, sizeof line);
+            say("%s", line);
+        }
+    if (agent.limits[0])
+        say("limits:\n%s", agent.limits);
+}
+
+/* `start` with options while stopped (or running): new collectors,
+ * capabilities and a new output file when file= changes. */
+static int command_start(const command *c, JNIEnv *jni)
+{
+    if (agent.state == AGENT_LOADED) {
+        if (start_collectors(jni) != 0)
+            say("hprof: some collectors could not start (see above)");
+        return 0;
+    }
+    if (agent.state == AGENT_RUNNING && !c->req.options[0]) {
+        say("hprof: already running in JVM %d (options: %s)", (int)getpid(), agent.options_text);
+        return 0;
+    }
+    if (agent.state == AGENT_RUNNING)
+        stop_collectors(jni);
+    if (c->req.options[0]) {
+        hprof_options next = c->opt;
+        if (add_capabilities(&next) != 0 || subscribe(&next) != 0)
+            return -1;
+        char err[1024];
+        if (strcmp(next.file, agent.opt.file) != 0 || next.format != agent.opt.format) {
+            report_file fresh;
+            if (report_open(&fresh, &next, next.file, next.force, err, sizeof err) != 0) {
+                say("%s", err);
+                return -1;
+            }
+            dump_into(&agent.report, "start with a new file=", 0, jni);
+            report_close(&agent.report);
+            agent.report = fresh;
+        }
+        agent.opt = next;
+        snprintf(agent.options_text, sizeof agent.options_text, "%s", c->req.options);
+    }
+    int rc = start_collectors(jni);
+    say("hprof: started (%s), writing to %s", agent.options_text[0] ? agent.options_text : "defaults",
+        agent.report.path);
+    return rc;
+}
+
+/* `dump file=PATH`: a complete report (header, threads, traces) of its own. */
+static int command_dump(const command *c, JNIEnv *jni)
+{
+    if (!c->req.options[0]) {
+        dump_into(&agent.report, "dump", 0, jni);
+        say("hprof: dumped to %s", agent.report.path);
+        return agent.report.write_failed ? -1 : 0;
+    }
+    report_file r;
+    char err[1024];
+    hprof_options o = agent.opt;
+    if (report_open(&r, &o, c->opt.file, 1, err, sizeof err) != 0) {
+        say("%s", err);
+        return -1;
+    }
+    dump_into(&r, "dump", 0, jni);
+    int failed = r.write_failed;
+    char path[sizeof r.path];
+    snprintf(path, sizeof path, "%s", r.path);
+    report_close(&r);
+    if (!failed)
+        say("hprof: dumped to %s", path);
+    return failed ? -1 : 0;
+}
+
+static int run_command(const command *c, JNIEnv *jni)
+{
+    if (agent.state == AGENT_FINISHED) {
+        say("hprof: the JVM is exiting; the last dump is written");
+        return -1;
+    }
+    switch (c->req.command) {
+    case COMMAND_START:
+        return command_start(c, jni);
+    case COMMAND_STOP:
+        if (agent.state != AGENT_RUNNING) {
+            say("hprof: not running (already stopped)");
+            return -1;
+        }
+        stop_collectors(jni);
+        if (c->req.options[0])
+            return command_dump(c, jni);
+        dump_into(&agent.report, "stop", 0, jni);
+        say("hprof: stopped; profile in %s", agent.report.path);
+        return 0;
+    case COMMAND_DUMP:
+        return command_dump(c, jni);
+    case COMMAND_RESET:
+        for (size_t i = 0; i < N_COLLECTORS; i++)
+            if (agent.made[i] && all_collectors[i]->reset)
+                all_collectors[i]->reset(jni);
+        say("hprof: counts reset");
+        return 0;
+    case COMMAND_STATUS:
+        command_status();
+        return 0;
+    }
+    return -1;
+}
+
+/* ------------------------------------------------------------ agent thread */
+
+static int any_tick(void)
+{
+    if (agent.state != AGENT_RUNNING)
+        return 0;
+    for (size_t i = 0; i < N_COLLECTORS; i++)
+        if (agent.active[i] && all_collectors[i]->tick)
+            return 1;
+    return 0;
+}
+
+static void JNICALL agent_thread(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
+{
+    (void)jvmti;
+    (void)arg;
+    pthread_mutex_lock(&agent.lock);
+    while (!agent.thread_stop) {
+        if (agent.pending == NULL && !agent.dump_requested) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            long ms = any_tick() ? TICK_MS : 1000;
+            ts.tv_nsec += ms * 1000000L;
+            ts.tv_sec += ts.tv_nsec / 1000000000L;
+            ts.tv_nsec %= 1000000000L;
+            pthread_cond_timedwait(&agent.wake, &agent.lock, &ts);
+        }
+        if (agent.thread_stop)
+            break;
+        if (agent.pending) {
+            command *c = agent.pending;
+            if (agent.pending_async)
+                agent.reply = NULL;             /* its messages go to standard error */
+            c->rc = run_command(c, jni);
+            c->done = 1;
+            agent.pending = NULL;
+            agent.pending_async = 0;
+            pthread_cond_broadcast(&agent.finished);
+        }
+        if (agent.dump_requested) {
+            agent.dump_requested = 0;
+            dump_into(&agent.report, "SIGQUIT", 0, jni);
+        }
+        int want_dump = 0;
+        for (size_t i = 0; agent.state == AGENT_RUNNING && i < N_COLLECTORS; i++)
+            if (agent.active[i] && all_collectors[i]->tick)
+                want_dump |= all_collectors[i]->tick(jni);
+        if (want_dump)
+            dump_into(&agent.report, "deadlock", 0, jni);
+    }
+    agent.thread_exited = 1;
+    pthread_cond_broadcast(&agent.finished);
+    pthread_mutex_unlock(&agent.lock);
+}
+
+static void start_agent_thread(JNIEnv *jni)
+{
+    jclass thread_class = (*jni)->FindClass(jni, "java/lang/Thread");
+    jmethodID init = thread_class ? (*jni)->GetMethodID(jni, thread_class, "<init>", "(Ljava/lang/String;)V") : NULL;
+    jstring name = init ? (*jni)->NewStringUTF(jni, AGENT_THREAD_NAME) : NULL;
+    jobject thread = name ? (*jni)->NewObject(jni, thread_class, init, name) : NULL;
+    if (thread == NULL) {
+        (*jni)->ExceptionClear(jni);
+        say("hprof: cannot create the agent thread; samples are collected and commands run at "
+            "dumps only");
+        return;
+    }
+    if (!jvmti_failed((*hprof_jvmti)->RunAgentThread(hprof_jvmti, thread, agent_thread, NULL,
+                                                     JVMTI_THREAD_MIN_PRIORITY), "RunAgentThread"))
+        agent.thread_running = 1;
+    (*jni)->DeleteLocalRef(jni, name);
+    (*jni)->DeleteLocalRef(jni, thread);
+    (*jni)->DeleteLocalRef(jni, thread_class);
+}
+
+/* Called with agent.lock held; gives it up while waiting. */
+static void stop_agent_thread(void)
+{
+    if (!agent.thread_running)
+        return;
+    agent.thread_stop = 1;
+    pthread_cond_broadcast(&agent.wake);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += 5;
+    while (!agent.thread_exited && pthread_cond_timedwait(&agent.finished, &agent.lock, &ts) == 0)
+        ;
+    agent.thread_running = 0;
+}
+
+/* ------------------------------------------------------------ JVM events */
 
 static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
-    /* Threads started before the live phase got no ThreadStart event. */
-    jint nthreads = 0;
-    jthread *threads = NULL;
-    if (!jvmti_failed((*jvmti)->GetAllThreads(jvmti, &nthreads, &threads), "GetAllThreads")) {
-        for (jint i = 0; i < nthreads; i++) {
-            if (thread_serial_of(threads[i]) == 0)
-                register_thread(jvmti, jni, threads[i]);
-            (*jni)->DeleteLocalRef(jni, threads[i]);
-        }
-        jvmti_free(threads);
-    }
-    /* This is the main thread: sample it from here on. */
-    start_sampling_current(jni, thread_serial_of(thread));
-
-    jint nclasses = 0;
-    jclass *classes = NULL;
-    if (!jvmti_failed((*jvmti)->GetLoadedClasses(jvmti, &nclasses, &classes), "GetLoadedClasses")) {
-        for (jint i = 0; i < nclasses; i++) {
-            prepare_method_ids(jvmti, classes[i]);
-            (*jni)->DeleteLocalRef(jni, classes[i]);
-        }
-        jvmti_free(classes);
-    }
-    if (agent.monitoring)
-        monitor_agent_vm_init(jvmti, jni);
-    if (agent.tracking) {
-        jclass tracker = tracker_agent_vm_init(jvmti, jni);
-        if (tracker && agent.timing)
-            times_agent_vm_init(jni, tracker);
-        if (agent.heap.sites)
-            heap_agent_vm_init(jni, tracker);
-    } else if (agent.heap.sites) {
-        heap_agent_vm_init(jni, NULL);
-    }
-    if (agent.sampling || agent.opt.deadlock_ms)
-        start_drain_thread(jni);
+    (void)jvmti;
+    (void)thread;
+    pthread_mutex_lock(&agent.lock);
+    if (start_collectors(jni) != 0)
+        fprintf(stderr, "hprof: some collectors could not start (see above)\n");
+    start_agent_thread(jni);
+    pthread_mutex_unlock(&agent.lock);
 }
 
 static void JNICALL on_data_dump_request(jvmtiEnv *jvmti)
 {
     (void)jvmti;
-    dump("SIGQUIT");
+    pthread_mutex_lock(&agent.lock);
+    if (agent.thread_running) {
+        agent.dump_requested = 1;
+        pthread_cond_broadcast(&agent.wake);
+    } else {
+        JNIEnv *jni = NULL;
+        if ((*hprof_vm)->GetEnv(hprof_vm, (void **)&jni, JNI_VERSION_1_8) == JNI_OK)
+            dump_into(&agent.report, "SIGQUIT", 0, jni);
+    }
+    pthread_mutex_unlock(&agent.lock);
 }
 
 static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 {
     (void)jvmti;
-    if (agent.sampling)
+    pthread_mutex_lock(&agent.lock);
+    stop_agent_thread();
+    if (agent.state == AGENT_RUNNING || agent.state == AGENT_STOPPED) {
+        /* No more samples while the last dump is written. */
         sampler_stop();
-    stop_drain_thread();
-    if (agent.opt.doe)
-        dump("exit");
-    if (agent.heap.sites)
-        heap_agent_stop(jni);
-    pthread_mutex_lock(&agent.dump_lock);
-    agent.finished = 1;
-    if (agent.binary && hb_close(&agent.bin) != 0)
-        agent.write_failed = 1;
-    if (agent.out) {
-        if (fclose(agent.out) != 0)
-            agent.write_failed = 1;
-        agent.out = NULL;
-        /* A profile cut short (disk full, file size limit) would mislead
-         * the tools that read it: remove it rather than leave it corrupt. */
-        if (agent.write_failed) {
-            if (unlink(agent.out_path) == 0)
-                fprintf(stderr, "hprof: could not write all of %s (file=); the incomplete file was "
-                        "removed. Free some space or choose another file= and run again.\n", agent.out_path);
-            else
-                fprintf(stderr, "hprof: could not write all of %s (file=); it is incomplete\n", agent.out_path);
-        }
+        if (agent.opt.doe)
+            dump_into(&agent.report, "exit", 1, jni);
+        /* Allocations after the last dump are not counted. */
+        heap_sites_collector.stop(jni);
     }
-    pthread_mutex_unlock(&agent.dump_lock);
+    agent.state = AGENT_FINISHED;
+    agent.reply = NULL;
+    report_close(&agent.report);
+    pthread_mutex_unlock(&agent.lock);
 }
 
-/* ------------------------------------------------------------------ set-up */
+/* ------------------------------------------------------------ loading */
 
-static int setup_jvmti(void)
+/* Parse and check a load's options: the command, then HPROF's options. */
+static int parse_load(const char *options, command *c, int first, char *err, size_t errlen)
 {
-    jvmtiEnv *jvmti = hprof_jvmti;
-    jvmtiCapabilities potential, caps;
-    memset(&caps, 0, sizeof caps);
-    if (jvmti_failed((*jvmti)->GetPotentialCapabilities(jvmti, &potential),
-                     "GetPotentialCapabilities"))
+    memset(c, 0, sizeof *c);
+    if (command_parse(options, &c->req, err, errlen) != 0 ||
+        options_parse(c->req.options, &c->opt, err, errlen) != 0 ||
+        command_check(&c->req, &c->opt, err, errlen) != 0)
         return -1;
-    caps.can_get_line_numbers = potential.can_get_line_numbers;
-    caps.can_get_source_file_name = potential.can_get_source_file_name;
-    caps.can_generate_compiled_method_load_events = potential.can_generate_compiled_method_load_events;
-    if (agent.sampling && !potential.can_generate_compiled_method_load_events)
-        fprintf(stderr, "hprof: warning: this JVM cannot report compiled methods; samples in "
-                "inlined code may be attributed to the enclosing method\n");
-    if (agent.monitoring && monitor_agent_capabilities(&potential, &caps) != 0)
+    if (first && c->req.command != COMMAND_START && !c->opt.help) {
+        snprintf(err, errlen, "hprof: '%s': hprof is not running in this JVM; start it first "
+                 "(hprof attach <pid> [options])", command_name(c->req.command));
         return -1;
-    if (agent.tracking && tracker_agent_capabilities(&potential, &caps) != 0)
-        return -1;
-    if ((agent.heap.sites || agent.heap.dump) && heap_agent_capabilities(&agent.heap, &potential, &caps) != 0)
-        return -1;
-    if (jvmti_failed((*jvmti)->AddCapabilities(jvmti, &caps), "AddCapabilities"))
-        return -1;
-
-    jvmtiEventCallbacks cb;
-    memset(&cb, 0, sizeof cb);
-    cb.VMInit = on_vm_init;
-    cb.VMDeath = on_vm_death;
-    cb.ThreadStart = on_thread_start;
-    cb.ThreadEnd = on_thread_end;
-    cb.ClassLoad = on_class_load;
-    cb.ClassPrepare = on_class_prepare;
-    cb.CompiledMethodLoad = on_compiled_method_load;
-    cb.DataDumpRequest = on_data_dump_request;
-    if (agent.monitoring)
-        monitor_agent_callbacks(&cb);
-    if (agent.tracking)
-        tracker_agent_callbacks(&cb);
-    heap_agent_callbacks(&agent.heap, &cb);
-    if (jvmti_failed((*jvmti)->SetEventCallbacks(jvmti, &cb, (jint)sizeof cb), "SetEventCallbacks"))
-        return -1;
-
-    /* Exact heap=sites walks a stack per allocation, monitor=y one per park
-     * (at most): with AsyncGetCallTrace when the JVM has it (see
-     * stack_trace_here). */
-    int fast_walks = ((agent.heap.sites && !agent.heap.sample_interval) || agent.monitoring) &&
-                     stack_walk_fast_init() == 0;
-    jvmtiEvent events[] = {
-        JVMTI_EVENT_VM_INIT, JVMTI_EVENT_VM_DEATH, JVMTI_EVENT_THREAD_START,
-        JVMTI_EVENT_THREAD_END, JVMTI_EVENT_DATA_DUMP_REQUEST, JVMTI_EVENT_CLASS_LOAD,
-        JVMTI_EVENT_CLASS_PREPARE, JVMTI_EVENT_COMPILED_METHOD_LOAD,
-    };
-    for (size_t i = 0; i < sizeof events / sizeof events[0]; i++) {
-        /* ClassLoad (needed by AsyncGetCallTrace) serves the sampler and
-         * the stack walks of exact heap=sites and of monitor=y's parks;
-         * CompiledMethodLoad (debug info at every instruction) only the
-         * sampler. */
-        if (events[i] == JVMTI_EVENT_COMPILED_METHOD_LOAD &&
-            (!agent.sampling || !caps.can_generate_compiled_method_load_events))
-            continue;
-        if (events[i] == JVMTI_EVENT_CLASS_LOAD && !agent.sampling && !fast_walks)
-            continue;
-        if (jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, events[i], NULL),
-                         "SetEventNotificationMode"))
-            return -1;
     }
-    if (agent.timing) {
-        times_config tc = { agent.opt.depth, agent.opt.lineno, agent.opt.thread, agent.opt.cutoff };
-        times_agent_enable(&tc);
-    }
-    if ((agent.heap.sites || agent.heap.dump) && heap_agent_enable(jvmti, &agent.heap) != 0)
+    if (c->req.command == COMMAND_START && options_check_implemented(&c->opt, err, errlen) != 0)
         return -1;
-    if (agent.tracking) {
-        tracker_config trc = { agent.timing, agent.heap.sites && !agent.heap.sample_interval };
-        if (tracker_agent_enable(jvmti, &trc) != 0)
-            return -1;
-    }
-    if (agent.monitoring) {
-        monitor_config mc = { agent.opt.depth, agent.opt.lineno, agent.opt.thread, agent.opt.cutoff };
-        if (monitor_agent_enable(jvmti, &mc) != 0)
-            return -1;
-    }
     return 0;
 }
 
-/* Queue size: about 100 ms of samples from every CPU at the chosen interval,
- * so the drain thread (every 20 ms) has ample slack. */
-static size_t queue_capacity(int interval_ms)
+/* The first load, from OnLoad or OnAttach: everything up to the live start.
+ * Nothing irreversible happens before the options and the file are known good. */
+static int first_load(JavaVM *vm, const command *c, int live, char *err, size_t errlen)
 {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    if (cpus < 1)
-        cpus = 1;
-    size_t per_cpu = (size_t)(100 / interval_ms + 1);
-    size_t cap = (size_t)cpus * per_cpu;
-    if (cap < 256)
-        cap = 256;
-    if (cap > 65536)
-        cap = 65536;
-    return cap;
+    hprof_vm = vm;
+    if ((*vm)->GetEnv(vm, (void **)&hprof_jvmti, JVMTI_VERSION_1_2) != JNI_OK) {
+        snprintf(err, errlen, "hprof: this JVM does not provide JVMTI 1.2 or later");
+        return -1;
+    }
+    agent.live = live;
+    agent.opt = c->opt;
+    snprintf(agent.options_text, sizeof agent.options_text, "%s", c->req.options);
+    if (agent.opt.collapsed[0] &&
+        output_file_check_writable(agent.opt.collapsed, "collapsed", err, errlen) != 0)
+        return -1;
+    if (tables_init(NULL) != 0) {
+        snprintf(err, errlen, "hprof: out of memory at start-up");
+        return -1;
+    }
+    if (add_capabilities(&agent.opt) != 0) {
+        snprintf(err, errlen, "hprof: cannot set up JVMTI (see the error above)");
+        return -1;
+    }
+    if (report_open(&agent.report, &agent.opt, agent.opt.file, agent.opt.force, err, errlen) != 0)
+        return -1;
+    static const struct { jvmtiEvent ev; event_fn fn; } own[] = {
+        { JVMTI_EVENT_VM_INIT, EVENT_FN(on_vm_init) }, { JVMTI_EVENT_VM_DEATH, EVENT_FN(on_vm_death) },
+        { JVMTI_EVENT_THREAD_START, EVENT_FN(on_thread_start) }, { JVMTI_EVENT_THREAD_END, EVENT_FN(on_thread_end) },
+        { JVMTI_EVENT_DATA_DUMP_REQUEST, EVENT_FN(on_data_dump_request) },
+    };
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+        if ((!live || own[i].ev != JVMTI_EVENT_VM_INIT) && events_subscribe(own[i].ev, own[i].fn) != 0)
+            return -1;
+    if (subscribe(&agent.opt) != 0 || (!live && events_want(hprof_jvmti, JVMTI_EVENT_VM_INIT) != 0)) {
+        snprintf(err, errlen, "hprof: cannot set up JVMTI events (see the error above)");
+        return -1;
+    }
+    agent.state = AGENT_LOADED;
+    return 0;
 }
 
 JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 {
     (void)reserved;
+    static command c;
     char err[1024];
-    if (options_parse(options, &agent.opt, err, sizeof err) != 0) {
+    if (parse_load(options, &c, 1, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
         return JNI_ERR;
     }
-    if (agent.opt.help) {
+    if (c.opt.help) {
         fputs(options_usage(), stdout);   /* asked for: the one thing we print on stdout */
         fflush(stdout);
         exit(0);
     }
-    if (options_check_implemented(&agent.opt, err, sizeof err) != 0) {
+    if (first_load(vm, &c, 0, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
-        return JNI_ERR;
-    }
-    snprintf(agent.options_text, sizeof agent.options_text, "%s", options ? options : "");
-    hprof_vm = vm;
-    if ((*vm)->GetEnv(vm, (void **)&hprof_jvmti, JVMTI_VERSION_1_2) != JNI_OK) {
-        fprintf(stderr, "hprof: this JVM does not provide JVMTI 1.2 or later\n");
-        return JNI_ERR;
-    }
-
-    if (output_file_open(agent.opt.file, agent.opt.force, agent.opt.format, &agent.out,
-                         agent.out_path, sizeof agent.out_path, err, sizeof err) != 0) {
-        fprintf(stderr, "%s\n", err);
-        return JNI_ERR;
-    }
-    if (agent.opt.collapsed[0] && output_file_check_writable(agent.opt.collapsed, "collapsed",
-                                                             err, sizeof err) != 0) {
-        fprintf(stderr, "%s\n", err);
-        return JNI_ERR;
-    }
-
-    if (tables_init(NULL) != 0 || sem_init(&agent.drain_wake, 0, 0) != 0 ||
-        sem_init(&agent.drain_done, 0, 0) != 0) {
-        fprintf(stderr, "hprof: out of memory at start-up\n");
-        return JNI_ERR;
-    }
-
-    if (agent.opt.cpu == CPU_SAMPLES) {
-        /* Without collapsed output, walking deeper than depth= is wasted work. */
-        uint32_t walk = agent.opt.collapsed[0] ? CPU_MAX_FRAMES
-                      : (uint32_t)(agent.opt.depth > 0 ? agent.opt.depth : 1);
-        cpu_collector_config cc = {
-            .depth = agent.opt.depth,
-            .lineno = agent.opt.lineno,
-            .per_thread = agent.opt.thread,
-            .keep_stacks = agent.opt.collapsed[0] != 0,
-            .resolve = resolve_method,
-            .resolve_context = NULL,
-        };
-        if (sample_queue_init(&agent.queue, queue_capacity(agent.opt.interval_ms), walk) != 0 ||
-            cpu_collector_init(&cc) != 0) {
-            fprintf(stderr, "hprof: out of memory at start-up\n");
-            return JNI_ERR;
-        }
-        sampler_engine engine = agent.opt.sampler == 'p' ? SAMPLER_PERF
-                              : agent.opt.sampler == 't' ? SAMPLER_TIMER : SAMPLER_AUTO;
-        if (sampler_init(&agent.queue, agent.opt.interval_ms, walk, engine, err, sizeof err) != 0) {
-            fprintf(stderr, "%s\n", err);
-            return JNI_ERR;
-        }
-        agent.sampling = 1;
-    }
-    agent.monitoring = agent.opt.monitor;
-    agent.timing = agent.opt.cpu == CPU_TIMES;
-    agent.heap = (heap_config){
-        .sites = agent.opt.heap == HEAP_SITES || agent.opt.heap == HEAP_ALL,
-        .dump = agent.opt.heap == HEAP_DUMP || agent.opt.heap == HEAP_ALL,
-        .sample_interval = agent.opt.heap_sample,
-        .depth = agent.opt.depth, .lineno = agent.opt.lineno, .per_thread = agent.opt.thread,
-        .cutoff = agent.opt.cutoff,
-    };
-    agent.tracking = agent.timing || (agent.heap.sites && !agent.heap.sample_interval);
-    char notes[256] = "";
-    if (agent.sampling)
-        snprintf(notes, sizeof notes, "CPU samples: every %d ms of a thread's CPU time, driven by %s.",
-                 agent.opt.interval_ms, sampler_engine_name());
-    else if (agent.timing)
-        snprintf(notes, sizeof notes, "CPU TIME: exact calls, and each thread's CPU time (ns, "
-                 "reported in ms) from calls inserted at method entry and exit.");
-    text_writer_init(&agent.text, agent.out);
-    agent.binary = agent.opt.format == 'b';
-    if (agent.binary) {
-        struct timespec now;
-        clock_gettime(CLOCK_REALTIME, &now);
-        if (hb_open(&agent.bin, agent.out, (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000, 0) != 0) {
-            fprintf(stderr, "hprof: cannot write %s (file=): %s\n", agent.out_path, strerror(agent.bin.error));
-            return JNI_ERR;
-        }
-    } else {
-        text_write_header(&agent.text, time(NULL), agent.options_text, notes);
-    }
-    if (setup_jvmti() != 0) {
-        fprintf(stderr, "hprof: cannot set up JVMTI (see the error above)\n");
         return JNI_ERR;
     }
     return JNI_OK;
 }
 
+/* The answer of a command, to reply= (a file the `hprof` command made and
+ * waits to read; it must exist: the agent never creates a file there) or,
+ * without one, to the JVM's standard error. */
+static void send_reply(const char *path, const char *text)
+{
+    if (text[0] == '\0')
+        return;
+    int fd = path[0] ? open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC) : -1;
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid()) {
+        size_t len = strlen(text), off = 0;
+        while (off < len) {
+            ssize_t w = write(fd, text + off, len - off);
+            if (w <= 0 && errno != EINTR)
+                break;
+            if (w > 0)
+                off += (size_t)w;
+        }
+    } else {
+        fputs(text, stderr);
+    }
+    if (fd >= 0)
+        close(fd);
+}
+
+/* Keep the library loaded for the life of the process once it has done
+ * anything: HotSpot unloads an agent whose Agent_OnAttach fails, and a
+ * signal handler or an agent thread must never point into unmapped code. */
+static void pin_library(void)
+{
+    Dl_info info;
+    if (dladdr((void *)pin_library, &info) && info.dli_fname)
+        dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
 JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
 {
-    (void)vm;
-    (void)options;
     (void)reserved;
-    fprintf(stderr, "hprof: loading into a running JVM (attach) is not supported by this "
-            "version; start the JVM with -agentlib:hprof=... instead\n");
-    return JNI_ERR;
+    /* c: this load's command, parsed here; posted: the one the agent thread
+     * runs, copied from c once the thread has finished the one before (the
+     * first attach's start is not waited for). Both under agent.lock. */
+    static command c, posted;
+    static char reply[REPLY_MAX];
+    char err[1024];
+    reply[0] = '\0';
+    pthread_mutex_lock(&agent.lock);
+    int first = agent.state == AGENT_NONE;
+    int rc = -1;
+    if (parse_load(options, &c, first, err, sizeof err) != 0) {
+        snprintf(reply, sizeof reply, "%s\n", err);
+    } else if (c.opt.help) {
+        snprintf(reply, sizeof reply, "%s", options_usage());
+        rc = 0;
+    } else if (first) {
+        /* The collectors start on the agent thread, after this returns:
+         * only then does HotSpot count the library among its agents and
+         * look the tracker's natives up in it (cpu=times, heap=sites).
+         * Everything that can be refused (options, capabilities, the file)
+         * is checked here, and the answer says so. */
+        agent.reply = reply;
+        JNIEnv *jni = NULL;
+        if (first_load(vm, &c, 1, err, sizeof err) != 0) {
+            say("%s", err);
+            report_close(&agent.report);
+            agent.state = AGENT_NONE;
+        } else if ((*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_8) != JNI_OK) {
+            say("hprof: no JNI environment on the attach thread");
+        } else {
+            pin_library();
+            start_agent_thread(jni);
+            posted = c;
+            posted.req.options[0] = '\0';      /* start with the options just set */
+            agent.pending = &posted;
+            agent.pending_async = 1;
+            pthread_cond_broadcast(&agent.wake);
+            say("hprof: attached to JVM %d (%s), writing to %s", (int)getpid(),
+                agent.options_text[0] ? agent.options_text : "defaults", agent.report.path);
+            rc = agent.thread_running ? 0 : -1;
+        }
+        agent.reply = NULL;
+    } else if (!agent.thread_running) {
+        snprintf(reply, sizeof reply, "hprof: the agent is %s and has no thread to run '%s'\n",
+                 state_names[agent.state], command_name(c.req.command));
+    } else {
+        /* The agent thread runs it; this (the Attach Listener) waits. */
+        while (agent.pending && !agent.thread_exited)
+            pthread_cond_wait(&agent.finished, &agent.lock);
+        agent.reply = reply;
+        posted = c;
+        agent.pending = &posted;
+        pthread_cond_broadcast(&agent.wake);
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += COMMAND_WAIT_S;
+        while (!posted.done && !agent.thread_exited &&
+               pthread_cond_timedwait(&agent.finished, &agent.lock, &ts) == 0)
+            ;
+        if (posted.done)
+            rc = posted.rc;
+        else {
+            agent.pending = NULL;
+            say("hprof: '%s' did not finish within %d s", command_name(c.req.command), COMMAND_WAIT_S);
+        }
+        agent.reply = NULL;
+    }
+    pthread_mutex_unlock(&agent.lock);
+    send_reply(c.req.reply, reply);
+    return rc == 0 ? JNI_OK : JNI_ERR;
 }
 
 JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *vm)

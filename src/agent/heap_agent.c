@@ -1,5 +1,8 @@
 /* heap_agent: see heap_agent.h. */
 #include "heap_agent.h"
+#include "collector.h"
+#include "events.h"
+#include "heap_dump.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -27,6 +30,9 @@ static struct {
     jmethodID     allocate_instance; /* jdk.internal.misc.Unsafe.allocateInstance (exact mode) */
     serial_t      skip[3];           /* tracker classes and java.lang.Object, left out of traces */
     atomic_uint   warned_lost;
+    int           made;              /* heap=sites set up (first start) */
+    jvmtiEvent    event;             /* the allocation event wanted while counting, or 0 */
+    int           dump_depth, dump_lineno;   /* heap=dump's traces */
 } H;
 
 /* ------------------------------------------------------------ tag maps */
@@ -201,100 +207,96 @@ static void JNICALL on_object_alloc_event(jvmtiEnv *jvmti, JNIEnv *jni, jthread 
 
 /* ------------------------------------------------------------ set-up */
 
-int heap_agent_capabilities(const heap_config *c, const jvmtiCapabilities *potential,
-                            jvmtiCapabilities *caps)
+static int sites_wanted(const hprof_options *o) { return o->heap == HEAP_SITES || o->heap == HEAP_ALL; }
+static int dump_wanted(const hprof_options *o) { return o->heap == HEAP_DUMP || o->heap == HEAP_ALL; }
+
+static int tag_capability(const jvmtiCapabilities *potential, jvmtiCapabilities *caps)
 {
     if (!potential->can_tag_objects) {
         fprintf(stderr, "hprof: heap= needs a JVM that can tag objects (JVMTI can_tag_objects)\n");
         return -1;
     }
     caps->can_tag_objects = 1;
-    if (!c->sites)
-        return 0;
-    if (c->sample_interval) {
+    caps->can_get_line_numbers = potential->can_get_line_numbers;
+    caps->can_get_source_file_name = potential->can_get_source_file_name;
+    return 0;
+}
+
+static int sites_capabilities(const collector_env *env, const jvmtiCapabilities *potential,
+                              jvmtiCapabilities *caps)
+{
+    if (tag_capability(potential, caps) != 0)
+        return -1;
+    if (env->opt->heap_sample) {
         if (!potential->can_generate_sampled_object_alloc_events) {
             fprintf(stderr, "hprof: heap_sample= needs JVMTI SampledObjectAlloc (JDK 11 or later)\n");
             return -1;
         }
         caps->can_generate_sampled_object_alloc_events = 1;
-    } else {
-        if (!potential->can_generate_vm_object_alloc_events) {
-            fprintf(stderr, "hprof: heap=sites needs JVMTI VMObjectAlloc events, which this JVM lacks\n");
-            return -1;
-        }
-        caps->can_generate_vm_object_alloc_events = 1;
+        return 0;
     }
+    if (tracker_agent_capabilities(potential, caps) != 0)
+        return -1;
+    if (potential->can_generate_vm_object_alloc_events)
+        caps->can_generate_vm_object_alloc_events = 1;
+    else if (env->live)
+        env->limit("heap=sites: this JVM offers VMObjectAlloc events only at start-up: objects the VM "
+                   "allocates itself (reflection, clone, JNI) are not counted after an attach");
+    else {
+        fprintf(stderr, "hprof: heap=sites needs JVMTI VMObjectAlloc events, which this JVM lacks\n");
+        return -1;
+    }
+    if (env->live)
+        env->limit("heap=sites: objects allocated before the attach are not counted (exact counts "
+                   "start with it)");
     return 0;
 }
 
-void heap_agent_callbacks(const heap_config *c, jvmtiEventCallbacks *cb)
+static int sites_subscribe(const collector_env *env)
 {
-    if (!c->sites)
-        return;
-    if (c->sample_interval)
-        cb->SampledObjectAlloc = on_object_alloc_event;
-    else
-        cb->VMObjectAlloc = on_object_alloc_event;
+    (void)env;
+    return events_subscribe(JVMTI_EVENT_VM_OBJECT_ALLOC, EVENT_FN(on_object_alloc_event)) |
+           events_subscribe(JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, EVENT_FN(on_object_alloc_event)) |
+           tracker_agent_subscribe();
 }
 
-int heap_agent_enable(jvmtiEnv *jvmti, const heap_config *c)
+/* The agent's own environment holds class tags; exact mode without a heap
+ * dump spreads allocation tags over extra environments (see tag_maps). */
+static void make_tag_maps(int exact, int with_dump)
 {
-    H.cfg = *c;
-    H.builder.depth = c->depth;
-    H.builder.lineno = c->lineno;
-    H.builder.resolve = resolve_method;
-    if (!c->sites)
-        return 0;
-    if (site_table_init(MAX_SUBSITES) != 0) {
-        fprintf(stderr, "hprof: out of memory at start-up (heap=sites)\n");
-        return -1;
-    }
-    tag_maps[0] = jvmti;
+    if (n_tag_maps)
+        return;
+    tag_maps[0] = hprof_jvmti;
     n_tag_maps = 1;
     /* Not with heap=dump, whose walk reads allocation tags in hprof_jvmti;
      * nor when sampling, whose tags are few. */
-    if (!c->sample_interval && !c->dump) {
-        jvmtiCapabilities caps;
-        memset(&caps, 0, sizeof caps);
-        caps.can_tag_objects = 1;
-        for (int i = 0; i < EXACT_TAG_MAPS; i++) {
-            jvmtiEnv *e = NULL;
-            if ((*hprof_vm)->GetEnv(hprof_vm, (void **)&e, JVMTI_VERSION_1_2) != JNI_OK || e == NULL ||
-                jvmti_failed((*e)->AddCapabilities(e, &caps), "AddCapabilities(can_tag_objects)"))
-                break;
-            tag_maps[i] = e;
-            n_tag_maps = i + 1;
-        }
+    if (!exact || with_dump)
+        return;
+    jvmtiCapabilities caps;
+    memset(&caps, 0, sizeof caps);
+    caps.can_tag_objects = 1;
+    for (int i = 0; i < EXACT_TAG_MAPS; i++) {
+        jvmtiEnv *e = NULL;
+        if ((*hprof_vm)->GetEnv(hprof_vm, (void **)&e, JVMTI_VERSION_1_2) != JNI_OK || e == NULL ||
+            jvmti_failed((*e)->AddCapabilities(e, &caps), "AddCapabilities(can_tag_objects)"))
+            break;
+        tag_maps[i] = e;
+        n_tag_maps = i + 1;
     }
-    if (c->sample_interval) {
-        jint interval = c->sample_interval > INT32_MAX ? INT32_MAX : (jint)c->sample_interval;
-        if (jvmti_failed((*jvmti)->SetHeapSamplingInterval(jvmti, interval), "SetHeapSamplingInterval") ||
-            jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE,
-                                                            JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL),
-                         "SetEventNotificationMode(SampledObjectAlloc)"))
-            return -1;
-        atomic_store(&H.counting, 1);
-    } else if (jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE,
-                                                               JVMTI_EVENT_VM_OBJECT_ALLOC, NULL),
-                            "SetEventNotificationMode(VMObjectAlloc)")) {
-        return -1;
-    }
-    return 0;
 }
 
-void heap_agent_vm_init(JNIEnv *jni, jclass tracker)
+/* Exact mode: the tracker's switch, Unsafe.allocateInstance (objects it
+ * makes wait for their constructor: see pending), and the classes left out
+ * of traces. */
+static int exact_setup(const collector_env *env, JNIEnv *jni)
 {
-    if (!H.cfg.sites)
-        return;
-    jclass object = (*jni)->FindClass(jni, "java/lang/Object");
-    if (object) {
-        H.skip[2] = class_serial_of_klass(object);
-        (*jni)->DeleteLocalRef(jni, object);
-    }
+    jclass tracker = tracker_agent_define(jni, env->live);
+    if (tracker == NULL)
+        return -1;
     H.skip[0] = tracker_classes[0];
     H.skip[1] = tracker_classes[1];
-    if (H.cfg.sample_interval || tracker == NULL)
-        return;
+    if (H.tracker)
+        return 0;
     jclass unsafe = (*jni)->FindClass(jni, "jdk/internal/misc/Unsafe");
     if (unsafe) {
         H.allocate_instance = (*jni)->GetMethodID(jni, unsafe, "allocateInstance",
@@ -305,17 +307,77 @@ void heap_agent_vm_init(JNIEnv *jni, jclass tracker)
         (*jni)->ExceptionClear(jni);
     H.heap_engaged = (*jni)->GetStaticFieldID(jni, tracker, "heapEngaged", "I");
     if (tracker_jni_failed(jni, H.heap_engaged, "finding HprofTracker.heapEngaged"))
-        return;
+        return -1;
     H.tracker = tracker;
-    atomic_store(&H.counting, 1);
-    (*jni)->SetStaticIntField(jni, tracker, H.heap_engaged, 1);
+    return 0;
 }
 
-void heap_agent_stop(JNIEnv *jni)
+static int sites_start(const collector_env *env, JNIEnv *jni)
 {
-    atomic_store(&H.counting, 0);
-    if (H.tracker)
+    const hprof_options *o = env->opt;
+    if (!H.made) {
+        H.cfg = (heap_config){ .sites = 1, .dump = dump_wanted(o), .sample_interval = o->heap_sample,
+                               .depth = o->depth, .lineno = o->lineno, .per_thread = o->thread };
+        H.builder.depth = o->depth;
+        H.builder.lineno = o->lineno;
+        H.builder.resolve = resolve_method;
+        if (site_table_init(MAX_SUBSITES) != 0) {
+            fprintf(stderr, "hprof: out of memory at start-up (heap=sites)\n");
+            return -1;
+        }
+        make_tag_maps(!o->heap_sample, H.cfg.dump);
+        jclass object = (*jni)->FindClass(jni, "java/lang/Object");
+        if (object) {
+            H.skip[2] = class_serial_of_klass(object);
+            (*jni)->DeleteLocalRef(jni, object);
+        }
+        H.made = 1;
+    } else if (o->heap_sample != H.cfg.sample_interval || o->depth != H.cfg.depth) {
+        env->limit("heap=sites: heap_sample= and depth= keep the values of the first start");
+    }
+    H.cfg.cutoff = o->cutoff;
+    jvmtiEnv *jvmti = hprof_jvmti;
+    if (H.cfg.sample_interval) {
+        jint interval = H.cfg.sample_interval > INT32_MAX ? INT32_MAX : (jint)H.cfg.sample_interval;
+        if (jvmti_failed((*jvmti)->SetHeapSamplingInterval(jvmti, interval), "SetHeapSamplingInterval") ||
+            events_want(jvmti, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC) != 0)
+            return -1;
+        H.event = JVMTI_EVENT_SAMPLED_OBJECT_ALLOC;
+    } else {
+        if (exact_setup(env, jni) != 0)
+            return -1;
+        jvmtiCapabilities caps;
+        memset(&caps, 0, sizeof caps);
+        if ((*jvmti)->GetCapabilities(jvmti, &caps) == JVMTI_ERROR_NONE && caps.can_generate_vm_object_alloc_events) {
+            if (events_want(jvmti, JVMTI_EVENT_VM_OBJECT_ALLOC) != 0)
+                return -1;
+            H.event = JVMTI_EVENT_VM_OBJECT_ALLOC;
+        }
+        (*jni)->SetStaticIntField(jni, H.tracker, H.heap_engaged, 1);
+        tracker_agent_want(-1, 1);
+    }
+    atomic_store(&H.counting, 1);
+    return 0;
+}
+
+static void sites_stop(JNIEnv *jni)
+{
+    if (!atomic_exchange(&H.counting, 0))
+        return;
+    if (H.tracker) {
         (*jni)->SetStaticIntField(jni, H.tracker, H.heap_engaged, 0);
+        tracker_agent_want(-1, 0);
+    }
+    if (H.event) {
+        events_unwant(hprof_jvmti, H.event);
+        H.event = 0;
+    }
+}
+
+static void sites_thread_end(JNIEnv *jni, jthread thread)
+{
+    (void)thread;
+    heap_agent_thread_end(jni);
 }
 
 /* One tagged object in the heap: its subsite has one more live object. */
@@ -326,15 +388,19 @@ static jint JNICALL count_live(jlong class_tag, jlong size, jlong *tag_ptr, jint
     return 0;
 }
 
-void heap_agent_collect(void)
+/* Force a GC and count the live tagged objects, once per dump. */
+static void collect(dump_target *t)
 {
+    if (t->heap_collected)
+        return;
+    t->heap_collected = 1;
     jvmtiEnv *jvmti = hprof_jvmti;
     jvmti_failed((*jvmti)->ForceGarbageCollection(jvmti), "ForceGarbageCollection");
     /* Live counts come from counting the tagged objects in the heap after
      * the GC, not from ObjectFree events: since JDK 16 the JVM posts those
      * lazily, and some came after the report (a benchmark's evicted cache
      * entries were still "live" at exit). The agent asks for none. */
-    if (H.cfg.sites) {
+    if (H.made) {
         jvmtiHeapCallbacks cb;
         memset(&cb, 0, sizeof cb);
         cb.heap_iteration_callback = count_live;
@@ -345,10 +411,8 @@ void heap_agent_collect(void)
     }
 }
 
-void heap_agent_write_sites(text_writer *w)
+static void write_sites(text_writer *w)
 {
-    if (!H.cfg.sites)
-        return;
     site_row *rows = NULL, totals;
     uint32_t n = 0;
     if (site_rows(H.cfg.sample_interval, &rows, &n, &totals) != 0) {
@@ -365,10 +429,8 @@ void heap_agent_write_sites(text_writer *w)
 
 static uint32_t clamp32(uint64_t v) { return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v; }
 
-void heap_agent_write_sites_binary(hb_writer *w)
+static void write_sites_binary(hb_writer *w)
 {
-    if (!H.cfg.sites)
-        return;
     site_row *rows = NULL, totals;
     uint32_t n = 0;
     if (site_rows(H.cfg.sample_interval, &rows, &n, &totals) != 0) {
@@ -397,3 +459,77 @@ void heap_agent_write_sites_binary(hb_writer *w)
     free(sites);
     free(rows);
 }
+
+static void sites_dump(dump_target *t, JNIEnv *jni)
+{
+    (void)jni;
+    if (!H.made)
+        return;
+    collect(t);
+    if (t->format == 'b') {
+        heap_dump_binary_new_records(t->binary);
+        write_sites_binary(t->binary);
+    } else {
+        text_write_new_records(t->text);
+        write_sites(t->text);
+    }
+}
+
+static void sites_reset(JNIEnv *jni)
+{
+    (void)jni;
+    if (H.made)
+        site_table_reset();
+}
+
+static void sites_status(char *line, size_t size)
+{
+    site_row *rows = NULL, totals;
+    uint32_t n = 0;
+    memset(&totals, 0, sizeof totals);
+    if (H.made && site_rows(H.cfg.sample_interval, &rows, &n, &totals) == 0)
+        free(rows);
+    snprintf(line, size, "heap=sites: %s, %llu objects (%llu bytes) allocated at %u sites%s",
+             atomic_load(&H.counting) ? "counting" : "stopped", (unsigned long long)totals.alloc_objs,
+             (unsigned long long)totals.alloc_bytes, n, H.cfg.sample_interval ? " (estimated from samples)" : "");
+}
+
+const collector heap_sites_collector = {
+    .name = "heap=sites", .wanted = sites_wanted, .capabilities = sites_capabilities,
+    .subscribe = sites_subscribe, .start = sites_start, .thread_end = sites_thread_end,
+    .dump = sites_dump, .reset = sites_reset, .stop = sites_stop, .status = sites_status,
+};
+
+/* heap=dump: the walk itself is heap_dump.c's; it needs tags and a GC first. */
+static int dump_capabilities(const collector_env *env, const jvmtiCapabilities *potential,
+                             jvmtiCapabilities *caps)
+{
+    (void)env;
+    return tag_capability(potential, caps);
+}
+
+static int dump_start(const collector_env *env, JNIEnv *jni)
+{
+    (void)jni;
+    make_tag_maps(0, 1);
+    H.dump_depth = env->opt->depth;
+    H.dump_lineno = env->opt->lineno;
+    return 0;
+}
+
+static void heap_dump_dump(dump_target *t, JNIEnv *jni)
+{
+    collect(t);
+    heap_dump_target target = { t->format, t->text, t->binary, t->out_path };
+    heap_dump_write(jni, &target, H.dump_depth, H.dump_lineno);
+}
+
+static void dump_status(char *line, size_t size)
+{
+    snprintf(line, size, "heap=dump: a heap dump at every dump");
+}
+
+const collector heap_dump_collector = {
+    .name = "heap=dump", .wanted = dump_wanted, .capabilities = dump_capabilities,
+    .start = dump_start, .dump = heap_dump_dump, .status = dump_status,
+};

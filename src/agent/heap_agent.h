@@ -8,6 +8,9 @@
  * the agent forces a GC and counts the tagged objects left in the heap, so
  * live counts are exact at that moment.
  *
+ * The collectors heap_sites_collector and heap_dump_collector (collector.h)
+ * are defined in heap_agent.c.
+ *
  * Sampled (heap_sample=BYTES): no rewriting; JVMTI SampledObjectAlloc picks
  * about one allocation per BYTES allocated by each thread, and the report's
  * counts are estimates (site_rows).
@@ -29,23 +32,6 @@ typedef struct heap_config {
     int      depth, lineno, per_thread;
     double   cutoff;
 } heap_config;
-
-int  heap_agent_capabilities(const heap_config *config, const jvmtiCapabilities *potential,
-                             jvmtiCapabilities *caps);
-void heap_agent_callbacks(const heap_config *config, jvmtiEventCallbacks *cb);
-int  heap_agent_enable(jvmtiEnv *jvmti, const heap_config *config);
-/* VMInit, after tracker_agent rewrote the loaded classes (exact mode). */
-void heap_agent_vm_init(JNIEnv *jni, jclass tracker);
-/* Collect garbage and account every object it freed, so that "live" means
- * reachable now. */
-void heap_agent_collect(void);
-/* The SITES section (call heap_agent_collect first). */
-void heap_agent_write_sites(text_writer *w);
-/* format=b: the ALLOC SITES record (0x06). */
-struct hb_writer;
-void heap_agent_write_sites_binary(struct hb_writer *w);
-/* VMDeath: stop counting. */
-void heap_agent_stop(JNIEnv *jni);
 
 /* ThreadEnd, on the ending thread: drops what the thread kept. */
 void heap_agent_thread_end(JNIEnv *jni);

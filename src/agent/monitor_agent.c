@@ -1,5 +1,7 @@
 /* monitor_agent.c: see monitor_agent.h. */
 #include "monitor_agent.h"
+#include "collector.h"
+#include "events.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -25,6 +27,13 @@ static struct {
     int            park_wrapped;  /* Unsafe.park is bound to wrapped_park: no breakpoints */
     jmethodID      unsafe_park;   /* Unsafe.park(boolean, long), once found among the early binds */
     int            wrap_pending;  /* found: bind it at the next ClassPrepare in boot code */
+    int            running;
+    int            inspect;       /* owned and contended monitors can be asked for */
+    int            binds_wanted;  /* NativeMethodBind wanted (from OnLoad to VMInit) */
+    int            made;          /* first start done */
+    int            breakpoints;   /* Breakpoint events wanted */
+    int            deadlock_ms;   /* deadlock=: the tick's period */
+    uint32_t       reported;      /* deadlock cycles in the last dump */
     serial_t       park_skip[2];  /* { LockSupport, Unsafe }: frames park traces leave out */
 } mon;
 
@@ -155,6 +164,8 @@ static serial_t trace_here(jthread thread, int current, int park)
 static void JNICALL on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object)
 {
     (void)jvmti;
+    if (!mon.running)
+        return;
     mtls.enter_class = class_serial_of_object(jni, object);
     mtls.enter_trace = trace_here(thread, 1, 0);
     mtls.enter_start = now_ns();
@@ -173,6 +184,8 @@ static void JNICALL on_wait(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobjec
 {
     (void)jvmti;
     (void)timeout;
+    if (!mon.running)
+        return;
     mtls.wait_class = class_serial_of_object(jni, object);
     mtls.wait_trace = trace_here(thread, 1, 0);
     set_waiting_on(jni, thread_serial_of(thread), object);
@@ -201,7 +214,7 @@ static void JNICALL on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, 
     (void)jvmti;
     (void)location;
     if ((method != mon.set_blocker && method != mon.set_current_blocker) || mon.park_blocker == NULL ||
-        mon.park_wrapped)
+        mon.park_wrapped || !mon.running)
         return;
     jobject blocker = (*jni)->GetObjectField(jni, thread, mon.park_blocker);
     if (blocker == NULL) {
@@ -230,6 +243,10 @@ static void JNICALL wrapped_park(JNIEnv *env, jobject unsafe, jboolean absolute,
 {
     jthread thread = NULL;
     jobject blocker = NULL;
+    if (!mon.running) {                    /* stopped: the bind stays, the timing goes */
+        original_park(env, unsafe, absolute, time);
+        return;
+    }
     if ((*hprof_jvmti)->GetCurrentThread(hprof_jvmti, &thread) == JVMTI_ERROR_NONE && thread)
         blocker = (*env)->GetObjectField(env, thread, mon.park_blocker);
     if (blocker == NULL) {                 /* park() outside any blocker: not a lock */
@@ -275,8 +292,9 @@ static void JNICALL wrapped_park(JNIEnv *env, jobject unsafe, jboolean absolute,
     (*env)->DeleteLocalRef(env, thread);
 }
 
-void monitor_agent_thread_end(JNIEnv *jni)
+static void thread_end(JNIEnv *jni, jthread thread)
 {
+    (void)thread;
     for (int i = 0; i < PARK_LOCKS_KEPT; i++)
         if (mtls.park_locks[i].lock) {
             (*jni)->DeleteWeakGlobalRef(jni, mtls.park_locks[i].lock);
@@ -301,8 +319,10 @@ static void JNICALL on_native_bind(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
  * Returns 1 if found (the bind itself waits for monitor_agent_class_prepare). */
 static int find_unsafe_park(jvmtiEnv *jvmti, JNIEnv *jni)
 {
-    jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, JVMTI_EVENT_NATIVE_METHOD_BIND,
-                                                    NULL), "SetEventNotificationMode (NativeMethodBind)");
+    if (mon.binds_wanted) {
+        events_unwant(jvmti, JVMTI_EVENT_NATIVE_METHOD_BIND);
+        mon.binds_wanted = 0;
+    }
     jclass unsafe = (*jni)->FindClass(jni, "jdk/internal/misc/Unsafe");
     if (unsafe == NULL) {
         (*jni)->ExceptionClear(jni);
@@ -331,8 +351,9 @@ static int find_unsafe_park(jvmtiEnv *jvmti, JNIEnv *jni)
  * belongs to the boot loader (class loading code: it comes right after
  * VMInit, when the launcher loads the main class). Until then the breakpoints
  * time the parks; once bound, they are cleared. */
-void monitor_agent_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+static void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
 {
+    (void)klass;
     if (!mon.wrap_pending)
         return;
     jmethodID top = NULL;
@@ -370,61 +391,36 @@ void monitor_agent_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 
 /* ---------------------------------------------------------------- set-up */
 
-int monitor_agent_capabilities(const jvmtiCapabilities *potential, jvmtiCapabilities *caps)
+static int capabilities(const collector_env *env, const jvmtiCapabilities *potential, jvmtiCapabilities *caps)
 {
-    if (!potential->can_generate_monitor_events || !potential->can_get_monitor_info ||
-        !potential->can_get_owned_monitor_info || !potential->can_get_current_contended_monitor) {
+    if (!potential->can_generate_monitor_events || !potential->can_get_monitor_info) {
         fprintf(stderr, "hprof: monitor=y needs JVMTI monitor events and monitor information, "
                 "which this JVM does not offer\n");
         return -1;
     }
     caps->can_generate_monitor_events = 1;
     caps->can_get_monitor_info = 1;
-    caps->can_get_owned_monitor_info = 1;
-    caps->can_get_current_contended_monitor = 1;
+    /* Which monitors a thread owns and waits for: HotSpot grants these only
+     * at start-up. Without them, MONITOR DUMP and deadlock detection are left
+     * out; contention and waits are still timed. */
+    mon.inspect = potential->can_get_owned_monitor_info && potential->can_get_current_contended_monitor;
+    if (mon.inspect) {
+        caps->can_get_owned_monitor_info = 1;
+        caps->can_get_current_contended_monitor = 1;
+    } else {
+        env->limit("monitor=y: this JVM tells which monitors a thread owns or waits for only to an agent "
+                   "loaded at start-up: MONITOR DUMP and DEADLOCKS are left out after an attach "
+                   "(contention and waits are timed)");
+    }
     caps->can_generate_breakpoint_events = potential->can_generate_breakpoint_events;
     caps->can_tag_objects = potential->can_tag_objects;   /* class serials cached in tags */
     caps->can_generate_native_method_bind_events = potential->can_generate_native_method_bind_events;
     if (!potential->can_generate_breakpoint_events)
-        fprintf(stderr, "hprof: warning: no breakpoint events in this JVM: parking on "
-                "java.util.concurrent locks is not timed\n");
-    return 0;
-}
-
-void monitor_agent_callbacks(jvmtiEventCallbacks *cb)
-{
-    cb->MonitorContendedEnter = on_contended_enter;
-    cb->MonitorContendedEntered = on_contended_entered;
-    cb->MonitorWait = on_wait;
-    cb->MonitorWaited = on_waited;
-    cb->Breakpoint = on_breakpoint;
-    cb->NativeMethodBind = on_native_bind;
-}
-
-int monitor_agent_enable(jvmtiEnv *jvmti, const monitor_config *config)
-{
-    mon.cfg = *config;
-    mon.traces.depth = config->depth;
-    mon.traces.lineno = config->lineno;
-    mon.traces.resolve = resolve_method;
-    mon.traces.context = NULL;
-    monitor_table_init();
-    jvmtiEvent events[] = {
-        JVMTI_EVENT_MONITOR_CONTENDED_ENTER, JVMTI_EVENT_MONITOR_CONTENDED_ENTERED,
-        JVMTI_EVENT_MONITOR_WAIT, JVMTI_EVENT_MONITOR_WAITED,
-    };
-    for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
-        if (jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, events[i], NULL),
-                         "SetEventNotificationMode (monitor events)"))
-            return -1;
-    /* From OnLoad, to see Unsafe's natives bound (see wrap_unsafe_park). */
-    jvmtiCapabilities caps;
-    memset(&caps, 0, sizeof caps);
-    if ((*jvmti)->GetCapabilities(jvmti, &caps) == JVMTI_ERROR_NONE &&
-        caps.can_generate_native_method_bind_events)
-        jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE,
-                                                        JVMTI_EVENT_NATIVE_METHOD_BIND, NULL),
-                     "SetEventNotificationMode (NativeMethodBind)");
+        env->limit(env->live ? "monitor=y: this JVM offers breakpoints only at start-up: parking on "
+                               "java.util.concurrent locks is not timed after an attach (contended "
+                               "synchronized, waits, the monitor dump and deadlocks are)"
+                             : "monitor=y: no breakpoint events in this JVM: parking on "
+                               "java.util.concurrent locks is not timed");
     return 0;
 }
 
@@ -440,7 +436,7 @@ static int lookup_failed(JNIEnv *jni, const void *found, const char *what)
     return 1;
 }
 
-void monitor_agent_vm_init(jvmtiEnv *jvmti, JNIEnv *jni)
+static void find_lock_support(jvmtiEnv *jvmti, JNIEnv *jni)
 {
     jclass thread_class = (*jni)->FindClass(jni, "java/lang/Thread");
     if (lookup_failed(jni, thread_class, "java.lang.Thread"))
@@ -484,7 +480,10 @@ void monitor_agent_vm_init(jvmtiEnv *jvmti, JNIEnv *jni)
     /* Breakpoints on the two setters time the parks until Unsafe.park can be
      * bound to wrapped_park (monitor_agent_class_prepare), and for good if it
      * cannot (it costs more: see README). */
-    mon.wrap_pending = find_unsafe_park(jvmti, jni);
+    if (!mon.park_wrapped)
+        mon.wrap_pending = find_unsafe_park(jvmti, jni);
+    if (mon.park_wrapped)
+        return;
     mon.park_skip[0] = mon.lock_support;
     mon.park_skip[1] = mon.unsafe_class;
     jvmtiCapabilities caps;
@@ -505,7 +504,7 @@ void monitor_agent_vm_init(jvmtiEnv *jvmti, JNIEnv *jni)
     }
 }
 
-const char *monitor_agent_park_method(void)
+static const char *park_method(void)
 {
     if (mon.park_wrapped)
         return "parks timed in a wrapper of Unsafe.park";
@@ -687,8 +686,10 @@ static uint32_t deadlock_cycles(JNIEnv *jni, const thread_snapshot *snap, uint32
     return confirmed;
 }
 
-uint32_t monitor_agent_count_deadlocks(JNIEnv *jni)
+static uint32_t count_deadlocks(JNIEnv *jni)
 {
+    if (!mon.inspect)
+        return 0;
     if ((*jni)->PushLocalFrame(jni, 64) != 0)
         return 0;
     uint32_t n = 0;
@@ -807,7 +808,7 @@ static uint32_t collect_monitors(JNIEnv *jni, const thread_snapshot *snap, uint3
     return written;
 }
 
-uint32_t monitor_agent_dump(text_writer *w, JNIEnv *jni)
+static uint32_t write_sections(text_writer *w, JNIEnv *jni)
 {
     time_t now = time(NULL);
     monitor_row *rows = NULL;
@@ -819,6 +820,8 @@ uint32_t monitor_agent_dump(text_writer *w, JNIEnv *jni)
         free(rows);
     }
 
+    if (!mon.inspect)
+        return 0;
     if ((*jni)->PushLocalFrame(jni, 256) != 0) {
         (*jni)->ExceptionClear(jni);
         return 0;
@@ -878,3 +881,130 @@ uint32_t monitor_agent_dump(text_writer *w, JNIEnv *jni)
     (*jni)->PopLocalFrame(jni, NULL);
     return found;
 }
+
+/* ---------------------------------------------------------------- collector */
+
+static int wanted(const hprof_options *opt) { return opt->monitor; }
+
+/* NativeMethodBind from OnLoad: Unsafe's natives are bound before VMInit
+ * (see find_unsafe_park); after an attach they are bound already. */
+static int subscribe(const collector_env *env)
+{
+    static const struct { jvmtiEvent ev; event_fn fn; } subs[] = {
+        { JVMTI_EVENT_MONITOR_CONTENDED_ENTER, EVENT_FN(on_contended_enter) },
+        { JVMTI_EVENT_MONITOR_CONTENDED_ENTERED, EVENT_FN(on_contended_entered) },
+        { JVMTI_EVENT_MONITOR_WAIT, EVENT_FN(on_wait) },
+        { JVMTI_EVENT_MONITOR_WAITED, EVENT_FN(on_waited) },
+        { JVMTI_EVENT_BREAKPOINT, EVENT_FN(on_breakpoint) },
+        { JVMTI_EVENT_NATIVE_METHOD_BIND, EVENT_FN(on_native_bind) },
+        { JVMTI_EVENT_CLASS_PREPARE, EVENT_FN(on_class_prepare) },
+    };
+    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
+        if (events_subscribe(subs[i].ev, subs[i].fn) != 0)
+            return -1;
+    jvmtiCapabilities caps;
+    memset(&caps, 0, sizeof caps);
+    if (!env->live && !mon.made && !mon.binds_wanted &&
+        (*hprof_jvmti)->GetCapabilities(hprof_jvmti, &caps) == JVMTI_ERROR_NONE &&
+        caps.can_generate_native_method_bind_events && events_want(hprof_jvmti, JVMTI_EVENT_NATIVE_METHOD_BIND) == 0)
+        mon.binds_wanted = 1;
+    return 0;
+}
+
+static const jvmtiEvent monitor_events[] = {
+    JVMTI_EVENT_MONITOR_CONTENDED_ENTER, JVMTI_EVENT_MONITOR_CONTENDED_ENTERED,
+    JVMTI_EVENT_MONITOR_WAIT, JVMTI_EVENT_MONITOR_WAITED,
+};
+
+static int start(const collector_env *env, JNIEnv *jni)
+{
+    if (!mon.made) {
+        mon.cfg = (monitor_config){ env->opt->depth, env->opt->lineno, env->opt->thread, env->opt->cutoff };
+        mon.traces.depth = env->opt->depth;
+        mon.traces.lineno = env->opt->lineno;
+        mon.traces.resolve = resolve_method;
+        mon.traces.context = NULL;
+        monitor_table_init();
+        mon.made = 1;
+    }
+    mon.cfg.cutoff = env->opt->cutoff;
+    mon.deadlock_ms = env->opt->deadlock_ms;
+    for (size_t i = 0; i < sizeof monitor_events / sizeof monitor_events[0]; i++)
+        if (events_want(hprof_jvmti, monitor_events[i]) != 0)
+            return -1;
+    mon.running = 1;
+    find_lock_support(hprof_jvmti, jni);
+    return 0;
+}
+
+static void stop(JNIEnv *jni)
+{
+    (void)jni;
+    if (!mon.running)
+        return;
+    mon.running = 0;
+    for (size_t i = 0; i < sizeof monitor_events / sizeof monitor_events[0]; i++)
+        events_unwant(hprof_jvmti, monitor_events[i]);
+    jvmtiEnv *jvmti = hprof_jvmti;
+    if (!mon.park_wrapped && (mon.set_blocker || mon.set_current_blocker)) {
+        if (mon.set_blocker)
+            (*jvmti)->ClearBreakpoint(jvmti, mon.set_blocker, 0);
+        if (mon.set_current_blocker)
+            (*jvmti)->ClearBreakpoint(jvmti, mon.set_current_blocker, 0);
+        jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, JVMTI_EVENT_BREAKPOINT, NULL),
+                     "SetEventNotificationMode (Breakpoint off)");
+    }
+}
+
+/* deadlock=: look for cycles every deadlock_ms; a dump when there are more
+ * than the last dump reported. */
+static int tick(JNIEnv *jni)
+{
+    static long waited_ms;
+    if (!mon.running || mon.deadlock_ms <= 0)
+        return 0;
+    waited_ms += 20;
+    if (waited_ms < mon.deadlock_ms)
+        return 0;
+    waited_ms = 0;
+    return count_deadlocks(jni) > mon.reported;
+}
+
+static void dump(dump_target *t, JNIEnv *jni)
+{
+    if (!mon.made || t->format != 'a')
+        return;
+    uint32_t deadlocks = write_sections(t->text, jni);
+    fprintf(stderr, "hprof: monitor=y: %s\n", park_method());
+    if (deadlocks)
+        fprintf(stderr, "hprof: %u deadlock%s found: see DEADLOCKS in %s\n", deadlocks,
+                deadlocks == 1 ? "" : "s", t->out_path);
+    mon.reported = deadlocks;
+}
+
+static void reset(JNIEnv *jni)
+{
+    (void)jni;
+    if (mon.made)
+        monitor_table_reset();
+}
+
+static void status(char *line, size_t size)
+{
+    monitor_row *rows = NULL;
+    uint32_t n = 0;
+    uint64_t total = 0, episodes = 0;
+    if (mon.made && monitor_table_rows(&rows, &n, &total) == 0) {
+        for (uint32_t i = 0; i < n; i++)
+            episodes += rows[i].count;
+        free(rows);
+    }
+    snprintf(line, size, "monitor=y: %s, %llu blocking episodes, %.3f s blocked (%s)",
+             mon.running ? "timing" : "stopped", (unsigned long long)episodes, (double)total / 1e9, park_method());
+}
+
+const collector monitor_collector = {
+    .name = "monitor=y", .wanted = wanted, .capabilities = capabilities, .subscribe = subscribe,
+    .start = start, .thread_end = thread_end, .tick_ms = 20, .tick = tick, .dump = dump,
+    .reset = reset, .stop = stop, .status = status,
+};

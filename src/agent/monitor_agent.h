@@ -17,7 +17,6 @@
 #include <jni.h>
 #include <jvmti.h>
 
-#include "../output/text_writer.h"
 
 typedef struct monitor_config {
     int    depth;
@@ -26,22 +25,6 @@ typedef struct monitor_config {
     double cutoff;
 } monitor_config;
 
-/* Ask for what monitor=y needs; -1 (with a message) if the JVM lacks it. */
-int  monitor_agent_capabilities(const jvmtiCapabilities *potential, jvmtiCapabilities *caps);
-void monitor_agent_callbacks(jvmtiEventCallbacks *cb);
-int  monitor_agent_enable(jvmtiEnv *jvmti, const monitor_config *config);
-/* At VMInit: find LockSupport.setBlocker and set the breakpoint. */
-void monitor_agent_vm_init(jvmtiEnv *jvmti, JNIEnv *jni);
-/* From ClassPrepare: bind Unsafe.park to the agent's wrapper once the thread
- * runs boot-loader code (see monitor_agent.c). */
-/* ThreadEnd, on the ending thread: drop its references to recent park locks. */
-void monitor_agent_thread_end(JNIEnv *jni);
-void monitor_agent_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread);
-/* Write MONITOR TIME, MONITOR DUMP and DEADLOCKS. Returns the number of deadlock cycles. */
-uint32_t monitor_agent_dump(text_writer *w, JNIEnv *jni);
-/* How j.u.c. parks are being timed, for messages. */
-const char *monitor_agent_park_method(void);
-/* Deadlock cycles now (for the periodic check). */
-uint32_t monitor_agent_count_deadlocks(JNIEnv *jni);
+/* The collector, monitor_collector, is declared in collector.h. */
 
 #endif

@@ -1,5 +1,15 @@
-/* times_agent: cpu=times; see times_agent.h and HprofTracker.java. */
-#include "times_agent.h"
+/*
+ * times_agent: cpu=times, a collector (collector.h). Every class is
+ * rewritten as it loads (and those loaded before the start are
+ * retransformed) so that each method calls the tracker
+ * (src/agent/java/java/lang/HprofTracker.java) at entry and exit; the
+ * tracker keeps per-thread shadow stacks and counters in Java memory.
+ * tracker_agent.c does the rewriting; this file gives the tracker its
+ * cpu=times natives and turns its counters into the CPU TIME section.
+ * The counters only grow: a reset keeps a copy of them as a baseline, and
+ * reports show the difference.
+ */
+#include "collector.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -19,6 +29,12 @@
 #include "jvmti_support.h"
 #include "tracker_agent.h"
 
+/* The report's settings (from the first start). */
+typedef struct times_config {
+    int depth, lineno, per_thread;
+    double cutoff;
+} times_config;
+
 static struct {
     times_config    cfg;
     jclass          tracker;         /* global ref; set once counting starts */
@@ -27,6 +43,9 @@ static struct {
     trace_builder   builder;
     pthread_mutex_t lock;            /* guards retired */
     times_table     retired;         /* totals of threads that ended */
+    times_table     baseline;        /* cumulative counts at the last reset */
+    int             epoch;           /* HprofTracker.engaged while running */
+    int             running;
 } T = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* The calling thread's perf_event task-clock counter, whose mmap'ed page the
@@ -117,43 +136,69 @@ JNIEXPORT void JNICALL Java_java_lang_HprofTracker_retire(JNIEnv *jni, jclass cl
     close_thread_counter();
 }
 
-/* ------------------------------------------------------------ set-up */
+/* ------------------------------------------------------------ collector */
 
-void times_agent_enable(const times_config *config) {
-    T.cfg = *config;
-    T.builder.depth = config->depth;
-    T.builder.lineno = config->lineno;
-    T.builder.resolve = resolve_method;
-    times_table_init(&T.retired);
+static int wanted(const hprof_options *opt) { return opt->cpu == CPU_TIMES; }
+
+static int capabilities(const collector_env *env, const jvmtiCapabilities *potential, jvmtiCapabilities *caps) {
+    (void)env;
+    caps->can_get_line_numbers = potential->can_get_line_numbers;
+    caps->can_get_source_file_name = potential->can_get_source_file_name;
+    if (env->live)
+        env->limit("cpu=times: calls already running at the attach are not timed (their methods run "
+                   "the old code until they return); every call made after it is");
+    return tracker_agent_capabilities(potential, caps);
 }
 
-void times_agent_vm_init(JNIEnv *jni, jclass tracker) {
-    jfieldID depth = (*jni)->GetStaticFieldID(jni, tracker, "depth", "I");
-    if (tracker_jni_failed(jni, depth, "finding HprofTracker.depth")) return;
-    T.engaged = (*jni)->GetStaticFieldID(jni, tracker, "engaged", "I");
-    if (tracker_jni_failed(jni, T.engaged, "finding HprofTracker.engaged")) return;
-    T.thread_end = (*jni)->GetStaticMethodID(jni, tracker, "threadEnd", "()V");
-    if (tracker_jni_failed(jni, T.thread_end, "finding HprofTracker.threadEnd")) return;
-    T.snapshot = (*jni)->GetStaticMethodID(jni, tracker, "snapshot", "()[J");
-    if (tracker_jni_failed(jni, T.snapshot, "finding HprofTracker.snapshot")) return;
-    (*jni)->SetStaticIntField(jni, tracker, depth, T.cfg.depth > 0 ? T.cfg.depth : 1);
-    T.tracker = tracker;
-    (*jni)->SetStaticIntField(jni, tracker, T.engaged, 1);
+static int subscribe(const collector_env *env) { (void)env; return tracker_agent_subscribe(); }
+
+static int start(const collector_env *env, JNIEnv *jni) {
+    jclass tracker = tracker_agent_define(jni, env->live);
+    if (tracker == NULL) return -1;
+    if (T.tracker == NULL) {
+        T.cfg.depth = env->opt->depth;
+        T.cfg.lineno = env->opt->lineno;
+        T.cfg.per_thread = env->opt->thread;
+        T.builder.depth = env->opt->depth;
+        T.builder.lineno = env->opt->lineno;
+        T.builder.resolve = resolve_method;
+        times_table_init(&T.retired);
+        times_table_init(&T.baseline);
+        jfieldID depth = (*jni)->GetStaticFieldID(jni, tracker, "depth", "I");
+        if (tracker_jni_failed(jni, depth, "finding HprofTracker.depth")) return -1;
+        T.engaged = (*jni)->GetStaticFieldID(jni, tracker, "engaged", "I");
+        if (tracker_jni_failed(jni, T.engaged, "finding HprofTracker.engaged")) return -1;
+        T.thread_end = (*jni)->GetStaticMethodID(jni, tracker, "threadEnd", "()V");
+        if (tracker_jni_failed(jni, T.thread_end, "finding HprofTracker.threadEnd")) return -1;
+        T.snapshot = (*jni)->GetStaticMethodID(jni, tracker, "snapshot", "()[J");
+        if (tracker_jni_failed(jni, T.snapshot, "finding HprofTracker.snapshot")) return -1;
+        (*jni)->SetStaticIntField(jni, tracker, depth, T.cfg.depth > 0 ? T.cfg.depth : 1);
+        T.tracker = tracker;
+    } else if (env->opt->depth != T.cfg.depth || env->opt->thread != T.cfg.per_thread) {
+        env->limit("cpu=times: depth= and thread= keep the values of the first start");
+    }
+    T.cfg.cutoff = env->opt->cutoff;
+    /* A new number each start: threads drop shadow stacks from before a stop. */
+    T.epoch = T.epoch + 1 > 0 ? T.epoch + 1 : 1;
+    (*jni)->SetStaticIntField(jni, tracker, T.engaged, T.epoch);
+    T.running = 1;
+    tracker_agent_want(1, -1);
+    return 0;
 }
 
-void times_agent_thread_end(JNIEnv *jni) {
+static void thread_end(JNIEnv *jni, jthread thread) {
+    (void)thread;
     if (T.tracker == NULL) { close_thread_counter(); return; }
     (*jni)->CallStaticVoidMethod(jni, T.tracker, T.thread_end);
     if ((*jni)->ExceptionCheck(jni)) (*jni)->ExceptionClear(jni);
     close_thread_counter();
 }
 
-void times_agent_dump(text_writer *w, JNIEnv *jni, int final) {
-    if (T.tracker == NULL) return;
-    times_table all;
-    times_table_init(&all);
+/* Every count since start-up: threads that ended, and the live ones' (each
+ * call still running counted up to now). 0, or -1 when out of memory. */
+static int cumulative(JNIEnv *jni, times_table *all) {
     pthread_mutex_lock(&T.lock);
-    int bad = times_table_merge(&all, &T.retired);
+    int bad = times_table_merge(all, &T.retired);
     pthread_mutex_unlock(&T.lock);
     jlongArray live = (*jni)->CallStaticObjectMethod(jni, T.tracker, T.snapshot);
     if ((*jni)->ExceptionCheck(jni)) {
@@ -166,18 +211,70 @@ void times_agent_dump(text_writer *w, JNIEnv *jni, int final) {
         jsize len = (*jni)->GetArrayLength(jni, live);
         jlong *v = (*jni)->GetLongArrayElements(jni, live, NULL);
         for (jsize i = 0; v && i + 2 < len && !bad; i += 3)
-            bad = times_table_add(&all, (serial_t)v[i], (uint64_t)v[i + 1], v[i + 2] > 0 ? (uint64_t)v[i + 2] : 0) != 0;
+            bad = times_table_add(all, (serial_t)v[i], (uint64_t)v[i + 1], v[i + 2] > 0 ? (uint64_t)v[i + 2] : 0) != 0;
         if (v) (*jni)->ReleaseLongArrayElements(jni, live, v, JNI_ABORT);
         (*jni)->DeleteLocalRef(jni, live);
     }
+    return bad ? -1 : 0;
+}
+
+/* What happened since the last reset: the cumulative counts less those
+ * read at the reset. */
+static int since_reset(JNIEnv *jni, times_table *out) {
+    return cumulative(jni, out) != 0 || times_table_subtract(out, &T.baseline) != 0 ? -1 : 0;
+}
+
+static void dump(dump_target *t, JNIEnv *jni) {
+    if (T.tracker == NULL || t->format != 'a') return;
+    times_table all;
+    times_table_init(&all);
     times_row *rows = NULL;
     uint32_t n = 0;
     uint64_t total = 0;
-    if (bad || times_table_rows(&all, &rows, &n, &total) != 0)
+    text_write_new_records(t->text);
+    if (since_reset(jni, &all) != 0 || times_table_rows(&all, &rows, &n, &total) != 0)
         fprintf(stderr, "hprof: out of memory while writing CPU TIME\n");
     else
-        text_write_cpu_times(w, rows, n, total, T.cfg.cutoff, time(NULL));
+        text_write_cpu_times(t->text, rows, n, total, t->cutoff, time(NULL));
     free(rows);
     times_table_free(&all);
-    if (final) (*jni)->SetStaticIntField(jni, T.tracker, T.engaged, 0);
+    if (t->final) (*jni)->SetStaticIntField(jni, T.tracker, T.engaged, 0);
 }
+
+static void reset(JNIEnv *jni) {
+    if (T.tracker == NULL) return;
+    times_table now;
+    times_table_init(&now);
+    if (cumulative(jni, &now) != 0) {
+        fprintf(stderr, "hprof: cpu=times: out of memory; counts not reset\n");
+        times_table_free(&now);
+        return;
+    }
+    times_table_free(&T.baseline);
+    T.baseline = now;
+}
+
+static void stop(JNIEnv *jni) {
+    if (!T.running) return;
+    T.running = 0;
+    (*jni)->SetStaticIntField(jni, T.tracker, T.engaged, 0);
+    tracker_agent_want(0, -1);
+}
+
+static void status(char *line, size_t size) {
+    JNIEnv *jni = NULL;
+    uint64_t calls = 0, ns = 0;
+    times_table all;
+    times_table_init(&all);
+    if (T.tracker && (*hprof_vm)->GetEnv(hprof_vm, (void **)&jni, JNI_VERSION_1_8) == JNI_OK &&
+        since_reset(jni, &all) == 0)
+        for (uint32_t i = 0; i < all.cap; i++) { calls += all.slots[i].calls; ns += all.slots[i].cpu_ns; }
+    times_table_free(&all);
+    snprintf(line, size, "cpu=times: %s, %llu calls timed, %.3f s of CPU", T.running ? "timing" : "stopped",
+             (unsigned long long)calls, (double)ns / 1e9);
+}
+
+const collector cpu_times_collector = {
+    .name = "cpu=times", .wanted = wanted, .capabilities = capabilities, .subscribe = subscribe,
+    .start = start, .thread_end = thread_end, .dump = dump, .reset = reset, .stop = stop, .status = status,
+};

@@ -5,8 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../bci/bci.h"
+#include "events.h"
 #include "jvmti_support.h"
 
 #define TRACKER       "java/lang/HprofTracker"
@@ -20,10 +22,13 @@ atomic_int tracker_linking;
 serial_t   tracker_classes[2];
 
 static struct {
-    tracker_config cfg;
+    tracker_config cfg;             /* what the rewriter inserts now (read by the hook) */
+    struct { int times, allocations; } applied;  /* what the loaded classes were last retransformed for */
     atomic_int     ready;           /* the tracker exists: instrument classes */
     atomic_int     next_id;         /* method ids handed to the rewriter */
     atomic_uint    rewritten, failed;
+    jclass         tracker;         /* global ref, once defined */
+    int            hook_wanted;     /* we asked for ClassFileLoadHook */
 } T;
 
 /* ------------------------------------------------------------ rewriting */
@@ -53,11 +58,12 @@ static void JNICALL on_class_file_load(jvmtiEnv *jvmti, JNIEnv *jni, jclass bein
     (void)jni; (void)being_redefined; (void)loader; (void)domain;
     if (!atomic_load(&T.ready) || name == NULL || is_tracker(name)) return;
     unsigned what = 0;
+    int times = atomic_load(&T.cfg.times), allocations = atomic_load(&T.cfg.allocations);
     if (strcmp(name, "java/lang/Object") == 0) {
-        if (T.cfg.allocations) what = BCI_OBJECT_INIT;
+        if (allocations) what = BCI_OBJECT_INIT;
     } else {
-        if (T.cfg.times) what |= BCI_ENTRY_EXIT | BCI_COUNT_LEAVES;
-        if (T.cfg.allocations) what |= BCI_NEWARRAY;
+        if (times) what |= BCI_ENTRY_EXIT | BCI_COUNT_LEAVES;
+        if (allocations) what |= BCI_NEWARRAY;
     }
     if (what == 0) return;
     bci_config c = { what, TRACKER, next_method_id, NULL };
@@ -93,13 +99,13 @@ int tracker_agent_capabilities(const jvmtiCapabilities *potential, jvmtiCapabili
     return 0;
 }
 
-void tracker_agent_callbacks(jvmtiEventCallbacks *cb) { cb->ClassFileLoadHook = on_class_file_load; }
+int tracker_agent_subscribe(void) {
+    return events_subscribe(JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, EVENT_FN(on_class_file_load));
+}
 
-int tracker_agent_enable(jvmtiEnv *jvmti, const tracker_config *config) {
-    T.cfg = *config;
-    return jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE,
-                                                           JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, NULL),
-                        "SetEventNotificationMode(ClassFileLoadHook)") ? -1 : 0;
+void tracker_agent_want(int times, int allocations) {
+    if (times >= 0) atomic_store(&T.cfg.times, times);
+    if (allocations >= 0) atomic_store(&T.cfg.allocations, allocations);
 }
 
 int tracker_jni_failed(JNIEnv *jni, const void *result, const char *what) {
@@ -137,7 +143,7 @@ static void retransform(jvmtiEnv *jvmti, jclass *classes, jint n) {
  * makes HotSpot print a warning on stdout). They are exported by the
  * collectors, and called once here while tracker_linking is set, so that the
  * lookup, which runs Java code, never happens inside the tracker. */
-static int bind_natives(JNIEnv *jni, jclass tracker) {
+static int bind_natives(JNIEnv *jni, jclass tracker, int say_why) {
     static const struct { const char *name, *sig; } natives[] = {
         { "register", "([J)Z" }, { "cpuTime", "()J" }, { "cpuTimeOf", "(I)J" },
         { "trace", "()I" }, { "retire", "([I[J[JII)V" }, { "allocated", "(Ljava/lang/Object;I)V" },
@@ -155,6 +161,7 @@ static int bind_natives(JNIEnv *jni, jclass tracker) {
         case 4: (*jni)->CallStaticVoidMethod(jni, tracker, m, NULL, NULL, NULL, (jint)0, (jint)0); break;
         default: (*jni)->CallStaticVoidMethod(jni, tracker, m, NULL, (jint)-1); break;
         }
+        if (!say_why && (*jni)->ExceptionCheck(jni)) { (*jni)->ExceptionClear(jni); ok = 0; break; }
         ok = !tracker_jni_failed(jni, tracker, "binding the natives of " TRACKER
                                  " (is libhprof.so loaded as an agent?)");
     }
@@ -162,14 +169,27 @@ static int bind_natives(JNIEnv *jni, jclass tracker) {
     return ok ? 0 : -1;
 }
 
-jclass tracker_agent_vm_init(jvmtiEnv *jvmti, JNIEnv *jni) {
+/* The first attach starts the tracker on the agent thread while HotSpot may
+ * not have listed this library among its agents yet (it does so right after
+ * Agent_OnAttach returns): until then the natives cannot be found by name. */
+static int bind_natives_live(JNIEnv *jni, jclass tracker) {
+    for (int tries = 0; tries < 250; tries++) {
+        if (bind_natives(jni, tracker, tries == 249) == 0) return 0;
+        struct timespec pause = { 0, 20 * 1000000L };
+        nanosleep(&pause, NULL);
+    }
+    return -1;
+}
+
+jclass tracker_agent_define(JNIEnv *jni, int live) {
+    if (T.tracker) return T.tracker;
     jclass state = (*jni)->DefineClass(jni, THREAD_STATE, NULL, (const jbyte *)hprof_thread_state_class,
                                        (jsize)hprof_thread_state_class_len);
     if (tracker_jni_failed(jni, state, "defining " THREAD_STATE)) return NULL;
     jclass tracker = (*jni)->DefineClass(jni, TRACKER, NULL, (const jbyte *)hprof_tracker_class,
                                          (jsize)hprof_tracker_class_len);
     if (tracker_jni_failed(jni, tracker, "defining " TRACKER)) return NULL;
-    if (bind_natives(jni, tracker) != 0) return NULL;
+    if ((live ? bind_natives_live(jni, tracker) : bind_natives(jni, tracker, 1)) != 0) return NULL;
     /* GetStatic*ID initializes the class: its <clinit> runs now, not mid-call. */
     jfieldID engaged = (*jni)->GetStaticFieldID(jni, tracker, "engaged", "I");
     if (tracker_jni_failed(jni, engaged, "finding HprofTracker.engaged")) return NULL;
@@ -177,8 +197,25 @@ jclass tracker_agent_vm_init(jvmtiEnv *jvmti, JNIEnv *jni) {
     tracker_classes[1] = class_serial_of_klass(state);
     jclass global = (*jni)->NewGlobalRef(jni, tracker);
     if (tracker_jni_failed(jni, global, "NewGlobalRef")) return NULL;
+    T.tracker = global;
     atomic_store(&T.ready, 1);
+    return global;
+}
 
+/* Retransform every class that can be, so that each gets what the hook
+ * inserts now: instrumented after a start, its original bytes after a stop
+ * (a class the hook leaves alone is given back the bytes it was loaded
+ * with). The hook is wanted while anything is or was instrumented. */
+int tracker_agent_apply(jvmtiEnv *jvmti, JNIEnv *jni) {
+    int times = atomic_load(&T.cfg.times), allocations = atomic_load(&T.cfg.allocations);
+    if (times == T.applied.times && allocations == T.applied.allocations) return 0;
+    if (!T.hook_wanted) {
+        if (events_want(jvmti, JVMTI_EVENT_CLASS_FILE_LOAD_HOOK) != 0) return -1;
+        T.hook_wanted = 1;
+    }
+    atomic_store(&T.rewritten, 0);
+    atomic_store(&T.failed, 0);
+    int restoring = !times && !allocations;
     jint n = 0;
     jclass *classes = NULL;
     if (!jvmti_failed((*jvmti)->GetLoadedClasses(jvmti, &n, &classes), "GetLoadedClasses")) {
@@ -191,11 +228,16 @@ jclass tracker_agent_vm_init(jvmtiEnv *jvmti, JNIEnv *jni) {
                 (*jni)->DeleteLocalRef(jni, classes[i]);
         }
         retransform(jvmti, classes, k);
+        if (restoring) atomic_store(&T.rewritten, (unsigned)k - atomic_load(&T.failed));
         for (jint i = 0; i < k; i++) (*jni)->DeleteLocalRef(jni, classes[i]);
         jvmti_free(classes);
     }
+    T.applied.times = times;
+    T.applied.allocations = allocations;
     if (atomic_load(&T.failed))
-        fprintf(stderr, "hprof: %u classes instrumented at start-up, %u left as they were "
-                "(see above)\n", atomic_load(&T.rewritten), atomic_load(&T.failed));
-    return global;
+        fprintf(stderr, "hprof: %u classes %s, %u left as they were (see above)\n", atomic_load(&T.rewritten),
+                restoring ? "restored" : "instrumented", atomic_load(&T.failed));
+    return 0;
 }
+
+unsigned tracker_agent_rewritten(void) { return atomic_load(&T.rewritten); }

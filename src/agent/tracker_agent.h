@@ -20,17 +20,28 @@
 #include "../core/tables.h"
 
 typedef struct tracker_config {
-    int times;          /* cpu=times: calls at method entry and exit */
-    int allocations;    /* heap=sites exact: calls at every allocation */
+    atomic_int times;          /* cpu=times: calls at method entry and exit */
+    atomic_int allocations;    /* heap=sites exact: calls at every allocation */
 } tracker_config;
 
 int  tracker_agent_capabilities(const jvmtiCapabilities *potential, jvmtiCapabilities *caps);
-void tracker_agent_callbacks(jvmtiEventCallbacks *cb);
-int  tracker_agent_enable(jvmtiEnv *jvmti, const tracker_config *config);
-/* VMInit: define the tracker, bind its natives, rewrite what is loaded.
+int  tracker_agent_subscribe(void);
+/* Define the tracker in java.base and bind its natives, the first time
+ * (live: loaded by an attach, when HotSpot does not look natives up in
+ * this library yet, so they are registered).
  * Returns the tracker class (a global ref) or NULL after saying why on
  * stderr. The collectors then set their own switches in it. */
-jclass tracker_agent_vm_init(jvmtiEnv *jvmti, JNIEnv *jni);
+jclass tracker_agent_define(JNIEnv *jni, int live);
+/* What classes should get from now on (-1: leave that part as it is); the
+ * loaded classes follow at the next tracker_agent_apply. */
+void tracker_agent_want(int times, int allocations);
+/* Retransform the loaded classes if what is wanted changed since the last
+ * call: instrumented, or restored to their original bytes when nothing is
+ * wanted. The orchestrator calls it once after starting or stopping
+ * collectors. -1 after a message. */
+int  tracker_agent_apply(jvmtiEnv *jvmti, JNIEnv *jni);
+/* Classes rewritten (or restored) by the last apply. */
+unsigned tracker_agent_rewritten(void);
 
 /* Set while the natives are being bound by calling each once: a native
  * called then must return at once. */

@@ -1,6 +1,7 @@
 /* sampler.c: see sampler.h. */
 #include "sampler.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
@@ -42,12 +43,17 @@ _Static_assert(offsetof(asgct_frame, method_id) == offsetof(sample_frame, method
 sampler_losses sampler_lost;
 
 static asgct_fn      async_get_call_trace;
+static JavaVM       *java_vm;           /* for threads the agent never saw start */
 static sampler_engine engine;
 static sample_queue *queue;
 static uint32_t      frames_to_walk;
 static long          interval_ns;
 static uint64_t      interval_period;   /* interval_ns as PERF_EVENT_IOC_PERIOD wants it */
 static atomic_int    sampling_on;
+static atomic_int    generation;
+/* JNIEnvs of threads not to sample (sampler_ignore_env); read by the handler. */
+static _Atomic(const void *) ignored_envs[SAMPLER_MAX_IGNORED];
+static atomic_int    n_ignored;        /* sampler_start calls: thread states older are stale */
 
 /* Per-thread state read by the handler. initial-exec TLS: reading it from a
  * signal handler never calls into the dynamic linker (no malloc). */
@@ -58,6 +64,9 @@ typedef struct thread_state {
     int      perf_fd;              /* this thread's perf event, when has_perf */
     int      has_perf;             /* 0 in fresh TLS, so fd 0 is never touched by mistake */
     int      first_period;         /* perf: the random first period is still in force */
+    int      not_java;             /* the generation in which it was seen to run no Java (GC,
+                                      JIT): its timer is disarmed */
+    int      generation;           /* sampler_start's count when this state was filled */
 } thread_state;
 
 static __thread thread_state tls __attribute__((tls_model("initial-exec")));
@@ -68,6 +77,7 @@ static __thread thread_state tls __attribute__((tls_model("initial-exec")));
 typedef struct timer_slot {
     timer_t id;                    /* timer engine */
     int     perf_fd;               /* perf engine */
+    pid_t   tid;                   /* the thread it signals */
     int     in_use;
 } timer_slot;
 
@@ -118,15 +128,79 @@ static void retry_from_caller(asgct_trace *trace, void *ucontext)
 #endif
 }
 
+void sampler_ignore_env(const void *env)
+{
+    int n = atomic_load(&n_ignored);
+    for (int i = 0; i < n; i++)
+        if (atomic_load(&ignored_envs[i]) == env)
+            return;
+    int k = atomic_fetch_add(&n_ignored, 1);
+    if (k < SAMPLER_MAX_IGNORED)
+        atomic_store(&ignored_envs[k], env);
+    else
+        atomic_store(&n_ignored, SAMPLER_MAX_IGNORED);
+}
+
+static int is_ignored(const void *env)
+{
+    int n = atomic_load_explicit(&n_ignored, memory_order_acquire);
+    if (n > SAMPLER_MAX_IGNORED)
+        n = SAMPLER_MAX_IGNORED;
+    for (int i = 0; i < n; i++)
+        if (atomic_load_explicit(&ignored_envs[i], memory_order_relaxed) == env)
+            return 1;
+    return 0;
+}
+
+/* A timer made for a thread from outside (sampler_thread_start_other): the
+ * thread's state is filled at its first signal. GetEnv only reads the JVM's
+ * thread-local pointer to its current thread, as async profilers do here.
+ * A thread that runs no Java (GC, compiler) gets its timer disarmed instead,
+ * so it costs one signal in all. Returns 0 if this thread is not sampled. */
+static int adopt_thread(thread_state *t, const siginfo_t *info)
+{
+    t->env = NULL;                 /* stale state (from before a stop) is dropped */
+    t->has_perf = 0;
+    if (java_vm == NULL || info == NULL)
+        return 0;
+    if (t->not_java == atomic_load_explicit(&generation, memory_order_relaxed))
+        return 0;
+    JNIEnv *env = NULL;
+    int is_perf = info->si_code != SI_TIMER;
+    if ((*java_vm)->GetEnv(java_vm, (void **)&env, JNI_VERSION_1_6) != JNI_OK || env == NULL ||
+        is_ignored(env)) {
+        t->not_java = atomic_load_explicit(&generation, memory_order_relaxed);
+        if (!is_perf) {
+            struct itimerspec off;
+            memset(&off, 0, sizeof off);
+            timer_settime((timer_t)(intptr_t)info->si_timerid, 0, &off, NULL);
+        }
+        return 0;                  /* perf: not re-armed below, so it stays quiet */
+    }
+    t->thread_serial = 0;          /* named later by its JNIEnv (raw_sample.env) */
+    t->generation = atomic_load_explicit(&generation, memory_order_relaxed);
+    t->timer_slot = -1;
+    t->perf_fd = is_perf ? info->si_fd : -1;
+    t->has_perf = is_perf;
+    t->first_period = is_perf;
+    atomic_signal_fence(memory_order_seq_cst);
+    t->env = env;
+    return 1;
+}
+
 static void on_sigprof(int signo, siginfo_t *info, void *ucontext)
 {
     (void)signo;
     int saved_errno = errno;
     thread_state *t = &tls;
-    if (!atomic_load_explicit(&sampling_on, memory_order_relaxed) || t->env == NULL) {
+    if (!atomic_load_explicit(&sampling_on, memory_order_relaxed)) {
         atomic_fetch_add_explicit(&sampler_lost.unregistered, 1, memory_order_relaxed);
         goto out;
     }
+    if ((t->env == NULL || t->generation != atomic_load_explicit(&generation, memory_order_relaxed) ||
+         (t->thread_serial == 0 && is_ignored(t->env))) &&
+        !adopt_thread(t, info))
+        goto out;
     raw_sample *s = sample_queue_claim(queue);
     if (s == NULL) {
         atomic_fetch_add_explicit(&sampler_lost.buffer_full, 1, memory_order_relaxed);
@@ -140,6 +214,7 @@ static void on_sigprof(int signo, siginfo_t *info, void *ucontext)
             atomic_fetch_add_explicit(&sampler_lost.recovered_from_caller, 1, memory_order_relaxed);
     }
     s->thread_serial = t->thread_serial;
+    s->env = t->env;
     s->num_frames = trace.num_frames;
     /* A POSIX CPU timer is checked at kernel ticks: one signal may stand for
      * several expired intervals, which the kernel counts as overruns. */
@@ -192,9 +267,10 @@ const char *sampler_engine_name(void)
 /* From this interval on, sampler=auto uses POSIX timers (see sampler_init). */
 #define AUTO_TIMER_MIN_MS 10
 
-int sampler_init(sample_queue *q, int interval_ms, uint32_t max_frames, sampler_engine wanted,
+int sampler_init(JavaVM *vm, sample_queue *q, int interval_ms, uint32_t max_frames, sampler_engine wanted,
                  char *err, size_t errlen)
 {
+    java_vm = vm;
     async_get_call_trace = (asgct_fn)dlsym(RTLD_DEFAULT, "AsyncGetCallTrace");
     if (async_get_call_trace == NULL) {
         snprintf(err, errlen, "hprof: cpu=samples needs HotSpot's AsyncGetCallTrace, which this "
@@ -241,7 +317,6 @@ int sampler_init(sample_queue *q, int interval_ms, uint32_t max_frames, sampler_
             return -1;
         }
     }
-    atomic_store(&sampling_on, 1);
     return 0;
 }
 
@@ -286,6 +361,15 @@ static uint64_t random_first_period(pid_t tid)
     return 1 + x % (uint64_t)interval_ns;
 }
 
+/* The slot of thread tid's timer, or -1; timers_lock held. */
+static int slot_of_tid(pid_t tid)
+{
+    for (int i = 0; i < timers_cap; i++)
+        if (timers[i].in_use && timers[i].tid == tid)
+            return i;
+    return -1;
+}
+
 /* perf engine: an event owned by this thread that signals it on overflow. */
 static int start_perf(pid_t tid, int slot, uint64_t first_period_ns)
 {
@@ -307,12 +391,9 @@ static int start_perf(pid_t tid, int slot, uint64_t first_period_ns)
 /* timer engine: a POSIX timer on this thread's CPU clock. */
 static int start_timer(pid_t tid, int slot)
 {
-    clockid_t clock;
-    int rc = pthread_getcpuclockid(pthread_self(), &clock);
-    if (rc != 0) {
-        errno = rc;
-        return -1;
-    }
+    /* Linux's clock id for a thread's CPU time (CPUCLOCK_SCHED, per thread):
+     * what pthread_getcpuclockid gives, for any thread of this process. */
+    clockid_t clock = (clockid_t)((~(unsigned)tid << 3) | 6u);
     struct sigevent sev;
     memset(&sev, 0, sizeof sev);
     sev.sigev_notify = SIGEV_THREAD_ID;
@@ -330,50 +411,77 @@ static void release_slot(int slot)
     else
         timer_delete(timers[slot].id);   /* also drops a signal still queued from it */
     timers[slot].in_use = 0;
+    timers[slot].tid = 0;
+}
+
+/* Arm a slot's timer or counter for its first period. */
+static int arm_slot(int slot, uint64_t first)
+{
+    if (engine == SAMPLER_PERF)
+        return ioctl(timers[slot].perf_fd, PERF_EVENT_IOC_RESET, 0) == 0 &&
+               ioctl(timers[slot].perf_fd, PERF_EVENT_IOC_REFRESH, 1) == 0 ? 0 : -1;
+    struct itimerspec its;
+    memset(&its, 0, sizeof its);
+    its.it_value.tv_sec = (time_t)(first / 1000000000u);
+    its.it_value.tv_nsec = (long)(first % 1000000000u);
+    its.it_interval.tv_sec = interval_ns / 1000000000L;
+    its.it_interval.tv_nsec = interval_ns % 1000000000L;
+    return timer_settime(timers[slot].id, 0, &its, NULL);
+}
+
+/* A new timer for thread tid in a free slot; timers_lock held. -1 with errno. */
+static int new_slot(pid_t tid, uint64_t first)
+{
+    int slot = take_timer_slot();
+    if (slot < 0) {
+        errno = ENOMEM;
+        return -1;
+    }
+    if ((engine == SAMPLER_PERF ? start_perf(tid, slot, first) : start_timer(tid, slot)) != 0)
+        return -1;
+    timers[slot].in_use = 1;
+    timers[slot].tid = tid;
+    return slot;
+}
+
+/* The calling thread's state is current: filled since the last
+ * sampler_start (a state from before a `stop` names a timer since deleted). */
+static int tls_current(void)
+{
+    return tls.env != NULL && tls.generation == atomic_load_explicit(&generation, memory_order_relaxed);
 }
 
 int sampler_thread_start(JNIEnv *env, uint32_t thread_serial)
 {
-    if (!atomic_load(&sampling_on))
-        return 0;
-    if (tls.env != NULL)
-        return 0;                      /* already sampled (VMInit and ThreadStart both saw it) */
+    if (!atomic_load(&sampling_on) || tls_current())
+        return 0;                      /* off, or already sampled (VMInit and ThreadStart both saw it) */
+    tls.env = NULL;
+    atomic_signal_fence(memory_order_seq_cst);
 
     pid_t tid = (pid_t)syscall(SYS_gettid);
     pthread_mutex_lock(&timers_lock);
-    int slot = take_timer_slot();
+    /* A timer made for this thread from outside (it existed when sampling
+     * started) is adopted: one timer per thread. */
     uint64_t first = random_first_period(tid);
-    int rc = slot < 0 ? (errno = ENOMEM, -1)
-           : engine == SAMPLER_PERF ? start_perf(tid, slot, first) : start_timer(tid, slot);
-    if (rc != 0) {
+    int slot = slot_of_tid(tid);
+    int adopted = slot >= 0;
+    if (!adopted && (slot = new_slot(tid, first)) < 0) {
         int e = errno;
         pthread_mutex_unlock(&timers_lock);
         errno = e;
         return -1;
     }
-    timers[slot].in_use = 1;
     /* Fill the thread state before the first signal can arrive. */
     tls.thread_serial = thread_serial;
     tls.timer_slot = slot;
     tls.perf_fd = timers[slot].perf_fd;
     tls.has_perf = engine == SAMPLER_PERF;
-    tls.first_period = first != (uint64_t)interval_ns;
+    tls.first_period = adopted ? 1 : first != (uint64_t)interval_ns;
+    tls.generation = atomic_load(&generation);
     atomic_signal_fence(memory_order_seq_cst);
     tls.env = env;
 
-    if (engine == SAMPLER_PERF) {
-        rc = ioctl(tls.perf_fd, PERF_EVENT_IOC_RESET, 0) == 0 &&
-             ioctl(tls.perf_fd, PERF_EVENT_IOC_REFRESH, 1) == 0 ? 0 : -1;
-    } else {
-        struct itimerspec its;
-        memset(&its, 0, sizeof its);
-        its.it_value.tv_sec = (time_t)(first / 1000000000u);
-        its.it_value.tv_nsec = (long)(first % 1000000000u);
-        its.it_interval.tv_sec = interval_ns / 1000000000L;
-        its.it_interval.tv_nsec = interval_ns % 1000000000L;
-        rc = timer_settime(timers[slot].id, 0, &its, NULL);
-    }
-    if (rc != 0) {
+    if (!adopted && arm_slot(slot, first) != 0) {
         int e = errno;
         tls.env = NULL;
         atomic_signal_fence(memory_order_seq_cst);
@@ -388,21 +496,68 @@ int sampler_thread_start(JNIEnv *env, uint32_t thread_serial)
     return 0;
 }
 
+int sampler_thread_start_other(pid_t tid)
+{
+    if (!atomic_load(&sampling_on))
+        return 0;
+    pthread_mutex_lock(&timers_lock);
+    int rc = 0;
+    if (slot_of_tid(tid) < 0) {
+        uint64_t first = random_first_period(tid);
+        int slot = new_slot(tid, first);
+        if (slot < 0 || arm_slot(slot, first) != 0) {
+            int e = errno;
+            if (slot >= 0)
+                release_slot(slot);
+            errno = e;
+            rc = -1;
+        }
+    }
+    pthread_mutex_unlock(&timers_lock);
+    return rc;
+}
+
+int sampler_start_every_thread(void)
+{
+    DIR *dir = opendir("/proc/self/task");
+    if (dir == NULL)
+        return -1;
+    int started = 0;
+    struct dirent *d;
+    while ((d = readdir(dir)) != NULL) {
+        char *end = NULL;
+        long tid = strtol(d->d_name, &end, 10);
+        if (tid <= 0 || *end != '\0')
+            continue;
+        /* A thread that ended meanwhile: no timer, nothing lost. */
+        if (sampler_thread_start_other((pid_t)tid) == 0)
+            started++;
+    }
+    closedir(dir);
+    return started;
+}
+
 void sampler_thread_end(void)
 {
-    if (tls.env == NULL)
-        return;
+    pid_t tid = (pid_t)syscall(SYS_gettid);
     pthread_mutex_lock(&timers_lock);
-    int slot = tls.timer_slot;
     /* Stop the handler from using this thread's state before it goes. */
     tls.env = NULL;
     atomic_signal_fence(memory_order_seq_cst);
     tls.has_perf = 0;
-    /* sampler_stop may have released it already: in_use tells. */
-    if (slot >= 0 && slot < timers_cap && timers[slot].in_use)
+    /* Its timer, made by itself or from outside; sampler_stop may have
+     * released it already. */
+    int slot = slot_of_tid(tid);
+    if (slot >= 0)
         release_slot(slot);
     tls.timer_slot = -1;
     pthread_mutex_unlock(&timers_lock);
+}
+
+void sampler_start(void)
+{
+    atomic_fetch_add(&generation, 1);
+    atomic_store(&sampling_on, 1);
 }
 
 void sampler_stop(void)

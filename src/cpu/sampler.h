@@ -22,6 +22,7 @@
 #include <jni.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "sample_queue.h"
 
@@ -38,12 +39,29 @@ typedef enum { SAMPLER_AUTO = 0, SAMPLER_PERF, SAMPLER_TIMER } sampler_engine;
  * intervals of 10 ms and more; below, perf events if the kernel allows them,
  * else timers) and install the SIGPROF handler.
  * Returns 0, or -1 with a message in err. */
-int  sampler_init(sample_queue *queue, int interval_ms, uint32_t max_frames,
+int  sampler_init(JavaVM *vm, sample_queue *queue, int interval_ms, uint32_t max_frames,
                   sampler_engine wanted, char *err, size_t errlen);
+/* Turn sampling on (again, after sampler_stop): thread states and timers
+ * from before are stale, and each thread's timer is made anew by
+ * sampler_thread_start or sampler_start_every_thread. */
+void sampler_start(void);
 /* What drives the samples, for the report header. */
 const char *sampler_engine_name(void);
 /* Start sampling the calling thread. 0 on success; -1 with errno set. */
 int  sampler_thread_start(JNIEnv *env, uint32_t thread_serial);
+/* Sample thread `tid` of this process from now on, from any thread: its
+ * state is filled by the handler at its first signal (JNIEnv from the VM,
+ * serial 0: the sample carries the JNIEnv instead). A thread that runs no
+ * Java gets one signal and its timer disarmed. Idempotent per thread. */
+int  sampler_thread_start_other(pid_t tid);
+/* sampler_thread_start_other for every thread of the process (those that
+ * existed before the agent, at attach or VMInit). Returns how many. */
+int  sampler_start_every_thread(void);
+/* Samples of the thread with this JNIEnv are not wanted (a thread the
+ * program cannot see): the handler disarms its timer at its next signal.
+ * Up to SAMPLER_MAX_IGNORED threads; any thread may call it. */
+#define SAMPLER_MAX_IGNORED 64
+void sampler_ignore_env(const void *env);
 /* Stop sampling the calling thread (idempotent). */
 void sampler_thread_end(void);
 /* Stop every timer; the handler ignores late signals. */

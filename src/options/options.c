@@ -369,3 +369,77 @@ int options_check_implemented(const hprof_options *o, char *err, size_t errlen)
             "format=a (text) and collapsed=<file>. Example: -agentlib:hprof=cpu=samples", missing);
     return -1;
 }
+
+/* ------------------------------------------------------------ commands */
+
+static const char *const command_names[] = { "start", "stop", "dump", "reset", "status" };
+
+const char *command_name(agent_command c)
+{
+    return (unsigned)c < sizeof command_names / sizeof command_names[0] ? command_names[c] : "?";
+}
+
+int command_parse(const char *text, command_request *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (err && errlen)
+        err[0] = '\0';
+    if (text == NULL)
+        return 0;
+    const char *p = text;
+    /* The command word: a first item without '=' that names a command. */
+    size_t first = strcspn(p, ",");
+    for (unsigned i = 0; i < sizeof command_names / sizeof command_names[0]; i++) {
+        if (first == strlen(command_names[i]) && strncmp(p, command_names[i], first) == 0) {
+            out->command = (agent_command)i;
+            out->command_given = 1;
+            p += first;
+            if (*p == ',')
+                p++;
+            break;
+        }
+    }
+    /* reply= can be anywhere; everything else is kept in order. */
+    size_t used = 0;
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        if (len > 6 && strncmp(p, "reply=", 6) == 0) {
+            if (len - 6 >= sizeof out->reply || p[6] != '/') {
+                set_err(err, errlen, "hprof: bad value for 'reply': expected an absolute path "
+                        "shorter than %d bytes", (int)sizeof out->reply);
+                return -1;
+            }
+            memcpy(out->reply, p + 6, len - 6);
+            out->reply[len - 6] = '\0';
+        } else {
+            if (used + len + 2 > sizeof out->options) {
+                set_err(err, errlen, "hprof: the options are too long (%zu bytes at most)",
+                        sizeof out->options - 1);
+                return -1;
+            }
+            if (used)
+                out->options[used++] = ',';
+            memcpy(out->options + used, p, len);
+            used += len;
+            out->options[used] = '\0';
+        }
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    return 0;
+}
+
+int command_check(const command_request *req, const hprof_options *given, char *err, size_t errlen)
+{
+    if (req->command == COMMAND_START || req->options[0] == '\0')
+        return 0;
+    if ((req->command == COMMAND_STOP || req->command == COMMAND_DUMP) &&
+        strncmp(req->options, "file=", 5) == 0 && strchr(req->options, ',') == NULL && given->file_given)
+        return 0;
+    set_err(err, errlen, "hprof: '%s' takes %s, not '%s'", command_name(req->command),
+            req->command == COMMAND_STOP || req->command == COMMAND_DUMP
+                ? "only file=PATH (a complete report written to a new file)" : "no options",
+            req->options);
+    return -1;
+}

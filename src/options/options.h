@@ -47,6 +47,29 @@ int options_parse(const char *text, hprof_options *out, char *err, size_t errlen
  * returns 0 if all are available, else -1 with a message in err. */
 int options_check_implemented(const hprof_options *o, char *err, size_t errlen);
 
+/* ---- run-time commands ----
+ * The options string of a load (start-up, attach, or a later
+ * `jcmd <pid> JVMTI.agent_load` of the same library) may begin with a
+ * command word, and may carry reply=PATH, where the `hprof` command waits
+ * for the agent's answer. The rest are ordinary options. */
+typedef enum { COMMAND_START = 0, COMMAND_STOP, COMMAND_DUMP, COMMAND_RESET, COMMAND_STATUS } agent_command;
+
+typedef struct command_request {
+    agent_command command;
+    int           command_given;          /* the word was there (else: start) */
+    char          reply[OPTIONS_PATH_MAX];/* reply=, "" when absent */
+    char          options[2 * OPTIONS_PATH_MAX + 1024];  /* the options that remain */
+} command_request;
+
+/* Split a load's options string. 0, or -1 with a message naming the part
+ * that is wrong (a command's options are checked by command_check). */
+int command_parse(const char *text, command_request *out, char *err, size_t errlen);
+/* Options a command may take: start, every option; stop and dump, file=
+ * (dump: a complete report to a new file); reset and status, none.
+ * 0, or -1 with a message. */
+int command_check(const command_request *req, const hprof_options *given, char *err, size_t errlen);
+const char *command_name(agent_command c);
+
 /* The usage text printed by "help". */
 const char *options_usage(void);
 

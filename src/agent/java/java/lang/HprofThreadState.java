@@ -25,6 +25,7 @@ final class HprofThreadState {
     final int depth;
 
     /* shadow stack */
+    int epoch;                         /* HprofTracker.engaged when it was last used */
     int sp;
     int overflow;                      /* frames beyond MAX_DEPTH, not tracked */
     int[] ids = new int[64];

@@ -19,7 +19,8 @@ import jdk.internal.vm.annotation.DontInline;
 public final class HprofTracker {
     private HprofTracker() {}
 
-    /** 1 once the agent has set up, 0 again at VM death: calls before and after are ignored. */
+    /** Non-zero while cpu=times counts: a new number at each start, so that a
+     *  thread's shadow stack from before a stop is dropped (see current). */
     static volatile int engaged;
     /** depth= : frames that make a trace key. */
     static int depth = 4;
@@ -36,23 +37,26 @@ public final class HprofTracker {
      * for the JIT to inline it into its callers, and calls would multiply. */
     @DontInline
     public static void methodEntry(int id) {
-        if (engaged == 0) return;
-        HprofThreadState s = current();
+        int e = engaged;
+        if (e == 0) return;
+        HprofThreadState s = current(e);
         if (s != null) s.enter(id);
     }
 
     @DontInline
     public static void methodExit(int id) {
-        if (engaged == 0) return;
-        HprofThreadState s = current();
+        int e = engaged;
+        if (e == 0) return;
+        HprofThreadState s = current(e);
         if (s != null) s.exit(id);
     }
 
     /** A leaf method's only call (see the rewriter's BCI_COUNT_LEAVES). */
     @DontInline
     public static void methodCount(int id) {
-        if (engaged == 0) return;
-        HprofThreadState s = current();
+        int e = engaged;
+        if (e == 0) return;
+        HprofThreadState s = current(e);
         if (s != null) s.count(id);
     }
 
@@ -145,14 +149,20 @@ public final class HprofTracker {
         byte[] m = new byte[n]; System.arraycopy(mode, 0, m, 0, mode.length); mode = m;
     }
 
-    private static HprofThreadState current() {
+    /* The calling thread's state; its shadow stack is emptied when counting
+     * restarted (`start` after `stop`) since the thread last came here: the
+     * frames it holds were entered before the stop and left unseen. */
+    private static HprofThreadState current(int epoch) {
         Thread t = Thread.currentThread();
         HprofThreadState[] tab = table;
         int mask = tab.length - 1;
         for (int i = System.identityHashCode(t) & mask; ; i = (i + 1) & mask) {
             HprofThreadState s = tab[i];
-            if (s == null) return create(t);
-            if (s.thread == t) return s;
+            if (s == null) { s = create(t); if (s != null) s.epoch = epoch; return s; }
+            if (s.thread == t) {
+                if (s.epoch != epoch) { s.sp = 0; s.overflow = 0; s.epoch = epoch; }
+                return s;
+            }
         }
     }
 

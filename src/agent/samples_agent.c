@@ -1,0 +1,419 @@
+/*
+ * samples_agent: cpu=samples as a collector (collector.h). The sampler
+ * (src/cpu/sampler.c) puts raw stacks in the queue from its signal handler;
+ * the agent thread drains them into cpu_collector (tick); a dump writes
+ * CPU SAMPLES and the collapsed stacks.
+ *
+ * Threads that existed before sampling started (at VMInit: the JDK's own;
+ * at attach: all of them) never pass ThreadStart, so they are sampled
+ * through timers made for their kernel thread ids (/proc/self/task), and
+ * their samples carry their JNIEnv instead of a serial. The JNIEnv of a Java
+ * thread lives inside HotSpot's JavaThread at a fixed offset, and
+ * java.lang.Thread's `eetop` field holds that JavaThread's address: the
+ * offset measured once on the current thread turns every thread's eetop
+ * into its JNIEnv, so env_threads maps JNIEnv -> thread serial.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../core/keytab.h"
+#include "../cpu/cpu_collector.h"
+#include "../cpu/sample_queue.h"
+#include "../cpu/sampler.h"
+#include "../output/collapsed_writer.h"
+#include "collector.h"
+#include "events.h"
+#include "heap_dump.h"
+#include "jvmti_support.h"
+
+/* cpu=samples' state: made at its first start, kept across stop/start. */
+static struct {
+    int             initialised;      /* queue, collector and handler exist */
+    int             running;
+    int             interval_ms;
+    int             walk_depth;       /* frames the handler walks */
+    int             depth, lineno, per_thread, keep_stacks;
+    sample_queue    queue;
+    pthread_mutex_t env_lock;         /* guards env_threads */
+    keytab          env_threads;      /* key: a JNIEnv pointer; index -> env_serial[] */
+    serial_t       *env_serial;
+    uint32_t        env_serial_cap;
+    char            collapsed[OPTIONS_PATH_MAX];
+    int             env_map_complete; /* every thread alive at the start is in env_threads */
+} cpu = { .env_lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* ------------------------------------------------------------ JNIEnv map */
+
+static void env_put(const void *env, serial_t serial)
+{
+    pthread_mutex_lock(&cpu.env_lock);
+    uint32_t i = keytab_intern(&cpu.env_threads, &env, sizeof env, NULL);
+    if (i != KEYTAB_FULL && i >= cpu.env_serial_cap) {
+        uint32_t cap = cpu.env_serial_cap ? cpu.env_serial_cap * 2 : 256;
+        while (cap <= i)
+            cap *= 2;
+        serial_t *n = realloc(cpu.env_serial, cap * sizeof *n);
+        if (n) {
+            memset(n + cpu.env_serial_cap, 0, (cap - cpu.env_serial_cap) * sizeof *n);
+            cpu.env_serial = n;
+            cpu.env_serial_cap = cap;
+        }
+    }
+    if (i != KEYTAB_FULL && i < cpu.env_serial_cap)
+        cpu.env_serial[i] = serial;
+    pthread_mutex_unlock(&cpu.env_lock);
+}
+
+/* A thread ended: its JNIEnv's memory may serve a new thread. */
+static void env_forget(const void *env)
+{
+    pthread_mutex_lock(&cpu.env_lock);
+    uint32_t i = keytab_find(&cpu.env_threads, &env, sizeof env);
+    if (i != KEYTAB_FULL && i < cpu.env_serial_cap)
+        cpu.env_serial[i] = 0;
+    pthread_mutex_unlock(&cpu.env_lock);
+}
+
+/* cpu_collector's thread_of_env (drain thread). An ended thread's entry is
+ * zeroed, since its JNIEnv's memory may serve a new thread. */
+static serial_t env_thread(const void *env, void *context)
+{
+    (void)context;
+    pthread_mutex_lock(&cpu.env_lock);
+    uint32_t i = keytab_find(&cpu.env_threads, &env, sizeof env);
+    serial_t s = i != KEYTAB_FULL && i < cpu.env_serial_cap ? cpu.env_serial[i] : 0;
+    pthread_mutex_unlock(&cpu.env_lock);
+    /* Not a thread the program can see (HotSpot's hidden JavaThreads: JIT
+     * compilers, its service thread; or the agent's own): with the map
+     * complete, the sampler stops sampling it. */
+    if (s == 0 && cpu.env_map_complete) {
+        sampler_ignore_env(env);
+        return CPU_NOT_PROFILED;
+    }
+    return s;
+}
+
+/* Every thread alive now: JNIEnv -> serial, through Thread.eetop. */
+static void map_existing_threads(JNIEnv *jni)
+{
+    jclass thread_class = (*jni)->FindClass(jni, "java/lang/Thread");
+    jfieldID eetop = thread_class ? (*jni)->GetFieldID(jni, thread_class, "eetop", "J") : NULL;
+    jmethodID current = thread_class ? (*jni)->GetStaticMethodID(jni, thread_class, "currentThread",
+                                                                  "()Ljava/lang/Thread;") : NULL;
+    jobject me = current ? (*jni)->CallStaticObjectMethod(jni, thread_class, current) : NULL;
+    if ((*jni)->ExceptionCheck(jni) || me == NULL || eetop == NULL) {
+        (*jni)->ExceptionClear(jni);
+        fprintf(stderr, "hprof: warning: Thread.eetop not found in this JDK: samples of threads "
+                "that existed before sampling started are charged to no thread (thread=y)\n");
+        return;
+    }
+    jlong my_top = (*jni)->GetLongField(jni, me, eetop);
+    intptr_t offset = (intptr_t)jni - (intptr_t)my_top;
+    jint n = 0;
+    jthread *threads = NULL;
+    cpu.env_map_complete = my_top != 0;
+    if (my_top != 0 && !jvmti_failed((*hprof_jvmti)->GetAllThreads(hprof_jvmti, &n, &threads), "GetAllThreads")) {
+        for (jint i = 0; i < n; i++) {
+            jlong top = (*jni)->GetLongField(jni, threads[i], eetop);
+            serial_t serial = thread_serial_of(threads[i]);
+            if (top != 0 && serial != 0)
+                env_put((const void *)(intptr_t)(top + offset), serial);
+            (*jni)->DeleteLocalRef(jni, threads[i]);
+        }
+        jvmti_free(threads);
+    }
+    (*jni)->DeleteLocalRef(jni, me);
+    (*jni)->DeleteLocalRef(jni, thread_class);
+}
+
+/* ------------------------------------------------------------ events */
+
+/* AsyncGetCallTrace can only name methods whose jmethodIDs exist: making
+ * them when a class is prepared (GetClassMethods) is what lets the signal
+ * handler report a frame instead of failing. */
+static void prepare_method_ids(jvmtiEnv *jvmti, jclass klass)
+{
+    jint count = 0;
+    jmethodID *methods = NULL;
+    jvmtiError err = (*jvmti)->GetClassMethods(jvmti, klass, &count, &methods);
+    if (err == JVMTI_ERROR_NONE)
+        jvmti_free(methods);
+    else if (err != JVMTI_ERROR_CLASS_NOT_PREPARED)
+        jvmti_failed(err, "GetClassMethods");
+}
+
+static void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
+{
+    (void)jni; (void)thread;
+    if (cpu.running)
+        prepare_method_ids(jvmti, klass);
+}
+
+/* Wanted only because AsyncGetCallTrace needs ClassLoad events on. */
+static void JNICALL on_class_load(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
+{
+    (void)jvmti; (void)jni; (void)thread; (void)klass;
+}
+
+/* Wanted only because, while CompiledMethodLoad events are on, HotSpot's JIT
+ * records debug information at every instruction (as with
+ * -XX:+DebugNonSafepoints): without it, a sample in inlined code would be
+ * blamed on the enclosing method at the nearest safepoint. */
+static void JNICALL on_compiled_method_load(jvmtiEnv *jvmti, jmethodID method, jint code_size,
+                                            const void *code_addr, jint map_length,
+                                            const jvmtiAddrLocationMap *map, const void *compile_info)
+{
+    (void)jvmti; (void)method; (void)code_size; (void)code_addr;
+    (void)map_length; (void)map; (void)compile_info;
+}
+
+/* ------------------------------------------------------------ collector */
+
+static int wanted(const hprof_options *opt) { return opt->cpu == CPU_SAMPLES; }
+
+static int capabilities(const collector_env *env, const jvmtiCapabilities *potential, jvmtiCapabilities *caps)
+{
+    caps->can_get_line_numbers = potential->can_get_line_numbers;
+    caps->can_get_source_file_name = potential->can_get_source_file_name;
+    caps->can_generate_compiled_method_load_events = potential->can_generate_compiled_method_load_events;
+    if (!potential->can_generate_compiled_method_load_events)
+        env->limit("cpu=samples: this JVM cannot report compiled methods; samples in inlined code "
+                   "may be attributed to the enclosing method");
+    else if (env->live)
+        env->limit("cpu=samples: methods the JIT compiled before the attach have debug information "
+                   "at safepoints only, until they are compiled again; samples in code they inlined "
+                   "may be charged to the enclosing method");
+    return 0;
+}
+
+static int subscribe(const collector_env *env)
+{
+    (void)env;
+    return events_subscribe(JVMTI_EVENT_CLASS_LOAD, EVENT_FN(on_class_load)) |
+           events_subscribe(JVMTI_EVENT_CLASS_PREPARE, EVENT_FN(on_class_prepare)) |
+           events_subscribe(JVMTI_EVENT_COMPILED_METHOD_LOAD, EVENT_FN(on_compiled_method_load));
+}
+
+/* Queue size: about 100 ms of samples from every CPU at the chosen interval,
+ * so the drain thread (every 20 ms) has ample slack. */
+static size_t queue_capacity(int interval_ms)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpus < 1)
+        cpus = 1;
+    size_t cap = (size_t)cpus * (size_t)(100 / interval_ms + 1);
+    return cap < 256 ? 256 : cap > 65536 ? 65536 : cap;
+}
+
+/* Made once: the handler, once installed, reads the queue for the life of
+ * the process; a later start with other options keeps what cannot change
+ * under it (interval, engine, walk depth) and says so. */
+static int init_once(const collector_env *env)
+{
+    const hprof_options *opt = env->opt;
+    if (cpu.initialised) {
+        if (opt->interval_ms != cpu.interval_ms || opt->depth != cpu.depth || opt->lineno != cpu.lineno ||
+            opt->thread != cpu.per_thread)
+            env->limit("cpu=samples: interval=, depth=, lineno= and thread= keep the values of the first "
+                       "start (the samples already counted use them)");
+        return 0;
+    }
+    char err[512];
+    cpu.interval_ms = opt->interval_ms;
+    cpu.depth = opt->depth;
+    cpu.lineno = opt->lineno;
+    cpu.per_thread = opt->thread;
+    cpu.keep_stacks = opt->collapsed[0] != 0;
+    /* Without collapsed output, walking deeper than depth= is wasted work. */
+    cpu.walk_depth = cpu.keep_stacks ? CPU_MAX_FRAMES : opt->depth > 0 ? opt->depth : 1;
+    cpu_collector_config cc = {
+        .depth = opt->depth, .lineno = opt->lineno, .per_thread = opt->thread,
+        .keep_stacks = cpu.keep_stacks, .resolve = resolve_method, .thread_of_env = env_thread,
+    };
+    keytab_init(&cpu.env_threads, 1u << 20);
+    if (sample_queue_init(&cpu.queue, queue_capacity(opt->interval_ms), (uint32_t)cpu.walk_depth) != 0 ||
+        cpu_collector_init(&cc) != 0) {
+        fprintf(stderr, "hprof: out of memory starting cpu=samples\n");
+        return -1;
+    }
+    sampler_engine engine = opt->sampler == 'p' ? SAMPLER_PERF : opt->sampler == 't' ? SAMPLER_TIMER : SAMPLER_AUTO;
+    if (sampler_init(hprof_vm, &cpu.queue, opt->interval_ms, (uint32_t)cpu.walk_depth, engine, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return -1;
+    }
+    cpu.initialised = 1;
+    return 0;
+}
+
+static int start(const collector_env *env, JNIEnv *jni)
+{
+    if (init_once(env) != 0)
+        return -1;
+    snprintf(cpu.collapsed, sizeof cpu.collapsed, "%s", env->opt->collapsed);
+    jvmtiEnv *jvmti = hprof_jvmti;
+    jint nclasses = 0;
+    jclass *classes = NULL;
+    cpu.running = 1;
+    if (events_want(jvmti, JVMTI_EVENT_CLASS_LOAD) != 0 || events_want(jvmti, JVMTI_EVENT_CLASS_PREPARE) != 0)
+        return -1;
+    jvmtiCapabilities caps;
+    memset(&caps, 0, sizeof caps);
+    if ((*jvmti)->GetCapabilities(jvmti, &caps) == JVMTI_ERROR_NONE && caps.can_generate_compiled_method_load_events)
+        events_want(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD);
+    if (!jvmti_failed((*jvmti)->GetLoadedClasses(jvmti, &nclasses, &classes), "GetLoadedClasses")) {
+        for (jint i = 0; i < nclasses; i++) {
+            prepare_method_ids(jvmti, classes[i]);
+            (*jni)->DeleteLocalRef(jni, classes[i]);
+        }
+        jvmti_free(classes);
+    }
+    map_existing_threads(jni);
+    sampler_start();
+    if (sampler_start_every_thread() < 0)
+        fprintf(stderr, "hprof: cannot list this process's threads (/proc/self/task): %s; only threads "
+                "started from now on are sampled\n", strerror(errno));
+    return 0;
+}
+
+static void thread_start(JNIEnv *jni, jthread thread, serial_t serial)
+{
+    (void)thread;
+    if (cpu.running && serial && sampler_thread_start(jni, serial) != 0)
+        fprintf(stderr, "hprof: cannot create a CPU timer for thread %u: %s; it will not be "
+                "sampled\n", serial, strerror(errno));
+}
+
+static void thread_end(JNIEnv *jni, jthread thread)
+{
+    (void)thread;
+    sampler_thread_end();
+    if (cpu.initialised)
+        env_forget(jni);
+}
+
+static int tick(JNIEnv *jni)
+{
+    (void)jni;
+    cpu_collector_drain(&cpu.queue);
+    return 0;
+}
+
+/* Samples the handler had to drop are turned into rows of their own. */
+static void collect_losses(void)
+{
+    cpu_collector_add_lost("buffer_full", atomic_exchange(&sampler_lost.buffer_full, 0));
+    cpu_collector_add_lost("unregistered_thread", atomic_exchange(&sampler_lost.unregistered, 0));
+}
+
+static void write_collapsed(const char *path)
+{
+    char tmp[OPTIONS_PATH_MAX + 32];
+    snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL) {
+        fprintf(stderr, "hprof: cannot write collapsed=%s: %s\n", path, strerror(errno));
+        return;
+    }
+    int bad = collapsed_write(f) != 0;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path) != 0) {
+        fprintf(stderr, "hprof: cannot write collapsed=%s: %s\n", path, strerror(errno));
+        unlink(tmp);
+    }
+}
+
+/* format=b: CPU SAMPLES (0x0D), after the traces it names. */
+static void write_binary_samples(hb_writer *bin, const cpu_row *rows, uint32_t n, uint64_t total)
+{
+    hb_sample *s = malloc((n ? n : 1) * sizeof *s);
+    if (s == NULL) {
+        fprintf(stderr, "hprof: out of memory while writing CPU SAMPLES\n");
+        return;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        s[i] = (hb_sample){ (uint32_t)(rows[i].count > UINT32_MAX ? UINT32_MAX : rows[i].count), rows[i].trace };
+    heap_dump_binary_new_records(bin);
+    hb_cpu_samples(bin, (uint32_t)(total > UINT32_MAX ? UINT32_MAX : total), s, n);
+    free(s);
+}
+
+static void dump(dump_target *t, JNIEnv *jni)
+{
+    (void)jni;
+    if (!cpu.initialised)
+        return;
+    cpu_collector_drain(&cpu.queue);
+    collect_losses();
+    cpu_row *rows = NULL;
+    uint32_t n = 0;
+    uint64_t total = 0;
+    if (cpu_collector_rows(&rows, &n, &total) != 0) {
+        fprintf(stderr, "hprof: out of memory while writing CPU SAMPLES\n");
+        return;
+    }
+    if (t->format == 'b') {
+        write_binary_samples(t->binary, rows, n, total);
+    } else {
+        text_write_new_records(t->text);
+        text_write_cpu_samples(t->text, rows, n, total, t->cutoff, time(NULL));
+    }
+    free(rows);
+    if (cpu.collapsed[0])
+        write_collapsed(cpu.collapsed);
+}
+
+static void reset(JNIEnv *jni)
+{
+    (void)jni;
+    if (!cpu.initialised)
+        return;
+    cpu_collector_drain(&cpu.queue);
+    atomic_store(&sampler_lost.buffer_full, 0);
+    atomic_store(&sampler_lost.unregistered, 0);
+    atomic_store(&sampler_lost.recovered_from_caller, 0);
+    cpu_collector_reset();
+}
+
+static void stop(JNIEnv *jni)
+{
+    (void)jni;
+    if (!cpu.running)
+        return;
+    cpu.running = 0;
+    sampler_stop();
+    cpu_collector_drain(&cpu.queue);
+    atomic_store(&sampler_lost.unregistered, 0);     /* stray signals after the stop: not samples */
+    events_unwant(hprof_jvmti, JVMTI_EVENT_CLASS_LOAD);
+    events_unwant(hprof_jvmti, JVMTI_EVENT_CLASS_PREPARE);
+    jvmtiCapabilities caps;
+    memset(&caps, 0, sizeof caps);
+    if ((*hprof_jvmti)->GetCapabilities(hprof_jvmti, &caps) == JVMTI_ERROR_NONE &&
+        caps.can_generate_compiled_method_load_events)
+        events_unwant(hprof_jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD);
+}
+
+static void status(char *line, size_t size)
+{
+    cpu_row *rows = NULL;
+    uint32_t n = 0;
+    uint64_t total = 0;
+    if (cpu.initialised) {
+        cpu_collector_drain(&cpu.queue);
+        if (cpu_collector_rows(&rows, &n, &total) == 0)
+            free(rows);
+    }
+    snprintf(line, size, "cpu=samples: %s, %llu samples in %u traces, every %d ms of CPU (%s)",
+             cpu.running ? "sampling" : "stopped", (unsigned long long)total, n, cpu.interval_ms,
+             cpu.initialised ? sampler_engine_name() : "-");
+}
+
+const collector cpu_samples_collector = {
+    .name = "cpu=samples", .wanted = wanted, .capabilities = capabilities, .subscribe = subscribe,
+    .start = start, .thread_start = thread_start, .thread_end = thread_end,
+    .tick_ms = 20, .tick = tick, .dump = dump, .reset = reset, .stop = stop, .status = status,
+};
