@@ -23,6 +23,9 @@ AGENT_SRC = $(PURE_SRC) src/cpu/sampler.c src/agent/agent.c src/agent/jvmti_supp
 # cpu=times' tracker classes (java.lang.HprofTracker), compiled into java.base's
 # package and embedded in the agent as byte arrays.
 TRACKER_JAVA = $(wildcard src/agent/java/java/lang/*.java)
+# build/hprof, the command-line tool: the attach client and its helpers are
+# pure C (no JVMTI) and unit-tested too.
+CLI_SRC   = src/cli/perfdata.c
 UNIT_SRC  = $(wildcard tests/unit/*.c)
 HEADERS   = $(wildcard src/*/*.h) $(wildcard tests/unit/*.h)
 
@@ -67,12 +70,12 @@ build/asan/libhprof.so: build/.jdk-ok $(AGENT_SRC) $(HEADERS) Makefile
 	    -fvisibility=hidden -shared -o $@ $(AGENT_SRC) -lpthread -lrt -ldl -lm
 
 unit: build/unit/unit_tests build/asan/unit_tests
-build/unit/unit_tests: $(PURE_SRC) $(UNIT_SRC) $(HEADERS) Makefile
+build/unit/unit_tests: $(PURE_SRC) $(CLI_SRC) $(UNIT_SRC) $(HEADERS) Makefile
 	@mkdir -p build/unit
-	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ $(PURE_SRC) $(UNIT_SRC) -lpthread -lm
-build/asan/unit_tests: $(PURE_SRC) $(UNIT_SRC) $(HEADERS) Makefile
+	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ $(PURE_SRC) $(CLI_SRC) $(UNIT_SRC) -lpthread -lm
+build/asan/unit_tests: $(PURE_SRC) $(CLI_SRC) $(UNIT_SRC) $(HEADERS) Makefile
 	@mkdir -p build/asan
-	$(CC) $(BASE) $(SAN_FLAGS) -Isrc -o $@ $(PURE_SRC) $(UNIT_SRC) -lpthread -lm
+	$(CC) $(BASE) $(SAN_FLAGS) -Isrc -o $@ $(PURE_SRC) $(CLI_SRC) $(UNIT_SRC) -lpthread -lm
 
 demo: build/libhprof.so
 	@demo/run
