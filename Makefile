@@ -25,7 +25,7 @@ AGENT_SRC = $(PURE_SRC) src/cpu/sampler.c src/agent/agent.c src/agent/jvmti_supp
 TRACKER_JAVA = $(wildcard src/agent/java/java/lang/*.java)
 # build/hprof, the command-line tool: the attach client and its helpers are
 # pure C (no JVMTI) and unit-tested too.
-CLI_SRC   = src/cli/perfdata.c
+CLI_SRC   = src/cli/attach.c src/cli/perfdata.c src/cli/tempfiles.c
 UNIT_SRC  = $(wildcard tests/unit/*.c)
 HEADERS   = $(wildcard src/*/*.h) $(wildcard tests/unit/*.h)
 

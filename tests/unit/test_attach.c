@@ -1,7 +1,10 @@
 /* Unit tests: build/hprof's pure parts (src/cli): the hsperfdata reader on
- * synthetic, truncated and damaged buffers. */
+ * synthetic, truncated and damaged buffers, /proc status and maps parsing,
+ * attach requests, and HotSpot's answers to `load` as JDK 17 and 25 send
+ * them (recorded from the real JVMs). */
 #include "unit.h"
 
+#include "cli/attach.h"
 #include "cli/perfdata.h"
 
 #include <stdint.h>
@@ -227,4 +230,170 @@ TEST(perfdata_every_truncation_and_corruption_is_safe)
             free(copy);
         }
     }
+}
+
+/* ------------------------------------------------------------ /proc */
+
+TEST(attach_parses_proc_status)
+{
+    attach_target t;
+    memset(&t, 0, sizeof t);
+    const char *in_container =
+        "Name:\tjava\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t41234\nNgid:\t0\nPid:\t41234\n"
+        "PPid:\t41200\nTracerPid:\t0\nUid:\t1000\t1001\t1001\t1001\nGid:\t50\t51\t51\t51\n"
+        "FDSize:\t256\nGroups:\t51\nNStgid:\t41234\t7\nNSpid:\t41234\t7\nNSpgid:\t41200\t1\n";
+    CHECK(attach_parse_proc_status(in_container, &t) == 0);
+    CHECK(t.tgid == 41234 && t.nspid == 7);
+    CHECK(t.uid == 1001 && t.gid == 51);  /* effective ids, the second column */
+    CHECK_STR(t.name, "java");
+
+    const char *old_kernel = "Name:\tjava\nTgid:\t99\nPid:\t99\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\n";
+    CHECK(attach_parse_proc_status(old_kernel, &t) == 0);
+    CHECK(t.tgid == 99 && t.nspid == 99 && t.uid == 0);
+
+    /* A thread's status names its process in Tgid. */
+    CHECK(attach_parse_proc_status("Name:\tC2 Compiler\nTgid:\t500\nPid:\t512\nUid:\t1 1 1 1\nGid:\t1 1 1 1\n"
+                                   "NSpid:\t512\n", &t) == 0);
+    CHECK(t.tgid == 500);
+    CHECK_STR(t.name, "C2 Compiler");
+
+    CHECK(attach_parse_proc_status("Name:\tx\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\n", &t) == -1);
+    CHECK(attach_parse_proc_status("Name:\tx\nTgid:\t5\nGid:\t0\t0\t0\t0\n", &t) == -1);
+    CHECK(attach_parse_proc_status("Name:\tx\nTgid:\t5\nUid:\t7\nGid:\t0\t0\t0\t0\n", &t) == -1);
+    CHECK(attach_parse_proc_status("Tgid:\tabc\nUid:\t0 0 0 0\nGid:\t0 0 0 0\n", &t) == -1);
+    CHECK(attach_parse_proc_status("", &t) == -1);
+    /* "Uid" must be the whole key, not a prefix of another. */
+    CHECK(attach_parse_proc_status("Tgid:\t5\nUidx:\t3 3 3 3\nUid:\t4 4 4 4\nGid:\t0 0 0 0\n", &t) == 0);
+    CHECK(t.uid == 4);
+}
+
+TEST(attach_scans_maps)
+{
+    attach_target t;
+    memset(&t, 0, sizeof t);
+    t.nspid = 7;
+    const char *jvm =
+        "55d4c1a00000-55d4c1a01000 r--p 00000000 08:01 1234   /usr/lib/jvm/java-17/bin/java\n"
+        "7f0000000000-7f0000008000 rw-s 00000000 08:01 99     /tmp/hsperfdata_bob/17\n"
+        "7f0000010000-7f0000018000 rw-s 00000000 08:01 98     /tmp/hsperfdata_bob/7\n"
+        "7f1000000000-7f1000200000 r-xp 00000000 08:01 555    /usr/lib/jvm/java-17/lib/server/libjvm.so\n"
+        "7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0      [stack]\n"
+        "7ffd00100000-7ffd00101000 r-xp 00000000 00:00 0      [vdso]";  /* no final newline */
+    attach_scan_maps(jvm, &t);
+    CHECK(t.has_libjvm);
+    CHECK_STR(t.perfdata_path, "/tmp/hsperfdata_bob/7");  /* not .../17 */
+    CHECK(!t.perfdata_deleted);
+
+    attach_scan_maps("7f00-7f08 rw-s 00000000 08:01 98 /tmp/hsperfdata_a b/7 (deleted)\n"
+                     "7f10-7f20 r-xp 00000000 08:01 555 /opt/jdk/lib/server/libjvm.so (deleted)\n", &t);
+    CHECK(t.has_libjvm);
+    CHECK_STR(t.perfdata_path, "/tmp/hsperfdata_a b/7");
+    CHECK(t.perfdata_deleted);
+
+    attach_scan_maps("5600-5601 r--p 00000000 08:01 1 /usr/bin/sleep\n"
+                     "7f00-7f08 r-xp 00000000 08:01 2 /usr/lib/libjvm.so.bak\n"
+                     "7f10-7f18 r-xp 00000000 08:01 3 /usr/lib/notlibjvm.so\n"
+                     "7f20-7f28 rw-s 00000000 08:01 4 /tmp/hsperfdata_/7\n"
+                     "7f30-7f38 rw-s 00000000 08:01 4 /tmp/perfdata_bob/7\n"
+                     "7f40-7f48 rw-p 00000000 00:00 0\n", &t);
+    CHECK(!t.has_libjvm);
+    CHECK_STR(t.perfdata_path, "");
+    attach_scan_maps("", &t);
+    CHECK(!t.has_libjvm && t.perfdata_path[0] == '\0');
+}
+
+/* ------------------------------------------------------------ protocol */
+
+TEST(attach_builds_requests)
+{
+    char buf[4 * 1100], err[200];
+    const char *args[3] = { "/opt/lib/libhprof.so", "true", "status,reply=/tmp/r" };
+    long n = attach_build_request("load", args, buf, sizeof buf, err, sizeof err);
+    static const char want[] = "1\0load\0/opt/lib/libhprof.so\0true\0status,reply=/tmp/r";
+    CHECK(n == (long)sizeof want);
+    CHECK(n > 0 && memcmp(buf, want, sizeof want) == 0);
+
+    /* Missing arguments go as empty strings: always exactly three. */
+    const char *none[3] = { NULL, NULL, NULL };
+    n = attach_build_request("properties", none, buf, sizeof buf, err, sizeof err);
+    CHECK(n == 2 + 11 + 3 && memcmp(buf, "1\0properties\0\0\0", 16) == 0);
+    CHECK(attach_build_request("properties", NULL, buf, sizeof buf, err, sizeof err) == 16);
+
+    /* 1024 bytes pass, 1025 would be dropped by HotSpot: refused here. */
+    static char arg[1100];
+    memset(arg, 'x', 1024);
+    arg[1024] = '\0';
+    const char *longest[3] = { arg, "true", "" };
+    CHECK(attach_build_request("load", longest, buf, sizeof buf, err, sizeof err) > 0);
+    arg[1024] = 'x';
+    arg[1025] = '\0';
+    const char *too_long[3] = { "a", "true", arg };
+    err[0] = '\0';
+    CHECK(attach_build_request("load", too_long, buf, sizeof buf, err, sizeof err) == -1);
+    CHECK(strstr(err, "1025") != NULL && strstr(err, "1024") != NULL);
+    CHECK(attach_build_request("an_operation_name_too_long", none, buf, sizeof buf, err, sizeof err) == -1);
+    CHECK(attach_build_request("load", args, buf, 20, err, sizeof err) == -1);
+}
+
+static void parse(const char *answer, load_answer *a)
+{
+    attach_parse_load_answer(answer, strlen(answer), a);
+}
+
+TEST(attach_parses_load_answers)
+{
+    load_answer a;
+    /* JDK 17 and 25 alike, once Agent_OnAttach ran. */
+    parse("0\nreturn code: 0\n", &a);
+    CHECK(a.outcome == LOAD_AGENT_RETURNED && a.status == 0 && a.agent_code == 0);
+    parse("0\nreturn code: 7\n", &a);
+    CHECK(a.outcome == LOAD_AGENT_RETURNED && a.agent_code == 7);
+    parse("0\nreturn code: -1\n", &a);
+    CHECK(a.outcome == LOAD_AGENT_RETURNED && a.agent_code == -1);
+    parse("0\nreturn code: 3", &a);  /* no final newline */
+    CHECK(a.outcome == LOAD_AGENT_RETURNED && a.agent_code == 3);
+    parse("0\n0\n", &a);  /* JDK 8's bare number */
+    CHECK(a.outcome == LOAD_AGENT_RETURNED && a.agent_code == 0);
+
+    /* JDK 17: a library that cannot be loaded, status -1 and dlopen's reason. */
+    parse("-1\n/x/lib.so was not loaded.\n/x/lib.so: cannot open shared object file: No such file or directory\n", &a);
+    CHECK(a.outcome == LOAD_NOT_RUN && a.status == -1);
+    CHECK_STR(a.message, "/x/lib.so was not loaded. /x/lib.so: cannot open shared object file: No such file or directory");
+    parse("-1\nAgent_OnAttach is not available in /lib/libz.so.1\n", &a);
+    CHECK(a.outcome == LOAD_NOT_RUN);
+    CHECK_STR(a.message, "Agent_OnAttach is not available in /lib/libz.so.1");
+    /* JDK 21 and later: the same with status 0. */
+    parse("0\n/x/lib.so was not loaded.\n/x/lib.so: cannot open shared object file: No such file or directory\n", &a);
+    CHECK(a.outcome == LOAD_NOT_RUN && a.status == 0);
+    CHECK_STR(a.message, "/x/lib.so was not loaded. /x/lib.so: cannot open shared object file: No such file or directory");
+    parse("0\nDynamic agent loading is not enabled. Use -XX:+EnableDynamicAgentLoading to launch target VM.\n", &a);
+    CHECK(a.outcome == LOAD_NOT_RUN);
+    CHECK(strncmp(a.message, "Dynamic agent loading is not enabled.", 37) == 0);
+    parse("-1\nOperation bogus not recognized!", &a);
+    CHECK(a.outcome == LOAD_NOT_RUN && a.status == -1);
+    CHECK_STR(a.message, "Operation bogus not recognized!");
+    parse("0\nreturn code: 12abc\n", &a);
+    CHECK(a.outcome == LOAD_NOT_RUN);
+    CHECK_STR(a.message, "return code: 12abc");
+
+    /* Nothing, or not an attach answer. */
+    parse("", &a);
+    CHECK(a.outcome == LOAD_NO_ANSWER && a.message[0] != '\0');
+    parse("0\n", &a);
+    CHECK(a.outcome == LOAD_NO_ANSWER);
+    parse("0", &a);
+    CHECK(a.outcome == LOAD_NO_ANSWER);
+    parse("HTTP/1.1 400 Bad Request\r\n", &a);
+    CHECK(a.outcome == LOAD_NO_ANSWER && strstr(a.message, "HTTP/1.1 400 Bad Request") != NULL);
+    parse("99999999999\nreturn code: 0\n", &a);
+    CHECK(a.outcome == LOAD_NO_ANSWER);
+    parse("-\n", &a);
+    CHECK(a.outcome == LOAD_NO_ANSWER);
+
+    /* Control characters do not reach the terminal. */
+    parse("-1\nbad\033[2Jthing\ttabbed\n", &a);
+    CHECK_STR(a.message, "bad?[2Jthing tabbed");
+    /* An embedded NUL ends nothing: the length given is what counts. */
+    attach_parse_load_answer("0\nreturn code: 0\n\0junk", 22, &a);
+    CHECK(a.outcome == LOAD_AGENT_RETURNED && a.agent_code == 0);
 }
