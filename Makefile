@@ -81,7 +81,7 @@ build/asan/unit_tests: $(PURE_SRC) $(CLI_SRC) $(UNIT_SRC) $(HEADERS) Makefile
 demo: build/libhprof.so
 	@demo/run
 
-test: build/libhprof.so build/hprof-bci build/hprof
+test: build/libhprof.so build/hprof-bci build/hprof build/tests/echo_agent.so
 	@python3 tests/run.py
 
 bench: build/libhprof.so
@@ -92,6 +92,12 @@ bench: build/libhprof.so
 build/hprof: src/cli/hprof_main.c $(CLI_SRC) $(HEADERS) Makefile
 	@mkdir -p build
 	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ src/cli/hprof_main.c $(CLI_SRC)
+
+# A stand-in agent for tests/attach_cli_tests.py: answers build/hprof's
+# commands through the reply file without being the real agent.
+build/tests/echo_agent.so: build/.jdk-ok tests/attach/echo_agent.c Makefile
+	@mkdir -p build/tests
+	$(CC) $(BASE) $(CFLAGS) $(JNI_CFLAGS) -shared -o $@ tests/attach/echo_agent.c
 
 # The class rewriter as a command-line tool: hprof-bci INPUT OUTPUT, where
 # INPUT is a .class file, a jar or a directory (src/tools/hprof_bci.c).
