@@ -510,14 +510,46 @@ static void socket_path_of(const attach_target *t, char *out, size_t out_size)
     snprintf(out, out_size, "/proc/%d/root/tmp/.java_pid%d", (int)t->pid, (int)t->nspid);
 }
 
-/* Whether the JVM's attach listener already runs (its socket, of its user,
- * is there): then attach works and no signal is needed. */
+/* Connects a stream socket to the UNIX socket at path: the descriptor, or
+ * -1 with errno set. */
+static int connect_unix(const char *path)
+{
+    struct sockaddr_un addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sun_family = AF_UNIX;
+    if (strlen(path) >= sizeof addr.sun_path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(addr.sun_path, path, strlen(path) + 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    if (connect(fd, (const struct sockaddr *)&addr, sizeof addr) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
+/* Whether the JVM's attach listener already runs: its socket, of its user,
+ * is there and takes a connection (a socket left by a dead process of the
+ * same pid does not). Then attach works and no signal is needed. The
+ * listener reads an empty request from the probe, drops it and goes on. */
 static int listener_running(const attach_target *t)
 {
     char path[128];
     struct stat st;
     socket_path_of(t, path, sizeof path);
-    return lstat(path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_uid == t->uid;
+    if (lstat(path, &st) != 0 || !S_ISSOCK(st.st_mode) || st.st_uid != t->uid)
+        return 0;
+    int fd = connect_unix(path);
+    if (fd < 0)
+        return 0;
+    close(fd);
+    return 1;
 }
 
 int attach_check_enabled(const attach_target *t, char *err, size_t err_size)
@@ -641,48 +673,43 @@ static int connect_listener(const attach_target *t, char *err, size_t err_size)
     char socket_path[128];
     socket_path_of(t, socket_path, sizeof socket_path);
 
-    struct stat st;
-    if (lstat(socket_path, &st) != 0) {
-        if (errno != ENOENT)
-            return fail(err, err_size, "cannot look at %s: %s", socket_path, strerror(errno));
-        if (trigger_listener(t, socket_path, err, err_size) != 0)
-            return -1;
-        if (lstat(socket_path, &st) != 0)
-            return fail(err, err_size, "cannot look at %s: %s", socket_path, strerror(errno));
+    int triggered = 0;
+    for (;;) {
+        struct stat st;
+        if (lstat(socket_path, &st) != 0) {
+            if (errno != ENOENT || triggered)
+                return fail(err, err_size, "cannot look at %s: %s", socket_path, strerror(errno));
+            if (trigger_listener(t, socket_path, err, err_size) != 0)
+                return -1;
+            triggered = 1;
+            continue;
+        }
+        /* /tmp is shared: a socket of another user under this name is not
+         * the JVM's, and must not get our request (nor we its answer). */
+        if (!S_ISSOCK(st.st_mode))
+            return fail(err, err_size, "%s is not a socket; not connecting", socket_path);
+        if (st.st_uid != t->uid) {
+            char owner[96], jvm_user[96];
+            describe_user(st.st_uid, owner, sizeof owner);
+            describe_user(t->uid, jvm_user, sizeof jvm_user);
+            return fail(err, err_size, "%s belongs to %s, not to the JVM's user %s; not connecting",
+                        socket_path, owner, jvm_user);
+        }
+        int fd = connect_unix(socket_path);
+        if (fd >= 0)
+            return fd;
+        /* Nobody listens on it: the socket was left by an earlier process
+         * of this pid, killed before it could remove it (pids wrap around
+         * fast). It is the JVM user's own file, which HotSpot would replace
+         * anyway when its listener starts: remove it and start the listener. */
+        if (errno == ECONNREFUSED && !triggered) {
+            if (unlink(socket_path) != 0 && errno != ENOENT)
+                return fail(err, err_size, "cannot remove the stale socket %s: %s", socket_path,
+                            strerror(errno));
+            continue;
+        }
+        return fail(err, err_size, "cannot connect to %s: %s", socket_path, strerror(errno));
     }
-    /* /tmp is shared: a socket of another user under this name is not the
-     * JVM's, and must not get our request (nor we its answer). */
-    if (!S_ISSOCK(st.st_mode))
-        return fail(err, err_size, "%s is not a socket; not connecting", socket_path);
-    if (st.st_uid != t->uid) {
-        char owner[96], jvm_user[96];
-        describe_user(st.st_uid, owner, sizeof owner);
-        describe_user(t->uid, jvm_user, sizeof jvm_user);
-        return fail(err, err_size, "%s belongs to %s, not to the JVM's user %s; not connecting",
-                    socket_path, owner, jvm_user);
-    }
-
-    struct sockaddr_un addr;
-    memset(&addr, 0, sizeof addr);
-    addr.sun_family = AF_UNIX;
-    if (strlen(socket_path) >= sizeof addr.sun_path)
-        return fail(err, err_size, "socket path too long: %s", socket_path);
-    memcpy(addr.sun_path, socket_path, strlen(socket_path) + 1);
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return fail(err, err_size, "socket: %s", strerror(errno));
-    if (connect(fd, (const struct sockaddr *)&addr, sizeof addr) != 0) {
-        int saved = errno;
-        close(fd);
-        /* Nobody listens on it: left by an earlier JVM of the same pid that
-         * died; HotSpot replaces it when its listener starts, but as long as
-         * it is there we would not trigger the listener. */
-        if (saved == ECONNREFUSED)
-            return fail(err, err_size, "cannot connect to %s: %s (left by an earlier process of pid %d? "
-                        "remove it and try again)", socket_path, strerror(saved), (int)t->nspid);
-        return fail(err, err_size, "cannot connect to %s: %s", socket_path, strerror(saved));
-    }
-    return fd;
 }
 
 static int send_all(int fd, const char *buf, size_t len)
