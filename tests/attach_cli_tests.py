@@ -11,6 +11,9 @@ do not depend on the real agent's attach side (written elsewhere).
                                arguments, --agent after the command); reset via
                                HPROF_AGENT; attach sends "start". Attach times
                                noted (the first one includes the SIGQUIT trigger)
+    attach_cli_stale_socket    a socket left under the JVM's name by a dead
+                               process: removed, the listener started; one of
+                               another user (root only): refused, untouched
     attach_cli_agent_error     Agent_OnAttach returns 7: exit 1, its text on
                                stderr; a library HotSpot cannot load and one
                                without Agent_OnAttach (JDK 17 answers status -1,
@@ -38,6 +41,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import time
 
@@ -110,8 +114,15 @@ def make_tests(Fail, Skip):
             return self.p.poll() is None
 
         def kill(self):
+            """SIGTERM first: a JVM that exits normally removes its attach
+            socket; SIGKILL would leave it in /tmp for a later JVM of the same
+            pid to trip on."""
             if self.p.poll() is None:
-                self.p.kill()
+                self.p.terminate()
+                try:
+                    self.p.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    self.p.kill()
             self.p.wait()
 
         def __enter__(self):
@@ -208,6 +219,38 @@ def make_tests(Fail, Skip):
         if problems:
             raise Fail("; ".join(problems))
 
+    def t_stale_socket(ctx):
+        ensure_built()
+        problems = []
+        with Target(ctx, "target") as jvm:
+            path = "/tmp/.java_pid%d" % jvm.pid
+
+            def plant(uid):
+                """A socket file nobody listens on, as a killed process leaves."""
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                s.bind(path)
+                s.close()
+                os.chown(path, uid, uid)
+            if os.geteuid() == 0:
+                # Another user's socket under the JVM's name: not the JVM's,
+                # never connected to, and no trigger (it is there).
+                plant(NOBODY)
+                t = run_tool(ctx, ["--agent", ECHO_AGENT, "status", jvm.pid], "foreign")
+                expect(t, 1, "a socket of another user")
+                if not re.search(r"belongs to (nobody \()?uid 65534.*not to the JVM's user root \(uid 0\); not connecting",
+                                 t.err):
+                    problems.append("foreign socket: stderr %r" % t.err)
+                os.unlink(path)
+            plant(os.geteuid())
+            t = run_tool(ctx, ["--agent", ECHO_AGENT, "status", jvm.pid], "stale")
+            expect(t, 0, "a stale socket of the JVM's user")
+            echoed(t, "status", "")
+            time.sleep(0.3)
+            if "Full thread dump" in jvm.stdout():
+                problems.append("the JVM printed a thread dump")
+        if problems:
+            raise Fail("; ".join(problems))
+
     def t_agent_error(ctx):
         ensure_built()
         problems = []
@@ -293,6 +336,10 @@ def make_tests(Fail, Skip):
                 problems.append("the dying agent did not name its reply file: %r" % jvm.stderr()[-300:])
             elif os.path.exists(m.group(1)):
                 problems.append("reply file %s left after the JVM died" % m.group(1))
+            # A JVM that dies at once leaves its socket behind: not ours to
+            # leave for a later process of this pid.
+            if os.path.exists("/tmp/.java_pid%d" % jvm.pid):
+                os.unlink("/tmp/.java_pid%d" % jvm.pid)
         if problems:
             raise Fail("; ".join(problems))
 
@@ -426,6 +473,7 @@ def make_tests(Fail, Skip):
 
     return [
         ("attach_cli_round_trip", t_round_trip),
+        ("attach_cli_stale_socket", t_stale_socket),
         ("attach_cli_agent_error", t_agent_error),
         ("attach_cli_no_process", t_no_process),
         ("attach_cli_not_a_jvm", t_not_a_jvm),
