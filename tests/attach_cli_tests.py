@@ -187,7 +187,17 @@ def make_tests(Fail, Skip):
         problems = []
         with Target(ctx, "target") as jvm:
             if os.path.exists(jvm.socket()):
-                raise Fail("%s exists before the first attach: the trigger path would not be tested" % jvm.socket())
+                # Left by a killed process that had this pid before (nothing
+                # listens on it): out of the way, or the trigger goes untested.
+                probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                try:
+                    probe.connect(jvm.socket())
+                    raise Fail("%s accepts connections before the first attach" % jvm.socket())
+                except ConnectionRefusedError:
+                    os.unlink(jvm.socket())
+                    ctx.note("removed a stale %s left by an earlier process" % jvm.socket())
+                finally:
+                    probe.close()
             first = run_tool(ctx, ["--agent", ECHO_AGENT, "status", jvm.pid, "cpu=samples"], "first")
             expect(first, 0, "first attach")
             echoed(first, "status", "cpu=samples")
