@@ -23,14 +23,18 @@ AGENT_SRC = $(PURE_SRC) src/cpu/sampler.c src/agent/agent.c src/agent/jvmti_supp
 # cpu=times' tracker classes (java.lang.HprofTracker), compiled into java.base's
 # package and embedded in the agent as byte arrays.
 TRACKER_JAVA = $(wildcard src/agent/java/java/lang/*.java)
+# build/hprof, the command-line tool: the attach client and its helpers are
+# pure C (no JVMTI) and unit-tested too; hprof_main.c is the command front.
+CLI_SRC   = src/cli/attach.c src/cli/perfdata.c src/cli/tempfiles.c
 UNIT_SRC  = $(wildcard tests/unit/*.c)
 HEADERS   = $(wildcard src/*/*.h) $(wildcard tests/unit/*.h)
 
 .PHONY: all deps unit asan demo test bench clean help tools check-tools fuzz fuzz-libfuzzer
-all: build/libhprof.so
+all: build/libhprof.so build/hprof
 
 help:
-	@echo "make            build build/libhprof.so (installs a JDK 17 if missing)"
+	@echo "make            build build/libhprof.so and build/hprof (installs a JDK 17 if missing)"
+	@echo "                (build/hprof attach|start|stop|dump|reset|status <pid>: control the agent in a running JVM)"
 	@echo "make demo       build and profile the bundled demo application, print the report"
 	@echo "make test       build and run every test (unit, sanitizer, JDK 17 and 25)"
 	@echo "make unit       build the unit tests (plain and ASan/UBSan)"
@@ -67,21 +71,33 @@ build/asan/libhprof.so: build/.jdk-ok $(AGENT_SRC) $(HEADERS) Makefile
 	    -fvisibility=hidden -shared -o $@ $(AGENT_SRC) -lpthread -lrt -ldl -lm
 
 unit: build/unit/unit_tests build/asan/unit_tests
-build/unit/unit_tests: $(PURE_SRC) $(UNIT_SRC) $(HEADERS) Makefile
+build/unit/unit_tests: $(PURE_SRC) $(CLI_SRC) $(UNIT_SRC) $(HEADERS) Makefile
 	@mkdir -p build/unit
-	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ $(PURE_SRC) $(UNIT_SRC) -lpthread -lm
-build/asan/unit_tests: $(PURE_SRC) $(UNIT_SRC) $(HEADERS) Makefile
+	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ $(PURE_SRC) $(CLI_SRC) $(UNIT_SRC) -lpthread -lm
+build/asan/unit_tests: $(PURE_SRC) $(CLI_SRC) $(UNIT_SRC) $(HEADERS) Makefile
 	@mkdir -p build/asan
-	$(CC) $(BASE) $(SAN_FLAGS) -Isrc -o $@ $(PURE_SRC) $(UNIT_SRC) -lpthread -lm
+	$(CC) $(BASE) $(SAN_FLAGS) -Isrc -o $@ $(PURE_SRC) $(CLI_SRC) $(UNIT_SRC) -lpthread -lm
 
 demo: build/libhprof.so
 	@demo/run
 
-test: build/libhprof.so build/hprof-bci
+test: build/libhprof.so build/hprof-bci build/hprof build/tests/echo_agent.so
 	@python3 tests/run.py
 
 bench: build/libhprof.so
 	@python3 bench/run
+
+# The command-line tool: attaches to a running JVM (HotSpot's attach protocol,
+# in C) and tells the agent what to do (src/cli/hprof_main.c). No JDK needed.
+build/hprof: src/cli/hprof_main.c $(CLI_SRC) $(HEADERS) Makefile
+	@mkdir -p build
+	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ src/cli/hprof_main.c $(CLI_SRC)
+
+# A stand-in agent for tests/attach_cli_tests.py: answers build/hprof's
+# commands through the reply file without being the real agent.
+build/tests/echo_agent.so: build/.jdk-ok tests/attach/echo_agent.c Makefile
+	@mkdir -p build/tests
+	$(CC) $(BASE) $(CFLAGS) $(JNI_CFLAGS) -shared -o $@ tests/attach/echo_agent.c
 
 # The class rewriter as a command-line tool: hprof-bci INPUT OUTPUT, where
 # INPUT is a .class file, a jar or a directory (src/tools/hprof_bci.c).

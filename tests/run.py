@@ -1433,6 +1433,8 @@ import times_tests  # noqa: E402  (cpu=times)
 JVM_TESTS += times_tests.make_tests(Fail, parse_profile)
 import heap_tests  # noqa: E402  (heap=)
 JVM_TESTS += heap_tests.make_tests(Fail, parse_profile)
+import attach_cli_tests  # noqa: E402  (build/hprof, attaching to running JVMs)
+JVM_TESTS += attach_cli_tests.make_tests(Fail, Skip)
 
 # The class-file rewriter, end to end through build/hprof-bci (tests/bci/).
 sys.path.insert(0, os.path.join(TESTS_DIR, "bci"))

@@ -1,0 +1,390 @@
+/*
+ * build/hprof: the command-line front of the hprof agent.
+ *
+ * Today its commands act on a running JVM: they load build/libhprof.so into
+ * it through HotSpot's attach mechanism (src/cli/attach.c), with options that
+ * tell the agent what to do ("start", "stop", "dump", "reset", "status") and
+ * where to write its answer, and print that answer. More commands (run,
+ * listen, report, convert, diff) will join the table below.
+ *
+ * Contract with the agent: the `load` operation carries three arguments, the
+ * library's absolute path, "true" (the path is absolute), and the options
+ *   <command>,reply=<path>[,<user options>]
+ * <path> names a file, created here beforehand (mode 0600, owned by the JVM's
+ * user) in the JVM's /tmp, to which the agent appends its human-readable
+ * answer; Agent_OnAttach returns 0 on success. The file is removed on every
+ * way out, an interrupt included.
+ *
+ * Exit status: 0 success, 1 an error (ours, HotSpot's or the agent's; the
+ * message is on standard error), 2 a usage error.
+ */
+#include "cli/attach.h"
+#include "cli/tempfiles.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_USAGE = 2 };
+
+#define REPLY_NAME_TEMPLATE "hprof-reply.XXXXXX"    /* in the JVM's /tmp */
+#define DEFAULT_AGENT       "libhprof.so"           /* next to this program */
+#define MAX_REPLY_BYTES     (16u << 20)
+
+/* Options given before the command's name, for every command. */
+typedef struct {
+    const char *agent;          /* --agent PATH, or NULL */
+} global_options;
+
+typedef struct command command;
+struct command {
+    const char *name;
+    const char *agent_command;  /* what the agent is told to do; NULL: a local command */
+    const char *synopsis;       /* arguments, for the usage text */
+    const char *summary;
+    /* argv: the arguments after the command's name */
+    int (*run)(const command *cmd, const global_options *globals, int argc, char **argv);
+};
+
+static int run_agent_command(const command *cmd, const global_options *globals, int argc, char **argv);
+static int run_help(const command *cmd, const global_options *globals, int argc, char **argv);
+
+/* The agent decides which options each of its commands takes: all of them
+ * pass options on, even where the usage shows none. */
+static const command COMMANDS[] = {
+    { "attach", "start",  "<pid> [options]",
+      "load the agent into a running JVM and start profiling (same as start)", run_agent_command },
+    { "start",  "start",  "<pid> [options]",
+      "start (or resume, with new options if given)", run_agent_command },
+    { "stop",   "stop",   "<pid> [options]", "stop collecting and dump", run_agent_command },
+    { "dump",   "dump",   "<pid> [options]",
+      "write what has been collected (options: file=PATH for a new complete report)", run_agent_command },
+    { "reset",  "reset",  "<pid>", "zero every count", run_agent_command },
+    { "status", "status", "<pid>", "print the agent's state on standard output", run_agent_command },
+    { "help",   NULL,     "", "print this text", run_help },
+};
+#define N_COMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
+
+static void print_usage(FILE *out)
+{
+    fprintf(out, "usage: hprof <command> [--agent PATH] <pid> [options]\n\n");
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        fprintf(out, "  hprof %-6s %-20s %s\n", COMMANDS[i].name, COMMANDS[i].synopsis, COMMANDS[i].summary);
+    fprintf(out,
+            "\n"
+            "Options are the agent's (cpu=samples,interval=1,file=...), passed on as given;\n"
+            "several arguments are joined with commas.\n"
+            "--agent PATH (before the pid, or before the command) names the agent library;\n"
+            "default: $HPROF_AGENT, else " DEFAULT_AGENT " in this program's directory.\n"
+            "The JVM must run as your user; root may attach to any user's JVM.\n"
+            "Exit status: 0 done, 1 error (message on standard error), 2 usage error.\n");
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("hprof: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs("\n\n", stderr);
+    va_end(ap);
+    print_usage(stderr);
+    return EXIT_USAGE;
+}
+
+static int report_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int report_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("hprof: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return EXIT_ERROR;
+}
+
+static int run_help(const command *cmd, const global_options *globals, int argc, char **argv)
+{
+    (void)cmd;
+    (void)globals;
+    (void)argv;
+    if (argc > 0)
+        return usage_error("help takes no arguments");
+    print_usage(stdout);
+    return EXIT_OK;
+}
+
+/* A process id: all digits, from 1 to INT_MAX. 0 and *pid, or -1. */
+static int parse_pid(const char *text, pid_t *pid)
+{
+    if (text[0] < '0' || text[0] > '9')
+        return -1;
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno != 0 || *end != '\0' || v <= 0 || v > INT_MAX)
+        return -1;
+    *pid = (pid_t)v;
+    return 0;
+}
+
+/* The agent library's absolute path, with symbolic links resolved, into
+ * out: --agent, else $HPROF_AGENT, else libhprof.so beside this program. */
+static int resolve_agent(const char *given, char *out)
+{
+    char beside_us[PATH_MAX];
+    const char *origin = "--agent";
+    if (given == NULL) {
+        given = getenv("HPROF_AGENT");
+        origin = "HPROF_AGENT";
+    }
+    if (given == NULL || given[0] == '\0') {
+        ssize_t n = readlink("/proc/self/exe", beside_us, sizeof beside_us - 1);
+        if (n < 0)
+            return report_error("cannot find this program's directory (/proc/self/exe): %s", strerror(errno));
+        beside_us[n] = '\0';
+        char *slash = strrchr(beside_us, '/');
+        size_t dir_len = slash != NULL ? (size_t)(slash - beside_us) : 0;
+        if (dir_len + 1 + sizeof DEFAULT_AGENT > sizeof beside_us)
+            return report_error("this program's path is too long");
+        memcpy(beside_us + dir_len, "/" DEFAULT_AGENT, sizeof DEFAULT_AGENT + 1);
+        given = beside_us;
+        origin = "beside hprof; --agent or HPROF_AGENT name another";
+    }
+    if (realpath(given, out) == NULL)
+        return report_error("agent library %s (%s): %s", given, origin, strerror(errno));
+    struct stat st;
+    if (stat(out, &st) != 0 || !S_ISREG(st.st_mode))
+        return report_error("agent library %s (%s) is not a file", out, origin);
+    return EXIT_OK;
+}
+
+/* The reply file's contents (malloc'ed, NUL-terminated), read from the
+ * descriptor we created it with; NULL if unreadable. */
+static char *read_reply(int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_size < 0 || (unsigned long long)st.st_size > MAX_REPLY_BYTES)
+        return NULL;
+    size_t size = (size_t)st.st_size;
+    char *text = malloc(size + 1);
+    if (text == NULL)
+        return NULL;
+    size_t got = 0;
+    while (got < size) {
+        ssize_t n = pread(fd, text + got, size - got, (off_t)got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    text[got] = '\0';
+    return text;
+}
+
+static void print_text(FILE *out, const char *text)
+{
+    size_t len = strlen(text);
+    if (len == 0)
+        return;
+    fputs(text, out);
+    if (text[len - 1] != '\n')
+        fputc('\n', out);
+}
+
+/*
+ * Tells the agent in JVM pid to do agent_command: every check first (process,
+ * user, attach enabled, library visible), then the reply file, the `load`
+ * operation and the answers of HotSpot and of the agent.
+ */
+static int send_agent_command(const char *agent_command, pid_t pid, const char *agent_option,
+                              const char *user_options)
+{
+    char library[PATH_MAX];
+    int rc = resolve_agent(agent_option, library);
+    if (rc != EXIT_OK)
+        return rc;
+
+    /* The options as the agent will get them, with the reply path's
+     * placeholder (same length as the real name): HotSpot drops requests
+     * with an argument over 1024 bytes without a word, so say it here. */
+    size_t options_len = strlen(agent_command) + strlen(",reply=/tmp/" REPLY_NAME_TEMPLATE)
+                         + (user_options[0] ? 1 + strlen(user_options) : 0);
+    if (options_len > ATTACH_ARG_MAX)
+        return report_error("the options are too long: %zu bytes with hprof's own '%s,reply=...', "
+                            "HotSpot takes at most %d", options_len, agent_command, ATTACH_ARG_MAX);
+    if (strlen(library) > ATTACH_ARG_MAX)
+        return report_error("the agent library's path is longer than HotSpot's %d bytes: %s",
+                            ATTACH_ARG_MAX, library);
+
+    char err[1024];
+    attach_target jvm;
+    if (attach_inspect(pid, &jvm, err, sizeof err) != 0
+        || attach_become_jvm_user(&jvm, err, sizeof err) != 0
+        || attach_check_enabled(&jvm, err, sizeof err) != 0
+        || attach_check_library(&jvm, library, err, sizeof err) != 0)
+        return report_error("%s", err);
+
+    /* The reply file goes in the JVM's /tmp, reached through a descriptor of
+     * that directory: if the JVM dies while we wait, /proc/<pid>/root goes
+     * with it, but the file must still be removed. */
+    char jvm_tmp[PATH_MAX], reply_path[PATH_MAX];
+    if (attach_path_in_jvm(&jvm, "/tmp", jvm_tmp, sizeof jvm_tmp) != 0)
+        return report_error("path too long");
+    int tmp_dir_fd = tempfiles_dir_path(jvm_tmp, REPLY_NAME_TEMPLATE, reply_path, sizeof reply_path);
+    if (tmp_dir_fd < 0)
+        return report_error("cannot open the JVM's /tmp (%s): %s", jvm_tmp, strerror(errno));
+    int reply_fd = tempfiles_mkstemp(reply_path);
+    if (reply_fd < 0) {
+        report_error("cannot create a reply file in %s: %s", jvm_tmp, strerror(errno));
+        close(tmp_dir_fd);
+        return EXIT_ERROR;
+    }
+    /* The same file as the JVM names it: /tmp/<our file's name>. */
+    char options[ATTACH_ARG_MAX + 1];
+    snprintf(options, sizeof options, "%s,reply=/tmp/%s%s%s", agent_command, strrchr(reply_path, '/') + 1,
+             user_options[0] ? "," : "", user_options);
+
+    const char *args[ATTACH_ARG_COUNT] = { library, "true", options };
+    char *answer = NULL;
+    size_t answer_len = 0;
+    int sent = attach_execute(&jvm, "load", args, &answer, &answer_len, err, sizeof err);
+    char *reply = read_reply(reply_fd);
+    close(reply_fd);
+    tempfiles_remove(reply_path);
+    close(tmp_dir_fd);
+
+    rc = EXIT_ERROR;
+    if (sent != 0) {
+        report_error("%s", err);
+    } else {
+        load_answer outcome;
+        attach_parse_load_answer(answer, answer_len, &outcome);
+        if (outcome.outcome == LOAD_AGENT_RETURNED && outcome.agent_code == 0) {
+            print_text(stdout, reply ? reply : "");
+            rc = EXIT_OK;
+        } else if (outcome.outcome == LOAD_AGENT_RETURNED) {
+            if (reply != NULL && reply[0] != '\0')
+                print_text(stderr, reply);
+            else
+                report_error("the agent in the JVM %d failed (Agent_OnAttach returned %d) "
+                             "and gave no message", (int)pid, outcome.agent_code);
+        } else if (outcome.outcome == LOAD_NOT_RUN) {
+            report_error("the JVM %d did not run the agent %s: %s", (int)pid, library,
+                         outcome.message[0] ? outcome.message : "no reason given");
+        } else {
+            report_error("no answer from the JVM %d: %s", (int)pid, outcome.message);
+        }
+    }
+    free(answer);
+    free(reply);
+    return rc;
+}
+
+/* Reads --agent PATH or --agent=PATH at argv[*i] into *agent, moving *i past
+ * it: 1 if it was one, 0 if argv[*i] is something else, -1 (usage error
+ * printed) if the path is missing. */
+static int take_agent_option(int argc, char **argv, int *i, const char **agent)
+{
+    if (strcmp(argv[*i], "--agent") == 0) {
+        if (*i + 1 >= argc) {
+            usage_error("--agent needs a path");
+            return -1;
+        }
+        *agent = argv[*i + 1];
+        *i += 2;
+        return 1;
+    }
+    if (strncmp(argv[*i], "--agent=", 8) == 0) {
+        *agent = argv[*i] + 8;
+        *i += 1;
+        return 1;
+    }
+    return 0;
+}
+
+/* hprof [--agent PATH] <attach|start|stop|dump|reset|status> [--agent PATH] <pid> [options...] */
+static int run_agent_command(const command *cmd, const global_options *globals, int argc, char **argv)
+{
+    const char *agent_option = globals->agent;
+    int i = 0;
+    while (i < argc && argv[i][0] == '-') {
+        int taken = take_agent_option(argc, argv, &i, &agent_option);
+        if (taken < 0)
+            return EXIT_USAGE;
+        if (taken)
+            continue;
+        if (argv[i][1] >= '0' && argv[i][1] <= '9')
+            return usage_error("'%s' is not a process id (a positive number)", argv[i]);
+        return usage_error("unknown option '%s'", argv[i]);
+    }
+    if (i >= argc)
+        return usage_error("%s needs the pid of a JVM", cmd->name);
+    pid_t pid;
+    if (parse_pid(argv[i], &pid) != 0)
+        return usage_error("'%s' is not a process id (a positive number)", argv[i]);
+    i++;
+
+    /* The rest are the agent's options, joined with commas. */
+    char user_options[ATTACH_ARG_MAX + 1] = "";
+    size_t used = 0;
+    for (; i < argc; i++) {
+        const char *opt = argv[i];
+        if (opt[0] == '\0')
+            continue;
+        if (opt[0] == '-')
+            return usage_error("'%s': hprof's own options go before the pid", opt);
+        if (strncmp(opt, "reply=", 6) == 0 || strstr(opt, ",reply=") != NULL)
+            return usage_error("reply= is hprof's to set, not an option to give");
+        size_t len = strlen(opt);
+        if (used + (used ? 1 : 0) + len > ATTACH_ARG_MAX)
+            return report_error("the options are longer than HotSpot's %d bytes", ATTACH_ARG_MAX);
+        if (used)
+            user_options[used++] = ',';
+        memcpy(user_options + used, opt, len + 1);
+        used += len;
+    }
+    return send_agent_command(cmd->agent_command, pid, agent_option, user_options);
+}
+
+int main(int argc, char **argv)
+{
+    tempfiles_init();
+    global_options globals = { NULL };
+    int arg = 1;
+    while (arg < argc && argv[arg][0] == '-' && strcmp(argv[arg], "--help") != 0
+           && strcmp(argv[arg], "-h") != 0) {
+        int taken = take_agent_option(argc, argv, &arg, &globals.agent);
+        if (taken < 0)
+            return EXIT_USAGE;
+        if (!taken)
+            return usage_error("unknown option '%s'", argv[arg]);
+    }
+    if (arg >= argc)
+        return usage_error("no command given");
+    const char *name = argv[arg];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0)
+        name = "help";
+    for (size_t i = 0; i < N_COMMANDS; i++) {
+        if (strcmp(COMMANDS[i].name, name) == 0) {
+            int rc = COMMANDS[i].run(&COMMANDS[i], &globals, argc - arg - 1, argv + arg + 1);
+            tempfiles_remove_all();
+            /* An answer that could not be written is an error too. */
+            if (fflush(stdout) != 0 || ferror(stdout)) {
+                fprintf(stderr, "hprof: writing to standard output: %s\n", strerror(errno));
+                return EXIT_ERROR;
+            }
+            return rc;
+        }
+    }
+    return usage_error("unknown command '%s'", argv[arg]);
+}
