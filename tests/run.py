@@ -1435,6 +1435,8 @@ import heap_tests  # noqa: E402  (heap=)
 JVM_TESTS += heap_tests.make_tests(Fail, parse_profile)
 import attach_cli_tests  # noqa: E402  (build/hprof, attaching to running JVMs)
 JVM_TESTS += attach_cli_tests.make_tests(Fail, Skip)
+import attach_tests  # noqa: E402  (attach, start/stop/dump/reset/status)
+JVM_TESTS += attach_tests.make_tests(Fail, Skip, parse_profile, spawn, reap)
 
 # The class-file rewriter, end to end through build/hprof-bci (tests/bci/).
 sys.path.insert(0, os.path.join(TESTS_DIR, "bci"))

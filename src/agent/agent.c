@@ -216,7 +216,7 @@ static void dump_into(report_file *r, const char *why, int final, JNIEnv *jni)
         return;
     report_header(r);
     if (agent.opt.verbose)
-        fprintf(stderr, "Dumping the profile (%s) to %s ...", why, r->path);
+        fprintf(stderr, "Dumping the profile (%s) ...", why);
     dump_target t = { r->format, &r->text, &r->bin, r->path, why, final, 0, agent.opt.cutoff };
     for (size_t i = 0; i < N_COLLECTORS; i++)
         if (agent.made[i] && all_collectors[i]->dump)

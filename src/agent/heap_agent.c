@@ -346,6 +346,7 @@ static int sites_start(const collector_env *env, JNIEnv *jni)
     } else {
         if (exact_setup(env, jni) != 0)
             return -1;
+        stack_walk_fast_init();              /* a stack per allocation: the cheap walk */
         jvmtiCapabilities caps;
         memset(&caps, 0, sizeof caps);
         if ((*jvmti)->GetCapabilities(jvmti, &caps) == JVMTI_ERROR_NONE && caps.can_generate_vm_object_alloc_events) {

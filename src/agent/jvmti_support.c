@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 
 #include "../heap/heap_tags.h"
+#include "events.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -312,10 +313,27 @@ typedef struct {
 typedef void (*asgct_fn)(asgct_trace *trace, jint depth, void *ucontext);
 static asgct_fn async_get_call_trace;
 
+/* Subscribed only because AsyncGetCallTrace works while ClassLoad events are on. */
+static void JNICALL on_class_load(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
+{
+    (void)jvmti; (void)jni; (void)thread; (void)klass;
+}
+
 int stack_walk_fast_init(void)
 {
+    static int wanted;
+    if (wanted)
+        return async_get_call_trace ? 0 : -1;
     async_get_call_trace = (asgct_fn)dlsym(RTLD_DEFAULT, "AsyncGetCallTrace");
-    return async_get_call_trace ? 0 : -1;
+    if (async_get_call_trace == NULL)
+        return -1;
+    if (events_subscribe(JVMTI_EVENT_CLASS_LOAD, EVENT_FN(on_class_load)) != 0 ||
+        events_install(hprof_jvmti) != 0 || events_want(hprof_jvmti, JVMTI_EVENT_CLASS_LOAD) != 0) {
+        async_get_call_trace = NULL;
+        return -1;
+    }
+    wanted = 1;
+    return 0;
 }
 
 /* The top `want` frames by AsyncGetCallTrace: 0 if it could not name every

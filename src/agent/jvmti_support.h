@@ -64,8 +64,8 @@ enum { TRACE_CACHE_HEAP, TRACE_CACHE_MONITOR, TRACE_CACHES };
 trace_cache *thread_trace_cache(int which, unsigned log2_slots, int depth);
 
 /* Let stack_trace_here walk with HotSpot's AsyncGetCallTrace (which needs
- * JVMTI ClassLoad events enabled). -1 if this JVM has none: it then uses
- * GetStackTrace. */
+ * JVMTI ClassLoad events on: this wants them, for good). -1 if this JVM
+ * has none: it then uses GetStackTrace. Idempotent; from a live start. */
 int stack_walk_fast_init(void);
 
 #endif

@@ -929,6 +929,7 @@ static int start(const collector_env *env, JNIEnv *jni)
     }
     mon.cfg.cutoff = env->opt->cutoff;
     mon.deadlock_ms = env->opt->deadlock_ms;
+    stack_walk_fast_init();                  /* park stacks: the cheap walk */
     for (size_t i = 0; i < sizeof monitor_events / sizeof monitor_events[0]; i++)
         if (events_want(hprof_jvmti, monitor_events[i]) != 0)
             return -1;

@@ -127,3 +127,34 @@ TEST(options_heap_sample_sizes)
     expect_error("cpu=times,format=b", "format=a");
     expect_error("cpu=samples,heap_sample=512k", "heap=sites");
 }
+
+/* A load's options: the command word, reply=, and the options that remain. */
+TEST(options_commands_split)
+{
+    static command_request r;
+    CHECK(command_parse("cpu=samples,interval=1", &r, err, sizeof err) == 0);
+    CHECK(r.command == COMMAND_START && !r.command_given && r.reply[0] == '\0');
+    CHECK_STR(r.options, "cpu=samples,interval=1");
+    CHECK(command_parse("stop,reply=/tmp/r.1,file=/tmp/x.txt", &r, err, sizeof err) == 0);
+    CHECK(r.command == COMMAND_STOP && r.command_given);
+    CHECK_STR(r.reply, "/tmp/r.1");
+    CHECK_STR(r.options, "file=/tmp/x.txt");
+    CHECK(options_parse(r.options, &o, err, sizeof err) == 0);
+    CHECK(command_check(&r, &o, err, sizeof err) == 0);
+    CHECK(command_parse("status", &r, err, sizeof err) == 0);
+    CHECK(r.command == COMMAND_STATUS && r.options[0] == '\0');
+    CHECK(command_parse("reset,cpu=times", &r, err, sizeof err) == 0);
+    CHECK(options_parse(r.options, &o, err, sizeof err) == 0);
+    CHECK(command_check(&r, &o, err, sizeof err) != 0);
+    CHECK(strstr(err, "'reset' takes no options") != NULL);
+    CHECK(command_parse("dump,depth=3", &r, err, sizeof err) == 0);
+    CHECK(options_parse(r.options, &o, err, sizeof err) == 0);
+    CHECK(command_check(&r, &o, err, sizeof err) != 0);
+    CHECK(strstr(err, "only file=PATH") != NULL);
+    CHECK(command_parse("start,reply=relative", &r, err, sizeof err) != 0);
+    CHECK(strstr(err, "reply") != NULL);
+    CHECK(command_parse("stopped=1", &r, err, sizeof err) == 0);      /* not a command word */
+    CHECK(!r.command_given);
+    CHECK_STR(r.options, "stopped=1");
+    CHECK_STR(command_name(COMMAND_DUMP), "dump");
+}

@@ -1,0 +1,335 @@
+"""Attach and run-time control: the agent loaded into a running JVM, and the
+commands start, stop, dump, reset and status, through the JDK's own
+`jcmd <pid> JVMTI.agent_load <lib> "<command>,<options>"` and through our
+`build/hprof` when it has been built.
+
+The program is tests/java/Phases.java: CPU work in phases that the test
+switches through a file (phase A runs only Phases.alpha, phase B only
+Phases.beta), so a profile of a window of time must name exactly the phase
+that ran in it. Its stdout must stay exactly "Phases: done".
+"""
+
+import os
+import re
+import subprocess
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+AGENT = os.path.join(ROOT, "build", "libhprof.so")
+HPROF = os.path.join(ROOT, "build", "hprof")
+
+RE_TIME_ROW = re.compile(r"^ *\d+ +[\d.]+% +[\d.]+% +(\d+) +(\d+) (\S+)$")
+
+
+def make_tests(Fail, Skip, parse_profile, spawn, reap):
+
+    class Program:
+        """Phases.java running with or without the agent."""
+
+        def __init__(self, ctx, agent=None, tag="phases", max_s=90):
+            self.ctx = ctx
+            self.dir = ctx.path("phase-dir")
+            os.makedirs(self.dir, exist_ok=True)
+            self.set_phase("A")
+            self.p, self.so, self.se, self.cmd = spawn(ctx, "Phases", [self.dir, max_s], agent, tag)
+            self.wait_for("PID ")
+            self.wait_for("Phases: entering A")
+
+        def set_phase(self, phase):
+            tmp = os.path.join(self.dir, "phase.tmp")
+            with open(tmp, "w") as f:
+                f.write(phase)
+            os.rename(tmp, os.path.join(self.dir, "phase"))
+
+        def stderr(self):
+            with open(self.se, errors="replace") as f:
+                return f.read()
+
+        def wait_for(self, text, seconds=30):
+            deadline = time.time() + seconds
+            while time.time() < deadline:
+                if text in self.stderr():
+                    return
+                if self.p.poll() is not None:
+                    raise Fail("Phases exited (rc %s) before printing %r: %s"
+                               % (self.p.returncode, text, self.stderr()[-600:]))
+                time.sleep(0.02)
+            raise Fail("Phases did not print %r within %d s" % (text, seconds))
+
+        def phase(self, name):
+            self.set_phase(name)
+            self.wait_for("Phases: entering " + name)
+
+        def finish(self):
+            self.set_phase("end")
+            r = reap(self.ctx, self.p, self.so, self.se, self.cmd)
+            if r.stdout != "Phases: done\n":
+                raise Fail("the program's stdout changed: %r" % r.stdout[:300])
+            return r
+
+        def kill(self):
+            if self.p.poll() is None:
+                self.p.kill()
+                self.p.wait()
+
+    def jcmd(ctx, pid, options, expect_ok=True):
+        """JVMTI.agent_load through the JDK's jcmd. Its parser splits
+        name=value arguments, so the options are quoted inside the string."""
+        exe = os.path.join(ctx.jdk, "bin", "jcmd")
+        if not os.path.isfile(exe):
+            raise Skip("no jcmd in %s" % ctx.jdk)
+        arg = '"%s"' % options if "=" in options else options
+        t0 = time.time()
+        r = subprocess.run([exe, str(pid), "JVMTI.agent_load", AGENT, arg], capture_output=True,
+                           text=True, timeout=120)
+        ctx.note("jcmd %s: %.2f s, %s" % (options, time.time() - t0, r.stdout.strip().splitlines()[-1:]))
+        ok = r.returncode == 0 and "return code: 0" in r.stdout
+        if expect_ok is not None and ok != expect_ok:
+            raise Fail("jcmd JVMTI.agent_load %s: %s (rc %d): %s %s"
+                       % (options, "failed" if expect_ok else "succeeded", r.returncode, r.stdout, r.stderr))
+        return r
+
+    def hprof_cli(ctx, command, pid, options=None, expect_rc=0):
+        if not os.path.isfile(HPROF):
+            return None
+        cmd = [HPROF, command, str(pid)] + ([options] if options else [])
+        t0 = time.time()
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        ctx.note("hprof %s: %.2f s, rc %d" % (" ".join(cmd[1:]), time.time() - t0, r.returncode))
+        if expect_rc is not None and r.returncode != expect_rc:
+            raise Fail("%s: rc %d (expected %d): %s %s" % (" ".join(cmd), r.returncode, expect_rc,
+                                                          r.stdout, r.stderr))
+        return r
+
+    def control(ctx, command, pid, options=""):
+        """A command through build/hprof when built, else through jcmd."""
+        r = hprof_cli(ctx, command, pid, options or None)
+        if r is None:
+            jcmd(ctx, pid, command + ("," + options if options else ""))
+
+    def phase_share(path, what):
+        """(samples in alpha, samples in beta, total) of the final CPU SAMPLES."""
+        prof = parse_profile(path)
+        if not prof.sections:
+            raise Fail("%s has no CPU SAMPLES section" % what)
+        sec = prof.final
+
+        def on(m):
+            return lambda t: any(f.qualname == "Phases." + m for f in t.frames)
+        return prof.samples(sec, on("alpha")), prof.samples(sec, on("beta")), sec.total, prof
+
+    def check_phase(path, what, want, problems, min_samples=100):
+        a, b, total, prof = phase_share(path, what)
+        hit, miss = (a, b) if want == "alpha" else (b, a)
+        if total < min_samples:
+            problems.append("%s: only %d samples" % (what, total))
+        elif hit < 0.90 * total or miss > 0.02 * total:
+            problems.append("%s: %d samples in %s, %d in the other phase, of %d (want >= 90%% and <= 2%%)"
+                            % (what, hit, want, miss, total))
+        return a, b, total, prof
+
+    # ------------------------------------------------------------ tests
+
+    def t_attach_cpu(ctx):
+        """Attach to a running CPU-bound program in phase B after a phase A
+        that ran without the agent: the profile covers only the time after
+        the attach, every thread (main existed before the agent) sampled."""
+        out = ctx.path("attach.txt")
+        prog = Program(ctx)
+        try:
+            time.sleep(0.5)
+            prog.phase("B")
+            control(ctx, "attach" if os.path.isfile(HPROF) else "start", prog.p.pid,
+                    "cpu=samples,interval=1,thread=y,file=" + out)
+            time.sleep(2.0)
+            r = prog.finish()
+        finally:
+            prog.kill()
+        problems = []
+        a, b, total, prof = check_phase(out, "after the attach", "beta", problems)
+        mains = [t for t in prof.threads.values() if t.name == "main"]
+        idle = [t.serial for t in prof.threads.values() if t.name.startswith("idle-")]
+        if not mains:
+            problems.append("no THREAD START for main (it existed before the agent)")
+        if len(idle) != 3:
+            problems.append("%d idle threads listed, 3 expected" % len(idle))
+        idle_samples = prof.samples(prof.final, lambda t: t.thread in idle)
+        if idle_samples:
+            problems.append("%d samples in sleeping threads" % idle_samples)
+        if "Attached to a running JVM" not in open(out).read():
+            problems.append("the header does not say the agent was attached")
+        ctx.note("after attach: beta %d, alpha %d of %d samples" % (b, a, total))
+        if "hprof: attached" not in r.stderr and not os.path.isfile(HPROF):
+            problems.append("the JVM's stderr lacks 'hprof: attached'")
+        if problems:
+            raise Fail("; ".join(problems))
+
+    def t_attach_phases(ctx):
+        """Phase A profiled with attach then stop; phase B with start, reset
+        and dump file= (a complete report of its own)."""
+        first, second = ctx.path("phase-a.txt"), ctx.path("phase-b.txt")
+        prog = Program(ctx)
+        try:
+            jcmd(ctx, prog.p.pid, "cpu=samples,interval=1,file=" + first)
+            time.sleep(1.5)
+            jcmd(ctx, prog.p.pid, "stop")
+            prog.phase("B")
+            time.sleep(0.3)
+            jcmd(ctx, prog.p.pid, "start")
+            time.sleep(0.3)                   # phase B, then reset: only what follows counts
+            jcmd(ctx, prog.p.pid, "reset")
+            time.sleep(1.5)
+            jcmd(ctx, prog.p.pid, "dump,file=" + second)
+            status = hprof_cli(ctx, "status", prog.p.pid)
+            prog.finish()
+        finally:
+            prog.kill()
+        problems = []
+        check_phase(first, "phase A (attach ... stop)", "alpha", problems)
+        check_phase(second, "phase B (start, reset ... dump file=)", "beta", problems)
+        # The first file's stop dump came before any B: its first section too.
+        prof = parse_profile(first)
+        if prof.sections:
+            s0 = prof.sections[0]
+            b0 = prof.samples(s0, lambda t: any(f.qualname == "Phases.beta" for f in t.frames))
+            if b0:
+                problems.append("the stop dump has %d samples of phase B, which ran after it" % b0)
+        if status is not None and "cpu=samples: sampling" not in status.stdout:
+            problems.append("status lacks 'cpu=samples: sampling': %r" % status.stdout[:400])
+        if problems:
+            raise Fail("; ".join(problems))
+
+    def t_attach_twice(ctx):
+        """A second start of the same library while running changes nothing
+        and says so; a second attach with other options restarts with them."""
+        out, out2 = ctx.path("twice.txt"), ctx.path("twice2.txt")
+        prog = Program(ctx)
+        try:
+            prog.phase("B")
+            jcmd(ctx, prog.p.pid, "cpu=samples,interval=2,file=" + out)
+            jcmd(ctx, prog.p.pid, "start")
+            time.sleep(1.0)
+            jcmd(ctx, prog.p.pid, "start,cpu=samples,interval=1,file=" + out2)
+            time.sleep(1.0)
+            r = prog.finish()
+        finally:
+            prog.kill()
+        problems = []
+        if "hprof: already running" not in r.stderr:
+            problems.append("the second start did not say 'hprof: already running'")
+        check_phase(out, "first file", "beta", problems, min_samples=50)
+        check_phase(out2, "second file", "beta", problems)
+        if problems:
+            raise Fail("; ".join(problems))
+
+    def t_commands_at_startup(ctx):
+        """Every command on an agent loaded with -agentpath at start-up."""
+        out, snap = ctx.path("startup.txt"), ctx.path("startup-dump.txt")
+        prog = Program(ctx, agent="cpu=samples,interval=1,file=" + out)
+        try:
+            time.sleep(1.0)
+            r = jcmd(ctx, prog.p.pid, "status")
+            jcmd(ctx, prog.p.pid, "stop")
+            prog.phase("B")
+            jcmd(ctx, prog.p.pid, "reset")
+            jcmd(ctx, prog.p.pid, "start")
+            time.sleep(1.0)
+            jcmd(ctx, prog.p.pid, "dump,file=" + snap)
+            jcmd(ctx, prog.p.pid, "bogus=1", expect_ok=False)
+            jcmd(ctx, prog.p.pid, "reset,cpu=times", expect_ok=False)
+            res = prog.finish()
+        finally:
+            prog.kill()
+        problems = []
+        for want in ("hprof: running in JVM %d (loaded at start-up)" % prog.p.pid, "hprof: stopped; profile in",
+                     "hprof: counts reset", "hprof: dumped to", "unknown option 'bogus'",
+                     "'reset' takes no options"):
+            if want not in res.stderr:
+                problems.append("stderr lacks %r" % want)
+        check_phase(snap, "dump file= after stop, B, reset, start", "beta", problems)
+        prof = parse_profile(out)
+        if len(prof.sections) < 3:
+            problems.append("%s has %d CPU SAMPLES sections (stop, dump... exit)" % (out, len(prof.sections)))
+        if problems:
+            raise Fail("; ".join(problems))
+
+    def times_rows(path):
+        rows = {}
+        with open(path) as f:
+            text = f.read()
+        last = text.rfind("CPU TIME (ms) BEGIN")
+        if last < 0:
+            raise Fail("%s has no CPU TIME section" % path)
+        for line in text[last:].splitlines()[2:]:
+            if line.startswith("CPU TIME (ms) END"):
+                break
+            m = RE_TIME_ROW.match(line)
+            if m:
+                rows[m.group(3)] = rows.get(m.group(3), 0) + int(m.group(1))
+        return rows
+
+    def t_attach_times(ctx):
+        """cpu=times attached to a running program counts the calls made
+        after it; stop restores every class it rewrote and counting stops."""
+        out, later = ctx.path("times.txt"), ctx.path("times-later.txt")
+        prog = Program(ctx)
+        try:
+            prog.phase("B")
+            jcmd(ctx, prog.p.pid, "cpu=times,file=" + out)
+            time.sleep(2.0)
+            jcmd(ctx, prog.p.pid, "stop")
+            prog.wait_for("classes restored to their original byte code")
+            time.sleep(1.0)
+            jcmd(ctx, prog.p.pid, "dump,file=" + later)
+            res = prog.finish()
+        finally:
+            prog.kill()
+        problems = []
+        rows, rows_later = times_rows(out), times_rows(later)
+        beta, alpha = rows.get("Phases.beta", 0), rows.get("Phases.alpha", 0)
+        if beta < 100:
+            problems.append("only %d calls of Phases.beta counted after the attach" % beta)
+        if alpha:
+            problems.append("%d calls of Phases.alpha, which ran before the attach" % alpha)
+        if rows_later.get("Phases.beta", 0) != beta:
+            problems.append("Phases.beta calls went on being counted after stop: %d, then %d"
+                            % (beta, rows_later.get("Phases.beta", 0)))
+        m = re.search(r"hprof: (\d+) classes restored", res.stderr)
+        if not m or int(m.group(1)) < 100:
+            problems.append("stop did not restore the classes: %s" % (m.group(0) if m else "no message"))
+        ctx.note("Phases.beta calls after attach: %d; %s" % (beta, m.group(0) if m else "-"))
+        if problems:
+            raise Fail("; ".join(problems))
+
+    def t_attach_bad_options(ctx):
+        """A bad option in an attach is refused with a message naming it; the
+        JVM goes on unharmed, and a good attach afterwards works."""
+        out = ctx.path("bad.txt")
+        prog = Program(ctx)
+        try:
+            jcmd(ctx, prog.p.pid, "cpu=sample", expect_ok=False)
+            jcmd(ctx, prog.p.pid, "stop", expect_ok=False)
+            jcmd(ctx, prog.p.pid, "cpu=samples,file=/nonexistent-dir/x.txt", expect_ok=False)
+            prog.phase("B")
+            jcmd(ctx, prog.p.pid, "cpu=samples,interval=1,file=" + out)
+            time.sleep(1.0)
+            r = prog.finish()
+        finally:
+            prog.kill()
+        problems = []
+        for want in ("bad value 'sample' for option 'cpu'", "hprof is not running in this JVM",
+                     "/nonexistent-dir/x.txt"):
+            if want not in r.stderr:
+                problems.append("stderr lacks %r" % want)
+        check_phase(out, "attach after refused ones", "beta", problems)
+        if problems:
+            raise Fail("; ".join(problems))
+
+    return [
+        ("attach_cpu", t_attach_cpu),
+        ("attach_phases", t_attach_phases),
+        ("attach_twice", t_attach_twice),
+        ("attach_commands_at_startup", t_commands_at_startup),
+        ("attach_times", t_attach_times),
+        ("attach_bad_options", t_attach_bad_options),
+    ]
