@@ -107,19 +107,20 @@ def make_tests(Fail, Skip, parse_profile, spawn, reap):
         if r is None:
             jcmd(ctx, pid, command + ("," + options if options else ""))
 
-    def phase_share(path, what):
-        """(samples in alpha, samples in beta, total) of the final CPU SAMPLES."""
+    def phase_share(path, what, section=-1):
+        """(samples in alpha, samples in beta, total, profile) of a CPU SAMPLES
+        section (default: the last)."""
         prof = parse_profile(path)
         if not prof.sections:
             raise Fail("%s has no CPU SAMPLES section" % what)
-        sec = prof.final
+        sec = prof.sections[section]
 
         def on(m):
             return lambda t: any(f.qualname == "Phases." + m for f in t.frames)
         return prof.samples(sec, on("alpha")), prof.samples(sec, on("beta")), sec.total, prof
 
-    def check_phase(path, what, want, problems, min_samples=100):
-        a, b, total, prof = phase_share(path, what)
+    def check_phase(path, what, want, problems, min_samples=100, section=-1):
+        a, b, total, prof = phase_share(path, what, section)
         hit, miss = (a, b) if want == "alpha" else (b, a)
         if total < min_samples:
             problems.append("%s: only %d samples" % (what, total))
@@ -185,15 +186,11 @@ def make_tests(Fail, Skip, parse_profile, spawn, reap):
         finally:
             prog.kill()
         problems = []
-        check_phase(first, "phase A (attach ... stop)", "alpha", problems)
+        # file=: the stop's dump (phase A only), then the exit's (after the
+        # reset: phase B only, as in the dump file=).
+        check_phase(first, "phase A (attach ... stop)", "alpha", problems, section=0)
+        check_phase(first, "the exit dump (reset during B)", "beta", problems)
         check_phase(second, "phase B (start, reset ... dump file=)", "beta", problems)
-        # The first file's stop dump came before any B: its first section too.
-        prof = parse_profile(first)
-        if prof.sections:
-            s0 = prof.sections[0]
-            b0 = prof.samples(s0, lambda t: any(f.qualname == "Phases.beta" for f in t.frames))
-            if b0:
-                problems.append("the stop dump has %d samples of phase B, which ran after it" % b0)
         if status is not None and "cpu=samples: sampling" not in status.stdout:
             problems.append("status lacks 'cpu=samples: sampling': %r" % status.stdout[:400])
         if problems:
@@ -247,9 +244,12 @@ def make_tests(Fail, Skip, parse_profile, spawn, reap):
             if want not in res.stderr:
                 problems.append("stderr lacks %r" % want)
         check_phase(snap, "dump file= after stop, B, reset, start", "beta", problems)
+        # file=: the stop's dump (phase A), then the exit's (phase B since the reset).
         prof = parse_profile(out)
-        if len(prof.sections) < 3:
-            problems.append("%s has %d CPU SAMPLES sections (stop, dump... exit)" % (out, len(prof.sections)))
+        if len(prof.sections) != 2:
+            problems.append("%s has %d CPU SAMPLES sections (stop and exit expected)" % (out, len(prof.sections)))
+        else:
+            check_phase(out, "the stop dump", "alpha", problems, section=0)
         if problems:
             raise Fail("; ".join(problems))
 
