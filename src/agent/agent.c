@@ -192,9 +192,11 @@ static void dump(const char *why)
         write_collapsed();
     if (agent.opt.verbose) {
         if (agent.sampling)
-            fprintf(stderr, " done (%llu samples; %llu of them walked from the caller of a stub).\n",
+            fprintf(stderr, " done (%llu samples; %llu of them walked from the caller of a stub, "
+                    "%llu at the interrupted PC instead of the instruction before it).\n",
                     (unsigned long long)total,
-                    (unsigned long long)atomic_load(&sampler_lost.recovered_from_caller));
+                    (unsigned long long)atomic_load(&sampler_lost.recovered_from_caller),
+                    (unsigned long long)atomic_load(&sampler_lost.at_interrupted_pc));
         else
             fprintf(stderr, " done.\n");
         if (agent.monitoring)
