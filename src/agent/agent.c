@@ -232,8 +232,10 @@ static void dump_into(report_file *r, const char *why, int final, JNIEnv *jni)
     }
     if (agent.opt.verbose) {
         if (agent.made[0])
-            fprintf(stderr, " done (%llu samples walked from the caller of a stub).\n",
-                    (unsigned long long)atomic_load(&sampler_lost.recovered_from_caller));
+            fprintf(stderr, " done (samples: %llu walked from the caller of a stub, %llu at the interrupted "
+                    "PC instead of the instruction before it).\n",
+                    (unsigned long long)atomic_load(&sampler_lost.recovered_from_caller),
+                    (unsigned long long)atomic_load(&sampler_lost.at_interrupted_pc));
         else
             fprintf(stderr, " done.\n");
     }

@@ -376,6 +376,7 @@ static void reset(JNIEnv *jni)
     atomic_store(&sampler_lost.buffer_full, 0);
     atomic_store(&sampler_lost.unregistered, 0);
     atomic_store(&sampler_lost.recovered_from_caller, 0);
+    atomic_store(&sampler_lost.at_interrupted_pc, 0);
     cpu_collector_reset();
 }
 

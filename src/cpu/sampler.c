@@ -188,6 +188,69 @@ static int adopt_thread(thread_state *t, const siginfo_t *info)
     return 1;
 }
 
+/* Which instruction a sample is charged to.
+ *
+ * The PC in the signal's context is the instruction the thread was about to
+ * execute; the interval's CPU time was spent up to the instruction that ended
+ * there (a timer interrupt is taken between instructions, once the one in
+ * flight has retired, so a slow instruction's time shows up at the PC after
+ * it: on tests/java/HotCold.java over a third of the samples are at the
+ * instruction after hot's array load).
+ *
+ * HotSpot describes compiled code by PcDescs that record the END of the code
+ * they describe: C2 notes each instruction's scope with the offset just past
+ * it (NonSafepointEmitter::observe_instruction) and writes one PcDesc at the
+ * end of each run of instructions with the same inlining chain (these
+ * non-safepoint PcDescs exist because the agent enables CompiledMethodLoad,
+ * see samples_agent.c); a call's PcDesc is at its return address. So the instruction
+ * that ended at PC is described by the first PcDesc at or after PC, the one
+ * that starts at PC by the first PcDesc strictly after PC. For a top frame it
+ * interrupted in compiled code, AsyncGetCallTrace takes the second (forte.cpp,
+ * is_decipherable_compiled_frame: pc_desc_near(pc + 1), the first PcDesc at an
+ * offset >= pc + 1). Where PC is the border of two inlined methods, that
+ * charges the sample to the method of the next instruction: on HotCold 6-9% of
+ * all samples were at cold's `i++` just after hot's array store, and went to
+ * cold.
+ *
+ * Rule: walk with a copy of the context whose PC points into the previous
+ * instruction (PC - 1 on x86-64, where instructions have any length: the
+ * previous one's last byte; PC - 4 on aarch64), so that HotSpot's lookup is
+ * pc_desc_near(PC), the PcDesc of the instruction that ended at PC. If that
+ * walk fails in Java code (unknown_Java or not_walkable_Java), walk with the
+ * real PC, as before (and from the caller if that fails, retry_from_caller).
+ * Other failures (thread not in Java, GC active, ...) do not depend on the PC.
+ *
+ * Elsewhere PC - 1 changes nothing, or fails and the real PC is used:
+ * - PC - 1 is in the same code blob as PC (a blob's header comes before its
+ *   code). At a blob's first instruction it is outside the blob's code; in a
+ *   compiled method's prologue, up to and including the first instruction
+ *   after the frame is complete, it is before the frame-complete offset;
+ *   HotSpot's frame::safe_for_sender refuses both: unknown_Java, real PC.
+ * - Interpreted and stub frames are found from sp and fp (and the
+ *   interpreter's bcp slot): where the PC is inside the blob does not matter.
+ * - A thread in native code or in the VM is walked from its last Java frame;
+ *   the context's PC is not used. Frames below the top are looked up by their
+ *   exact return address (pc_desc_at) whatever the top frame's PC.
+ * - PC just after a call that returned: PC - 1 is in the call, whose PcDesc is
+ *   at PC: the sample goes to the call site.
+ * Limits: at a jump target, the instruction before it in memory is not the one
+ * that ran (the jump was). A sample exactly at the first instruction of a
+ * compiled method's deoptimization handler (HotSpot recognises it only at that
+ * address) is charged to the compiled method at bci 0, without inlined frames.
+ * Cost: one walk per sample, as before; a second only where the first failed. */
+#define ASGCT_NOT_WALKABLE_JAVA (-6)
+
+static void walk_from_previous_instruction(asgct_trace *trace, void *ucontext)
+{
+    ucontext_t uc = *(ucontext_t *)ucontext;
+#if defined(__x86_64__)
+    uc.uc_mcontext.gregs[REG_RIP] -= 1;
+#elif defined(__aarch64__)
+    uc.uc_mcontext.pc -= 4;
+#endif  /* elsewhere the PC is left as it is: the walk is AsyncGetCallTrace's own */
+    async_get_call_trace(trace, trace->num_frames_requested, &uc);
+}
+
 static void on_sigprof(int signo, siginfo_t *info, void *ucontext)
 {
     (void)signo;
@@ -207,7 +270,16 @@ static void on_sigprof(int signo, siginfo_t *info, void *ucontext)
         goto out;
     }
     asgct_trace trace = { t->env, 0, (asgct_frame *)(void *)s->frames, (jint)frames_to_walk };
-    async_get_call_trace(&trace, (jint)frames_to_walk, ucontext);
+    if (ucontext != NULL) {
+        walk_from_previous_instruction(&trace, ucontext);
+        if (trace.num_frames == ASGCT_UNKNOWN_JAVA || trace.num_frames == ASGCT_NOT_WALKABLE_JAVA) {
+            async_get_call_trace(&trace, (jint)frames_to_walk, ucontext);
+            if (trace.num_frames > 0)
+                atomic_fetch_add_explicit(&sampler_lost.at_interrupted_pc, 1, memory_order_relaxed);
+        }
+    } else {
+        async_get_call_trace(&trace, (jint)frames_to_walk, ucontext);
+    }
     if (trace.num_frames == ASGCT_UNKNOWN_JAVA && ucontext != NULL) {
         retry_from_caller(&trace, ucontext);
         if (trace.num_frames > 0)
