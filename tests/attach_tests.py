@@ -21,17 +21,19 @@ HPROF = os.path.join(ROOT, "build", "hprof")
 RE_TIME_ROW = re.compile(r"^ *\d+ +[\d.]+% +[\d.]+% +(\d+) +(\d+) (\S+)$")
 
 
-def make_tests(Fail, Skip, parse_profile, spawn, reap):
+def make_tests(Fail, Skip, parse_profile, spawn, reap, asan=None):
+    """asan: (the ASan-built agent's path, the environment a JVM needs to run
+    it, a function that builds it), or None."""
 
     class Program:
         """Phases.java running with or without the agent."""
 
-        def __init__(self, ctx, agent=None, tag="phases", max_s=90):
+        def __init__(self, ctx, agent=None, tag="phases", max_s=90, env=None):
             self.ctx = ctx
             self.dir = ctx.path("phase-dir")
             os.makedirs(self.dir, exist_ok=True)
             self.set_phase("A")
-            self.p, self.so, self.se, self.cmd = spawn(ctx, "Phases", [self.dir, max_s], agent, tag)
+            self.p, self.so, self.se, self.cmd = spawn(ctx, "Phases", [self.dir, max_s], agent, tag, env=env)
             self.wait_for("PID ")
             self.wait_for("Phases: entering A")
 
@@ -72,7 +74,7 @@ def make_tests(Fail, Skip, parse_profile, spawn, reap):
                 self.p.kill()
                 self.p.wait()
 
-    def jcmd(ctx, pid, options, expect_ok=True):
+    def jcmd(ctx, pid, options, expect_ok=True, library=AGENT):
         """JVMTI.agent_load through the JDK's jcmd. Its parser splits
         name=value arguments, so the options are quoted inside the string."""
         exe = os.path.join(ctx.jdk, "bin", "jcmd")
@@ -80,8 +82,8 @@ def make_tests(Fail, Skip, parse_profile, spawn, reap):
             raise Skip("no jcmd in %s" % ctx.jdk)
         arg = '"%s"' % options if "=" in options else options
         t0 = time.time()
-        r = subprocess.run([exe, str(pid), "JVMTI.agent_load", AGENT, arg], capture_output=True,
-                           text=True, timeout=120)
+        r = subprocess.run([exe, str(pid), "JVMTI.agent_load", library, arg], capture_output=True,
+                           text=True, timeout=300)
         ctx.note("jcmd %s: %.2f s, %s" % (options, time.time() - t0, r.stdout.strip().splitlines()[-1:]))
         ok = r.returncode == 0 and "return code: 0" in r.stdout
         if expect_ok is not None and ok != expect_ok:
@@ -325,6 +327,52 @@ def make_tests(Fail, Skip, parse_profile, spawn, reap):
         if problems:
             raise Fail("; ".join(problems))
 
+    def t_attach_asan(ctx):
+        """The ASan+UBSan-built agent attached to a running JVM and driven
+        through every command and collector that works after an attach:
+        cpu=samples (threads older than the agent), stop, start with
+        cpu=times (retransform in, then back), reset, dump file=, heap=sites
+        and monitor=y. No sanitizer report; each profile parses."""
+        if asan is None:
+            raise Skip("gcc's libasan.so not found")
+        library, env, build = asan
+        build(ctx)
+        files = {k: ctx.path(k + ".txt") for k in ("samples", "times", "snap", "heap")}
+        prog = Program(ctx, env=env, tag="asan")
+        try:
+            prog.phase("B")
+            jcmd(ctx, prog.p.pid, "cpu=samples,interval=1,thread=y,file=" + files["samples"], library=library)
+            time.sleep(1.0)
+            jcmd(ctx, prog.p.pid, "status", library=library)
+            jcmd(ctx, prog.p.pid, "stop", library=library)
+            jcmd(ctx, prog.p.pid, "start,cpu=times,file=" + files["times"], library=library)
+            time.sleep(1.0)
+            jcmd(ctx, prog.p.pid, "reset", library=library)
+            time.sleep(0.5)
+            jcmd(ctx, prog.p.pid, "dump,file=" + files["snap"], library=library)
+            jcmd(ctx, prog.p.pid, "stop", library=library)
+            prog.wait_for("classes restored to their original byte code")
+            jcmd(ctx, prog.p.pid, "start,heap=sites,monitor=y,file=" + files["heap"], library=library)
+            time.sleep(1.0)
+            jcmd(ctx, prog.p.pid, "status", library=library)
+            r = prog.finish()
+        finally:
+            prog.kill()
+        bad = [l for l in r.stderr.splitlines() if "AddressSanitizer" in l or "runtime error:" in l]
+        if bad:
+            raise Fail("sanitizer report: %s (see %s)" % (bad[0], ctx.out))
+        problems = []
+        check_phase(files["samples"], "cpu=samples under ASan", "beta", problems, section=0)
+        if times_rows(files["snap"]).get("Phases.beta", 0) <= 0:
+            problems.append("no Phases.beta calls in the dump file= under ASan")
+        with open(files["heap"]) as f:
+            text = f.read()
+        if "SITES BEGIN" not in text or "MONITOR TIME BEGIN" not in text:
+            problems.append("heap=sites,monitor=y after an attach wrote no SITES or MONITOR TIME")
+        if problems:
+            raise Fail("; ".join(problems))
+        ctx.note("asan: every command, no sanitizer report")
+
     return [
         ("attach_cpu", t_attach_cpu),
         ("attach_phases", t_attach_phases),
@@ -332,4 +380,5 @@ def make_tests(Fail, Skip, parse_profile, spawn, reap):
         ("attach_commands_at_startup", t_commands_at_startup),
         ("attach_times", t_attach_times),
         ("attach_bad_options", t_attach_bad_options),
+        ("attach_asan", t_attach_asan),
     ]

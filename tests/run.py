@@ -876,13 +876,13 @@ def jcmd_deadlocks(text):
     return out
 
 
-def spawn(ctx, main, args, agent, tag):
+def spawn(ctx, main, args, agent, tag, env=None):
     cmd = ctx.java_cmd(main, args, agent=agent)
     so, se, sc = ctx._files(tag)
     with open(sc, "w") as f:
         f.write(" ".join(cmd) + "\n")
     fo, fe = open(so, "wb"), open(se, "wb")
-    p = subprocess.Popen(cmd, stdout=fo, stderr=fe, stdin=subprocess.DEVNULL, cwd=ctx.out, env=clean_env())
+    p = subprocess.Popen(cmd, stdout=fo, stderr=fe, stdin=subprocess.DEVNULL, cwd=ctx.out, env=clean_env(env))
     fo.close()
     fe.close()
     return p, so, se, cmd
@@ -1358,6 +1358,26 @@ def asan_runtime():
 ASAN_AGENT = os.path.join(BUILD, "asan", "libhprof.so")
 
 
+def asan_env():
+    """What a JVM needs to run the ASan-built agent (None without libasan).
+    HotSpot uses SIGSEGV for its own purposes (implicit null checks, safepoint
+    polls): ASan must leave those signals to it. Leak checking is off because
+    the JVM itself never frees much at exit."""
+    libasan = asan_runtime()
+    if libasan is None:
+        return None
+    return {"LD_PRELOAD": libasan,
+            "ASAN_OPTIONS": "detect_leaks=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:"
+                            "handle_sigill=0:allow_user_segv_handler=1:use_sigaltstack=0:abort_on_error=0",
+            "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1"}
+
+
+def build_asan_agent(ctx):
+    log = ctx.path("make-asan.log")
+    if sh(["make", "-C", ROOT, "asan"], log) != 0:
+        raise Fail("make asan failed, see %s: %s" % (log, tail(read(log), 2)))
+
+
 def t_asan_agent(ctx):
     """The agent built with ASan+UBSan, inside a real JVM: the split and idle
     threads, then 1000 threads starting and ending while sampling at 1 ms,
@@ -1365,19 +1385,10 @@ def t_asan_agent(ctx):
     deadlock check) on Deadlocks, then cpu=times (the rewriter on every
     class the JVM loads) on TimesTruth, then heap=all and heap=sites on
     AllocTruth."""
-    libasan = asan_runtime()
-    if libasan is None:
+    env = asan_env()
+    if env is None:
         raise Skip("gcc's libasan.so not found")
-    log = ctx.path("make-asan.log")
-    if sh(["make", "-C", ROOT, "asan"], log) != 0:
-        raise Fail("make asan failed, see %s: %s" % (log, tail(read(log), 2)))
-    # HotSpot uses SIGSEGV for its own purposes (implicit null checks,
-    # safepoint polls): ASan must leave those signals to it. Leak checking is
-    # off because the JVM itself never frees much at exit.
-    env = {"LD_PRELOAD": libasan,
-           "ASAN_OPTIONS": "detect_leaks=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:"
-                           "handle_sigill=0:allow_user_segv_handler=1:use_sigaltstack=0:abort_on_error=0",
-           "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1"}
+    build_asan_agent(ctx)
     def samples(main, prof):
         sec = final_section(prof)
         if sec.total <= 0:
@@ -1497,7 +1508,8 @@ JVM_TESTS += heap_tests.make_tests(Fail, parse_profile)
 import attach_cli_tests  # noqa: E402  (build/hprof, attaching to running JVMs)
 JVM_TESTS += attach_cli_tests.make_tests(Fail, Skip)
 import attach_tests  # noqa: E402  (attach, start/stop/dump/reset/status)
-JVM_TESTS += attach_tests.make_tests(Fail, Skip, parse_profile, spawn, reap)
+JVM_TESTS += attach_tests.make_tests(Fail, Skip, parse_profile, spawn, reap,
+                                     (ASAN_AGENT, asan_env(), build_asan_agent) if asan_env() else None)
 
 # The class-file rewriter, end to end through build/hprof-bci (tests/bci/).
 sys.path.insert(0, os.path.join(TESTS_DIR, "bci"))
