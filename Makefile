@@ -78,7 +78,7 @@ build/asan/unit_tests: $(PURE_SRC) $(CLI_SRC) $(UNIT_SRC) $(HEADERS) Makefile
 	@mkdir -p build/asan
 	$(CC) $(BASE) $(SAN_FLAGS) -Isrc -o $@ $(PURE_SRC) $(CLI_SRC) $(UNIT_SRC) -lpthread -lm
 
-demo: build/libhprof.so
+demo: build/libhprof.so build/hprof
 	@demo/run
 
 test: build/libhprof.so build/hprof-bci build/hprof build/tests/echo_agent.so

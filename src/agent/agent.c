@@ -303,10 +303,10 @@ static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread
     serial_t serial = thread_serial_of(thread);
     if (serial == 0)
         serial = register_thread(jvmti, jni, thread);
-    if (agent.state != AGENT_RUNNING)
-        return;
+    /* Every collector hears of it, running or not: one that is starting
+     * (it listed the threads already) must not miss this one. */
     for (size_t i = 0; i < N_COLLECTORS; i++)
-        if (agent.active[i] && all_collectors[i]->thread_start)
+        if (all_collectors[i]->thread_start)
             all_collectors[i]->thread_start(jni, thread, serial);
 }
 

@@ -3,7 +3,7 @@
  * orchestrator (agent.c), which walks a list of them instead of naming each:
  *
  *   cpu=samples  samples_agent.c      heap=sites  heap_agent.c
- *   cpu=times    times_agent.c        heap=dump   heap_dump.c
+ *   cpu=times    times_agent.c        heap=dump   heap_agent.c (the walk: heap_dump.c)
  *   monitor=y    monitor_agent.c
  *
  * Life of a collector (the orchestrator's state machine calls these on the

@@ -11,7 +11,8 @@
  * thread lives inside HotSpot's JavaThread at a fixed offset, and
  * java.lang.Thread's `eetop` field holds that JavaThread's address: the
  * offset measured once on the current thread turns every thread's eetop
- * into its JNIEnv, so env_threads maps JNIEnv -> thread serial.
+ * into its JNIEnv, by which the sampler's handler finds the thread's serial
+ * (sampler_name_thread).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -21,7 +22,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../core/keytab.h"
 #include "../cpu/cpu_collector.h"
 #include "../cpu/sample_queue.h"
 #include "../cpu/sampler.h"
@@ -39,64 +39,10 @@ static struct {
     int             walk_depth;       /* frames the handler walks */
     int             depth, lineno, per_thread, keep_stacks;
     sample_queue    queue;
-    pthread_mutex_t env_lock;         /* guards env_threads */
-    keytab          env_threads;      /* key: a JNIEnv pointer; index -> env_serial[] */
-    serial_t       *env_serial;
-    uint32_t        env_serial_cap;
     char            collapsed[OPTIONS_PATH_MAX];
-    int             env_map_complete; /* every thread alive at the start is in env_threads */
-} cpu = { .env_lock = PTHREAD_MUTEX_INITIALIZER };
+} cpu;
 
-/* ------------------------------------------------------------ JNIEnv map */
-
-static void env_put(const void *env, serial_t serial)
-{
-    pthread_mutex_lock(&cpu.env_lock);
-    uint32_t i = keytab_intern(&cpu.env_threads, &env, sizeof env, NULL);
-    if (i != KEYTAB_FULL && i >= cpu.env_serial_cap) {
-        uint32_t cap = cpu.env_serial_cap ? cpu.env_serial_cap * 2 : 256;
-        while (cap <= i)
-            cap *= 2;
-        serial_t *n = realloc(cpu.env_serial, cap * sizeof *n);
-        if (n) {
-            memset(n + cpu.env_serial_cap, 0, (cap - cpu.env_serial_cap) * sizeof *n);
-            cpu.env_serial = n;
-            cpu.env_serial_cap = cap;
-        }
-    }
-    if (i != KEYTAB_FULL && i < cpu.env_serial_cap)
-        cpu.env_serial[i] = serial;
-    pthread_mutex_unlock(&cpu.env_lock);
-}
-
-/* A thread ended: its JNIEnv's memory may serve a new thread. */
-static void env_forget(const void *env)
-{
-    pthread_mutex_lock(&cpu.env_lock);
-    uint32_t i = keytab_find(&cpu.env_threads, &env, sizeof env);
-    if (i != KEYTAB_FULL && i < cpu.env_serial_cap)
-        cpu.env_serial[i] = 0;
-    pthread_mutex_unlock(&cpu.env_lock);
-}
-
-/* cpu_collector's thread_of_env (drain thread). An ended thread's entry is
- * zeroed, since its JNIEnv's memory may serve a new thread. */
-static serial_t env_thread(const void *env, void *context)
-{
-    (void)context;
-    pthread_mutex_lock(&cpu.env_lock);
-    uint32_t i = keytab_find(&cpu.env_threads, &env, sizeof env);
-    serial_t s = i != KEYTAB_FULL && i < cpu.env_serial_cap ? cpu.env_serial[i] : 0;
-    pthread_mutex_unlock(&cpu.env_lock);
-    /* Not a thread the program can see (HotSpot's hidden JavaThreads: JIT
-     * compilers, its service thread; or the agent's own): with the map
-     * complete, the sampler stops sampling it. */
-    if (s == 0 && cpu.env_map_complete) {
-        sampler_ignore_env(env);
-        return CPU_NOT_PROFILED;
-    }
-    return s;
-}
+/* ------------------------------------------------------------ JNIEnvs */
 
 /* Every thread alive now: JNIEnv -> serial, through Thread.eetop. */
 static void map_existing_threads(JNIEnv *jni)
@@ -116,16 +62,17 @@ static void map_existing_threads(JNIEnv *jni)
     intptr_t offset = (intptr_t)jni - (intptr_t)my_top;
     jint n = 0;
     jthread *threads = NULL;
-    cpu.env_map_complete = my_top != 0;
+
     if (my_top != 0 && !jvmti_failed((*hprof_jvmti)->GetAllThreads(hprof_jvmti, &n, &threads), "GetAllThreads")) {
         for (jint i = 0; i < n; i++) {
             jlong top = (*jni)->GetLongField(jni, threads[i], eetop);
             serial_t serial = thread_serial_of(threads[i]);
             if (top != 0 && serial != 0)
-                env_put((const void *)(intptr_t)(top + offset), serial);
+                sampler_name_thread((const void *)(intptr_t)(top + offset), serial);
             (*jni)->DeleteLocalRef(jni, threads[i]);
         }
         jvmti_free(threads);
+        sampler_names_complete(1);
     }
     (*jni)->DeleteLocalRef(jni, me);
     (*jni)->DeleteLocalRef(jni, thread_class);
@@ -233,9 +180,8 @@ static int init_once(const collector_env *env)
     cpu.walk_depth = cpu.keep_stacks ? CPU_MAX_FRAMES : opt->depth > 0 ? opt->depth : 1;
     cpu_collector_config cc = {
         .depth = opt->depth, .lineno = opt->lineno, .per_thread = opt->thread,
-        .keep_stacks = cpu.keep_stacks, .resolve = resolve_method, .thread_of_env = env_thread,
+        .keep_stacks = cpu.keep_stacks, .resolve = resolve_method,
     };
-    keytab_init(&cpu.env_threads, 1u << 20);
     if (sample_queue_init(&cpu.queue, queue_capacity(opt->interval_ms), (uint32_t)cpu.walk_depth) != 0 ||
         cpu_collector_init(&cc) != 0) {
         fprintf(stderr, "hprof: out of memory starting cpu=samples\n");
@@ -280,12 +226,21 @@ static int start(const collector_env *env, JNIEnv *jni)
     return 0;
 }
 
+/* Called for every thread start while cpu=samples exists (running or not):
+ * a thread that starts while sampling is being set up (after the threads
+ * were listed, before its own timer could be made) is named for the
+ * handler, which may meet it through the timer made from outside. */
 static void thread_start(JNIEnv *jni, jthread thread, serial_t serial)
 {
     (void)thread;
-    if (cpu.running && serial && sampler_thread_start(jni, serial) != 0)
+    if (!cpu.initialised || !serial)
+        return;
+    int rc = cpu.running ? sampler_thread_start(jni, serial) : 0;
+    if (rc < 0)
         fprintf(stderr, "hprof: cannot create a CPU timer for thread %u: %s; it will not be "
                 "sampled\n", serial, strerror(errno));
+    else if (rc == 0)
+        sampler_name_thread(jni, serial);
 }
 
 static void thread_end(JNIEnv *jni, jthread thread)
@@ -293,7 +248,7 @@ static void thread_end(JNIEnv *jni, jthread thread)
     (void)thread;
     sampler_thread_end();
     if (cpu.initialised)
-        env_forget(jni);
+        sampler_name_thread(jni, 0);      /* if it was named: its JNIEnv may serve another thread */
 }
 
 static int tick(JNIEnv *jni)

@@ -116,10 +116,6 @@ static void record(const raw_sample *s, uint32_t max_frames)
 {
     uint64_t weight = s->weight ? s->weight : 1;
     serial_t thread = s->thread_serial;
-    if (thread == 0 && s->env != NULL && cfg.thread_of_env)
-        thread = cfg.thread_of_env(s->env, cfg.resolve_context);
-    if (thread == CPU_NOT_PROFILED)
-        return;
     if (s->num_frames <= 0) {
         count_pseudo(thread, cpu_failure_reason(s->num_frames), weight);
         return;

@@ -22,8 +22,6 @@
 #include "../core/tables.h"
 #include "sample_queue.h"
 
-#define CPU_NOT_PROFILED UINT32_MAX
-
 /* Most frames recorded per sample (AsyncGetCallTrace walks no deeper). */
 #define CPU_MAX_FRAMES 256
 
@@ -34,11 +32,6 @@ typedef struct cpu_collector_config {
     int      keep_stacks;      /* count whole stacks for collapsed output */
     method_resolver resolve;
     void    *resolve_context;
-    /* The thread serial of a sample the handler could only name by its
-     * thread's JNIEnv (a thread that existed before the agent; NULL: none).
-     * CPU_NOT_PROFILED: a thread that is not the program's (a JIT compiler
-     * thread, the agent's own): its sample is dropped. */
-    serial_t (*thread_of_env)(const void *env, void *context);
 } cpu_collector_config;
 
 typedef struct cpu_row {

@@ -24,8 +24,7 @@ typedef frame_ref sample_frame;      /* AsyncGetCallTrace writes these directly 
 
 typedef struct raw_sample {
     atomic_size_t sequence;      /* queue bookkeeping: owned by the queue */
-    uint32_t      thread_serial; /* who was sampled (0 if unknown: see env) */
-    const void   *env;           /* the sampled thread's JNIEnv, when thread_serial is 0 */
+    uint32_t      thread_serial; /* who was sampled (0 if unknown) */
     int32_t       num_frames;    /* > 0 frames; <= 0 an AsyncGetCallTrace failure code */
     uint32_t      weight;        /* intervals of CPU this sample stands for (>= 1) */
     sample_frame  frames[];      /* capacity = queue's max_frames */

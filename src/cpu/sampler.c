@@ -50,10 +50,7 @@ static uint32_t      frames_to_walk;
 static long          interval_ns;
 static uint64_t      interval_period;   /* interval_ns as PERF_EVENT_IOC_PERIOD wants it */
 static atomic_int    sampling_on;
-static atomic_int    generation;
-/* JNIEnvs of threads not to sample (sampler_ignore_env); read by the handler. */
-static _Atomic(const void *) ignored_envs[SAMPLER_MAX_IGNORED];
-static atomic_int    n_ignored;        /* sampler_start calls: thread states older are stale */
+static atomic_int    generation;        /* sampler_start calls: thread states older are stale */
 
 /* Per-thread state read by the handler. initial-exec TLS: reading it from a
  * signal handler never calls into the dynamic linker (no malloc). */
@@ -128,35 +125,73 @@ static void retry_from_caller(asgct_trace *trace, void *ucontext)
 #endif
 }
 
-void sampler_ignore_env(const void *env)
+/* ---- threads known by their JNIEnv ----
+ * A thread that existed before sampling started gets its timer from
+ * outside; at its first signal the handler knows only its JNIEnv (GetEnv).
+ * The agent names such threads here beforehand (sampler_name_thread): open
+ * addressing, keys claimed with a compare-and-swap and never moved, so the
+ * handler reads it without a lock. A thread that ended keeps its key with
+ * serial 0 (a JNIEnv's memory may serve a later thread, which names itself
+ * again). Only threads older than a start are named, so it stays small. */
+#define ENV_SLOTS 8192
+
+static struct env_slot {
+    _Atomic(const void *) env;
+    atomic_uint           serial;
+} env_slots[ENV_SLOTS];
+static atomic_int env_names_complete;  /* every Java thread alive is named: unnamed = not the program's */
+
+static size_t env_hash(const void *env)
 {
-    int n = atomic_load(&n_ignored);
-    for (int i = 0; i < n; i++)
-        if (atomic_load(&ignored_envs[i]) == env)
-            return;
-    int k = atomic_fetch_add(&n_ignored, 1);
-    if (k < SAMPLER_MAX_IGNORED)
-        atomic_store(&ignored_envs[k], env);
-    else
-        atomic_store(&n_ignored, SAMPLER_MAX_IGNORED);
+    uint64_t x = (uint64_t)(uintptr_t)env * 0x9E3779B97F4A7C15ull;
+    return (size_t)(x >> 51) & (ENV_SLOTS - 1);
 }
 
-static int is_ignored(const void *env)
+void sampler_name_thread(const void *env, uint32_t serial)
 {
-    int n = atomic_load_explicit(&n_ignored, memory_order_acquire);
-    if (n > SAMPLER_MAX_IGNORED)
-        n = SAMPLER_MAX_IGNORED;
-    for (int i = 0; i < n; i++)
-        if (atomic_load_explicit(&ignored_envs[i], memory_order_relaxed) == env)
-            return 1;
+    if (env == NULL)
+        return;
+    for (size_t i = env_hash(env), n = 0; n < ENV_SLOTS; i = (i + 1) & (ENV_SLOTS - 1), n++) {
+        const void *cur = atomic_load(&env_slots[i].env);
+        if (cur == NULL) {
+            const void *expected = NULL;
+            if (!atomic_compare_exchange_strong(&env_slots[i].env, &expected, env) && expected != env)
+                continue;                /* another key took it meanwhile */
+            cur = env;
+        }
+        if (cur == env) {
+            atomic_store(&env_slots[i].serial, serial);
+            return;
+        }
+    }
+}
+
+void sampler_names_complete(int complete)
+{
+    atomic_store(&env_names_complete, complete);
+}
+
+/* Async-signal-safe: atomic loads only. 0 if not named. */
+static uint32_t serial_of_env(const void *env)
+{
+    for (size_t i = env_hash(env), n = 0; n < ENV_SLOTS; i = (i + 1) & (ENV_SLOTS - 1), n++) {
+        const void *cur = atomic_load_explicit(&env_slots[i].env, memory_order_acquire);
+        if (cur == NULL)
+            return 0;
+        if (cur == env)
+            return atomic_load_explicit(&env_slots[i].serial, memory_order_relaxed);
+    }
     return 0;
 }
 
 /* A timer made for a thread from outside (sampler_thread_start_other): the
- * thread's state is filled at its first signal. GetEnv only reads the JVM's
- * thread-local pointer to its current thread, as async profilers do here.
- * A thread that runs no Java (GC, compiler) gets its timer disarmed instead,
- * so it costs one signal in all. Returns 0 if this thread is not sampled. */
+ * thread's state is filled at its first signal, its serial found by its
+ * JNIEnv. GetEnv only reads the JVM's thread-local pointer to its current
+ * thread, as async profilers do here. A thread that runs no Java (GC) or is
+ * not the program's (a JIT compiler thread, hidden from JVMTI, so never
+ * named) gets its timer disarmed instead, so it costs one signal in all; if
+ * it is a thread whose ThreadStart was still on its way, that event re-arms
+ * it (sampler_thread_start). Returns 0 if this thread is not sampled. */
 static int adopt_thread(thread_state *t, const siginfo_t *info)
 {
     t->env = NULL;                 /* stale state (from before a stop) is dropped */
@@ -167,8 +202,9 @@ static int adopt_thread(thread_state *t, const siginfo_t *info)
         return 0;
     JNIEnv *env = NULL;
     int is_perf = info->si_code != SI_TIMER;
+    uint32_t serial = 0;
     if ((*java_vm)->GetEnv(java_vm, (void **)&env, JNI_VERSION_1_6) != JNI_OK || env == NULL ||
-        is_ignored(env)) {
+        ((serial = serial_of_env(env)) == 0 && atomic_load_explicit(&env_names_complete, memory_order_relaxed))) {
         t->not_java = atomic_load_explicit(&generation, memory_order_relaxed);
         if (!is_perf) {
             struct itimerspec off;
@@ -177,7 +213,7 @@ static int adopt_thread(thread_state *t, const siginfo_t *info)
         }
         return 0;                  /* perf: not re-armed below, so it stays quiet */
     }
-    t->thread_serial = 0;          /* named later by its JNIEnv (raw_sample.env) */
+    t->thread_serial = serial;
     t->generation = atomic_load_explicit(&generation, memory_order_relaxed);
     t->timer_slot = -1;
     t->perf_fd = is_perf ? info->si_fd : -1;
@@ -260,8 +296,7 @@ static void on_sigprof(int signo, siginfo_t *info, void *ucontext)
         atomic_fetch_add_explicit(&sampler_lost.unregistered, 1, memory_order_relaxed);
         goto out;
     }
-    if ((t->env == NULL || t->generation != atomic_load_explicit(&generation, memory_order_relaxed) ||
-         (t->thread_serial == 0 && is_ignored(t->env))) &&
+    if ((t->env == NULL || t->generation != atomic_load_explicit(&generation, memory_order_relaxed)) &&
         !adopt_thread(t, info))
         goto out;
     raw_sample *s = sample_queue_claim(queue);
@@ -286,7 +321,6 @@ static void on_sigprof(int signo, siginfo_t *info, void *ucontext)
             atomic_fetch_add_explicit(&sampler_lost.recovered_from_caller, 1, memory_order_relaxed);
     }
     s->thread_serial = t->thread_serial;
-    s->env = t->env;
     s->num_frames = trace.num_frames;
     /* A POSIX CPU timer is checked at kernel ticks: one signal may stand for
      * several expired intervals, which the kernel counts as overruns. */
@@ -525,8 +559,10 @@ static int tls_current(void)
 
 int sampler_thread_start(JNIEnv *env, uint32_t thread_serial)
 {
-    if (!atomic_load(&sampling_on) || tls_current())
-        return 0;                      /* off, or already sampled (VMInit and ThreadStart both saw it) */
+    if (!atomic_load(&sampling_on))
+        return 0;
+    if (tls_current())
+        return 1;                      /* already sampled (VMInit and ThreadStart both saw it) */
     tls.env = NULL;
     atomic_signal_fence(memory_order_seq_cst);
 
@@ -553,7 +589,9 @@ int sampler_thread_start(JNIEnv *env, uint32_t thread_serial)
     atomic_signal_fence(memory_order_seq_cst);
     tls.env = env;
 
-    if (!adopted && arm_slot(slot, first) != 0) {
+    /* Adopted: (re)armed too, in case the handler disarmed it before this
+     * thread was known (see adopt_thread). */
+    if (arm_slot(slot, first) != 0) {
         int e = errno;
         tls.env = NULL;
         atomic_signal_fence(memory_order_seq_cst);
@@ -565,7 +603,7 @@ int sampler_thread_start(JNIEnv *env, uint32_t thread_serial)
         return -1;
     }
     pthread_mutex_unlock(&timers_lock);
-    return 0;
+    return 1;
 }
 
 int sampler_thread_start_other(pid_t tid)

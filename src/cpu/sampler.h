@@ -49,21 +49,27 @@ int  sampler_init(JavaVM *vm, sample_queue *queue, int interval_ms, uint32_t max
 void sampler_start(void);
 /* What drives the samples, for the report header. */
 const char *sampler_engine_name(void);
-/* Start sampling the calling thread. 0 on success; -1 with errno set. */
+/* Start sampling the calling thread: 1 when it is sampled (now or already),
+ * 0 when sampling is off, -1 with errno set on failure. */
 int  sampler_thread_start(JNIEnv *env, uint32_t thread_serial);
 /* Sample thread `tid` of this process from now on, from any thread: its
  * state is filled by the handler at its first signal (JNIEnv from the VM,
- * serial 0: the sample carries the JNIEnv instead). A thread that runs no
- * Java gets one signal and its timer disarmed. Idempotent per thread. */
+ * serial from sampler_name_thread). A thread that runs no Java gets one
+ * signal and its timer disarmed. Idempotent per thread. */
 int  sampler_thread_start_other(pid_t tid);
 /* sampler_thread_start_other for every thread of the process (those that
- * existed before the agent, at attach or VMInit). Returns how many. */
+ * existed before the agent, at attach or VMInit). Returns how many, or -1
+ * with errno if the threads could not be listed. */
 int  sampler_start_every_thread(void);
-/* Samples of the thread with this JNIEnv are not wanted (a thread the
- * program cannot see): the handler disarms its timer at its next signal.
- * Up to SAMPLER_MAX_IGNORED threads; any thread may call it. */
-#define SAMPLER_MAX_IGNORED 64
-void sampler_ignore_env(const void *env);
+/* Name the thread whose JNIEnv is env (serial 0: it ended), for the
+ * handler's first signal on a thread whose timer was made from outside.
+ * Any thread; lock-free. */
+void sampler_name_thread(const void *env, uint32_t serial);
+/* Every Java thread alive has been named: a thread the handler finds
+ * unnamed is not the program's (JIT compiler threads are JavaThreads that
+ * JVMTI hides) and is not sampled. 0 (the default): unnamed threads are
+ * sampled with serial 0. */
+void sampler_names_complete(int complete);
 /* Stop sampling the calling thread (idempotent). */
 void sampler_thread_end(void);
 /* Stop every timer; the handler ignores late signals. */
