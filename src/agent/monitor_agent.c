@@ -345,6 +345,18 @@ static int find_unsafe_park(jvmtiEnv *jvmti, JNIEnv *jni)
     return 1;
 }
 
+/* The breakpoints on LockSupport's setters off (the wrapper times the parks
+ * instead, or monitor=y stopped). */
+static void clear_park_breakpoints(jvmtiEnv *jvmti)
+{
+    if (mon.set_blocker)
+        (*jvmti)->ClearBreakpoint(jvmti, mon.set_blocker, 0);
+    if (mon.set_current_blocker)
+        (*jvmti)->ClearBreakpoint(jvmti, mon.set_current_blocker, 0);
+    jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, JVMTI_EVENT_BREAKPOINT, NULL),
+                 "SetEventNotificationMode (Breakpoint off)");
+}
+
 /* HotSpot warns on stdout when a platform class's native is re-bound from
  * code outside the boot loader, and the agent must print nothing there. So
  * the bind is made from inside a ClassPrepare event whose current Java frame
@@ -381,12 +393,7 @@ static void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
     }
     (*jni)->DeleteLocalRef(jni, unsafe);
     mon.park_wrapped = 1;
-    if (mon.set_blocker)
-        (*jvmti)->ClearBreakpoint(jvmti, mon.set_blocker, 0);
-    if (mon.set_current_blocker)
-        (*jvmti)->ClearBreakpoint(jvmti, mon.set_current_blocker, 0);
-    jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, JVMTI_EVENT_BREAKPOINT, NULL),
-                 "SetEventNotificationMode (Breakpoint off)");
+    clear_park_breakpoints(jvmti);
 }
 
 /* ---------------------------------------------------------------- set-up */
@@ -946,15 +953,8 @@ static void stop(JNIEnv *jni)
     mon.running = 0;
     for (size_t i = 0; i < sizeof monitor_events / sizeof monitor_events[0]; i++)
         events_unwant(hprof_jvmti, monitor_events[i]);
-    jvmtiEnv *jvmti = hprof_jvmti;
-    if (!mon.park_wrapped && (mon.set_blocker || mon.set_current_blocker)) {
-        if (mon.set_blocker)
-            (*jvmti)->ClearBreakpoint(jvmti, mon.set_blocker, 0);
-        if (mon.set_current_blocker)
-            (*jvmti)->ClearBreakpoint(jvmti, mon.set_current_blocker, 0);
-        jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, JVMTI_EVENT_BREAKPOINT, NULL),
-                     "SetEventNotificationMode (Breakpoint off)");
-    }
+    if (!mon.park_wrapped && (mon.set_blocker || mon.set_current_blocker))
+        clear_park_breakpoints(hprof_jvmti);
 }
 
 /* deadlock=: look for cycles every deadlock_ms; a dump when there are more
