@@ -383,6 +383,7 @@ static void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
     }
     (*jni)->DeleteLocalRef(jni, holder);
     mon.wrap_pending = 0;
+    events_unwant(jvmti, JVMTI_EVENT_CLASS_PREPARE);   /* ours; cpu=samples may keep it on */
     jclass unsafe = (*jni)->FindClass(jni, "jdk/internal/misc/Unsafe");
     JNINativeMethod wrapper = { "park", "(ZJ)V", (void *)wrapped_park };
     if (unsafe == NULL || (*jni)->RegisterNatives(jni, unsafe, &wrapper, 1) != 0) {
@@ -487,8 +488,10 @@ static void find_lock_support(jvmtiEnv *jvmti, JNIEnv *jni)
     /* Breakpoints on the two setters time the parks until Unsafe.park can be
      * bound to wrapped_park (monitor_agent_class_prepare), and for good if it
      * cannot (it costs more: see README). */
-    if (!mon.park_wrapped)
-        mon.wrap_pending = find_unsafe_park(jvmti, jni);
+    /* The bind waits for a ClassPrepare in boot code (on_class_prepare). */
+    if (!mon.park_wrapped && !mon.wrap_pending && find_unsafe_park(jvmti, jni) &&
+        events_want(jvmti, JVMTI_EVENT_CLASS_PREPARE) == 0)
+        mon.wrap_pending = 1;
     if (mon.park_wrapped)
         return;
     mon.park_skip[0] = mon.lock_support;
