@@ -217,7 +217,8 @@ static void dump_into(report_file *r, const char *why, int final, JNIEnv *jni)
     report_header(r);
     if (agent.opt.verbose)
         fprintf(stderr, "Dumping the profile (%s) ...", why);
-    dump_target t = { r->format, &r->text, &r->bin, r->path, why, final, 0, agent.opt.cutoff };
+    static dump_target t;              /* one dump at a time (agent.lock) */
+    t = (dump_target){ r->format, &r->text, &r->bin, r->path, why, final, 0, agent.opt.cutoff, "" };
     for (size_t i = 0; i < N_COLLECTORS; i++)
         if (agent.made[i] && all_collectors[i]->dump)
             all_collectors[i]->dump(&t, jni);
@@ -239,6 +240,7 @@ static void dump_into(report_file *r, const char *why, int final, JNIEnv *jni)
         else
             fprintf(stderr, " done.\n");
     }
+    fputs(t.notes, stderr);
     agent.dumps++;
 }
 

@@ -36,6 +36,8 @@
 #include <jni.h>
 #include <jvmti.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "../core/tables.h"
 #include "../options/options.h"
@@ -58,7 +60,16 @@ typedef struct dump_target {
     int          final;                /* the VM is exiting */
     int          heap_collected;       /* a heap collector forced the GC and counted already */
     double       cutoff;               /* cutoff= */
+    char         notes[1024];          /* lines for stderr once the dump is written (dump_note) */
 } dump_target;
+
+/* A line for the user about this dump, said after it (not in the middle
+ * of the agent's "Dumping ..." line). */
+static inline void dump_note(dump_target *t, const char *line)
+{
+    size_t used = strlen(t->notes);
+    snprintf(t->notes + used, sizeof t->notes - used, "%s\n", line);
+}
 
 typedef struct collector {
     const char *name;

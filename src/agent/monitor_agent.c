@@ -979,10 +979,14 @@ static void dump(dump_target *t, JNIEnv *jni)
     if (!mon.made || t->format != 'a')
         return;
     uint32_t deadlocks = write_sections(t->text, jni);
-    fprintf(stderr, "hprof: monitor=y: %s\n", park_method());
-    if (deadlocks)
-        fprintf(stderr, "hprof: %u deadlock%s found: see DEADLOCKS in %s\n", deadlocks,
-                deadlocks == 1 ? "" : "s", t->out_path);
+    char line[OPTIONS_PATH_MAX + 128];
+    snprintf(line, sizeof line, "hprof: monitor=y: %s", park_method());
+    dump_note(t, line);
+    if (deadlocks) {
+        snprintf(line, sizeof line, "hprof: %u deadlock%s found: see DEADLOCKS in %s", deadlocks,
+                 deadlocks == 1 ? "" : "s", t->out_path);
+        dump_note(t, line);
+    }
     mon.reported = deadlocks;
 }
 
