@@ -2,8 +2,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * Fixed CPU work in three equal segments for bench/attach: before the
- * agent is attached, while it profiles, and after `stop`. Between segments
+ * Fixed CPU work in four equal segments for bench/attach: before the
+ * agent is attached, while it profiles, and twice after `stop` (the first
+ * pays for the JIT compiling again the methods `stop` restored). Between segments
  * the program waits (sleeping, no CPU) for the file <dir>/go-<n> that the
  * driver creates once it has attached or stopped the agent. The work is a
  * mix of small virtual calls and arithmetic (so cpu=times has calls to
@@ -43,7 +44,7 @@ public class AttachBench {
         int units = args.length > 1 ? Integer.parseInt(args[1]) : 40;
         System.err.println("PID " + ProcessHandle.current().pid());
         long sum = 0;
-        for (int seg = 0; seg < 3; seg++) {
+        for (int seg = 0; seg < 4; seg++) {
             if (seg > 0) {
                 System.err.println("segment " + seg + " waiting");
                 while (!Files.exists(dir.resolve("go-" + seg))) Thread.sleep(5);
