@@ -327,6 +327,36 @@ def make_tests(Fail, Skip, parse_profile, spawn, reap, asan=None):
         if problems:
             raise Fail("; ".join(problems))
 
+    def t_attach_heap(ctx):
+        """heap=sites sampled, then heap=dump, in a JVM attached to: SITES
+        (estimated) and a HEAP DUMP of the running program's objects."""
+        sites, heap = ctx.path("sites.txt"), ctx.path("heap.txt")
+        prog = Program(ctx)
+        try:
+            jcmd(ctx, prog.p.pid, "heap=sites,heap_sample=16k,file=" + sites)
+            time.sleep(1.0)
+            jcmd(ctx, prog.p.pid, "stop")
+            jcmd(ctx, prog.p.pid, "start,heap=dump,file=" + heap)
+            jcmd(ctx, prog.p.pid, "dump")
+            r = prog.finish()
+        finally:
+            prog.kill()
+        problems = []
+        with open(sites) as f:
+            text = f.read()
+        if "SITES BEGIN (ordered by live bytes, estimated from allocation samples every 16384 bytes)" not in text:
+            problems.append("no estimated SITES section after attaching heap=sites,heap_sample=16k")
+        with open(heap) as f:
+            text = f.read()
+        m = re.search(r"^HEAP DUMP BEGIN \((\d+) objects", text, re.M)
+        if not m or int(m.group(1)) < 1000:
+            problems.append("HEAP DUMP after attach: %s" % (m.group(0) if m else "none"))
+        if not re.search(r"^CLS [0-9a-f]+ \(name=Phases", text, re.M):
+            problems.append("the heap dump has no CLS record of Phases")
+        if problems:
+            raise Fail("; ".join(problems))
+        ctx.note("heap dump after attach: %s objects; %s" % (m.group(1), r.stderr.count("hprof: note:")))
+
     def t_attach_asan(ctx):
         """The ASan+UBSan-built agent attached to a running JVM and driven
         through every command and collector that works after an attach:
@@ -380,5 +410,6 @@ def make_tests(Fail, Skip, parse_profile, spawn, reap, asan=None):
         ("attach_commands_at_startup", t_commands_at_startup),
         ("attach_times", t_attach_times),
         ("attach_bad_options", t_attach_bad_options),
+        ("attach_heap", t_attach_heap),
         ("attach_asan", t_attach_asan),
     ]
