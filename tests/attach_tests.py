@@ -327,6 +327,41 @@ def make_tests(Fail, Skip, parse_profile, spawn, reap, asan=None):
         if problems:
             raise Fail("; ".join(problems))
 
+    def t_attach_inlined(ctx):
+        """Attach after C2 compiled Inlined.caller with hot inlined into it:
+        that code has debug information at safepoints only, so its samples
+        would go to caller; the agent makes the JIT compile it again with
+        full debug information, and hot gets its samples (>= 95%)."""
+        snap = ctx.path("inlined.txt")
+        main = "Inlined"
+        p, so, se, cmd = spawn(ctx, main, ["6000"], None, "inlined")
+        try:
+            time.sleep(2.0)                       # C2 has compiled caller (the test inlined checks it)
+            jcmd(ctx, p.pid, "cpu=samples,interval=1,depth=16,file=" + ctx.path("inlined-all.txt"))
+            time.sleep(2.0)
+            jcmd(ctx, p.pid, "dump,file=" + snap)
+            reap(ctx, p, so, se, cmd)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        prof = parse_profile(snap)
+        sec = prof.final
+
+        def in_inlined(t):
+            return any(f.cls == "Inlined" for f in t.frames)
+
+        def on_hot(t):
+            return bool(t.frames) and (t.frames[0].qualname == "Inlined.hot" or any(
+                t.frames[i].qualname == "Inlined.hot" and t.frames[i + 1].qualname == "Inlined.caller"
+                for i in range(len(t.frames) - 1)))
+        total = prof.samples(sec, in_inlined)
+        hot = prof.samples(sec, lambda t: in_inlined(t) and on_hot(t))
+        ctx.note("after the attach: hot %d of %d samples with Inlined frames" % (hot, total))
+        if total < 500 or hot < 0.95 * total:
+            raise Fail("hot has %d of %d samples with Inlined frames after the attach (want >= 95%%)"
+                       % (hot, total))
+
     def t_attach_heap(ctx):
         """heap=sites sampled, then heap=dump, in a JVM attached to: SITES
         (estimated) and a HEAP DUMP of the running program's objects."""
@@ -411,5 +446,6 @@ def make_tests(Fail, Skip, parse_profile, spawn, reap, asan=None):
         ("attach_times", t_attach_times),
         ("attach_bad_options", t_attach_bad_options),
         ("attach_heap", t_attach_heap),
+        ("attach_inlined", t_attach_inlined),
         ("attach_asan", t_attach_asan),
     ]

@@ -40,6 +40,7 @@ static struct {
     int             depth, lineno, per_thread, keep_stacks;
     sample_queue    queue;
     char            collapsed[OPTIONS_PATH_MAX];
+    int             recompiled;       /* compiled code thrown away once after an attach */
 } cpu;
 
 /* ------------------------------------------------------------ JNIEnvs */
@@ -111,12 +112,15 @@ static void JNICALL on_class_load(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, 
  * records debug information at every instruction (as with
  * -XX:+DebugNonSafepoints): without it, a sample in inlined code would be
  * blamed on the enclosing method at the nearest safepoint. */
+static void note_compiled(jmethodID method);
+
 static void JNICALL on_compiled_method_load(jvmtiEnv *jvmti, jmethodID method, jint code_size,
                                             const void *code_addr, jint map_length,
                                             const jvmtiAddrLocationMap *map, const void *compile_info)
 {
-    (void)jvmti; (void)method; (void)code_size; (void)code_addr;
+    (void)jvmti; (void)code_size; (void)code_addr;
     (void)map_length; (void)map; (void)compile_info;
+    note_compiled(method);     /* only during recompile_for_debug_info */
 }
 
 /* ------------------------------------------------------------ collector */
@@ -131,6 +135,8 @@ static int capabilities(const collector_env *env, const jvmtiCapabilities *poten
     if (!potential->can_generate_compiled_method_load_events)
         env->limit("cpu=samples: this JVM cannot report compiled methods; samples in inlined code "
                    "may be attributed to the enclosing method");
+    else if (env->live && potential->can_retransform_classes)
+        caps->can_retransform_classes = 1;   /* recompile_for_debug_info */
     else if (env->live)
         env->limit("cpu=samples: methods the JIT compiled before the attach have debug information "
                    "at safepoints only, until they are compiled again; samples in code they inlined "
@@ -144,6 +150,83 @@ static int subscribe(const collector_env *env)
     return events_subscribe(JVMTI_EVENT_CLASS_LOAD, EVENT_FN(on_class_load)) |
            events_subscribe(JVMTI_EVENT_CLASS_PREPARE, EVENT_FN(on_class_prepare)) |
            events_subscribe(JVMTI_EVENT_COMPILED_METHOD_LOAD, EVENT_FN(on_compiled_method_load));
+}
+
+/* After an attach, code the JIT compiled before CompiledMethodLoad was on
+ * has debug information at safepoints only: samples in it are charged to
+ * whatever the nearest safepoint's record says (on the demo, 29% of an
+ * attached profile went to ArraysSupport.newLength, which a profile from
+ * start-up puts below 1%). So the classes of every method compiled now are
+ * retransformed, unchanged: HotSpot then throws away the compiled code of
+ * their methods (and of the methods that inlined them), and the JIT compiles
+ * it again, now with debug information at every instruction. The price is a
+ * warm-up: the program runs partly interpreted for a moment.
+ * The compiled methods come from GenerateEvents(COMPILED_METHOD_LOAD), which
+ * posts one event per compiled method on this thread, into `compiled`. */
+static struct {
+    int        collecting;
+    jmethodID *methods;
+    size_t     n, cap;
+} compiled;
+
+static void note_compiled(jmethodID method)
+{
+    if (!compiled.collecting)
+        return;
+    if (compiled.n == compiled.cap) {
+        size_t cap = compiled.cap ? compiled.cap * 2 : 1024;
+        jmethodID *m = realloc(compiled.methods, cap * sizeof *m);
+        if (m == NULL)
+            return;
+        compiled.methods = m;
+        compiled.cap = cap;
+    }
+    compiled.methods[compiled.n++] = method;
+}
+
+static void recompile_for_debug_info(JNIEnv *jni)
+{
+    jvmtiEnv *jvmti = hprof_jvmti;
+    jvmtiCapabilities caps;
+    memset(&caps, 0, sizeof caps);
+    if ((*jvmti)->GetCapabilities(jvmti, &caps) != JVMTI_ERROR_NONE || !caps.can_retransform_classes ||
+        !caps.can_generate_compiled_method_load_events)
+        return;
+    compiled.collecting = 1;
+    jvmti_failed((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD), "GenerateEvents");
+    compiled.collecting = 0;
+    /* Their classes, once each (by class serial), that can be retransformed. */
+    jclass *classes = calloc(compiled.n ? compiled.n : 1, sizeof *classes);
+    serial_t *seen = calloc(compiled.n ? compiled.n : 1, sizeof *seen);
+    jint n = 0;
+    for (size_t i = 0; classes && seen && i < compiled.n; i++) {
+        jclass k = NULL;
+        jboolean modifiable = JNI_FALSE;
+        if ((*jvmti)->GetMethodDeclaringClass(jvmti, compiled.methods[i], &k) != JVMTI_ERROR_NONE || k == NULL)
+            continue;
+        serial_t serial = class_serial_of_klass(k);
+        int dup = 0;
+        for (jint j = 0; j < n && !dup; j++)
+            dup = seen[j] == serial;
+        if (dup || serial == 0 || (*jvmti)->IsModifiableClass(jvmti, k, &modifiable) != JVMTI_ERROR_NONE ||
+            !modifiable) {
+            (*jni)->DeleteLocalRef(jni, k);
+            continue;
+        }
+        classes[n] = (*jni)->NewGlobalRef(jni, k);
+        (*jni)->DeleteLocalRef(jni, k);
+        if (classes[n])
+            seen[n++] = serial;
+    }
+    if (n > 0)
+        jvmti_failed((*jvmti)->RetransformClasses(jvmti, n, classes), "RetransformClasses (recompile)");
+    for (jint j = 0; j < n; j++)
+        (*jni)->DeleteGlobalRef(jni, classes[j]);
+    free(classes);
+    free(seen);
+    free(compiled.methods);
+    memset(&compiled, 0, sizeof compiled);
+    cpu.recompiled = 1;
 }
 
 /* Queue size: about 100 ms of samples from every CPU at the chosen interval,
@@ -218,6 +301,8 @@ static int start(const collector_env *env, JNIEnv *jni)
         }
         jvmti_free(classes);
     }
+    if (env->live && !cpu.recompiled)
+        recompile_for_debug_info(jni);
     map_existing_threads(jni);
     sampler_start();
     if (sampler_start_every_thread() < 0)
