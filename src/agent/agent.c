@@ -446,24 +446,28 @@ static int command_start(const command *c, JNIEnv *jni)
         say("hprof: already running in JVM %d (options: %s)", (int)getpid(), agent.options_text);
         return 0;
     }
+    /* What can be refused (capabilities, the new file) before anything stops. */
+    report_file fresh;
+    int new_file = 0;
+    if (c->req.options[0]) {
+        char err[1024];
+        if (add_capabilities(&c->opt) != 0 || subscribe(&c->opt) != 0)
+            return -1;
+        new_file = strcmp(c->opt.file, agent.opt.file) != 0 || c->opt.format != agent.opt.format;
+        if (new_file && report_open(&fresh, &c->opt, c->opt.file, c->opt.force, err, sizeof err) != 0) {
+            say("%s", err);
+            return -1;
+        }
+    }
     if (agent.state == AGENT_RUNNING)
         stop_collectors(jni);
+    if (new_file) {
+        dump_into(&agent.report, "start with a new file=", 0, jni);
+        report_close(&agent.report);
+        agent.report = fresh;
+    }
     if (c->req.options[0]) {
-        hprof_options next = c->opt;
-        if (add_capabilities(&next) != 0 || subscribe(&next) != 0)
-            return -1;
-        char err[1024];
-        if (strcmp(next.file, agent.opt.file) != 0 || next.format != agent.opt.format) {
-            report_file fresh;
-            if (report_open(&fresh, &next, next.file, next.force, err, sizeof err) != 0) {
-                say("%s", err);
-                return -1;
-            }
-            dump_into(&agent.report, "start with a new file=", 0, jni);
-            report_close(&agent.report);
-            agent.report = fresh;
-        }
-        agent.opt = next;
+        agent.opt = c->opt;
         snprintf(agent.options_text, sizeof agent.options_text, "%s", c->req.options);
     }
     int rc = start_collectors(jni);
