@@ -104,30 +104,15 @@ static void record(int slot, const char *path)
     tempfiles[slot].in_use = 1;
 }
 
-int tempfiles_mkstemp(char *path_template)
-{
-    if (strlen(path_template) >= PATH_MAX) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    sigset_t old;
-    block_handled_signals(&old);
-    int slot = free_slot();
-    int fd = -1;
-    if (slot < 0) {
-        errno = EMFILE;
-    } else {
-        fd = mkostemp(path_template, O_CLOEXEC);
-        if (fd >= 0)
-            record(slot, path_template);
-    }
-    int saved_errno = errno;
-    restore_signals(&old);
-    errno = saved_errno;
-    return fd;
-}
+/* How a file is made: mkostemp (fills in the template) or an exclusive open. */
+typedef struct maker {
+    int    exclusive;                 /* 0: mkostemp on the path; 1: open O_EXCL */
+    mode_t mode;
+} maker;
 
-int tempfiles_create(const char *path, mode_t mode)
+/* Make the file at path and record it, with the handled signals blocked, so
+ * that a signal cannot come between making it and knowing to remove it. */
+static int make_tracked(char *path, const maker *how)
 {
     if (strlen(path) >= PATH_MAX) {
         errno = ENAMETOOLONG;
@@ -140,7 +125,8 @@ int tempfiles_create(const char *path, mode_t mode)
     if (slot < 0) {
         errno = EMFILE;
     } else {
-        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+        fd = how->exclusive ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, how->mode)
+                            : mkostemp(path, O_CLOEXEC);
         if (fd >= 0)
             record(slot, path);
     }
@@ -148,6 +134,24 @@ int tempfiles_create(const char *path, mode_t mode)
     restore_signals(&old);
     errno = saved_errno;
     return fd;
+}
+
+int tempfiles_mkstemp(char *path_template)
+{
+    maker how = { 0, 0 };
+    return make_tracked(path_template, &how);
+}
+
+int tempfiles_create(const char *path, mode_t mode)
+{
+    char copy[PATH_MAX];
+    if (strlen(path) >= sizeof copy) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    strcpy(copy, path);
+    maker how = { 1, mode };
+    return make_tracked(copy, &how);
 }
 
 void tempfiles_remove(const char *path)
