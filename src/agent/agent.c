@@ -28,7 +28,6 @@
 #include <jvmti.h>
 #include <pthread.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,7 +217,8 @@ static void dump_into(report_file *r, const char *why, int final, JNIEnv *jni)
     if (agent.opt.verbose)
         fprintf(stderr, "Dumping the profile (%s) ...", why);
     static dump_target t;              /* one dump at a time (agent.lock) */
-    t = (dump_target){ r->format, &r->text, &r->bin, r->path, why, final, 0, agent.opt.cutoff, "" };
+    t = (dump_target){ r->format, &r->text, &r->bin, r->path, why, final, 0, agent.opt.cutoff,
+                       agent.opt.verbose, "" };
     for (size_t i = 0; i < N_COLLECTORS; i++)
         if (agent.made[i] && all_collectors[i]->dump)
             all_collectors[i]->dump(&t, jni);
@@ -231,15 +231,8 @@ static void dump_into(report_file *r, const char *why, int final, JNIEnv *jni)
         r->write_failed = 1;
         clearerr(r->out);
     }
-    if (agent.opt.verbose) {
-        if (agent.made[0])
-            fprintf(stderr, " done (samples: %llu walked from the caller of a stub, %llu at the interrupted "
-                    "PC instead of the instruction before it).\n",
-                    (unsigned long long)atomic_load(&sampler_lost.recovered_from_caller),
-                    (unsigned long long)atomic_load(&sampler_lost.at_interrupted_pc));
-        else
-            fprintf(stderr, " done.\n");
-    }
+    if (agent.opt.verbose)
+        fprintf(stderr, " done.\n");
     fputs(t.notes, stderr);
     agent.dumps++;
 }

@@ -60,6 +60,7 @@ typedef struct dump_target {
     int          final;                /* the VM is exiting */
     int          heap_collected;       /* a heap collector forced the GC and counted already */
     double       cutoff;               /* cutoff= */
+    int          verbose;              /* verbose=: notes about how the data was taken are welcome */
     char         notes[1024];          /* lines for stderr once the dump is written (dump_note) */
 } dump_target;
 

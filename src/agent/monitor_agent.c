@@ -980,8 +980,10 @@ static void dump(dump_target *t, JNIEnv *jni)
         return;
     uint32_t deadlocks = write_sections(t->text, jni);
     char line[OPTIONS_PATH_MAX + 128];
-    snprintf(line, sizeof line, "hprof: monitor=y: %s", park_method());
-    dump_note(t, line);
+    if (t->verbose) {
+        snprintf(line, sizeof line, "hprof: monitor=y: %s", park_method());
+        dump_note(t, line);
+    }
     if (deadlocks) {
         snprintf(line, sizeof line, "hprof: %u deadlock%s found: see DEADLOCKS in %s", deadlocks,
                  deadlocks == 1 ? "" : "s", t->out_path);

@@ -6,8 +6,7 @@
  *
  * Threads that existed before sampling started (at VMInit: the JDK's own;
  * at attach: all of them) never pass ThreadStart, so they are sampled
- * through timers made for their kernel thread ids (/proc/self/task), and
- * their samples carry their JNIEnv instead of a serial. The JNIEnv of a Java
+ * through timers made for their kernel thread ids (/proc/self/task). The JNIEnv of a Java
  * thread lives inside HotSpot's JavaThread at a fixed offset, and
  * java.lang.Thread's `eetop` field holds that JavaThread's address: the
  * offset measured once on the current thread turns every thread's eetop
@@ -405,6 +404,14 @@ static void dump(dump_target *t, JNIEnv *jni)
     free(rows);
     if (cpu.collapsed[0])
         write_collapsed(cpu.collapsed);
+    if (t->verbose) {
+        char line[256];
+        snprintf(line, sizeof line, "hprof: cpu=samples: %llu samples, %llu of them walked from the caller "
+                 "of a stub, %llu at the interrupted PC instead of the instruction before it",
+                 (unsigned long long)total, (unsigned long long)atomic_load(&sampler_lost.recovered_from_caller),
+                 (unsigned long long)atomic_load(&sampler_lost.at_interrupted_pc));
+        dump_note(t, line);
+    }
 }
 
 static void reset(JNIEnv *jni)

@@ -57,7 +57,6 @@ static atomic_int    generation;        /* sampler_start calls: thread states ol
 typedef struct thread_state {
     JNIEnv  *env;
     uint32_t thread_serial;
-    int      timer_slot;           /* index in timers[], -1 when none */
     int      perf_fd;              /* this thread's perf event, when has_perf */
     int      has_perf;             /* 0 in fresh TLS, so fd 0 is never touched by mistake */
     int      first_period;         /* perf: the random first period is still in force */
@@ -215,7 +214,6 @@ static int adopt_thread(thread_state *t, const siginfo_t *info)
     }
     t->thread_serial = serial;
     t->generation = atomic_load_explicit(&generation, memory_order_relaxed);
-    t->timer_slot = -1;
     t->perf_fd = is_perf ? info->si_fd : -1;
     t->has_perf = is_perf;
     t->first_period = is_perf;
@@ -581,7 +579,6 @@ int sampler_thread_start(JNIEnv *env, uint32_t thread_serial)
     }
     /* Fill the thread state before the first signal can arrive. */
     tls.thread_serial = thread_serial;
-    tls.timer_slot = slot;
     tls.perf_fd = timers[slot].perf_fd;
     tls.has_perf = engine == SAMPLER_PERF;
     tls.first_period = adopted ? 1 : first != (uint64_t)interval_ns;
@@ -596,7 +593,6 @@ int sampler_thread_start(JNIEnv *env, uint32_t thread_serial)
         tls.env = NULL;
         atomic_signal_fence(memory_order_seq_cst);
         tls.has_perf = 0;
-        tls.timer_slot = -1;
         release_slot(slot);
         pthread_mutex_unlock(&timers_lock);
         errno = e;
@@ -660,7 +656,6 @@ void sampler_thread_end(void)
     int slot = slot_of_tid(tid);
     if (slot >= 0)
         release_slot(slot);
-    tls.timer_slot = -1;
     pthread_mutex_unlock(&timers_lock);
 }
 
