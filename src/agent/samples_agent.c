@@ -346,7 +346,6 @@ static int tick(JNIEnv *jni)
 static void collect_losses(void)
 {
     cpu_collector_add_lost("buffer_full", atomic_exchange(&sampler_lost.buffer_full, 0));
-    cpu_collector_add_lost("unregistered_thread", atomic_exchange(&sampler_lost.unregistered, 0));
 }
 
 static void write_collapsed(const char *path)
@@ -421,7 +420,6 @@ static void reset(JNIEnv *jni)
         return;
     cpu_collector_drain(&cpu.queue);
     atomic_store(&sampler_lost.buffer_full, 0);
-    atomic_store(&sampler_lost.unregistered, 0);
     atomic_store(&sampler_lost.recovered_from_caller, 0);
     atomic_store(&sampler_lost.at_interrupted_pc, 0);
     cpu_collector_reset();
@@ -435,7 +433,6 @@ static void stop(JNIEnv *jni)
     cpu.running = 0;
     sampler_stop();
     cpu_collector_drain(&cpu.queue);
-    atomic_store(&sampler_lost.unregistered, 0);     /* stray signals after the stop: not samples */
     events_unwant(hprof_jvmti, JVMTI_EVENT_CLASS_LOAD);
     events_unwant(hprof_jvmti, JVMTI_EVENT_CLASS_PREPARE);
     jvmtiCapabilities caps;

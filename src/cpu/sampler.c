@@ -290,10 +290,11 @@ static void on_sigprof(int signo, siginfo_t *info, void *ucontext)
     (void)signo;
     int saved_errno = errno;
     thread_state *t = &tls;
-    if (!atomic_load_explicit(&sampling_on, memory_order_relaxed)) {
-        atomic_fetch_add_explicit(&sampler_lost.unregistered, 1, memory_order_relaxed);
+    /* A signal still in flight after sampler_stop: sampling is over, so it
+     * is no sample (and no loss). Every thread that runs Java while
+     * sampling is on has a state or gets one (adopt_thread). */
+    if (!atomic_load_explicit(&sampling_on, memory_order_relaxed))
         goto out;
-    }
     if ((t->env == NULL || t->generation != atomic_load_explicit(&generation, memory_order_relaxed)) &&
         !adopt_thread(t, info))
         goto out;

@@ -29,7 +29,6 @@
 /* Samples the handler could not put in the queue, by reason. */
 typedef struct sampler_losses {
     atomic_ullong buffer_full;     /* every queue slot was in use */
-    atomic_ullong unregistered;    /* signal on a thread we know nothing of */
     atomic_ullong recovered_from_caller;  /* not lost: walked from the caller (see sampler.c) */
     atomic_ullong at_interrupted_pc;      /* not lost: walked at the interrupted PC, not the
                                            * instruction before it (see sampler.c) */
