@@ -15,7 +15,11 @@ SAN_FLAGS = -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit
 PURE_SRC  = src/core/keytab.c src/core/tables.c src/core/trace_builder.c src/core/trace_cache.c src/options/options.c \
             src/cpu/sample_queue.c src/cpu/cpu_collector.c src/cpu/times_table.c \
             src/output/text_writer.c src/output/collapsed_writer.c src/output/output_file.c src/output/hprof_binary.c \
-            src/monitor/monitor_table.c src/monitor/deadlock.c src/heap/site_table.c $(BCI_SRC)
+            src/monitor/monitor_table.c src/monitor/deadlock.c src/heap/site_table.c $(BCI_SRC) \
+            $(PROFILE_SRC)
+# The profile model and the writers over it (pprof, flame graph, collapsed):
+# pure C, shared by the agent and build/hprof.
+PROFILE_SRC = $(wildcard src/profile/*.c)
 # The class-file rewriter: a pure library (bytes in, bytes out).
 BCI_SRC   = $(wildcard src/bci/*.c)
 AGENT_SRC = $(PURE_SRC) src/cpu/sampler.c src/agent/agent.c src/agent/jvmti_support.c src/agent/monitor_agent.c \
