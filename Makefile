@@ -15,7 +15,11 @@ SAN_FLAGS = -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit
 PURE_SRC  = src/core/keytab.c src/core/tables.c src/core/trace_builder.c src/core/trace_cache.c src/options/options.c \
             src/cpu/sample_queue.c src/cpu/cpu_collector.c src/cpu/times_table.c \
             src/output/text_writer.c src/output/old_prof_writer.c src/output/collapsed_writer.c src/output/output_file.c src/output/hprof_binary.c \
-            src/monitor/monitor_table.c src/monitor/deadlock.c src/heap/site_table.c $(BCI_SRC)
+            src/monitor/monitor_table.c src/monitor/deadlock.c src/heap/site_table.c $(BCI_SRC) \
+            $(PROFILE_SRC)
+# The profile model and the writers over it (pprof, flame graph, collapsed):
+# pure C, shared by the agent and build/hprof.
+PROFILE_SRC = $(wildcard src/profile/*.c)
 # The class-file rewriter: a pure library (bytes in, bytes out).
 BCI_SRC   = $(wildcard src/bci/*.c)
 AGENT_SRC = $(PURE_SRC) src/cpu/sampler.c src/agent/agent.c src/agent/jvmti_support.c src/agent/monitor_agent.c \
@@ -62,21 +66,21 @@ build/tracker_classes.c: build/.jdk-ok $(TRACKER_JAVA) scripts/embed-classes
 build/libhprof.so: build/.jdk-ok $(AGENT_SRC) $(HEADERS) Makefile
 	@mkdir -p build
 	$(CC) $(BASE) $(CFLAGS) $(JNI_CFLAGS) \
-	    -fvisibility=hidden -shared -o $@ $(AGENT_SRC) -lpthread -lrt -ldl -lm
+	    -fvisibility=hidden -shared -o $@ $(AGENT_SRC) -lpthread -lrt -ldl -lm -lz
 
 asan: build/asan/libhprof.so
 build/asan/libhprof.so: build/.jdk-ok $(AGENT_SRC) $(HEADERS) Makefile
 	@mkdir -p build/asan
 	$(CC) $(BASE) $(SAN_FLAGS) $(JNI_CFLAGS) \
-	    -fvisibility=hidden -shared -o $@ $(AGENT_SRC) -lpthread -lrt -ldl -lm
+	    -fvisibility=hidden -shared -o $@ $(AGENT_SRC) -lpthread -lrt -ldl -lm -lz
 
 unit: build/unit/unit_tests build/asan/unit_tests
 build/unit/unit_tests: $(PURE_SRC) $(CLI_SRC) $(UNIT_SRC) $(HEADERS) Makefile
 	@mkdir -p build/unit
-	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ $(PURE_SRC) $(CLI_SRC) $(UNIT_SRC) -lpthread -lm
+	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ $(PURE_SRC) $(CLI_SRC) $(UNIT_SRC) -lpthread -lm -lz
 build/asan/unit_tests: $(PURE_SRC) $(CLI_SRC) $(UNIT_SRC) $(HEADERS) Makefile
 	@mkdir -p build/asan
-	$(CC) $(BASE) $(SAN_FLAGS) -Isrc -o $@ $(PURE_SRC) $(CLI_SRC) $(UNIT_SRC) -lpthread -lm
+	$(CC) $(BASE) $(SAN_FLAGS) -Isrc -o $@ $(PURE_SRC) $(CLI_SRC) $(UNIT_SRC) -lpthread -lm -lz
 
 demo: build/libhprof.so build/hprof
 	@demo/run
@@ -91,7 +95,7 @@ bench: build/libhprof.so
 # in C) and tells the agent what to do (src/cli/hprof_main.c). No JDK needed.
 build/hprof: src/cli/hprof_main.c $(CLI_SRC) $(HEADERS) Makefile
 	@mkdir -p build
-	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ src/cli/hprof_main.c $(CLI_SRC)
+	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ src/cli/hprof_main.c $(CLI_SRC) -lz
 
 # A stand-in agent for tests/attach_cli_tests.py: answers build/hprof's
 # commands through the reply file without being the real agent.
