@@ -293,6 +293,14 @@ static int add_row_sample(hprof_data *d, profile *p, const hd_row *row, const in
     return profile_add(p, ids, n, th ? th->name : NULL, values);
 }
 
+/* a * b, or INT64_MAX when that does not fit (a damaged file's numbers). */
+static int64_t saturating_product(int64_t a, int64_t b)
+{
+    if (a < 0 || b < 0)
+        return 0;
+    return b != 0 && a > INT64_MAX / b ? INT64_MAX : a * b;
+}
+
 /* The values a profile of kind k keeps of a row, in KINDS' order. */
 static void profile_values(hd_kind k, const hprof_data *d, const hd_row *row, int64_t *out)
 {
@@ -300,7 +308,7 @@ static void profile_values(hd_kind k, const hprof_data *d, const hd_row *row, in
     switch (k) {
     case HD_CPU_SAMPLES:
         out[0] = row->values[0];
-        out[1] = d->interval_ms > 0 ? row->values[0] * (int64_t)d->interval_ms * 1000000 : 0;
+        out[1] = saturating_product(row->values[0], saturating_product(d->interval_ms, 1000000));
         break;
     case HD_SITES:
         out[0] = row->values[0];
@@ -345,10 +353,9 @@ static profile *new_profile(const hprof_data *d, hd_kind k)
         return NULL;
     profile_set_default_value(p, kd->default_value < nvalues ? kd->default_value : 0);
     if (k == HD_CPU_SAMPLES && d->interval_ms > 0)
-        profile_set_period(p, kd->types[1], (int64_t)d->interval_ms * 1000000);
-    int64_t start = d->start_ms > 0 ? d->start_ms * 1000000 : 0;
-    int64_t duration = d->duration_ms > 0 ? d->duration_ms * 1000000 : 0;
-    profile_set_time(p, start, duration);
+        profile_set_period(p, kd->types[1], saturating_product(d->interval_ms, 1000000));
+    profile_set_time(p, saturating_product(d->start_ms, 1000000),
+                     saturating_product(d->duration_ms, 1000000));
     return p;
 }
 

@@ -105,13 +105,16 @@ static int split_fields(char *s, char **fields, int max)
     return n;
 }
 
+/* Counts, bytes and ms: up to 2^53, so sums and products of them stay in range. */
+#define MAX_NUMBER (1ll << 53)
+
 static int parse_i64(const char *s, int64_t *out)
 {
     char *end;
     if (*s < '0' || *s > '9')
         return -1;
     long long v = strtoll(s, &end, 10);
-    if (*end != '\0' || v < 0)
+    if (*end != '\0' || v < 0 || v > MAX_NUMBER)
         return -1;
     *out = v;
     return 0;
