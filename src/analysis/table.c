@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../profile/flamegraph_writer.h"
 #include "../reader/string_store.h"
 
 struct table {
@@ -111,28 +112,14 @@ void table_print_text(const table *t, FILE *out)
         fprintf(out, "    (none)\n");
 }
 
-void table_html_escape(FILE *out, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '&':  fputs("&amp;", out); break;
-        case '<':  fputs("&lt;", out); break;
-        case '>':  fputs("&gt;", out); break;
-        case '"':  fputs("&quot;", out); break;
-        case '\'': fputs("&#39;", out); break;
-        default:   fputc(*s, out);
-        }
-    }
-}
-
 void table_print_html(const table *t, FILE *out)
 {
     fputs("<h3>", out);
-    table_html_escape(out, t->title);
+    html_write_escaped(out, t->title);
     fputs("</h3>\n<table class=\"report\"><tr>", out);
     for (uint32_t i = 0; i < t->ncolumns; i++) {
         fputs(t->columns[i][0] == '>' ? "<th class=\"num\">" : "<th>", out);
-        table_html_escape(out, column_name(t, i));
+        html_write_escaped(out, column_name(t, i));
         fputs("</th>", out);
     }
     fputs("</tr>\n", out);
@@ -140,7 +127,7 @@ void table_print_html(const table *t, FILE *out)
         fputs("<tr>", out);
         for (uint32_t i = 0; i < t->ncolumns; i++) {
             fputs(t->columns[i][0] == '>' ? "<td class=\"num\">" : "<td>", out);
-            table_html_escape(out, t->cells[(size_t)r * t->ncolumns + i]);
+            html_write_escaped(out, t->cells[(size_t)r * t->ncolumns + i]);
             fputs("</td>", out);
         }
         fputs("</tr>\n", out);

@@ -23,9 +23,7 @@ uint32_t table_rows(const table *t);
 
 /* "  title" then the header and the rows, columns two spaces apart. */
 void table_print_text(const table *t, FILE *out);
-/* <h3>title</h3><table>...</table>, every cell escaped. */
+/* <h3>title</h3><table>...</table>, every cell escaped (html_write_escaped). */
 void table_print_html(const table *t, FILE *out);
-/* s with & < > " ' escaped. */
-void table_html_escape(FILE *out, const char *s);
 
 #endif
