@@ -23,6 +23,20 @@ int analyze_diff(int argc, char **argv);
 enum { ANALYZE_OK = 0, ANALYZE_ERROR = 1, ANALYZE_USAGE = 2 };
 
 int analyze_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#define ANALYZE_DEFAULT_TOP 20
+
+/* The commands' arguments: files, --to F, -o OUT, --profile KIND, --top N, --html. */
+typedef struct analyze_args {
+    const char *files[2];
+    int         nfiles;
+    const char *to, *out, *profile;
+    int         top, html;
+} analyze_args;
+
+/* 0, or ANALYZE_USAGE (said on stderr) for an unknown option, a bad --top,
+ * or more than max_files files. */
+int analyze_parse_args(const char *command, int argc, char **argv, int max_files, analyze_args *a);
 hprof_data *analyze_read(const char *path);
 /* --profile NAME: that kind if the file has it; NULL: the first present (said
  * on stderr when the file has more than one). -1 when there is none. */

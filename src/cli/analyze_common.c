@@ -2,6 +2,7 @@
 #include "analyze.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 int analyze_usage(const char *fmt, ...)
@@ -13,6 +14,45 @@ int analyze_usage(const char *fmt, ...)
     fprintf(stderr, " (hprof help lists the commands)\n");
     va_end(ap);
     return ANALYZE_USAGE;
+}
+
+/* The value of an option that takes one, or NULL (said) when it is the last argument. */
+static const char *option_value(int argc, char **argv, int *i)
+{
+    if (*i + 1 >= argc) {
+        analyze_usage("%s wants a value", argv[*i]);
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+int analyze_parse_args(const char *command, int argc, char **argv, int max_files, analyze_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->top = ANALYZE_DEFAULT_TOP;
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        const char **value = strcmp(arg, "--to") == 0 ? &a->to
+                           : strcmp(arg, "-o") == 0 ? &a->out
+                           : strcmp(arg, "--profile") == 0 ? &a->profile : NULL;
+        if (value) {
+            if ((*value = option_value(argc, argv, &i)) == NULL)
+                return ANALYZE_USAGE;
+        } else if (strcmp(arg, "--top") == 0) {
+            const char *n = option_value(argc, argv, &i);
+            if (n == NULL || (a->top = atoi(n)) <= 0)
+                return analyze_usage("%s: --top wants a positive number", command);
+        } else if (strcmp(arg, "--html") == 0) {
+            a->html = 1;
+        } else if (arg[0] == '-' && arg[1] != '\0') {
+            return analyze_usage("%s: unknown option '%s'", command, arg);
+        } else if (a->nfiles == max_files) {
+            return analyze_usage("%s: one file too many: '%s'", command, arg);
+        } else {
+            a->files[a->nfiles++] = arg;
+        }
+    }
+    return 0;
 }
 
 hprof_data *analyze_read(const char *path)

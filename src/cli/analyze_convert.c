@@ -20,8 +20,6 @@
 #include "../profile/flamegraph_writer.h"
 #include "../profile/pprof_writer.h"
 
-#define DEFAULT_TOP 20
-
 /* ------------------------------------------------------------ --to text */
 
 static void write_text_frame(FILE *out, const hd_frame *f)
@@ -79,6 +77,14 @@ static hd_row *sorted_rows(const hd_section *s, int by)
     return rows;
 }
 
+static int64_t column_sum(const hd_section *s, int value)
+{
+    int64_t sum = 0;
+    for (uint32_t i = 0; i < s->nrows; i++)
+        sum += s->rows[i].values[value];
+    return sum;
+}
+
 static const char *date_or_now(const hd_section *s, char *buf, size_t size)
 {
     if (s->date[0])
@@ -103,10 +109,8 @@ static void write_ranked(const hprof_data *d, hd_kind k, const char *begin, cons
 {
     const hd_section *s = &d->sections[k];
     hd_row *rows = sorted_rows(s, share_of);
-    int64_t whole = 0;
+    int64_t whole = column_sum(s, share_of);
     char date[64], method[1200];
-    for (uint32_t i = 0; i < s->nrows; i++)
-        whole += rows ? rows[i].values[share_of] : 0;
     if (k == HD_CPU_SAMPLES && s->total > whole)
         whole = s->total;
     fprintf(out, "%s (total = %lld) %s\n", begin, (long long)s->total, date_or_now(s, date, sizeof date));
@@ -127,10 +131,8 @@ static void write_sites(const hprof_data *d, FILE *out)
 {
     const hd_section *s = &d->sections[HD_SITES];
     hd_row *rows = sorted_rows(s, 0);
-    int64_t live = 0;
+    int64_t live = column_sum(s, 0);
     char date[64];
-    for (uint32_t i = 0; i < s->nrows; i++)
-        live += s->rows[i].values[0];
     fprintf(out, "SITES BEGIN (ordered by live bytes) %s\n", date_or_now(s, date, sizeof date));
     fprintf(out, "          percent          live          alloc'ed  stack class\n");
     fprintf(out, " rank   self  accum     bytes objs     bytes  objs trace name\n");
@@ -151,10 +153,8 @@ static void write_monitor(const hprof_data *d, hd_kind k, const char *title, FIL
 {
     const hd_section *s = &d->sections[k];
     hd_row *rows = sorted_rows(s, 1);
-    int64_t ns = 0;
+    int64_t ns = column_sum(s, 1);
     char date[64];
-    for (uint32_t i = 0; i < s->nrows; i++)
-        ns += s->rows[i].values[1];
     fprintf(out, "%s BEGIN (total = %lld ms) %s\n", title, (long long)s->total, date_or_now(s, date, sizeof date));
     fprintf(out, "rank   self  accum   count trace monitor\n");
     double accum = 0;
@@ -240,40 +240,27 @@ static int known_format(const char *to)
 
 int analyze_convert(int argc, char **argv)
 {
-    const char *path = NULL, *to = NULL, *out_path = NULL, *kind = NULL;
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--to") == 0 && i + 1 < argc)
-            to = argv[++i];
-        else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
-            out_path = argv[++i];
-        else if (strcmp(argv[i], "--profile") == 0 && i + 1 < argc)
-            kind = argv[++i];
-        else if (argv[i][0] == '-' || path)
-            return analyze_usage("convert: unexpected argument '%s'", argv[i]);
-        else
-            path = argv[i];
-    }
-    if (path == NULL || to == NULL || out_path == NULL)
+    analyze_args a;
+    if (analyze_parse_args("convert", argc, argv, 1, &a) != 0)
+        return ANALYZE_USAGE;
+    if (a.nfiles == 0 || a.to == NULL || a.out == NULL || a.html)
         return analyze_usage("usage: hprof convert FILE --to text|collapsed|flamegraph|pprof "
                              "[--profile cpu|times|alloc|monitor|wait] -o OUT");
-    if (!known_format(to))
-        return analyze_usage("convert: --to %s: want text, collapsed, flamegraph or pprof", to);
-    hprof_data *d = analyze_read(path);
+    if (!known_format(a.to))
+        return analyze_usage("convert: --to %s: want text, collapsed, flamegraph or pprof", a.to);
+    hprof_data *d = analyze_read(a.files[0]);
     if (d == NULL)
         return ANALYZE_ERROR;
-    FILE *out = strcmp(out_path, "-") == 0 ? stdout : fopen(out_path, "wb");
+    FILE *out = strcmp(a.out, "-") == 0 ? stdout : fopen(a.out, "wb");
     int rc = ANALYZE_ERROR;
     if (out == NULL) {
-        fprintf(stderr, "hprof: %s: cannot write: ", out_path);
+        fprintf(stderr, "hprof: %s: cannot write: ", a.out);
         perror(NULL);
     } else {
-        int bad = convert_to(d, to, kind, out) != 0;
-        if (out != stdout)
-            bad |= fclose(out) != 0;
-        else
-            bad |= fflush(out) != 0;
+        int bad = convert_to(d, a.to, a.profile, out) != 0;
+        bad |= out != stdout ? fclose(out) != 0 : fflush(out) != 0;
         if (bad)
-            fprintf(stderr, "hprof: %s: not written completely\n", out_path);
+            fprintf(stderr, "hprof: %s: not written completely\n", a.out);
         else
             rc = ANALYZE_OK;
     }
@@ -395,36 +382,23 @@ static int write_diff(const hprof_data *b, const hprof_data *a, int k, int top, 
 
 int analyze_diff(int argc, char **argv)
 {
-    const char *paths[2] = { NULL, NULL }, *to = NULL, *out_path = NULL, *kind = NULL;
-    int top = DEFAULT_TOP, npaths = 0;
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--to") == 0 && i + 1 < argc)
-            to = argv[++i];
-        else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
-            out_path = argv[++i];
-        else if (strcmp(argv[i], "--profile") == 0 && i + 1 < argc)
-            kind = argv[++i];
-        else if (strcmp(argv[i], "--top") == 0 && i + 1 < argc && (top = atoi(argv[++i])) > 0)
-            continue;
-        else if (argv[i][0] == '-' || npaths == 2)
-            return analyze_usage("diff: unexpected argument '%s'", argv[i]);
-        else
-            paths[npaths++] = argv[i];
-    }
-    if (npaths != 2)
+    analyze_args a;
+    if (analyze_parse_args("diff", argc, argv, 2, &a) != 0)
+        return ANALYZE_USAGE;
+    if (a.nfiles != 2 || a.html)
         return analyze_usage("usage: hprof diff BEFORE AFTER [--profile KIND] [--top N] "
                              "[--to flamegraph -o OUT.html]");
-    if ((to && strcmp(to, "flamegraph") != 0) || (to != NULL) != (out_path != NULL))
+    if ((a.to && strcmp(a.to, "flamegraph") != 0) || (a.to != NULL) != (a.out != NULL))
         return analyze_usage("diff: --to flamegraph -o OUT.html go together (the table goes to stdout)");
-    hprof_data *b = analyze_read(paths[0]);
-    hprof_data *a = b ? analyze_read(paths[1]) : NULL;
+    hprof_data *before = analyze_read(a.files[0]);
+    hprof_data *after = before ? analyze_read(a.files[1]) : NULL;
     int rc = ANALYZE_ERROR;
-    if (a && b) {
-        int k = common_kind(b, a, kind);
+    if (before && after) {
+        int k = common_kind(before, after, a.profile);
         if (k >= 0)
-            rc = write_diff(b, a, k, top, out_path);
+            rc = write_diff(before, after, k, a.top, a.out);
     }
-    hprof_data_free(a);
-    hprof_data_free(b);
+    hprof_data_free(after);
+    hprof_data_free(before);
     return rc;
 }

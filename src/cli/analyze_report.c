@@ -11,7 +11,6 @@
 #include "../analysis/analysis.h"
 #include "../profile/flamegraph_writer.h"
 
-#define DEFAULT_TOP 20
 #define MAX_TABLES  6
 
 static double share(int64_t part, int64_t whole)
@@ -487,33 +486,19 @@ static int write_html_report(const hprof_data *d, int top, const char *out_path)
 
 int analyze_report(int argc, char **argv)
 {
-    const char *path = NULL, *out_path = NULL;
-    int top = DEFAULT_TOP, html = 0;
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "--top") == 0 && i + 1 < argc) {
-            top = atoi(argv[++i]);
-            if (top <= 0)
-                return analyze_usage("--top wants a positive number");
-        } else if (strcmp(argv[i], "--html") == 0) {
-            html = 1;
-        } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
-            out_path = argv[++i];
-        } else if (argv[i][0] == '-' || path) {
-            return analyze_usage("report: unexpected argument '%s'", argv[i]);
-        } else {
-            path = argv[i];
-        }
-    }
-    if (path == NULL)
+    analyze_args a;
+    if (analyze_parse_args("report", argc, argv, 1, &a) != 0)
+        return ANALYZE_USAGE;
+    if (a.nfiles == 0)
         return analyze_usage("report needs a file: hprof report FILE [--top N] [--html -o OUT.html]");
-    if (html && out_path == NULL)
-        return analyze_usage("report --html needs -o OUT.html");
-    if (!html && out_path)
-        return analyze_usage("report writes text on standard output; -o goes with --html");
-    hprof_data *d = analyze_read(path);
+    if (a.to || a.profile)
+        return analyze_usage("report takes --top, --html and -o (convert takes --to and --profile)");
+    if (a.html != (a.out != NULL))
+        return analyze_usage("report: --html and -o OUT.html go together (text goes to standard output)");
+    hprof_data *d = analyze_read(a.files[0]);
     if (d == NULL)
         return ANALYZE_ERROR;
-    int rc = html ? write_html_report(d, top, out_path) : write_text_report(d, top);
+    int rc = a.html ? write_html_report(d, a.top, a.out) : write_text_report(d, a.top);
     hprof_data_free(d);
     return rc;
 }

@@ -104,16 +104,8 @@ typedef struct binary_reader {
     uint32_t   max_time_us;
 } binary_reader;
 
-static int fail(binary_reader *r, size_t offset, const char *fmt, ...)
-{
-    char what[300];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    snprintf(r->err, r->errlen, "%s: offset %zu (0x%zx): %s", r->d->path, offset, offset, what);
-    return -1;
-}
+/* An error at a file offset, said with the file's name. */
+#define fail(r, offset, ...) hd_fail((r)->d, (r)->err, (r)->errlen, 1, (offset), __VA_ARGS__)
 
 static int out_of_memory(binary_reader *r)
 {
@@ -124,17 +116,7 @@ static int out_of_memory(binary_reader *r)
 static int push(binary_reader *r, void **array, uint32_t *n, uint32_t *cap, size_t elem,
                 const void *item)
 {
-    if (*n == *cap) {
-        uint32_t bigger = *cap ? *cap * 2 : 256;
-        void *grown = bigger > *cap ? realloc(*array, (size_t)bigger * elem) : NULL;
-        if (grown == NULL)
-            return out_of_memory(r);
-        *array = grown;
-        *cap = bigger;
-    }
-    memcpy((char *)*array + (size_t)*n * elem, item, elem);
-    (*n)++;
-    return 0;
+    return hd_push(array, n, cap, elem, item) == 0 ? 0 : out_of_memory(r);
 }
 
 static uint64_t id(binary_reader *r, cursor *c)

@@ -98,22 +98,36 @@ void hd_map_free(hd_index *ix)
     }
 }
 
-static int grow(void **array, uint32_t *cap, uint32_t need, size_t elem)
+/* Appends one elem-sized item to an array of *n, doubling its room
+ * (*cap items) when full. 0, or -1 when out of memory. */
+int hd_push(void **array, uint32_t *n, uint32_t *cap, size_t elem, const void *item)
 {
-    if (need <= *cap)
-        return 0;
-    uint32_t n = *cap ? *cap : 64;
-    while (n < need) {
-        if (n > UINT32_MAX / 2)
+    if (*n == *cap) {
+        uint64_t room = *cap ? (uint64_t)*cap * 2 : 64;
+        void *grown = room <= UINT32_MAX ? realloc(*array, (size_t)room * elem) : NULL;
+        if (grown == NULL)
             return -1;
-        n *= 2;
+        *array = grown;
+        *cap = (uint32_t)room;
     }
-    void *bigger = realloc(*array, (size_t)n * elem);
-    if (bigger == NULL)
-        return -1;
-    *array = bigger;
-    *cap = n;
+    memcpy((char *)*array + (size_t)*n * elem, item, elem);
+    (*n)++;
     return 0;
+}
+
+int hd_fail(const hprof_data *d, char *err, size_t errlen, int at_offset, size_t at,
+            const char *fmt, ...)
+{
+    char what[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (at_offset)
+        snprintf(err, errlen, "%s: offset %zu (0x%zx): %s", d->path, at, at, what);
+    else
+        snprintf(err, errlen, "%s: line %zu: %s", d->path, at + 1, what);
+    return -1;
 }
 
 /* ------------------------------------------------------------ building */
@@ -161,11 +175,9 @@ void hprof_data_free(hprof_data *d)
 
 int hd_add_thread(hprof_data *d, const hd_thread *t)
 {
-    if (grow((void **)&d->threads, &d->threads_cap, d->nthreads + 1, sizeof *d->threads) != 0 ||
-        hd_map_put(&d->thread_index, t->serial, d->nthreads) != 0)
+    if (hd_map_put(&d->thread_index, t->serial, d->nthreads) != 0)
         return -1;
-    d->threads[d->nthreads++] = *t;
-    return 0;
+    return hd_push((void **)&d->threads, &d->nthreads, &d->threads_cap, sizeof *t, t);
 }
 
 hd_thread *hd_find_thread(const hprof_data *d, uint32_t serial)
@@ -176,19 +188,16 @@ hd_thread *hd_find_thread(const hprof_data *d, uint32_t serial)
 
 int hd_begin_trace(hprof_data *d, uint32_t serial, uint32_t thread)
 {
-    if (grow((void **)&d->traces, &d->traces_cap, d->ntraces + 1, sizeof *d->traces) != 0 ||
-        hd_map_put(&d->trace_index, serial, d->ntraces) != 0)
+    hd_trace t = { serial, thread, d->nframes, 0 };
+    if (hd_map_put(&d->trace_index, serial, d->ntraces) != 0)
         return -1;
-    d->traces[d->ntraces++] = (hd_trace){ serial, thread, d->nframes, 0 };
-    return 0;
+    return hd_push((void **)&d->traces, &d->ntraces, &d->traces_cap, sizeof t, &t);
 }
 
 int hd_add_frame(hprof_data *d, const hd_frame *f)
 {
-    if (d->ntraces == 0 ||
-        grow((void **)&d->frames, &d->frames_cap, d->nframes + 1, sizeof *d->frames) != 0)
+    if (d->ntraces == 0 || hd_push((void **)&d->frames, &d->nframes, &d->frames_cap, sizeof *f, f) != 0)
         return -1;
-    d->frames[d->nframes++] = *f;
     d->traces[d->ntraces - 1].depth++;
     return 0;
 }
@@ -210,10 +219,7 @@ void hd_section_restart(hd_section *s)
 
 int hd_add_row(hd_section *s, const hd_row *row)
 {
-    if (grow((void **)&s->rows, &s->rows_cap, s->nrows + 1, sizeof *s->rows) != 0)
-        return -1;
-    s->rows[s->nrows++] = *row;
-    return 0;
+    return hd_push((void **)&s->rows, &s->nrows, &s->rows_cap, sizeof *row, row);
 }
 
 uint32_t hd_max_depth(const hprof_data *d, uint32_t *at_max)

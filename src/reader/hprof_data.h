@@ -128,6 +128,11 @@ hprof_data *hprof_binary_parse(const char *path, const unsigned char *bytes, siz
 
 /* ---- for readers ---- */
 hprof_data *hprof_data_new(const char *path, const char *format);
+/* "<path>: line <at + 1>: <what>" or "<path>: offset <at> (0x..): <what>" into err; returns -1. */
+int         hd_fail(const hprof_data *d, char *err, size_t errlen, int at_offset, size_t at,
+                    const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* Appends item (elem bytes) to *array of *n items and *cap room; 0, or -1 when out of memory. */
+int         hd_push(void **array, uint32_t *n, uint32_t *cap, size_t elem, const void *item);
 /* A copy of n bytes of s with a NUL, kept until hprof_data_free; NULL when out of memory. */
 const char *hd_strndup(hprof_data *d, const char *s, size_t n);
 int         hd_add_thread(hprof_data *d, const hd_thread *t);

@@ -30,16 +30,8 @@ typedef struct text_reader {
     time_t      created, last_date;
 } text_reader;
 
-static int fail(text_reader *r, size_t line_index, const char *fmt, ...)
-{
-    char what[400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    snprintf(r->err, r->errlen, "%s: line %zu: %s", r->d->path, line_index + 1, what);
-    return -1;
-}
+/* An error at line index `at` (0-based), said with the file's name. */
+#define fail(r, at, ...) hd_fail((r)->d, (r)->err, (r)->errlen, 0, (at), __VA_ARGS__)
 
 static int out_of_memory(text_reader *r)
 {
