@@ -15,6 +15,7 @@ SAN_FLAGS = -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit
 PURE_SRC  = src/core/keytab.c src/core/tables.c src/core/trace_builder.c src/core/trace_cache.c src/options/options.c \
             src/cpu/sample_queue.c src/cpu/cpu_collector.c src/cpu/times_table.c \
             src/output/text_writer.c src/output/collapsed_writer.c src/output/output_file.c src/output/hprof_binary.c \
+            src/output/net_sink.c \
             src/monitor/monitor_table.c src/monitor/deadlock.c src/heap/site_table.c $(BCI_SRC)
 # The class-file rewriter: a pure library (bytes in, bytes out).
 BCI_SRC   = $(wildcard src/bci/*.c)
