@@ -21,7 +21,9 @@ static const char usage_text[] =
 "monitor=y|n            monitor contention             n\n"
 "format=a|b             text(txt) or binary output     a\n"
 "file=<file>            write data to file             java.hprof[{.txt}]\n"
-"net=<host>:<port>      send data over a socket        off (*)\n"
+"net=<host>:<port>      send data over a socket        off\n"
+"                       (to `hprof listen`; file= then names the local\n"
+"                       file used if the listener goes away)\n"
 "depth=<size>           stack trace depth (0-256)      4\n"
 "interval=<ms>          sample interval in ms          10\n"
 "cutoff=<value>         output cutoff point (0-1)      0.0001\n"
@@ -46,7 +48,7 @@ static const char usage_text[] =
 "deadlock=<ms>          with monitor=y, look for       0 (at dumps only)\n"
 "                       deadlocks this often; a new one is dumped at once\n"
 "\n"
-"(*) Not implemented in this version: cpu=old and net= stop\n"
+"(*) Not implemented in this version: cpu=old stops\n"
 "    the JVM at start-up with a message saying so. heap=all is the\n"
 "    default, as in HPROF, only when none of cpu=, heap= and monitor= is\n"
 "    given.\n"
@@ -360,8 +362,6 @@ int options_check_implemented(const hprof_options *o, char *err, size_t errlen)
     const char *missing = NULL;
     if (o->cpu == CPU_OLD)
         missing = "cpu=old";
-    else if (o->net[0])
-        missing = "net=";
     if (missing == NULL)
         return 0;
     set_err(err, errlen, "hprof: %s is not implemented in this version of the agent; "
