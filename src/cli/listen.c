@@ -101,6 +101,7 @@ typedef struct session {
     int         tty;
     char        peer[128];
     time_t      connected;
+    unsigned    summaries;         /* live summaries received */
     long long   last_samples;      /* for samples/s */
     double      last_at;
     double      rate;
@@ -167,6 +168,7 @@ static void draw_screen(session *s, const char *text)
 static void on_live(void *ctx, const char *text)
 {
     session *s = ctx;
+    s->summaries++;
     long long samples = live_summary_samples(text);
     double now = seconds_now();
     if (samples >= 0 && s->last_samples >= 0 && now > s->last_at)
@@ -343,7 +345,9 @@ static int receive(int fd, session *s, int framed, const unsigned char *first, s
             fprintf(stderr, "hprof listen: reading from the agent: %s\n", strerror(errno));
             break;
         }
-        if (framed ? frame_reader_feed(reader, &handler, buf, (size_t)n) != 0 : on_data(s, buf, (size_t)n) != 0) {
+        /* Flushed as it comes: a listener killed mid-run keeps what it had. */
+        if ((framed ? frame_reader_feed(reader, &handler, buf, (size_t)n) != 0 : on_data(s, buf, (size_t)n) != 0) ||
+            fflush(s->out) != 0) {
             fprintf(stderr, "hprof listen: %s\n", framed ? reader->error : "cannot write the report");
             rc = EXIT_FAILED;
             break;
@@ -373,7 +377,8 @@ static int finish(int fd, session *s, int framed, int rc)
                "%s has the %llu bytes received\n", s->peer, s->out_path, (unsigned long long)s->received);
         return EXIT_FAILED;
     }
-    printf("hprof listen: the profile is in %s (%llu bytes)\n", s->out_path, (unsigned long long)s->received);
+    printf("hprof listen: the profile is in %s (%llu bytes; %u live summaries, the last at %lld samples)\n",
+           s->out_path, (unsigned long long)s->received, s->summaries, s->last_samples);
     return EXIT_DONE;
 }
 
