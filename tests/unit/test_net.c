@@ -55,14 +55,18 @@ static int read_frame(int fd, char *type, char *buf, size_t size, uint32_t *len)
     return 0;
 }
 
-static net_sink *start_pair(int pair[2], int greet, const net_sink_config *cfg)
+/* A sink over a socketpair whose pair[1] plays the listener (greeting it
+ * first when greet); NULL (a failed check) if it cannot start. */
+static net_sink *start_pair(int pair[2], int greet, size_t queue_bytes)
 {
-    if (socketpair(AF_UNIX, SOCK_STREAM, 0, pair) != 0)
-        return NULL;
-    if (greet && write(pair[1], NET_GREETING, strlen(NET_GREETING)) < 0)
-        return NULL;
+    net_sink_config cfg = quick_config(queue_bytes);
     char err[256];
-    return net_sink_start(pair[0], cfg, err, sizeof err);
+    net_sink *s = NULL;
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, pair) == 0 &&
+        (!greet || write(pair[1], NET_GREETING, strlen(NET_GREETING)) > 0))
+        s = net_sink_start(pair[0], &cfg, err, sizeof err);
+    CHECK(s != NULL);
+    return s;
 }
 
 TEST(net_frame_header_round_trip)
@@ -91,9 +95,7 @@ static void *confirm_after_end(void *arg)
 TEST(net_framed_stream_data_live_end)
 {
     int pair[2];
-    net_sink_config cfg = quick_config(4096);
-    net_sink *s = start_pair(pair, 1, &cfg);
-    CHECK(s != NULL);
+    net_sink *s = start_pair(pair, 1, 4096);
     if (s == NULL)
         return;
     CHECK(net_sink_framed(s));
@@ -123,9 +125,7 @@ TEST(net_framed_stream_data_live_end)
 TEST(net_framed_unconfirmed_end_is_a_failure)
 {
     int pair[2];
-    net_sink_config cfg = quick_config(4096);
-    net_sink *s = start_pair(pair, 1, &cfg);
-    CHECK(s != NULL);
+    net_sink *s = start_pair(pair, 1, 4096);
     if (s == NULL)
         return;
     char reason[256] = "";
@@ -139,9 +139,7 @@ TEST(net_framed_unconfirmed_end_is_a_failure)
 TEST(net_raw_mode_sends_bytes_as_they_are)
 {
     int pair[2];
-    net_sink_config cfg = quick_config(4096);
-    net_sink *s = start_pair(pair, 0, &cfg);
-    CHECK(s != NULL);
+    net_sink *s = start_pair(pair, 0, 4096);
     if (s == NULL)
         return;
     CHECK(!net_sink_framed(s));
@@ -162,9 +160,7 @@ TEST(net_raw_mode_sends_bytes_as_they_are)
 TEST(net_queue_is_bounded_and_offer_never_waits)
 {
     int pair[2];
-    net_sink_config cfg = quick_config(1024);
-    net_sink *s = start_pair(pair, 1, &cfg);
-    CHECK(s != NULL);
+    net_sink *s = start_pair(pair, 1, 1024);
     if (s == NULL)
         return;
     static char big[1 << 20];
@@ -188,9 +184,7 @@ TEST(net_queue_is_bounded_and_offer_never_waits)
 TEST(net_listener_that_stops_reading_is_declared_dead)
 {
     int pair[2];
-    net_sink_config cfg = quick_config(4096);
-    net_sink *s = start_pair(pair, 1, &cfg);
-    CHECK(s != NULL);
+    net_sink *s = start_pair(pair, 1, 4096);
     if (s == NULL)
         return;
     static char chunk[4096];
@@ -210,9 +204,7 @@ TEST(net_listener_that_stops_reading_is_declared_dead)
 TEST(net_listener_that_goes_away_is_noticed_while_idle)
 {
     int pair[2];
-    net_sink_config cfg = quick_config(4096);
-    net_sink *s = start_pair(pair, 1, &cfg);
-    CHECK(s != NULL);
+    net_sink *s = start_pair(pair, 1, 4096);
     if (s == NULL)
         return;
     char hello[sizeof NET_STREAM_HELLO];
