@@ -14,9 +14,14 @@ SAN_FLAGS = -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit
 # Pure C (no JVMTI): unit-tested on their own, also under ASan/UBSan.
 PURE_SRC  = src/core/keytab.c src/core/tables.c src/core/trace_builder.c src/core/trace_cache.c src/options/options.c \
             src/cpu/sample_queue.c src/cpu/cpu_collector.c src/cpu/times_table.c \
-            src/output/text_writer.c src/output/collapsed_writer.c src/output/output_file.c src/output/hprof_binary.c \
+            src/output/text_writer.c src/output/old_prof_writer.c src/output/collapsed_writer.c src/output/output_file.c src/output/hprof_binary.c \
             src/output/net_sink.c src/output/net_report.c \
-            src/monitor/monitor_table.c src/monitor/deadlock.c src/heap/site_table.c $(BCI_SRC)
+            src/monitor/monitor_table.c src/monitor/deadlock.c src/heap/site_table.c $(BCI_SRC) \
+            $(PROFILE_SRC)
+# The profile model and the writers over it (pprof, flame graph, collapsed):
+# pure C, shared by the agent and build/hprof. The flame graph page's script
+# and style sheet are embedded from their own files.
+PROFILE_SRC = $(wildcard src/profile/*.c) build/flamegraph_assets.c
 # The class-file rewriter: a pure library (bytes in, bytes out).
 BCI_SRC   = $(wildcard src/bci/*.c)
 AGENT_SRC = $(PURE_SRC) src/cpu/sampler.c src/agent/agent.c src/agent/jvmti_support.c src/agent/monitor_agent.c \
@@ -60,24 +65,28 @@ build/tracker_classes.c: build/.jdk-ok $(TRACKER_JAVA) scripts/embed-classes
 	scripts/embed-classes $@ hprof_tracker_class=build/tracker/java/lang/HprofTracker.class \
 	    hprof_thread_state_class=build/tracker/java/lang/HprofThreadState.class
 
+build/flamegraph_assets.c: src/profile/flamegraph.js src/profile/flamegraph.css scripts/embed-classes
+	@mkdir -p build
+	scripts/embed-classes $@ flamegraph_js=src/profile/flamegraph.js flamegraph_css=src/profile/flamegraph.css
+
 build/libhprof.so: build/.jdk-ok $(AGENT_SRC) $(HEADERS) Makefile
 	@mkdir -p build
 	$(CC) $(BASE) $(CFLAGS) $(JNI_CFLAGS) \
-	    -fvisibility=hidden -shared -o $@ $(AGENT_SRC) -lpthread -lrt -ldl -lm
+	    -fvisibility=hidden -shared -o $@ $(AGENT_SRC) -lpthread -lrt -ldl -lm -lz
 
 asan: build/asan/libhprof.so
 build/asan/libhprof.so: build/.jdk-ok $(AGENT_SRC) $(HEADERS) Makefile
 	@mkdir -p build/asan
 	$(CC) $(BASE) $(SAN_FLAGS) $(JNI_CFLAGS) \
-	    -fvisibility=hidden -shared -o $@ $(AGENT_SRC) -lpthread -lrt -ldl -lm
+	    -fvisibility=hidden -shared -o $@ $(AGENT_SRC) -lpthread -lrt -ldl -lm -lz
 
 unit: build/unit/unit_tests build/asan/unit_tests
 build/unit/unit_tests: $(PURE_SRC) $(CLI_SRC) $(UNIT_SRC) $(HEADERS) Makefile
 	@mkdir -p build/unit
-	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ $(PURE_SRC) $(CLI_SRC) $(UNIT_SRC) -lpthread -lm
+	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ $(PURE_SRC) $(CLI_SRC) $(UNIT_SRC) -lpthread -lm -lz
 build/asan/unit_tests: $(PURE_SRC) $(CLI_SRC) $(UNIT_SRC) $(HEADERS) Makefile
 	@mkdir -p build/asan
-	$(CC) $(BASE) $(SAN_FLAGS) -Isrc -o $@ $(PURE_SRC) $(CLI_SRC) $(UNIT_SRC) -lpthread -lm
+	$(CC) $(BASE) $(SAN_FLAGS) -Isrc -o $@ $(PURE_SRC) $(CLI_SRC) $(UNIT_SRC) -lpthread -lm -lz
 
 demo: build/libhprof.so build/hprof
 	@demo/run
@@ -92,13 +101,20 @@ bench: build/libhprof.so
 # in C) and tells the agent what to do (src/cli/hprof_main.c). No JDK needed.
 build/hprof: src/cli/hprof_main.c $(CLI_SRC) src/output/net_sink.c $(HEADERS) Makefile
 	@mkdir -p build
-	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ src/cli/hprof_main.c $(CLI_SRC) src/output/net_sink.c -lpthread
+	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ src/cli/hprof_main.c $(CLI_SRC) src/output/net_sink.c -lz -lpthread
 
 # A stand-in agent for tests/attach_cli_tests.py: answers build/hprof's
 # commands through the reply file without being the real agent.
 build/tests/echo_agent.so: build/.jdk-ok tests/attach/echo_agent.c Makefile
 	@mkdir -p build/tests
 	$(CC) $(BASE) $(CFLAGS) $(JNI_CFLAGS) -shared -o $@ tests/attach/echo_agent.c
+
+# Writes known and synthetic profiles through the pprof, collapsed and flame
+# graph writers, for tests/writer_tests.py (go tool pprof, flamegraph.pl,
+# Chromium) and bench/writers.
+build/tests/profile_writers: tests/writers/profile_writers.c $(PROFILE_SRC) $(HEADERS) Makefile
+	@mkdir -p build/tests
+	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ tests/writers/profile_writers.c $(PROFILE_SRC) -lz
 
 # The class rewriter as a command-line tool: hprof-bci INPUT OUTPUT, where
 # INPUT is a .class file, a jar or a directory (src/tools/hprof_bci.c).

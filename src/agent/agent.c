@@ -142,9 +142,16 @@ static void note_limit(const char *what)
 /* ------------------------------------------------------------ report files */
 
 /* The writers of r->out; format=b writes its file header now. */
-static int report_start_writers(report_file *r, char *err, size_t errlen)
+static int report_start_writers(report_file *r, const hprof_options *opt, char *err, size_t errlen)
 {
     text_writer_init(&r->text, r->out);
+    if (opt->cpu == CPU_OLD) {
+        /* HPROF wrote the old prof format without its header and THREAD
+         * records; alone in the file, it is that format and nothing else. */
+        r->header_written = 1;
+        r->text.omit_thread_records = 1;
+        r->text.omit_trace_records = opt->heap == HEAP_OFF && !opt->monitor;
+    }
     if (r->format != 'b')
         return 0;
     struct timespec now;
@@ -164,7 +171,7 @@ static int report_open(report_file *r, const hprof_options *opt, const char *fil
     r->format = opt->format;
     if (output_file_open(file, force, opt->format, &r->out, r->path, sizeof r->path, err, errlen) != 0)
         return -1;
-    if (report_start_writers(r, err, errlen) != 0) {
+    if (report_start_writers(r, opt, err, errlen) != 0) {
         fclose(r->out);
         unlink(r->path);
         r->out = NULL;
@@ -190,7 +197,7 @@ static int report_open_net(report_file *r, const hprof_options *opt, char *err, 
                  opt->net, why, port);
         return -1;
     }
-    if (report_start_writers(r, err, errlen) != 0) {
+    if (report_start_writers(r, opt, err, errlen) != 0) {
         net_report_close(r->net, NULL);
         r->net = NULL;
         r->out = NULL;
