@@ -1509,6 +1509,9 @@ def t_hprof_reader_selftest(ctx):
 NOJDK_TESTS = [("parser_selftest", t_parser_selftest), ("hprof_reader_selftest", t_hprof_reader_selftest),
                ("bci_fuzz", t_bci_fuzz)] + bcitests.NOJDK_TESTS
 
+import writer_tests  # noqa: E402  (pprof, collapsed and flame graph output read by go tool pprof, flamegraph.pl, Chromium)
+NOJDK_TESTS += writer_tests.make_tests(Fail, Skip, ROOT, lambda cmd, log, timeout=600: sh(cmd, log, timeout))
+
 
 # ================================================================== runner
 
@@ -1623,6 +1626,8 @@ def main():
             try:
                 fn(None)
                 res.emit("PASS", name)
+            except Skip as e:
+                res.emit("SKIP", name, str(e))
             except Fail as e:
                 res.emit("FAIL", name, str(e))
 
