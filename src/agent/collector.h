@@ -29,6 +29,8 @@
  *                 rewritten for it retransformed back; counts are kept for
  *                 the dump that follows and a later `start`
  *   status        one line of counts for `status`
+ *   live_summary  optional: lines for net='s live summary (`hprof listen`'s
+ *                 screen), "<key> <values>\n" each, appended to text
  */
 #ifndef HPROF_COLLECTOR_H
 #define HPROF_COLLECTOR_H
@@ -87,6 +89,7 @@ typedef struct collector {
     void (*reset)(JNIEnv *jni);
     void (*stop)(JNIEnv *jni);
     void (*status)(char *line, size_t size);
+    void (*live_summary)(char *text, size_t size);
 } collector;
 
 extern const collector cpu_samples_collector, cpu_times_collector, heap_sites_collector,
