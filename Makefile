@@ -44,7 +44,7 @@ UNIT_SRC  = $(wildcard tests/unit/*.c)
 HEADERS   = $(wildcard src/*/*.h) $(wildcard tests/unit/*.h)
 
 .PHONY: all deps unit asan demo test bench clean help tools check-tools fuzz fuzz-libfuzzer
-all: build/libhprof.so build/hprof
+all: build/libhprof.so build/hprof build/libjvmpi.so build/include/jvmpi.h
 
 help:
 	@echo "make            build build/libhprof.so and build/hprof (installs a JDK 17 if missing)"
@@ -81,6 +81,33 @@ build/libhprof.so: build/.jdk-ok $(AGENT_SRC) $(HEADERS) Makefile
 	@mkdir -p build
 	$(CC) $(BASE) $(CFLAGS) $(JNI_CFLAGS) \
 	    -fvisibility=hidden -shared -o $@ $(AGENT_SRC) -lpthread -lrt -ldl -lm -lz
+
+# The JVMPI layer (src/jvmpi): runs agents written to JVMPI on this JVM, on
+# the agent's event fan-out and class-file rewriter. Its header is installed
+# for those agents: cc -Ibuild/include.
+JVMPI_SRC  = $(wildcard src/jvmpi/*.c) src/agent/events.c src/agent/jvmti_support.c \
+             src/core/tables.c src/core/keytab.c src/core/trace_builder.c src/core/trace_cache.c \
+             $(BCI_SRC) build/jvmpi_tracker_class.c
+JVMPI_JAVA = $(wildcard src/jvmpi/java/java/lang/*.java)
+
+build/jvmpi_tracker_class.c: build/.jdk-ok $(JVMPI_JAVA) scripts/embed-classes
+	@rm -rf build/jvmpi_tracker && mkdir -p build/jvmpi_tracker
+	"$$(scripts/find-jdk)/bin/javac" -nowarn --patch-module java.base=src/jvmpi/java -d build/jvmpi_tracker $(JVMPI_JAVA)
+	scripts/embed-classes $@ jvmpi_tracker_class=build/jvmpi_tracker/java/lang/JvmpiTracker.class
+
+build/libjvmpi.so: build/.jdk-ok $(JVMPI_SRC) $(HEADERS) $(wildcard src/jvmpi/*.h) Makefile
+	@mkdir -p build
+	$(CC) $(BASE) $(CFLAGS) $(JNI_CFLAGS) \
+	    -fvisibility=hidden -shared -Wl,--no-undefined -o $@ $(JVMPI_SRC) -lpthread -lrt -ldl -lm -lz
+
+build/include/jvmpi.h: src/jvmpi/jvmpi.h
+	@mkdir -p build/include
+	cp $< $@
+
+# Compiles tests/jvmpi/header_check.c, which names everything in jvmpi.h.
+build/tests/jvmpi_header_check: build/.jdk-ok build/include/jvmpi.h tests/jvmpi/header_check.c Makefile
+	@mkdir -p build/tests
+	$(CC) -std=c11 -pedantic $(WARN) $(JNI_CFLAGS) -Ibuild/include -o $@ tests/jvmpi/header_check.c
 
 asan: build/asan/libhprof.so
 build/asan/libhprof.so: build/.jdk-ok $(AGENT_SRC) $(HEADERS) Makefile
@@ -180,3 +207,11 @@ build/fuzz/seeds/.ok: build/.jdk-ok $(wildcard tests/fuzz/seeds/*) Makefile
 
 clean:
 	rm -rf build
+
+# JVMPI agents written to the specification, for tests/jvmpi_tests.py,
+# compiled against the installed header only.
+JVMPI_TEST_AGENTS = $(patsubst tests/jvmpi/%.c,build/tests/jvmpi/lib%.so,$(filter-out tests/jvmpi/header_check.c,$(wildcard tests/jvmpi/*.c)))
+jvmpi-test-agents: $(JVMPI_TEST_AGENTS) build/tests/jvmpi_header_check
+build/tests/jvmpi/lib%.so: tests/jvmpi/%.c build/include/jvmpi.h build/.jdk-ok Makefile
+	@mkdir -p build/tests/jvmpi
+	$(CC) -std=c11 -D_GNU_SOURCE -fPIC -shared -g $(WARN) $(JNI_CFLAGS) -Ibuild/include -o $@ $<

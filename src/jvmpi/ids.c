@@ -1,0 +1,42 @@
+/*
+ * ids: JVMPI's jobjectID is an object's JVMTI tag. A tag stays with its
+ * object whatever the GC does, so an id never changes: the layer never
+ * needs OBJECT_MOVE, and an agent may keep ids with GC enabled. Ids are
+ * multiples of 8, so they look like the aligned pointers agents of the time
+ * were given (some kept flags in the low bits).
+ */
+#include <pthread.h>
+#include <stdint.h>
+
+#include "layer.h"
+
+static atomic_llong last_id;    /* ids handed out so far, in units of 8 */
+static pthread_mutex_t tagging = PTHREAD_MUTEX_INITIALIZER;
+
+jobjectID jvmpi_id_of(jobject object) {
+    if (object == NULL) return NULL;
+    jlong tag = 0;
+    if (jvmpi_failed((*jvmpi_jvmti)->GetTag(jvmpi_jvmti, object, &tag), "GetTag")) return NULL;
+    if (tag != 0) return (jobjectID)(intptr_t)tag;
+    /* Under a lock: two threads meeting one untagged object must agree. */
+    pthread_mutex_lock(&tagging);
+    if ((*jvmpi_jvmti)->GetTag(jvmpi_jvmti, object, &tag) == JVMTI_ERROR_NONE && tag == 0) {
+        tag = (jlong)(atomic_fetch_add(&last_id, 1) + 1) << 3;
+        if (jvmpi_failed((*jvmpi_jvmti)->SetTag(jvmpi_jvmti, object, tag), "SetTag")) tag = 0;
+    }
+    pthread_mutex_unlock(&tagging);
+    return (jobjectID)(intptr_t)tag;
+}
+
+jobject jvmpi_object_of(JNIEnv *jni, jobjectID id) {
+    (void)jni;
+    if (id == NULL) return NULL;
+    jlong tag = (jlong)(intptr_t)id;
+    jint count = 0;
+    jobject *objects = NULL;
+    if (jvmpi_failed((*jvmpi_jvmti)->GetObjectsWithTags(jvmpi_jvmti, 1, &tag, &count, &objects, NULL),
+                     "GetObjectsWithTags")) return NULL;
+    jobject found = count > 0 ? objects[0] : NULL;
+    (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)objects);
+    return found;
+}

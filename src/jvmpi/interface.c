@@ -1,0 +1,337 @@
+/*
+ * interface: the JVMPI_Interface functions the agent calls, each mapped to
+ * JVMTI as the transition article describes, or emulated where JVMTI has no
+ * equivalent (ThreadHasRun, DisableGC/EnableGC, GetThreadObject, ...).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "layer.h"
+
+atomic_int jvmpi_live;
+
+/* Which events the agent enabled: all off at start-up (the specification). */
+static atomic_int enabled[JVMPI_MAX_EVENT_TYPE_VAL + 1];
+
+int jvmpi_enabled(jint event_type) {
+    return event_type > 0 && event_type <= JVMPI_MAX_EVENT_TYPE_VAL && atomic_load(&enabled[event_type]);
+}
+
+/* The events the specification defines (the numbers between are unused). */
+static int is_defined(jint e) {
+    return (e >= JVMPI_EVENT_METHOD_ENTRY && e <= JVMPI_EVENT_INSTRUCTION_START) ||
+           (e >= JVMPI_EVENT_THREAD_START && e <= JVMPI_EVENT_GC_FINISH && e != 36);
+}
+
+/* Dumps are only ever requested (the specification). */
+static int is_dump(jint e) {
+    return e == JVMPI_EVENT_HEAP_DUMP || e == JVMPI_EVENT_MONITOR_DUMP || e == JVMPI_EVENT_OBJECT_DUMP;
+}
+
+/* Every defined event answers JVMPI_SUCCESS, posted or not: agents of the
+ * time stopped enabling at the first refusal. What is never posted is
+ * listed in the README. */
+static jint switch_event(jint event_type, int on) {
+    if (!is_defined(event_type)) return JVMPI_NOT_AVAILABLE;
+    if (is_dump(event_type)) return JVMPI_NOT_AVAILABLE;
+    int was = atomic_exchange(&enabled[event_type], on);
+    if (was == on) return JVMPI_SUCCESS;
+    if (jvmpi_translate_switch(event_type, on) != JVMPI_SUCCESS) {
+        atomic_store(&enabled[event_type], was);
+        return JVMPI_FAIL;
+    }
+    return JVMPI_SUCCESS;
+}
+
+static jint enable_event(jint event_type, void *arg) { (void)arg; return switch_event(event_type, 1); }
+static jint disable_event(jint event_type, void *arg) { (void)arg; return switch_event(event_type, 0); }
+
+static JNIEnv *current_jni(void) {
+    JNIEnv *jni = NULL;
+    if (jvmpi_vm == NULL || (*jvmpi_vm)->GetEnv(jvmpi_vm, (void **)&jni, JNI_VERSION_1_2) != JNI_OK) return NULL;
+    return jni;
+}
+
+static jint request_class_load(JNIEnv *jni, jobjectID class_id) {
+    jobject klass = jvmpi_object_of(jni, class_id);
+    if (klass == NULL) return JVMPI_FAIL;
+    jvmpi_post_class_load(jni, (jclass)klass, 1);
+    (*jni)->DeleteLocalRef(jni, klass);
+    return JVMPI_SUCCESS;
+}
+
+static jint request_thread_start(JNIEnv *jni, jobjectID thread_id) {
+    jvmpi_thread *t = jvmpi_thread_with_object(jni, thread_id);
+    if (t == NULL) return JVMPI_FAIL;
+    jvmpi_post_thread_start(jni, t, 1);
+    return JVMPI_SUCCESS;
+}
+
+static jint request_event(jint event_type, void *arg) {
+    JNIEnv *jni = current_jni();
+    if (jni == NULL || !atomic_load(&jvmpi_live)) return JVMPI_FAIL;
+    switch (event_type) {
+    case JVMPI_EVENT_CLASS_LOAD:   return request_class_load(jni, (jobjectID)arg);
+    case JVMPI_EVENT_THREAD_START: return request_thread_start(jni, (jobjectID)arg);
+    default:                       return JVMPI_NOT_AVAILABLE;
+    }
+}
+
+/* ------------------------------------------------------------ stacks */
+
+static jint line_of(jmethodID method, jlocation at) {
+    jint n = 0;
+    jvmtiLineNumberEntry *table = NULL;
+    if ((*jvmpi_jvmti)->GetLineNumberTable(jvmpi_jvmti, method, &n, &table) != JVMTI_ERROR_NONE) return -1;
+    jint line = -1;
+    for (jint i = 0; i < n && table[i].start_location <= at; i++) line = table[i].line_number;
+    (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)table);
+    return line;
+}
+
+static void get_call_trace(JVMPI_CallTrace *trace, jint depth) {
+    if (trace == NULL) return;
+    trace->num_frames = 0;
+    if (depth <= 0 || trace->frames == NULL) return;
+    jvmpi_thread *t = jvmpi_thread_of(trace->env_id);
+    if (t == NULL || t->thread == NULL) return;
+    enum { SKIP_MAX = 2 };
+    jvmtiFrameInfo *frames = calloc((size_t)depth + SKIP_MAX, sizeof *frames);
+    if (frames == NULL) return;
+    jint n = 0;
+    if (!jvmpi_failed((*jvmpi_jvmti)->GetStackTrace(jvmpi_jvmti, t->thread, 0, depth + SKIP_MAX, frames, &n),
+                      "GetStackTrace")) {
+        /* The tracker's frames are on top in a METHOD_ENTRY/EXIT handler:
+         * they are the layer's, not the program's. */
+        jint first = 0;
+        while (first < n && first < SKIP_MAX && jvmpi_methods_is_tracker(frames[first].method)) first++;
+        for (jint i = first; i < n && trace->num_frames < depth; i++) {
+            JVMPI_CallFrame *f = &trace->frames[trace->num_frames++];
+            f->method_id = frames[i].method;
+            f->lineno = frames[i].location < 0 ? -1 : line_of(frames[i].method, frames[i].location);
+        }
+    }
+    free(frames);
+}
+
+/* ------------------------------------------------------------ exit, monitors */
+
+/* The VM exits with the agent's code, through System.exit so that it
+ * shuts down as any Java exit would (JVM_SHUT_DOWN included). */
+static void profiler_exit(jint code) {
+    JNIEnv *jni = current_jni();
+    if (jni != NULL && atomic_load(&jvmpi_live)) {
+        jclass system = (*jni)->FindClass(jni, "java/lang/System");
+        jmethodID exit_m = system ? (*jni)->GetStaticMethodID(jni, system, "exit", "(I)V") : NULL;
+        if (exit_m != NULL) (*jni)->CallStaticVoidMethod(jni, system, exit_m, code);
+    }
+    _exit((int)code);                 /* not in a Java thread, or System.exit failed */
+}
+
+static JVMPI_RawMonitor raw_monitor_create(char *name) {
+    jrawMonitorID id = NULL;
+    if (jvmpi_failed((*jvmpi_jvmti)->CreateRawMonitor(jvmpi_jvmti, name ? name : "", &id), "CreateRawMonitor"))
+        return NULL;
+    return (JVMPI_RawMonitor)id;
+}
+static void raw_monitor_enter(JVMPI_RawMonitor m) {
+    jvmpi_failed((*jvmpi_jvmti)->RawMonitorEnter(jvmpi_jvmti, (jrawMonitorID)m), "RawMonitorEnter");
+}
+static void raw_monitor_exit(JVMPI_RawMonitor m) {
+    jvmpi_failed((*jvmpi_jvmti)->RawMonitorExit(jvmpi_jvmti, (jrawMonitorID)m), "RawMonitorExit");
+}
+static void raw_monitor_wait(JVMPI_RawMonitor m, jlong ms) {
+    jvmtiError err = (*jvmpi_jvmti)->RawMonitorWait(jvmpi_jvmti, (jrawMonitorID)m, ms);
+    if (err != JVMTI_ERROR_INTERRUPT) jvmpi_failed(err, "RawMonitorWait");
+}
+static void raw_monitor_notify_all(JVMPI_RawMonitor m) {
+    jvmpi_failed((*jvmpi_jvmti)->RawMonitorNotifyAll(jvmpi_jvmti, (jrawMonitorID)m), "RawMonitorNotifyAll");
+}
+static void raw_monitor_destroy(JVMPI_RawMonitor m) {
+    jvmpi_failed((*jvmpi_jvmti)->DestroyRawMonitor(jvmpi_jvmti, (jrawMonitorID)m), "DestroyRawMonitor");
+}
+
+/* ------------------------------------------------------------ threads */
+
+static jlong current_thread_cpu_time(void) {
+    jlong ns = 0;
+    if (jvmpi_failed((*jvmpi_jvmti)->GetCurrentThreadCpuTime(jvmpi_jvmti, &ns), "GetCurrentThreadCpuTime"))
+        return 0;
+    return ns;
+}
+
+static void suspend_thread(JNIEnv *env) {
+    jvmpi_thread *t = jvmpi_thread_of(env);
+    if (t == NULL) return;
+    jlong cpu = 0;
+    (*jvmpi_jvmti)->GetThreadCpuTime(jvmpi_jvmti, t->thread, &cpu);
+    t->cpu_at_suspend[0] = t->cpu_at_suspend[1];
+    t->cpu_at_suspend[1] = cpu;
+    jvmpi_failed((*jvmpi_jvmti)->SuspendThread(jvmpi_jvmti, t->thread), "SuspendThread");
+}
+
+static void resume_thread(JNIEnv *env) {
+    jvmpi_thread *t = jvmpi_thread_of(env);
+    if (t != NULL) jvmpi_failed((*jvmpi_jvmti)->ResumeThread(jvmpi_jvmti, t->thread), "ResumeThread");
+}
+
+/* Used CPU between the last two suspensions: JVMTI has no ThreadHasRun,
+ * but the thread's CPU clock tells. */
+static jboolean thread_has_run(JNIEnv *env) {
+    jvmpi_thread *t = jvmpi_thread_of(env);
+    return t != NULL && t->cpu_at_suspend[1] > t->cpu_at_suspend[0] ? JNI_TRUE : JNI_FALSE;
+}
+
+static jint get_thread_status(JNIEnv *env) {
+    jvmpi_thread *t = jvmpi_thread_of(env);
+    jint state = 0;
+    if (t == NULL || jvmpi_failed((*jvmpi_jvmti)->GetThreadState(jvmpi_jvmti, t->thread, &state), "GetThreadState"))
+        return JVMPI_THREAD_RUNNABLE;
+    jint status = JVMPI_THREAD_RUNNABLE;
+    if (state & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER) status = JVMPI_THREAD_MONITOR_WAIT;
+    else if (state & JVMTI_THREAD_STATE_WAITING) status = JVMPI_THREAD_CONDVAR_WAIT;
+    if (state & JVMTI_THREAD_STATE_SUSPENDED) status |= JVMPI_THREAD_SUSPENDED;
+    if (state & JVMTI_THREAD_STATE_INTERRUPTED) status |= JVMPI_THREAD_INTERRUPTED;
+    return status;
+}
+
+struct system_thread { void (*run)(void *); };
+
+static void JNICALL run_system_thread(jvmtiEnv *jvmti, JNIEnv *jni, void *arg) {
+    (void)jvmti;
+    struct system_thread s = *(struct system_thread *)arg;
+    free(arg);
+    jvmpi_thread_here(jni);           /* announced before it runs the agent's code */
+    s.run(NULL);
+}
+
+static jint create_system_thread(char *name, jint priority, void (*f)(void *)) {
+    JNIEnv *jni = current_jni();
+    if (jni == NULL || f == NULL || !atomic_load(&jvmpi_live)) return JNI_ERR;
+    jclass k = (*jni)->FindClass(jni, "java/lang/Thread");
+    jmethodID init = k ? (*jni)->GetMethodID(jni, k, "<init>", "(Ljava/lang/String;)V") : NULL;
+    jstring jname = init ? (*jni)->NewStringUTF(jni, name ? name : "JVMPI agent") : NULL;
+    jthread thread = jname ? (*jni)->NewObject(jni, k, init, jname) : NULL;
+    if (thread == NULL) {
+        if ((*jni)->ExceptionCheck(jni)) (*jni)->ExceptionClear(jni);
+        return JNI_ERR;
+    }
+    struct system_thread *s = malloc(sizeof *s);
+    if (s == NULL) return JNI_ERR;
+    s->run = f;
+    if (priority < JVMTI_THREAD_MIN_PRIORITY || priority > JVMTI_THREAD_MAX_PRIORITY)
+        priority = JVMTI_THREAD_NORM_PRIORITY;
+    if (jvmpi_failed((*jvmpi_jvmti)->RunAgentThread(jvmpi_jvmti, thread, run_system_thread, s, priority),
+                     "RunAgentThread")) {
+        free(s);
+        return JNI_ERR;
+    }
+    return JNI_OK;
+}
+
+static void set_thread_local_storage(JNIEnv *env, void *ptr) {
+    jvmpi_thread *t = env == current_jni() ? jvmpi_thread_here(env) : jvmpi_thread_of(env);
+    if (t != NULL) t->storage = ptr;
+}
+
+static void *get_thread_local_storage(JNIEnv *env) {
+    void *p = NULL;
+    /* the calling thread, without a lock: the common case */
+    if ((*jvmpi_jvmti)->GetThreadLocalStorage(jvmpi_jvmti, NULL, &p) == JVMTI_ERROR_NONE && p != NULL &&
+        ((jvmpi_thread *)p)->env == env)
+        return ((jvmpi_thread *)p)->storage;
+    jvmpi_thread *t = jvmpi_thread_of(env);
+    return t != NULL ? t->storage : NULL;
+}
+
+/* ------------------------------------------------------------ GC, ids */
+
+/* JVMPI disabled GC so that ids would not move while an agent held them.
+ * The layer's ids are tags, which never move: nothing to disable. The
+ * nesting is kept so that RunGC can refuse inside DisableGC, as JVMPI did. */
+static atomic_int gc_disabled;
+static void disable_gc(void) { atomic_fetch_add(&gc_disabled, 1); }
+static void enable_gc(void) {
+    if (atomic_fetch_sub(&gc_disabled, 1) <= 0) atomic_fetch_add(&gc_disabled, 1);
+}
+static void run_gc(void) {
+    if (atomic_load(&gc_disabled) > 0) {
+        fprintf(stderr, "jvmpi: RunGC called between DisableGC and EnableGC: ignored (the specification "
+                        "forbids it)\n");
+        return;
+    }
+    jvmpi_failed((*jvmpi_jvmti)->ForceGarbageCollection(jvmpi_jvmti), "ForceGarbageCollection");
+}
+
+static jobjectID get_thread_object(JNIEnv *env) {
+    jvmpi_thread *t = jvmpi_thread_of(env);
+    return t != NULL ? jvmpi_id_of(t->thread) : NULL;
+}
+
+static jobjectID get_method_class(jmethodID method) {
+    jclass klass = NULL;
+    if (method == NULL ||
+        jvmpi_failed((*jvmpi_jvmti)->GetMethodDeclaringClass(jvmpi_jvmti, method, &klass), "GetMethodDeclaringClass"))
+        return NULL;
+    jobjectID id = jvmpi_id_of(klass);
+    JNIEnv *jni = current_jni();
+    if (jni != NULL) (*jni)->DeleteLocalRef(jni, klass);
+    return id;
+}
+
+static jobject id_to_jobject(jobjectID id) {
+    JNIEnv *jni = current_jni();
+    return jni != NULL ? jvmpi_object_of(jni, id) : NULL;
+}
+
+static jobjectID jobject_to_id(jobject object) { return jvmpi_id_of(object); }
+
+static void suspend_thread_list(jint count, JNIEnv **list, jint *results) {
+    for (jint i = 0; i < count; i++) {
+        suspend_thread(list[i]);
+        if (results) results[i] = jvmpi_thread_of(list[i]) != NULL ? JVMPI_SUCCESS : JVMPI_FAIL;
+    }
+}
+
+static void resume_thread_list(jint count, JNIEnv **list, jint *results) {
+    for (jint i = 0; i < count; i++) {
+        resume_thread(list[i]);
+        if (results) results[i] = jvmpi_thread_of(list[i]) != NULL ? JVMPI_SUCCESS : JVMPI_FAIL;
+    }
+}
+
+JVMPI_Interface jvmpi_interface = {
+    .version = JVMPI_VERSION_1_2,
+    .NotifyEvent = NULL,
+    .EnableEvent = enable_event,
+    .DisableEvent = disable_event,
+    .RequestEvent = request_event,
+    .GetCallTrace = get_call_trace,
+    .ProfilerExit = profiler_exit,
+    .RawMonitorCreate = raw_monitor_create,
+    .RawMonitorEnter = raw_monitor_enter,
+    .RawMonitorExit = raw_monitor_exit,
+    .RawMonitorWait = raw_monitor_wait,
+    .RawMonitorNotifyAll = raw_monitor_notify_all,
+    .RawMonitorDestroy = raw_monitor_destroy,
+    .GetCurrentThreadCpuTime = current_thread_cpu_time,
+    .SuspendThread = suspend_thread,
+    .ResumeThread = resume_thread,
+    .GetThreadStatus = get_thread_status,
+    .ThreadHasRun = thread_has_run,
+    .CreateSystemThread = create_system_thread,
+    .SetThreadLocalStorage = set_thread_local_storage,
+    .GetThreadLocalStorage = get_thread_local_storage,
+    .DisableGC = disable_gc,
+    .EnableGC = enable_gc,
+    .RunGC = run_gc,
+    .GetThreadObject = get_thread_object,
+    .GetMethodClass = get_method_class,
+    .jobjectID2jobject = id_to_jobject,
+    .jobject2jobjectID = jobject_to_id,
+    .SuspendThreadList = suspend_thread_list,
+    .ResumeThreadList = resume_thread_list,
+};

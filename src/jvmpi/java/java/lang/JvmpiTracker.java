@@ -1,0 +1,29 @@
+/*
+ * Where the class-file rewriter's calls land for the JVMPI layer
+ * (src/jvmpi/methods.c): methodEntry at the start of every method,
+ * methodExit before every return and throw out of it. While no agent
+ * listens the calls return at once; while one does, they go to the layer,
+ * which posts METHOD_ENTRY / METHOD_EXIT on this thread.
+ *
+ * Defined by the layer in java.base's java.lang package with the boot
+ * loader, so code of every module can call it, and never instrumented.
+ */
+package java.lang;
+
+public final class JvmpiTracker {
+    private JvmpiTracker() {}
+
+    /** Bits: 1 METHOD_ENTRY, 4 METHOD_EXIT (set by the layer). */
+    static volatile int engaged;
+
+    public static void methodEntry(int id) {
+        if ((engaged & 1) != 0) entry(id);
+    }
+
+    public static void methodExit(int id) {
+        if ((engaged & 4) != 0) exit(id);
+    }
+
+    private static native void entry(int id);
+    private static native void exit(int id);
+}

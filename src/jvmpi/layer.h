@@ -1,0 +1,96 @@
+/*
+ * The JVMPI layer's internals: JVMPI (jvmpi.h) on top of JVMTI, the
+ * project's event fan-out (src/agent/events.c) and class-file rewriter
+ * (src/bci). One JVMPI agent per JVM, as the specification says, so the
+ * layer's state is one instance per module, owned by that module:
+ *
+ *   loader.c      Agent_OnLoad: loads the JVMPI agent, hands it a JavaVM
+ *                 whose GetEnv answers the JVMPI versions
+ *   interface.c   the JVMPI_Interface functions; which events are enabled
+ *   threads.c     a record per thread, keyed by its JNIEnv * (JVMPI's
+ *                 thread id): thread-local storage, the Thread object
+ *   ids.c         jobjectIDs: JVMTI tags, so an id never moves
+ *   translate.c   JVMTI events to JVMPI events (threads, classes, GC,
+ *                 monitors, VM start and end)
+ *   methods.c     METHOD_ENTRY/ENTRY2/EXIT through the rewriter and
+ *                 java.lang.JvmpiTracker
+ */
+#ifndef HPROF_JVMPI_LAYER_H
+#define HPROF_JVMPI_LAYER_H
+
+#include <jni.h>
+#include <jvmti.h>
+#include <stdatomic.h>
+
+#include "jvmpi.h"
+
+/* ------------------------------------------------------------ loader.c */
+extern JavaVM   *jvmpi_vm;        /* the real JavaVM */
+extern jvmtiEnv *jvmpi_jvmti;     /* the layer's own JVMTI environment */
+/* The agent's NotifyEvent, or NULL before JVM_OnLoad set it. */
+void jvmpi_notify(JVMPI_Event *event);
+/* Report a failed JVMTI call as the layer's; 1 if it failed. */
+int  jvmpi_failed(jvmtiError err, const char *what);
+
+/* ------------------------------------------------------------ interface.c */
+extern JVMPI_Interface jvmpi_interface;
+/* Is this event (a JVMPI_EVENT_ number) enabled? */
+int  jvmpi_enabled(jint event_type);
+/* 1 once VMInit has run: the live phase, where JNI may be used. */
+extern atomic_int jvmpi_live;
+
+/* ------------------------------------------------------------ threads.c */
+typedef struct jvmpi_thread {
+    JNIEnv   *env;               /* the JVMPI thread id */
+    jthread   thread;            /* global reference to the Thread object */
+    void     *storage;           /* SetThreadLocalStorage's pointer */
+    jlong     cpu_at_suspend[2]; /* ThreadHasRun: the last two suspensions */
+    int       started;           /* THREAD_START was posted for it */
+    struct jvmpi_thread *next;
+} jvmpi_thread;
+
+/* The calling thread's record, made (and its THREAD_START posted if that
+ * is enabled) the first time the thread is seen. NULL if it cannot be made. */
+jvmpi_thread *jvmpi_thread_here(JNIEnv *jni);
+/* Another thread's record by its JNIEnv, NULL if unknown. */
+jvmpi_thread *jvmpi_thread_of(JNIEnv *env);
+/* Post THREAD_START for the calling thread (requested: the agent asked). */
+void jvmpi_post_thread_start(JNIEnv *jni, jvmpi_thread *t, int requested);
+/* The thread ended: post THREAD_END and forget it. */
+void jvmpi_thread_end(JNIEnv *jni);
+/* The record whose Thread object has this id, NULL if none. */
+jvmpi_thread *jvmpi_thread_with_object(JNIEnv *jni, jobjectID id);
+
+/* ------------------------------------------------------------ ids.c */
+/* The id of an object (tagged on first sight), NULL for NULL or failure. */
+jobjectID jvmpi_id_of(jobject object);
+/* A local reference to the object with this id, NULL if it is gone. */
+jobject   jvmpi_object_of(JNIEnv *jni, jobjectID id);
+
+/* ------------------------------------------------------------ translate.c */
+int  jvmpi_translate_subscribe(void);
+/* After events_install: the JVMTI events the layer always needs (VM start
+ * and end, threads). 0, or -1 after a message. */
+int  jvmpi_translate_always(void);
+/* EnableEvent/DisableEvent of a JVMPI event: turn its JVMTI sources on or
+ * off. JVMPI_SUCCESS or JVMPI_FAIL. */
+jint jvmpi_translate_switch(jint event_type, int on);
+/* CLASS_LOAD for one class (requested: RequestEvent's) on this thread. */
+void jvmpi_post_class_load(JNIEnv *jni, jclass klass, int requested);
+/* CLASS_LOAD for every loaded class not announced yet. */
+void jvmpi_announce_loaded_classes(JNIEnv *jni);
+
+/* ------------------------------------------------------------ methods.c */
+int  jvmpi_methods_capabilities(const jvmtiCapabilities *potential, jvmtiCapabilities *caps);
+int  jvmpi_methods_subscribe(void);
+/* VMInit: define the tracker; classes get calls from then on. */
+int  jvmpi_methods_start(JNIEnv *jni);
+/* METHOD_ENTRY, ENTRY2 or EXIT was enabled or disabled. */
+void jvmpi_methods_switch(void);
+/* Set on a thread while the layer runs Java code of its own (a thread's
+ * name, a tracker native being bound): no METHOD_ENTRY/EXIT comes of it. */
+extern _Thread_local int jvmpi_in_layer;
+/* A method of the tracker (its frames are left out of GetCallTrace). */
+int  jvmpi_methods_is_tracker(jmethodID method);
+
+#endif

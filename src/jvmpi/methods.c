@@ -1,0 +1,244 @@
+/*
+ * methods: METHOD_ENTRY and METHOD_EXIT through the project's class-file
+ * rewriter (src/bci), as cpu=times gets its calls: every class is rewritten
+ * as it loads, and those loaded before are retransformed, so that each
+ * method calls java.lang.JvmpiTracker.methodEntry(id) first and methodExit(id)
+ * on every way out (exceptions included). The tracker's natives, here, turn
+ * the id into the method's jmethodID (asked of JVMTI once per method, from
+ * the instrumented frame) and post the event on the calling thread.
+ *
+ * Classes are instrumented only once an agent enables a method event; after
+ * it disables them, the calls stay and return at once in Java.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../agent/events.h"
+#include "../bci/bci.h"
+#include "layer.h"
+
+#define TRACKER "java/lang/JvmpiTracker"
+
+/* build/jvmpi_tracker_class.c, made from src/jvmpi/java by the Makefile */
+extern const unsigned char jvmpi_tracker_class[];
+extern const unsigned jvmpi_tracker_class_len;
+
+/* Method id -> jmethodID, in chunks that never move (read without a lock). */
+#define CHUNK_BITS 12
+#define CHUNKS     4096
+static _Atomic(jmethodID *) method_chunks[CHUNKS];
+
+static struct {
+    atomic_int ready;            /* the tracker is defined: the hook instruments */
+    atomic_int wanted;           /* an agent enabled a method event, ever */
+    atomic_int next_id;
+    int        retransformed;    /* the classes loaded before were instrumented */
+    jclass     tracker;          /* global reference */
+    jfieldID   engaged;
+    jmethodID  entry_native, exit_native;
+} M;
+
+/* Set while the layer itself runs Java code or the agent's handler runs:
+ * their method calls are not the program's and must not recurse. */
+_Thread_local int jvmpi_in_layer;
+
+static int is_tracker_class(const char *name) {
+    return strcmp(name, TRACKER) == 0;
+}
+
+int jvmpi_methods_is_tracker(jmethodID method) {
+    jclass klass = NULL;
+    if (method == NULL || M.tracker == NULL ||
+        (*jvmpi_jvmti)->GetMethodDeclaringClass(jvmpi_jvmti, method, &klass) != JVMTI_ERROR_NONE)
+        return 0;
+    JNIEnv *jni = NULL;
+    (*jvmpi_vm)->GetEnv(jvmpi_vm, (void **)&jni, JNI_VERSION_1_2);
+    int same = jni != NULL && (*jni)->IsSameObject(jni, klass, M.tracker);
+    if (jni != NULL) (*jni)->DeleteLocalRef(jni, klass);
+    return same;
+}
+
+static int32_t next_method_id(void *context, const bci_method_info *m) {
+    (void)context; (void)m;
+    int32_t id = atomic_fetch_add(&M.next_id, 1) + 1;
+    return id < CHUNKS << CHUNK_BITS ? id : -1;     /* out of ids: the method is left alone */
+}
+
+static void JNICALL on_class_file_load(jvmtiEnv *jvmti, JNIEnv *jni, jclass redefined, jobject loader,
+                                       const char *name, jobject domain, jint len, const unsigned char *data,
+                                       jint *new_len, unsigned char **new_data) {
+    (void)jni; (void)redefined; (void)loader; (void)domain;
+    if (!atomic_load(&M.ready) || !atomic_load(&M.wanted) || name == NULL || is_tracker_class(name)) return;
+    bci_config c = { BCI_ENTRY_EXIT, TRACKER, next_method_id, NULL };
+    uint8_t *out = NULL;
+    size_t out_len = 0;
+    char err[512];
+    bci_result r = bci_rewrite(data, (size_t)len, &c, &out, &out_len, err, sizeof err);
+    if (r == BCI_ERROR) fprintf(stderr, "jvmpi: class %s gets no METHOD_ENTRY/EXIT: %s\n", name, err);
+    if (r != BCI_OK) return;
+    unsigned char *mem = NULL;
+    if (!jvmpi_failed((*jvmti)->Allocate(jvmti, (jlong)out_len, &mem), "Allocate")) {
+        memcpy(mem, out, out_len);
+        *new_len = (jint)out_len;
+        *new_data = mem;
+    }
+    bci_free(out);
+}
+
+int jvmpi_methods_capabilities(const jvmtiCapabilities *potential, jvmtiCapabilities *caps) {
+    if (!potential->can_retransform_classes || !potential->can_generate_all_class_hook_events) {
+        fprintf(stderr, "jvmpi: this JVM cannot retransform classes: METHOD_ENTRY/EXIT need it\n");
+        return -1;
+    }
+    caps->can_retransform_classes = 1;
+    caps->can_generate_all_class_hook_events = 1;
+    return 0;
+}
+
+int jvmpi_methods_subscribe(void) {
+    return events_subscribe(JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, EVENT_FN(on_class_file_load));
+}
+
+/* ------------------------------------------------------------ the natives */
+
+static jmethodID *chunk_for(int32_t id) {
+    size_t c = (size_t)id >> CHUNK_BITS;
+    jmethodID *chunk = atomic_load(&method_chunks[c]);
+    if (chunk != NULL) return chunk;
+    jmethodID *fresh = calloc((size_t)1 << CHUNK_BITS, sizeof *fresh);
+    if (fresh == NULL) return NULL;
+    if (!atomic_compare_exchange_strong(&method_chunks[c], &chunk, fresh)) { free(fresh); return chunk; }
+    return fresh;
+}
+
+/* The instrumented method is two frames down: the native, methodEntry/Exit. */
+static jmethodID method_of(int32_t id) {
+    if (id < 0 || id >= CHUNKS << CHUNK_BITS) return NULL;
+    jmethodID *chunk = chunk_for(id);
+    if (chunk == NULL) return NULL;
+    jmethodID *slot = &chunk[id & ((1 << CHUNK_BITS) - 1)];
+    if (*slot != NULL) return *slot;
+    jmethodID method = NULL;
+    jlocation at = 0;
+    if ((*jvmpi_jvmti)->GetFrameLocation(jvmpi_jvmti, NULL, 2, &method, &at) != JVMTI_ERROR_NONE) return NULL;
+    *slot = method;            /* a pointer-sized store: racing threads store the same */
+    return method;
+}
+
+static void post_method(JNIEnv *jni, jint type, jint id) {
+    if (jvmpi_in_layer || !jvmpi_enabled(type)) return;
+    jvmpi_in_layer = 1;
+    jmethodID method = method_of(id);
+    if (method != NULL && jvmpi_thread_here(jni) != NULL) {
+        JVMPI_Event e;
+        memset(&e, 0, sizeof e);
+        e.event_type = type;
+        e.env_id = jni;
+        e.u.method.method_id = method;
+        jvmpi_notify(&e);
+    }
+    jvmpi_in_layer = 0;
+}
+
+JNIEXPORT void JNICALL Java_java_lang_JvmpiTracker_entry(JNIEnv *jni, jclass k, jint id) {
+    (void)k;
+    post_method(jni, JVMPI_EVENT_METHOD_ENTRY, id);
+}
+
+JNIEXPORT void JNICALL Java_java_lang_JvmpiTracker_exit(JNIEnv *jni, jclass k, jint id) {
+    (void)k;
+    post_method(jni, JVMPI_EVENT_METHOD_EXIT, id);
+}
+
+/* ------------------------------------------------------------ switching */
+
+/* HotSpot finds the natives by name in the agent libraries, running Java
+ * code to look: call each once now, before any class is instrumented, so
+ * that the lookup never happens inside an instrumented call. */
+static int bind_natives(JNIEnv *jni, jclass k) {
+    static const char *const names[] = { "entry", "exit" };
+    jvmpi_in_layer = 1;
+    int ok = 1;
+    for (size_t i = 0; i < 2 && ok; i++) {
+        jmethodID m = (*jni)->GetStaticMethodID(jni, k, names[i], "(I)V");
+        if (m != NULL) (*jni)->CallStaticVoidMethod(jni, k, m, (jint)-1);
+        if (m == NULL || (*jni)->ExceptionCheck(jni)) {
+            fprintf(stderr, "jvmpi: the natives of " TRACKER " were not found (is libjvmpi.so loaded with "
+                            "-agentpath?): METHOD_ENTRY/EXIT cannot be posted\n");
+            if ((*jni)->ExceptionCheck(jni)) (*jni)->ExceptionClear(jni);
+            ok = 0;
+        }
+    }
+    jvmpi_in_layer = 0;
+    return ok ? 0 : -1;
+}
+
+static int define_tracker(JNIEnv *jni) {
+    jclass k = (*jni)->DefineClass(jni, TRACKER, NULL, (const jbyte *)jvmpi_tracker_class,
+                                   (jsize)jvmpi_tracker_class_len);
+    jfieldID engaged = k ? (*jni)->GetStaticFieldID(jni, k, "engaged", "I") : NULL;  /* runs <clinit> */
+    jclass global = engaged ? (*jni)->NewGlobalRef(jni, k) : NULL;
+    if (global == NULL) {
+        fprintf(stderr, "jvmpi: defining " TRACKER " failed: METHOD_ENTRY/EXIT cannot be posted\n");
+        if ((*jni)->ExceptionCheck(jni)) { (*jni)->ExceptionDescribe(jni); (*jni)->ExceptionClear(jni); }
+        return -1;
+    }
+    M.engaged = engaged;
+    M.tracker = global;
+    return bind_natives(jni, k);
+}
+
+static void retransform_loaded(JNIEnv *jni) {
+    jint n = 0;
+    jclass *classes = NULL;
+    if (jvmpi_failed((*jvmpi_jvmti)->GetLoadedClasses(jvmpi_jvmti, &n, &classes), "GetLoadedClasses")) return;
+    jint k = 0;
+    for (jint i = 0; i < n; i++) {
+        jboolean modifiable = JNI_FALSE;
+        if ((*jvmpi_jvmti)->IsModifiableClass(jvmpi_jvmti, classes[i], &modifiable) == JVMTI_ERROR_NONE &&
+            modifiable && !(*jni)->IsSameObject(jni, classes[i], M.tracker))
+            classes[k++] = classes[i];
+        else
+            (*jni)->DeleteLocalRef(jni, classes[i]);
+    }
+    /* one at a time where a batch fails: one bad class costs only itself */
+    for (jint i = 0; i < k; i += 256) {
+        jint batch = k - i < 256 ? k - i : 256;
+        if ((*jvmpi_jvmti)->RetransformClasses(jvmpi_jvmti, batch, classes + i) == JVMTI_ERROR_NONE) continue;
+        for (jint j = i; j < i + batch; j++)
+            (*jvmpi_jvmti)->RetransformClasses(jvmpi_jvmti, 1, classes + j);
+    }
+    for (jint i = 0; i < k; i++) (*jni)->DeleteLocalRef(jni, classes[i]);
+    (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)classes);
+}
+
+/* Instrument (once) and set the tracker's switch to the events enabled now. */
+static void apply(JNIEnv *jni) {
+    int bits = (jvmpi_enabled(JVMPI_EVENT_METHOD_ENTRY) ? 1 : 0) | (jvmpi_enabled(JVMPI_EVENT_METHOD_EXIT) ? 4 : 0);
+    if (bits != 0 && !atomic_exchange(&M.wanted, 1)) {
+        if (events_want(jvmpi_jvmti, JVMTI_EVENT_CLASS_FILE_LOAD_HOOK) != 0) return;
+    }
+    if (bits != 0 && !M.retransformed) {
+        M.retransformed = 1;
+        int was = jvmpi_in_layer;
+        jvmpi_in_layer = 1;
+        retransform_loaded(jni);
+        jvmpi_in_layer = was;
+    }
+    (*jni)->SetStaticIntField(jni, M.tracker, M.engaged, bits);
+}
+
+int jvmpi_methods_start(JNIEnv *jni) {
+    if (define_tracker(jni) != 0) return -1;
+    atomic_store(&M.ready, 1);
+    apply(jni);
+    return 0;
+}
+
+void jvmpi_methods_switch(void) {
+    JNIEnv *jni = NULL;
+    if (!atomic_load(&M.ready) || (*jvmpi_vm)->GetEnv(jvmpi_vm, (void **)&jni, JNI_VERSION_1_2) != JNI_OK) return;
+    apply(jni);
+}

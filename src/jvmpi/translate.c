@@ -1,0 +1,383 @@
+/*
+ * translate: JVMTI events, through the project's fan-out (src/agent/events.c),
+ * turned into the JVMPI events the agent enabled. Each JVMPI event turns
+ * its JVMTI sources on when enabled and off when the last one needing them
+ * is disabled (events_want counts).
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../agent/events.h"
+#include "layer.h"
+
+static void post_simple(JNIEnv *jni, jint type) {
+    JVMPI_Event e;
+    memset(&e, 0, sizeof e);
+    e.event_type = type;
+    e.env_id = jni;
+    jvmpi_notify(&e);
+}
+
+/* ------------------------------------------------------------ classes */
+
+/* Ids of the classes announced, so each gets one CLASS_LOAD (the sweep of
+ * loaded classes and ClassPrepare may meet one class both). */
+static struct {
+    pthread_mutex_t lock;
+    jobjectID      *slot;
+    size_t          cap, used;
+} announced = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static size_t slot_of(jobjectID id, size_t cap) {
+    uint64_t h = (uint64_t)(uintptr_t)id * 0x9E3779B97F4A7C15ull;
+    return (size_t)(h >> 20) & (cap - 1);
+}
+
+static int grow_announced(void) {
+    size_t cap = announced.cap ? announced.cap * 2 : 4096;
+    jobjectID *slot = calloc(cap, sizeof *slot);
+    if (slot == NULL) return -1;
+    for (size_t i = 0; i < announced.cap; i++) {
+        if (announced.slot[i] == NULL) continue;
+        size_t j = slot_of(announced.slot[i], cap);
+        while (slot[j] != NULL) j = (j + 1) & (cap - 1);
+        slot[j] = announced.slot[i];
+    }
+    free(announced.slot);
+    announced.slot = slot;
+    announced.cap = cap;
+    return 0;
+}
+
+/* 1 if the class was not announced before (and now counts as announced). */
+static int first_announcement(jobjectID id) {
+    int first = 0;
+    pthread_mutex_lock(&announced.lock);
+    if ((announced.used + 1) * 2 <= announced.cap || grow_announced() == 0) {
+        size_t j = slot_of(id, announced.cap);
+        while (announced.slot[j] != NULL && announced.slot[j] != id) j = (j + 1) & (announced.cap - 1);
+        if (announced.slot[j] == NULL) {
+            announced.slot[j] = id;
+            announced.used++;
+            first = 1;
+        }
+    }
+    pthread_mutex_unlock(&announced.lock);
+    return first;
+}
+
+/* "Ljava/lang/Object;" -> "java/lang/Object" (JVMPI's internal form);
+ * an array class keeps its descriptor ("[I"). In place. */
+static char *internal_name(char *signature) {
+    size_t n = strlen(signature);
+    if (signature[0] == 'L' && n >= 2 && signature[n - 1] == ';') {
+        signature[n - 1] = '\0';
+        return signature + 1;
+    }
+    return signature;
+}
+
+static void line_range(jmethodID method, jint *first, jint *last) {
+    jint n = 0;
+    jvmtiLineNumberEntry *table = NULL;
+    *first = *last = -1;
+    if ((*jvmpi_jvmti)->GetLineNumberTable(jvmpi_jvmti, method, &n, &table) != JVMTI_ERROR_NONE) return;
+    for (jint i = 0; i < n; i++) {
+        if (*first < 0 || table[i].line_number < *first) *first = table[i].line_number;
+        if (table[i].line_number > *last) *last = table[i].line_number;
+    }
+    (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)table);
+}
+
+/* What a CLASS_LOAD carries, in memory the layer frees after NotifyEvent. */
+typedef struct class_info {
+    char         *signature, *source;
+    jint          interfaces, n_methods, n_fields, n_statics, n_instances;
+    JVMPI_Method *methods;
+    JVMPI_Field  *statics, *instances;
+} class_info;
+
+static void free_class_info(class_info *c) {
+    for (jint i = 0; i < c->n_methods; i++) {
+        (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)c->methods[i].method_name);
+        (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)c->methods[i].method_signature);
+    }
+    for (jint i = 0; i < c->n_statics; i++) {
+        (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)c->statics[i].field_name);
+        (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)c->statics[i].field_signature);
+    }
+    for (jint i = 0; i < c->n_instances; i++) {
+        (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)c->instances[i].field_name);
+        (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)c->instances[i].field_signature);
+    }
+    free(c->methods);
+    free(c->statics);
+    free(c->instances);
+    (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)c->signature);
+    (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)c->source);
+}
+
+static int collect_methods(jclass klass, class_info *c) {
+    jint n = 0;
+    jmethodID *ids = NULL;
+    if (jvmpi_failed((*jvmpi_jvmti)->GetClassMethods(jvmpi_jvmti, klass, &n, &ids), "GetClassMethods")) return -1;
+    c->methods = calloc((size_t)n + 1, sizeof *c->methods);
+    if (c->methods == NULL) { (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)ids); return -1; }
+    for (jint i = 0; i < n; i++) {
+        JVMPI_Method *m = &c->methods[c->n_methods];
+        if ((*jvmpi_jvmti)->GetMethodName(jvmpi_jvmti, ids[i], &m->method_name, &m->method_signature, NULL)
+            != JVMTI_ERROR_NONE) continue;
+        m->method_id = ids[i];
+        line_range(ids[i], &m->start_lineno, &m->end_lineno);
+        c->n_methods++;
+    }
+    (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)ids);
+    return 0;
+}
+
+static int collect_fields(jclass klass, class_info *c) {
+    jint n = 0;
+    jfieldID *ids = NULL;
+    if (jvmpi_failed((*jvmpi_jvmti)->GetClassFields(jvmpi_jvmti, klass, &n, &ids), "GetClassFields")) return -1;
+    c->statics = calloc((size_t)n + 1, sizeof *c->statics);
+    c->instances = calloc((size_t)n + 1, sizeof *c->instances);
+    for (jint i = 0; c->statics && c->instances && i < n; i++) {
+        jint mods = 0;
+        char *name = NULL, *sig = NULL;
+        if ((*jvmpi_jvmti)->GetFieldModifiers(jvmpi_jvmti, klass, ids[i], &mods) != JVMTI_ERROR_NONE ||
+            (*jvmpi_jvmti)->GetFieldName(jvmpi_jvmti, klass, ids[i], &name, &sig, NULL) != JVMTI_ERROR_NONE)
+            continue;
+        JVMPI_Field *f = (mods & 0x0008) ? &c->statics[c->n_statics++] : &c->instances[c->n_instances++];
+        f->field_name = name;
+        f->field_signature = sig;
+    }
+    (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)ids);
+    return c->statics && c->instances ? 0 : -1;
+}
+
+static int collect_class(jclass klass, class_info *c) {
+    memset(c, 0, sizeof *c);
+    if (jvmpi_failed((*jvmpi_jvmti)->GetClassSignature(jvmpi_jvmti, klass, &c->signature, NULL),
+                     "GetClassSignature")) return -1;
+    (*jvmpi_jvmti)->GetSourceFileName(jvmpi_jvmti, klass, &c->source);   /* absent for some: "" then */
+    jint n = 0;
+    jclass *interfaces = NULL;
+    if ((*jvmpi_jvmti)->GetImplementedInterfaces(jvmpi_jvmti, klass, &n, &interfaces) == JVMTI_ERROR_NONE) {
+        c->interfaces = n;
+        (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)interfaces);
+    }
+    if (collect_methods(klass, c) != 0 || collect_fields(klass, c) != 0) return -1;
+    return 0;
+}
+
+static void post_class_load_now(JNIEnv *jni, jclass klass, jobjectID id, int requested) {
+    class_info c;
+    if (collect_class(klass, &c) == 0) {
+        JVMPI_Event e;
+        memset(&e, 0, sizeof e);
+        e.event_type = JVMPI_EVENT_CLASS_LOAD | (requested ? JVMPI_REQUESTED_EVENT : 0);
+        e.env_id = jni;
+        e.u.class_load.class_name = internal_name(c.signature);
+        e.u.class_load.source_name = c.source ? c.source : "";
+        e.u.class_load.num_interfaces = c.interfaces;
+        e.u.class_load.num_methods = c.n_methods;
+        e.u.class_load.methods = c.methods;
+        e.u.class_load.num_static_fields = c.n_statics;
+        e.u.class_load.statics = c.statics;
+        e.u.class_load.num_instance_fields = c.n_instances;
+        e.u.class_load.instances = c.instances;
+        e.u.class_load.class_id = id;
+        jvmpi_notify(&e);
+    }
+    free_class_info(&c);
+}
+
+/* Only a prepared class has its methods and fields to tell. */
+static int is_prepared(jclass klass) {
+    jint status = 0;
+    return (*jvmpi_jvmti)->GetClassStatus(jvmpi_jvmti, klass, &status) == JVMTI_ERROR_NONE &&
+           ((status & JVMTI_CLASS_STATUS_PREPARED) || (status & JVMTI_CLASS_STATUS_ARRAY));
+}
+
+void jvmpi_post_class_load(JNIEnv *jni, jclass klass, int requested) {
+    jobjectID id = jvmpi_id_of(klass);
+    if (id == NULL || !is_prepared(klass)) return;
+    if (requested) {
+        first_announcement(id);
+        post_class_load_now(jni, klass, id, 1);
+    } else if (first_announcement(id)) {
+        post_class_load_now(jni, klass, id, 0);
+    }
+}
+
+void jvmpi_announce_loaded_classes(JNIEnv *jni) {
+    jint n = 0;
+    jclass *classes = NULL;
+    if (jvmpi_failed((*jvmpi_jvmti)->GetLoadedClasses(jvmpi_jvmti, &n, &classes), "GetLoadedClasses")) return;
+    for (jint i = 0; i < n; i++) {
+        if (jvmpi_enabled(JVMPI_EVENT_CLASS_LOAD)) jvmpi_post_class_load(jni, classes[i], 0);
+        (*jni)->DeleteLocalRef(jni, classes[i]);
+    }
+    (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)classes);
+}
+
+static void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass) {
+    (void)jvmti; (void)thread;
+    if (!atomic_load(&jvmpi_live) || !jvmpi_enabled(JVMPI_EVENT_CLASS_LOAD)) return;
+    if (jvmpi_thread_here(jni) == NULL) return;
+    jvmpi_post_class_load(jni, klass, 0);
+}
+
+/* ------------------------------------------------------------ VM, threads */
+
+static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread) {
+    (void)jvmti; (void)thread;
+    atomic_store(&jvmpi_live, 1);
+    jvmpi_thread_here(jni);                               /* main: THREAD_START */
+    if (jvmpi_enabled(JVMPI_EVENT_CLASS_LOAD)) jvmpi_announce_loaded_classes(jni);
+    jvmpi_methods_start(jni);
+    if (jvmpi_enabled(JVMPI_EVENT_JVM_INIT_DONE)) post_simple(jni, JVMPI_EVENT_JVM_INIT_DONE);
+}
+
+static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni) {
+    (void)jvmti;
+    if (jvmpi_enabled(JVMPI_EVENT_JVM_SHUT_DOWN)) post_simple(jni, JVMPI_EVENT_JVM_SHUT_DOWN);
+}
+
+static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread) {
+    (void)jvmti; (void)thread;
+    jvmpi_thread_here(jni);
+}
+
+static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread) {
+    (void)jvmti; (void)thread;
+    jvmpi_thread_end(jni);
+}
+
+static void JNICALL on_data_dump(jvmtiEnv *jvmti) {
+    (void)jvmti;
+    JNIEnv *jni = NULL;
+    (*jvmpi_vm)->GetEnv(jvmpi_vm, (void **)&jni, JNI_VERSION_1_2);
+    if (jvmpi_enabled(JVMPI_EVENT_DATA_DUMP_REQUEST)) post_simple(jni, JVMPI_EVENT_DATA_DUMP_REQUEST);
+}
+
+/* ------------------------------------------------------------ GC */
+
+/* Posted in the GC's own callbacks, where the world is stopped: the
+ * specification's thread suspended mode (only raw monitors, no JNI, no
+ * malloc). env_id is NULL: the GC runs on no Java thread. */
+static void JNICALL on_gc_start(jvmtiEnv *jvmti) {
+    (void)jvmti;
+    if (jvmpi_enabled(JVMPI_EVENT_GC_START)) post_simple(NULL, JVMPI_EVENT_GC_START);
+}
+
+static void JNICALL on_gc_finish(jvmtiEnv *jvmti) {
+    (void)jvmti;
+    if (jvmpi_enabled(JVMPI_EVENT_GC_FINISH)) post_simple(NULL, JVMPI_EVENT_GC_FINISH);
+}
+
+/* ------------------------------------------------------------ monitors */
+
+static void post_monitor(JNIEnv *jni, jint type, jobject object, jlong timeout) {
+    if (!jvmpi_enabled(type) || jvmpi_thread_here(jni) == NULL) return;
+    JVMPI_Event e;
+    memset(&e, 0, sizeof e);
+    e.event_type = type;
+    e.env_id = jni;
+    if (type == JVMPI_EVENT_MONITOR_WAIT || type == JVMPI_EVENT_MONITOR_WAITED) {
+        e.u.monitor_wait.object = jvmpi_id_of(object);
+        e.u.monitor_wait.timeout = timeout;
+    } else {
+        e.u.monitor.object = jvmpi_id_of(object);
+    }
+    jvmpi_notify(&e);
+}
+
+static void JNICALL on_contended_enter(jvmtiEnv *j, JNIEnv *jni, jthread t, jobject o) {
+    (void)j; (void)t;
+    post_monitor(jni, JVMPI_EVENT_MONITOR_CONTENDED_ENTER, o, 0);
+}
+static void JNICALL on_contended_entered(jvmtiEnv *j, JNIEnv *jni, jthread t, jobject o) {
+    (void)j; (void)t;
+    post_monitor(jni, JVMPI_EVENT_MONITOR_CONTENDED_ENTERED, o, 0);
+}
+static void JNICALL on_wait(jvmtiEnv *j, JNIEnv *jni, jthread t, jobject o, jlong timeout) {
+    (void)j; (void)t;
+    post_monitor(jni, JVMPI_EVENT_MONITOR_WAIT, o, timeout);
+}
+/* JVMTI tells whether the wait timed out, not how long it was: the timeout
+ * asked is what the thread waited at most. */
+static void JNICALL on_waited(jvmtiEnv *j, JNIEnv *jni, jthread t, jobject o, jboolean timed_out) {
+    (void)j; (void)t; (void)timed_out;
+    post_monitor(jni, JVMPI_EVENT_MONITOR_WAITED, o, 0);
+}
+
+/* ------------------------------------------------------------ switching */
+
+int jvmpi_translate_subscribe(void) {
+    static const struct { jvmtiEvent ev; event_fn fn; } subs[] = {
+        { JVMTI_EVENT_VM_INIT, EVENT_FN(on_vm_init) },
+        { JVMTI_EVENT_VM_DEATH, EVENT_FN(on_vm_death) },
+        { JVMTI_EVENT_THREAD_START, EVENT_FN(on_thread_start) },
+        { JVMTI_EVENT_THREAD_END, EVENT_FN(on_thread_end) },
+        { JVMTI_EVENT_CLASS_PREPARE, EVENT_FN(on_class_prepare) },
+        { JVMTI_EVENT_DATA_DUMP_REQUEST, EVENT_FN(on_data_dump) },
+        { JVMTI_EVENT_GARBAGE_COLLECTION_START, EVENT_FN(on_gc_start) },
+        { JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, EVENT_FN(on_gc_finish) },
+        { JVMTI_EVENT_MONITOR_CONTENDED_ENTER, EVENT_FN(on_contended_enter) },
+        { JVMTI_EVENT_MONITOR_CONTENDED_ENTERED, EVENT_FN(on_contended_entered) },
+        { JVMTI_EVENT_MONITOR_WAIT, EVENT_FN(on_wait) },
+        { JVMTI_EVENT_MONITOR_WAITED, EVENT_FN(on_waited) },
+    };
+    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
+        if (events_subscribe(subs[i].ev, subs[i].fn) != 0) return -1;
+    return 0;
+}
+
+int jvmpi_translate_always(void) {
+    static const jvmtiEvent always[] = { JVMTI_EVENT_VM_INIT, JVMTI_EVENT_VM_DEATH, JVMTI_EVENT_THREAD_START,
+                                         JVMTI_EVENT_THREAD_END };
+    for (size_t i = 0; i < sizeof always / sizeof always[0]; i++)
+        if (events_want(jvmpi_jvmti, always[i]) != 0) return -1;
+    return 0;
+}
+
+/* The JVMTI event a JVMPI event comes from, or 0 if the layer makes it
+ * without one (or never posts it: see the README). */
+static jvmtiEvent source_of(jint event_type) {
+    switch (event_type) {
+    case JVMPI_EVENT_CLASS_LOAD:                return JVMTI_EVENT_CLASS_PREPARE;
+    case JVMPI_EVENT_DATA_DUMP_REQUEST:         return JVMTI_EVENT_DATA_DUMP_REQUEST;
+    case JVMPI_EVENT_GC_START:                  return JVMTI_EVENT_GARBAGE_COLLECTION_START;
+    case JVMPI_EVENT_GC_FINISH:                 return JVMTI_EVENT_GARBAGE_COLLECTION_FINISH;
+    case JVMPI_EVENT_MONITOR_CONTENDED_ENTER:   return JVMTI_EVENT_MONITOR_CONTENDED_ENTER;
+    case JVMPI_EVENT_MONITOR_CONTENDED_ENTERED: return JVMTI_EVENT_MONITOR_CONTENDED_ENTERED;
+    case JVMPI_EVENT_MONITOR_WAIT:              return JVMTI_EVENT_MONITOR_WAIT;
+    case JVMPI_EVENT_MONITOR_WAITED:            return JVMTI_EVENT_MONITOR_WAITED;
+    default:                                    return (jvmtiEvent)0;
+    }
+}
+
+static JNIEnv *jni_here(void) {
+    JNIEnv *jni = NULL;
+    return (*jvmpi_vm)->GetEnv(jvmpi_vm, (void **)&jni, JNI_VERSION_1_2) == JNI_OK ? jni : NULL;
+}
+
+jint jvmpi_translate_switch(jint event_type, int on) {
+    jvmtiEvent source = source_of(event_type);
+    if (source != 0) {
+        if (on && events_want(jvmpi_jvmti, source) != 0) return JVMPI_FAIL;
+        if (!on) events_unwant(jvmpi_jvmti, source);
+    }
+    if (event_type == JVMPI_EVENT_METHOD_ENTRY || event_type == JVMPI_EVENT_METHOD_ENTRY2 ||
+        event_type == JVMPI_EVENT_METHOD_EXIT)
+        jvmpi_methods_switch();
+    /* Enabled while the program runs: the classes loaded so far are told
+     * now, on the enabling thread (at VMInit if enabled in JVM_OnLoad). */
+    JNIEnv *jni = NULL;
+    if (on && event_type == JVMPI_EVENT_CLASS_LOAD && atomic_load(&jvmpi_live) && (jni = jni_here()) != NULL)
+        jvmpi_announce_loaded_classes(jni);
+    return JVMPI_SUCCESS;
+}

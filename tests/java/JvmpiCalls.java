@@ -1,0 +1,94 @@
+/**
+ * JVMPI truth (tests/jvmpi_tests.py): a program whose method calls, classes
+ * and threads are known exactly.
+ *
+ *   calls   main: a() 1000 times, thrower() 10 times (each throws, caught
+ *           in main); threads worker-0..3: worker-i runs work() (i+1)*100
+ *           times, each work() calls leaf() twice
+ *   classes loads JvmpiCalls$Point (2 instance fields, 1 static, 2 methods
+ *           and <init>/<clinit>, implements Comparable) and starts threads
+ *           t-0..t-2, joins them; System.gc() 3 times
+ *   toggle  a() 100 times, b(), a() 50 times, loads JvmpiCalls$Late, c(),
+ *           a() 70 times
+ */
+public class JvmpiCalls {
+    static volatile int sink;
+
+    static void a() { sink++; }
+
+    static void b() { sink += 2; }
+
+    static void c() { sink += 3; }
+
+    static void thrower() { throw new IllegalStateException("known"); }
+
+    static void leaf() {
+        sink ^= 1; // LEAF_LINE
+    }
+
+    static void work() {
+        leaf(); // WORK_CALL_LINE
+        leaf();
+    }
+
+    static final class Point implements Comparable<Point> {
+        static final Point ORIGIN = new Point(0, 0);
+        final int x;
+        final int y;
+
+        Point(int x, int y) { this.x = x; this.y = y; }
+
+        int norm() { return x * x + y * y; }
+
+        public int compareTo(Point o) { return Integer.compare(norm(), o.norm()); }
+    }
+
+    static final class Late {
+        static int touched;
+        static void touch() { touched++; }
+    }
+
+    static void calls() throws InterruptedException {
+        for (int i = 0; i < 1000; i++) a();
+        for (int i = 0; i < 10; i++) {
+            try { thrower(); } catch (IllegalStateException expected) { sink++; }
+        }
+        Thread[] workers = new Thread[4];
+        for (int t = 0; t < workers.length; t++) {
+            final int n = (t + 1) * 100;
+            workers[t] = new Thread(() -> { for (int i = 0; i < n; i++) work(); }, "worker-" + t);
+            workers[t].start();
+        }
+        for (Thread w : workers) w.join();
+    }
+
+    static void classes() throws InterruptedException {
+        sink += new Point(3, 4).compareTo(Point.ORIGIN);
+        Thread[] ts = new Thread[3];
+        for (int t = 0; t < ts.length; t++) {
+            ts[t] = new Thread(() -> sink++, "t-" + t);
+            ts[t].start();
+        }
+        for (Thread t : ts) t.join();
+        for (int i = 0; i < 3; i++) System.gc();
+    }
+
+    static void toggle() {
+        for (int i = 0; i < 100; i++) a();
+        b();
+        for (int i = 0; i < 50; i++) a();
+        Late.touch();
+        c();
+        for (int i = 0; i < 70; i++) a();
+    }
+
+    public static void main(String[] args) throws Exception {
+        switch (args[0]) {
+            case "calls": calls(); break;
+            case "classes": classes(); break;
+            case "toggle": toggle(); break;
+            default: throw new IllegalArgumentException(args[0]);
+        }
+        System.err.println("JvmpiCalls " + args[0] + " done");
+    }
+}
