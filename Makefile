@@ -43,7 +43,7 @@ FRONT_SRC = src/cli/analyze_common.c src/cli/analyze_report.c src/cli/analyze_co
 UNIT_SRC  = $(wildcard tests/unit/*.c)
 HEADERS   = $(wildcard src/*/*.h) $(wildcard tests/unit/*.h)
 
-.PHONY: all deps unit asan demo test bench clean help tools check-tools fuzz fuzz-libfuzzer
+.PHONY: all deps unit asan demo test bench clean help tools check-tools fuzz fuzz-libfuzzer jvmpi-test-agents
 all: build/libhprof.so build/hprof build/libjvmpi.so build/include/jvmpi.h
 
 help:
@@ -126,7 +126,7 @@ build/asan/unit_tests: $(PURE_SRC) $(CLI_SRC) $(READER_SRC) $(ANALYSIS_SRC) $(UN
 demo: build/libhprof.so build/hprof
 	@demo/run
 
-test: build/libhprof.so build/hprof-bci build/hprof build/tests/echo_agent.so
+test: build/libhprof.so build/hprof-bci build/hprof build/tests/echo_agent.so jvmpi-test-agents
 	@python3 tests/run.py
 
 bench: build/libhprof.so

@@ -1472,6 +1472,9 @@ import frontend_tests  # noqa: E402  (build/hprof report, convert, diff)
 JVM_TESTS += frontend_tests.make_tests(Fail, Skip, parse_profile)
 import net_tests  # noqa: E402  (net=, hprof listen, hprof run)
 JVM_TESTS += net_tests.make_tests(Fail, parse_profile, spawn, reap)
+import jvmpi_tests  # noqa: E402  (build/libjvmpi.so running JVMPI agents)
+_jvmpi_jvm_tests, _jvmpi_nojdk_tests = jvmpi_tests.make_tests(Fail, Skip)
+JVM_TESTS += _jvmpi_jvm_tests
 import attach_cli_tests  # noqa: E402  (build/hprof, attaching to running JVMs)
 JVM_TESTS += attach_cli_tests.make_tests(Fail, Skip)
 import attach_tests  # noqa: E402  (attach, start/stop/dump/reset/status)
@@ -1509,7 +1512,7 @@ def t_hprof_reader_selftest(ctx):
 
 
 NOJDK_TESTS = [("parser_selftest", t_parser_selftest), ("hprof_reader_selftest", t_hprof_reader_selftest),
-               ("bci_fuzz", t_bci_fuzz)] + bcitests.NOJDK_TESTS
+               ("bci_fuzz", t_bci_fuzz)] + bcitests.NOJDK_TESTS + _jvmpi_nojdk_tests
 
 import writer_tests  # noqa: E402  (pprof, collapsed and flame graph output read by go tool pprof, flamegraph.pl, Chromium)
 NOJDK_TESTS += writer_tests.make_tests(Fail, Skip, ROOT, lambda cmd, log, timeout=600: sh(cmd, log, timeout))

@@ -41,12 +41,22 @@ static jvmpi_thread *make_record(JNIEnv *jni) {
     return t;
 }
 
+/* A native thread attaching to the JVM runs its Thread's constructor (Java
+ * code, with method events) before it is alive: it has no name yet, so it
+ * is announced, and its events posted, from its JVMTI ThreadStart on. */
+static int is_started(void) {
+    jint state = 0;
+    return (*jvmpi_jvmti)->GetThreadState(jvmpi_jvmti, NULL, &state) == JVMTI_ERROR_NONE &&
+           (state & JVMTI_THREAD_STATE_ALIVE);
+}
+
 jvmpi_thread *jvmpi_thread_here(JNIEnv *jni) {
     void *p = NULL;
     if ((*jvmpi_jvmti)->GetThreadLocalStorage(jvmpi_jvmti, NULL, &p) != JVMTI_ERROR_NONE) return NULL;
     jvmpi_thread *t = p;
     if (t != NULL && t->env == jni) return t;
     if (!atomic_load(&jvmpi_live) || jni == NULL) return NULL;   /* no Thread objects to speak of yet */
+    if (!is_started()) return NULL;
     t = make_record(jni);
     if (t != NULL && jvmpi_enabled(JVMPI_EVENT_THREAD_START)) jvmpi_post_thread_start(jni, t, 0);
     return t;

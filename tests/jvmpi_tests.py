@@ -1,0 +1,248 @@
+"""JVMPI layer tests (imported by tests/run.py): agents written to the JVMPI
+specification alone (tests/jvmpi/*.c, compiled against build/include/jvmpi.h
+with -Wall -Werror), loaded by build/libjvmpi.so into real JVMs, on
+JvmpiCalls, whose calls, classes and threads are known exactly.
+
+    jvmpi_header         tests/jvmpi/header_check.c names every type, constant,
+                         structure member and function pointer of jvmpi.h
+                         (-pedantic -Werror): event numbers distinct and in
+                         range, old aliases equal to the new names, the
+                         interface's functions in the specification's order
+    jvmpi_method_counter the specification's own example (a per-thread method
+                         counter in JVMPI thread-local storage): exact entries
+                         and exits per thread for JvmpiCalls' methods (a 1000,
+                         thrower 10 with 10 exits by exception, worker-i's work
+                         (i+1)*100 and leaf 2(i+1)*100), GetCallTrace with
+                         line numbers (leaf's line, then work's call line)
+    jvmpi_classes_threads CLASS_LOAD with methods, statics, instance fields,
+                         source and interfaces exactly as JvmpiCalls$Point
+                         declares them; java/lang/Object (loaded before the
+                         agent) announced once, no class twice; RequestEvent
+                         (CLASS_LOAD) answered synchronously with
+                         JVMPI_REQUESTED_EVENT; THREAD_START (group) and
+                         THREAD_END once each for t-0..t-2, main announced
+                         before JVM_INIT_DONE; GC_START/GC_FINISH paired, a raw
+                         monitor held across them
+    jvmpi_toggle         EnableEvent/DisableEvent of every event number:
+                         SUCCESS for the 34 defined non-dump events,
+                         NOT_AVAILABLE for the 3 dumps and the 24 unused
+                         numbers; METHOD_ENTRY and CLASS_LOAD disabled and
+                         enabled again while the program runs: exact counts
+                         (a: 170 entries, 220 exits), and the class loaded
+                         while CLASS_LOAD was off announced when it came back on
+    jvmpi_agentlib       -agentlib:jvmpi=toggler with LD_LIBRARY_PATH: the
+                         layer and the agent found by name (libNAME.so)
+    jvmpi_loader_errors  no agent named, a missing library, a library without
+                         JVM_OnLoad, JVM_OnLoad returning JNI_ERR: the JVM
+                         stops at start-up, the program never runs, and the
+                         message names the library and what is wrong
+"""
+
+import os
+import re
+import subprocess
+
+TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(TESTS_DIR)
+BUILD = os.path.join(ROOT, "build")
+LAYER = os.path.join(BUILD, "libjvmpi.so")
+AGENTS = os.path.join(BUILD, "tests", "jvmpi")
+JAVA_SRC = os.path.join(TESTS_DIR, "java", "JvmpiCalls.java")
+
+
+def make_tests(Fail, Skip):
+    built = {}
+
+    def build_agents():
+        """The test agents and the header check, built once per test run."""
+        if "rc" not in built:
+            log = os.path.join(BUILD, "tests", "jvmpi-make.log")
+            os.makedirs(os.path.dirname(log), exist_ok=True)
+            with open(log, "wb") as f:
+                built["rc"] = subprocess.run(["make", "-C", ROOT, "build/libjvmpi.so", "jvmpi-test-agents"],
+                                             stdout=f, stderr=subprocess.STDOUT).returncode
+            built["log"] = log
+        if built["rc"] != 0:
+            raise Fail("make jvmpi-test-agents failed, see " + built["log"])
+
+    def agent(name):
+        return os.path.join(AGENTS, "lib%s.so" % name)
+
+    def run(ctx, agent_spec, mode, expect_rc=0, env=None, agentlib=False):
+        build_agents()
+        if agentlib:
+            return ctx.run("JvmpiCalls", [mode], jvm=["-agentlib:jvmpi=" + agent_spec], env=env,
+                           expect_rc=expect_rc)
+        return ctx.run("JvmpiCalls", [mode], agent=agent_spec, agent_path=LAYER, env=env, expect_rc=expect_rc)
+
+    def lines_of(path):
+        if not os.path.isfile(path):
+            raise Fail("the agent wrote no %s" % path)
+        with open(path) as f:
+            return f.read().splitlines()
+
+    def source_line(marker):
+        with open(JAVA_SRC) as f:
+            for n, line in enumerate(f, 1):
+                if marker in line:
+                    return n
+        raise Fail("marker %s not in %s" % (marker, JAVA_SRC))
+
+    def check_done(r, mode):
+        if ("JvmpiCalls %s done" % mode) not in r.stderr:
+            raise Fail("the program did not finish: %s" % r.stderr[-500:])
+
+    # ------------------------------------------------------------ header
+
+    def t_header(_ctx):
+        build_agents()
+        p = subprocess.run([os.path.join(BUILD, "tests", "jvmpi_header_check")], capture_output=True, text=True)
+        if p.returncode != 0 or not re.match(r"^ok \d+$", p.stdout.strip()):
+            raise Fail("header check: rc %d: %s" % (p.returncode, p.stdout.strip()))
+
+    # ------------------------------------------------------------ method counter
+
+    def t_method_counter(ctx):
+        out = ctx.path("counter.txt")
+        r = run(ctx, agent("method_counter") + "=out=%s,class=JvmpiCalls" % out, "calls")
+        check_done(r, "calls")
+        methods, totals, traces = {}, {}, {}
+        for line in lines_of(out):
+            m = re.match(r"^method (\S+) (\S+) entries (\d+) exits (\d+)$", line)
+            if m:
+                methods[(m.group(1), m.group(2))] = (int(m.group(3)), int(m.group(4)))
+            m = re.match(r"^thread (.*) total (\d+)$", line)
+            if m:
+                totals[m.group(1)] = int(m.group(2))
+            if line.startswith("trace "):
+                traces[line.split()[1]] = line.split()[2:]
+        if "" in totals:
+            raise Fail("a thread was announced without its name: %s" % [l for l in lines_of(out) if "thread  " in l])
+        want = {("main", "a"): (1000, 1000), ("main", "thrower"): (10, 10), ("main", "calls"): (1, 1),
+                ("main", "main"): (1, 1)}
+        for i in range(4):
+            n = (i + 1) * 100
+            want[("worker-%d" % i, "work")] = (n, n)
+            want[("worker-%d" % i, "leaf")] = (2 * n, 2 * n)
+            want[("worker-%d" % i, "lambda$calls$0")] = (1, 1)
+        problems = []
+        for key, (entries, exits) in sorted(want.items()):
+            got = methods.get(key)
+            if got != (entries, exits):
+                problems.append("%s on %s: %s entries/exits, expected exactly %d/%d"
+                                % (key[1], key[0], got, entries, exits))
+        unexpected = sorted(k for k in methods if k not in want)
+        if unexpected:
+            problems.append("methods counted that the program does not call there: %s" % unexpected)
+        for i in range(4):
+            name = "worker-%d" % i
+            own = sum(methods.get((name, m), (0, 0))[0] for m in ("work", "leaf", "lambda$calls$0"))
+            if totals.get(name, -1) < own:
+                problems.append("%s: total %s below its own %d method entries" % (name, totals.get(name), own))
+            want_trace = ["leaf:%d" % source_line("LEAF_LINE"), "work:%d" % source_line("WORK_CALL_LINE"),
+                          "lambda$calls$0:%d" % source_line('"worker-" + t')]
+            if traces.get(name, [])[:3] != want_trace:
+                problems.append("%s: GetCallTrace %s, expected %s first" % (name, traces.get(name), want_trace))
+        if "main" not in totals:
+            problems.append("no count for the main thread")
+        if problems:
+            raise Fail("; ".join(problems))
+        ctx.note("main thread: %d method entries in all (JDK code included)" % totals["main"])
+
+    # ------------------------------------------------------------ classes and threads
+
+    def t_classes_threads(ctx):
+        out = ctx.path("classes.txt")
+        r = run(ctx, agent("class_thread_counter") + "=out=%s,prefix=JvmpiCalls" % out, "classes")
+        check_done(r, "classes")
+        lines = lines_of(out)
+        problems = []
+        point = [l for l in lines if l.startswith("class JvmpiCalls$Point ")]
+        want_point = ("class JvmpiCalls$Point source JvmpiCalls.java interfaces 1 methods 5 (%s) "
+                      "statics (ORIGIN:LJvmpiCalls$Point;) instances (x:I y:I)")
+        if len(point) != 1:
+            problems.append("%d CLASS_LOADs of JvmpiCalls$Point, expected 1" % len(point))
+        else:
+            m = re.match(r"^class \S+ source \S+ interfaces \d+ methods \d+ \((.*?)\) statics", point[0])
+            got_methods = sorted(m.group(1).split()) if m else []
+            want_methods = sorted(["<init>(II)V", "<clinit>()V", "compareTo(Ljava/lang/Object;)I",
+                                   "compareTo(LJvmpiCalls$Point;)I", "norm()I"])
+            if got_methods != want_methods or point[0] != want_point % m.group(1):
+                problems.append("CLASS_LOAD of Point: %r" % point[0])
+        main_cls = [l for l in lines if l.startswith("class JvmpiCalls source ")]
+        if len(main_cls) != 1 or " methods 13 " not in main_cls[0] or "statics (sink:I) instances ()" not in main_cls[0]:
+            problems.append("CLASS_LOAD of JvmpiCalls: %r" % main_cls)
+        if "requested java/lang/Object" not in lines:
+            problems.append("RequestEvent(CLASS_LOAD, java/lang/Object) not answered with a requested event")
+        for i in range(3):
+            name = "t-%d" % i
+            starts = [n for n, l in enumerate(lines) if l == "start %s group main" % name]
+            ends = [n for n, l in enumerate(lines) if l == "end %s" % name]
+            if len(starts) != 1 or len(ends) != 1 or starts[0] > ends[0]:
+                problems.append("%s: THREAD_START at %s, THREAD_END at %s (one each, start first)"
+                                % (name, starts, ends))
+        if "start main group main" not in lines or "init" not in lines or \
+                lines.index("start main group main") > lines.index("init"):
+            problems.append("main not announced before JVM_INIT_DONE")
+        summary = [l for l in lines if l.startswith("summary ")]
+        if len(summary) != 1:
+            raise Fail("; ".join(problems + ["no summary (JVM_SHUT_DOWN) line"]))
+        s = dict(zip(summary[0].split()[1::2], map(int, summary[0].split()[2::2])))
+        if s["duplicates"] != 0 or s["object"] != 1 or s["unbalanced"] != 0:
+            problems.append("summary: %s (no class twice, java/lang/Object once, GC events paired)" % summary[0])
+        if s["classes"] < 400:
+            problems.append("only %d classes announced: those loaded before the agent are missing" % s["classes"])
+        if s["gc_start"] < 3 or s["gc_start"] != s["gc_finish"]:
+            problems.append("%d GC_START, %d GC_FINISH for 3 System.gc()" % (s["gc_start"], s["gc_finish"]))
+        if problems:
+            raise Fail("; ".join(problems))
+        ctx.note("%d classes announced, %d GCs" % (s["classes"], s["gc_start"]))
+
+    # ------------------------------------------------------------ enable / disable
+
+    def check_toggle(lines):
+        want = ["enable success 34 not_available 27 fail 0 dumps_not_available 3",
+                "disable success 34 not_available 27 fail 0",
+                "method a entries 170 exits 220", "method b entries 1 exits 1", "method c entries 0 exits 1",
+                "method toggle entries 1 exits 1", "method main entries 1 exits 1",
+                "late_class_loads 1 late_before_enable 0"]
+        missing = [w for w in want if w not in lines]
+        if missing or len(lines) != len(want):
+            raise Fail("expected exactly %s; got %s" % (want, lines))
+
+    def t_toggle(ctx):
+        out = ctx.path("toggle.txt")
+        r = run(ctx, agent("toggler") + "=out=" + out, "toggle")
+        check_done(r, "toggle")
+        check_toggle(lines_of(out))
+
+    def t_agentlib(ctx):
+        out = ctx.path("toggle.txt")
+        r = run(ctx, "toggler=out=" + out, "toggle", agentlib=True,
+                env={"LD_LIBRARY_PATH": BUILD + ":" + AGENTS})
+        check_done(r, "toggle")
+        check_toggle(lines_of(out))
+
+    # ------------------------------------------------------------ loader errors
+
+    def t_loader_errors(ctx):
+        cases = [
+            ("", "no JVMPI agent library given"),
+            ("/nonexistent/libnothere.so", "cannot load the JVMPI agent library '/nonexistent/libnothere.so'"),
+            (agent("no_onload"), "'%s' has no JVM_OnLoad" % agent("no_onload")),
+            (agent("class_thread_counter") + "=fail",
+             "JVM_OnLoad of the JVMPI agent '%s' returned -1" % agent("class_thread_counter")),
+        ]
+        problems = []
+        for spec, message in cases:
+            r = run(ctx, spec, "toggle", expect_rc="nonzero")
+            if message not in r.stderr:
+                problems.append("%r: no %r in: %s" % (spec, message, r.stderr.strip()[-300:]))
+            if "JvmpiCalls toggle done" in r.stderr:
+                problems.append("%r: the program ran" % spec)
+        if problems:
+            raise Fail("; ".join(problems))
+
+    return [("jvmpi_method_counter", t_method_counter), ("jvmpi_classes_threads", t_classes_threads),
+            ("jvmpi_toggle", t_toggle), ("jvmpi_agentlib", t_agentlib), ("jvmpi_loader_errors", t_loader_errors)], \
+        [("jvmpi_header", t_header)]
