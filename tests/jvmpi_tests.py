@@ -23,6 +23,16 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
                          THREAD_END once each for t-0..t-2, main announced
                          before JVM_INIT_DONE; GC_START/GC_FINISH paired, a raw
                          monitor held across them
+    jvmpi_alloc          OBJECT_ALLOC (by its old name, OBJ_ALLOC) exactly as
+                         JvmpiCalls makes them: 1151 Blob instances (new,
+                         reflection, clone()) each with its own id and one
+                         size, 260 arrays of Blob (new, multianewarray's inner
+                         arrays, Array.newInstance), 300 int[12347] of
+                         16 + 4 * 12347 bytes rounded to 8; one arena (1,
+                         announced by ARENA_NEW); after a GC, RequestEvent
+                         (OBJECT_ALLOC) of the first Blob gives the same id and
+                         class (ids never move), and of Blob's class object a
+                         java/lang/Class instance, synchronously
     jvmpi_toggle         EnableEvent/DisableEvent of every event number:
                          SUCCESS for the 34 defined non-dump events,
                          NOT_AVAILABLE for the 3 dumps and the 24 unused
@@ -170,7 +180,13 @@ def make_tests(Fail, Skip):
             if got_methods != want_methods or point[0] != want_point % m.group(1):
                 problems.append("CLASS_LOAD of Point: %r" % point[0])
         main_cls = [l for l in lines if l.startswith("class JvmpiCalls source ")]
-        if len(main_cls) != 1 or " methods 13 " not in main_cls[0] or "statics (sink:I) instances ()" not in main_cls[0]:
+        want_main = sorted(["<init>()V", "main([Ljava/lang/String;)V", "a()V", "b()V", "c()V", "thrower()V",
+                            "leaf()V", "work()V", "calls()V", "classes()V", "toggle()V", "alloc()V",
+                            "lambda$calls$0(I)V", "lambda$classes$1()V"])
+        m = re.match(r"^class JvmpiCalls source JvmpiCalls.java interfaces 0 methods (\d+) \((.*?)\) "
+                     r"statics \((.*?)\) instances \(\)$", main_cls[0]) if len(main_cls) == 1 else None
+        if not m or int(m.group(1)) != len(want_main) or sorted(m.group(2).split()) != want_main or \
+                sorted(m.group(3).split()) != ["keep:Ljava/lang/Object;", "proto:LJvmpiCalls$Blob;", "sink:I"]:
             problems.append("CLASS_LOAD of JvmpiCalls: %r" % main_cls)
         if "requested java/lang/Object" not in lines:
             problems.append("RequestEvent(CLASS_LOAD, java/lang/Object) not answered with a requested event")
@@ -197,6 +213,30 @@ def make_tests(Fail, Skip):
         if problems:
             raise Fail("; ".join(problems))
         ctx.note("%d classes announced, %d GCs" % (s["classes"], s["gc_start"]))
+
+    # ------------------------------------------------------------ allocations
+
+    def t_alloc(ctx):
+        out = ctx.path("alloc.txt")
+        r = run(ctx, agent("alloc_logger") + "=out=%s,class=JvmpiCalls$Blob" % out, "alloc")
+        check_done(r, "alloc")
+        lines = lines_of(out)
+        problems = []
+        m = [re.match(r"^objects (\d+) sizes (\d+) distinct_ids (\d+)$", l) for l in lines]
+        m = [x for x in m if x]
+        if len(m) != 1 or int(m[0].group(1)) != 1151 or int(m[0].group(3)) != 1151 or int(m[0].group(2)) < 24:
+            problems.append("Blob instances: %s, expected 1151 of one size, 1151 distinct ids"
+                            % [l for l in lines if l.startswith("objects")])
+        int_size = (16 + 4 * 12347 + 7) // 8 * 8
+        for want in ("arrays 260", "int_arrays %d 300" % int_size, "arena 1", "arena_new 1 Java heap",
+                     "request_object SAME", "request_class CLASS"):
+            if want not in lines:
+                problems.append("no %r" % want)
+        others = [l for l in lines if l.startswith("arena ") and l != "arena 1"]
+        if others:
+            problems.append("other arenas: %s" % others)
+        if problems:
+            raise Fail("; ".join(problems) + " in %s" % lines)
 
     # ------------------------------------------------------------ enable / disable
 
@@ -244,5 +284,6 @@ def make_tests(Fail, Skip):
             raise Fail("; ".join(problems))
 
     return [("jvmpi_method_counter", t_method_counter), ("jvmpi_classes_threads", t_classes_threads),
+             ("jvmpi_alloc", t_alloc),
             ("jvmpi_toggle", t_toggle), ("jvmpi_agentlib", t_agentlib), ("jvmpi_loader_errors", t_loader_errors)], \
         [("jvmpi_header", t_header)]

@@ -12,8 +12,9 @@
  *   ids.c         jobjectIDs: JVMTI tags, so an id never moves
  *   translate.c   JVMTI events to JVMPI events (threads, classes, GC,
  *                 monitors, VM start and end)
- *   methods.c     METHOD_ENTRY/ENTRY2/EXIT through the rewriter and
- *                 java.lang.JvmpiTracker
+ *   tracker.c     the rewriter's calls into java.lang.JvmpiTracker, and
+ *                 METHOD_ENTRY/EXIT from them
+ *   allocs.c      OBJECT_ALLOC from them and from JVMTI VMObjectAlloc
  */
 #ifndef HPROF_JVMPI_LAYER_H
 #define HPROF_JVMPI_LAYER_H
@@ -80,17 +81,26 @@ void jvmpi_post_class_load(JNIEnv *jni, jclass klass, int requested);
 /* CLASS_LOAD for every loaded class not announced yet. */
 void jvmpi_announce_loaded_classes(JNIEnv *jni);
 
-/* ------------------------------------------------------------ methods.c */
+/* ------------------------------------------------------------ tracker.c */
 int  jvmpi_methods_capabilities(const jvmtiCapabilities *potential, jvmtiCapabilities *caps);
 int  jvmpi_methods_subscribe(void);
 /* VMInit: define the tracker; classes get calls from then on. */
 int  jvmpi_methods_start(JNIEnv *jni);
-/* METHOD_ENTRY, ENTRY2 or EXIT was enabled or disabled. */
+/* METHOD_ENTRY, ENTRY2, EXIT or OBJECT_ALLOC was enabled or disabled. */
 void jvmpi_methods_switch(void);
 /* Set on a thread while the layer runs Java code of its own (a thread's
  * name, a tracker native being bound): no METHOD_ENTRY/EXIT comes of it. */
 extern _Thread_local int jvmpi_in_layer;
 /* A method of the tracker (its frames are left out of GetCallTrace). */
 int  jvmpi_methods_is_tracker(jmethodID method);
+
+/* ------------------------------------------------------------ allocs.c */
+int  jvmpi_allocs_subscribe(void);
+/* OBJECT_ALLOC was enabled or disabled: VMObjectAlloc follows. */
+jint jvmpi_allocs_switch(int on);
+/* ARENA_NEW for the one arena (the Java heap, id 1), once, if enabled. */
+void jvmpi_post_arena_new(JNIEnv *jni);
+/* RequestEvent(OBJECT_ALLOC, id): the object's OBJECT_ALLOC, now. */
+jint jvmpi_request_object_alloc(JNIEnv *jni, jobjectID id);
 
 #endif

@@ -238,6 +238,7 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread) {
     jvmpi_thread_here(jni);                               /* main: THREAD_START */
     if (jvmpi_enabled(JVMPI_EVENT_CLASS_LOAD)) jvmpi_announce_loaded_classes(jni);
     jvmpi_methods_start(jni);
+    jvmpi_post_arena_new(jni);
     if (jvmpi_enabled(JVMPI_EVENT_JVM_INIT_DONE)) post_simple(jni, JVMPI_EVENT_JVM_INIT_DONE);
 }
 
@@ -371,13 +372,16 @@ jint jvmpi_translate_switch(jint event_type, int on) {
         if (on && events_want(jvmpi_jvmti, source) != 0) return JVMPI_FAIL;
         if (!on) events_unwant(jvmpi_jvmti, source);
     }
+    if (event_type == JVMPI_EVENT_OBJECT_ALLOC && jvmpi_allocs_switch(on) != JVMPI_SUCCESS) return JVMPI_FAIL;
     if (event_type == JVMPI_EVENT_METHOD_ENTRY || event_type == JVMPI_EVENT_METHOD_ENTRY2 ||
-        event_type == JVMPI_EVENT_METHOD_EXIT)
+        event_type == JVMPI_EVENT_METHOD_EXIT || event_type == JVMPI_EVENT_OBJECT_ALLOC)
         jvmpi_methods_switch();
     /* Enabled while the program runs: the classes loaded so far are told
      * now, on the enabling thread (at VMInit if enabled in JVM_OnLoad). */
     JNIEnv *jni = NULL;
     if (on && event_type == JVMPI_EVENT_CLASS_LOAD && atomic_load(&jvmpi_live) && (jni = jni_here()) != NULL)
         jvmpi_announce_loaded_classes(jni);
+    if (on && event_type == JVMPI_EVENT_ARENA_NEW && atomic_load(&jvmpi_live) && (jni = jni_here()) != NULL)
+        jvmpi_post_arena_new(jni);
     return JVMPI_SUCCESS;
 }

@@ -10,6 +10,10 @@
  *           t-0..t-2, joins them; System.gc() 3 times
  *   toggle  a() 100 times, b(), a() 50 times, loads JvmpiCalls$Late, c(),
  *           a() 70 times
+ *   alloc   JvmpiCalls$Blob: 1 kept in PROTO, 1000 by new, 100 by reflection
+ *           (Constructor.newInstance), 50 by clone(); arrays of Blob: 200
+ *           new Blob[3], 10 new Blob[4][5] (10 Blob[][] and 40 Blob[]), 20
+ *           by Array.newInstance; 300 new int[12347]; then System.gc()
  */
 public class JvmpiCalls {
     static volatile int sink;
@@ -46,6 +50,40 @@ public class JvmpiCalls {
     static final class Late {
         static int touched;
         static void touch() { touched++; }
+    }
+
+    static final class Blob implements Cloneable {
+        int a;
+        long b;
+        Object c;
+
+        Blob() {}
+
+        @Override
+        public Blob clone() {
+            try {
+                return (Blob) super.clone();
+            } catch (CloneNotSupportedException e) {
+                throw new AssertionError(e);
+            }
+        }
+    }
+
+    static Blob proto;
+    static Object keep;
+
+    static void alloc() throws Exception {
+        proto = new Blob();
+        for (int i = 0; i < 1000; i++) keep = new Blob();
+        java.lang.reflect.Constructor<Blob> constructor = Blob.class.getDeclaredConstructor();
+        for (int i = 0; i < 100; i++) keep = constructor.newInstance();
+        for (int i = 0; i < 50; i++) keep = proto.clone();
+        for (int i = 0; i < 200; i++) keep = new Blob[3];
+        for (int i = 0; i < 10; i++) keep = new Blob[4][5];
+        for (int i = 0; i < 20; i++) keep = java.lang.reflect.Array.newInstance(Blob.class, 6);
+        for (int i = 0; i < 300; i++) keep = new int[12347];
+        keep = null;
+        System.gc();
     }
 
     static void calls() throws InterruptedException {
@@ -87,6 +125,7 @@ public class JvmpiCalls {
             case "calls": calls(); break;
             case "classes": classes(); break;
             case "toggle": toggle(); break;
+            case "alloc": alloc(); break;
             default: throw new IllegalArgumentException(args[0]);
         }
         System.err.println("JvmpiCalls " + args[0] + " done");

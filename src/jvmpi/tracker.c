@@ -1,14 +1,18 @@
 /*
- * methods: METHOD_ENTRY and METHOD_EXIT through the project's class-file
- * rewriter (src/bci), as cpu=times gets its calls: every class is rewritten
- * as it loads, and those loaded before are retransformed, so that each
- * method calls java.lang.JvmpiTracker.methodEntry(id) first and methodExit(id)
- * on every way out (exceptions included). The tracker's natives, here, turn
- * the id into the method's jmethodID (asked of JVMTI once per method, from
- * the instrumented frame) and post the event on the calling thread.
+ * tracker: METHOD_ENTRY/EXIT and OBJECT_ALLOC through the project's
+ * class-file rewriter (src/bci), as cpu=times and heap=sites get their
+ * calls: every class is rewritten as it loads, and those loaded before are
+ * retransformed, so that
+ *   - each method calls java.lang.JvmpiTracker.methodEntry(id) first and
+ *     methodExit(id) on every way out (exceptions included);
+ *   - java.lang.Object.<init> calls objectInit(this), and every array
+ *     allocation is followed by newArray(array) (allocs.c posts those).
+ * The method natives, here, turn the id into the method's jmethodID (asked
+ * of JVMTI once per method, from the instrumented frame) and post the event
+ * on the calling thread.
  *
- * Classes are instrumented only once an agent enables a method event; after
- * it disables them, the calls stay and return at once in Java.
+ * Classes get the calls only once an agent enables an event that needs them;
+ * after it disables them, the calls stay and return at once in Java.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -32,9 +36,10 @@ static _Atomic(jmethodID *) method_chunks[CHUNKS];
 
 static struct {
     atomic_int ready;            /* the tracker is defined: the hook instruments */
-    atomic_int wanted;           /* an agent enabled a method event, ever */
+    atomic_uint what;            /* BCI_* the hook inserts: what was ever wanted */
     atomic_int next_id;
-    int        retransformed;    /* the classes loaded before were instrumented */
+    unsigned   retransformed;    /* BCI_* the loaded classes were last given */
+    int        hook_wanted;
     jclass     tracker;          /* global reference */
     jfieldID   engaged;
     jmethodID  entry_native, exit_native;
@@ -70,13 +75,17 @@ static void JNICALL on_class_file_load(jvmtiEnv *jvmti, JNIEnv *jni, jclass rede
                                        const char *name, jobject domain, jint len, const unsigned char *data,
                                        jint *new_len, unsigned char **new_data) {
     (void)jni; (void)redefined; (void)loader; (void)domain;
-    if (!atomic_load(&M.ready) || !atomic_load(&M.wanted) || name == NULL || is_tracker_class(name)) return;
-    bci_config c = { BCI_ENTRY_EXIT, TRACKER, next_method_id, NULL };
+    if (!atomic_load(&M.ready) || name == NULL || is_tracker_class(name)) return;
+    unsigned what = atomic_load(&M.what);
+    /* objectInit only in Object.<init>; newArray everywhere else */
+    what &= strcmp(name, "java/lang/Object") == 0 ? (BCI_ENTRY_EXIT | BCI_OBJECT_INIT) : ~(unsigned)BCI_OBJECT_INIT;
+    if (what == 0) return;
+    bci_config c = { what, TRACKER, next_method_id, NULL };
     uint8_t *out = NULL;
     size_t out_len = 0;
     char err[512];
     bci_result r = bci_rewrite(data, (size_t)len, &c, &out, &out_len, err, sizeof err);
-    if (r == BCI_ERROR) fprintf(stderr, "jvmpi: class %s gets no METHOD_ENTRY/EXIT: %s\n", name, err);
+    if (r == BCI_ERROR) fprintf(stderr, "jvmpi: class %s gets no METHOD_ENTRY/EXIT or OBJECT_ALLOC: %s\n", name, err);
     if (r != BCI_OK) return;
     unsigned char *mem = NULL;
     if (!jvmpi_failed((*jvmti)->Allocate(jvmti, (jlong)out_len, &mem), "Allocate")) {
@@ -89,7 +98,8 @@ static void JNICALL on_class_file_load(jvmtiEnv *jvmti, JNIEnv *jni, jclass rede
 
 int jvmpi_methods_capabilities(const jvmtiCapabilities *potential, jvmtiCapabilities *caps) {
     if (!potential->can_retransform_classes || !potential->can_generate_all_class_hook_events) {
-        fprintf(stderr, "jvmpi: this JVM cannot retransform classes: METHOD_ENTRY/EXIT need it\n");
+        fprintf(stderr, "jvmpi: this JVM cannot retransform classes: METHOD_ENTRY/EXIT and OBJECT_ALLOC "
+                        "need it\n");
         return -1;
     }
     caps->can_retransform_classes = 1;
@@ -158,15 +168,17 @@ JNIEXPORT void JNICALL Java_java_lang_JvmpiTracker_exit(JNIEnv *jni, jclass k, j
  * code to look: call each once now, before any class is instrumented, so
  * that the lookup never happens inside an instrumented call. */
 static int bind_natives(JNIEnv *jni, jclass k) {
-    static const char *const names[] = { "entry", "exit" };
+    static const struct { const char *name, *sig; } natives[] = {
+        { "entry", "(I)V" }, { "exit", "(I)V" }, { "allocated", "(Ljava/lang/Object;)V" } };
     jvmpi_in_layer = 1;
     int ok = 1;
-    for (size_t i = 0; i < 2 && ok; i++) {
-        jmethodID m = (*jni)->GetStaticMethodID(jni, k, names[i], "(I)V");
-        if (m != NULL) (*jni)->CallStaticVoidMethod(jni, k, m, (jint)-1);
+    for (size_t i = 0; i < sizeof natives / sizeof natives[0] && ok; i++) {
+        jmethodID m = (*jni)->GetStaticMethodID(jni, k, natives[i].name, natives[i].sig);
+        if (m != NULL && i < 2) (*jni)->CallStaticVoidMethod(jni, k, m, (jint)-1);
+        if (m != NULL && i == 2) (*jni)->CallStaticVoidMethod(jni, k, m, NULL);
         if (m == NULL || (*jni)->ExceptionCheck(jni)) {
             fprintf(stderr, "jvmpi: the natives of " TRACKER " were not found (is libjvmpi.so loaded with "
-                            "-agentpath?): METHOD_ENTRY/EXIT cannot be posted\n");
+                            "-agentpath?): METHOD_ENTRY/EXIT and OBJECT_ALLOC cannot be posted\n");
             if ((*jni)->ExceptionCheck(jni)) (*jni)->ExceptionClear(jni);
             ok = 0;
         }
@@ -181,7 +193,8 @@ static int define_tracker(JNIEnv *jni) {
     jfieldID engaged = k ? (*jni)->GetStaticFieldID(jni, k, "engaged", "I") : NULL;  /* runs <clinit> */
     jclass global = engaged ? (*jni)->NewGlobalRef(jni, k) : NULL;
     if (global == NULL) {
-        fprintf(stderr, "jvmpi: defining " TRACKER " failed: METHOD_ENTRY/EXIT cannot be posted\n");
+        fprintf(stderr, "jvmpi: defining " TRACKER " failed: METHOD_ENTRY/EXIT and OBJECT_ALLOC cannot be "
+                        "posted\n");
         if ((*jni)->ExceptionCheck(jni)) { (*jni)->ExceptionDescribe(jni); (*jni)->ExceptionClear(jni); }
         return -1;
     }
@@ -214,14 +227,25 @@ static void retransform_loaded(JNIEnv *jni) {
     (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)classes);
 }
 
-/* Instrument (once) and set the tracker's switch to the events enabled now. */
+/* The tracker's switch (JvmpiTracker.engaged) for the events enabled now. */
+static int engaged_bits(void) {
+    return (jvmpi_enabled(JVMPI_EVENT_METHOD_ENTRY) ? 1 : 0) | (jvmpi_enabled(JVMPI_EVENT_METHOD_EXIT) ? 4 : 0) |
+           (jvmpi_enabled(JVMPI_EVENT_OBJECT_ALLOC) ? 8 : 0);
+}
+
+/* Give the loaded classes the calls enabled events need (once per kind of
+ * call: they stay), and set the tracker's switch. */
 static void apply(JNIEnv *jni) {
-    int bits = (jvmpi_enabled(JVMPI_EVENT_METHOD_ENTRY) ? 1 : 0) | (jvmpi_enabled(JVMPI_EVENT_METHOD_EXIT) ? 4 : 0);
-    if (bits != 0 && !atomic_exchange(&M.wanted, 1)) {
+    int bits = engaged_bits();
+    unsigned want = ((bits & 5) ? BCI_ENTRY_EXIT : 0u) | ((bits & 8) ? (BCI_NEWARRAY | BCI_OBJECT_INIT) : 0u);
+    atomic_fetch_or(&M.what, want);
+    if (want != 0 && !M.hook_wanted) {
         if (events_want(jvmpi_jvmti, JVMTI_EVENT_CLASS_FILE_LOAD_HOOK) != 0) return;
+        M.hook_wanted = 1;
     }
-    if (bits != 0 && !M.retransformed) {
-        M.retransformed = 1;
+    unsigned what = atomic_load(&M.what);
+    if (what != M.retransformed) {
+        M.retransformed = what;
         int was = jvmpi_in_layer;
         jvmpi_in_layer = 1;
         retransform_loaded(jni);

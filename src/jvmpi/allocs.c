@@ -1,0 +1,160 @@
+/*
+ * allocs: OBJECT_ALLOC. Every object a constructor builds passes through
+ * JvmpiTracker.objectInit (Object.<init>), every array the byte code makes
+ * through newArray; what the VM allocates without byte code (clone(),
+ * reflection's and JNI's arrays, Unsafe.allocateInstance) comes as JVMTI
+ * VMObjectAlloc. An object is posted when the layer first sees it: giving
+ * it its id (a tag) marks it, so the constructor that follows a
+ * VMObjectAlloc, or the VMObjectAlloc that follows JNI's NewObject, finds
+ * it tagged and posts nothing.
+ *
+ * One arena (id 1, the Java heap): the objects' ids never move, so there is
+ * no OBJECT_MOVE.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../agent/events.h"
+#include "layer.h"
+
+#define HEAP_ARENA 1
+
+/* The JVMPI kind of an array from its class signature's element type. */
+static jint array_kind(char element) {
+    switch (element) {
+    case 'Z': return JVMPI_BOOLEAN;
+    case 'B': return JVMPI_BYTE;
+    case 'C': return JVMPI_CHAR;
+    case 'S': return JVMPI_SHORT;
+    case 'I': return JVMPI_INT;
+    case 'J': return JVMPI_LONG;
+    case 'F': return JVMPI_FLOAT;
+    case 'D': return JVMPI_DOUBLE;
+    default:  return JVMPI_CLASS;              /* 'L' or '[': an array of references */
+    }
+}
+
+static int is_tagged(jobject object) {
+    jlong tag = 0;
+    return (*jvmpi_jvmti)->GetTag(jvmpi_jvmti, object, &tag) == JVMTI_ERROR_NONE && tag != 0;
+}
+
+/* obj_alloc's class_id: the object's class, the element class of an array
+ * of references, NULL for an array of primitives (its kind says it all). */
+static jobjectID class_id_of(JNIEnv *jni, jclass klass, jint kind) {
+    if (kind == JVMPI_NORMAL_OBJECT) return jvmpi_id_of(klass);
+    if (kind != JVMPI_CLASS) return NULL;
+    jclass class_class = (*jni)->GetObjectClass(jni, klass);
+    jmethodID component = class_class ? (*jni)->GetMethodID(jni, class_class, "getComponentType",
+                                                            "()Ljava/lang/Class;") : NULL;
+    jobject element = component ? (*jni)->CallObjectMethod(jni, klass, component) : NULL;
+    if ((*jni)->ExceptionCheck(jni)) (*jni)->ExceptionClear(jni);
+    jobjectID id = jvmpi_id_of(element);
+    if (element) (*jni)->DeleteLocalRef(jni, element);
+    if (class_class) (*jni)->DeleteLocalRef(jni, class_class);
+    return id;
+}
+
+static void post_alloc(JNIEnv *jni, jobject object, jclass klass, jobjectID id, int requested) {
+    char *sig = NULL;
+    if (jvmpi_failed((*jvmpi_jvmti)->GetClassSignature(jvmpi_jvmti, klass, &sig, NULL), "GetClassSignature"))
+        return;
+    jint kind = sig[0] == '[' ? array_kind(sig[1]) : JVMPI_NORMAL_OBJECT;
+    (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)sig);
+    jlong size = 0;
+    (*jvmpi_jvmti)->GetObjectSize(jvmpi_jvmti, object, &size);
+    JVMPI_Event e;
+    memset(&e, 0, sizeof e);
+    e.event_type = JVMPI_EVENT_OBJECT_ALLOC | (requested ? JVMPI_REQUESTED_EVENT : 0);
+    e.env_id = jni;
+    e.u.obj_alloc.arena_id = HEAP_ARENA;
+    e.u.obj_alloc.class_id = class_id_of(jni, klass, kind);
+    e.u.obj_alloc.is_array = kind;
+    e.u.obj_alloc.size = size > 0x7fffffff ? 0x7fffffff : (jint)size;
+    e.u.obj_alloc.obj_id = id;
+    jvmpi_notify(&e);
+}
+
+/* A new object, posted once (see above). */
+static void allocated(JNIEnv *jni, jobject object, jclass klass) {
+    if (object == NULL || is_tagged(object)) return;
+    jobjectID id = jvmpi_id_of(object);
+    if (id == NULL) return;
+    jclass own = klass ? NULL : (*jni)->GetObjectClass(jni, object);
+    post_alloc(jni, object, klass ? klass : own, id, 0);
+    if (own) (*jni)->DeleteLocalRef(jni, own);
+}
+
+/* multianewarray made the inner arrays too: the non-null elements of a
+ * new array of arrays. */
+static void inner_arrays(JNIEnv *jni, jobject array) {
+    jclass k = (*jni)->GetObjectClass(jni, array);
+    char *sig = NULL;
+    int nested = k && (*jvmpi_jvmti)->GetClassSignature(jvmpi_jvmti, k, &sig, NULL) == JVMTI_ERROR_NONE &&
+                 sig[0] == '[' && sig[1] == '[';
+    (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)sig);
+    if (k) (*jni)->DeleteLocalRef(jni, k);
+    if (!nested) return;
+    jsize n = (*jni)->GetArrayLength(jni, (jarray)array);
+    for (jsize i = 0; i < n; i++) {
+        jobject inner = (*jni)->GetObjectArrayElement(jni, (jobjectArray)array, i);
+        if (inner == NULL) continue;
+        allocated(jni, inner, NULL);
+        inner_arrays(jni, inner);
+        (*jni)->DeleteLocalRef(jni, inner);
+    }
+}
+
+JNIEXPORT void JNICALL Java_java_lang_JvmpiTracker_allocated(JNIEnv *jni, jclass tracker, jobject object) {
+    (void)tracker;
+    if (object == NULL || jvmpi_in_layer || !jvmpi_enabled(JVMPI_EVENT_OBJECT_ALLOC)) return;
+    jvmpi_in_layer = 1;
+    if (jvmpi_thread_here(jni) != NULL) {
+        allocated(jni, object, NULL);
+        inner_arrays(jni, object);
+    }
+    jvmpi_in_layer = 0;
+}
+
+static void JNICALL on_vm_object_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
+                                       jclass klass, jlong size) {
+    (void)jvmti; (void)thread; (void)size;
+    if (jvmpi_in_layer || !jvmpi_enabled(JVMPI_EVENT_OBJECT_ALLOC) || !atomic_load(&jvmpi_live)) return;
+    jvmpi_in_layer = 1;
+    if (jvmpi_thread_here(jni) != NULL) allocated(jni, object, klass);
+    jvmpi_in_layer = 0;
+}
+
+void jvmpi_post_arena_new(JNIEnv *jni) {
+    static atomic_int posted;
+    if (!jvmpi_enabled(JVMPI_EVENT_ARENA_NEW) || atomic_exchange(&posted, 1)) return;
+    JVMPI_Event e;
+    memset(&e, 0, sizeof e);
+    e.event_type = JVMPI_EVENT_ARENA_NEW;
+    e.env_id = jni;
+    e.u.new_arena.arena_id = HEAP_ARENA;
+    e.u.new_arena.arena_name = "Java heap";
+    jvmpi_notify(&e);
+}
+
+int jvmpi_allocs_subscribe(void) {
+    return events_subscribe(JVMTI_EVENT_VM_OBJECT_ALLOC, EVENT_FN(on_vm_object_alloc));
+}
+
+jint jvmpi_allocs_switch(int on) {
+    if (on) return events_want(jvmpi_jvmti, JVMTI_EVENT_VM_OBJECT_ALLOC) == 0 ? JVMPI_SUCCESS : JVMPI_FAIL;
+    events_unwant(jvmpi_jvmti, JVMTI_EVENT_VM_OBJECT_ALLOC);
+    return JVMPI_SUCCESS;
+}
+
+/* Answered synchronously on the asking thread, whatever the object
+ * (a Class object too: its class is java/lang/Class, nothing recurses). */
+jint jvmpi_request_object_alloc(JNIEnv *jni, jobjectID id) {
+    jobject object = jvmpi_object_of(jni, id);
+    if (object == NULL) return JVMPI_FAIL;
+    jclass klass = (*jni)->GetObjectClass(jni, object);
+    if (klass != NULL) post_alloc(jni, object, klass, id, 1);
+    if (klass) (*jni)->DeleteLocalRef(jni, klass);
+    (*jni)->DeleteLocalRef(jni, object);
+    return klass != NULL ? JVMPI_SUCCESS : JVMPI_FAIL;
+}
