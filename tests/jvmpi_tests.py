@@ -14,6 +14,9 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
                          thrower 10 with 10 exits by exception, worker-i's work
                          (i+1)*100 and leaf 2(i+1)*100), GetCallTrace with
                          line numbers (leaf's line, then work's call line)
+    jvmpi_entry2         METHOD_ENTRY2 with METHOD_ENTRY/EXIT on JvmpiCalls$Point:
+                         the receiver's id for its 2 constructor calls, 2 norm()
+                         and 1 compareTo() calls, NULL for its static <clinit>
     jvmpi_classes_threads CLASS_LOAD with methods, statics, instance fields,
                          source and interfaces exactly as JvmpiCalls$Point
                          declares them; java/lang/Object (loaded before the
@@ -159,6 +162,18 @@ def make_tests(Fail, Skip):
             raise Fail("; ".join(problems))
         ctx.note("main thread: %d method entries in all (JDK code included)" % totals["main"])
 
+    def t_entry2(ctx):
+        out = ctx.path("entry2.txt")
+        r = run(ctx, agent("method_counter") + "=out=%s,class=JvmpiCalls$Point,entry2" % out, "classes")
+        check_done(r, "classes")
+        got = sorted(l for l in lines_of(out) if l.startswith(("method ", "entry2 ")))
+        want = sorted(["method main <init> entries 2 exits 2", "method main <clinit> entries 1 exits 1",
+                       "method main compareTo entries 1 exits 1", "method main norm entries 2 exits 2",
+                       "entry2 main <init> objects 2 nulls 0", "entry2 main <clinit> objects 0 nulls 1",
+                       "entry2 main compareTo objects 1 nulls 0", "entry2 main norm objects 2 nulls 0"])
+        if got != want:
+            raise Fail("expected exactly %s, got %s" % (want, got))
+
     # ------------------------------------------------------------ classes and threads
 
     def t_classes_threads(ctx):
@@ -283,7 +298,8 @@ def make_tests(Fail, Skip):
         if problems:
             raise Fail("; ".join(problems))
 
-    return [("jvmpi_method_counter", t_method_counter), ("jvmpi_classes_threads", t_classes_threads),
+    return [("jvmpi_method_counter", t_method_counter), ("jvmpi_entry2", t_entry2),
+             ("jvmpi_classes_threads", t_classes_threads),
              ("jvmpi_alloc", t_alloc),
             ("jvmpi_toggle", t_toggle), ("jvmpi_agentlib", t_agentlib), ("jvmpi_loader_errors", t_loader_errors)], \
         [("jvmpi_header", t_header)]

@@ -86,6 +86,8 @@ int  jvmpi_methods_capabilities(const jvmtiCapabilities *potential, jvmtiCapabil
 int  jvmpi_methods_subscribe(void);
 /* VMInit: define the tracker; classes get calls from then on. */
 int  jvmpi_methods_start(JNIEnv *jni);
+/* After the agent's JVM_OnLoad: capabilities for what it enabled there. */
+void jvmpi_methods_after_onload(void);
 /* METHOD_ENTRY, ENTRY2, EXIT or OBJECT_ALLOC was enabled or disabled. */
 void jvmpi_methods_switch(void);
 /* Set on a thread while the layer runs Java code of its own (a thread's

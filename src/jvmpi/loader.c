@@ -107,6 +107,7 @@ static jint load_agent(char *library, char *agent_options) {
                         "refused to start (its own message, if any, is above); the JVM stops\n", library, (int)rc);
         return JNI_ERR;
     }
+    jvmpi_methods_after_onload();
     if (jvmpi_interface.NotifyEvent == NULL)
         fprintf(stderr, "jvmpi: the JVMPI agent '%s' set no NotifyEvent in JVM_OnLoad: it gets no events\n",
                 library);

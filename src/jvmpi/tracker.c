@@ -32,13 +32,15 @@ extern const unsigned jvmpi_tracker_class_len;
 /* Method id -> jmethodID, in chunks that never move (read without a lock). */
 #define CHUNK_BITS 12
 #define CHUNKS     4096
-static _Atomic(jmethodID *) method_chunks[CHUNKS];
+typedef _Atomic(jmethodID) method_slot;
+static _Atomic(method_slot *) method_chunks[CHUNKS];
 
 static struct {
     atomic_int ready;            /* the tracker is defined: the hook instruments */
     atomic_uint what;            /* BCI_* the hook inserts: what was ever wanted */
     atomic_int next_id;
     unsigned   retransformed;    /* BCI_* the loaded classes were last given */
+    int        can_get_receiver; /* can_access_local_variables: METHOD_ENTRY2's object */
     int        hook_wanted;
     jclass     tracker;          /* global reference */
     jfieldID   engaged;
@@ -107,17 +109,30 @@ int jvmpi_methods_capabilities(const jvmtiCapabilities *potential, jvmtiCapabili
     return 0;
 }
 
+/* After JVM_OnLoad, still in the OnLoad phase: only an agent that enabled
+ * METHOD_ENTRY2 there pays for can_access_local_variables (HotSpot's JIT
+ * then keeps every local, escape analysis off). One enabling it later gets
+ * NULL objects: listed in the README. */
+void jvmpi_methods_after_onload(void) {
+    if (!jvmpi_enabled(JVMPI_EVENT_METHOD_ENTRY2)) return;
+    jvmtiCapabilities caps;
+    memset(&caps, 0, sizeof caps);
+    caps.can_access_local_variables = 1;
+    if ((*jvmpi_jvmti)->AddCapabilities(jvmpi_jvmti, &caps) == JVMTI_ERROR_NONE) M.can_get_receiver = 1;
+    else fprintf(stderr, "jvmpi: this JVM cannot read local variables: METHOD_ENTRY2 carries no object\n");
+}
+
 int jvmpi_methods_subscribe(void) {
     return events_subscribe(JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, EVENT_FN(on_class_file_load));
 }
 
 /* ------------------------------------------------------------ the natives */
 
-static jmethodID *chunk_for(int32_t id) {
+static method_slot *chunk_for(int32_t id) {
     size_t c = (size_t)id >> CHUNK_BITS;
-    jmethodID *chunk = atomic_load(&method_chunks[c]);
+    method_slot *chunk = atomic_load(&method_chunks[c]);
     if (chunk != NULL) return chunk;
-    jmethodID *fresh = calloc((size_t)1 << CHUNK_BITS, sizeof *fresh);
+    method_slot *fresh = calloc((size_t)1 << CHUNK_BITS, sizeof *fresh);
     if (fresh == NULL) return NULL;
     if (!atomic_compare_exchange_strong(&method_chunks[c], &chunk, fresh)) { free(fresh); return chunk; }
     return fresh;
@@ -126,28 +141,52 @@ static jmethodID *chunk_for(int32_t id) {
 /* The instrumented method is two frames down: the native, methodEntry/Exit. */
 static jmethodID method_of(int32_t id) {
     if (id < 0 || id >= CHUNKS << CHUNK_BITS) return NULL;
-    jmethodID *chunk = chunk_for(id);
+    method_slot *chunk = chunk_for(id);
     if (chunk == NULL) return NULL;
-    jmethodID *slot = &chunk[id & ((1 << CHUNK_BITS) - 1)];
-    if (*slot != NULL) return *slot;
-    jmethodID method = NULL;
+    method_slot *slot = &chunk[id & ((1 << CHUNK_BITS) - 1)];
+    jmethodID method = atomic_load_explicit(slot, memory_order_relaxed);
+    if (method != NULL) return method;
     jlocation at = 0;
     if ((*jvmpi_jvmti)->GetFrameLocation(jvmpi_jvmti, NULL, 2, &method, &at) != JVMTI_ERROR_NONE) return NULL;
-    *slot = method;            /* a pointer-sized store: racing threads store the same */
+    atomic_store_explicit(slot, method, memory_order_relaxed);   /* racing threads store the same */
     return method;
 }
 
+/* METHOD_ENTRY2's object: the receiver, local 0 of the instrumented frame
+ * (NULL for a static method). */
+static jobjectID receiver_of(JNIEnv *jni, jmethodID method) {
+    jint modifiers = 0;
+    if (!M.can_get_receiver ||
+        (*jvmpi_jvmti)->GetMethodModifiers(jvmpi_jvmti, method, &modifiers) != JVMTI_ERROR_NONE ||
+        (modifiers & 0x0008))
+        return NULL;
+    jobject self = NULL;
+    if ((*jvmpi_jvmti)->GetLocalInstance(jvmpi_jvmti, NULL, 2, &self) != JVMTI_ERROR_NONE) return NULL;
+    jobjectID id = jvmpi_id_of(self);
+    (*jni)->DeleteLocalRef(jni, self);
+    return id;
+}
+
 static void post_method(JNIEnv *jni, jint type, jint id) {
-    if (jvmpi_in_layer || !jvmpi_enabled(type)) return;
+    int entry2 = type == JVMPI_EVENT_METHOD_ENTRY && jvmpi_enabled(JVMPI_EVENT_METHOD_ENTRY2);
+    if (jvmpi_in_layer || (!jvmpi_enabled(type) && !entry2)) return;
     jvmpi_in_layer = 1;
     jmethodID method = method_of(id);
     if (method != NULL && jvmpi_thread_here(jni) != NULL) {
         JVMPI_Event e;
         memset(&e, 0, sizeof e);
-        e.event_type = type;
         e.env_id = jni;
-        e.u.method.method_id = method;
-        jvmpi_notify(&e);
+        if (jvmpi_enabled(type)) {
+            e.event_type = type;
+            e.u.method.method_id = method;
+            jvmpi_notify(&e);
+        }
+        if (entry2) {
+            e.event_type = JVMPI_EVENT_METHOD_ENTRY2;
+            e.u.method_entry2.method_id = method;
+            e.u.method_entry2.obj_id = receiver_of(jni, method);
+            jvmpi_notify(&e);
+        }
     }
     jvmpi_in_layer = 0;
 }
@@ -229,7 +268,7 @@ static void retransform_loaded(JNIEnv *jni) {
 
 /* The tracker's switch (JvmpiTracker.engaged) for the events enabled now. */
 static int engaged_bits(void) {
-    return (jvmpi_enabled(JVMPI_EVENT_METHOD_ENTRY) ? 1 : 0) | (jvmpi_enabled(JVMPI_EVENT_METHOD_EXIT) ? 4 : 0) |
+    return (jvmpi_enabled(JVMPI_EVENT_METHOD_ENTRY) || jvmpi_enabled(JVMPI_EVENT_METHOD_ENTRY2) ? 1 : 0) | (jvmpi_enabled(JVMPI_EVENT_METHOD_EXIT) ? 4 : 0) |
            (jvmpi_enabled(JVMPI_EVENT_OBJECT_ALLOC) ? 8 : 0);
 }
 

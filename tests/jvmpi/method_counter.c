@@ -4,11 +4,13 @@
  * count, per thread, the entries and exits of the methods of one class.
  * Written to the specification alone.
  *
- * Options: out=FILE,class=NAME (NAME in internal form, e.g. JvmpiCalls).
+ * Options: out=FILE,class=NAME[,entry2] (NAME in internal form, e.g.
+ * JvmpiCalls); entry2: METHOD_ENTRY2 too.
  * Writes to FILE, when each thread ends (or at JVM_SHUT_DOWN for one that
  * has not):
  *   thread NAME total N
  *   method NAME METHOD entries E exits X
+ *   entry2 NAME METHOD objects O nulls N  (METHOD_ENTRY2: with an object, without)
  * and, the first time a thread enters a method called "leaf", its call
  * trace: trace NAME METHOD:LINE METHOD:LINE ...
  */
@@ -33,6 +35,7 @@ typedef struct counter {
     char name[128];
     long total;                        /* the specification's counter */
     long entries[MAX_METHODS], exits[MAX_METHODS];
+    long with_object[MAX_METHODS], without_object[MAX_METHODS];
     int  traced;
     int  written;
 } counter;
@@ -64,6 +67,10 @@ static void write_counter(counter *c) {
         if (c->entries[i] || c->exits[i])
             fprintf(out, "method %s %s entries %ld exits %ld\n", c->name, methods[i].name, c->entries[i],
                     c->exits[i]);
+    for (int i = 0; i < n_methods; i++)
+        if (c->with_object[i] || c->without_object[i])
+            fprintf(out, "entry2 %s %s objects %ld nulls %ld\n", c->name, methods[i].name, c->with_object[i],
+                    c->without_object[i]);
     fflush(out);
     jvmpi->RawMonitorExit(lock);
 }
@@ -113,6 +120,14 @@ static void method_event(JVMPI_Event *e, int entry) {
     }
 }
 
+static void method_entry2(JVMPI_Event *e) {
+    counter *c = jvmpi->GetThreadLocalStorage(e->env_id);
+    int i = method_index(e->u.method_entry2.method_id);
+    if (c == NULL || i < 0) return;
+    if (e->u.method_entry2.obj_id != NULL) c->with_object[i]++;
+    else c->without_object[i]++;
+}
+
 static void notify(JVMPI_Event *e) {
     switch (e->event_type) {
     case JVMPI_EVENT_THREAD_START: thread_start(e); break;
@@ -120,6 +135,7 @@ static void notify(JVMPI_Event *e) {
     case JVMPI_EVENT_CLASS_LOAD:   class_load(e); break;
     case JVMPI_EVENT_METHOD_ENTRY: method_event(e, 1); break;
     case JVMPI_EVENT_METHOD_EXIT:  method_event(e, 0); break;
+    case JVMPI_EVENT_METHOD_ENTRY2: method_entry2(e); break;
     case JVMPI_EVENT_JVM_SHUT_DOWN:
         write_counter(jvmpi->GetThreadLocalStorage(e->env_id));
         fclose(out);
@@ -157,5 +173,7 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved) {
                                    JVMPI_EVENT_METHOD_ENTRY, JVMPI_EVENT_METHOD_EXIT, JVMPI_EVENT_JVM_SHUT_DOWN };
     for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
         if (jvmpi->EnableEvent(events[i], NULL) != JVMPI_SUCCESS) return JNI_ERR;
+    if (strstr(options, "entry2") != NULL && jvmpi->EnableEvent(JVMPI_EVENT_METHOD_ENTRY2, NULL) != JVMPI_SUCCESS)
+        return JNI_ERR;
     return JNI_OK;
 }
