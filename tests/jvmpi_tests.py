@@ -36,6 +36,19 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
                          (OBJECT_ALLOC) of the first Blob gives the same id and
                          class (ids never move), and of Blob's class object a
                          java/lang/Class instance, synchronously
+    jvmpi_functions      on threads JvmpiCalls keeps in known states, from a
+                         thread the agent made (CreateSystemThread):
+                         GetThreadStatus RUNNABLE / CONDVAR_WAIT (sleep) /
+                         MONITOR_WAIT (blocked), GetCallTrace of the suspended
+                         spinner (spin() at its line), ThreadHasRun 1 for the
+                         spinner and 0 for the sleeper, GetThreadObject and
+                         GetMethodClass equal to THREAD_START's and CLASS_LOAD's
+                         ids, GetCurrentThreadCpuTime, another thread's local
+                         storage, RunGC posting GC_START, SIGQUIT posting
+                         DATA_DUMP_REQUEST, MONITOR_CONTENDED_ENTER,
+                         MONITOR_WAIT (timeout 200) / WAITED (same object, about
+                         200 ms waited), then ProfilerExit(42): exit code 42
+                         after JVM_SHUT_DOWN, long before the program would end
     jvmpi_toggle         EnableEvent/DisableEvent of every event number:
                          SUCCESS for the 34 defined non-dump events,
                          NOT_AVAILABLE for the 3 dumps and the 24 unused
@@ -61,6 +74,10 @@ BUILD = os.path.join(ROOT, "build")
 LAYER = os.path.join(BUILD, "libjvmpi.so")
 AGENTS = os.path.join(BUILD, "tests", "jvmpi")
 JAVA_SRC = os.path.join(TESTS_DIR, "java", "JvmpiCalls.java")
+CLASSES_DIR = os.path.join(BUILD, "tests", "classes")
+# javac numbers lambdas in an order that changes with the source: they are
+# compared by their method's name (lambda$calls).
+LAMBDA = re.compile(r"(lambda\$\w+)\$\d+")
 
 
 def make_tests(Fail, Skip):
@@ -101,6 +118,32 @@ def make_tests(Fail, Skip):
                     return n
         raise Fail("marker %s not in %s" % (marker, JAVA_SRC))
 
+    def javap_members(ctx, cls):
+        """(methods as name+descriptor, statics and instance fields as name:descriptor)
+        of a compiled test class, as javap reads them from its class file."""
+        p = subprocess.run([os.path.join(ctx.jdk, "bin", "javap"), "-p", "-s", "-cp", CLASSES_DIR, cls],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            raise Fail("javap %s: %s" % (cls, p.stderr.strip()))
+        methods, statics, instances = [], [], []
+        lines = p.stdout.splitlines()
+        for member, desc in zip(lines, lines[1:]):
+            desc = desc.strip()
+            if not desc.startswith("descriptor: "):
+                continue
+            desc = desc[len("descriptor: "):]
+            member = member.strip().rstrip(";")
+            if member == "static {}":
+                methods.append("<clinit>" + desc)
+            elif "(" in member:
+                name = member[:member.index("(")].split()[-1]
+                methods.append(("<init>" if name == cls else name) + desc)
+            else:
+                name = member.split("=")[0].split()[-1]
+                (statics if member.startswith("static ") or " static " in member else instances).append(
+                    "%s:%s" % (name, desc))
+        return sorted(methods), sorted(statics), sorted(instances)
+
     def check_done(r, mode):
         if ("JvmpiCalls %s done" % mode) not in r.stderr:
             raise Fail("the program did not finish: %s" % r.stderr[-500:])
@@ -121,6 +164,7 @@ def make_tests(Fail, Skip):
         check_done(r, "calls")
         methods, totals, traces = {}, {}, {}
         for line in lines_of(out):
+            line = LAMBDA.sub(r"\1", line)
             m = re.match(r"^method (\S+) (\S+) entries (\d+) exits (\d+)$", line)
             if m:
                 methods[(m.group(1), m.group(2))] = (int(m.group(3)), int(m.group(4)))
@@ -132,12 +176,12 @@ def make_tests(Fail, Skip):
         if "" in totals:
             raise Fail("a thread was announced without its name: %s" % [l for l in lines_of(out) if "thread  " in l])
         want = {("main", "a"): (1000, 1000), ("main", "thrower"): (10, 10), ("main", "calls"): (1, 1),
-                ("main", "main"): (1, 1)}
+                ("main", "main"): (1, 1), ("main", "<clinit>"): (1, 1)}
         for i in range(4):
             n = (i + 1) * 100
             want[("worker-%d" % i, "work")] = (n, n)
             want[("worker-%d" % i, "leaf")] = (2 * n, 2 * n)
-            want[("worker-%d" % i, "lambda$calls$0")] = (1, 1)
+            want[("worker-%d" % i, "lambda$calls")] = (1, 1)
         problems = []
         for key, (entries, exits) in sorted(want.items()):
             got = methods.get(key)
@@ -149,11 +193,11 @@ def make_tests(Fail, Skip):
             problems.append("methods counted that the program does not call there: %s" % unexpected)
         for i in range(4):
             name = "worker-%d" % i
-            own = sum(methods.get((name, m), (0, 0))[0] for m in ("work", "leaf", "lambda$calls$0"))
+            own = sum(methods.get((name, m), (0, 0))[0] for m in ("work", "leaf", "lambda$calls"))
             if totals.get(name, -1) < own:
                 problems.append("%s: total %s below its own %d method entries" % (name, totals.get(name), own))
             want_trace = ["leaf:%d" % source_line("LEAF_LINE"), "work:%d" % source_line("WORK_CALL_LINE"),
-                          "lambda$calls$0:%d" % source_line('"worker-" + t')]
+                          "lambda$calls:%d" % source_line('"worker-" + t')]
             if traces.get(name, [])[:3] != want_trace:
                 problems.append("%s: GetCallTrace %s, expected %s first" % (name, traces.get(name), want_trace))
         if "main" not in totals:
@@ -182,27 +226,17 @@ def make_tests(Fail, Skip):
         check_done(r, "classes")
         lines = lines_of(out)
         problems = []
-        point = [l for l in lines if l.startswith("class JvmpiCalls$Point ")]
-        want_point = ("class JvmpiCalls$Point source JvmpiCalls.java interfaces 1 methods 5 (%s) "
-                      "statics (ORIGIN:LJvmpiCalls$Point;) instances (x:I y:I)")
-        if len(point) != 1:
-            problems.append("%d CLASS_LOADs of JvmpiCalls$Point, expected 1" % len(point))
-        else:
-            m = re.match(r"^class \S+ source \S+ interfaces \d+ methods \d+ \((.*?)\) statics", point[0])
-            got_methods = sorted(m.group(1).split()) if m else []
-            want_methods = sorted(["<init>(II)V", "<clinit>()V", "compareTo(Ljava/lang/Object;)I",
-                                   "compareTo(LJvmpiCalls$Point;)I", "norm()I"])
-            if got_methods != want_methods or point[0] != want_point % m.group(1):
-                problems.append("CLASS_LOAD of Point: %r" % point[0])
-        main_cls = [l for l in lines if l.startswith("class JvmpiCalls source ")]
-        want_main = sorted(["<init>()V", "main([Ljava/lang/String;)V", "a()V", "b()V", "c()V", "thrower()V",
-                            "leaf()V", "work()V", "calls()V", "classes()V", "toggle()V", "alloc()V",
-                            "lambda$calls$0(I)V", "lambda$classes$1()V"])
-        m = re.match(r"^class JvmpiCalls source JvmpiCalls.java interfaces 0 methods (\d+) \((.*?)\) "
-                     r"statics \((.*?)\) instances \(\)$", main_cls[0]) if len(main_cls) == 1 else None
-        if not m or int(m.group(1)) != len(want_main) or sorted(m.group(2).split()) != want_main or \
-                sorted(m.group(3).split()) != ["keep:Ljava/lang/Object;", "proto:LJvmpiCalls$Blob;", "sink:I"]:
-            problems.append("CLASS_LOAD of JvmpiCalls: %r" % main_cls)
+        # Each class exactly as javap reads its class file.
+        for cls, interfaces in (("JvmpiCalls$Point", 1), ("JvmpiCalls", 0)):
+            got = [l for l in lines if l.startswith("class %s " % cls)]
+            m = re.match(r"^class \S+ source (\S+) interfaces (\d+) methods (\d+) \((.*?)\) "
+                         r"statics \((.*?)\) instances \((.*?)\)$", got[0]) if len(got) == 1 else None
+            methods, statics, instances = javap_members(ctx, cls)
+            if not m or m.group(1) != "JvmpiCalls.java" or int(m.group(2)) != interfaces or \
+                    int(m.group(3)) != len(methods) or sorted(m.group(4).split()) != methods or \
+                    sorted(m.group(5).split()) != statics or sorted(m.group(6).split()) != instances:
+                problems.append("CLASS_LOAD of %s: %r; javap: methods %s statics %s instances %s"
+                                % (cls, got, methods, statics, instances))
         if "requested java/lang/Object" not in lines:
             problems.append("RequestEvent(CLASS_LOAD, java/lang/Object) not answered with a requested event")
         for i in range(3):
@@ -253,6 +287,32 @@ def make_tests(Fail, Skip):
         if problems:
             raise Fail("; ".join(problems) + " in %s" % lines)
 
+    # ------------------------------------------------------------ interface functions
+
+    def t_functions(ctx):
+        out = ctx.path("functions.txt")
+        r = run(ctx, agent("functions_checker") + "=out=" + out, "functions", expect_rc=42)
+        if "JvmpiCalls functions done" in r.stderr:
+            raise Fail("the program ran to its end: ProfilerExit did not end the JVM")
+        lines = lines_of(out)
+        want = ["status spinner RUNNABLE", "status sleeper CONDVAR_WAIT", "status blocked MONITOR_WAIT",
+                "trace spinner spin:%d" % source_line("SPIN_LINE"), "has_run spinner 1", "has_run sleeper 0",
+                "thread_object SAME", "method_class SAME", "cpu_time OK", "tls_other SAME", "run_gc OK",
+                "data_dump OK", "contended blocked SEEN", "WAIT", "shutdown"]
+        problems = []
+        if len(lines) != len(want):
+            problems.append("%d lines, expected %d" % (len(lines), len(want)))
+        for got, expected in zip(lines, want):
+            if expected == "WAIT":
+                m = re.match(r"^wait waiter 200 waited SAME (\d+)$", got)
+                if not m or not 190 <= int(m.group(1)) <= 5000:
+                    problems.append("%r: expected MONITOR_WAIT timeout 200, WAITED on the same object after "
+                                    "about 200 ms" % got)
+            elif got != expected:
+                problems.append("%r, expected %r" % (got, expected))
+        if problems:
+            raise Fail("; ".join(problems) + " in %s" % lines)
+
     # ------------------------------------------------------------ enable / disable
 
     def check_toggle(lines):
@@ -260,6 +320,7 @@ def make_tests(Fail, Skip):
                 "disable success 34 not_available 27 fail 0",
                 "method a entries 170 exits 220", "method b entries 1 exits 1", "method c entries 0 exits 1",
                 "method toggle entries 1 exits 1", "method main entries 1 exits 1",
+                "method <clinit> entries 1 exits 1",
                 "late_class_loads 1 late_before_enable 0"]
         missing = [w for w in want if w not in lines]
         if missing or len(lines) != len(want):
@@ -300,6 +361,6 @@ def make_tests(Fail, Skip):
 
     return [("jvmpi_method_counter", t_method_counter), ("jvmpi_entry2", t_entry2),
              ("jvmpi_classes_threads", t_classes_threads),
-             ("jvmpi_alloc", t_alloc),
+             ("jvmpi_alloc", t_alloc), ("jvmpi_functions", t_functions),
             ("jvmpi_toggle", t_toggle), ("jvmpi_agentlib", t_agentlib), ("jvmpi_loader_errors", t_loader_errors)], \
         [("jvmpi_header", t_header)]

@@ -47,6 +47,7 @@ typedef struct jvmpi_thread {
     void     *storage;           /* SetThreadLocalStorage's pointer */
     jlong     cpu_at_suspend[2]; /* ThreadHasRun: the last two suspensions */
     int       started;           /* THREAD_START was posted for it */
+    jlong     wait_started_ms;   /* its last MONITOR_WAIT (MONITOR_WAITED's time) */
     struct jvmpi_thread *next;
 } jvmpi_thread;
 

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../agent/events.h"
 #include "layer.h"
@@ -281,8 +282,19 @@ static void JNICALL on_gc_finish(jvmtiEnv *jvmti) {
 
 /* ------------------------------------------------------------ monitors */
 
+static jlong now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (jlong)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* MONITOR_WAITED's timeout is the time the thread waited: JVMTI says only
+ * whether it timed out, so the layer times the wait from MONITOR_WAIT. */
 static void post_monitor(JNIEnv *jni, jint type, jobject object, jlong timeout) {
-    if (!jvmpi_enabled(type) || jvmpi_thread_here(jni) == NULL) return;
+    jvmpi_thread *t = NULL;
+    if (!jvmpi_enabled(type) || (t = jvmpi_thread_here(jni)) == NULL) return;
+    if (type == JVMPI_EVENT_MONITOR_WAIT) t->wait_started_ms = now_ms();
+    if (type == JVMPI_EVENT_MONITOR_WAITED) timeout = t->wait_started_ms ? now_ms() - t->wait_started_ms : 0;
     JVMPI_Event e;
     memset(&e, 0, sizeof e);
     e.event_type = type;
@@ -308,8 +320,6 @@ static void JNICALL on_wait(jvmtiEnv *j, JNIEnv *jni, jthread t, jobject o, jlon
     (void)j; (void)t;
     post_monitor(jni, JVMPI_EVENT_MONITOR_WAIT, o, timeout);
 }
-/* JVMTI tells whether the wait timed out, not how long it was: the timeout
- * asked is what the thread waited at most. */
 static void JNICALL on_waited(jvmtiEnv *j, JNIEnv *jni, jthread t, jobject o, jboolean timed_out) {
     (void)j; (void)t; (void)timed_out;
     post_monitor(jni, JVMPI_EVENT_MONITOR_WAITED, o, 0);

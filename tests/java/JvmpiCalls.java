@@ -14,6 +14,10 @@
  *           (Constructor.newInstance), 50 by clone(); arrays of Blob: 200
  *           new Blob[3], 10 new Blob[4][5] (10 Blob[][] and 40 Blob[]), 20
  *           by Array.newInstance; 300 new int[12347]; then System.gc()
+ *   functions threads "spinner" (in spin(), on a CPU), "sleeper" (in
+ *           Thread.sleep), "blocked" (contending for LOCK, which main holds
+ *           for 30 s), "waiter" (LOCK2.wait(200) once); the agent is expected
+ *           to end the JVM (ProfilerExit) before main lets LOCK go
  */
 public class JvmpiCalls {
     static volatile int sink;
@@ -86,6 +90,39 @@ public class JvmpiCalls {
         System.gc();
     }
 
+    static final Object LOCK = new Object();
+    static final Object LOCK2 = new Object();
+    static volatile boolean stop;
+
+    static void spin() {
+        while (!stop) sink++; // SPIN_LINE
+    }
+
+    static void functions() throws InterruptedException {
+        Thread spinner = new Thread(JvmpiCalls::spin, "spinner");
+        Thread sleeper = new Thread(() -> {
+            try { Thread.sleep(60_000); } catch (InterruptedException e) { sink++; }
+        }, "sleeper");
+        Thread blocked = new Thread(() -> { synchronized (LOCK) { sink++; } }, "blocked");
+        Thread waiter = new Thread(() -> {
+            synchronized (LOCK2) {
+                try { LOCK2.wait(200); } catch (InterruptedException e) { sink++; }
+            }
+        }, "waiter");
+        spinner.setDaemon(true);
+        sleeper.setDaemon(true);
+        synchronized (LOCK) {
+            spinner.start();
+            sleeper.start();
+            blocked.start();
+            waiter.start();
+            waiter.join();
+            Thread.sleep(30_000);
+        }
+        stop = true;
+        blocked.join();
+    }
+
     static void calls() throws InterruptedException {
         for (int i = 0; i < 1000; i++) a();
         for (int i = 0; i < 10; i++) {
@@ -126,6 +163,7 @@ public class JvmpiCalls {
             case "classes": classes(); break;
             case "toggle": toggle(); break;
             case "alloc": alloc(); break;
+            case "functions": functions(); break;
             default: throw new IllegalArgumentException(args[0]);
         }
         System.err.println("JvmpiCalls " + args[0] + " done");
