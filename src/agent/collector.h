@@ -29,6 +29,15 @@
  *                 rewritten for it retransformed back; counts are kept for
  *                 the dump that follows and a later `start`
  *   status        one line of counts for `status`
+ *   snapshot      (optional) what it counted so far as a new profile with
+ *                 whole stacks (profile.h), for pprof=, flamegraph= and
+ *                 collapsed=: the orchestrator writes those files from the
+ *                 snapshots of every collector at each dump, after the
+ *                 collectors' own sections (so heap=sites' census is done).
+ *                 Only asked for when options_want_stacks(): the
+ *                 collector then walked whole stacks (trace_builder
+ *                 full_stacks). NULL when out of memory; the caller frees it.
+ *                 profile_kind names it in file names ("cpu", "alloc", "lock").
  */
 #ifndef HPROF_COLLECTOR_H
 #define HPROF_COLLECTOR_H
@@ -42,6 +51,7 @@
 #include "../core/tables.h"
 #include "../options/options.h"
 #include "../output/hprof_binary.h"
+#include "../profile/profile.h"
 #include "../output/text_writer.h"
 
 typedef struct collector_env {
@@ -87,6 +97,8 @@ typedef struct collector {
     void (*reset)(JNIEnv *jni);
     void (*stop)(JNIEnv *jni);
     void (*status)(char *line, size_t size);
+    const char *profile_kind;
+    profile *(*snapshot)(JNIEnv *jni);
 } collector;
 
 extern const collector cpu_samples_collector, cpu_times_collector, heap_sites_collector,

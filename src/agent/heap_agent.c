@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../core/stack_profile.h"
 #include "../core/trace_builder.h"
 #include "../heap/heap_tags.h"
 #include "../heap/site_table.h"
@@ -62,13 +63,15 @@ static jvmtiEnv *thread_tag_env(void)
 /* ------------------------------------------------------------ recording */
 
 /* Each thread's trace cache (see trace_cache.h): 2048 frames, i.e. 512
- * traces at depth=4, about 44 KB a thread; deep traces get fewer slots. */
+ * traces at depth=4, about 44 KB a thread; deep traces get fewer slots.
+ * Whole stacks (STACK_MAX_FRAMES frames each) get 16 slots, 64 KB. */
 static trace_cache *heap_trace_cache(void)
 {
+    int frames = H.builder.full_stacks ? STACK_MAX_FRAMES : H.cfg.depth;
     unsigned log2 = 9;
-    while (log2 > 4 && ((uint32_t)1 << log2) * (uint32_t)H.cfg.depth > 2048)
+    while (log2 > 4 && ((uint32_t)1 << log2) * (uint32_t)frames > 2048)
         log2--;
-    return thread_trace_cache(TRACE_CACHE_HEAP, log2, H.cfg.depth);
+    return thread_trace_cache(TRACE_CACHE_HEAP, log2, frames);
 }
 
 /* Instances the VM allocated on this thread (VMObjectAlloc, recorded then)
@@ -147,15 +150,16 @@ static void record(JNIEnv *jni, jobject object, jclass klass, jlong size, jthrea
     jvmtiEnv *jvmti = thread_tag_env();
     serial_t thread_serial = H.cfg.per_thread ? thread_serial_of(thread) : 0;
     serial_t trace;
+    stack_id stack = 0;
     if (above >= 0) {
         if (n_pending > 0 && pending_take(jni, object))
             return;
-        trace = stack_trace_here(jni, &H.builder, heap_trace_cache(), above, thread_serial);
+        trace = stack_trace_here(jni, &H.builder, heap_trace_cache(), above, thread_serial, &stack);
     } else {
         jlong tag = 0;
         if ((*jvmti)->GetTag(jvmti, object, &tag) != JVMTI_ERROR_NONE || tag != 0)
             return;
-        trace = stack_trace_of(&H.builder, NULL, H.skip, 3, thread_serial);
+        trace = stack_trace_of(&H.builder, NULL, H.skip, 3, thread_serial, &stack);
     }
     serial_t cls = klass ? class_serial_of_klass(klass) : class_serial_of_object(jni, object);
     if (size < 0 && (*hprof_jvmti)->GetObjectSize(hprof_jvmti, object, &size) != JVMTI_ERROR_NONE)
@@ -167,7 +171,7 @@ static void record(JNIEnv *jni, jobject object, jclass klass, jlong size, jthrea
     if (trace == 0 && (*hprof_jvmti)->GetPhase(hprof_jvmti, &phase) == JVMTI_ERROR_NONE &&
         phase != JVMTI_PHASE_LIVE)
         return;
-    subsite_t s = trace && cls && size >= 0 ? site_intern(trace, cls, (uint64_t)size) : 0;
+    subsite_t s = trace && cls && size >= 0 ? site_intern(trace, stack, cls, (uint64_t)size) : 0;
     if (s == 0 || (*jvmti)->SetTag(jvmti, object, heap_tag_alloc(s)) != JVMTI_ERROR_NONE) {
         site_count_lost(1);
         if (atomic_exchange(&H.warned_lost, 1) == 0)
@@ -329,14 +333,17 @@ static int sites_make(const collector_env *env)
 {
     const hprof_options *o = env->opt;
     if (H.made) {
-        if (o->heap_sample != H.cfg.sample_interval || o->depth != H.cfg.depth)
-            env->limit("heap=sites: heap_sample= and depth= keep the values of the first start");
+        if (o->heap_sample != H.cfg.sample_interval || o->depth != H.cfg.depth ||
+            options_want_stacks(o) != H.builder.full_stacks)
+            env->limit("heap=sites: heap_sample=, depth= and whether whole stacks are kept (pprof=, "
+                       "flamegraph=, collapsed=) keep the values of the first start");
         return 0;
     }
     H.cfg = (heap_config){ .sites = 1, .dump = dump_wanted(o), .sample_interval = o->heap_sample,
                            .depth = o->depth, .lineno = o->lineno, .per_thread = o->thread };
     H.builder.depth = o->depth;
     H.builder.lineno = o->lineno;
+    H.builder.full_stacks = options_want_stacks(o);
     H.builder.resolve = resolve_method;
     if (site_table_init(MAX_SUBSITES) != 0) {
         fprintf(stderr, "hprof: out of memory at start-up (heap=sites)\n");
@@ -531,10 +538,43 @@ static void sites_status(char *line, size_t size)
              (unsigned long long)totals.alloc_bytes, n, H.cfg.sample_interval ? " (estimated from samples)" : "");
 }
 
+/* Allocation sites as a profile: the allocated class is a frame above the
+ * allocating method (as in async-profiler's allocation profiles), counts
+ * weighted as SITES weighs them (heap_sample=), live counts from the census
+ * of this dump (the orchestrator asks after sites_dump). */
+static profile *sites_snapshot(JNIEnv *jni)
+{
+    (void)jni;
+    static const profile_value_type types[] = {
+        { "alloc_objects", "count" }, { "alloc_space", "bytes" },
+        { "inuse_objects", "count" }, { "inuse_space", "bytes" },
+    };
+    site_row *rows = NULL;
+    uint32_t n = 0;
+    if (!H.made || !H.builder.full_stacks || site_stack_rows(H.cfg.sample_interval, &rows, &n) != 0)
+        return NULL;
+    profile *p = profile_new(H.cfg.sample_interval ? "Allocation sites (estimated from samples)"
+                                                   : "Allocation sites", types, 4);
+    if (p)
+        profile_set_default_value(p, 1);
+    for (uint32_t i = 0; p && i < n; i++) {
+        int64_t values[4] = { (int64_t)rows[i].alloc_objs, (int64_t)rows[i].alloc_bytes,
+                              (int64_t)rows[i].live_objs, (int64_t)rows[i].live_bytes };
+        const char *cls = class_java_name(rows[i].class_serial);
+        if (stack_profile_add(p, rows[i].stack, cls ? cls : "<unknown class>", values) != 0) {
+            profile_free(p);
+            p = NULL;
+        }
+    }
+    free(rows);
+    return p;
+}
+
 const collector heap_sites_collector = {
     .name = "heap=sites", .wanted = sites_wanted, .capabilities = sites_capabilities,
     .subscribe = sites_subscribe, .start = sites_start, .thread_end = sites_thread_end,
     .dump = sites_dump, .reset = sites_reset, .stop = sites_stop, .status = sites_status,
+    .profile_kind = "alloc", .snapshot = sites_snapshot,
 };
 
 /* heap=dump: the walk itself is heap_dump.c's; it needs tags and a GC first. */
