@@ -66,21 +66,21 @@ build/tracker_classes.c: build/.jdk-ok $(TRACKER_JAVA) scripts/embed-classes
 build/libhprof.so: build/.jdk-ok $(AGENT_SRC) $(HEADERS) Makefile
 	@mkdir -p build
 	$(CC) $(BASE) $(CFLAGS) $(JNI_CFLAGS) \
-	    -fvisibility=hidden -shared -o $@ $(AGENT_SRC) -lpthread -lrt -ldl -lm
+	    -fvisibility=hidden -shared -o $@ $(AGENT_SRC) -lpthread -lrt -ldl -lm -lz
 
 asan: build/asan/libhprof.so
 build/asan/libhprof.so: build/.jdk-ok $(AGENT_SRC) $(HEADERS) Makefile
 	@mkdir -p build/asan
 	$(CC) $(BASE) $(SAN_FLAGS) $(JNI_CFLAGS) \
-	    -fvisibility=hidden -shared -o $@ $(AGENT_SRC) -lpthread -lrt -ldl -lm
+	    -fvisibility=hidden -shared -o $@ $(AGENT_SRC) -lpthread -lrt -ldl -lm -lz
 
 unit: build/unit/unit_tests build/asan/unit_tests
 build/unit/unit_tests: $(PURE_SRC) $(CLI_SRC) $(UNIT_SRC) $(HEADERS) Makefile
 	@mkdir -p build/unit
-	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ $(PURE_SRC) $(CLI_SRC) $(UNIT_SRC) -lpthread -lm
+	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ $(PURE_SRC) $(CLI_SRC) $(UNIT_SRC) -lpthread -lm -lz
 build/asan/unit_tests: $(PURE_SRC) $(CLI_SRC) $(UNIT_SRC) $(HEADERS) Makefile
 	@mkdir -p build/asan
-	$(CC) $(BASE) $(SAN_FLAGS) -Isrc -o $@ $(PURE_SRC) $(CLI_SRC) $(UNIT_SRC) -lpthread -lm
+	$(CC) $(BASE) $(SAN_FLAGS) -Isrc -o $@ $(PURE_SRC) $(CLI_SRC) $(UNIT_SRC) -lpthread -lm -lz
 
 demo: build/libhprof.so build/hprof
 	@demo/run
@@ -95,7 +95,7 @@ bench: build/libhprof.so
 # in C) and tells the agent what to do (src/cli/hprof_main.c). No JDK needed.
 build/hprof: src/cli/hprof_main.c $(CLI_SRC) $(HEADERS) Makefile
 	@mkdir -p build
-	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ src/cli/hprof_main.c $(CLI_SRC)
+	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ src/cli/hprof_main.c $(CLI_SRC) -lz
 
 # A stand-in agent for tests/attach_cli_tests.py: answers build/hprof's
 # commands through the reply file without being the real agent.

@@ -23,6 +23,8 @@ a real JVM, against truths the programs know about themselves.
     heap_dump_two_loaders  one class name loaded by two class loaders: the dump
                         has two classes of that name, with their own loaders
                         and exactly their instances (3 and 5)
+    heap_dump_visualvm  the binary dump opened by VisualVM's own heap reader (jfluid-heap),
+                        checked against HeapShape's documented shape
     heap_dump_disk_full the file cannot grow past 64 KiB (RLIMIT_FSIZE): a
                         clear error naming the file, no corrupt file left,
                         the program's exit unchanged
@@ -39,6 +41,14 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hprof_reader  # noqa: E402
 import heap_dump_check  # noqa: E402
+
+# VisualVM's heap reader, from Debian's visualvm package.
+VISUALVM_HEAP_JAR = "/usr/share/visualvm/visualvm/modules/org-graalvm-visualvm-lib-jfluid-heap.jar"
+
+
+def tail_of(text, n=3):
+    lines = [l for l in text.strip().splitlines() if l.strip()]
+    return " | ".join(lines[-n:]) if lines else "<empty>"
 
 RE_SITES_BEGIN = re.compile(r"^SITES BEGIN \(ordered by live bytes(, estimated from allocation samples "
                             r"every (\d+) bytes)?\) .+$")
@@ -173,7 +183,7 @@ def trace_methods(d, serial):
     return out
 
 
-def make_tests(Fail, parse_profile):
+def make_tests(Fail, parse_profile, Skip):
     def check_traces_written(prof, rows, problems):
         missing = sorted({r.trace for r in rows if r.trace not in prof.traces})
         if missing:
@@ -360,6 +370,43 @@ def make_tests(Fail, parse_profile):
             raise Fail("; ".join(str(p) for p in problems[:8]))
         ctx.note("every live tracked object of the truth carries its allocation trace (%d truths)" % len(want))
 
+    def t_heap_dump_visualvm(ctx):
+        """Our binary dump opened by VisualVM's own heap reader (Debian's
+        visualvm package, its jfluid-heap library), compared with what
+        HeapShape.java documents."""
+        jar = VISUALVM_HEAP_JAR
+        if not os.path.isfile(jar):
+            raise Skip("VisualVM's heap reader %s is missing: apt-get install visualvm (make test "
+                       "installs it when run as root)" % jar)
+        path = ctx.path("shape.hprof")
+        ctx.run("HeapShape", [], agent="heap=dump,format=b,file=" + path)
+        classes = ctx.path("visualvm-classes")
+        javac = os.path.join(ctx.jdk, "bin", "javac")
+        src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools", "VisualVmHeapCheck.java")
+        r = subprocess.run([javac, "-nowarn", "-cp", jar, "-d", classes, src], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise Fail("javac VisualVmHeapCheck against %s: %s" % (jar, r.stderr[-400:]))
+        r = subprocess.run([ctx.java, "-cp", jar + ":" + classes, "VisualVmHeapCheck", path],
+                           capture_output=True, text=True, timeout=300, cwd=ctx.out)
+        with open(ctx.path("visualvm.out"), "w") as f:
+            f.write(r.stdout + r.stderr)
+        if r.returncode != 0:
+            raise Fail("VisualVM's heap reader failed on our dump: %s" % tail_of(r.stderr or r.stdout))
+        seen = {}
+        for line in r.stdout.splitlines():
+            key, _, value = line.rpartition(" ")
+            seen[key] = value
+        want = {"count HeapShape$Node": str(heap_dump_check.NODES), "count HeapShape$Leaf": str(heap_dump_check.LEAVES),
+                "static sInt": "-123456789", "static sLong": "-1234567890123456789", "static sShort": "-12345",
+                "static sByte": "-123", "static sBoolean": "true", "static sDouble": "-6.02214076E23",
+                "static sString": "heap-shape", "node_chain %d bad_ids" % heap_dump_check.NODES: "0",
+                "int10_arrays_in_sequence": str(heap_dump_check.INT_ARRAYS)}
+        wrong = ["%s: %s (expected %s)" % (k, seen.get(k, "<absent>"), v) for k, v in want.items() if seen.get(k) != v]
+        if wrong:
+            raise Fail("VisualVM's reader sees: " + "; ".join(wrong))
+        ctx.note("VisualVM's reader: %s classes, %s live objects, %s GC roots; HeapShape exact"
+                 % (seen.get("classes"), seen.get("live_instances"), seen.get("gc_roots")))
+
     def t_heap_dump_disk_full(ctx):
         path = ctx.path("full.hprof")
         cmd = ctx.java_cmd("HeapShape", [], agent="heap=dump,format=b,file=" + path)
@@ -382,4 +429,5 @@ def make_tests(Fail, parse_profile):
     return [("heap_sites_exact", t_heap_sites_exact), ("heap_sites_sampled", t_heap_sites_sampled),
             ("heap_sites_evict", t_heap_sites_evict), ("heap_dump_binary", t_heap_dump_binary), ("heap_dump_text", t_heap_dump_text),
             ("heap_all_traces", t_heap_all_traces),
-            ("heap_dump_two_loaders", t_heap_dump_two_loaders), ("heap_dump_disk_full", t_heap_dump_disk_full)]
+            ("heap_dump_two_loaders", t_heap_dump_two_loaders), ("heap_dump_disk_full", t_heap_dump_disk_full),
+            ("heap_dump_visualvm", t_heap_dump_visualvm)]

@@ -1,0 +1,29 @@
+/*
+ * strtab: distinct strings numbered in the order first seen, for pprof's
+ * string_table and the name tables of collapsed stacks and flame graphs.
+ * Owns copies of its strings. Pure C.
+ */
+#ifndef HPROF_STRTAB_H
+#define HPROF_STRTAB_H
+
+#include <stdint.h>
+
+#include "profile.h"
+
+typedef struct strtab {
+    char     **strings;     /* by index */
+    uint32_t   count, strings_cap;
+    uint32_t  *slots;       /* index + 1, 0 empty; a power of two */
+    uint32_t   capacity;
+} strtab;
+
+/* The index of s, added if new; UINT32_MAX when out of memory. */
+uint32_t strtab_add(strtab *t, const char *s);
+void     strtab_free(strtab *t);
+
+/* The shown name (profile_frame_name) of every frame of p as an index into t:
+ * (*name_of)[frame id], entry 0 unused. 0, or -1 when out of memory. The
+ * caller frees *name_of. */
+int strtab_add_frame_names(strtab *t, const profile *p, uint32_t **name_of);
+
+#endif
