@@ -434,6 +434,9 @@ static int capabilities(const collector_env *env, const jvmtiCapabilities *poten
                    "loaded at start-up: MONITOR DUMP and DEADLOCKS are left out after an attach "
                    "(contention and waits are timed)");
     }
+    /* Frames with source files and line numbers, in traces and whole stacks. */
+    caps->can_get_line_numbers = potential->can_get_line_numbers;
+    caps->can_get_source_file_name = potential->can_get_source_file_name;
     caps->can_generate_breakpoint_events = potential->can_generate_breakpoint_events;
     caps->can_tag_objects = potential->can_tag_objects;   /* class serials cached in tags */
     caps->can_generate_native_method_bind_events = potential->can_generate_native_method_bind_events;
