@@ -28,7 +28,7 @@ public class DeepStack {
     static long descend(int left, long budgetNs) {
         if (left <= 1)
             return spin(budgetNs);
-        return descend(left - 1, budgetNs) + 0 * left;
+        return descend(left - 1, budgetNs);
     }
 
     public static void main(String[] args) {
