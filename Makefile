@@ -14,7 +14,7 @@ SAN_FLAGS = -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit
 # Pure C (no JVMTI): unit-tested on their own, also under ASan/UBSan.
 PURE_SRC  = src/core/keytab.c src/core/tables.c src/core/trace_builder.c src/core/trace_cache.c src/core/stack_table.c src/core/stack_profile.c src/options/options.c \
             src/cpu/sample_queue.c src/cpu/cpu_collector.c src/cpu/times_table.c \
-            src/output/text_writer.c src/output/profile_outputs.c src/output/output_file.c src/output/hprof_binary.c \
+            src/output/text_writer.c src/output/old_prof_writer.c src/output/profile_outputs.c src/output/output_file.c src/output/hprof_binary.c \
             src/monitor/monitor_table.c src/monitor/deadlock.c src/heap/site_table.c $(BCI_SRC) \
             $(PROFILE_SRC)
 # The profile model and the writers over it (pprof, flame graph, collapsed):

@@ -18,6 +18,12 @@ real JVM, against truths the programs measure themselves.
     times_jdk_verify every class of every JDK module instrumented, loaded and
                      linked with -Xverify:all: zero VerifyErrors, nothing
                      left uninstrumented
+    times_old        cpu=old: HPROF's old prof format (no header, no THREAD or
+                     TRACE records, "count callee caller time", lines ordered
+                     by calls) with exact calls per (callee, caller) pair on a
+                     known call graph, callee times at least the CPU the
+                     callee is known to spin and at most its caller's, traces
+                     of 2 frames despite depth=8; format=b refused
     times_javac      a real application, the JDK's javac, instrumented and run
                      with -Xverify:all, compiling the test programs: every
                      class file written, no VerifyError, javac.Main.main and
@@ -99,14 +105,37 @@ def rec_calls_by_stack(rows, prof):
     return by_stack
 
 
+RE_OLD_PROF_LINE = re.compile(r"^(\d+) (<unknown callee>|\S+) (<unknown caller>|\S+) (\d+)$")
+
+
+def old_prof_lines(path, Fail):
+    """cpu=old's lines [(count, callee, caller, ms)], checked strictly: the
+    file is the header line and such lines, ordered by count."""
+    lines = open(path, encoding="utf-8").read().split("\n")
+    if lines[0] != "count callee caller time":
+        raise Fail("cpu=old: first line %r, expected 'count callee caller time'" % lines[0])
+    if lines[-1] != "":
+        raise Fail("cpu=old: the file does not end with a newline")
+    out = []
+    for line in lines[1:-1]:
+        m = RE_OLD_PROF_LINE.match(line)
+        if not m:
+            raise Fail("cpu=old: malformed line %r" % line)
+        row = (int(m.group(1)), m.group(2), m.group(3), int(m.group(4)))
+        if out and row[0] > out[-1][0]:
+            raise Fail("cpu=old: lines not ordered by count: %r after %r" % (line, out[-1]))
+        out.append(row)
+    return out
+
+
 def truth(stderr, Fail):
     t = {}
     for m in re.finditer(r"TRUTH (.*)", stderr):
         for kv in m.group(1).split():
             k, v = kv.split("=")
             t[k] = int(v)
-    if "workers_busy_cpu_ns" not in t:
-        raise Fail("TimesTruth printed no TRUTH lines: %s" % stderr[-500:])
+    if not t:
+        raise Fail("the program printed no TRUTH lines: %s" % stderr[-500:])
     return t
 
 
@@ -266,6 +295,82 @@ def make_tests(Fail, parse_profile):
         if problems:
             raise Fail("; ".join(problems))
 
+    def t_times_old(ctx):
+        path = ctx.path("old.txt")
+        r = ctx.run("OldProf", [], agent="cpu=old,depth=8,file=" + path)
+        t = truth(r.stderr, Fail)
+        rows = old_prof_lines(path, Fail)
+        problems = []
+        b, a, c, main = "OldProf.b(I)V", "OldProf.a(I)V", "OldProf.c(I)V", "OldProf.main([Ljava/lang/String;)V"
+        rec = "OldProf.rec(I)I"
+
+        def lines_of(callee, caller):
+            return [row for row in rows if row[1] == callee and row[2] == caller]
+
+        def one(callee, caller, count):
+            found = lines_of(callee, caller)
+            if len(found) != 1 or found[0][0] != count:
+                problems.append("%s from %s: lines %s, expected one with count %d" % (callee, caller, found, count))
+                return None
+            return found[0][3]
+
+        b_a = one(b, a, t["b_from_a"])
+        b_c = one(b, c, t["b_from_c"])
+        a_main = one(a, main, 1)
+        c_main = one(c, main, 1)
+        # depth=8 is not used for cpu=old (HPROF timed with 2 frames): rec's
+        # 190 calls from rec are one line, not one per deeper stack.
+        one(rec, main, t["rec_from_main"])
+        one(rec, rec, t["rec_from_rec"])
+        ctx.note("cpu=old: b from a %s ms (a measured %.0f ms), b from c %s ms (c measured %.0f ms), a %s ms, "
+                 "%d lines" % (b_a, t["a_cpu_ns"] / 1e6, b_c, t["c_cpu_ns"] / 1e6, a_main, len(rows)))
+        for what, got, calls, outer_ns, caller_ms in (("b from a", b_a, t["b_from_a"], t["a_cpu_ns"], a_main),
+                                                      ("b from c", b_c, t["b_from_c"], t["c_cpu_ns"], c_main)):
+            if got is None:
+                continue
+            floor = calls * t["b_min_ns"] / 1e6
+            # Each call spins until 1 ms of its thread's CPU went by: the
+            # sum is a lower bound (the report rounds to 1 ms, the tracker's
+            # clock may read a little differently: 3%).
+            if got < 0.97 * floor - 1:
+                problems.append("%s: %d ms, but the calls spun at least %.0f ms of CPU" % (what, got, floor))
+            if got > 1.10 * outer_ns / 1e6 + 5:
+                problems.append("%s: %d ms, more than the %.0f ms of CPU the caller measured around all of them"
+                                % (what, got, outer_ns / 1e6))
+            if caller_ms is not None and caller_ms + 1 < got:
+                problems.append("%s: %d ms, more than its caller's %d ms with callees included"
+                                % (what, got, caller_ms))
+        text = open(path, encoding="utf-8").read()
+        for record in ("JAVA PROFILE", "THREAD START", "THREAD END", "TRACE ", "CPU TIME"):
+            if record in text:
+                problems.append("cpu=old alone: %r in the file (HPROF wrote only the prof lines)" % record)
+        # With heap=sites, HPROF wrote the SITES section and its TRACE
+        # records after the prof lines, still without header or THREAD records.
+        with_sites = ctx.path("old-sites.txt")
+        ctx.run("OldProf", [], agent="cpu=old,heap=sites,file=" + with_sites, tag="with-sites")
+        text = open(with_sites, encoding="utf-8").read()
+        if not text.startswith("count callee caller time\n"):
+            problems.append("cpu=old,heap=sites: the file starts with %r" % text[:60])
+        if not re.search(r"^300 OldProf\.b\(I\)V OldProf\.a\(I\)V \d+$", text, re.M):
+            problems.append("cpu=old,heap=sites: no line for b's 300 calls from a")
+        sites = re.search(r"^SITES BEGIN .*\n(?:.*\n){2}((?:.*\n)*?)SITES END$", text, re.M)
+        if not sites:
+            problems.append("cpu=old,heap=sites: no SITES section")
+        else:
+            named = set(re.findall(r"^ *\d+ +\S+% +\S+% +\d+ +\d+ +\d+ +\d+ +(\d+) ", sites.group(1), re.M))
+            written = set(re.findall(r"^TRACE (\d+):", text, re.M))
+            if not named or named - written:
+                problems.append("cpu=old,heap=sites: SITES names traces %s never written"
+                                % sorted(named - written)[:5])
+        if "THREAD START" in text or "JAVA PROFILE" in text:
+            problems.append("cpu=old,heap=sites: a header or THREAD records in the file")
+        refused = ctx.run("OldProf", [], agent="cpu=old,format=b,file=" + ctx.path("old.hprof"),
+                          expect_rc="nonzero", tag="format-b")
+        if "'format=b' cannot be used with 'cpu=old'" not in refused.stderr:
+            problems.append("cpu=old,format=b not refused with a message: %s" % refused.stderr[-300:])
+        if problems:
+            raise Fail("; ".join(problems))
+
     def t_times_javac(ctx):
         path = ctx.path("javac.txt")
         out = ctx.path("javac-out")
@@ -299,5 +404,5 @@ def make_tests(Fail, parse_profile):
             raise Fail("; ".join(problems))
 
     return [("times_counts", t_times_counts), ("times_exit", t_times_exit), ("times_churn", t_times_churn),
-            ("times_depth", t_times_depth), ("times_jdk_verify", t_times_jdk_verify),
+            ("times_depth", t_times_depth), ("times_old", t_times_old), ("times_jdk_verify", t_times_jdk_verify),
             ("times_javac", t_times_javac)]

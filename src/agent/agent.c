@@ -144,6 +144,13 @@ static int report_open(report_file *r, const hprof_options *opt, const char *fil
     if (output_file_open(file, force, opt->format, &r->out, r->path, sizeof r->path, err, errlen) != 0)
         return -1;
     text_writer_init(&r->text, r->out);
+    if (opt->cpu == CPU_OLD) {
+        /* HPROF wrote the old prof format without its header and THREAD
+         * records; alone in the file, it is that format and nothing else. */
+        r->header_written = 1;
+        r->text.omit_thread_records = 1;
+        r->text.omit_trace_records = opt->heap == HEAP_OFF && !opt->monitor;
+    }
     if (r->format == 'b') {
         struct timespec now;
         clock_gettime(CLOCK_REALTIME, &now);

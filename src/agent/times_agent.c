@@ -5,8 +5,10 @@
  * (src/agent/java/java/lang/HprofTracker.java) at entry and exit; the
  * tracker keeps per-thread shadow stacks and counters in Java memory.
  * tracker_agent.c does the rewriting; this file gives the tracker its
- * cpu=times natives and turns its counters into the CPU TIME section.
- * The counters only grow: a reset keeps a copy of them as a baseline, and
+ * cpu=times natives and turns its counters into the CPU TIME section, or
+ * for cpu=old into the old prof format (old_prof_writer.h), as HPROF did:
+ * the same timing with traces of two frames (callee, caller) whatever
+ * depth= says. The counters only grow: a reset keeps a copy of them as a baseline, and
  * reports show the difference.
  */
 #include "collector.h"
@@ -26,12 +28,14 @@
 
 #include "../core/trace_builder.h"
 #include "../cpu/times_table.h"
+#include "../output/old_prof_writer.h"
 #include "jvmti_support.h"
 #include "tracker_agent.h"
 
 /* The report's settings (from the first start). */
 typedef struct times_config {
     int depth, lineno, per_thread;
+    int old_prof;                    /* cpu=old: the old prof format, depth 2 */
     double cutoff;
 } times_config;
 
@@ -110,21 +114,27 @@ static void close_thread_counter(void) {
     }
 }
 
+static uint64_t nonnegative(jlong v) { return v > 0 ? (uint64_t)v : 0; }
+
 JNIEXPORT void JNICALL Java_java_lang_HprofTracker_retire(JNIEnv *jni, jclass cls, jintArray serials,
-                                                          jlongArray calls, jlongArray cpu, jint n, jint tid) {
+                                                          jlongArray calls, jlongArray cpu, jlongArray total,
+                                                          jint n, jint tid) {
     (void)cls; (void)tid;
     if (atomic_load(&tracker_linking)) return;
     jint *s = (*jni)->GetIntArrayElements(jni, serials, NULL);
     jlong *c = (*jni)->GetLongArrayElements(jni, calls, NULL);
     jlong *t = (*jni)->GetLongArrayElements(jni, cpu, NULL);
-    if (s && c && t) {
+    jlong *all = (*jni)->GetLongArrayElements(jni, total, NULL);
+    if (s && c && t && all) {
         jint len = (*jni)->GetArrayLength(jni, serials);
         if ((*jni)->GetArrayLength(jni, calls) < len) len = (*jni)->GetArrayLength(jni, calls);
         if ((*jni)->GetArrayLength(jni, cpu) < len) len = (*jni)->GetArrayLength(jni, cpu);
+        if ((*jni)->GetArrayLength(jni, total) < len) len = (*jni)->GetArrayLength(jni, total);
         if (n > len) n = len;
         pthread_mutex_lock(&T.lock);
         for (jint i = 0; i < n; i++)
-            if (times_table_add(&T.retired, (serial_t)s[i], (uint64_t)c[i], t[i] > 0 ? (uint64_t)t[i] : 0) != 0) {
+            if (times_table_add(&T.retired, (serial_t)s[i], (uint64_t)c[i], nonnegative(t[i]),
+                                nonnegative(all[i])) != 0) {
                 fprintf(stderr, "hprof: cpu=times: out of memory; a thread's totals are lost\n");
                 break;
             }
@@ -133,12 +143,13 @@ JNIEXPORT void JNICALL Java_java_lang_HprofTracker_retire(JNIEnv *jni, jclass cl
     if (s) (*jni)->ReleaseIntArrayElements(jni, serials, s, JNI_ABORT);
     if (c) (*jni)->ReleaseLongArrayElements(jni, calls, c, JNI_ABORT);
     if (t) (*jni)->ReleaseLongArrayElements(jni, cpu, t, JNI_ABORT);
+    if (all) (*jni)->ReleaseLongArrayElements(jni, total, all, JNI_ABORT);
     close_thread_counter();
 }
 
 /* ------------------------------------------------------------ collector */
 
-static int wanted(const hprof_options *opt) { return opt->cpu == CPU_TIMES; }
+static int wanted(const hprof_options *opt) { return opt->cpu == CPU_TIMES || opt->cpu == CPU_OLD; }
 
 static int capabilities(const collector_env *env, const jvmtiCapabilities *potential, jvmtiCapabilities *caps) {
     (void)env;
@@ -155,11 +166,16 @@ static int subscribe(const collector_env *env) { (void)env; return tracker_agent
 static int start(const collector_env *env, JNIEnv *jni) {
     jclass tracker = tracker_agent_define(jni, env->live);
     if (tracker == NULL) return -1;
+    int old_prof = env->opt->cpu == CPU_OLD;
+    /* HPROF timed cpu=old's calls with traces of 2 frames, whatever depth=
+     * said (depth= still applies to the other sections' traces). */
+    int trace_depth = old_prof ? 2 : env->opt->depth;
     if (T.tracker == NULL) {
-        T.cfg.depth = env->opt->depth;
+        T.cfg.depth = trace_depth;
+        T.cfg.old_prof = old_prof;
         T.cfg.lineno = env->opt->lineno;
         T.cfg.per_thread = env->opt->thread;
-        T.builder.depth = env->opt->depth;
+        T.builder.depth = trace_depth;
         T.builder.lineno = env->opt->lineno;
         T.builder.resolve = resolve_method;
         times_table_init(&T.retired);
@@ -174,8 +190,8 @@ static int start(const collector_env *env, JNIEnv *jni) {
         if (tracker_jni_failed(jni, T.snapshot, "finding HprofTracker.snapshot")) return -1;
         (*jni)->SetStaticIntField(jni, tracker, depth, T.cfg.depth > 0 ? T.cfg.depth : 1);
         T.tracker = tracker;
-    } else if (env->opt->depth != T.cfg.depth || env->opt->thread != T.cfg.per_thread) {
-        env->limit("cpu=times: depth= and thread= keep the values of the first start");
+    } else if (trace_depth != T.cfg.depth || env->opt->thread != T.cfg.per_thread || old_prof != T.cfg.old_prof) {
+        env->limit("cpu=times|old: cpu=, depth= and thread= keep the values of the first start");
     }
     T.cfg.cutoff = env->opt->cutoff;
     /* A new number each start: threads drop shadow stacks from before a stop. */
@@ -210,8 +226,10 @@ static int cumulative(JNIEnv *jni, times_table *all) {
     if (live) {
         jsize len = (*jni)->GetArrayLength(jni, live);
         jlong *v = (*jni)->GetLongArrayElements(jni, live, NULL);
-        for (jsize i = 0; v && i + 2 < len && !bad; i += 3)
-            bad = times_table_add(all, (serial_t)v[i], (uint64_t)v[i + 1], v[i + 2] > 0 ? (uint64_t)v[i + 2] : 0) != 0;
+        /* [trace, calls, self ns, total ns] per key (HprofThreadState.snapshotInto) */
+        for (jsize i = 0; v && i + 3 < len && !bad; i += 4)
+            bad = times_table_add(all, (serial_t)v[i], (uint64_t)v[i + 1], nonnegative(v[i + 2]),
+                                  nonnegative(v[i + 3])) != 0;
         if (v) (*jni)->ReleaseLongArrayElements(jni, live, v, JNI_ABORT);
         (*jni)->DeleteLocalRef(jni, live);
     }
@@ -231,10 +249,12 @@ static void dump(dump_target *t, JNIEnv *jni) {
     times_row *rows = NULL;
     uint32_t n = 0;
     uint64_t total = 0;
-    text_write_new_records(t->text);
-    if (since_reset(jni, &all) != 0 || times_table_rows(&all, &rows, &n, &total) != 0)
-        fprintf(stderr, "hprof: out of memory while writing CPU TIME\n");
-    else
+    if (!T.cfg.old_prof)
+        text_write_new_records(t->text);
+    if (since_reset(jni, &all) != 0 || times_table_rows(&all, &rows, &n, &total) != 0 ||
+        (T.cfg.old_prof && old_prof_write(t->text->out, rows, n) != 0))
+        fprintf(stderr, "hprof: out of memory while writing %s\n", T.cfg.old_prof ? "cpu=old's profile" : "CPU TIME");
+    else if (!T.cfg.old_prof)
         text_write_cpu_times(t->text, rows, n, total, t->cutoff, time(NULL));
     free(rows);
     times_table_free(&all);
@@ -270,7 +290,8 @@ static void status(char *line, size_t size) {
         since_reset(jni, &all) == 0)
         for (uint32_t i = 0; i < all.cap; i++) { calls += all.slots[i].calls; ns += all.slots[i].cpu_ns; }
     times_table_free(&all);
-    snprintf(line, size, "cpu=times: %s, %llu calls timed, %.3f s of CPU", T.running ? "timing" : "stopped",
+    snprintf(line, size, "%s: %s, %llu calls timed, %.3f s of CPU", T.cfg.old_prof ? "cpu=old" : "cpu=times",
+             T.running ? "timing" : "stopped",
              (unsigned long long)calls, (double)ns / 1e9);
 }
 

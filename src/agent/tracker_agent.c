@@ -146,7 +146,7 @@ static void retransform(jvmtiEnv *jvmti, jclass *classes, jint n) {
 static int bind_natives(JNIEnv *jni, jclass tracker, int say_why) {
     static const struct { const char *name, *sig; } natives[] = {
         { "register", "([J)Z" }, { "cpuTime", "()J" }, { "cpuTimeOf", "(I)J" },
-        { "trace", "()I" }, { "retire", "([I[J[JII)V" }, { "allocated", "(Ljava/lang/Object;I)V" },
+        { "trace", "()I" }, { "retire", "([I[J[J[JII)V" }, { "allocated", "(Ljava/lang/Object;I)V" },
     };
     atomic_store(&tracker_linking, 1);
     int ok = 1;
@@ -158,7 +158,7 @@ static int bind_natives(JNIEnv *jni, jclass tracker, int say_why) {
         case 1: (*jni)->CallStaticLongMethod(jni, tracker, m); break;
         case 2: (*jni)->CallStaticLongMethod(jni, tracker, m, (jint)0); break;
         case 3: (*jni)->CallStaticIntMethod(jni, tracker, m); break;
-        case 4: (*jni)->CallStaticVoidMethod(jni, tracker, m, NULL, NULL, NULL, (jint)0, (jint)0); break;
+        case 4: (*jni)->CallStaticVoidMethod(jni, tracker, m, NULL, NULL, NULL, NULL, (jint)0, (jint)0); break;
         default: (*jni)->CallStaticVoidMethod(jni, tracker, m, NULL, (jint)-1); break;
         }
         if (!say_why && (*jni)->ExceptionCheck(jni)) { (*jni)->ExceptionClear(jni); ok = 0; break; }

@@ -26,20 +26,22 @@ static int grow(times_table *t) {
     return 0;
 }
 
-int times_table_add(times_table *t, serial_t trace, uint64_t calls, uint64_t cpu_ns) {
+int times_table_add(times_table *t, serial_t trace, uint64_t calls, uint64_t cpu_ns, uint64_t total_ns) {
     if (trace == 0) return 0;
     if ((t->n + 1) * 2 > t->cap && grow(t) != 0) return -1;
     times_row *r = &t->slots[slot_of(t->slots, t->cap, trace)];
     if (r->trace == 0) { r->trace = trace; t->n++; }
     r->calls += calls;
     r->cpu_ns += cpu_ns;
+    r->total_ns += total_ns;
     return 0;
 }
 
 int times_table_merge(times_table *dst, const times_table *src) {
     for (uint32_t i = 0; i < src->cap; i++)
         if (src->slots[i].trace &&
-            times_table_add(dst, src->slots[i].trace, src->slots[i].calls, src->slots[i].cpu_ns) != 0)
+            times_table_add(dst, src->slots[i].trace, src->slots[i].calls, src->slots[i].cpu_ns,
+                            src->slots[i].total_ns) != 0)
             return -1;
     return 0;
 }
@@ -52,13 +54,14 @@ int times_table_subtract(times_table *t, const times_table *baseline) {
     for (uint32_t i = 0; i < t->cap; i++) {
         const times_row *r = &t->slots[i];
         if (r->trace == 0) continue;
-        uint64_t calls = r->calls, cpu = r->cpu_ns;
+        uint64_t calls = r->calls, cpu = r->cpu_ns, total = r->total_ns;
         const times_row *b = &baseline->slots[slot_of(baseline->slots, baseline->cap, r->trace)];
         if (b->trace == r->trace) {
             calls = calls > b->calls ? calls - b->calls : 0;
             cpu = cpu > b->cpu_ns ? cpu - b->cpu_ns : 0;
+            total = total > b->total_ns ? total - b->total_ns : 0;
         }
-        if ((calls || cpu) && times_table_add(&out, r->trace, calls, cpu) != 0) {
+        if ((calls || cpu || total) && times_table_add(&out, r->trace, calls, cpu, total) != 0) {
             times_table_free(&out);
             return -1;
         }

@@ -13,7 +13,8 @@
 typedef struct times_row {
     serial_t trace;
     uint64_t calls;
-    uint64_t cpu_ns;
+    uint64_t cpu_ns;        /* self: the trace's own time, callees excluded (CPU TIME) */
+    uint64_t total_ns;      /* callees included (cpu=old's time column) */
 } times_row;
 
 typedef struct times_table {
@@ -24,7 +25,7 @@ typedef struct times_table {
 void times_table_init(times_table *t);
 void times_table_free(times_table *t);
 /* Adds to the trace's totals; -1 if out of memory (nothing added). */
-int  times_table_add(times_table *t, serial_t trace, uint64_t calls, uint64_t cpu_ns);
+int  times_table_add(times_table *t, serial_t trace, uint64_t calls, uint64_t cpu_ns, uint64_t total_ns);
 /* A copy of src's rows added into dst. */
 int  times_table_merge(times_table *dst, const times_table *src);
 /* Rows ordered by CPU time (then calls, then trace), malloc'ed; total CPU ns. */

@@ -55,10 +55,15 @@ static const char usage_text[] =
 "deadlock=<ms>          with monitor=y, look for       0 (at dumps only)\n"
 "                       deadlocks this often; a new one is dumped at once\n"
 "\n"
-"(*) Not implemented in this version: cpu=old and net= stop\n"
-"    the JVM at start-up with a message saying so. heap=all is the\n"
-"    default, as in HPROF, only when none of cpu=, heap= and monitor= is\n"
-"    given.\n"
+"(*) Not implemented in this version: net= stops the JVM at start-up\n"
+"    with a message saying so. heap=all is the default, as in HPROF, only\n"
+"    when none of cpu=, heap= and monitor= is given.\n"
+"\n"
+"cpu=old writes the old prof format instead of CPU TIME, as HPROF did:\n"
+"a line \"count callee caller time\", then one line per callee and caller\n"
+"(traces of 2 frames, whatever depth= says) with the calls and the\n"
+"callee's CPU time in ms, its callees included; no header, no THREAD\n"
+"records.\n"
 "\n"
 "cpu=samples samples only threads that are running on a CPU (a per-thread\n"
 "CPU-time timer per Java thread), and walks their stacks with\n"
@@ -71,7 +76,8 @@ static const char usage_text[] =
 "Example: java -agentlib:hprof=cpu=samples,interval=1,depth=8,file=cpu.txt Hello\n"
 "\n"
 "Notes\n"
-"  - The option format=b cannot be used with monitor=y.\n"
+"  - The option format=b cannot be used with monitor=y, cpu=times or\n"
+"    cpu=old.\n"
 "  - Output file names: java.hprof.txt (format=a), java.hprof (format=b);\n"
 "    with force=n an existing file is kept and <name>.<pid> is used instead.\n"
 "  - Unless 'help' is given, the agent prints nothing on standard output.\n";
@@ -345,9 +351,10 @@ finish:
     /* HPROF: with none of cpu=, heap=, monitor= the default is heap=all. */
     if (!out->help && out->cpu == CPU_OFF && out->heap == HEAP_OFF && !out->monitor)
         out->heap = HEAP_ALL;
-    if (out->format == 'b' && out->cpu == CPU_TIMES) {
-        set_err(err, errlen, "hprof: option 'format=b' cannot be used with 'cpu=times': CPU TIME is "
-                "written in the text format only; use format=a");
+    if (out->format == 'b' && (out->cpu == CPU_TIMES || out->cpu == CPU_OLD)) {
+        set_err(err, errlen, "hprof: option 'format=b' cannot be used with 'cpu=%s' (as in HPROF): %s is "
+                "written in the text format only; use format=a", out->cpu == CPU_OLD ? "old" : "times",
+                out->cpu == CPU_OLD ? "the old prof format" : "CPU TIME");
         return -1;
     }
     if (out->format == 'b' && out->monitor) {
@@ -380,14 +387,12 @@ finish:
 int options_check_implemented(const hprof_options *o, char *err, size_t errlen)
 {
     const char *missing = NULL;
-    if (o->cpu == CPU_OLD)
-        missing = "cpu=old";
-    else if (o->net[0])
+    if (o->net[0])
         missing = "net=";
     if (missing == NULL)
         return 0;
     set_err(err, errlen, "hprof: %s is not implemented in this version of the agent; "
-            "what works now is cpu=samples, cpu=times, heap=sites|dump|all and monitor=y, with "
+            "what works now is cpu=samples, cpu=times, cpu=old, heap=sites|dump|all and monitor=y, with "
             "format=a (text) and collapsed=<file>. Example: -agentlib:hprof=cpu=samples", missing);
     return -1;
 }

@@ -114,7 +114,7 @@ void text_note_trace(text_writer *w, serial_t trace)
     note_trace_used(w, trace);
 }
 
-void text_write_new_records(text_writer *w)
+static void write_thread_records(text_writer *w)
 {
     uint32_t nthreads = thread_count();
     for (uint32_t i = w->threads_started; i < nthreads; i++) {
@@ -141,9 +141,14 @@ void text_write_new_records(text_writer *w)
         fprintf(w->out, "THREAD END (id = %u)\n", THREAD_SERIAL_BASE + i);
         w->ended_written[i] = 1;
     }
+}
 
+void text_write_new_records(text_writer *w)
+{
+    if (!w->omit_thread_records)
+        write_thread_records(w);
     uint32_t ntraces = trace_count();
-    for (uint32_t i = w->traces_written; i < ntraces; i++)
+    for (uint32_t i = w->traces_written; i < ntraces && !w->omit_trace_records; i++)
         write_trace(w->out, TRACE_SERIAL_BASE + i);
     w->traces_written = ntraces;
 }

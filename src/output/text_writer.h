@@ -29,6 +29,10 @@ typedef struct text_writer {
     uint32_t       ended_cap;
     uint32_t       traces_written;   /* TRACE written for serials below base + this */
     int            empty_trace_written;
+    /* cpu=old: HPROF's old prof format had no THREAD START/END records, and
+     * no TRACE records unless another section (heap=, monitor=) named one. */
+    int            omit_thread_records;
+    int            omit_trace_records;
 } text_writer;
 
 void text_writer_init(text_writer *w, FILE *out);
@@ -43,7 +47,7 @@ void text_write_header(text_writer *w, time_t now, const char *options_text, con
 /* A section is about to name `trace`: the empty trace (300000), which is
  * not in the tables, is written on first use. */
 void text_note_trace(text_writer *w, serial_t trace);
-/* THREAD START/END and TRACE records not written yet. */
+/* THREAD START/END and TRACE records not written yet (unless omitted). */
 void text_write_new_records(text_writer *w);
 /* The CPU SAMPLES section; rows with a share below cutoff are left out. */
 void text_write_cpu_samples(text_writer *w, const cpu_row *rows, uint32_t n, uint64_t total,

@@ -537,17 +537,17 @@ TEST(times_table_subtract_gives_what_happened_since)
     times_table now, base;
     times_table_init(&now);
     times_table_init(&base);
-    CHECK(times_table_add(&base, 300001, 10, 1000) == 0);
-    CHECK(times_table_add(&base, 300002, 5, 500) == 0);
-    CHECK(times_table_add(&now, 300001, 25, 4000) == 0);
-    CHECK(times_table_add(&now, 300002, 5, 500) == 0);      /* nothing since: dropped */
-    CHECK(times_table_add(&now, 300003, 2, 50) == 0);       /* new since */
+    CHECK(times_table_add(&base, 300001, 10, 1000, 1500) == 0);
+    CHECK(times_table_add(&base, 300002, 5, 500, 500) == 0);
+    CHECK(times_table_add(&now, 300001, 25, 4000, 7000) == 0);
+    CHECK(times_table_add(&now, 300002, 5, 500, 500) == 0);      /* nothing since: dropped */
+    CHECK(times_table_add(&now, 300003, 2, 50, 80) == 0);        /* new since */
     CHECK(times_table_subtract(&now, &base) == 0);
     times_row *rows; uint32_t n; uint64_t total;
     CHECK(times_table_rows(&now, &rows, &n, &total) == 0);
     CHECK(n == 2 && total == 3050);
-    CHECK(rows[0].trace == 300001 && rows[0].calls == 15 && rows[0].cpu_ns == 3000);
-    CHECK(rows[1].trace == 300003 && rows[1].calls == 2);
+    CHECK(rows[0].trace == 300001 && rows[0].calls == 15 && rows[0].cpu_ns == 3000 && rows[0].total_ns == 5500);
+    CHECK(rows[1].trace == 300003 && rows[1].calls == 2 && rows[1].total_ns == 80);
     free(rows);
     times_table_free(&now);
     times_table_free(&base);

@@ -76,6 +76,8 @@ TEST(options_errors_name_the_option)
     expect_error("msa=y", "'msa=y'");
     expect_error("help=y", "'help' takes no value");
     expect_error("format=b,monitor=y", "format=b");
+    expect_error("cpu=old,format=b", "'format=b' cannot be used with 'cpu=old'");
+    expect_error("format=b,cpu=times", "'format=b' cannot be used with 'cpu=times'");
     expect_error("deadlock=100", "needs monitor=y");
     expect_error("monitor=y,deadlock=-5", "'deadlock'");
     expect_error("sampler=fast", "'sampler': accepted values are auto, perf or timer");
@@ -83,8 +85,8 @@ TEST(options_errors_name_the_option)
 
 TEST(options_unimplemented_features_say_so)
 {
-    const char *cases[] = { "cpu=old", "cpu=samples,net=localhost:1" };
-    const char *names[] = { "cpu=old", "net=" };
+    const char *cases[] = { "cpu=samples,net=localhost:1" };
+    const char *names[] = { "net=" };
     for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         CHECK(options_parse(cases[i], &o, err, sizeof err) == 0);
         err[0] = '\0';
@@ -99,6 +101,8 @@ TEST(options_unimplemented_features_say_so)
               options_check_implemented(&o, err, sizeof err) == 0);
     CHECK(options_parse("cpu=times,depth=8", &o, err, sizeof err) == 0);
     CHECK(o.cpu == CPU_TIMES && options_check_implemented(&o, err, sizeof err) == 0);
+    CHECK(options_parse("cpu=old", &o, err, sizeof err) == 0);
+    CHECK(o.cpu == CPU_OLD && o.heap == HEAP_OFF && options_check_implemented(&o, err, sizeof err) == 0);
     CHECK(options_parse("monitor=y,deadlock=500", &o, err, sizeof err) == 0);
     CHECK(o.monitor && o.deadlock_ms == 500 && o.heap == HEAP_OFF);
     CHECK(options_check_implemented(&o, err, sizeof err) == 0);

@@ -41,6 +41,7 @@ final class HprofThreadState {
     int[] serial = new int[16];
     long[] count = new long[16];
     long[] self = new long[16];
+    long[] total = new long[16];       /* CPU ns, callees included (cpu=old's time) */
     int[] index = new int[64];         /* open addressing: accumulator + 1, 0 = empty */
     /* keyOf's cache: [caller's accumulator, callee id, accumulator + 1] per
      * slot (0: empty), up to MAX_PAIRS slots (384 KB). */
@@ -128,6 +129,7 @@ final class HprofThreadState {
         if (elapsed < 0) elapsed = 0;
         long own = elapsed - child[p];
         self[acc[p]] += own < 0 ? 0 : own;
+        total[acc[p]] += elapsed;
         if (p > 0) { child[p - 1] += elapsed; timedCallee[p - 1] = true; }
         int id = ids[p];
         if ((id & 1) != 0) HprofTracker.learnFrom(id, elapsed, timedCallee[p]);
@@ -218,7 +220,7 @@ final class HprofThreadState {
     private void growAccumulators() {
         int n = serial.length * 2;
         keyLen = copy(keyLen, n); serial = copy(serial, n);
-        count = copy(count, n); self = copy(self, n);
+        count = copy(count, n); self = copy(self, n); total = copy(total, n);
         keys = copy(keys, n * depth);
     }
 
@@ -230,18 +232,21 @@ final class HprofThreadState {
         while (sp > 0) pop(now);
     }
 
-    /** Appends [serial, calls, self ns] per key; open calls count up to `now`.
-     *  Runs on another thread while this one runs: read each array once and
-     *  check every index. */
+    /** Appends [serial, calls, self ns, total ns] per key (SNAPSHOT_WIDTH
+     *  longs); open calls count up to `now`. Runs on another thread while
+     *  this one runs: read each array once and check every index. */
+    static final int SNAPSHOT_WIDTH = 4;
+
     int snapshotInto(long[] out, int k, long now) {
         int n = nacc;
-        int[] ser = serial; long[] cnt = count; long[] slf = self;
+        int[] ser = serial; long[] cnt = count; long[] slf = self; long[] tot = total;
         if (n > ser.length) n = ser.length;   /* no Math.min: it is instrumented */
         if (n > cnt.length) n = cnt.length;
         if (n > slf.length) n = slf.length;
+        if (n > tot.length) n = tot.length;
         int base = k;
-        for (int a = 0; a < n && k + 3 <= out.length; a++) {
-            out[k++] = ser[a]; out[k++] = cnt[a]; out[k++] = slf[a];
+        for (int a = 0; a < n && k + SNAPSHOT_WIDTH <= out.length; a++) {
+            out[k++] = ser[a]; out[k++] = cnt[a]; out[k++] = slf[a]; out[k++] = tot[a];
         }
         int depthNow = sp;
         int[] accs = acc; long[] st = start; long[] ch = child;
@@ -249,8 +254,11 @@ final class HprofThreadState {
         for (int p = 0; p < depthNow; p++) {
             long end = p + 1 < depthNow ? st[p + 1] : now;
             long own = end - st[p] - ch[p];
+            long open = now - st[p];
             int a = accs[p];
-            if (own > 0 && a >= 0 && a < n && base + 3 * a + 2 < k) out[base + 3 * a + 2] += own;
+            if (a < 0 || a >= n || base + SNAPSHOT_WIDTH * a + 3 >= k) continue;
+            if (own > 0) out[base + SNAPSHOT_WIDTH * a + 2] += own;
+            if (open > 0) out[base + SNAPSHOT_WIDTH * a + 3] += open;
         }
         return k;
     }

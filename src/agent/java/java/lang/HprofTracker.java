@@ -207,7 +207,7 @@ public final class HprofTracker {
                 HprofThreadState s = tab[i];
                 if (s.thread == t) {
                     s.closeOpenFrames(cpuTime());
-                    retire(s.serial, s.count, s.self, s.nacc, s.tid);
+                    retire(s.serial, s.count, s.self, s.total, s.nacc, s.tid);
                     tab[i] = TOMBSTONE;
                     return;
                 }
@@ -217,15 +217,15 @@ public final class HprofTracker {
 
     /**
      * Called by the agent for a report: every live thread's totals, each
-     * call still running counted up to now, as [trace, calls, cpu ns]
-     * triples (trace 0: keys the agent could not name).
+     * call still running counted up to now, as [trace, calls, self cpu ns,
+     * total cpu ns] quadruples (trace 0: keys the agent could not name).
      */
     static long[] snapshot() {
         synchronized (HprofTracker.class) {
             HprofThreadState[] tab = table;
             int n = 0;
             for (HprofThreadState s : tab) if (s != null && s != TOMBSTONE) n += s.nacc;
-            long[] out = new long[3 * n];
+            long[] out = new long[HprofThreadState.SNAPSHOT_WIDTH * n];
             int k = 0;
             for (HprofThreadState s : tab) {
                 if (s == null || s == TOMBSTONE) continue;
@@ -251,5 +251,5 @@ public final class HprofTracker {
     /** heap=sites: record one allocation (its site, and a tag to see it die). */
     static native void allocated(Object o, int above);
     /** A finished thread's totals. */
-    private static native void retire(int[] serial, long[] count, long[] self, int n, int tid);
+    private static native void retire(int[] serial, long[] count, long[] self, long[] total, int n, int tid);
 }
