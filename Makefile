@@ -18,8 +18,9 @@ PURE_SRC  = src/core/keytab.c src/core/tables.c src/core/trace_builder.c src/cor
             src/monitor/monitor_table.c src/monitor/deadlock.c src/heap/site_table.c $(BCI_SRC) \
             $(PROFILE_SRC)
 # The profile model and the writers over it (pprof, flame graph, collapsed):
-# pure C, shared by the agent and build/hprof.
-PROFILE_SRC = $(wildcard src/profile/*.c)
+# pure C, shared by the agent and build/hprof. The flame graph page's script
+# and style sheet are embedded from their own files.
+PROFILE_SRC = $(wildcard src/profile/*.c) build/flamegraph_assets.c
 # The class-file rewriter: a pure library (bytes in, bytes out).
 BCI_SRC   = $(wildcard src/bci/*.c)
 AGENT_SRC = $(PURE_SRC) src/cpu/sampler.c src/agent/agent.c src/agent/jvmti_support.c src/agent/monitor_agent.c \
@@ -63,6 +64,10 @@ build/tracker_classes.c: build/.jdk-ok $(TRACKER_JAVA) scripts/embed-classes
 	scripts/embed-classes $@ hprof_tracker_class=build/tracker/java/lang/HprofTracker.class \
 	    hprof_thread_state_class=build/tracker/java/lang/HprofThreadState.class
 
+build/flamegraph_assets.c: src/profile/flamegraph.js src/profile/flamegraph.css scripts/embed-classes
+	@mkdir -p build
+	scripts/embed-classes $@ flamegraph_js=src/profile/flamegraph.js flamegraph_css=src/profile/flamegraph.css
+
 build/libhprof.so: build/.jdk-ok $(AGENT_SRC) $(HEADERS) Makefile
 	@mkdir -p build
 	$(CC) $(BASE) $(CFLAGS) $(JNI_CFLAGS) \
@@ -102,6 +107,13 @@ build/hprof: src/cli/hprof_main.c $(CLI_SRC) $(HEADERS) Makefile
 build/tests/echo_agent.so: build/.jdk-ok tests/attach/echo_agent.c Makefile
 	@mkdir -p build/tests
 	$(CC) $(BASE) $(CFLAGS) $(JNI_CFLAGS) -shared -o $@ tests/attach/echo_agent.c
+
+# Writes known and synthetic profiles through the pprof, collapsed and flame
+# graph writers, for tests/writer_tests.py (go tool pprof, flamegraph.pl,
+# Chromium) and bench/writers.
+build/tests/profile_writers: tests/writers/profile_writers.c $(PROFILE_SRC) $(HEADERS) Makefile
+	@mkdir -p build/tests
+	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ tests/writers/profile_writers.c $(PROFILE_SRC) -lz
 
 # The class rewriter as a command-line tool: hprof-bci INPUT OUTPUT, where
 # INPUT is a .class file, a jar or a directory (src/tools/hprof_bci.c).
