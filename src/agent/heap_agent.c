@@ -455,37 +455,24 @@ static void collect(dump_target *t)
     }
 }
 
-static void write_sites(text_writer *w)
+static void write_sites(text_writer *w, const site_row *rows, uint32_t n, const site_row *totals)
 {
-    site_row *rows = NULL, totals;
-    uint32_t n = 0;
-    if (site_rows(H.cfg.sample_interval, &rows, &n, &totals) != 0) {
-        fprintf(stderr, "hprof: out of memory while writing SITES\n");
-        return;
-    }
-    text_write_sites(w, rows, n, &totals, H.cfg.cutoff, H.cfg.sample_interval, time(NULL));
+    text_write_sites(w, rows, n, totals, H.cfg.cutoff, H.cfg.sample_interval, time(NULL));
     uint64_t lost = site_lost();
     if (lost)
         fprintf(stderr, "hprof: heap=sites: %llu allocations could not be recorded (see above)\n",
                 (unsigned long long)lost);
-    free(rows);
 }
 
 static uint32_t clamp32(uint64_t v) { return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v; }
 
-static void write_sites_binary(hb_writer *w)
+static void write_sites_binary(hb_writer *w, const site_row *rows, uint32_t n, const site_row *totals)
 {
-    site_row *rows = NULL, totals;
-    uint32_t n = 0;
-    if (site_rows(H.cfg.sample_interval, &rows, &n, &totals) != 0) {
-        fprintf(stderr, "hprof: out of memory while writing ALLOC SITES\n");
-        return;
-    }
     hb_site *sites = malloc((n ? n : 1) * sizeof *sites);
     uint32_t k = 0;
     for (uint32_t i = 0; sites && i < n; i++) {
-        double live = totals.live_bytes ? (double)rows[i].live_bytes / (double)totals.live_bytes : 0;
-        double alloc = totals.alloc_bytes ? (double)rows[i].alloc_bytes / (double)totals.alloc_bytes : 0;
+        double live = totals->live_bytes ? (double)rows[i].live_bytes / (double)totals->live_bytes : 0;
+        double alloc = totals->alloc_bytes ? (double)rows[i].alloc_bytes / (double)totals->alloc_bytes : 0;
         if (live < H.cfg.cutoff && alloc < H.cfg.cutoff)
             continue;
         /* is_array: 0 for an instance, else the HPROF type of the elements. */
@@ -496,12 +483,48 @@ static void write_sites_binary(hb_writer *w)
                                 clamp32(rows[i].alloc_objs) };
     }
     if (sites)
-        hb_alloc_sites(w, 0, (float)H.cfg.cutoff, clamp32(totals.live_bytes), clamp32(totals.live_objs),
-                       totals.alloc_bytes, totals.alloc_objs, sites, k);
+        hb_alloc_sites(w, 0, (float)H.cfg.cutoff, clamp32(totals->live_bytes), clamp32(totals->live_objs),
+                       totals->alloc_bytes, totals->alloc_objs, sites, k);
     else
         fprintf(stderr, "hprof: out of memory while writing ALLOC SITES\n");
     free(sites);
-    free(rows);
+}
+
+/* Allocation sites as a profile: the allocated class is a frame above the
+ * allocating method (as in async-profiler's allocation profiles), counts
+ * weighted as SITES weighs them (heap_sample=). NULL when out of memory. */
+static profile *profile_of_rows(const site_row *rows, uint32_t n)
+{
+    static const profile_value_type types[] = {
+        { "alloc_objects", "count" }, { "alloc_space", "bytes" },
+        { "inuse_objects", "count" }, { "inuse_space", "bytes" },
+    };
+    profile *p = profile_new(H.cfg.sample_interval ? "Allocation sites (estimated from samples)"
+                                                   : "Allocation sites", types, 4);
+    if (p)
+        profile_set_default_value(p, 1);
+    for (uint32_t i = 0; p && i < n; i++) {
+        int64_t values[4] = { (int64_t)rows[i].alloc_objs, (int64_t)rows[i].alloc_bytes,
+                              (int64_t)rows[i].live_objs, (int64_t)rows[i].live_bytes };
+        const char *cls = class_java_name(rows[i].class_serial);
+        if (stack_profile_add(p, rows[i].stack, cls ? cls : "<unknown class>", values) != 0) {
+            profile_free(p);
+            p = NULL;
+        }
+    }
+    return p;
+}
+
+/* The profile of the rows the last dump wrote, until the snapshot takes it:
+ * so that it counts what SITES says while threads go on allocating. */
+static profile *dumped_profile;
+
+static profile *sites_snapshot(JNIEnv *jni)
+{
+    (void)jni;
+    profile *p = dumped_profile;
+    dumped_profile = NULL;
+    return p;
 }
 
 static void sites_dump(dump_target *t, JNIEnv *jni)
@@ -510,13 +533,25 @@ static void sites_dump(dump_target *t, JNIEnv *jni)
     if (!H.made)
         return;
     collect(t);
+    site_row *rows = NULL, totals;
+    uint32_t n = 0;
+    if (site_stack_rows(H.cfg.sample_interval, &rows, &n) != 0) {
+        fprintf(stderr, "hprof: out of memory while writing SITES\n");
+        return;
+    }
+    if (H.builder.full_stacks) {
+        profile_free(dumped_profile);
+        dumped_profile = profile_of_rows(rows, n);
+    }
+    site_rows_merge(rows, &n, &totals);
     if (t->format == 'b') {
         heap_dump_binary_new_records(t->binary);
-        write_sites_binary(t->binary);
+        write_sites_binary(t->binary, rows, n, &totals);
     } else {
         text_write_new_records(t->text);
-        write_sites(t->text);
+        write_sites(t->text, rows, n, &totals);
     }
+    free(rows);
 }
 
 static void sites_reset(JNIEnv *jni)
@@ -536,38 +571,6 @@ static void sites_status(char *line, size_t size)
     snprintf(line, size, "heap=sites: %s, %llu objects (%llu bytes) allocated at %u sites%s",
              atomic_load(&H.counting) ? "counting" : "stopped", (unsigned long long)totals.alloc_objs,
              (unsigned long long)totals.alloc_bytes, n, H.cfg.sample_interval ? " (estimated from samples)" : "");
-}
-
-/* Allocation sites as a profile: the allocated class is a frame above the
- * allocating method (as in async-profiler's allocation profiles), counts
- * weighted as SITES weighs them (heap_sample=), live counts from the census
- * of this dump (the orchestrator asks after sites_dump). */
-static profile *sites_snapshot(JNIEnv *jni)
-{
-    (void)jni;
-    static const profile_value_type types[] = {
-        { "alloc_objects", "count" }, { "alloc_space", "bytes" },
-        { "inuse_objects", "count" }, { "inuse_space", "bytes" },
-    };
-    site_row *rows = NULL;
-    uint32_t n = 0;
-    if (!H.made || !H.builder.full_stacks || site_stack_rows(H.cfg.sample_interval, &rows, &n) != 0)
-        return NULL;
-    profile *p = profile_new(H.cfg.sample_interval ? "Allocation sites (estimated from samples)"
-                                                   : "Allocation sites", types, 4);
-    if (p)
-        profile_set_default_value(p, 1);
-    for (uint32_t i = 0; p && i < n; i++) {
-        int64_t values[4] = { (int64_t)rows[i].alloc_objs, (int64_t)rows[i].alloc_bytes,
-                              (int64_t)rows[i].live_objs, (int64_t)rows[i].live_bytes };
-        const char *cls = class_java_name(rows[i].class_serial);
-        if (stack_profile_add(p, rows[i].stack, cls ? cls : "<unknown class>", values) != 0) {
-            profile_free(p);
-            p = NULL;
-        }
-    }
-    free(rows);
-    return p;
 }
 
 const collector heap_sites_collector = {

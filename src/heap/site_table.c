@@ -269,17 +269,13 @@ int site_stack_rows(uint64_t sample_interval, site_row **rows, uint32_t *n)
     return *rows ? 0 : -1;
 }
 
-int site_rows(uint64_t sample_interval, site_row **rows_out, uint32_t *n_out, site_row *totals)
+void site_rows_merge(site_row *rows, uint32_t *n, site_row *totals)
 {
-    uint32_t k = 0;
-    site_row *rows = weighted_subsites(sample_interval, &k);
-    if (rows == NULL)
-        return -1;
     memset(totals, 0, sizeof *totals);
     /* Subsites of one (trace, class) merged: sizes, and whole stacks. */
-    qsort(rows, k, sizeof *rows, key_order);
+    qsort(rows, *n, sizeof *rows, key_order);
     uint32_t m = 0;
-    for (uint32_t i = 0; i < k; i++) {
+    for (uint32_t i = 0; i < *n; i++) {
         if (m > 0 && key_order(&rows[m - 1], &rows[i]) == 0) {
             rows[m - 1].live_bytes += rows[i].live_bytes;
             rows[m - 1].live_objs += rows[i].live_objs;
@@ -297,7 +293,13 @@ int site_rows(uint64_t sample_interval, site_row **rows_out, uint32_t *n_out, si
         totals->alloc_objs += rows[i].alloc_objs;
     }
     qsort(rows, m, sizeof *rows, row_order);
-    *rows_out = rows;
-    *n_out = m;
+    *n = m;
+}
+
+int site_rows(uint64_t sample_interval, site_row **rows, uint32_t *n, site_row *totals)
+{
+    if (site_stack_rows(sample_interval, rows, n) != 0)
+        return -1;
+    site_rows_merge(*rows, n, totals);
     return 0;
 }

@@ -83,6 +83,10 @@ int site_rows(uint64_t sample_interval, site_row **rows, uint32_t *n, site_row *
  * site_rows weighs and rounds them, so that their sums agree with its
  * rows' to the object and byte. -1 when out of memory. */
 int site_stack_rows(uint64_t sample_interval, site_row **rows, uint32_t *n);
+/* Such rows merged in place into site_rows' rows (one per (trace, class),
+ * stack 0, ordered, *n their number) and their totals: so a dump can write
+ * SITES and a whole-stack profile from one reading of the counters. */
+void site_rows_merge(site_row *rows, uint32_t *n, site_row *totals);
 
 /* The estimate's weight of one sample of an object of `size` bytes
  * (1 when sample_interval is 0). Exposed for tests. */

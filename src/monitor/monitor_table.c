@@ -180,16 +180,12 @@ static int compare_keys(const void *a, const void *b)
     return (int)x->kind - (int)y->kind;
 }
 
-int monitor_table_rows(monitor_row **rows, uint32_t *n, uint64_t *total_nanos)
+void monitor_rows_merge(monitor_row *r, uint32_t *n)
 {
-    uint32_t count = 0;
-    monitor_row *r = key_rows(&count, total_nanos);
-    if (r == NULL)
-        return -1;
     /* Rows of one (trace, class, kind) from several whole stacks: one row. */
-    qsort(r, count, sizeof *r, compare_keys);
+    qsort(r, *n, sizeof *r, compare_keys);
     uint32_t m = 0;
-    for (uint32_t i = 0; i < count; i++) {
+    for (uint32_t i = 0; i < *n; i++) {
         if (m > 0 && compare_keys(&r[m - 1], &r[i]) == 0) {
             r[m - 1].count += r[i].count;
             r[m - 1].nanos += r[i].nanos;
@@ -199,14 +195,19 @@ int monitor_table_rows(monitor_row **rows, uint32_t *n, uint64_t *total_nanos)
         }
     }
     qsort(r, m, sizeof *r, compare_rows);
-    *rows = r;
     *n = m;
-    return 0;
 }
 
-int monitor_table_stack_rows(monitor_row **rows, uint32_t *n)
+int monitor_table_stack_rows(monitor_row **rows, uint32_t *n, uint64_t *total_nanos)
 {
-    uint64_t total_nanos;
-    *rows = key_rows(n, &total_nanos);
+    *rows = key_rows(n, total_nanos);
     return *rows ? 0 : -1;
+}
+
+int monitor_table_rows(monitor_row **rows, uint32_t *n, uint64_t *total_nanos)
+{
+    if (monitor_table_stack_rows(rows, n, total_nanos) != 0)
+        return -1;
+    monitor_rows_merge(*rows, n);
+    return 0;
 }

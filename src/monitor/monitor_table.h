@@ -50,8 +50,12 @@ int  monitor_table_add(serial_t trace, stack_id stack, serial_t lock_class, bloc
 int  monitor_table_rows(monitor_row **rows, uint32_t *n, uint64_t *total_nanos);
 
 /* The same episodes by whole stack: one row per (trace, stack, class,
- * kind), unordered. Caller frees *rows. */
-int  monitor_table_stack_rows(monitor_row **rows, uint32_t *n);
+ * kind), unordered; what monitor_table_rows merges. Caller frees *rows. */
+int  monitor_table_stack_rows(monitor_row **rows, uint32_t *n, uint64_t *total_nanos);
+/* Such rows merged in place as monitor_table_rows gives them: one per
+ * (trace, class, kind), stack 0, ordered; *n becomes their number. So a
+ * dump can write the report and a whole-stack profile from one reading. */
+void monitor_rows_merge(monitor_row *rows, uint32_t *n);
 
 /* Zero every row (keys stay; rows with no episode since are left out): `reset`. */
 void monitor_table_reset(void);

@@ -176,11 +176,13 @@ TEST(monitor_rows_merge_whole_stacks_of_one_trace)
     CHECK(monitor_table_rows(&rows, &n, &total) == 0 && n == 2 && total == 4050);
     CHECK(rows[0].kind == BLOCK_ENTER && rows[0].count == 2 && rows[0].nanos == 4000 && rows[0].stack == 0);
     free(rows);
-    CHECK(monitor_table_stack_rows(&rows, &n) == 0 && n == 3);
+    CHECK(monitor_table_stack_rows(&rows, &n, &total) == 0 && n == 3 && total == 4050);
     uint64_t enter_count = 0;
     for (uint32_t i = 0; i < n; i++)
         enter_count += rows[i].kind == BLOCK_ENTER ? rows[i].count : 0;
     CHECK(enter_count == 2);
+    monitor_rows_merge(rows, &n);                            /* what monitor_table_rows gives */
+    CHECK(n == 2 && rows[0].count == 2 && rows[0].nanos == 4000 && rows[1].kind == BLOCK_WAIT);
     free(rows);
     monitor_table_free();
 }
