@@ -155,14 +155,21 @@ class Pprof:
         return out
 
 
-def read_pprof(path, Fail):
+def read_output(path, what, parse, errors, Fail):
+    """parse(path), or Fail saying which output is missing or malformed."""
     if not os.path.isfile(path):
-        raise Fail("pprof file %s was not written" % path)
+        raise Fail("%s file %s was not written" % (what, path))
     try:
-        with gzip.open(path, "rb") as f:
+        return parse(path)
+    except errors as e:
+        raise Fail("%s: not a valid %s file: %r" % (os.path.basename(path), what, e))
+
+
+def read_pprof(path, Fail):
+    def parse(p):
+        with gzip.open(p, "rb") as f:
             return Pprof(f.read())
-    except (OSError, ValueError, IndexError, KeyError, UnicodeDecodeError) as e:
-        raise Fail("%s: not a gzipped profile.proto: %r" % (os.path.basename(path), e))
+    return read_output(path, "pprof", parse, (OSError, ValueError, IndexError, KeyError, UnicodeDecodeError), Fail)
 
 
 def go_pprof_total(ctx, path, sample_index):
@@ -186,12 +193,7 @@ def make_tests(Fail, Skip, parse_profile, H, heap_tests):
     # (their samples stay in its total), the whole-stack outputs do not.
 
     def collapsed(path):
-        if not os.path.isfile(path):
-            raise Fail("collapsed file %s was not written" % path)
-        try:
-            return H.parse_collapsed_file(path)
-        except H.ParseError as e:
-            raise Fail("%s: %s" % (os.path.basename(path), e))
+        return read_output(path, "collapsed", H.parse_collapsed_file, H.ParseError, Fail)
 
     def text_self_counts(prof, sec):
         out = Counter()

@@ -490,41 +490,38 @@ static void write_sites_binary(hb_writer *w, const site_row *rows, uint32_t n, c
     free(sites);
 }
 
-/* Allocation sites as a profile: the allocated class is a frame above the
- * allocating method (as in async-profiler's allocation profiles), counts
- * weighted as SITES weighs them (heap_sample=). NULL when out of memory. */
+/* A SITES row by whole stack as a profile row: the allocated class is a
+ * frame above the allocating method (as in async-profiler's allocation
+ * profiles), counts weighted as SITES weighs them (heap_sample=). */
+static void site_profile_row(const void *rows, uint32_t i, stack_id *stack, const char **leaf, int64_t *values)
+{
+    const site_row *r = (const site_row *)rows + i;
+    const char *cls = class_java_name(r->class_serial);
+    *stack = r->stack;
+    *leaf = cls ? cls : "<unknown class>";
+    values[0] = (int64_t)r->alloc_objs;
+    values[1] = (int64_t)r->alloc_bytes;
+    values[2] = (int64_t)r->live_objs;
+    values[3] = (int64_t)r->live_bytes;
+}
+
 static profile *profile_of_rows(const site_row *rows, uint32_t n)
 {
     static const profile_value_type types[] = {
         { "alloc_objects", "count" }, { "alloc_space", "bytes" },
         { "inuse_objects", "count" }, { "inuse_space", "bytes" },
     };
-    profile *p = profile_new(H.cfg.sample_interval ? "Allocation sites (estimated from samples)"
-                                                   : "Allocation sites", types, 4);
-    if (p)
-        profile_set_default_value(p, 1);
-    for (uint32_t i = 0; p && i < n; i++) {
-        int64_t values[4] = { (int64_t)rows[i].alloc_objs, (int64_t)rows[i].alloc_bytes,
-                              (int64_t)rows[i].live_objs, (int64_t)rows[i].live_bytes };
-        const char *cls = class_java_name(rows[i].class_serial);
-        if (stack_profile_add(p, rows[i].stack, cls ? cls : "<unknown class>", values) != 0) {
-            profile_free(p);
-            p = NULL;
-        }
-    }
-    return p;
+    return stack_profile_of_rows(H.cfg.sample_interval ? "Allocation sites (estimated from samples)"
+                                                       : "Allocation sites", types, 4, 1, rows, n, site_profile_row);
 }
 
-/* The profile of the rows the last dump wrote, until the snapshot takes it:
- * so that it counts what SITES says while threads go on allocating. */
+/* The profile of the rows the last dump wrote (stack_profile_keep). */
 static profile *dumped_profile;
 
 static profile *sites_snapshot(JNIEnv *jni)
 {
     (void)jni;
-    profile *p = dumped_profile;
-    dumped_profile = NULL;
-    return p;
+    return stack_profile_take(&dumped_profile);
 }
 
 static void sites_dump(dump_target *t, JNIEnv *jni)
@@ -539,10 +536,8 @@ static void sites_dump(dump_target *t, JNIEnv *jni)
         fprintf(stderr, "hprof: out of memory while writing SITES\n");
         return;
     }
-    if (H.builder.full_stacks) {
-        profile_free(dumped_profile);
-        dumped_profile = profile_of_rows(rows, n);
-    }
+    if (H.builder.full_stacks)
+        stack_profile_keep(&dumped_profile, profile_of_rows(rows, n));
     site_rows_merge(rows, &n, &totals);
     if (t->format == 'b') {
         heap_dump_binary_new_records(t->binary);

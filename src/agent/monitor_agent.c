@@ -835,44 +835,38 @@ static uint32_t collect_monitors(JNIEnv *jni, const thread_snapshot *snap, uint3
     return written;
 }
 
-/* Contention and waits as one profile: the lock's class is a frame above
- * the stack that blocked (as in async-profiler's lock profiles); contention
- * (contended enters, parks on locks: MONITOR TIME) and waits (Object.wait,
- * other parks: MONITOR WAIT TIME) are separate values, so that idle threads
- * do not drown the contention. NULL when out of memory. */
+/* A MONITOR row by whole stack as a profile row: the lock's class is a
+ * frame above the stack that blocked (as in async-profiler's lock
+ * profiles); contention (contended enters, parks on locks: MONITOR TIME)
+ * and waits (Object.wait, other parks: MONITOR WAIT TIME) are separate
+ * values, so that idle threads do not drown the contention. */
+static void lock_profile_row(const void *rows, uint32_t i, stack_id *stack, const char **leaf, int64_t *values)
+{
+    const monitor_row *r = (const monitor_row *)rows + i;
+    const char *cls = class_java_name(r->lock_class);
+    int waits = !block_kind_is_contention(r->kind);
+    *stack = r->stack;
+    *leaf = cls ? cls : "<unknown lock>";
+    values[2 * waits] = (int64_t)r->count;
+    values[2 * waits + 1] = (int64_t)r->nanos;
+}
+
 static profile *profile_of_rows(const monitor_row *rows, uint32_t n)
 {
     static const profile_value_type types[] = {
         { "contentions", "count" }, { "delay", "nanoseconds" },
         { "waits", "count" }, { "wait_delay", "nanoseconds" },
     };
-    profile *p = profile_new("Lock contention", types, 4);
-    if (p)
-        profile_set_default_value(p, 1);
-    for (uint32_t i = 0; p && i < n; i++) {
-        int contention = block_kind_is_contention(rows[i].kind);
-        int64_t values[4] = { 0, 0, 0, 0 };
-        values[contention ? 0 : 2] = (int64_t)rows[i].count;
-        values[contention ? 1 : 3] = (int64_t)rows[i].nanos;
-        const char *cls = class_java_name(rows[i].lock_class);
-        if (stack_profile_add(p, rows[i].stack, cls ? cls : "<unknown lock>", values) != 0) {
-            profile_free(p);
-            p = NULL;
-        }
-    }
-    return p;
+    return stack_profile_of_rows("Lock contention", types, 4, 1, rows, n, lock_profile_row);
 }
 
-/* The profile of the rows the last dump wrote, until snapshot takes it: so
- * that it counts what the report says while threads go on blocking. */
+/* The profile of the rows the last dump wrote (stack_profile_keep). */
 static profile *dumped_profile;
 
 static profile *snapshot(JNIEnv *jni)
 {
     (void)jni;
-    profile *p = dumped_profile;
-    dumped_profile = NULL;
-    return p;
+    return stack_profile_take(&dumped_profile);
 }
 
 static uint32_t write_sections(text_writer *w, JNIEnv *jni)
@@ -882,10 +876,8 @@ static uint32_t write_sections(text_writer *w, JNIEnv *jni)
     uint32_t nrows = 0;
     uint64_t total = 0;
     if (monitor_table_stack_rows(&rows, &nrows, &total) == 0) {
-        if (mon.traces.full_stacks) {
-            profile_free(dumped_profile);
-            dumped_profile = profile_of_rows(rows, nrows);
-        }
+        if (mon.traces.full_stacks)
+            stack_profile_keep(&dumped_profile, profile_of_rows(rows, nrows));
         monitor_rows_merge(rows, &nrows);
         text_write_monitor_time(w, "MONITOR TIME", 1, rows, nrows, mon.cfg.cutoff, now);
         text_write_monitor_time(w, "MONITOR WAIT TIME", 0, rows, nrows, mon.cfg.cutoff, now);

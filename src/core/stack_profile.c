@@ -33,3 +33,35 @@ int stack_profile_add(profile *p, stack_id id, const char *leaf, const int64_t *
     const char *thread_name = thread && thread_get(thread, &ti) == 0 ? ti.name : NULL;
     return profile_add(p, ids, n, thread_name, values);
 }
+
+profile *stack_profile_of_rows(const char *title, const profile_value_type *types, uint32_t nvalues,
+                               uint32_t shown, const void *rows, uint32_t n, stack_row_fn row)
+{
+    profile *p = profile_new(title, types, nvalues);
+    if (p)
+        profile_set_default_value(p, shown);
+    for (uint32_t i = 0; p && i < n; i++) {
+        stack_id stack = 0;
+        const char *leaf = NULL;
+        int64_t values[PROFILE_MAX_VALUES] = { 0 };
+        row(rows, i, &stack, &leaf, values);
+        if (stack_profile_add(p, stack, leaf, values) != 0) {
+            profile_free(p);
+            p = NULL;
+        }
+    }
+    return p;
+}
+
+void stack_profile_keep(profile **slot, profile *p)
+{
+    profile_free(*slot);
+    *slot = p;
+}
+
+profile *stack_profile_take(profile **slot)
+{
+    profile *p = *slot;
+    *slot = NULL;
+    return p;
+}

@@ -22,4 +22,19 @@
  * report. 0, or -1 when out of memory. */
 int stack_profile_add(profile *p, stack_id id, const char *leaf, const int64_t *values);
 
+/* A collector's rows as a new profile: row(rows, i, ...) gives row i's
+ * stack, leaf (or NULL) and values; `shown` is the value flame graphs and
+ * collapsed stacks show. NULL when out of memory. */
+typedef void (*stack_row_fn)(const void *rows, uint32_t i, stack_id *stack, const char **leaf,
+                             int64_t *values);
+profile *stack_profile_of_rows(const char *title, const profile_value_type *types, uint32_t nvalues,
+                               uint32_t shown, const void *rows, uint32_t n, stack_row_fn row);
+
+/* A profile a dump made from the rows it wrote, kept until the snapshot
+ * takes it, so that both count the same while threads go on counting:
+ * keep replaces (and frees) what was kept, take hands it over (NULL if
+ * none). */
+void     stack_profile_keep(profile **slot, profile *p);
+profile *stack_profile_take(profile **slot);
+
 #endif
