@@ -31,6 +31,14 @@ TRACKER_JAVA = $(wildcard src/agent/java/java/lang/*.java)
 # build/hprof, the command-line tool: the attach client and its helpers are
 # pure C (no JVMTI) and unit-tested too; hprof_main.c is the command front.
 CLI_SRC   = src/cli/attach.c src/cli/perfdata.c src/cli/tempfiles.c
+# The front end's analysis (hprof report, convert, diff): readers of HPROF
+# text and binary files into src/profile's model, and the commands over them;
+# pure C, unit-tested. text_writer (and the tables it reads) writes --to text.
+READER_SRC = $(wildcard src/reader/*.c)
+ANALYSIS_SRC = $(wildcard src/analysis/*.c)
+FRONT_SRC = src/cli/analyze_common.c src/cli/analyze_report.c src/cli/analyze_convert.c \
+            $(READER_SRC) $(ANALYSIS_SRC) $(PROFILE_SRC) src/core/tables.c src/core/keytab.c \
+            src/output/text_writer.c src/monitor/monitor_table.c
 UNIT_SRC  = $(wildcard tests/unit/*.c)
 HEADERS   = $(wildcard src/*/*.h) $(wildcard tests/unit/*.h)
 
@@ -80,12 +88,12 @@ build/asan/libhprof.so: build/.jdk-ok $(AGENT_SRC) $(HEADERS) Makefile
 	    -fvisibility=hidden -shared -o $@ $(AGENT_SRC) -lpthread -lrt -ldl -lm -lz
 
 unit: build/unit/unit_tests build/asan/unit_tests
-build/unit/unit_tests: $(PURE_SRC) $(CLI_SRC) $(UNIT_SRC) $(HEADERS) Makefile
+build/unit/unit_tests: $(PURE_SRC) $(CLI_SRC) $(READER_SRC) $(ANALYSIS_SRC) $(UNIT_SRC) $(HEADERS) Makefile
 	@mkdir -p build/unit
-	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ $(PURE_SRC) $(CLI_SRC) $(UNIT_SRC) -lpthread -lm -lz
-build/asan/unit_tests: $(PURE_SRC) $(CLI_SRC) $(UNIT_SRC) $(HEADERS) Makefile
+	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ $(PURE_SRC) $(CLI_SRC) $(READER_SRC) $(ANALYSIS_SRC) $(UNIT_SRC) -lpthread -lm -lz
+build/asan/unit_tests: $(PURE_SRC) $(CLI_SRC) $(READER_SRC) $(ANALYSIS_SRC) $(UNIT_SRC) $(HEADERS) Makefile
 	@mkdir -p build/asan
-	$(CC) $(BASE) $(SAN_FLAGS) -Isrc -o $@ $(PURE_SRC) $(CLI_SRC) $(UNIT_SRC) -lpthread -lm -lz
+	$(CC) $(BASE) $(SAN_FLAGS) -Isrc -o $@ $(PURE_SRC) $(CLI_SRC) $(READER_SRC) $(ANALYSIS_SRC) $(UNIT_SRC) -lpthread -lm -lz
 
 demo: build/libhprof.so build/hprof
 	@demo/run
@@ -98,9 +106,9 @@ bench: build/libhprof.so
 
 # The command-line tool: attaches to a running JVM (HotSpot's attach protocol,
 # in C) and tells the agent what to do (src/cli/hprof_main.c). No JDK needed.
-build/hprof: src/cli/hprof_main.c $(CLI_SRC) $(HEADERS) Makefile
+build/hprof: src/cli/hprof_main.c $(CLI_SRC) $(FRONT_SRC) $(HEADERS) Makefile
 	@mkdir -p build
-	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ src/cli/hprof_main.c $(CLI_SRC) -lz
+	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ src/cli/hprof_main.c $(CLI_SRC) $(FRONT_SRC) -lpthread -lm -lz
 
 # A stand-in agent for tests/attach_cli_tests.py: answers build/hprof's
 # commands through the reply file without being the real agent.

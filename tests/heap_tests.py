@@ -376,8 +376,13 @@ def make_tests(Fail, parse_profile, Skip):
         HeapShape.java documents."""
         jar = VISUALVM_HEAP_JAR
         if not os.path.isfile(jar):
-            raise Skip("VisualVM's heap reader %s is missing: apt-get install visualvm (make test "
-                       "installs it when run as root)" % jar)
+            tools = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts",
+                                 "ensure-test-tools")
+            with open(ctx.path("ensure-test-tools.log"), "w") as log:
+                subprocess.run([tools], stdout=log, stderr=log, timeout=900)
+        if not os.path.isfile(jar):
+            raise Skip("VisualVM's heap reader %s is missing: apt-get install visualvm (scripts/ensure-test-tools "
+                       "could not; see ensure-test-tools.log)" % jar)
         path = ctx.path("shape.hprof")
         ctx.run("HeapShape", [], agent="heap=dump,format=b,file=" + path)
         classes = ctx.path("visualvm-classes")

@@ -1470,6 +1470,8 @@ import heap_tests  # noqa: E402  (heap=)
 JVM_TESTS += heap_tests.make_tests(Fail, parse_profile, Skip)
 import outputs_tests  # noqa: E402  (pprof=, flamegraph=, collapsed=)
 JVM_TESTS += outputs_tests.make_tests(Fail, Skip, parse_profile, H, heap_tests)
+import frontend_tests  # noqa: E402  (build/hprof report, convert, diff)
+JVM_TESTS += frontend_tests.make_tests(Fail, Skip, parse_profile)
 import attach_cli_tests  # noqa: E402  (build/hprof, attaching to running JVMs)
 JVM_TESTS += attach_cli_tests.make_tests(Fail, Skip)
 import attach_tests  # noqa: E402  (attach, start/stop/dump/reset/status)
@@ -1508,6 +1510,9 @@ def t_hprof_reader_selftest(ctx):
 
 NOJDK_TESTS = [("parser_selftest", t_parser_selftest), ("hprof_reader_selftest", t_hprof_reader_selftest),
                ("bci_fuzz", t_bci_fuzz)] + bcitests.NOJDK_TESTS
+
+import writer_tests  # noqa: E402  (pprof, collapsed and flame graph output read by go tool pprof, flamegraph.pl, Chromium)
+NOJDK_TESTS += writer_tests.make_tests(Fail, Skip, ROOT, lambda cmd, log, timeout=600: sh(cmd, log, timeout))
 
 
 # ================================================================== runner
@@ -1623,6 +1628,8 @@ def main():
             try:
                 fn(None)
                 res.emit("PASS", name)
+            except Skip as e:
+                res.emit("SKIP", name, str(e))
             except Fail as e:
                 res.emit("FAIL", name, str(e))
 

@@ -18,6 +18,7 @@
  * Exit status: 0 success, 1 an error (ours, HotSpot's or the agent's; the
  * message is on standard error), 2 a usage error.
  */
+#include "cli/analyze.h"
 #include "cli/attach.h"
 #include "cli/tempfiles.h"
 
@@ -54,6 +55,7 @@ struct command {
 
 static int run_agent_command(const command *cmd, const global_options *globals, int argc, char **argv);
 static int run_help(const command *cmd, const global_options *globals, int argc, char **argv);
+static int run_analysis(const command *cmd, const global_options *globals, int argc, char **argv);
 
 /* The agent decides which options each of its commands takes: all of them
  * pass options on, even where the usage shows none. */
@@ -67,6 +69,12 @@ static const command COMMANDS[] = {
       "write what has been collected (options: file=PATH for a new complete report)", run_agent_command },
     { "reset",  "reset",  "<pid>", "zero every count", run_agent_command },
     { "status", "status", "<pid>", "print the agent's state on standard output", run_agent_command },
+    { "report", NULL, "FILE [--top N] [--html -o OUT.html]",
+      "summarise a profile file (text or binary): top methods, sites, locks, threads", run_analysis },
+    { "convert", NULL, "FILE --to text|collapsed|flamegraph|pprof [--profile KIND] -o OUT",
+      "convert a profile file", run_analysis },
+    { "diff", NULL, "BEFORE AFTER [--profile KIND] [--to flamegraph -o OUT.html]",
+      "what grew and what shrank, per method and per stack", run_analysis },
     { "help",   NULL,     "", "print this text", run_help },
 };
 #define N_COMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
@@ -354,6 +362,17 @@ static int run_agent_command(const command *cmd, const global_options *globals, 
         used += len;
     }
     return send_agent_command(cmd->agent_command, pid, agent_option, user_options);
+}
+
+/* report, convert, diff: files in, no JVM (src/cli/analyze_*.c). */
+static int run_analysis(const command *cmd, const global_options *globals, int argc, char **argv)
+{
+    (void)globals;
+    if (strcmp(cmd->name, "report") == 0)
+        return analyze_report(argc, argv);
+    if (strcmp(cmd->name, "convert") == 0)
+        return analyze_convert(argc, argv);
+    return analyze_diff(argc, argv);
 }
 
 int main(int argc, char **argv)

@@ -199,9 +199,17 @@
     ctx.fillRect(x, y, w > 2 ? w - 1 : w, ROW - 1);
     var room = Math.floor((w - 6) / this.charWidth);
     if (room < 3) return;
-    var name = t.names[t.name[i]];
     ctx.fillStyle = '#000';
-    ctx.fillText(name.length <= room ? name : name.slice(0, room - 2) + '..', x + 3, y + ROW / 2);
+    ctx.fillText(this.label(t.names[t.name[i]], room), x + 3, y + ROW / 2);
+  };
+
+  /* A name cut to `room` characters: the package goes first ("String.indexOf"
+   * says more than "java.lang.S.."), then the end. */
+  Graph.prototype.label = function (name, room) {
+    if (name.length <= room) return name;
+    var method = name.lastIndexOf('.'), cls = method > 0 ? name.lastIndexOf('.', method - 1) : -1;
+    var short = cls >= 0 ? name.slice(cls + 1) : name;
+    return short.length <= room ? short : short.slice(0, room - 2) + '..';
   };
 
   /* The node under (px, py): an ancestor of the zoomed node, or one inside it. */

@@ -186,23 +186,30 @@ static int node_is(const node *n, const char *name, int64_t value, int64_t base,
     return strcmp(n->name, name) == 0 && n->value == value && n->base == base && n->children == children;
 }
 
+/* The page of one section (malloc'ed in *page) and its tree in nodes: 6
+ * nodes for small_profile, else 0. */
+static int six_node_page(const profile *p, const profile *baseline, node *nodes, char **page)
+{
+    flamegraph_section section = { "CPU", p, 0, baseline, NULL };
+    *page = page_of(&section, 1);
+    return *page != NULL && read_tree(*page, baseline != NULL, nodes, 16) == 6;
+}
+
 TEST(flamegraph_tree_merges_threads_and_lines_in_name_order)
 {
     profile *p = small_profile(3);
-    flamegraph_section section = { "CPU", p, 0, NULL, NULL };
-    char *page = page_of(&section, 1);
     node nodes[16];
-    int n = page ? read_tree(page, 0, nodes, 16) : -1;
-    CHECK(n == 6);
-    if (n == 6) {
+    char *page;
+    CHECK(six_node_page(p, NULL, nodes, &page));
+    if (page != NULL) {
         CHECK(node_is(&nodes[0], "all", 10, 0, 1));
         CHECK(node_is(&nodes[1], "Demo.main", 10, 0, 2));
         CHECK(node_is(&nodes[2], "Demo.lambda$0", 1, 0, 0));     /* children in name order */
         CHECK(node_is(&nodes[3], "Demo.run", 9, 0, 2));
         CHECK(node_is(&nodes[4], "Demo.<init>", 4, 0, 0));
         CHECK(node_is(&nodes[5], "java.util.HashMap.get", 5, 0, 0));   /* two lines, two threads */
+        CHECK(strstr(page, "diff:0") != NULL && strstr(page, "n:6}") != NULL);
     }
-    CHECK(page != NULL && strstr(page, "diff:0") != NULL && strstr(page, "n:6}") != NULL);
     free(page);
     profile_free(p);
 }
@@ -210,18 +217,15 @@ TEST(flamegraph_tree_merges_threads_and_lines_in_name_order)
 TEST(flamegraph_differential_carries_the_baseline)
 {
     profile *now = small_profile(3), *before = small_profile(13);
-    flamegraph_section section = { "diff", now, 0, before, NULL };
-    char *page = page_of(&section, 1);
     node nodes[16];
-    int n = page ? read_tree(page, 1, nodes, 16) : -1;
-    CHECK(n == 6);
-    if (n == 6) {
+    char *page;
+    CHECK(six_node_page(now, before, nodes, &page));
+    if (page != NULL) {
         CHECK(node_is(&nodes[0], "all", 10, 20, 1));
         CHECK(node_is(&nodes[3], "Demo.run", 9, 19, 2));
         CHECK(node_is(&nodes[5], "java.util.HashMap.get", 5, 15, 0));
+        CHECK(strstr(page, "diff:1,baseTotal:20") != NULL && strstr(page, "baseline: 20 samples") != NULL);
     }
-    CHECK(page != NULL && strstr(page, "diff:1,baseTotal:20") != NULL);
-    CHECK(page != NULL && strstr(page, "baseline: 20 samples") != NULL);
     free(page);
     profile_free(now);
     profile_free(before);

@@ -7,6 +7,8 @@
  *                                   as DIR/known.pb.gz, known.collapsed, known.html
  *   profile_writers bench DIR N     N distinct stacks (depth 10-40 over a few
  *                                   thousand methods) as DIR/bench.*, with times
+ *   profile_writers collapsed FILE DIR   a real profile (the agent's collapsed=
+ *                                   output) as DIR/real.html and DIR/real.pb.gz
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -120,6 +122,53 @@ static int known(const char *dir)
     return 0;
 }
 
+/* ------------------------------------------------------------ a real profile */
+
+/* One "a.B.m;c.D.n 12" line into p: frames root first, class and method
+ * split at the last '.'. 0, or -1 if it is not such a line. */
+static int add_collapsed_line(profile *p, char *line)
+{
+    char *space = strrchr(line, ' ');
+    if (space == NULL)
+        return -1;
+    *space = 0;
+    int64_t samples = strtoll(space + 1, NULL, 10);
+    uint32_t stack[PROFILE_MAX_DEPTH], depth = 0;
+    char *frames[PROFILE_MAX_DEPTH];
+    for (char *save = NULL, *f = strtok_r(line, ";", &save); f && depth < PROFILE_MAX_DEPTH;
+         f = strtok_r(NULL, ";", &save))
+        frames[depth++] = f;
+    for (uint32_t i = 0; i < depth; i++) {          /* leaf first */
+        char *name = frames[depth - 1 - i], *dot = strrchr(name, '.');
+        if (dot)
+            *dot = 0;
+        stack[i] = profile_frame_id(p, dot ? name : "", dot ? dot + 1 : name, "", "", PROFILE_LINE_UNKNOWN);
+    }
+    add(p, stack, depth, "", samples);
+    return 0;
+}
+
+static int real(const char *collapsed, const char *dir)
+{
+    FILE *in = fopen(collapsed, "r");
+    if (in == NULL) {
+        perror(collapsed);
+        return 1;
+    }
+    profile *p = cpu_profile("CPU samples");
+    char line[65536];
+    while (fgets(line, sizeof line, in))
+        if (line[0] != '\n' && add_collapsed_line(p, strtok(line, "\n")) != 0)
+            fprintf(stderr, "profile_writers: not a collapsed-stack line: %.80s\n", line);
+    fclose(in);
+    write_pprof(p, dir, "real.pb.gz");
+    flamegraph_section section = { "CPU samples", p, 0, NULL, NULL };
+    FILE *f = open_out(dir, "real.html");
+    close_out(f, flamegraph_write_page(f, "hprof: demo/Demo.java, cpu=samples", &section, 1), "real.html");
+    profile_free(p);
+    return 0;
+}
+
 /* ------------------------------------------------------------ bench */
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -219,6 +268,8 @@ int main(int argc, char **argv)
         return known(argv[2]);
     if (argc == 4 && strcmp(argv[1], "bench") == 0)
         return bench(argv[2], (uint32_t)strtoul(argv[3], NULL, 10));
-    fprintf(stderr, "usage: profile_writers known DIR | bench DIR NSTACKS\n");
+    if (argc == 4 && strcmp(argv[1], "collapsed") == 0)
+        return real(argv[2], argv[3]);
+    fprintf(stderr, "usage: profile_writers known DIR | bench DIR NSTACKS | collapsed FILE DIR\n");
     return 2;
 }

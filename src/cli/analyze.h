@@ -1,0 +1,51 @@
+/*
+ * The front end's analysis commands, over files the agent wrote (HPROF text
+ * or binary, read by src/reader):
+ *   hprof report FILE [--top N] [--html -o OUT.html]
+ *   hprof convert FILE --to text|collapsed|flamegraph|pprof [--profile KIND] -o OUT
+ *   hprof diff BEFORE AFTER [--top N] [--profile KIND] [--to flamegraph -o OUT.html]
+ * argv: the arguments after the command's name. Exit status: 0, 1 an error
+ * (said on stderr, naming the file), 2 a usage error.
+ */
+#ifndef HPROF_ANALYZE_H
+#define HPROF_ANALYZE_H
+
+#include <stdio.h>
+
+#include "../analysis/table.h"
+#include "../reader/hprof_data.h"
+
+int analyze_report(int argc, char **argv);
+int analyze_convert(int argc, char **argv);
+int analyze_diff(int argc, char **argv);
+
+/* ---- shared by the commands (analyze_common.c) ---- */
+enum { ANALYZE_OK = 0, ANALYZE_ERROR = 1, ANALYZE_USAGE = 2 };
+
+int analyze_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#define ANALYZE_DEFAULT_TOP 20
+
+/* The commands' arguments: files, --to F, -o OUT, --profile KIND, --top N, --html. */
+typedef struct analyze_args {
+    const char *files[2];
+    int         nfiles;
+    const char *to, *out, *profile;
+    int         top, html;
+} analyze_args;
+
+/* 0, or ANALYZE_USAGE (said on stderr) for an unknown option, a bad --top,
+ * or more than max_files files. */
+int analyze_parse_args(const char *command, int argc, char **argv, int max_files, analyze_args *a);
+hprof_data *analyze_read(const char *path);
+/* --profile NAME: that kind if the file has it; NULL: the first present (said
+ * on stderr when the file has more than one). -1 when there is none. */
+int analyze_pick_kind(const hprof_data *d, const char *name);
+/* "1,234,567" */
+const char *analyze_thousands(int64_t v, char *buf, size_t size);
+
+/* The report's tables of one section (top methods, sites, ...), for text
+ * and HTML alike; *n set. Tables are freed by the caller. */
+int report_section_tables(const hprof_data *d, hd_kind k, int top, table **out, int max, int *n);
+
+#endif

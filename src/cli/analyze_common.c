@@ -1,0 +1,108 @@
+/* analyze_common.c: what the analysis commands share (see analyze.h). */
+#include "analyze.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+int analyze_usage(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "hprof: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, " (hprof help lists the commands)\n");
+    va_end(ap);
+    return ANALYZE_USAGE;
+}
+
+/* The value of an option that takes one, or NULL (said) when it is the last argument. */
+static const char *option_value(int argc, char **argv, int *i)
+{
+    if (*i + 1 >= argc) {
+        analyze_usage("%s wants a value", argv[*i]);
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+int analyze_parse_args(const char *command, int argc, char **argv, int max_files, analyze_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->top = ANALYZE_DEFAULT_TOP;
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        const char **value = strcmp(arg, "--to") == 0 ? &a->to
+                           : strcmp(arg, "-o") == 0 ? &a->out
+                           : strcmp(arg, "--profile") == 0 ? &a->profile : NULL;
+        if (value) {
+            if ((*value = option_value(argc, argv, &i)) == NULL)
+                return ANALYZE_USAGE;
+        } else if (strcmp(arg, "--top") == 0) {
+            const char *n = option_value(argc, argv, &i);
+            if (n == NULL || (a->top = atoi(n)) <= 0)
+                return analyze_usage("%s: --top wants a positive number", command);
+        } else if (strcmp(arg, "--html") == 0) {
+            a->html = 1;
+        } else if (arg[0] == '-' && arg[1] != '\0') {
+            return analyze_usage("%s: unknown option '%s'", command, arg);
+        } else if (a->nfiles == max_files) {
+            return analyze_usage("%s: one file too many: '%s'", command, arg);
+        } else {
+            a->files[a->nfiles++] = arg;
+        }
+    }
+    return 0;
+}
+
+hprof_data *analyze_read(const char *path)
+{
+    char err[512];
+    hprof_data *d = hprof_data_read(path, err, sizeof err);
+    if (d == NULL)
+        fprintf(stderr, "hprof: %s\n", err);
+    return d;
+}
+
+int analyze_pick_kind(const hprof_data *d, const char *name)
+{
+    int first = -1, present = 0;
+    for (int k = 0; k < HD_KINDS; k++) {
+        if (!d->profiles[k])
+            continue;
+        present++;
+        if (first < 0)
+            first = k;
+        if (name && strcmp(name, hd_kind_name((hd_kind)k)) == 0)
+            return k;
+    }
+    if (name) {
+        fprintf(stderr, "hprof: %s has no %s profile (--profile cpu|times|alloc|monitor|wait)\n",
+                d->path, name);
+        return -1;
+    }
+    if (first < 0)
+        fprintf(stderr, "hprof: %s holds no profile (no CPU SAMPLES, CPU TIME, SITES or MONITOR "
+                "section)\n", d->path);
+    else if (present > 1)
+        fprintf(stderr, "hprof: %s holds %d profiles; taking %s (choose with --profile)\n", d->path,
+                present, hd_kind_name((hd_kind)first));
+    return first;
+}
+
+const char *analyze_thousands(int64_t v, char *buf, size_t size)
+{
+    char digits[32];
+    int n = snprintf(digits, sizeof digits, "%lld", (long long)(v < 0 ? -v : v));
+    size_t at = 0;
+    if (v < 0 && at + 1 < size)
+        buf[at++] = '-';
+    for (int i = 0; i < n && at + 1 < size; i++) {
+        if (i > 0 && (n - i) % 3 == 0 && at + 1 < size)
+            buf[at++] = ',';
+        if (at + 1 < size)
+            buf[at++] = digits[i];
+    }
+    buf[at] = '\0';
+    return buf;
+}

@@ -1,0 +1,33 @@
+/* Appended by tests/writer_tests.py to a copy of the known profile's flame
+ * graph page: hovers, searches and clicks like a person would, and writes
+ * what the page showed, as JSON, into a new pre element (id "probe") for the test to read. */
+(function () {
+  var ROW = 16, tip = document.getElementById('fg-tip'), result = {};
+  function canvasOf(section) { return document.getElementById('fg-section-' + section).querySelector('canvas'); }
+  function at(section, fraction, row, type) {
+    var c = canvasOf(section), r = c.getBoundingClientRect();
+    c.dispatchEvent(new MouseEvent(type, { clientX: r.left + fraction * r.width, clientY: r.top + row * ROW + ROW / 2,
+                                           bubbles: true }));
+    return tip.hidden ? '' : tip.textContent;
+  }
+  try {
+    result.main = at(1, 0.01, 1, 'mousemove');
+    result.gc = at(1, 0.995, 1, 'mousemove');
+    result.init = at(1, 0.9, 3, 'mousemove');       /* children: lambda 75, arraycopy 7, <init> 15 */
+    result.cpu_main = at(2, 0.01, 1, 'mousemove');
+    result.diff_lambda = at(3, 0.01, 3, 'mousemove');
+    var search = document.querySelector('#fg-section-1 .fg-search');
+    search.value = 'HashMap';
+    search.dispatchEvent(new Event('input'));
+    result.search = document.querySelector('#fg-section-1 .fg-match').textContent;
+    at(1, 0.01, 3, 'click');                         /* zoom into Demo.lambda$run$0 */
+    result.zoomed_get = at(1, 0.5, 4, 'mousemove');
+    result.injected_elements = String(document.getElementsByTagName('init').length);
+  } catch (e) {
+    result.error = String(e);
+  }
+  var pre = document.createElement('pre');
+  pre.id = 'probe';
+  pre.textContent = JSON.stringify(result);
+  document.body.appendChild(pre);
+})();
