@@ -15,6 +15,7 @@ SAN_FLAGS = -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit
 PURE_SRC  = src/core/keytab.c src/core/tables.c src/core/trace_builder.c src/core/trace_cache.c src/core/stack_table.c src/core/stack_profile.c src/options/options.c \
             src/cpu/sample_queue.c src/cpu/cpu_collector.c src/cpu/times_table.c \
             src/output/text_writer.c src/output/old_prof_writer.c src/output/profile_outputs.c src/output/output_file.c src/output/hprof_binary.c \
+            src/output/net_sink.c src/output/net_report.c \
             src/monitor/monitor_table.c src/monitor/deadlock.c src/heap/site_table.c $(BCI_SRC) \
             $(PROFILE_SRC)
 # The profile model and the writers over it (pprof, flame graph, collapsed):
@@ -30,7 +31,7 @@ AGENT_SRC = $(PURE_SRC) src/cpu/sampler.c src/agent/agent.c src/agent/jvmti_supp
 TRACKER_JAVA = $(wildcard src/agent/java/java/lang/*.java)
 # build/hprof, the command-line tool: the attach client and its helpers are
 # pure C (no JVMTI) and unit-tested too; hprof_main.c is the command front.
-CLI_SRC   = src/cli/attach.c src/cli/perfdata.c src/cli/tempfiles.c
+CLI_SRC   = src/cli/attach.c src/cli/perfdata.c src/cli/tempfiles.c src/cli/listen.c
 # The front end's analysis (hprof report, convert, diff): readers of HPROF
 # text and binary files into src/profile's model, and the commands over them;
 # pure C, unit-tested. text_writer (and the tables it reads) writes --to text.
@@ -106,9 +107,9 @@ bench: build/libhprof.so
 
 # The command-line tool: attaches to a running JVM (HotSpot's attach protocol,
 # in C) and tells the agent what to do (src/cli/hprof_main.c). No JDK needed.
-build/hprof: src/cli/hprof_main.c $(CLI_SRC) $(FRONT_SRC) $(HEADERS) Makefile
+build/hprof: src/cli/hprof_main.c $(CLI_SRC) $(FRONT_SRC) src/output/net_sink.c $(HEADERS) Makefile
 	@mkdir -p build
-	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ src/cli/hprof_main.c $(CLI_SRC) $(FRONT_SRC) -lpthread -lm -lz
+	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ src/cli/hprof_main.c $(CLI_SRC) $(FRONT_SRC) src/output/net_sink.c -lpthread -lm -lz
 
 # A stand-in agent for tests/attach_cli_tests.py: answers build/hprof's
 # commands through the reply file without being the real agent.

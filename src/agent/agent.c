@@ -40,6 +40,7 @@
 #include "../cpu/sampler.h"
 #include "../options/options.h"
 #include "../output/hprof_binary.h"
+#include "../output/net_report.h"
 #include "../output/output_file.h"
 #include "../output/profile_outputs.h"
 #include "../output/text_writer.h"
@@ -52,6 +53,8 @@
 #define TICK_MS           20
 #define COMMAND_WAIT_S    300      /* longest an attach waits for its command (retransforms take time) */
 #define REPLY_MAX         16384
+#define NET_FINISH_MS     10000    /* at exit, the most a listener gets to take the rest of the report */
+#define LIVE_EVERY_MS     1000     /* net=: a live summary this often */
 
 static const collector *const all_collectors[] = {
     &cpu_samples_collector, &cpu_times_collector, &heap_sites_collector, &heap_dump_collector,
@@ -63,9 +66,11 @@ typedef enum { AGENT_NONE = 0, AGENT_LOADED, AGENT_RUNNING, AGENT_STOPPED, AGENT
 
 static const char *const state_names[] = { "not loaded", "loaded", "running", "stopped", "finished" };
 
-/* A profile file and its writer. */
+/* A profile file and its writer; with net=, the writer's FILE is a spool
+ * that `net` ships to the listener (net_report.h). */
 typedef struct report_file {
     FILE        *out;
+    net_report  *net;
     char         path[OPTIONS_PATH_MAX + 64];
     char         format;
     text_writer  text;
@@ -102,6 +107,7 @@ static struct {
     int             dump_requested; /* SIGQUIT */
     int             thread_running, thread_stop, thread_exited;
     int             dumps;
+    int64_t         live_sent_ms;   /* net=: when the last live summary went */
 } agent = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER,
             .finished = PTHREAD_COND_INITIALIZER };
 
@@ -136,13 +142,9 @@ static void note_limit(const char *what)
 
 /* ------------------------------------------------------------ report files */
 
-static int report_open(report_file *r, const hprof_options *opt, const char *file, int force,
-                       char *err, size_t errlen)
+/* The writers of r->out; format=b writes its file header now. */
+static int report_start_writers(report_file *r, const hprof_options *opt, char *err, size_t errlen)
 {
-    memset(r, 0, sizeof *r);
-    r->format = opt->format;
-    if (output_file_open(file, force, opt->format, &r->out, r->path, sizeof r->path, err, errlen) != 0)
-        return -1;
     text_writer_init(&r->text, r->out);
     if (opt->cpu == CPU_OLD) {
         /* HPROF wrote the old prof format without its header and THREAD
@@ -151,19 +153,66 @@ static int report_open(report_file *r, const hprof_options *opt, const char *fil
         r->text.omit_thread_records = 1;
         r->text.omit_trace_records = opt->heap == HEAP_OFF && !opt->monitor;
     }
-    if (r->format == 'b') {
-        struct timespec now;
-        clock_gettime(CLOCK_REALTIME, &now);
-        if (hb_open(&r->bin, r->out, (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000, 0) != 0) {
-            snprintf(err, errlen, "hprof: cannot write %.900s (file=): %s", r->path, strerror(r->bin.error));
-            fclose(r->out);
-            unlink(r->path);
-            r->out = NULL;
-            return -1;
-        }
-        r->header_written = 1;
+    if (r->format != 'b')
+        return 0;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    if (hb_open(&r->bin, r->out, (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000, 0) != 0) {
+        snprintf(err, errlen, "hprof: cannot write %.900s: %s", r->path, strerror(r->bin.error));
+        return -1;
+    }
+    r->header_written = 1;
+    return 0;
+}
+
+static int report_open(report_file *r, const hprof_options *opt, const char *file, int force,
+                       char *err, size_t errlen)
+{
+    memset(r, 0, sizeof *r);
+    r->format = opt->format;
+    if (output_file_open(file, force, opt->format, &r->out, r->path, sizeof r->path, err, errlen) != 0)
+        return -1;
+    if (report_start_writers(r, opt, err, errlen) != 0) {
+        fclose(r->out);
+        unlink(r->path);
+        r->out = NULL;
+        return -1;
     }
     return 0;
+}
+
+/* net=: the listener is connected to now, so that one that is not there
+ * stops the JVM at start-up as an unwritable file= does. */
+static int report_open_net(report_file *r, const hprof_options *opt, char *err, size_t errlen)
+{
+    memset(r, 0, sizeof *r);
+    r->format = opt->format;
+    snprintf(r->path, sizeof r->path, "net=%s", opt->net);
+    char why[512];
+    net_sink_config config = net_sink_default_config();
+    r->net = net_report_open(opt->net, &config, &r->out, why, sizeof why);
+    if (r->net == NULL) {
+        const char *port = strrchr(opt->net, ':') + 1;
+        snprintf(err, errlen, "hprof: net=%.300s: %.400s. Start `hprof listen --port %.8s -o FILE` there first "
+                 "(its --bind for another host), or give net= the address of a running listener",
+                 opt->net, why, port);
+        return -1;
+    }
+    if (report_start_writers(r, opt, err, errlen) != 0) {
+        net_report_close(r->net, NULL);
+        r->net = NULL;
+        r->out = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* The agent's own report: net= if given (file= then names only the local
+ * file used if the listener goes away), else file=. */
+static int report_open_main(report_file *r, const hprof_options *opt, char *err, size_t errlen)
+{
+    return opt->net[0] ? report_open_net(r, opt, err, errlen)
+                       : report_open(r, opt, opt->file, opt->force, err, errlen);
 }
 
 /* The text header: the options, what drives the samples, how the agent
@@ -200,6 +249,17 @@ static void report_close(report_file *r)
         return;
     if (r->format == 'b' && hb_close(&r->bin) != 0)
         r->write_failed = 1;
+    if (r->net) {
+        net_sink_stats stats;
+        net_report_close(r->net, &stats);      /* the spool (r->out) with it */
+        r->net = NULL;
+        r->out = NULL;
+        text_writer_free(&r->text);
+        if (agent.opt.verbose)
+            say("hprof: %s: %llu bytes sent; the send queue held at most %zu bytes (bound %zu)", r->path,
+                (unsigned long long)stats.sent, stats.queue_peak, net_sink_default_config().queue_bytes);
+        return;
+    }
     if (fclose(r->out) != 0)
         r->write_failed = 1;
     r->out = NULL;
@@ -211,6 +271,104 @@ static void report_close(report_file *r)
         else
             say("hprof: could not write all of %s (file=); it is incomplete", r->path);
     }
+}
+
+/* ------------------------------------------------------------ net= */
+
+/* Where the profile goes when the listener is gone: file= if given, else
+ * HPROF's default name with the pid (java.hprof.<pid>.txt, java.hprof.<pid>). */
+static int report_open_fallback(report_file *r, char *err, size_t errlen)
+{
+    if (agent.opt.file_given)
+        return report_open(r, &agent.opt, agent.opt.file, agent.opt.force, err, errlen);
+    char name[OPTIONS_PATH_MAX + 64];
+    output_file_unique_name(agent.opt.file, agent.opt.format, (long)getpid(), name, sizeof name);
+    return report_open(r, &agent.opt, name, 1, err, errlen);
+}
+
+/* The listener went away: the application goes on, and the report goes on
+ * in a local file of its own, with fresh writers (its own header, threads
+ * and traces); dumps are cumulative, so the next one loses nothing. */
+static void report_fall_back(const char *reason)
+{
+    report_file *r = &agent.report;
+    char address[sizeof agent.opt.net];
+    snprintf(address, sizeof address, "%s", agent.opt.net);
+    report_close(r);
+    char err[1024];
+    if (report_open_fallback(r, err, sizeof err) != 0) {
+        say("hprof: the listener at %s went away (%s), and no local file can take the profile: %s",
+            address, reason, err);
+        return;
+    }
+    say("hprof: the listener at %s went away (%s); writing the profile to %s instead", address, reason, r->path);
+    report_header(r);
+}
+
+static int report_listener_gone(report_file *r)
+{
+    char reason[256];
+    if (r != &agent.report || r->net == NULL || !net_report_dead(r->net, reason, sizeof reason))
+        return 0;
+    report_fall_back(reason);
+    return 1;
+}
+
+/* A few lines for `hprof listen`'s screen: "elapsed <s>", each collector's
+ * "status <line>", and what collectors add (cpu=samples: "samples <total>"
+ * and "method <self samples> <name>" lines). */
+static void send_live_summary(net_report *net)
+{
+    static char text[16384];           /* agent.lock */
+    size_t used = (size_t)snprintf(text, sizeof text, "elapsed %lld\n", (long long)(time(NULL) - agent.started));
+    for (size_t i = 0; i < N_COLLECTORS && used < sizeof text; i++) {
+        if (!agent.made[i])
+            continue;
+        if (all_collectors[i]->status) {
+            char line[512];
+            all_collectors[i]->status(line, sizeof line);
+            used += (size_t)snprintf(text + used, sizeof text - used, "status %s\n", line);
+        }
+        if (all_collectors[i]->live_summary && used < sizeof text) {
+            all_collectors[i]->live_summary(text + used, sizeof text - used);
+            used += strlen(text + used);
+        }
+    }
+    net_report_live(net, text);
+}
+
+/* On the agent thread: a listener gone is replaced by a local file; else
+ * the spool moves on to it, and a live summary goes about once a second.
+ * 1 while spool bytes wait for room in the queue. */
+static int report_net_tick(void)
+{
+    report_file *r = &agent.report;
+    if (r->net == NULL || report_listener_gone(r))
+        return 0;
+    int waiting = net_report_ship(r->net) > 0;
+    int64_t now = net_now_ms();
+    if (agent.state == AGENT_RUNNING && now - agent.live_sent_ms >= LIVE_EVERY_MS - TICK_MS) {
+        send_live_summary(r->net);
+        agent.live_sent_ms = now;
+    }
+    return waiting;
+}
+
+/* The end of a net= report: the rest to the listener, which has
+ * NET_FINISH_MS to take it and confirm. -1 (said) if it did not, and the
+ * report then goes on in a local file. */
+static int report_deliver(void)
+{
+    report_file *r = &agent.report;
+    if (r->net == NULL)
+        return 0;
+    char reason[256] = "";
+    if (r->format == 'b' && hb_close(&r->bin) != 0)
+        r->write_failed = 1;
+    if (net_report_finish(r->net, net_now_ms() + NET_FINISH_MS, reason, sizeof reason) == 0)
+        return 0;
+    report_fall_back(reason);
+    return -1;
 }
 
 /* ------------------------------------------------------------ dumps */
@@ -263,6 +421,7 @@ static int check_profile_outputs(const hprof_options *opt, char *err, size_t err
  * (cumulative since start or the last reset), then the records they name. */
 static void dump_into(report_file *r, const char *why, int final, JNIEnv *jni)
 {
+    report_listener_gone(r);
     if (r->out == NULL)
         return;
     report_header(r);
@@ -285,6 +444,8 @@ static void dump_into(report_file *r, const char *why, int final, JNIEnv *jni)
         r->write_failed = 1;
         clearerr(r->out);
     }
+    if (r->net)
+        net_report_ship(r->net);
     if (agent.opt.verbose)
         fprintf(stderr, " done.\n");
     fputs(t.notes, stderr);
@@ -504,8 +665,9 @@ static int command_start(const command *c, JNIEnv *jni)
         }
         if (add_capabilities(&c->opt) != 0 || subscribe(&c->opt) != 0)
             return -1;
-        new_file = strcmp(c->opt.file, agent.opt.file) != 0 || c->opt.format != agent.opt.format;
-        if (new_file && report_open(&fresh, &c->opt, c->opt.file, c->opt.force, err, sizeof err) != 0) {
+        new_file = strcmp(c->opt.file, agent.opt.file) != 0 || c->opt.format != agent.opt.format ||
+                   strcmp(c->opt.net, agent.opt.net) != 0;
+        if (new_file && report_open_main(&fresh, &c->opt, err, sizeof err) != 0) {
             say("%s", err);
             return -1;
         }
@@ -514,6 +676,7 @@ static int command_start(const command *c, JNIEnv *jni)
         stop_collectors(jni);
     if (new_file) {
         dump_into(&agent.report, "start with a new file=", 0, jni);
+        report_deliver();
         report_close(&agent.report);
         agent.report = fresh;
     }
@@ -603,12 +766,13 @@ static void JNICALL agent_thread(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 {
     (void)jvmti;
     (void)arg;
+    int net_waiting = 0;
     pthread_mutex_lock(&agent.lock);
     while (!agent.thread_stop) {
         if (agent.pending == NULL && !agent.dump_requested) {
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
-            long ms = any_tick() ? TICK_MS : 1000;
+            long ms = any_tick() || net_waiting ? TICK_MS : 1000;
             ts.tv_nsec += ms * 1000000L;
             ts.tv_sec += ts.tv_nsec / 1000000000L;
             ts.tv_nsec %= 1000000000L;
@@ -636,6 +800,7 @@ static void JNICALL agent_thread(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
                 want_dump |= all_collectors[i]->tick(jni);
         if (want_dump)
             dump_into(&agent.report, "deadlock", 0, jni);
+        net_waiting = report_net_tick();
     }
     agent.thread_exited = 1;
     pthread_cond_broadcast(&agent.finished);
@@ -710,14 +875,19 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
     (void)jvmti;
     pthread_mutex_lock(&agent.lock);
     stop_agent_thread();
-    if (agent.state == AGENT_RUNNING || agent.state == AGENT_STOPPED) {
+    int collected = agent.state == AGENT_RUNNING || agent.state == AGENT_STOPPED;
+    if (collected) {
         /* No more samples while the last dump is written. */
         sampler_stop();
         if (agent.opt.doe)
             dump_into(&agent.report, "exit", 1, jni);
-        /* Allocations after the last dump are not counted. */
-        heap_sites_collector.stop(jni);
     }
+    /* net=: a listener that did not take it all gets it written locally. */
+    if (report_deliver() != 0 && collected && agent.opt.doe)
+        dump_into(&agent.report, "exit", 1, jni);
+    /* Allocations after the last dump are not counted. */
+    if (collected)
+        heap_sites_collector.stop(jni);
     agent.state = AGENT_FINISHED;
     agent.reply = NULL;
     report_close(&agent.report);
@@ -766,7 +936,7 @@ static int first_load(JavaVM *vm, const command *c, int live, char *err, size_t 
         snprintf(err, errlen, "hprof: cannot set up JVMTI (see the error above)");
         return -1;
     }
-    if (report_open(&agent.report, &agent.opt, agent.opt.file, agent.opt.force, err, errlen) != 0)
+    if (report_open_main(&agent.report, &agent.opt, err, errlen) != 0)
         return -1;
     static const struct { jvmtiEvent ev; event_fn fn; } own[] = {
         { JVMTI_EVENT_VM_INIT, EVENT_FN(on_vm_init) }, { JVMTI_EVENT_VM_DEATH, EVENT_FN(on_vm_death) },

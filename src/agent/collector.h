@@ -38,6 +38,8 @@
  *                 collector then walked whole stacks (trace_builder
  *                 full_stacks). NULL when out of memory; the caller frees it.
  *                 profile_kind names it in file names ("cpu", "alloc", "lock").
+ *   live_summary  optional: lines for net='s live summary (`hprof listen`'s
+ *                 screen), "<key> <values>\n" each, appended to text
  */
 #ifndef HPROF_COLLECTOR_H
 #define HPROF_COLLECTOR_H
@@ -99,6 +101,7 @@ typedef struct collector {
     void (*status)(char *line, size_t size);
     const char *profile_kind;
     profile *(*snapshot)(JNIEnv *jni);
+    void (*live_summary)(char *text, size_t size);
 } collector;
 
 extern const collector cpu_samples_collector, cpu_times_collector, heap_sites_collector,

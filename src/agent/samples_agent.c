@@ -445,9 +445,36 @@ static profile *snapshot(JNIEnv *jni)
     return cpu_collector_profile((int64_t)cpu.interval_ms * 1000000);
 }
 
+/* "samples <total>" and the top methods by self samples,
+ * "method <count> <class>.<name>", for net='s live summary. */
+static void live_summary(char *text, size_t size)
+{
+    cpu_row *rows = NULL;
+    uint32_t n = 0;
+    uint64_t total = 0;
+    cpu_method_count top[10];
+    uint32_t ntop = 0;
+    if (cpu.initialised) {
+        cpu_collector_drain(&cpu.queue);
+        if (cpu_collector_rows(&rows, &n, &total) != 0)
+            return;
+        ntop = cpu_top_methods(rows, n, top, sizeof top / sizeof top[0]);
+        free(rows);
+    }
+    size_t used = (size_t)snprintf(text, size, "samples %llu\n", (unsigned long long)total);
+    for (uint32_t i = 0; i < ntop && used < size; i++) {
+        method_info mi;
+        if (top[i].method == 0 || method_get(top[i].method, &mi) != 0)
+            mi = (method_info){ .class_name = "<unknown>", .name = "<no frames>" };
+        used += (size_t)snprintf(text + used, size - used, "method %llu %s.%s\n",
+                                 (unsigned long long)top[i].count, mi.class_name, mi.name);
+    }
+}
+
 const collector cpu_samples_collector = {
     .name = "cpu=samples", .wanted = wanted, .capabilities = capabilities, .subscribe = subscribe,
     .start = start, .thread_start = thread_start, .thread_end = thread_end,
     .tick_ms = 20, .tick = tick, .dump = dump, .reset = reset, .stop = stop, .status = status,
     .profile_kind = "cpu", .snapshot = snapshot,
+    .live_summary = live_summary,
 };

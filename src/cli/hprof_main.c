@@ -20,6 +20,7 @@
  */
 #include "cli/analyze.h"
 #include "cli/attach.h"
+#include "cli/listen.h"
 #include "cli/tempfiles.h"
 
 #include <errno.h>
@@ -56,6 +57,8 @@ struct command {
 static int run_agent_command(const command *cmd, const global_options *globals, int argc, char **argv);
 static int run_help(const command *cmd, const global_options *globals, int argc, char **argv);
 static int run_analysis(const command *cmd, const global_options *globals, int argc, char **argv);
+static int run_listen(const command *cmd, const global_options *globals, int argc, char **argv);
+static int run_program(const command *cmd, const global_options *globals, int argc, char **argv);
 
 /* The agent decides which options each of its commands takes: all of them
  * pass options on, even where the usage shows none. */
@@ -75,6 +78,10 @@ static const command COMMANDS[] = {
       "convert a profile file", run_analysis },
     { "diff", NULL, "BEFORE AFTER [--profile KIND] [--to flamegraph -o OUT.html]",
       "what grew and what shrank, per method and per stack", run_analysis },
+    { "run",    NULL,     "[options] [--] java ARGS...",
+      "run java with the agent (-agentpath inserted; exit status is java's)", run_program },
+    { "listen", NULL,     "[--port N] [--bind ADDR] -o FILE",
+      "receive a net= agent's report into FILE, live summary on a terminal", run_listen },
     { "help",   NULL,     "", "print this text", run_help },
 };
 #define N_COMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
@@ -83,7 +90,8 @@ static void print_usage(FILE *out)
 {
     fprintf(out, "usage: hprof <command> [--agent PATH] <pid> [options]\n\n");
     for (size_t i = 0; i < N_COMMANDS; i++)
-        fprintf(out, "  hprof %-6s %-20s %s\n", COMMANDS[i].name, COMMANDS[i].synopsis, COMMANDS[i].summary);
+        fprintf(out, "  hprof %-6s %-20s%s%s\n", COMMANDS[i].name, COMMANDS[i].synopsis,
+                strlen(COMMANDS[i].synopsis) > 20 ? "\n                              " : " ", COMMANDS[i].summary);
     fprintf(out,
             "\n"
             "Options are the agent's (cpu=samples,interval=1,file=...), passed on as given;\n"
@@ -128,6 +136,32 @@ static int run_help(const command *cmd, const global_options *globals, int argc,
         return usage_error("help takes no arguments");
     print_usage(stdout);
     return EXIT_OK;
+}
+
+static int run_listen(const command *cmd, const global_options *globals, int argc, char **argv)
+{
+    (void)cmd;
+    (void)globals;
+    return listen_main(argc, argv);
+}
+
+static int take_agent_option(int argc, char **argv, int *i, const char **agent);
+static int resolve_agent(const char *given, char *out);
+
+/* hprof run [--agent PATH] [options] [--] java ARGS... */
+static int run_program(const command *cmd, const global_options *globals, int argc, char **argv)
+{
+    (void)cmd;
+    const char *agent_option = globals->agent;
+    int i = 0;
+    int taken = 0;
+    while (i < argc && (taken = take_agent_option(argc, argv, &i, &agent_option)) > 0)
+        ;
+    if (taken < 0)
+        return EXIT_USAGE;
+    char library[PATH_MAX];
+    int rc = resolve_agent(agent_option, library);
+    return rc != EXIT_OK ? rc : run_java(library, argc - i, argv + i);
 }
 
 /* A process id: all digits, from 1 to INT_MAX. 0 and *pid, or -1. */

@@ -186,6 +186,50 @@ int cpu_collector_rows(cpu_row **rows, uint32_t *n, uint64_t *total_out)
     return 0;
 }
 
+static int compare_by_method(const void *a, const void *b)
+{
+    const cpu_method_count *x = a, *y = b;
+    return (x->method > y->method) - (x->method < y->method);
+}
+
+static int compare_by_count(const void *a, const void *b)
+{
+    const cpu_method_count *x = a, *y = b;
+    if (x->count != y->count)
+        return x->count < y->count ? 1 : -1;
+    return compare_by_method(a, b);
+}
+
+uint32_t cpu_top_methods(const cpu_row *rows, uint32_t n, cpu_method_count *out, uint32_t max)
+{
+    cpu_method_count *all = malloc((n ? n : 1) * sizeof *all);
+    if (all == NULL)
+        return 0;
+    for (uint32_t i = 0; i < n; i++) {
+        serial_t thread, method = 0;
+        const serial_t *frames;
+        uint32_t nframes = 0;
+        int32_t line;
+        if (trace_get(rows[i].trace, &thread, &frames, &nframes) != 0 || nframes == 0 ||
+            frame_get(frames[0], &method, &line) != 0)
+            method = 0;                /* depth=0: no frames to name */
+        all[i] = (cpu_method_count){ method, rows[i].count };
+    }
+    qsort(all, n, sizeof *all, compare_by_method);
+    uint32_t merged = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (merged > 0 && all[merged - 1].method == all[i].method)
+            all[merged - 1].count += all[i].count;
+        else
+            all[merged++] = all[i];
+    }
+    qsort(all, merged, sizeof *all, compare_by_count);
+    uint32_t k = merged < max ? merged : max;
+    memcpy(out, all, k * sizeof *out);
+    free(all);
+    return k;
+}
+
 void cpu_collector_reset(void)
 {
     pthread_mutex_lock(&lock);

@@ -54,6 +54,15 @@ void cpu_collector_add_lost(const char *reason, uint64_t count);
  * Caller frees *rows. Returns 0, or -1 when out of memory. */
 int cpu_collector_rows(cpu_row **rows, uint32_t *n, uint64_t *total);
 
+/* Self samples per method: the rows' counts summed by the method of each
+ * trace's top frame, the `max` largest into out (descending, then method
+ * serial); returns how many. For the live summary of net=. */
+typedef struct cpu_method_count {
+    serial_t method;
+    uint64_t count;
+} cpu_method_count;
+uint32_t cpu_top_methods(const cpu_row *rows, uint32_t n, cpu_method_count *out, uint32_t max);
+
 /* Zero every count (traces and stacks keep their serials): `reset`. */
 void cpu_collector_reset(void);
 

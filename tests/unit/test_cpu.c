@@ -552,3 +552,25 @@ TEST(times_table_subtract_gives_what_happened_since)
     times_table_free(&now);
     times_table_free(&base);
 }
+
+TEST(collector_top_methods_by_self_samples)
+{
+    sample_queue q;
+    setup_collector(&q, 2, 1, 0);
+    uintptr_t stack_a[] = { 0xc1, 0xc2 }, stack_b[] = { 0xc1, 0xc3 }, stack_c[] = { 0xc2, 0xc1 };
+    int32_t bci[] = { 0, 0 };
+    for (int i = 0; i < 4; i++) push(&q, THREAD_SERIAL_BASE, 2, stack_a, bci);
+    for (int i = 0; i < 3; i++) push(&q, THREAD_SERIAL_BASE, 2, stack_b, bci);
+    for (int i = 0; i < 5; i++) push(&q, THREAD_SERIAL_BASE, 2, stack_c, bci);
+    CHECK(cpu_collector_drain(&q) == 12);
+    cpu_row *rows; uint32_t n; uint64_t total;
+    CHECK(cpu_collector_rows(&rows, &n, &total) == 0 && n == 3);
+    cpu_method_count top[4];
+    /* c1 is on top in two traces (4 + 3), c2 in one (5). */
+    CHECK(cpu_top_methods(rows, n, top, 4) == 2);
+    CHECK(top[0].method == method_find(0xc1) && top[0].count == 7);
+    CHECK(top[1].method == method_find(0xc2) && top[1].count == 5);
+    CHECK(cpu_top_methods(rows, n, top, 1) == 1 && top[0].count == 7);
+    free(rows);
+    teardown_collector(&q);
+}

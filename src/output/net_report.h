@@ -1,0 +1,45 @@
+/*
+ * net_report: a report for net=host:port. The writers (text_writer,
+ * hb_writer) write to a spool file, at disk speed as with file=, whatever
+ * thread they run on: a heap dump in format=b is written from inside the
+ * JVM's heap walk, at a safepoint, where waiting for the network would stop
+ * every application thread. The agent thread then moves the spool's bytes
+ * into the sink's bounded queue as room allows (net_report_ship, never
+ * waiting), and the spool is emptied once all of it is queued.
+ *
+ * Pure C; no JVMTI.
+ */
+#ifndef HPROF_NET_REPORT_H
+#define HPROF_NET_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "net_sink.h"
+
+typedef struct net_report net_report;
+
+/* Connects to address (host:port), greets the listener, and makes the
+ * spool (in $TMPDIR or /tmp, unlinked at once) that *spool writes to.
+ * NULL with a message in err. */
+net_report *net_report_open(const char *address, const net_sink_config *cfg, FILE **spool,
+                            char *err, size_t errlen);
+
+/* Queues what the spool holds, as far as the queue has room; returns the
+ * bytes still waiting in the spool. Never waits for the network. */
+uint64_t net_report_ship(net_report *n);
+
+/* The end: everything shipped and delivered by deadline_ms (net_now_ms
+ * clock); 0, or -1 with the reason. */
+int net_report_finish(net_report *n, int64_t deadline_ms, char *reason, size_t size);
+
+/* 1 if the listener is gone (reason said). */
+int net_report_dead(net_report *n, char *reason, size_t size);
+
+/* A live summary for the listener (framed mode; dropped if no room). */
+void net_report_live(net_report *n, const char *text);
+
+/* Closes the connection and the spool (which *spool named). */
+void net_report_close(net_report *n, net_sink_stats *stats);
+
+#endif
