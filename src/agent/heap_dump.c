@@ -973,6 +973,26 @@ static int prepare(JNIEnv *jni, walk *w, const trace_builder *b)
     return 0;
 }
 
+/* A new, already unlinked temporary file in the directory of `beside`
+ * (its name, for messages, in name). NULL with errno set on failure. */
+static FILE *open_stage_file(const char *beside, char *name, size_t size)
+{
+    const char *slash = strrchr(beside, '/');
+    int dir_len = slash ? (int)(slash - beside) : 1;
+    snprintf(name, size, "%.*s/.hprof-heap.%d.XXXXXX", dir_len, slash ? beside : ".", (int)getpid());
+    int fd = mkstemp(name);
+    if (fd < 0)
+        return NULL;
+    unlink(name);
+    FILE *f = fdopen(fd, "w+");
+    if (f == NULL) {
+        int e = errno;
+        close(fd);
+        errno = e;
+    }
+    return f;
+}
+
 int heap_dump_write(JNIEnv *jni, const heap_dump_target *t, int depth, int lineno)
 {
     walk w;
@@ -999,11 +1019,14 @@ int heap_dump_write(JNIEnv *jni, const heap_dump_target *t, int depth, int linen
         hb_heap_begin(w.bin);
     } else {
         /* HPROF's text header gives the counts first: stage the body in a
-         * file beside the output, then copy it after the header. */
-        snprintf(stage, sizeof stage, "%s.heap%d.tmp", t->out_path, (int)getpid());
-        w.text = fopen(stage, "w+");
+         * file beside the output (a heap can be larger than /tmp), created
+         * exclusively and unlinked at once, so nothing is left behind even
+         * if the JVM dies mid-dump. With net= the "output" is an address:
+         * the working directory then. */
+        w.text = open_stage_file(t->out_path, stage, sizeof stage);
         if (w.text == NULL) {
-            fprintf(stderr, "hprof: heap dump: cannot create %s (beside file=): %s\n", stage, strerror(errno));
+            fprintf(stderr, "hprof: heap dump: cannot create a temporary file %s (beside file=): %s\n", stage,
+                    strerror(errno));
             free_walk(&w);
             drop_ids(own);
             return -1;
@@ -1055,7 +1078,6 @@ int heap_dump_write(JNIEnv *jni, const heap_dump_target *t, int depth, int linen
             if (fwrite(buf, 1, got, out) != got) { bad = 1; break; }
         fprintf(out, "HEAP DUMP END\n");
         fclose(w.text);
-        unlink(stage);
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;

@@ -41,6 +41,11 @@ hprof_data *analyze_read(const char *path);
 /* --profile NAME: that kind if the file has it; NULL: the first present (said
  * on stderr when the file has more than one). -1 when there is none. */
 int analyze_pick_kind(const hprof_data *d, const char *name);
+/* A flame graph page (src/profile/flamegraph_writer.h) to path: ANALYZE_OK,
+ * or ANALYZE_ERROR said on stderr. */
+struct flamegraph_section;
+int analyze_write_page(const char *path, const char *title, const struct flamegraph_section *sections,
+                       uint32_t n);
 /* "1,234,567" */
 const char *analyze_thousands(int64_t v, char *buf, size_t size);
 

@@ -1,9 +1,12 @@
 /* analyze_common.c: what the analysis commands share (see analyze.h). */
 #include "analyze.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "../profile/flamegraph_writer.h"
 
 int analyze_usage(const char *fmt, ...)
 {
@@ -88,6 +91,21 @@ int analyze_pick_kind(const hprof_data *d, const char *name)
         fprintf(stderr, "hprof: %s holds %d profiles; taking %s (choose with --profile)\n", d->path,
                 present, hd_kind_name((hd_kind)first));
     return first;
+}
+
+int analyze_write_page(const char *path, const char *title, const flamegraph_section *sections,
+                       uint32_t n)
+{
+    FILE *out = fopen(path, "w");
+    if (out == NULL) {
+        fprintf(stderr, "hprof: %s: cannot write: %s\n", path, strerror(errno));
+        return ANALYZE_ERROR;
+    }
+    int bad = flamegraph_write_page(out, title, sections, n) != 0;
+    bad |= fclose(out) != 0;
+    if (bad)
+        fprintf(stderr, "hprof: %s: not written completely\n", path);
+    return bad ? ANALYZE_ERROR : ANALYZE_OK;
 }
 
 const char *analyze_thousands(int64_t v, char *buf, size_t size)

@@ -356,23 +356,16 @@ static int write_diff(const hprof_data *b, const hprof_data *a, int k, int top, 
         char *html = NULL;
         size_t len = 0;
         FILE *mem = open_memstream(&html, &len);
-        FILE *out = mem ? fopen(out_path, "w") : NULL;
-        if (out == NULL) {
-            fprintf(stderr, "hprof: %s: cannot write\n", out_path);
+        if (mem == NULL) {
+            fprintf(stderr, "hprof: out of memory\n");
             rc = ANALYZE_ERROR;
         } else {
             for (int i = 0; i < 3; i++)
                 table_print_html(t[i], mem);
             fclose(mem);
-            mem = NULL;
             flamegraph_section s = { head, pa, v, pb, html };
-            if ((flamegraph_write_page(out, "hprof diff", &s, 1) != 0) | (fclose(out) != 0)) {
-                fprintf(stderr, "hprof: %s: not written completely\n", out_path);
-                rc = ANALYZE_ERROR;
-            }
+            rc = analyze_write_page(out_path, "hprof diff", &s, 1);
         }
-        if (mem)
-            fclose(mem);
         free(html);
     }
     for (int i = 0; i < 3; i++)

@@ -465,20 +465,9 @@ static int write_html_report(const hprof_data *d, int top, const char *out_path)
                                             p, p ? profile_default_value(p) : 0, NULL, html[n] };
         n++;
     }
-    FILE *out = fopen(out_path, "w");
-    int rc = ANALYZE_ERROR;
-    if (out == NULL) {
-        perror(out_path);
-    } else {
-        char title[512];
-        snprintf(title, sizeof title, "hprof report: %s", d->path);
-        int bad = flamegraph_write_page(out, title, sections, n) != 0;
-        bad |= fclose(out) != 0;
-        if (bad)
-            fprintf(stderr, "hprof: writing %s failed\n", out_path);
-        else
-            rc = ANALYZE_OK;
-    }
+    char title[512];
+    snprintf(title, sizeof title, "hprof report: %s", d->path);
+    int rc = analyze_write_page(out_path, title, sections, n);
     for (uint32_t i = 0; i < n; i++)
         free(html[i]);
     return rc;
