@@ -42,6 +42,7 @@
 #include "../output/hprof_binary.h"
 #include "../output/net_report.h"
 #include "../output/output_file.h"
+#include "../output/profile_outputs.h"
 #include "../output/text_writer.h"
 #include "collector.h"
 #include "events.h"
@@ -372,6 +373,50 @@ static int report_deliver(void)
 
 /* ------------------------------------------------------------ dumps */
 
+/* profile_outputs' messages: problems to the user, files written as notes
+ * of the dump under verbose=. */
+static void tell_output(void *ctx, int error, const char *line)
+{
+    dump_target *t = ctx;
+    if (error)
+        say("%s", line);
+    else if (t->verbose)
+        dump_note(t, line);
+}
+
+/* pprof=, flamegraph=, collapsed=: from the snapshot of every collector
+ * that was started and has one, after their dumps (heap=sites' census). */
+static void write_profile_outputs(dump_target *t, JNIEnv *jni)
+{
+    kind_profile profiles[N_COLLECTORS];
+    uint32_t n = 0;
+    for (size_t i = 0; i < N_COLLECTORS; i++) {
+        if (!agent.made[i] || all_collectors[i]->snapshot == NULL)
+            continue;
+        profile *p = all_collectors[i]->snapshot(jni);
+        if (p)
+            profiles[n++] = (kind_profile){ all_collectors[i]->profile_kind, p };
+        else
+            say("hprof: %s has no profile for pprof=, flamegraph= or collapsed= at this dump (out of "
+                "memory, or its first start did not keep whole stacks)", all_collectors[i]->name);
+    }
+    profile_outputs_write(&agent.opt, profiles, n, tell_output, t);
+    for (uint32_t i = 0; i < n; i++)
+        profile_free((profile *)profiles[i].profile);
+}
+
+/* Can the files of pprof=, flamegraph= and collapsed= be written, for the
+ * collectors these options start? */
+static int check_profile_outputs(const hprof_options *opt, char *err, size_t errlen)
+{
+    const char *kinds[N_COLLECTORS];
+    uint32_t n = 0;
+    for (size_t i = 0; i < N_COLLECTORS; i++)
+        if (all_collectors[i]->snapshot && all_collectors[i]->wanted(opt))
+            kinds[n++] = all_collectors[i]->profile_kind;
+    return profile_outputs_check(opt, kinds, n, err, errlen);
+}
+
 /* One dump into r: every collector that was started writes its sections
  * (cumulative since start or the last reset), then the records they name. */
 static void dump_into(report_file *r, const char *why, int final, JNIEnv *jni)
@@ -390,6 +435,8 @@ static void dump_into(report_file *r, const char *why, int final, JNIEnv *jni)
             all_collectors[i]->dump(&t, jni);
     if (r->format == 'a')
         text_write_new_records(&r->text);
+    if (options_want_stacks(&agent.opt))
+        write_profile_outputs(&t, jni);
     if (fflush(r->out) != 0 || ferror(r->out) || (r->format == 'b' && r->bin.error)) {
         int e = r->format == 'b' && r->bin.error ? r->bin.error : errno;
         if (!r->write_failed)
@@ -612,6 +659,10 @@ static int command_start(const command *c, JNIEnv *jni)
     int new_file = 0;
     if (c->req.options[0]) {
         char err[1024];
+        if (check_profile_outputs(&c->opt, err, sizeof err) != 0) {
+            say("%s", err);
+            return -1;
+        }
         if (add_capabilities(&c->opt) != 0 || subscribe(&c->opt) != 0)
             return -1;
         new_file = strcmp(c->opt.file, agent.opt.file) != 0 || c->opt.format != agent.opt.format ||
@@ -875,8 +926,7 @@ static int first_load(JavaVM *vm, const command *c, int live, char *err, size_t 
     agent.live = live;
     agent.opt = c->opt;
     snprintf(agent.options_text, sizeof agent.options_text, "%s", c->req.options);
-    if (agent.opt.collapsed[0] &&
-        output_file_check_writable(agent.opt.collapsed, "collapsed", err, errlen) != 0)
+    if (check_profile_outputs(&agent.opt, err, errlen) != 0)
         return -1;
     if (tables_init(NULL) != 0) {
         snprintf(err, errlen, "hprof: out of memory at start-up");

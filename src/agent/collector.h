@@ -29,6 +29,15 @@
  *                 rewritten for it retransformed back; counts are kept for
  *                 the dump that follows and a later `start`
  *   status        one line of counts for `status`
+ *   snapshot      (optional) what it counted so far as a new profile with
+ *                 whole stacks (profile.h), for pprof=, flamegraph= and
+ *                 collapsed=: the orchestrator writes those files from the
+ *                 snapshots of every collector at each dump, after the
+ *                 collectors' own sections (so heap=sites' census is done).
+ *                 Only asked for when options_want_stacks(): the
+ *                 collector then walked whole stacks (trace_builder
+ *                 full_stacks). NULL when out of memory; the caller frees it.
+ *                 profile_kind names it in file names ("cpu", "alloc", "lock").
  *   live_summary  optional: lines for net='s live summary (`hprof listen`'s
  *                 screen), "<key> <values>\n" each, appended to text
  */
@@ -44,6 +53,7 @@
 #include "../core/tables.h"
 #include "../options/options.h"
 #include "../output/hprof_binary.h"
+#include "../profile/profile.h"
 #include "../output/text_writer.h"
 
 typedef struct collector_env {
@@ -89,6 +99,8 @@ typedef struct collector {
     void (*reset)(JNIEnv *jni);
     void (*stop)(JNIEnv *jni);
     void (*status)(char *line, size_t size);
+    const char *profile_kind;
+    profile *(*snapshot)(JNIEnv *jni);
     void (*live_summary)(char *text, size_t size);
 } collector;
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../core/stack_profile.h"
 #include "../core/trace_builder.h"
 #include "../heap/heap_tags.h"
 #include "../heap/site_table.h"
@@ -62,13 +63,15 @@ static jvmtiEnv *thread_tag_env(void)
 /* ------------------------------------------------------------ recording */
 
 /* Each thread's trace cache (see trace_cache.h): 2048 frames, i.e. 512
- * traces at depth=4, about 44 KB a thread; deep traces get fewer slots. */
+ * traces at depth=4, about 44 KB a thread; deep traces get fewer slots.
+ * Whole stacks (STACK_MAX_FRAMES frames each) get 16 slots, 64 KB. */
 static trace_cache *heap_trace_cache(void)
 {
+    int frames = H.builder.full_stacks ? STACK_MAX_FRAMES : H.cfg.depth;
     unsigned log2 = 9;
-    while (log2 > 4 && ((uint32_t)1 << log2) * (uint32_t)H.cfg.depth > 2048)
+    while (log2 > 4 && ((uint32_t)1 << log2) * (uint32_t)frames > 2048)
         log2--;
-    return thread_trace_cache(TRACE_CACHE_HEAP, log2, H.cfg.depth);
+    return thread_trace_cache(TRACE_CACHE_HEAP, log2, frames);
 }
 
 /* Instances the VM allocated on this thread (VMObjectAlloc, recorded then)
@@ -147,15 +150,16 @@ static void record(JNIEnv *jni, jobject object, jclass klass, jlong size, jthrea
     jvmtiEnv *jvmti = thread_tag_env();
     serial_t thread_serial = H.cfg.per_thread ? thread_serial_of(thread) : 0;
     serial_t trace;
+    stack_id stack = 0;
     if (above >= 0) {
         if (n_pending > 0 && pending_take(jni, object))
             return;
-        trace = stack_trace_here(jni, &H.builder, heap_trace_cache(), above, thread_serial);
+        trace = stack_trace_here(jni, &H.builder, heap_trace_cache(), above, thread_serial, &stack);
     } else {
         jlong tag = 0;
         if ((*jvmti)->GetTag(jvmti, object, &tag) != JVMTI_ERROR_NONE || tag != 0)
             return;
-        trace = stack_trace_of(&H.builder, NULL, H.skip, 3, thread_serial);
+        trace = stack_trace_of(&H.builder, NULL, H.skip, 3, thread_serial, &stack);
     }
     serial_t cls = klass ? class_serial_of_klass(klass) : class_serial_of_object(jni, object);
     if (size < 0 && (*hprof_jvmti)->GetObjectSize(hprof_jvmti, object, &size) != JVMTI_ERROR_NONE)
@@ -167,7 +171,7 @@ static void record(JNIEnv *jni, jobject object, jclass klass, jlong size, jthrea
     if (trace == 0 && (*hprof_jvmti)->GetPhase(hprof_jvmti, &phase) == JVMTI_ERROR_NONE &&
         phase != JVMTI_PHASE_LIVE)
         return;
-    subsite_t s = trace && cls && size >= 0 ? site_intern(trace, cls, (uint64_t)size) : 0;
+    subsite_t s = trace && cls && size >= 0 ? site_intern(trace, stack, cls, (uint64_t)size) : 0;
     if (s == 0 || (*jvmti)->SetTag(jvmti, object, heap_tag_alloc(s)) != JVMTI_ERROR_NONE) {
         site_count_lost(1);
         if (atomic_exchange(&H.warned_lost, 1) == 0)
@@ -329,14 +333,17 @@ static int sites_make(const collector_env *env)
 {
     const hprof_options *o = env->opt;
     if (H.made) {
-        if (o->heap_sample != H.cfg.sample_interval || o->depth != H.cfg.depth)
-            env->limit("heap=sites: heap_sample= and depth= keep the values of the first start");
+        if (o->heap_sample != H.cfg.sample_interval || o->depth != H.cfg.depth ||
+            options_want_stacks(o) != H.builder.full_stacks)
+            env->limit("heap=sites: heap_sample=, depth= and whether whole stacks are kept (pprof=, "
+                       "flamegraph=, collapsed=) keep the values of the first start");
         return 0;
     }
     H.cfg = (heap_config){ .sites = 1, .dump = dump_wanted(o), .sample_interval = o->heap_sample,
                            .depth = o->depth, .lineno = o->lineno, .per_thread = o->thread };
     H.builder.depth = o->depth;
     H.builder.lineno = o->lineno;
+    H.builder.full_stacks = options_want_stacks(o);
     H.builder.resolve = resolve_method;
     if (site_table_init(MAX_SUBSITES) != 0) {
         fprintf(stderr, "hprof: out of memory at start-up (heap=sites)\n");
@@ -448,37 +455,24 @@ static void collect(dump_target *t)
     }
 }
 
-static void write_sites(text_writer *w)
+static void write_sites(text_writer *w, const site_row *rows, uint32_t n, const site_row *totals)
 {
-    site_row *rows = NULL, totals;
-    uint32_t n = 0;
-    if (site_rows(H.cfg.sample_interval, &rows, &n, &totals) != 0) {
-        fprintf(stderr, "hprof: out of memory while writing SITES\n");
-        return;
-    }
-    text_write_sites(w, rows, n, &totals, H.cfg.cutoff, H.cfg.sample_interval, time(NULL));
+    text_write_sites(w, rows, n, totals, H.cfg.cutoff, H.cfg.sample_interval, time(NULL));
     uint64_t lost = site_lost();
     if (lost)
         fprintf(stderr, "hprof: heap=sites: %llu allocations could not be recorded (see above)\n",
                 (unsigned long long)lost);
-    free(rows);
 }
 
 static uint32_t clamp32(uint64_t v) { return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v; }
 
-static void write_sites_binary(hb_writer *w)
+static void write_sites_binary(hb_writer *w, const site_row *rows, uint32_t n, const site_row *totals)
 {
-    site_row *rows = NULL, totals;
-    uint32_t n = 0;
-    if (site_rows(H.cfg.sample_interval, &rows, &n, &totals) != 0) {
-        fprintf(stderr, "hprof: out of memory while writing ALLOC SITES\n");
-        return;
-    }
     hb_site *sites = malloc((n ? n : 1) * sizeof *sites);
     uint32_t k = 0;
     for (uint32_t i = 0; sites && i < n; i++) {
-        double live = totals.live_bytes ? (double)rows[i].live_bytes / (double)totals.live_bytes : 0;
-        double alloc = totals.alloc_bytes ? (double)rows[i].alloc_bytes / (double)totals.alloc_bytes : 0;
+        double live = totals->live_bytes ? (double)rows[i].live_bytes / (double)totals->live_bytes : 0;
+        double alloc = totals->alloc_bytes ? (double)rows[i].alloc_bytes / (double)totals->alloc_bytes : 0;
         if (live < H.cfg.cutoff && alloc < H.cfg.cutoff)
             continue;
         /* is_array: 0 for an instance, else the HPROF type of the elements. */
@@ -489,12 +483,45 @@ static void write_sites_binary(hb_writer *w)
                                 clamp32(rows[i].alloc_objs) };
     }
     if (sites)
-        hb_alloc_sites(w, 0, (float)H.cfg.cutoff, clamp32(totals.live_bytes), clamp32(totals.live_objs),
-                       totals.alloc_bytes, totals.alloc_objs, sites, k);
+        hb_alloc_sites(w, 0, (float)H.cfg.cutoff, clamp32(totals->live_bytes), clamp32(totals->live_objs),
+                       totals->alloc_bytes, totals->alloc_objs, sites, k);
     else
         fprintf(stderr, "hprof: out of memory while writing ALLOC SITES\n");
     free(sites);
-    free(rows);
+}
+
+/* A SITES row by whole stack as a profile row: the allocated class is a
+ * frame above the allocating method (as in async-profiler's allocation
+ * profiles), counts weighted as SITES weighs them (heap_sample=). */
+static void site_profile_row(const void *rows, uint32_t i, stack_id *stack, const char **leaf, int64_t *values)
+{
+    const site_row *r = (const site_row *)rows + i;
+    const char *cls = class_java_name(r->class_serial);
+    *stack = r->stack;
+    *leaf = cls ? cls : "<unknown class>";
+    values[0] = (int64_t)r->alloc_objs;
+    values[1] = (int64_t)r->alloc_bytes;
+    values[2] = (int64_t)r->live_objs;
+    values[3] = (int64_t)r->live_bytes;
+}
+
+static profile *profile_of_rows(const site_row *rows, uint32_t n)
+{
+    static const profile_value_type types[] = {
+        { "alloc_objects", "count" }, { "alloc_space", "bytes" },
+        { "inuse_objects", "count" }, { "inuse_space", "bytes" },
+    };
+    return stack_profile_of_rows(H.cfg.sample_interval ? "Allocation sites (estimated from samples)"
+                                                       : "Allocation sites", types, 4, 1, rows, n, site_profile_row);
+}
+
+/* The profile of the rows the last dump wrote (stack_profile_keep). */
+static profile *dumped_profile;
+
+static profile *sites_snapshot(JNIEnv *jni)
+{
+    (void)jni;
+    return stack_profile_take(&dumped_profile);
 }
 
 static void sites_dump(dump_target *t, JNIEnv *jni)
@@ -503,13 +530,23 @@ static void sites_dump(dump_target *t, JNIEnv *jni)
     if (!H.made)
         return;
     collect(t);
+    site_row *rows = NULL, totals;
+    uint32_t n = 0;
+    if (site_stack_rows(H.cfg.sample_interval, &rows, &n) != 0) {
+        fprintf(stderr, "hprof: out of memory while writing SITES\n");
+        return;
+    }
+    if (H.builder.full_stacks)
+        stack_profile_keep(&dumped_profile, profile_of_rows(rows, n));
+    site_rows_merge(rows, &n, &totals);
     if (t->format == 'b') {
         heap_dump_binary_new_records(t->binary);
-        write_sites_binary(t->binary);
+        write_sites_binary(t->binary, rows, n, &totals);
     } else {
         text_write_new_records(t->text);
-        write_sites(t->text);
+        write_sites(t->text, rows, n, &totals);
     }
+    free(rows);
 }
 
 static void sites_reset(JNIEnv *jni)
@@ -535,6 +572,7 @@ const collector heap_sites_collector = {
     .name = "heap=sites", .wanted = sites_wanted, .capabilities = sites_capabilities,
     .subscribe = sites_subscribe, .start = sites_start, .thread_end = sites_thread_end,
     .dump = sites_dump, .reset = sites_reset, .stop = sites_stop, .status = sites_status,
+    .profile_kind = "alloc", .snapshot = sites_snapshot,
 };
 
 /* heap=dump: the walk itself is heap_dump.c's; it needs tags and a GC first. */

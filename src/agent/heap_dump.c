@@ -962,7 +962,7 @@ static int prepare(JNIEnv *jni, walk *w, const trace_builder *b)
                 w->threads[w->nthreads].serial = ts;
                 trace_builder whole = *b;
                 whole.depth = 1024;      /* frame numbers of stack roots index into it */
-                serial_t tr = stack_trace_of(&whole, threads[i], NULL, 0, 0);
+                serial_t tr = stack_trace_of(&whole, threads[i], NULL, 0, 0, NULL);
                 w->threads[w->nthreads].trace = tr ? tr : EMPTY_TRACE_SERIAL;
                 w->nthreads++;
             }

@@ -356,25 +356,32 @@ static int walk_fast(JNIEnv *jni, frame_ref *frames, jint want, jint keep, jint 
     return 1;
 }
 
-/* The trace of these raw frames: from the thread's cache, or built and
- * remembered there. */
-static serial_t cached_trace(const trace_builder *b, trace_cache *cache, serial_t thread_serial,
-                             const frame_ref *frames, uint32_t n)
+/* Frames a walk for b takes: the trace's, or whole stacks. */
+static jint walk_depth(const trace_builder *b)
 {
-    serial_t trace = trace_cache_get(cache, thread_serial, frames, n);
+    return b->full_stacks ? WALK_MAX : b->depth;
+}
+
+/* The trace of these raw frames (and their whole stack into *stack when b
+ * keeps them): from the thread's cache, or built and remembered there. */
+static serial_t cached_trace(const trace_builder *b, trace_cache *cache, serial_t thread_serial,
+                             const frame_ref *frames, uint32_t n, stack_id *stack)
+{
+    stack_id *want_stack = b->full_stacks ? stack : NULL;
+    serial_t trace = trace_cache_get(cache, thread_serial, frames, n, want_stack);
     if (trace == 0) {
-        trace = trace_build(b, thread_serial, frames, n, NULL);
-        trace_cache_put(cache, thread_serial, frames, n, trace);
+        trace = trace_build(b, thread_serial, frames, n, want_stack);
+        trace_cache_put(cache, thread_serial, frames, n, trace, want_stack ? *want_stack : 0);
     }
     return trace;
 }
 
 serial_t stack_trace_here(JNIEnv *jni, const trace_builder *b, trace_cache *cache, jint start,
-                          serial_t thread_serial)
+                          serial_t thread_serial, stack_id *stack)
 {
-    jint want = b->depth < WALK_MAX - start ? b->depth : WALK_MAX - start;
+    jint want = walk_depth(b) < WALK_MAX - start ? walk_depth(b) : WALK_MAX - start;
     if (want <= 0 || start < 0)
-        return trace_build(b, thread_serial, NULL, 0, NULL);
+        return cached_trace(b, NULL, thread_serial, NULL, 0, stack);
     frame_ref frames[WALK_MAX];
     jint count = 0, first = 0;
     if (jni && async_get_call_trace && walk_fast(jni, frames, start + want, start, &count)) {
@@ -385,7 +392,7 @@ serial_t stack_trace_here(JNIEnv *jni, const trace_builder *b, trace_cache *cach
             return 0;
         frames_of_jvmti(frames, info, count);
     }
-    return cached_trace(b, cache, thread_serial, frames + first, (uint32_t)(count - first));
+    return cached_trace(b, cache, thread_serial, frames + first, (uint32_t)(count - first), stack);
 }
 
 /* How many of the top `count` frames belong to skip_classes (known through
@@ -408,13 +415,13 @@ static jint frames_to_skip(const frame_ref *frames, jint count, const serial_t *
 }
 
 serial_t stack_trace_of(const trace_builder *b, jthread thread, const serial_t *skip_classes,
-                        int n_skip, serial_t thread_serial)
+                        int n_skip, serial_t thread_serial, stack_id *stack)
 {
-    jint want = b->depth + (n_skip ? SKIP_MARGIN : 0);
+    jint want = walk_depth(b) + (n_skip ? SKIP_MARGIN : 0);
     if (want > WALK_MAX)
         want = WALK_MAX;
     if (want <= 0)
-        return trace_build(b, thread_serial, NULL, 0, NULL);
+        return cached_trace(b, NULL, thread_serial, NULL, 0, stack);
     jvmtiFrameInfo info[WALK_MAX];
     jint count = 0;
     if ((*hprof_jvmti)->GetStackTrace(hprof_jvmti, thread, 0, want, info, &count) != JVMTI_ERROR_NONE)
@@ -422,33 +429,36 @@ serial_t stack_trace_of(const trace_builder *b, jthread thread, const serial_t *
     frame_ref frames[WALK_MAX];
     frames_of_jvmti(frames, info, count);
     jint first = frames_to_skip(frames, count, skip_classes, n_skip);
-    return trace_build(b, thread_serial, frames + first, (uint32_t)(count - first), NULL);
+    return cached_trace(b, NULL, thread_serial, frames + first, (uint32_t)(count - first), stack);
 }
 
 serial_t stack_trace_here_skipping(JNIEnv *jni, const trace_builder *b, trace_cache *cache,
-                                   const serial_t *skip_classes, int n_skip, serial_t thread_serial)
+                                   const serial_t *skip_classes, int n_skip, serial_t thread_serial,
+                                   stack_id *stack)
 {
     /* Usually one frame per skipped class is on top (Unsafe.park under
      * LockSupport.park*): walk that far first, and again deeper only if the
      * walk was cut short of the trace's depth. */
-    jint want = b->depth + n_skip;
+    jint depth = walk_depth(b);
+    jint want = depth + n_skip;
     if (want > WALK_MAX)
         want = WALK_MAX;
     frame_ref frames[WALK_MAX];
     jint count = 0, first = 0;
     if (want <= 0 || !jni || !async_get_call_trace || !walk_fast(jni, frames, want, 0, &count))
-        return stack_trace_of(b, NULL, skip_classes, n_skip, thread_serial);
+        return stack_trace_of(b, NULL, skip_classes, n_skip, thread_serial, stack);
     first = frames_to_skip(frames, count, skip_classes, n_skip);
-    if (count == want && count - first < b->depth && want < WALK_MAX) {
-        want = b->depth + SKIP_MARGIN < WALK_MAX ? b->depth + SKIP_MARGIN : WALK_MAX;
+    if (count == want && count - first < depth && want < WALK_MAX) {
+        want = depth + SKIP_MARGIN < WALK_MAX ? depth + SKIP_MARGIN : WALK_MAX;
         if (!walk_fast(jni, frames, want, 0, &count))
-            return stack_trace_of(b, NULL, skip_classes, n_skip, thread_serial);
+            return stack_trace_of(b, NULL, skip_classes, n_skip, thread_serial, stack);
         first = frames_to_skip(frames, count, skip_classes, n_skip);
     }
+    /* Frames below what is kept would only make the cache's keys differ. */
     uint32_t n = (uint32_t)(count - first);
-    if (n > (uint32_t)b->depth)
-        n = (uint32_t)b->depth;
-    return cached_trace(b, cache, thread_serial, frames + first, n);
+    if (n > (uint32_t)depth)
+        n = (uint32_t)depth;
+    return cached_trace(b, cache, thread_serial, frames + first, n, stack);
 }
 
 /* Per-thread trace caches: one pthread key each, whose destructor frees the
@@ -476,7 +486,7 @@ trace_cache *thread_trace_cache(int which, unsigned log2_slots, int depth)
         return thread_caches[which];
     (void)pthread_once(&cache_keys_once, make_cache_keys);
     trace_cache *c = NULL;
-    if (cache_keys_ok && depth > 0 && depth <= 64)
+    if (cache_keys_ok && depth > 0 && depth <= WALK_MAX)
         c = trace_cache_new(log2_slots, (uint32_t)depth);
     if (c && pthread_setspecific(cache_keys[which], c) != 0) {
         trace_cache_free(c);

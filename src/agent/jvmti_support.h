@@ -38,27 +38,31 @@ void     thread_serial_remember(JNIEnv *jni, jthread thread, serial_t serial);
 
 /* The trace of a thread's current stack (thread NULL: the calling thread),
  * skipping the frames on top whose class is one of skip_classes (class
- * serials), cut to b->depth. 0 on failure. */
+ * serials), cut to b->depth. 0 on failure.
+ * These walks, when b->full_stacks, go as deep as STACK_MAX_FRAMES and put
+ * the whole stack in *stack (may be NULL; unchanged on failure): the trace
+ * is then derived from the same walk (trace_build). */
 serial_t stack_trace_of(const trace_builder *b, jthread thread, const serial_t *skip_classes,
-                        int n_skip, serial_t thread_serial);
+                        int n_skip, serial_t thread_serial, stack_id *stack);
 
 /* The calling thread's trace from frame `start` down (the frames above are
  * the caller's own, e.g. the tracker's: known, so not walked for classes),
  * cut to b->depth, through cache (may be NULL; it must serve b only).
  * Cheaper than stack_trace_of: it walks only the frames it keeps. */
 serial_t stack_trace_here(JNIEnv *jni, const trace_builder *b, trace_cache *cache, jint start,
-                          serial_t thread_serial);
+                          serial_t thread_serial, stack_id *stack);
 
 /* The same for a walk that starts in a JNI native the caller does not know
  * the callers of (e.g. a wrapped Unsafe.park): the frames on top whose class
  * is one of skip_classes are left out, as stack_trace_of does, but the walk
  * and the cache are those of stack_trace_here. */
 serial_t stack_trace_here_skipping(JNIEnv *jni, const trace_builder *b, trace_cache *cache,
-                                   const serial_t *skip_classes, int n_skip, serial_t thread_serial);
+                                   const serial_t *skip_classes, int n_skip, serial_t thread_serial,
+                                   stack_id *stack);
 
 /* The calling thread's trace cache number `which` (one per collector that
  * walks: they have builders of their own), made on first use with
- * 2^log2_slots slots of `depth` frames and freed when the thread ends. NULL
+ * 2^log2_slots slots of `depth` frames (up to 256) and freed when the thread ends. NULL
  * if it could not be made (callers walk without one). */
 enum { TRACE_CACHE_HEAP, TRACE_CACHE_MONITOR, TRACE_CACHES };
 trace_cache *thread_trace_cache(int which, unsigned log2_slots, int depth);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../core/stack_profile.h"
 #include "../monitor/deadlock.h"
 #include "../monitor/monitor_table.h"
 #include "jvmti_support.h"
@@ -61,6 +62,7 @@ typedef struct park_lock {
     jweak    lock;
     serial_t lock_class;
     serial_t trace;
+    stack_id stack;                 /* whole stack, when kept */
     uint64_t walked;
     int      kind;                  /* block_kind */
 } park_lock;
@@ -69,10 +71,13 @@ typedef struct park_lock {
 typedef struct monitor_tls {
     uint64_t enter_start;
     serial_t enter_trace, enter_class;
+    stack_id enter_stack;
     uint64_t wait_start;
     serial_t wait_trace, wait_class;
+    stack_id wait_stack;
     uint64_t park_start;
     serial_t park_trace;
+    stack_id park_stack;
     park_lock park_locks[PARK_LOCKS_KEPT];   /* wrapper path */
     unsigned  park_locks_next;
 } monitor_tls;
@@ -147,14 +152,15 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* The trace where `thread` is now. Event callbacks run on the thread
- * concerned (current = 1: JVMTI walks the caller's own stack, no handshake);
- * parks leave LockSupport's and Unsafe's frames out. */
-static serial_t trace_here(jthread thread, int current, int park)
+/* The trace where `thread` is now, and its whole stack into *stack when
+ * kept (stack may be NULL). Event callbacks run on the thread concerned
+ * (current = 1: JVMTI walks the caller's own stack, no handshake); parks
+ * leave LockSupport's and Unsafe's frames out. */
+static serial_t trace_here(jthread thread, int current, int park, stack_id *stack)
 {
     serial_t thread_serial = mon.cfg.per_thread ? thread_serial_of(thread) : 0;
     return stack_trace_of(&mon.traces, current ? NULL : thread, park ? mon.park_skip : NULL,
-                          park ? 2 : 0, thread_serial);
+                          park ? 2 : 0, thread_serial, stack);
 }
 
 /* ---------------------------------------------------------------- events */
@@ -167,7 +173,8 @@ static void JNICALL on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thr
     if (!mon.running)
         return;
     mtls.enter_class = class_serial_of_object(jni, object);
-    mtls.enter_trace = trace_here(thread, 1, 0);
+    mtls.enter_stack = 0;
+    mtls.enter_trace = trace_here(thread, 1, 0, &mtls.enter_stack);
     mtls.enter_start = now_ns();
 }
 
@@ -175,7 +182,8 @@ static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
 {
     (void)jvmti; (void)jni; (void)thread; (void)object;
     if (mtls.enter_start) {
-        monitor_table_add(mtls.enter_trace, mtls.enter_class, BLOCK_ENTER, now_ns() - mtls.enter_start);
+        monitor_table_add(mtls.enter_trace, mtls.enter_stack, mtls.enter_class, BLOCK_ENTER,
+                          now_ns() - mtls.enter_start);
         mtls.enter_start = 0;
     }
 }
@@ -187,7 +195,8 @@ static void JNICALL on_wait(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobjec
     if (!mon.running)
         return;
     mtls.wait_class = class_serial_of_object(jni, object);
-    mtls.wait_trace = trace_here(thread, 1, 0);
+    mtls.wait_stack = 0;
+    mtls.wait_trace = trace_here(thread, 1, 0, &mtls.wait_stack);
     set_waiting_on(jni, thread_serial_of(thread), object);
     mtls.wait_start = now_ns();
 }
@@ -198,7 +207,8 @@ static void JNICALL on_waited(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobj
     (void)jvmti; (void)object; (void)timed_out;
     set_waiting_on(jni, thread_serial_of(thread), NULL);
     if (mtls.wait_start) {
-        monitor_table_add(mtls.wait_trace, mtls.wait_class, BLOCK_WAIT, now_ns() - mtls.wait_start);
+        monitor_table_add(mtls.wait_trace, mtls.wait_stack, mtls.wait_class, BLOCK_WAIT,
+                          now_ns() - mtls.wait_start);
         mtls.wait_start = 0;
     }
 }
@@ -220,7 +230,8 @@ static void JNICALL on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, 
     if (blocker == NULL) {
         /* About to block: the stack now, so that nothing is added to the
          * hand-over of the lock after the thread is woken. */
-        mtls.park_trace = trace_here(thread, 1, 1);
+        mtls.park_stack = 0;
+        mtls.park_trace = trace_here(thread, 1, 1, &mtls.park_stack);
         mtls.park_start = now_ns();
         return;
     }
@@ -229,7 +240,7 @@ static void JNICALL on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, 
         mtls.park_start = 0;
         block_kind kind = mon.aos_class && (*jni)->IsInstanceOf(jni, blocker, mon.aos_class)
                         ? BLOCK_PARK : BLOCK_PARK_WAIT;
-        monitor_table_add(mtls.park_trace, class_serial_of_object(jni, blocker), kind, parked);
+        monitor_table_add(mtls.park_trace, mtls.park_stack, class_serial_of_object(jni, blocker), kind, parked);
     }
     (*jni)->DeleteLocalRef(jni, blocker);
 }
@@ -270,24 +281,27 @@ static void JNICALL wrapped_park(JNIEnv *env, jobject unsafe, jboolean absolute,
         e->kind = mon.aos_class && (*env)->IsInstanceOf(env, blocker, mon.aos_class)
                 ? BLOCK_PARK : BLOCK_PARK_WAIT;
         e->trace = 0;
+        e->stack = 0;
     }
     uint64_t start = now_ns();
     if (e->trace == 0 || start - e->walked >= PARK_STACK_REUSE_NS) {
         /* AsyncGetCallTrace from this native, and the thread's own cache of
          * park stacks: 64 slots, parks come from a few places. */
         serial_t thread_serial = mon.cfg.per_thread ? thread_serial_of(NULL) : 0;
+        int cached_frames = mon.traces.full_stacks ? STACK_MAX_FRAMES : mon.traces.depth;
         e->trace = stack_trace_here_skipping(env, &mon.traces,
-                                             thread_trace_cache(TRACE_CACHE_MONITOR, 6, mon.traces.depth),
-                                             mon.park_skip, 2, thread_serial);
+                                             thread_trace_cache(TRACE_CACHE_MONITOR, 6, cached_frames),
+                                             mon.park_skip, 2, thread_serial, &e->stack);
         e->walked = start;
         start = now_ns();
     }
     serial_t trace = e->trace, lock_class = e->lock_class;
+    stack_id stack = e->stack;
     block_kind kind = (block_kind)e->kind;
     original_park(env, unsafe, absolute, time);
     uint64_t parked = now_ns() - start;
     if (!(*env)->ExceptionCheck(env))
-        monitor_table_add(trace, lock_class, kind, parked);
+        monitor_table_add(trace, stack, lock_class, kind, parked);
     (*env)->DeleteLocalRef(env, blocker);
     (*env)->DeleteLocalRef(env, thread);
 }
@@ -420,6 +434,9 @@ static int capabilities(const collector_env *env, const jvmtiCapabilities *poten
                    "loaded at start-up: MONITOR DUMP and DEADLOCKS are left out after an attach "
                    "(contention and waits are timed)");
     }
+    /* Frames with source files and line numbers, in traces and whole stacks. */
+    caps->can_get_line_numbers = potential->can_get_line_numbers;
+    caps->can_get_source_file_name = potential->can_get_source_file_name;
     caps->can_generate_breakpoint_events = potential->can_generate_breakpoint_events;
     caps->can_tag_objects = potential->can_tag_objects;   /* class serials cached in tags */
     caps->can_generate_native_method_bind_events = potential->can_generate_native_method_bind_events;
@@ -613,7 +630,7 @@ static thread_snapshot *snapshot_threads(JNIEnv *jni, uint32_t *n_out, int with_
         if ((*hprof_jvmti)->GetThreadState(hprof_jvmti, threads[i], &t->state) != JVMTI_ERROR_NONE)
             t->state = 0;
         if (with_traces)
-            t->trace = trace_here(threads[i], 0, 0);
+            t->trace = trace_here(threads[i], 0, 0, NULL);
         find_wait(jni, t);
     }
     jvmti_free(threads);
@@ -818,13 +835,50 @@ static uint32_t collect_monitors(JNIEnv *jni, const thread_snapshot *snap, uint3
     return written;
 }
 
+/* A MONITOR row by whole stack as a profile row: the lock's class is a
+ * frame above the stack that blocked (as in async-profiler's lock
+ * profiles); contention (contended enters, parks on locks: MONITOR TIME)
+ * and waits (Object.wait, other parks: MONITOR WAIT TIME) are separate
+ * values, so that idle threads do not drown the contention. */
+static void lock_profile_row(const void *rows, uint32_t i, stack_id *stack, const char **leaf, int64_t *values)
+{
+    const monitor_row *r = (const monitor_row *)rows + i;
+    const char *cls = class_java_name(r->lock_class);
+    int waits = !block_kind_is_contention(r->kind);
+    *stack = r->stack;
+    *leaf = cls ? cls : "<unknown lock>";
+    values[2 * waits] = (int64_t)r->count;
+    values[2 * waits + 1] = (int64_t)r->nanos;
+}
+
+static profile *profile_of_rows(const monitor_row *rows, uint32_t n)
+{
+    static const profile_value_type types[] = {
+        { "contentions", "count" }, { "delay", "nanoseconds" },
+        { "waits", "count" }, { "wait_delay", "nanoseconds" },
+    };
+    return stack_profile_of_rows("Lock contention", types, 4, 1, rows, n, lock_profile_row);
+}
+
+/* The profile of the rows the last dump wrote (stack_profile_keep). */
+static profile *dumped_profile;
+
+static profile *snapshot(JNIEnv *jni)
+{
+    (void)jni;
+    return stack_profile_take(&dumped_profile);
+}
+
 static uint32_t write_sections(text_writer *w, JNIEnv *jni)
 {
     time_t now = time(NULL);
     monitor_row *rows = NULL;
     uint32_t nrows = 0;
     uint64_t total = 0;
-    if (monitor_table_rows(&rows, &nrows, &total) == 0) {
+    if (monitor_table_stack_rows(&rows, &nrows, &total) == 0) {
+        if (mon.traces.full_stacks)
+            stack_profile_keep(&dumped_profile, profile_of_rows(rows, nrows));
+        monitor_rows_merge(rows, &nrows);
         text_write_monitor_time(w, "MONITOR TIME", 1, rows, nrows, mon.cfg.cutoff, now);
         text_write_monitor_time(w, "MONITOR WAIT TIME", 0, rows, nrows, mon.cfg.cutoff, now);
         free(rows);
@@ -932,10 +986,14 @@ static int start(const collector_env *env, JNIEnv *jni)
         mon.cfg = (monitor_config){ env->opt->depth, env->opt->lineno, env->opt->thread, env->opt->cutoff };
         mon.traces.depth = env->opt->depth;
         mon.traces.lineno = env->opt->lineno;
+        mon.traces.full_stacks = options_want_stacks(env->opt);
         mon.traces.resolve = resolve_method;
         mon.traces.context = NULL;
         monitor_table_init();
         mon.made = 1;
+    } else if (options_want_stacks(env->opt) != mon.traces.full_stacks || env->opt->depth != mon.traces.depth) {
+        env->limit("monitor=y: depth= and whether whole stacks are kept (pprof=, flamegraph=, "
+                   "collapsed=) keep the values of the first start");
     }
     mon.cfg.cutoff = env->opt->cutoff;
     mon.deadlock_ms = env->opt->deadlock_ms;
@@ -1016,5 +1074,5 @@ static void status(char *line, size_t size)
 const collector monitor_collector = {
     .name = "monitor=y", .wanted = wanted, .capabilities = capabilities, .subscribe = subscribe,
     .start = start, .thread_end = thread_end, .tick_ms = 20, .tick = tick, .dump = dump,
-    .reset = reset, .stop = stop, .status = status,
+    .reset = reset, .stop = stop, .status = status, .profile_kind = "lock", .snapshot = snapshot,
 };

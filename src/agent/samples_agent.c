@@ -2,7 +2,7 @@
  * samples_agent: cpu=samples as a collector (collector.h). The sampler
  * (src/cpu/sampler.c) puts raw stacks in the queue from its signal handler;
  * the agent thread drains them into cpu_collector (tick); a dump writes
- * CPU SAMPLES and the collapsed stacks.
+ * CPU SAMPLES, and a snapshot gives the whole stacks as a profile.
  *
  * Threads that existed before sampling started (at VMInit: the JDK's own;
  * at attach: all of them) never pass ThreadStart, so they are sampled
@@ -24,7 +24,6 @@
 #include "../cpu/cpu_collector.h"
 #include "../cpu/sample_queue.h"
 #include "../cpu/sampler.h"
-#include "../output/collapsed_writer.h"
 #include "collector.h"
 #include "events.h"
 #include "heap_dump.h"
@@ -38,7 +37,6 @@ static struct {
     int             walk_depth;       /* frames the handler walks */
     int             depth, lineno, per_thread, keep_stacks;
     sample_queue    queue;
-    char            collapsed[OPTIONS_PATH_MAX];
     int             recompiled;       /* compiled code thrown away once after an attach */
 } cpu;
 
@@ -247,9 +245,10 @@ static int init_once(const collector_env *env)
     const hprof_options *opt = env->opt;
     if (cpu.initialised) {
         if (opt->interval_ms != cpu.interval_ms || opt->depth != cpu.depth || opt->lineno != cpu.lineno ||
-            opt->thread != cpu.per_thread)
-            env->limit("cpu=samples: interval=, depth=, lineno= and thread= keep the values of the first "
-                       "start (the samples already counted use them)");
+            opt->thread != cpu.per_thread || options_want_stacks(opt) != cpu.keep_stacks)
+            env->limit("cpu=samples: interval=, depth=, lineno=, thread= and whether whole stacks are "
+                       "kept (pprof=, flamegraph=, collapsed=) keep the values of the first start (the "
+                       "samples already counted use them)");
         return 0;
     }
     char err[512];
@@ -257,8 +256,8 @@ static int init_once(const collector_env *env)
     cpu.depth = opt->depth;
     cpu.lineno = opt->lineno;
     cpu.per_thread = opt->thread;
-    cpu.keep_stacks = opt->collapsed[0] != 0;
-    /* Without collapsed output, walking deeper than depth= is wasted work. */
+    cpu.keep_stacks = options_want_stacks(opt);
+    /* Without whole-stack outputs, walking deeper than depth= is wasted work. */
     cpu.walk_depth = cpu.keep_stacks ? CPU_MAX_FRAMES : opt->depth > 0 ? opt->depth : 1;
     cpu_collector_config cc = {
         .depth = opt->depth, .lineno = opt->lineno, .per_thread = opt->thread,
@@ -282,7 +281,6 @@ static int start(const collector_env *env, JNIEnv *jni)
 {
     if (init_once(env) != 0)
         return -1;
-    snprintf(cpu.collapsed, sizeof cpu.collapsed, "%s", env->opt->collapsed);
     jvmtiEnv *jvmti = hprof_jvmti;
     jint nclasses = 0;
     jclass *classes = NULL;
@@ -348,23 +346,6 @@ static void collect_losses(void)
     cpu_collector_add_lost("buffer_full", atomic_exchange(&sampler_lost.buffer_full, 0));
 }
 
-static void write_collapsed(const char *path)
-{
-    char tmp[OPTIONS_PATH_MAX + 32];
-    snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (f == NULL) {
-        fprintf(stderr, "hprof: cannot write collapsed=%s: %s\n", path, strerror(errno));
-        return;
-    }
-    int bad = collapsed_write(f) != 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        fprintf(stderr, "hprof: cannot write collapsed=%s: %s\n", path, strerror(errno));
-        unlink(tmp);
-    }
-}
-
 /* format=b: CPU SAMPLES (0x0D), after the traces it names. */
 static void write_binary_samples(hb_writer *bin, const cpu_row *rows, uint32_t n, uint64_t total)
 {
@@ -401,8 +382,6 @@ static void dump(dump_target *t, JNIEnv *jni)
         text_write_cpu_samples(t->text, rows, n, total, t->cutoff, time(NULL));
     }
     free(rows);
-    if (cpu.collapsed[0])
-        write_collapsed(cpu.collapsed);
     if (t->verbose) {
         char line[256];
         snprintf(line, sizeof line, "hprof: cpu=samples: %llu samples, %llu of them walked from the caller "
@@ -457,6 +436,15 @@ static void status(char *line, size_t size)
              cpu.initialised ? sampler_engine_name() : "-");
 }
 
+/* Called by the orchestrator after dump(), which drained the queue. */
+static profile *snapshot(JNIEnv *jni)
+{
+    (void)jni;
+    if (!cpu.initialised || !cpu.keep_stacks)
+        return NULL;
+    return cpu_collector_profile((int64_t)cpu.interval_ms * 1000000);
+}
+
 /* "samples <total>" and the top methods by self samples,
  * "method <count> <class>.<name>", for net='s live summary. */
 static void live_summary(char *text, size_t size)
@@ -487,5 +475,6 @@ const collector cpu_samples_collector = {
     .name = "cpu=samples", .wanted = wanted, .capabilities = capabilities, .subscribe = subscribe,
     .start = start, .thread_start = thread_start, .thread_end = thread_end,
     .tick_ms = 20, .tick = tick, .dump = dump, .reset = reset, .stop = stop, .status = status,
+    .profile_kind = "cpu", .snapshot = snapshot,
     .live_summary = live_summary,
 };

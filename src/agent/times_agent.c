@@ -102,7 +102,7 @@ JNIEXPORT jint JNICALL Java_java_lang_HprofTracker_trace(JNIEnv *jni, jclass cls
     (void)jni; (void)cls;
     if (atomic_load(&tracker_linking)) return 0;
     serial_t thread_serial = T.cfg.per_thread ? thread_serial_of(NULL) : 0;
-    return (jint)stack_trace_of(&T.builder, NULL, tracker_classes, 2, thread_serial);
+    return (jint)stack_trace_of(&T.builder, NULL, tracker_classes, 2, thread_serial, NULL);
 }
 
 static void close_thread_counter(void) {

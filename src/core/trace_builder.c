@@ -36,35 +36,43 @@ serial_t pseudo_method(const char *reason)
     return method_add(id, &d);
 }
 
+/* The line of a frame as a trace shows it (lineno=), or always (whole stacks). */
+static int32_t frame_line(serial_t method, int32_t bci, int lineno)
+{
+    if (bci == BCI_NATIVE)
+        return LINE_NATIVE;
+    if (lineno)
+        return method_line_of(method, bci);
+    return method_line_of(method, -1) == LINE_NATIVE ? LINE_NATIVE : LINE_UNKNOWN;
+}
+
 serial_t trace_build(const trace_builder *b, serial_t thread_serial, const frame_ref *frames,
-                     uint32_t n, serial_t *methods_out)
+                     uint32_t n, stack_id *stack_out)
 {
     serial_t frame_serials[TRACE_BUILDER_MAX_FRAMES];
+    stack_frame whole[STACK_MAX_FRAMES];
     if (n > TRACE_BUILDER_MAX_FRAMES)
         n = TRACE_BUILDER_MAX_FRAMES;
     uint32_t depth = b->depth < 0 ? 0 : (uint32_t)b->depth;
     if (depth > n)
         depth = n;
-    uint32_t resolve_upto = methods_out ? n : depth;
+    uint32_t whole_n = stack_out ? (n < STACK_MAX_FRAMES ? n : STACK_MAX_FRAMES) : 0;
+    uint32_t resolve_upto = whole_n > depth ? whole_n : depth;
     int full = 0;
     for (uint32_t i = 0; i < resolve_upto; i++) {
         serial_t m = b->resolve(frames[i].method, b->context);
         if (m == 0)
             m = pseudo_method("unresolved_method");
-        if (methods_out)
-            methods_out[i] = m;
+        if (i < whole_n)
+            whole[i] = (stack_frame){ m, frame_line(m, frames[i].bci, 1) };
         if (i >= depth)
             continue;
-        int32_t line;
-        if (frames[i].bci == BCI_NATIVE)
-            line = LINE_NATIVE;
-        else if (b->lineno)
-            line = method_line_of(m, frames[i].bci);
-        else
-            line = method_line_of(m, -1) == LINE_NATIVE ? LINE_NATIVE : LINE_UNKNOWN;
-        frame_serials[i] = frame_intern(m, line);
+        frame_serials[i] = frame_intern(m, frame_line(m, frames[i].bci, b->lineno));
         if (frame_serials[i] == 0)
             full = 1;
     }
-    return full ? 0 : trace_intern(thread_serial, frame_serials, depth);
+    serial_t trace = full ? 0 : trace_intern(thread_serial, frame_serials, depth);
+    if (stack_out)
+        *stack_out = stack_intern(thread_serial, whole, whole_n, trace);
+    return trace;
 }

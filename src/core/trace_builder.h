@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 
+#include "stack_table.h"
 #include "tables.h"
 
 /* Same layout as HotSpot's ASGCT_CallFrame { jint lineno; jmethodID method_id; }:
@@ -27,17 +28,20 @@ typedef serial_t (*method_resolver)(const void *method, void *context);
 typedef struct trace_builder {
     int             depth;        /* frames kept in the trace */
     int             lineno;       /* line numbers in frames */
+    int             full_stacks;  /* walk up to STACK_MAX_FRAMES and keep whole stacks too
+                                   * (pprof=, flamegraph=, collapsed=) */
     method_resolver resolve;
     void           *context;
 } trace_builder;
 
 /* The trace of frames[0..n) (callee first), cut to depth. thread_serial is
- * stored in the trace (0 for traces shared by all threads). If methods_out
- * is not NULL it receives the method serial of every one of the n frames
- * (an unresolvable method becomes the pseudo method
- * [unwalkable].unresolved_method). Returns 0 when a table is full. */
+ * stored in the trace (0 for traces shared by all threads). If stack_out
+ * is not NULL it receives the whole stack of the n frames (stack_table.h,
+ * made with this trace; 0 when that table is full), with line numbers
+ * whatever lineno= says; an unresolvable method becomes the pseudo method
+ * [unwalkable].unresolved_method in both. Returns 0 when a table is full. */
 serial_t trace_build(const trace_builder *b, serial_t thread_serial, const frame_ref *frames,
-                     uint32_t n, serial_t *methods_out);
+                     uint32_t n, stack_id *stack_out);
 
 /* The method [unwalkable].<reason>, for samples without a usable stack. */
 serial_t pseudo_method(const char *reason);

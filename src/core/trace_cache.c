@@ -10,6 +10,7 @@ typedef struct slot {
     serial_t trace;
     serial_t thread_serial;
     uint32_t n;
+    stack_id stack;
 } slot;
 
 struct trace_cache {
@@ -66,7 +67,8 @@ static int same_frames(const frame_ref *a, const frame_ref *b, uint32_t n)
     return 1;
 }
 
-serial_t trace_cache_get(const trace_cache *c, serial_t thread_serial, const frame_ref *frames, uint32_t n)
+serial_t trace_cache_get(const trace_cache *c, serial_t thread_serial, const frame_ref *frames, uint32_t n,
+                         stack_id *stack)
 {
     if (c == NULL || n > c->max_frames)
         return 0;
@@ -75,15 +77,18 @@ serial_t trace_cache_get(const trace_cache *c, serial_t thread_serial, const fra
     if (s->trace == 0 || s->hash != h || s->n != n || s->thread_serial != thread_serial ||
         !same_frames(&c->frames[(size_t)(h & c->mask) * c->max_frames], frames, n))
         return 0;
+    if (stack)
+        *stack = s->stack;
     return s->trace;
 }
 
-void trace_cache_put(trace_cache *c, serial_t thread_serial, const frame_ref *frames, uint32_t n, serial_t trace)
+void trace_cache_put(trace_cache *c, serial_t thread_serial, const frame_ref *frames, uint32_t n, serial_t trace,
+                     stack_id stack)
 {
     if (c == NULL || n > c->max_frames || trace == 0)
         return;
     uint64_t h = frames_hash(thread_serial, frames, n);
     size_t i = h & c->mask;
     memcpy(&c->frames[i * c->max_frames], frames, n * sizeof *frames);
-    c->slots[i] = (slot){ h, trace, thread_serial, n };
+    c->slots[i] = (slot){ h, trace, thread_serial, n, stack };
 }

@@ -10,7 +10,8 @@
  * Direct-mapped: a new trace replaces whatever shared its slot. One cache
  * belongs to one thread and is not locked. The mapping it keeps depends on
  * the trace_builder that made the serials (depth=, lineno=), so a cache
- * serves one builder only. Pure C: no JVMTI.
+ * serves one builder only. A builder that keeps whole stacks (stack_table.h)
+ * caches each trace with its stack. Pure C: no JVMTI.
  */
 #ifndef HPROF_TRACE_CACHE_H
 #define HPROF_TRACE_CACHE_H
@@ -28,10 +29,13 @@ trace_cache *trace_cache_new(unsigned log2_slots, uint32_t max_frames);
 void         trace_cache_free(trace_cache *c);
 
 /* The trace serial remembered for exactly these frames and thread serial,
- * 0 if none. */
-serial_t trace_cache_get(const trace_cache *c, serial_t thread_serial, const frame_ref *frames, uint32_t n);
+ * 0 if none; *stack (may be NULL) gets the whole stack remembered with it. */
+serial_t trace_cache_get(const trace_cache *c, serial_t thread_serial, const frame_ref *frames, uint32_t n,
+                         stack_id *stack);
 
-/* Remember trace for these frames (nothing if n > max_frames or trace is 0). */
-void trace_cache_put(trace_cache *c, serial_t thread_serial, const frame_ref *frames, uint32_t n, serial_t trace);
+/* Remember trace and its whole stack (0 when not kept) for these frames
+ * (nothing if n > max_frames or trace is 0). */
+void trace_cache_put(trace_cache *c, serial_t thread_serial, const frame_ref *frames, uint32_t n, serial_t trace,
+                     stack_id stack);
 
 #endif

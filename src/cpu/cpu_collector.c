@@ -1,12 +1,10 @@
 /* cpu_collector.c: see cpu_collector.h. */
 #include "cpu_collector.h"
-#include "../core/keytab.h"
+#include "../core/stack_profile.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MAX_STACKS (1u << 20)
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static cpu_collector_config cfg;
@@ -16,10 +14,11 @@ static uint64_t *counts;
 static uint32_t  counts_cap;
 static uint64_t  total;
 
-/* Whole stacks (method serials, callee first) -> count, for collapsed output. */
-static keytab    stacks;
+/* Whole stacks (stack_table.h) -> count: stack_counts[id - 1]; samples
+ * whose stack the table could not keep are in unkept_stacks. */
 static uint64_t *stack_counts;
 static uint32_t  stack_counts_cap;
+static uint64_t  unkept_stacks;
 
 /* HotSpot's AsyncGetCallTrace failure codes 0, -1, ... -10 (forte.cpp). */
 static const char *const asgct_failures[] = {
@@ -41,7 +40,7 @@ int cpu_collector_init(const cpu_collector_config *config)
     pthread_mutex_lock(&lock);
     cfg = *config;
     total = 0;
-    keytab_init(&stacks, MAX_STACKS);
+    unkept_stacks = 0;
     pthread_mutex_unlock(&lock);
     return 0;
 }
@@ -53,7 +52,7 @@ void cpu_collector_free(void)
     counts = NULL;
     counts_cap = 0;
     total = 0;
-    keytab_free(&stacks);
+    unkept_stacks = 0;
     free(stack_counts);
     stack_counts = NULL;
     stack_counts_cap = 0;
@@ -85,22 +84,25 @@ static void count_trace(serial_t trace, uint64_t count)
     counts[trace - EMPTY_TRACE_SERIAL] += count;
 }
 
-static void count_stack(const serial_t *methods, uint32_t n, uint64_t count)
+static void count_stack(stack_id stack, uint64_t count)
 {
-    uint32_t idx = keytab_intern(&stacks, methods, n * (uint32_t)sizeof *methods, NULL);
-    if (idx == KEYTAB_FULL || grow_u64(&stack_counts, &stack_counts_cap, idx) != 0)
-        return;
-    stack_counts[idx] += count;
+    if (stack == 0 || grow_u64(&stack_counts, &stack_counts_cap, stack - 1) != 0)
+        unkept_stacks += count;      /* still in the snapshot, as [unwalkable].stack_table_full */
+    else
+        stack_counts[stack - 1] += count;
 }
 
 static void count_pseudo(serial_t thread, const char *reason, uint64_t count)
 {
     serial_t m = pseudo_method(reason);
     serial_t f = m ? frame_intern(m, LINE_UNKNOWN) : 0;
-    serial_t trace = f ? trace_intern(cfg.per_thread ? thread : 0, &f, 1) : 0;
+    serial_t thread_serial = cfg.per_thread ? thread : 0;
+    serial_t trace = f ? trace_intern(thread_serial, &f, 1) : 0;
     count_trace(trace, count);
-    if (cfg.keep_stacks && m)
-        count_stack(&m, 1, count);
+    if (cfg.keep_stacks) {
+        stack_frame whole = { m, LINE_UNKNOWN };
+        count_stack(m ? stack_intern(thread_serial, &whole, 1, trace) : 0, count);
+    }
 }
 
 void cpu_collector_add_lost(const char *reason, uint64_t count)
@@ -125,13 +127,14 @@ static void record(const raw_sample *s, uint32_t max_frames)
         n = max_frames;
     if (n > CPU_MAX_FRAMES)
         n = CPU_MAX_FRAMES;
-    trace_builder b = { cfg.depth, cfg.lineno, cfg.resolve, cfg.resolve_context };
-    serial_t methods[CPU_MAX_FRAMES];
+    trace_builder b = { .depth = cfg.depth, .lineno = cfg.lineno, .full_stacks = cfg.keep_stacks,
+                        .resolve = cfg.resolve, .context = cfg.resolve_context };
+    stack_id stack = 0;
     serial_t trace = trace_build(&b, cfg.per_thread ? thread : 0, s->frames, n,
-                                 cfg.keep_stacks ? methods : NULL);
+                                 cfg.keep_stacks ? &stack : NULL);
     count_trace(trace, weight);     /* trace 0 (a table full): in the total only */
     if (cfg.keep_stacks)
-        count_stack(methods, n, weight);
+        count_stack(stack, weight);
 }
 
 uint32_t cpu_collector_drain(sample_queue *q)
@@ -235,21 +238,49 @@ void cpu_collector_reset(void)
     if (stack_counts)
         memset(stack_counts, 0, (size_t)stack_counts_cap * sizeof *stack_counts);
     total = 0;
+    unkept_stacks = 0;
     pthread_mutex_unlock(&lock);
 }
 
-void cpu_collector_each_stack(stack_visitor fn, void *arg)
+/* A copy of the whole-stack counts, taken under the lock, so that naming
+ * frames (which takes the tables' locks) does not hold up the drain. */
+static uint64_t *copy_stack_counts(uint32_t *n, uint64_t *unkept)
 {
-    serial_t root_first[CPU_MAX_FRAMES];
     pthread_mutex_lock(&lock);
-    for (uint32_t i = 0; i < stacks.count; i++) {
-        uint32_t len = 0;
-        const serial_t *callee_first = keytab_key(&stacks, i, &len);
-        uint32_t n = len / (uint32_t)sizeof *callee_first;
-        for (uint32_t j = 0; j < n; j++)
-            root_first[j] = callee_first[n - 1 - j];
-        if (i < stack_counts_cap && stack_counts[i])
-            fn(root_first, n, stack_counts[i], arg);
+    uint64_t *copy = malloc((stack_counts_cap ? stack_counts_cap : 1) * sizeof *copy);
+    if (copy) {
+        if (stack_counts_cap)
+            memcpy(copy, stack_counts, (size_t)stack_counts_cap * sizeof *copy);
+        *n = stack_counts_cap;
+        *unkept = unkept_stacks;
     }
     pthread_mutex_unlock(&lock);
+    return copy;
+}
+
+profile *cpu_collector_profile(int64_t interval_ns)
+{
+    static const profile_value_type types[] = { { "samples", "count" }, { "cpu", "nanoseconds" } };
+    uint32_t n = 0;
+    uint64_t unkept = 0;
+    uint64_t *counts_copy = copy_stack_counts(&n, &unkept);
+    profile *p = counts_copy ? profile_new("CPU samples", types, 2) : NULL;
+    if (p == NULL) {
+        free(counts_copy);
+        return NULL;
+    }
+    profile_set_period(p, types[1], interval_ns);
+    int failed = 0;
+    for (uint32_t i = 0; i <= n && !failed; i++) {
+        uint64_t count = i < n ? counts_copy[i] : unkept;     /* i == n: stack 0 */
+        int64_t values[2] = { (int64_t)count, (int64_t)count * interval_ns };
+        if (count)
+            failed = stack_profile_add(p, i < n ? i + 1 : 0, NULL, values) != 0;
+    }
+    free(counts_copy);
+    if (failed) {
+        profile_free(p);
+        return NULL;
+    }
+    return p;
 }

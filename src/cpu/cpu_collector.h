@@ -9,8 +9,8 @@
  * reason under pseudo methods of the class [unwalkable], so they show up in
  * every report as rows of their own instead of vanishing.
  *
- * For collapsed-stack output the whole walked stack (up to the capture depth,
- * method names only) is counted too.
+ * For pprof=, flamegraph= and collapsed= the whole walked stack (up to
+ * CPU_MAX_FRAMES, with line numbers: stack_table.h) is counted too.
  *
  * All functions are thread-safe (one mutex) and never called from a handler.
  */
@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "../core/tables.h"
+#include "../profile/profile.h"
 #include "sample_queue.h"
 
 /* Most frames recorded per sample (AsyncGetCallTrace walks no deeper). */
@@ -29,7 +30,7 @@ typedef struct cpu_collector_config {
     int      depth;            /* frames per TRACE (depth=) */
     int      lineno;           /* line numbers in frames (lineno=) */
     int      per_thread;       /* traces carry the thread serial (thread=) */
-    int      keep_stacks;      /* count whole stacks for collapsed output */
+    int      keep_stacks;      /* count whole stacks (pprof=, flamegraph=, collapsed=) */
     method_resolver resolve;
     void    *resolve_context;
 } cpu_collector_config;
@@ -65,11 +66,11 @@ uint32_t cpu_top_methods(const cpu_row *rows, uint32_t n, cpu_method_count *out,
 /* Zero every count (traces and stacks keep their serials): `reset`. */
 void cpu_collector_reset(void);
 
-/* Whole stacks for collapsed output: calls fn once per distinct stack with
- * method serials root first. */
-typedef void (*stack_visitor)(const serial_t *methods_root_first, uint32_t n, uint64_t count,
-                              void *arg);
-void cpu_collector_each_stack(stack_visitor fn, void *arg);
+/* The whole stacks counted so far (keep_stacks) as a new profile "CPU
+ * samples": values samples/count and cpu/nanoseconds (count * interval_ns),
+ * period interval_ns. Its sample total equals the CPU SAMPLES total. NULL
+ * when out of memory; the caller frees it. */
+profile *cpu_collector_profile(int64_t interval_ns);
 
 /* Name of an AsyncGetCallTrace failure code ("GC_active", ...). */
 const char *cpu_failure_reason(int32_t code);

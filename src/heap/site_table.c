@@ -12,6 +12,7 @@
 
 typedef struct subsite {
     serial_t         trace, class_serial;
+    stack_id         stack;          /* whole stack (0: not kept) */
     uint64_t         size;
     _Atomic uint64_t allocs, frees;
     uint64_t         seen;           /* live objects found by the last census */
@@ -72,9 +73,10 @@ void site_table_free(void)
     S.epoch = 0;
 }
 
-static uint32_t hash3(serial_t trace, serial_t class_serial, uint64_t size)
+static uint32_t hash_key(serial_t trace, stack_id stack, serial_t class_serial, uint64_t size)
 {
     uint64_t h = (uint64_t)trace * 0x9E3779B97F4A7C15ull;
+    h ^= (uint64_t)stack * 0x94D049BB133111EBull;
     h ^= (uint64_t)class_serial * 0xC2B2AE3D27D4EB4Full;
     h ^= size * 0x165667B19E3779F9ull;
     h ^= h >> 29;
@@ -93,7 +95,7 @@ static int grow_slots(void)
         if (s == 0)
             continue;
         subsite *e = subsite_at(s);
-        uint32_t j = hash3(e->trace, e->class_serial, e->size) & mask;   /* only this epoch's are in slots */
+        uint32_t j = hash_key(e->trace, e->stack, e->class_serial, e->size) & mask;   /* only this epoch's are in slots */
         while (slots[j])
             j = (j + 1) & mask;
         slots[j] = s;
@@ -104,15 +106,15 @@ static int grow_slots(void)
     return 0;
 }
 
-subsite_t site_intern(serial_t trace, serial_t class_serial, uint64_t size)
+subsite_t site_intern(serial_t trace, stack_id stack, serial_t class_serial, uint64_t size)
 {
     if (S.slots == NULL)
         return 0;
     pthread_mutex_lock(&S.lock);
-    uint32_t j = hash3(trace, class_serial, size) & S.slot_mask;
+    uint32_t j = hash_key(trace, stack, class_serial, size) & S.slot_mask;
     for (uint32_t s; (s = S.slots[j]) != 0; j = (j + 1) & S.slot_mask) {
         subsite *e = subsite_at(s);
-        if (e->trace == trace && e->class_serial == class_serial && e->size == size) {
+        if (e->trace == trace && e->stack == stack && e->class_serial == class_serial && e->size == size) {
             pthread_mutex_unlock(&S.lock);
             return s;
         }
@@ -130,6 +132,7 @@ subsite_t site_intern(serial_t trace, serial_t class_serial, uint64_t size)
     }
     subsite *e = &atomic_load(&S.chunks[chunk])[n & (CHUNK_SIZE - 1)];
     e->trace = trace;
+    e->stack = stack;
     e->class_serial = class_serial;
     e->size = size;
     e->epoch = S.epoch;
@@ -230,14 +233,14 @@ static int key_order(const void *pa, const void *pb)
     return 0;
 }
 
-int site_rows(uint64_t sample_interval, site_row **rows_out, uint32_t *n_out, site_row *totals)
+/* One row per subsite counted since the last reset, weighted (see
+ * site_rows); *n rows, malloc'ed. NULL when out of memory. */
+static site_row *weighted_subsites(uint64_t sample_interval, uint32_t *n_out)
 {
     uint32_t n = atomic_load_explicit(&S.count, memory_order_acquire);
     site_row *rows = malloc(((size_t)n + 1) * sizeof *rows);
     if (rows == NULL)
-        return -1;
-    memset(totals, 0, sizeof *totals);
-    /* One row per subsite first, then subsites of one (trace, class) merged. */
+        return NULL;
     uint32_t k = 0;
     for (subsite_t s = 1; s <= n; s++) {
         subsite *e = subsite_at(s);
@@ -249,23 +252,38 @@ int site_rows(uint64_t sample_interval, site_row **rows_out, uint32_t *n_out, si
          * not yet visible) must not make "live" wrap around. */
         uint64_t live = S.census ? (e->seen < allocs ? e->seen : allocs) : frees < allocs ? allocs - frees : 0;
         double w = site_sample_weight(e->size, sample_interval);
-        site_row r = { .trace = e->trace, .class_serial = e->class_serial };
+        site_row r = { .trace = e->trace, .class_serial = e->class_serial, .stack = e->stack };
         r.alloc_objs = (uint64_t)llround((double)allocs * w);
         r.live_objs = (uint64_t)llround((double)live * w);
         r.alloc_bytes = r.alloc_objs * e->size;
         r.live_bytes = r.live_objs * e->size;
         rows[k++] = r;
     }
-    qsort(rows, k, sizeof *rows, key_order);
+    *n_out = k;
+    return rows;
+}
+
+int site_stack_rows(uint64_t sample_interval, site_row **rows, uint32_t *n)
+{
+    *rows = weighted_subsites(sample_interval, n);
+    return *rows ? 0 : -1;
+}
+
+void site_rows_merge(site_row *rows, uint32_t *n, site_row *totals)
+{
+    memset(totals, 0, sizeof *totals);
+    /* Subsites of one (trace, class) merged: sizes, and whole stacks. */
+    qsort(rows, *n, sizeof *rows, key_order);
     uint32_t m = 0;
-    for (uint32_t i = 0; i < k; i++) {
+    for (uint32_t i = 0; i < *n; i++) {
         if (m > 0 && key_order(&rows[m - 1], &rows[i]) == 0) {
             rows[m - 1].live_bytes += rows[i].live_bytes;
             rows[m - 1].live_objs += rows[i].live_objs;
             rows[m - 1].alloc_bytes += rows[i].alloc_bytes;
             rows[m - 1].alloc_objs += rows[i].alloc_objs;
         } else {
-            rows[m++] = rows[i];
+            rows[m] = rows[i];
+            rows[m++].stack = 0;
         }
     }
     for (uint32_t i = 0; i < m; i++) {
@@ -275,7 +293,13 @@ int site_rows(uint64_t sample_interval, site_row **rows_out, uint32_t *n_out, si
         totals->alloc_objs += rows[i].alloc_objs;
     }
     qsort(rows, m, sizeof *rows, row_order);
-    *rows_out = rows;
-    *n_out = m;
+    *n = m;
+}
+
+int site_rows(uint64_t sample_interval, site_row **rows, uint32_t *n, site_row *totals)
+{
+    if (site_stack_rows(sample_interval, rows, n) != 0)
+        return -1;
+    site_rows_merge(*rows, n, totals);
     return 0;
 }

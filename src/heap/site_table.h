@@ -2,7 +2,9 @@
  * site_table: allocation sites for heap=sites, the part that needs no JVM.
  *
  * A site, as HPROF reports it, is (trace, class). Internally the table keeps
- * "subsites": (trace, class, object size). All objects of a subsite have the
+ * "subsites": (trace, whole stack, class, object size); the whole stack
+ * (stack_table.h) is 0 unless pprof=, flamegraph= or collapsed= asked for
+ * whole stacks, and the trace is derived from it then. All objects of a subsite have the
  * same size, so an object's JVMTI tag only has to name its subsite (see
  * heap_tags.h) for a heap census (or JVMTI ObjectFree), which gives nothing
  * but the tag, to know how many bytes are live (or died). Instances of a
@@ -20,6 +22,7 @@
 
 #include <stdint.h>
 
+#include "../core/stack_table.h"
 #include "../core/tables.h"
 
 typedef uint32_t subsite_t;          /* 0: none (table full) */
@@ -30,8 +33,8 @@ typedef uint32_t subsite_t;          /* 0: none (table full) */
 int  site_table_init(uint32_t max_subsites);   /* 0 on success */
 void site_table_free(void);
 
-/* The subsite of (trace, class, size), created if new; 0 when full. */
-subsite_t site_intern(serial_t trace, serial_t class_serial, uint64_t size);
+/* The subsite of (trace, stack, class, size), created if new; 0 when full. */
+subsite_t site_intern(serial_t trace, stack_id stack, serial_t class_serial, uint64_t size);
 
 /* One object of subsite s allocated / freed. Async-safe: atomics only. */
 void site_count_alloc(subsite_t s);
@@ -61,6 +64,7 @@ void site_census_add(subsite_t s);
 /* ---- report rows: one per (trace, class), subsites summed ---- */
 typedef struct site_row {
     serial_t trace, class_serial;
+    stack_id stack;                 /* site_stack_rows only; 0 in site_rows */
     uint64_t live_bytes, live_objs, alloc_bytes, alloc_objs;
 } site_row;
 
@@ -73,6 +77,16 @@ typedef struct site_row {
  * p = 1 - exp(-s / interval), so each sample stands for 1/p objects (and
  * s/p bytes), the unbiased estimate. -1 when out of memory. */
 int site_rows(uint64_t sample_interval, site_row **rows, uint32_t *n, site_row *totals);
+
+/* The same counts by whole stack: one row per subsite (so per (stack,
+ * class, size)), unordered and unmerged, weighted and rounded exactly as
+ * site_rows weighs and rounds them, so that their sums agree with its
+ * rows' to the object and byte. -1 when out of memory. */
+int site_stack_rows(uint64_t sample_interval, site_row **rows, uint32_t *n);
+/* Such rows merged in place into site_rows' rows (one per (trace, class),
+ * stack 0, ordered, *n their number) and their totals: so a dump can write
+ * SITES and a whole-stack profile from one reading of the counters. */
+void site_rows_merge(site_row *rows, uint32_t *n, site_row *totals);
 
 /* The estimate's weight of one sample of an object of `size` bytes
  * (1 when sample_interval is 0). Exposed for tests. */

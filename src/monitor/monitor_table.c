@@ -10,6 +10,7 @@
 
 typedef struct row_key {
     serial_t trace;
+    stack_id stack;
     serial_t lock_class;
     uint32_t kind;
 } row_key;
@@ -84,11 +85,12 @@ const char *block_kind_name(block_kind kind)
     return "?";
 }
 
-int monitor_table_add(serial_t trace, serial_t lock_class, block_kind kind, uint64_t nanos)
+int monitor_table_add(serial_t trace, stack_id stack, serial_t lock_class, block_kind kind, uint64_t nanos)
 {
     row_key k;
     memset(&k, 0, sizeof k);
     k.trace = trace;
+    k.stack = stack;
     k.lock_class = lock_class;
     k.kind = (uint32_t)kind;
     shard *s = &shards[keytab_hash(&k, sizeof k) % SHARDS];
@@ -131,7 +133,9 @@ static int compare_rows(const void *a, const void *b)
     return (int)x->kind - (int)y->kind;
 }
 
-int monitor_table_rows(monitor_row **rows, uint32_t *n, uint64_t *total_nanos)
+/* Every key with episodes since the last reset, one row each (whole
+ * stacks apart); *total_nanos adds what no row could keep. */
+static monitor_row *key_rows(uint32_t *n, uint64_t *total_nanos)
 {
     uint32_t cap = 0;
     for (int i = 0; i < SHARDS; i++) {
@@ -142,7 +146,7 @@ int monitor_table_rows(monitor_row **rows, uint32_t *n, uint64_t *total_nanos)
     cap += 64;                    /* rows added meanwhile */
     monitor_row *r = malloc(cap * sizeof *r);
     if (r == NULL)
-        return -1;
+        return NULL;
     uint32_t count = 0;
     uint64_t sum = 0;
     for (int i = 0; i < SHARDS; i++) {
@@ -152,11 +156,8 @@ int monitor_table_rows(monitor_row **rows, uint32_t *n, uint64_t *total_nanos)
             if (s->values[j].count == 0)
                 continue;                 /* zeroed by a reset */
             const row_key *k = keytab_key(&s->keys, j, NULL);
-            r[count].trace = k->trace;
-            r[count].lock_class = k->lock_class;
-            r[count].kind = (block_kind)k->kind;
-            r[count].count = s->values[j].count;
-            r[count].nanos = s->values[j].nanos;
+            r[count] = (monitor_row){ k->trace, k->stack, k->lock_class, (block_kind)k->kind,
+                                      s->values[j].count, s->values[j].nanos };
             sum += r[count].nanos;
             count++;
         }
@@ -165,8 +166,48 @@ int monitor_table_rows(monitor_row **rows, uint32_t *n, uint64_t *total_nanos)
     pthread_mutex_lock(&total_lock);
     *total_nanos = sum + total;
     pthread_mutex_unlock(&total_lock);
-    qsort(r, count, sizeof *r, compare_rows);
-    *rows = r;
     *n = count;
+    return r;
+}
+
+static int compare_keys(const void *a, const void *b)
+{
+    const monitor_row *x = a, *y = b;
+    if (x->trace != y->trace)
+        return x->trace < y->trace ? -1 : 1;
+    if (x->lock_class != y->lock_class)
+        return x->lock_class < y->lock_class ? -1 : 1;
+    return (int)x->kind - (int)y->kind;
+}
+
+void monitor_rows_merge(monitor_row *r, uint32_t *n)
+{
+    /* Rows of one (trace, class, kind) from several whole stacks: one row. */
+    qsort(r, *n, sizeof *r, compare_keys);
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < *n; i++) {
+        if (m > 0 && compare_keys(&r[m - 1], &r[i]) == 0) {
+            r[m - 1].count += r[i].count;
+            r[m - 1].nanos += r[i].nanos;
+        } else {
+            r[m] = r[i];
+            r[m++].stack = 0;
+        }
+    }
+    qsort(r, m, sizeof *r, compare_rows);
+    *n = m;
+}
+
+int monitor_table_stack_rows(monitor_row **rows, uint32_t *n, uint64_t *total_nanos)
+{
+    *rows = key_rows(n, total_nanos);
+    return *rows ? 0 : -1;
+}
+
+int monitor_table_rows(monitor_row **rows, uint32_t *n, uint64_t *total_nanos)
+{
+    if (monitor_table_stack_rows(rows, n, total_nanos) != 0)
+        return -1;
+    monitor_rows_merge(*rows, n);
     return 0;
 }

@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 
+#include "../core/stack_table.h"
 #include "../core/tables.h"
 
 /* Contention (MONITOR TIME): a contended `synchronized` enter, or parking on
@@ -29,6 +30,7 @@ static inline int block_kind_is_contention(block_kind k)
 
 typedef struct monitor_row {
     serial_t   trace;          /* where the thread blocked */
+    stack_id   stack;          /* its whole stack (monitor_table_stack_rows only), or 0 */
     serial_t   lock_class;     /* class serial of the monitor or the park blocker */
     block_kind kind;
     uint64_t   count;          /* blocking episodes */
@@ -38,13 +40,22 @@ typedef struct monitor_row {
 int  monitor_table_init(void);
 void monitor_table_free(void);
 
-/* One blocking episode of `nanos`. Returns 0, -1 when the table is full (the
- * time still counts in the total). */
-int  monitor_table_add(serial_t trace, serial_t lock_class, block_kind kind, uint64_t nanos);
+/* One blocking episode of `nanos`, at trace and (when whole stacks are
+ * kept for pprof=, flamegraph=, collapsed=; else 0) its whole stack.
+ * Returns 0, -1 when the table is full (the time still counts in the total). */
+int  monitor_table_add(serial_t trace, stack_id stack, serial_t lock_class, block_kind kind, uint64_t nanos);
 
 /* Rows ordered by time (descending, then trace); *total_nanos over all rows.
  * Caller frees *rows. */
 int  monitor_table_rows(monitor_row **rows, uint32_t *n, uint64_t *total_nanos);
+
+/* The same episodes by whole stack: one row per (trace, stack, class,
+ * kind), unordered; what monitor_table_rows merges. Caller frees *rows. */
+int  monitor_table_stack_rows(monitor_row **rows, uint32_t *n, uint64_t *total_nanos);
+/* Such rows merged in place as monitor_table_rows gives them: one per
+ * (trace, class, kind), stack 0, ordered; *n becomes their number. So a
+ * dump can write the report and a whole-stack profile from one reading. */
+void monitor_rows_merge(monitor_row *rows, uint32_t *n);
 
 /* Zero every row (keys stay; rows with no episode since are left out): `reset`. */
 void monitor_table_reset(void);

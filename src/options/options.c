@@ -35,6 +35,15 @@ static const char usage_text[] =
 "verbose=y|n            print messages about dumps     y\n"
 "collapsed=<file>       also write collapsed stacks    off\n"
 "                       (frame;frame;frame count), for flame graph tools\n"
+"pprof=<file>           also write a gzipped pprof     off\n"
+"                       profile (go tool pprof, Pyroscope, Parca)\n"
+"flamegraph=<file>      also write a flame graph page  off\n"
+"                       (HTML, works offline)\n"
+"                       These three show whole stacks (up to 256 frames,\n"
+"                       not cut at depth=) of cpu=samples, heap=sites and\n"
+"                       monitor=y; with several of those, one file each:\n"
+"                       <file> with .cpu, .alloc or .lock before its\n"
+"                       extension (flamegraph=: one page, one graph each)\n"
 "sampler=auto|perf|timer  what drives cpu=samples    auto\n"
 "                       perf: a perf_event task-clock per thread (exact\n"
 "                       intervals); timer: a POSIX CPU-time timer per\n"
@@ -252,6 +261,10 @@ static int parse_one(hprof_options *o, const char *name, const char *value,
     }
     if (strcmp(name, "collapsed") == 0)
         return parse_path(name, value, o->collapsed, err, errlen);
+    if (strcmp(name, "pprof") == 0)
+        return parse_path(name, value, o->pprof, err, errlen);
+    if (strcmp(name, "flamegraph") == 0)
+        return parse_path(name, value, o->flamegraph, err, errlen);
     if (strcmp(name, "deadlock") == 0)
         return parse_int(name, value, 0, 3600000, &o->deadlock_ms, "milliseconds between checks (0: "
                          "only at dumps)", err, errlen);
@@ -285,7 +298,7 @@ static int parse_one(hprof_options *o, const char *name, const char *value,
 
     set_err(err, errlen, "hprof: unknown option '%s'. Options are: help, heap, cpu, monitor, "
             "format, file, net, depth, interval, cutoff, lineno, thread, doe, msa, force, "
-            "verbose, collapsed, sampler, heap_sample, deadlock (run with -agentlib:hprof=help for details)", name);
+            "verbose, collapsed, pprof, flamegraph, sampler, heap_sample, deadlock (run with -agentlib:hprof=help for details)", name);
     return -1;
 }
 
@@ -352,6 +365,15 @@ finish:
     }
     if (out->heap_sample && out->heap != HEAP_SITES && out->heap != HEAP_ALL) {
         set_err(err, errlen, "hprof: option 'heap_sample=' needs heap=sites or heap=all");
+        return -1;
+    }
+    if (options_want_stacks(out) && out->cpu != CPU_SAMPLES && out->heap != HEAP_SITES &&
+        out->heap != HEAP_ALL && !out->monitor) {
+        set_err(err, errlen, "hprof: option '%s=' shows the stacks of cpu=samples, heap=sites or "
+                "monitor=y, and none of them is on; add one, e.g. cpu=samples,%s=%s",
+                out->pprof[0] ? "pprof" : out->flamegraph[0] ? "flamegraph" : "collapsed",
+                out->pprof[0] ? "pprof" : out->flamegraph[0] ? "flamegraph" : "collapsed",
+                out->pprof[0] ? out->pprof : out->flamegraph[0] ? out->flamegraph : out->collapsed);
         return -1;
     }
     if (out->deadlock_ms && !out->monitor) {

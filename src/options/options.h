@@ -1,6 +1,6 @@
 /*
  * HPROF's option syntax: "name=value,name=value,...", same names and defaults
- * as the JDK 5-8 agent, plus our own additions (collapsed=).
+ * as the JDK 5-8 agent, plus our own additions (collapsed=, pprof=, flamegraph=).
  * Pure C: no JVMTI here, so the parser is unit-tested on strings alone.
  */
 #ifndef HPROF_OPTIONS_H
@@ -33,10 +33,19 @@ typedef struct hprof_options {
     int       force;                  /* overwrite file= (n: add the pid) */
     int       verbose;                /* messages about dumps on stderr */
     char      collapsed[OPTIONS_PATH_MAX]; /* collapsed-stack output, "" when off */
+    char      pprof[OPTIONS_PATH_MAX];     /* gzipped profile.proto output, "" when off */
+    char      flamegraph[OPTIONS_PATH_MAX];/* flame-graph HTML page, "" when off */
     char      sampler;                /* 'a' auto, 'p' perf events, 't' POSIX timers */
     uint64_t  heap_sample;            /* heap=sites: sample one allocation per this many bytes, 0 = every one */
     int       deadlock_ms;            /* monitor=y: check for deadlocks this often, 0 = only at dumps */
 } hprof_options;
+
+/* Does any output of whole stacks (collapsed=, pprof=, flamegraph=) want
+ * the collectors to walk up to 256 frames instead of depth=? */
+static inline int options_want_stacks(const hprof_options *o)
+{
+    return o->collapsed[0] || o->pprof[0] || o->flamegraph[0];
+}
 
 /* Parse an option string (may be NULL or empty). Returns 0 on success;
  * on error returns -1 and writes into err a message that names the option

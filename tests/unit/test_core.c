@@ -167,32 +167,33 @@ TEST(trace_cache_answers_only_exact_frames)
     CHECK(c != NULL);
     int m1, m2, m3;                                          /* stand-ins for method ids */
     frame_ref a[3] = { { 10, &m1 }, { 20, &m2 }, { BCI_NATIVE, &m3 } };
-    CHECK(trace_cache_get(c, 0, a, 3) == 0);
-    trace_cache_put(c, 0, a, 3, 300005);
-    CHECK(trace_cache_get(c, 0, a, 3) == 300005);
-    CHECK(trace_cache_get(c, 200001, a, 3) == 0);            /* other thread serial */
-    CHECK(trace_cache_get(c, 0, a, 2) == 0);                 /* a prefix is another trace */
+    CHECK(trace_cache_get(c, 0, a, 3, NULL) == 0);
+    trace_cache_put(c, 0, a, 3, 300005, 7);
+    stack_id stack = 0;
+    CHECK(trace_cache_get(c, 0, a, 3, &stack) == 300005 && stack == 7);   /* the whole stack with it */
+    CHECK(trace_cache_get(c, 200001, a, 3, NULL) == 0);            /* other thread serial */
+    CHECK(trace_cache_get(c, 0, a, 2, NULL) == 0);                 /* a prefix is another trace */
     frame_ref b[3] = { { 11, &m1 }, { 20, &m2 }, { BCI_NATIVE, &m3 } };
-    CHECK(trace_cache_get(c, 0, b, 3) == 0);                 /* other bci */
+    CHECK(trace_cache_get(c, 0, b, 3, NULL) == 0);                 /* other bci */
     frame_ref d[3] = { { 10, &m1 }, { 20, &m3 }, { BCI_NATIVE, &m3 } };
-    CHECK(trace_cache_get(c, 0, d, 3) == 0);                 /* other method */
-    trace_cache_put(c, 0, a, 0, 300000);                     /* the empty stack is cacheable */
-    CHECK(trace_cache_get(c, 0, a, 0) == 300000);
+    CHECK(trace_cache_get(c, 0, d, 3, NULL) == 0);                 /* other method */
+    trace_cache_put(c, 0, a, 0, 300000, 0);                     /* the empty stack is cacheable */
+    CHECK(trace_cache_get(c, 0, a, 0, NULL) == 300000);
     frame_ref e[5] = { { 1, &m1 }, { 2, &m1 }, { 3, &m1 }, { 4, &m1 }, { 5, &m1 } };
-    trace_cache_put(c, 0, e, 5, 300009);                     /* longer than max_frames: not kept */
-    CHECK(trace_cache_get(c, 0, e, 5) == 0);
-    trace_cache_put(c, 0, b, 3, 0);                          /* 0 is "none": not kept */
-    CHECK(trace_cache_get(c, 0, b, 3) == 0);
+    trace_cache_put(c, 0, e, 5, 300009, 0);                     /* longer than max_frames: not kept */
+    CHECK(trace_cache_get(c, 0, e, 5, NULL) == 0);
+    trace_cache_put(c, 0, b, 3, 0, 0);                          /* 0 is "none": not kept */
+    CHECK(trace_cache_get(c, 0, b, 3, NULL) == 0);
     /* Direct-mapped: many traces in 16 slots evict each other, and every
      * answer given is still the one stored for exactly those frames. */
     int wrong = 0, hits = 0;
     for (int i = 0; i < 1000; i++) {
         frame_ref f[1] = { { i, &m1 } };
-        trace_cache_put(c, 0, f, 1, (serial_t)(400000 + i));
+        trace_cache_put(c, 0, f, 1, (serial_t)(400000 + i), 0);
     }
     for (int i = 0; i < 1000; i++) {
         frame_ref f[1] = { { i, &m1 } };
-        serial_t t = trace_cache_get(c, 0, f, 1);
+        serial_t t = trace_cache_get(c, 0, f, 1, NULL);
         hits += t != 0;
         wrong += t != 0 && t != (serial_t)(400000 + i);
     }

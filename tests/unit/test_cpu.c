@@ -11,7 +11,8 @@
 #include "core/tables.h"
 #include "cpu/cpu_collector.h"
 #include "cpu/sample_queue.h"
-#include "output/collapsed_writer.h"
+#include "core/stack_table.h"
+#include "profile/collapsed.h"
 #include "output/output_file.h"
 #include "output/text_writer.h"
 
@@ -166,7 +167,23 @@ static void teardown_collector(sample_queue *q)
 {
     sample_queue_free(q);
     cpu_collector_free();
+    stack_table_free();
     tables_free();
+}
+
+/* The collector's whole stacks as collapsed text (a profile, then its
+ * collapsed form), sample counts. */
+static void collapsed_text(char *buf, size_t size)
+{
+    profile *p = cpu_collector_profile(10000000);
+    CHECK(p != NULL);
+    FILE *f = tmpfile();
+    CHECK(p && collapsed_write_profile(p, 0, f) == 0);
+    rewind(f);
+    size_t len = fread(buf, 1, size - 1, f);
+    buf[len] = '\0';
+    fclose(f);
+    profile_free(p);
 }
 
 TEST(collector_counts_traces_with_depth_and_lines)
@@ -196,14 +213,9 @@ TEST(collector_counts_traces_with_depth_and_lines)
     CHECK(frame_get(frames[0], &m, &line) == 0 && line == 100);   /* bci 2 -> line 100 */
     free(rows);
 
-    /* Whole stacks are kept for collapsed output, root first. */
-    FILE *f = tmpfile();
-    CHECK(collapsed_write(f) == 0);
-    rewind(f);
+    /* Whole stacks are kept (not cut at depth=2), root first in collapsed form. */
     char buf[4096] = { 0 };
-    size_t len = fread(buf, 1, sizeof buf - 1, f);
-    buf[len] = '\0';
-    fclose(f);
+    collapsed_text(buf, sizeof buf);
     CHECK(strstr(buf, "pkg.Work.mb3;pkg.Work.mb2;pkg.Work.mb1 5\n") != NULL);
     CHECK(strstr(buf, "pkg.Work.mb4;pkg.Work.mb2;pkg.Work.mb1 3\n") != NULL);
     CHECK(strstr(buf, "pkg.Work.mb2;pkg.Work.mb1 2\n") != NULL);
@@ -258,6 +270,61 @@ TEST(collector_thread_lineno_and_failures)
     CHECK_STR(cpu_failure_reason(-6), "not_walkable_Java");
     CHECK_STR(cpu_failure_reason(0), "no_Java_frame");
     CHECK_STR(cpu_failure_reason(-42), "unknown_failure");
+    teardown_collector(&q);
+}
+
+/* The snapshot: whole stacks with lines (whatever lineno= says), thread
+ * names with thread=y, failures and losses as frames, totals equal to the
+ * CPU SAMPLES total. */
+TEST(collector_profile_agrees_with_rows)
+{
+    sample_queue q;
+    setup_collector(&q, 2, 0, 1);
+    serial_t main_thread = thread_add("main", "main", 0), worker = thread_add("worker", "main", 0);
+    uintptr_t stack[] = { 0xd1, 0xd2, 0xd3 };
+    int32_t bci[] = { 12, 3, 0 };
+    for (int i = 0; i < 3; i++) push(&q, main_thread, 3, stack, bci);
+    for (int i = 0; i < 2; i++) push(&q, worker, 3, stack, bci);
+    push(&q, main_thread, -2, NULL, NULL);              /* GC_active */
+    cpu_collector_drain(&q);
+    cpu_collector_add_lost("buffer_full", 4);
+    cpu_row *rows; uint32_t n; uint64_t total;
+    CHECK(cpu_collector_rows(&rows, &n, &total) == 0 && total == 10);
+    free(rows);
+
+    profile *p = cpu_collector_profile(1000000);
+    CHECK(p != NULL);
+    if (p == NULL) {
+        teardown_collector(&q);
+        return;
+    }
+    CHECK(profile_total(p, 0) == 10 && profile_total(p, 1) == 10 * 1000000LL);
+    CHECK(profile_period(p) == 1000000);
+    CHECK_STR(profile_value(p, 1).type, "cpu");
+    CHECK(profile_sample_count(p) == 4);
+    int seen_main = 0, seen_worker = 0, seen_gc = 0, seen_lost = 0;
+    for (uint32_t i = 0; i < profile_sample_count(p); i++) {
+        profile_sample smp;
+        CHECK(profile_sample_get(p, i, &smp) == 0);
+        const profile_frame *top = profile_frame_get(p, smp.frames[0]);
+        if (smp.depth == 3) {
+            CHECK_STR(top->class_name, "pkg.Work");
+            CHECK_STR(top->method, "md1");
+            CHECK_STR(top->file, "Work.java");
+            CHECK(top->line == 110);                     /* bci 12, though lineno=n */
+            CHECK_STR(profile_frame_get(p, smp.frames[2])->method, "md3");   /* deeper than depth=2 */
+            seen_main += strcmp(smp.thread, "main") == 0 ? (int)smp.values[0] : 0;
+            seen_worker += strcmp(smp.thread, "worker") == 0 ? (int)smp.values[0] : 0;
+        } else if (strcmp(top->method, "GC_active") == 0) {
+            CHECK_STR(top->class_name, "[unwalkable]");
+            CHECK_STR(smp.thread, "main");
+            seen_gc += (int)smp.values[0];
+        } else if (strcmp(top->method, "buffer_full") == 0) {
+            seen_lost += (int)smp.values[0];
+        }
+    }
+    CHECK(seen_main == 3 && seen_worker == 2 && seen_gc == 1 && seen_lost == 4);
+    profile_free(p);
     teardown_collector(&q);
 }
 
@@ -459,13 +526,8 @@ TEST(collector_reset_keeps_serials)
     CHECK(cpu_collector_rows(&rows, &n, &total) == 0);
     CHECK(total == 1 && n == 1 && rows[0].trace == before && rows[0].count == 1);  /* same serial */
     free(rows);
-    FILE *f = tmpfile();
-    CHECK(collapsed_write(f) == 0);
-    rewind(f);
     char buf[1024] = { 0 };
-    size_t len = fread(buf, 1, sizeof buf - 1, f);
-    buf[len] = '\0';
-    fclose(f);
+    collapsed_text(buf, sizeof buf);
     CHECK(strstr(buf, "pkg.Work.mc2;pkg.Work.mc1 1\n") != NULL);   /* stacks zeroed too */
     teardown_collector(&q);
 }

@@ -11,11 +11,11 @@
 TEST(sites_intern_one_subsite_per_trace_class_size)
 {
     CHECK(site_table_init(100) == 0);
-    subsite_t a = site_intern(300001, 100001, 16);
+    subsite_t a = site_intern(300001, 0, 100001, 16);
     CHECK(a == 1);
-    CHECK(site_intern(300001, 100001, 16) == a);
-    subsite_t b = site_intern(300001, 100001, 24);      /* same site, other array length */
-    subsite_t c = site_intern(300002, 100001, 16);
+    CHECK(site_intern(300001, 0, 100001, 16) == a);
+    subsite_t b = site_intern(300001, 0, 100001, 24);      /* same site, other array length */
+    subsite_t c = site_intern(300002, 0, 100001, 16);
     CHECK(b != a && c != a && c != b);
     serial_t t, k;
     uint64_t size;
@@ -28,8 +28,8 @@ TEST(sites_intern_one_subsite_per_trace_class_size)
 TEST(sites_rows_merge_subsites_and_order_by_live_bytes)
 {
     CHECK(site_table_init(100) == 0);
-    subsite_t a16 = site_intern(300001, 100001, 16), a24 = site_intern(300001, 100001, 24);
-    subsite_t b = site_intern(300002, 100002, 1000);
+    subsite_t a16 = site_intern(300001, 0, 100001, 16), a24 = site_intern(300001, 0, 100001, 24);
+    subsite_t b = site_intern(300002, 0, 100002, 1000);
     for (int i = 0; i < 10; i++) site_count_alloc(a16);
     for (int i = 0; i < 5; i++) site_count_alloc(a24);
     for (int i = 0; i < 3; i++) site_count_alloc(b);
@@ -51,9 +51,9 @@ TEST(sites_rows_merge_subsites_and_order_by_live_bytes)
 TEST(sites_full_table_returns_zero)
 {
     CHECK(site_table_init(3) == 0);
-    CHECK(site_intern(1, 1, 1) && site_intern(2, 1, 1) && site_intern(3, 1, 1));
-    CHECK(site_intern(4, 1, 1) == 0);
-    CHECK(site_intern(2, 1, 1) == 2);                    /* known ones still found */
+    CHECK(site_intern(1, 0, 1, 1) && site_intern(2, 0, 1, 1) && site_intern(3, 0, 1, 1));
+    CHECK(site_intern(4, 0, 1, 1) == 0);
+    CHECK(site_intern(2, 0, 1, 1) == 2);                    /* known ones still found */
     site_count_alloc(0);                                  /* ignored, no crash */
     site_table_free();
 }
@@ -62,9 +62,9 @@ TEST(sites_grow_past_many_subsites)
 {
     CHECK(site_table_init(20000) == 0);
     for (uint32_t i = 0; i < 20000; i++)
-        CHECK(site_intern(300001 + i % 97, 100001 + i / 97, 16) == i + 1);
+        CHECK(site_intern(300001 + i % 97, 0, 100001 + i / 97, 16) == i + 1);
     for (uint32_t i = 0; i < 20000; i += 777)
-        CHECK(site_intern(300001 + i % 97, 100001 + i / 97, 16) == i + 1);
+        CHECK(site_intern(300001 + i % 97, 0, 100001 + i / 97, 16) == i + 1);
     CHECK(site_subsite_count() == 20000);
     site_table_free();
 }
@@ -79,7 +79,7 @@ static void *count_many(void *arg)
 TEST(sites_counts_are_atomic)
 {
     CHECK(site_table_init(10) == 0);
-    subsite_t s = site_intern(300001, 100001, 32);
+    subsite_t s = site_intern(300001, 0, 100001, 32);
     pthread_t th[4];
     for (int i = 0; i < 4; i++) pthread_create(&th[i], NULL, count_many, &s);
     for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
@@ -99,7 +99,7 @@ TEST(sites_sampled_weights_are_unbiased)
     CHECK(fabs(site_sample_weight(10u << 20, 524288) - 1.0) < 1e-6);
     CHECK(site_sample_weight(16, 0) == 1.0);
     CHECK(site_table_init(10) == 0);
-    subsite_t s = site_intern(300001, 100001, 16);
+    subsite_t s = site_intern(300001, 0, 100001, 16);
     site_count_alloc(s);
     site_count_alloc(s);
     site_row *rows = NULL, tot;
@@ -130,7 +130,7 @@ TEST(heap_tags_kinds_do_not_overlap)
 TEST(sites_census_replaces_allocs_minus_frees)
 {
     CHECK(site_table_init(10) == 0);
-    subsite_t s = site_intern(300001, 100001, 16);
+    subsite_t s = site_intern(300001, 0, 100001, 16);
     for (int i = 0; i < 10; i++) site_count_alloc(s);
     site_count_free(s);                               /* 9 live by events; a late event is missing */
     site_census_begin();
@@ -149,12 +149,12 @@ TEST(sites_census_replaces_allocs_minus_frees)
 TEST(sites_reset_counts_only_allocations_since)
 {
     CHECK(site_table_init(100) == 0);
-    subsite_t old = site_intern(300001, 100001, 16);
+    subsite_t old = site_intern(300001, 0, 100001, 16);
     for (int i = 0; i < 10; i++) site_count_alloc(old);
     site_table_reset();
-    subsite_t fresh = site_intern(300001, 100001, 16);
+    subsite_t fresh = site_intern(300001, 0, 100001, 16);
     CHECK(fresh != 0 && fresh != old);
-    CHECK(site_intern(300001, 100001, 16) == fresh);
+    CHECK(site_intern(300001, 0, 100001, 16) == fresh);
     for (int i = 0; i < 3; i++) site_count_alloc(fresh);
     site_count_free(old);                               /* an old object dies: no effect */
     serial_t t;

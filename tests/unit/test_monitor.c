@@ -9,10 +9,10 @@
 TEST(monitor_table_sums_and_orders)
 {
     monitor_table_init();
-    CHECK(monitor_table_add(300001, 100001, BLOCK_ENTER, 5000000) == 0);
-    CHECK(monitor_table_add(300001, 100001, BLOCK_ENTER, 7000000) == 0);
-    CHECK(monitor_table_add(300001, 100001, BLOCK_WAIT, 1000000) == 0);   /* other kind: other row */
-    CHECK(monitor_table_add(300002, 100002, BLOCK_PARK, 20000000) == 0);
+    CHECK(monitor_table_add(300001, 0, 100001, BLOCK_ENTER, 5000000) == 0);
+    CHECK(monitor_table_add(300001, 0, 100001, BLOCK_ENTER, 7000000) == 0);
+    CHECK(monitor_table_add(300001, 0, 100001, BLOCK_WAIT, 1000000) == 0);   /* other kind: other row */
+    CHECK(monitor_table_add(300002, 0, 100002, BLOCK_PARK, 20000000) == 0);
     monitor_row *rows;
     uint32_t n;
     uint64_t total;
@@ -30,8 +30,8 @@ TEST(monitor_table_sums_and_orders)
 TEST(monitor_table_reset_zeroes_rows)
 {
     monitor_table_init();
-    CHECK(monitor_table_add(300001, 100001, BLOCK_ENTER, 5000000) == 0);
-    CHECK(monitor_table_add(300002, 100001, BLOCK_PARK, 1000) == 0);
+    CHECK(monitor_table_add(300001, 0, 100001, BLOCK_ENTER, 5000000) == 0);
+    CHECK(monitor_table_add(300002, 0, 100001, BLOCK_PARK, 1000) == 0);
     monitor_table_reset();
     monitor_row *rows;
     uint32_t n;
@@ -39,7 +39,7 @@ TEST(monitor_table_reset_zeroes_rows)
     CHECK(monitor_table_rows(&rows, &n, &total) == 0);
     CHECK(n == 0 && total == 0);
     free(rows);
-    CHECK(monitor_table_add(300001, 100001, BLOCK_ENTER, 3000) == 0);
+    CHECK(monitor_table_add(300001, 0, 100001, BLOCK_ENTER, 3000) == 0);
     CHECK(monitor_table_rows(&rows, &n, &total) == 0);
     CHECK(n == 1 && total == 3000 && rows[0].count == 1 && rows[0].trace == 300001);
     free(rows);

@@ -106,9 +106,28 @@ TEST(options_usage_lists_every_option)
 {
     const char *names[] = { "heap=", "cpu=", "monitor=", "format=", "file=", "net=", "depth=",
                             "interval=", "cutoff=", "lineno=", "thread=", "doe=", "msa=",
-                            "force=", "verbose=", "collapsed=", "sampler=", "deadlock=" };
+                            "force=", "verbose=", "collapsed=", "pprof=", "flamegraph=", "sampler=",
+                            "deadlock=" };
     for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
         CHECK(strstr(options_usage(), names[i]) != NULL);
+}
+
+TEST(options_whole_stack_outputs)
+{
+    CHECK(options_parse("cpu=samples,pprof=/tmp/p.pb.gz,flamegraph=/tmp/f.html", &o, err, sizeof err) == 0);
+    CHECK_STR(o.pprof, "/tmp/p.pb.gz");
+    CHECK_STR(o.flamegraph, "/tmp/f.html");
+    CHECK(o.collapsed[0] == '\0' && options_want_stacks(&o));
+    CHECK(options_parse("cpu=samples", &o, err, sizeof err) == 0 && !options_want_stacks(&o));
+    CHECK(options_parse("heap=sites,collapsed=c.txt", &o, err, sizeof err) == 0 && options_want_stacks(&o));
+    CHECK(options_parse("monitor=y,flamegraph=f.html", &o, err, sizeof err) == 0);
+    CHECK(options_parse("pprof=p.pb.gz", &o, err, sizeof err) == 0 && o.heap == HEAP_ALL);  /* HPROF's default */
+    expect_error("cpu=samples,pprof=", "'pprof'");
+    expect_error("cpu=samples,flamegraph=", "'flamegraph'");
+    /* Nothing to show: the option at fault is named, with what to add. */
+    expect_error("cpu=times,pprof=p.pb.gz", "'pprof='");
+    expect_error("heap=dump,flamegraph=f.html", "cpu=samples,flamegraph=f.html");
+    expect_error("cpu=times,collapsed=c.txt", "'collapsed='");
 }
 
 TEST(options_heap_sample_sizes)

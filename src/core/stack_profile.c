@@ -1,0 +1,67 @@
+/* stack_profile.c: see stack_profile.h. */
+#include "stack_profile.h"
+
+#include <string.h>
+
+/* The profile frame of one stack frame; 0 when out of memory. */
+static uint32_t frame_of(profile *p, const stack_frame *f)
+{
+    method_info mi;
+    if (method_get(f->method, &mi) != 0)
+        return profile_frame_id(p, "[unwalkable]", "unknown_method", "", "", PROFILE_LINE_UNKNOWN);
+    int32_t line = f->line > 0 ? f->line : f->line == LINE_NATIVE ? PROFILE_LINE_NATIVE : PROFILE_LINE_UNKNOWN;
+    return profile_frame_id(p, mi.class_name, mi.name, mi.signature, mi.source_file, line);
+}
+
+int stack_profile_add(profile *p, stack_id id, const char *leaf, const int64_t *values)
+{
+    uint32_t ids[STACK_MAX_FRAMES + 1];
+    uint32_t n = 0;
+    if (leaf && (ids[n++] = profile_frame_id(p, "", leaf, "", "", PROFILE_LINE_UNKNOWN)) == 0)
+        return -1;
+    serial_t thread = 0;
+    const stack_frame *frames = NULL;
+    uint32_t depth = 0;
+    if (id == 0 || stack_get(id, &thread, &frames, &depth, NULL) != 0) {
+        ids[n] = profile_frame_id(p, "[unwalkable]", "stack_table_full", "", "", PROFILE_LINE_UNKNOWN);
+        return ids[n] ? profile_add(p, ids, n + 1, NULL, values) : -1;
+    }
+    for (uint32_t i = 0; i < depth; i++)
+        if ((ids[n++] = frame_of(p, &frames[i])) == 0)
+            return -1;
+    thread_info ti;
+    const char *thread_name = thread && thread_get(thread, &ti) == 0 ? ti.name : NULL;
+    return profile_add(p, ids, n, thread_name, values);
+}
+
+profile *stack_profile_of_rows(const char *title, const profile_value_type *types, uint32_t nvalues,
+                               uint32_t shown, const void *rows, uint32_t n, stack_row_fn row)
+{
+    profile *p = profile_new(title, types, nvalues);
+    if (p)
+        profile_set_default_value(p, shown);
+    for (uint32_t i = 0; p && i < n; i++) {
+        stack_id stack = 0;
+        const char *leaf = NULL;
+        int64_t values[PROFILE_MAX_VALUES] = { 0 };
+        row(rows, i, &stack, &leaf, values);
+        if (stack_profile_add(p, stack, leaf, values) != 0) {
+            profile_free(p);
+            p = NULL;
+        }
+    }
+    return p;
+}
+
+void stack_profile_keep(profile **slot, profile *p)
+{
+    profile_free(*slot);
+    *slot = p;
+}
+
+profile *stack_profile_take(profile **slot)
+{
+    profile *p = *slot;
+    *slot = NULL;
+    return p;
+}

@@ -1,0 +1,40 @@
+/*
+ * stack_profile: whole stacks (stack_table.h) into a profile (profile.h),
+ * the step every collector's snapshot shares: frames named from the method
+ * table (class, method, signature, source file, line), the thread's name
+ * when the stack is per thread (thread=y).
+ *
+ * Pure C, no JVMTI.
+ */
+#ifndef HPROF_STACK_PROFILE_H
+#define HPROF_STACK_PROFILE_H
+
+#include <stdint.h>
+
+#include "../profile/profile.h"
+#include "stack_table.h"
+
+/* Add `values` (p's nvalues of them) to p's sample of stack `id`, with
+ * `leaf` (NULL: none) as a pseudo frame above the stack's own: the class an
+ * allocation made ("byte[]"), the class of a contended lock. A stack that
+ * could not be kept (id 0: the stack table was full) is the single frame
+ * [unwalkable].stack_table_full, so that totals still agree with the
+ * report. 0, or -1 when out of memory. */
+int stack_profile_add(profile *p, stack_id id, const char *leaf, const int64_t *values);
+
+/* A collector's rows as a new profile: row(rows, i, ...) gives row i's
+ * stack, leaf (or NULL) and values; `shown` is the value flame graphs and
+ * collapsed stacks show. NULL when out of memory. */
+typedef void (*stack_row_fn)(const void *rows, uint32_t i, stack_id *stack, const char **leaf,
+                             int64_t *values);
+profile *stack_profile_of_rows(const char *title, const profile_value_type *types, uint32_t nvalues,
+                               uint32_t shown, const void *rows, uint32_t n, stack_row_fn row);
+
+/* A profile a dump made from the rows it wrote, kept until the snapshot
+ * takes it, so that both count the same while threads go on counting:
+ * keep replaces (and frees) what was kept, take hands it over (NULL if
+ * none). */
+void     stack_profile_keep(profile **slot, profile *p);
+profile *stack_profile_take(profile **slot);
+
+#endif

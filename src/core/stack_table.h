@@ -1,0 +1,55 @@
+/*
+ * stack_table: whole stacks (up to STACK_MAX_FRAMES frames, not cut at
+ * depth=), for the outputs that show them (pprof=, flamegraph=, collapsed=).
+ *
+ * A depth= TRACE is what HPROF's report prints; a whole stack is what a
+ * flame graph needs. The collectors that record stacks (cpu=samples,
+ * heap=sites, monitor=y) walk once, deep, when one of those outputs is on,
+ * and trace_builder derives the TRACE from the same walk, so both always
+ * describe the same samples. Each stack remembers the TRACE it was derived
+ * with, so a collector can key its counts by stack and still write its
+ * report rows by trace.
+ *
+ * A stack is (thread serial or 0, frames callee first), each frame a method
+ * serial and a line (line numbers always, whatever lineno= says: lineno=
+ * is about the text report). Frames are not interned in the shared frame
+ * table, which format=b writes out whole.
+ *
+ * One table for the process, behind one mutex; never used from a signal
+ * handler. Bounded: at most STACK_TABLE_MAX_STACKS stacks and
+ * STACK_TABLE_MAX_BYTES bytes of keys; stack_intern returns 0 past that and
+ * the caller counts what it could not keep (a row of its own, never lost).
+ */
+#ifndef HPROF_STACK_TABLE_H
+#define HPROF_STACK_TABLE_H
+
+#include <stdint.h>
+
+#include "tables.h"
+
+#define STACK_MAX_FRAMES        256
+#define STACK_TABLE_MAX_STACKS  (1u << 20)
+#define STACK_TABLE_MAX_BYTES   ((uint64_t)256 << 20)
+
+typedef uint32_t stack_id;     /* 1, 2, ...; 0: none (table full, out of memory) */
+
+typedef struct stack_frame {
+    serial_t method;
+    int32_t  line;             /* > 0, LINE_UNKNOWN or LINE_NATIVE */
+} stack_frame;
+
+/* The id of this stack (made if new, with `trace` as its TRACE; a stack met
+ * again keeps the trace it was made with). n is cut at STACK_MAX_FRAMES. */
+stack_id stack_intern(serial_t thread_serial, const stack_frame *frames, uint32_t n, serial_t trace);
+
+/* What a stack is: *frames points to *n frames, callee first, in storage
+ * that never moves (valid until stack_table_free). 0, or -1 if no such id. */
+int stack_get(stack_id id, serial_t *thread_serial, const stack_frame **frames, uint32_t *n,
+              serial_t *trace);
+
+uint32_t stack_count(void);    /* ids are 1..stack_count() */
+
+/* Forget every stack (unit tests). */
+void stack_table_free(void);
+
+#endif

@@ -1,0 +1,428 @@
+"""pprof=, flamegraph= and collapsed= tests (imported by tests/run.py): the
+whole-stack outputs of one run against the HPROF text report of the same run,
+which must agree sample for sample.
+
+    outputs_cpu         CpuSplit, cpu=samples,depth=4: the CPU SAMPLES total,
+                        the collapsed sum and the pprof sample sum are equal;
+                        every method's self count (the leaf of a stack, the
+                        top of a TRACE) is the same in all three; cpu values
+                        are samples x interval; frames have files and line
+                        numbers; partA/partB's split right; the flame graph
+                        names the methods; `go tool pprof` reads the file and
+                        counts the same total
+    outputs_deep        DeepStack, a recursion 40 frames deep, depth=4: the
+                        TRACEs stop at 4 frames, pprof and collapsed stacks go
+                        down to main (at least 40 frames), self counts agree
+    outputs_heap        AllocTruth, heap=sites: pprof's alloc_objects and
+                        inuse_objects of every site exactly the program's
+                        truth and SITES' counts (the allocated class a frame
+                        above the allocating method), totals in objects and
+                        bytes equal to SITES'; collapsed sums alloc_space
+    outputs_heap_sampled  heap_sample=: estimated counts in pprof scaled as
+                        SITES scales them: per class and in total, equal
+    outputs_lock        Contention, monitor=y: pprof contentions per lock class
+                        equal MONITOR TIME's counts, waits MONITOR WAIT TIME's,
+                        delays their times
+    outputs_two         cpu=samples and monitor=y at once: prof.cpu.pb.gz and
+                        prof.lock.pb.gz (c.cpu.txt, c.lock.txt), each said on
+                        stderr, no file by the plain name; one flame-graph page
+                        with both graphs
+    outputs_bad_path    pprof= in a missing directory: the JVM stops at
+                        start-up with a message naming pprof= and the path
+"""
+
+import gzip
+import os
+import re
+import shutil
+import subprocess
+from collections import Counter
+
+INTERVAL_NS = 10 * 1000 * 1000
+
+
+# ---------------------------------------------------------------- pprof reader
+# profile.proto (github.com/google/pprof, proto/profile.proto), decoded here
+# independently of the agent's writer: only the fields the tests read.
+
+def _varint(b, i):
+    v = shift = 0
+    while True:
+        c = b[i]
+        i += 1
+        v |= (c & 0x7F) << shift
+        shift += 7
+        if c < 0x80:
+            return v, i
+
+
+def _fields(b):
+    """(field number, wire type, value) of one message: an int, or bytes."""
+    i = 0
+    while i < len(b):
+        key, i = _varint(b, i)
+        field, wt = key >> 3, key & 7
+        if wt == 0:
+            v, i = _varint(b, i)
+        elif wt == 2:
+            n, i = _varint(b, i)
+            v, i = b[i:i + n], i + n
+        elif wt in (1, 5):
+            n = 8 if wt == 1 else 4
+            v, i = int.from_bytes(b[i:i + n], "little"), i + n
+        else:
+            raise ValueError("wire type %d" % wt)
+        yield field, wt, v
+
+
+def _ints(wt, v):
+    """A repeated integer field: packed (bytes) or one varint; int64 signed."""
+    out, i = [], 0
+    if wt == 0:
+        out = [v]
+    else:
+        while i < len(v):
+            x, i = _varint(v, i)
+            out.append(x)
+    return [x - (1 << 64) if x >= 1 << 63 else x for x in out]
+
+
+class Pprof:
+    def __init__(self, data):
+        strings, types, samples, locations, functions = [], [], [], {}, {}
+        self.period, period_type, default_type = 0, None, 0
+        for f, wt, v in _fields(data):
+            if f == 1:
+                types.append(dict((k, x) for k, _, x in _fields(v)))
+            elif f == 2:
+                locs, values, labels = [], [], []
+                for g, gwt, x in _fields(v):
+                    if g == 1:
+                        locs += _ints(gwt, x)
+                    elif g == 2:
+                        values += _ints(gwt, x)
+                    elif g == 3:
+                        labels.append(dict((k, y) for k, _, y in _fields(x)))
+                samples.append((locs, values, labels))
+            elif f == 4:
+                lid, lines = 0, []
+                for g, _, x in _fields(v):
+                    if g == 1:
+                        lid = x
+                    elif g == 4:
+                        ln = dict((k, y) for k, _, y in _fields(x))
+                        lines.append((ln.get(1, 0), ln.get(2, 0)))
+                locations[lid] = lines
+            elif f == 5:
+                fn = dict((k, x) for k, _, x in _fields(v))
+                functions[fn.get(1, 0)] = fn
+            elif f == 6:
+                strings.append(v.decode("utf-8"))
+            elif f == 11:
+                period_type = dict((k, x) for k, _, x in _fields(v))
+            elif f == 12:
+                self.period = v
+            elif f == 14:
+                default_type = v
+        s = lambda k: strings[k] if k < len(strings) else "?"  # noqa: E731
+        self.sample_types = [(s(t.get(1, 0)), s(t.get(2, 0))) for t in types]
+        self.period_type = (s(period_type.get(1, 0)), s(period_type.get(2, 0))) if period_type else None
+        self.default_type = s(default_type) if default_type else None
+        # Frames leaf first: (name, file, line), one per location line.
+        self.samples = []
+        for locs, values, labels in samples:
+            frames = []
+            for lid in locs:
+                for fid, line in locations[lid]:
+                    fn = functions[fid]
+                    frames.append((s(fn.get(2, 0)), s(fn.get(4, 0)), line))
+            thread = [s(l.get(2, 0)) for l in labels if s(l.get(1, 0)) == "thread"]
+            self.samples.append((frames, values, thread[0] if thread else None))
+
+    def index(self, type_name):
+        return [t for t, _ in self.sample_types].index(type_name)
+
+    def total(self, type_name):
+        k = self.index(type_name)
+        return sum(v[k] for _, v, _ in self.samples)
+
+    def by_leaf(self, type_name):
+        k = self.index(type_name)
+        out = Counter()
+        for frames, v, _ in self.samples:
+            if v[k]:
+                out[frames[0][0] if frames else "<empty>"] += v[k]
+        return out
+
+
+def read_output(path, what, parse, errors, Fail):
+    """parse(path), or Fail saying which output is missing or malformed."""
+    if not os.path.isfile(path):
+        raise Fail("%s file %s was not written" % (what, path))
+    try:
+        return parse(path)
+    except errors as e:
+        raise Fail("%s: not a valid %s file: %r" % (os.path.basename(path), what, e))
+
+
+def read_pprof(path, Fail):
+    def parse(p):
+        with gzip.open(p, "rb") as f:
+            return Pprof(f.read())
+    return read_output(path, "pprof", parse, (OSError, ValueError, IndexError, KeyError, UnicodeDecodeError), Fail)
+
+
+def go_pprof_total(ctx, path, sample_index):
+    """What `go tool pprof -top` counts in total, or None without go."""
+    go = shutil.which("go")
+    if go is None:
+        return None
+    env = dict(os.environ, HOME=ctx.out, GOCACHE=ctx.path("gocache"), PPROF_TMPDIR=ctx.out)
+    p = subprocess.run([go, "tool", "pprof", "-top", "-sample_index=" + sample_index, path],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120, env=env,
+                       stdin=subprocess.DEVNULL)
+    out = p.stdout.decode("utf-8", "replace")
+    with open(ctx.path("go-pprof-top.txt"), "w") as f:
+        f.write(out)
+    m = re.search(r"of (\d+) total", out) or re.search(r"accounting for (\d+), 100% of", out)
+    return (p.returncode, int(m.group(1)) if m else None, out)
+
+
+def make_tests(Fail, Skip, parse_profile, H, heap_tests):
+    # Every run has cutoff=0: the text report leaves rows under cutoff= out
+    # (their samples stay in its total), the whole-stack outputs do not.
+
+    def collapsed(path):
+        return read_output(path, "collapsed", H.parse_collapsed_file, H.ParseError, Fail)
+
+    def text_self_counts(prof, sec):
+        out = Counter()
+        for r in sec.rows:
+            t = prof.traces[r.trace]
+            out[t.top.qualname if t.top else "<empty>"] += r.count
+        return out
+
+    def compare_counts(what, a, b, problems):
+        diff = {k: (a.get(k, 0), b.get(k, 0)) for k in set(a) | set(b) if a.get(k, 0) != b.get(k, 0)}
+        if diff:
+            problems.append("%s differ: %s" % (what, sorted(diff.items())[:6]))
+
+    def check_go_pprof(ctx, path, index, want, problems):
+        got = go_pprof_total(ctx, path, index)
+        if got is None:
+            ctx.note("go tool pprof not installed (scripts/ensure-test-tools installs golang-go): "
+                     "the file was checked by the test's own decoder only")
+            return
+        rc, total, out = got
+        if rc != 0 or total is None:
+            problems.append("go tool pprof -top failed (rc %d): %s" % (rc, out.strip()[-300:]))
+        elif total != want:
+            problems.append("go tool pprof counts %d %s, expected %d" % (total, index, want))
+        else:
+            ctx.note("go tool pprof -top: %d %s, as the report" % (total, index))
+
+    def cpu_run(ctx, main, args, extra):
+        paths = {k: ctx.path(n) for k, n in (("text", "cpu.hprof.txt"), ("pprof", "cpu.pb.gz"),
+                                             ("collapsed", "cpu.collapsed"), ("flamegraph", "cpu.html"))}
+        agent = "cpu=samples,cutoff=0,%s,file=%s,pprof=%s,collapsed=%s,flamegraph=%s" % (
+            extra, paths["text"], paths["pprof"], paths["collapsed"], paths["flamegraph"])
+        r = ctx.run(main, args, agent=agent)
+        prof = parse_profile(paths["text"])
+        if not prof.sections:
+            raise Fail("no CPU SAMPLES section")
+        return r, paths, prof, prof.final, read_pprof(paths["pprof"], Fail), collapsed(paths["collapsed"])
+
+    def check_cpu_agreement(ctx, prof, sec, pp, stacks, problems):
+        col_total = sum(c for _, c in stacks)
+        ctx.note("totals: text %d, collapsed %d, pprof %d samples" % (sec.total, col_total, pp.total("samples")))
+        if not sec.total:
+            problems.append("no samples")
+        if not (sec.total == col_total == pp.total("samples")):
+            problems.append("totals differ: text %d, collapsed %d, pprof %d"
+                            % (sec.total, col_total, pp.total("samples")))
+        if pp.total("cpu") != pp.total("samples") * INTERVAL_NS:
+            problems.append("pprof cpu %d ns is not samples x 10 ms" % pp.total("cpu"))
+        if pp.period_type != ("cpu", "nanoseconds") or pp.period != INTERVAL_NS:
+            problems.append("pprof period %r %d, expected cpu/nanoseconds 10000000" % (pp.period_type, pp.period))
+        text = text_self_counts(prof, sec)
+        compare_counts("self counts (text vs pprof)", text, pp.by_leaf("samples"), problems)
+        leaves = Counter()
+        for frames, count in stacks:
+            leaves[frames[-1]] += count
+        compare_counts("self counts (text vs collapsed)", text, leaves, problems)
+        return text
+
+    def t_outputs_cpu(ctx):
+        r, paths, prof, sec, pp, stacks = cpu_run(ctx, "CpuSplit", ["3000"], "depth=4")
+        problems = []
+        text = check_cpu_agreement(ctx, prof, sec, pp, stacks, problems)
+        a, b = text.get("CpuSplit.partA", 0), text.get("CpuSplit.partB", 0)
+        m = re.search(r"TRUTH partA_ns=(\d+) partB_ns=(\d+)", r.stderr)
+        if m and a + b:
+            truth = int(m.group(1)) / float(int(m.group(1)) + int(m.group(2)))
+            ctx.note("partA %d, partB %d samples: %.1f%% (truth %.1f%%)" % (a, b, 100.0 * a / (a + b), 100 * truth))
+            if abs(a / float(a + b) - truth) > 0.03:
+                problems.append("partA share off the truth by more than 3 points")
+        lines = [(f, ln) for frames, _, _ in pp.samples for (name, f, ln) in frames[:1]
+                 if name in ("CpuSplit.partA", "CpuSplit.partB")]
+        if not lines or not all(f == "CpuSplit.java" and ln > 0 for f, ln in lines):
+            problems.append("partA/partB frames lack CpuSplit.java and a line number: %r" % lines[:3])
+        html = open(paths["flamegraph"], encoding="utf-8", errors="replace").read()
+        missing = [m for m in ("CpuSplit.partA", "CpuSplit.partB", "CpuSplit.workerLoop") if m not in html]
+        if missing:
+            problems.append("flame graph lacks %s" % missing)
+        check_go_pprof(ctx, paths["pprof"], "samples", sec.total, problems)
+        if problems:
+            raise Fail("; ".join(problems))
+
+    def t_outputs_deep(ctx):
+        _r, _paths, prof, sec, pp, stacks = cpu_run(ctx, "DeepStack", ["40", "1500"], "depth=4")
+        problems = []
+        check_cpu_agreement(ctx, prof, sec, pp, stacks, problems)
+        longest = max((len(t.frames) for t in prof.traces.values()), default=0)
+        if longest > 4:
+            problems.append("a TRACE has %d frames with depth=4" % longest)
+        deep = [frames for frames, _, _ in pp.samples if frames and frames[0][0] == "DeepStack.spin"]
+        depths = sorted(sum(1 for f in fr if f[0] == "DeepStack.descend") for fr in deep)
+        ctx.note("pprof stacks in spin: %d, descend frames in them: %s" % (len(deep), depths[-3:]))
+        if not deep or depths[-1] < 40:
+            problems.append("no pprof stack with spin under 40 descend frames (most: %s)" % depths[-1:])
+        elif any(fr[-1][0] != "DeepStack.main" for fr in deep if len(fr) > 40):
+            problems.append("deep pprof stacks do not end in DeepStack.main")
+        col = [fr for fr, _ in stacks if fr and fr[-1] == "DeepStack.spin"]
+        if not col or max(fr.count("DeepStack.descend") for fr in col) < 40 or col[0][0] != "DeepStack.main":
+            problems.append("collapsed stacks of spin are not whole (main first, 40 descend frames)")
+        if problems:
+            raise Fail("; ".join(problems))
+
+    def heap_run(ctx, extra):
+        text, pb, col = ctx.path("sites.txt"), ctx.path("alloc.pb.gz"), ctx.path("alloc.collapsed")
+        r = ctx.run("AllocTruth", [], agent="heap=sites,depth=16,cutoff=0,%sfile=%s,pprof=%s,collapsed=%s"
+                    % (extra, text, pb, col))
+        interval, rows = heap_tests.sites_sections(text, Fail)[-1]
+        return r, parse_profile(text), rows, read_pprof(pb, Fail), collapsed(col)
+
+    def check_heap_totals(ctx, rows, pp, stacks, problems):
+        names = ("alloc_objects", "alloc_space", "inuse_objects", "inuse_space")
+        sites = (sum(r.alloc_objs for r in rows), sum(r.alloc_bytes for r in rows),
+                 sum(r.live_objs for r in rows), sum(r.live_bytes for r in rows))
+        ours = tuple(pp.total(n) for n in names)
+        ctx.note("SITES alloc %d objs %d bytes, live %d objs %d bytes; pprof %r"
+                 % (sites + (ours,)))
+        if sites != ours:
+            problems.append("pprof totals %r differ from SITES' %r" % (ours, sites))
+        if sum(c for _, c in stacks) != sites[1]:
+            problems.append("collapsed sums to %d, SITES allocated %d bytes" % (sum(c for _, c in stacks), sites[1]))
+        by_class = Counter()
+        for r in rows:
+            by_class[r.cls] += r.alloc_objs
+        compare_counts("allocated objects per class (SITES vs pprof leaf)", by_class, pp.by_leaf("alloc_objects"),
+                       problems)
+        if pp.default_type != "alloc_space":
+            problems.append("pprof default sample type %r, expected alloc_space" % pp.default_type)
+
+    def pprof_site(pp, cls, frame):
+        """(alloc objs, live objs) of the samples whose leaf is class cls with
+        frame somewhere below."""
+        a, l = pp.index("alloc_objects"), pp.index("inuse_objects")
+        got = [0, 0]
+        for frames, v, _ in pp.samples:
+            if frames and frames[0][0] == cls and any(f[0] == frame for f in frames[1:]):
+                got[0] += v[a]
+                got[1] += v[l]
+        return got
+
+    def t_outputs_heap(ctx):
+        r, prof, rows, pp, stacks = heap_run(ctx, "")
+        want = heap_tests.truths(r.stderr, Fail)
+        problems = []
+        check_heap_totals(ctx, rows, pp, stacks, problems)
+        for cls, frame, alloc, live in want:
+            ours = pprof_site(pp, cls, frame)
+            sites = heap_tests.site_totals(prof, rows, cls, frame)[:2]
+            if ours != [alloc, live] or sites != [alloc, live]:
+                problems.append("%s at %s: pprof %r, SITES %r, truth %r" % (cls, frame, ours, sites, [alloc, live]))
+        lines = [ln for frames, _, _ in pp.samples for (name, f, ln) in frames[1:2]
+                 if name == "AllocTruth.makeInts" and f == "AllocTruth.java"]
+        if not lines or min(lines) <= 0:
+            problems.append("AllocTruth.makeInts frames lack a file and line: %r" % lines[:3])
+        if problems:
+            raise Fail("; ".join(problems))
+
+    def t_outputs_heap_sampled(ctx):
+        _r, _prof, rows, pp, stacks = heap_run(ctx, "heap_sample=4k,")
+        problems = []
+        check_heap_totals(ctx, rows, pp, stacks, problems)
+        if problems:
+            raise Fail("; ".join(problems))
+
+    def t_outputs_lock(ctx):
+        text, pb, col = ctx.path("contention.txt"), ctx.path("lock.pb.gz"), ctx.path("lock.collapsed")
+        ctx.run("Contention", ["1500", "1500"],
+                agent="monitor=y,cutoff=0,file=%s,pprof=%s,collapsed=%s" % (text, pb, col))
+        prof = parse_profile(text)
+        mt, mw = prof.final_monitor_time, prof.final_monitor_wait
+        if mt is None or mw is None:
+            raise Fail("no MONITOR TIME / MONITOR WAIT TIME section")
+        pp, stacks = read_pprof(pb, Fail), collapsed(col)
+        problems = []
+        for sec, count, delay in ((mt, "contentions", "delay"), (mw, "waits", "wait_delay")):
+            counts = Counter({cls: n for cls, (_ms, n) in sec.by_class().items()})
+            compare_counts("%s per lock class (report vs pprof)" % count, counts, pp.by_leaf(count), problems)
+            ms = pp.total(delay) / 1e6
+            ctx.note("%s: report %d episodes %d ms, pprof %d and %.1f ms" % (
+                count, sum(counts.values()), sec.total_ms, pp.total(count), ms))
+            if not sec.total_ms <= ms < sec.total_ms + 1:
+                problems.append("pprof %s %.1f ms, the report's total %d ms" % (delay, ms, sec.total_ms))
+        if sum(c for _, c in stacks) != pp.total("delay"):
+            problems.append("collapsed sums to %d, pprof delay %d ns" % (sum(c for _, c in stacks), pp.total("delay")))
+        if not any(fr[-1] == "Contention$HotLock" and "Contention$Hot.run" in fr for fr, _ in stacks):
+            problems.append("no collapsed stack Contention$Hot.run;...;Contention$HotLock")
+        if problems:
+            raise Fail("; ".join(problems))
+
+    def t_outputs_two(ctx):
+        text = ctx.path("two.txt")
+        r = ctx.run("Contention", ["1000", "500"], agent="cpu=samples,monitor=y,cutoff=0,file=%s,pprof=%s,collapsed=%s,"
+                    "flamegraph=%s" % (text, ctx.path("prof.pb.gz"), ctx.path("c.txt"), ctx.path("f.html")))
+        prof = parse_profile(text)
+        problems = []
+        for name in ("prof.cpu.pb.gz", "prof.lock.pb.gz", "c.cpu.txt", "c.lock.txt", "f.html"):
+            if not os.path.isfile(ctx.path(name)):
+                problems.append("%s not written" % name)
+            elif ctx.path(name) not in r.stderr:
+                problems.append("stderr does not name %s" % name)
+        for name in ("prof.pb.gz", "c.txt"):
+            if os.path.exists(ctx.path(name)):
+                problems.append("%s written although there are two profiles" % name)
+        if problems:
+            raise Fail("; ".join(problems))
+        cpu, lock = read_pprof(ctx.path("prof.cpu.pb.gz"), Fail), read_pprof(ctx.path("prof.lock.pb.gz"), Fail)
+        if cpu.total("samples") != prof.final.total:
+            problems.append("cpu pprof %d samples, CPU SAMPLES %d" % (cpu.total("samples"), prof.final.total))
+        episodes = sum(n for _ms, n in prof.final_monitor_time.by_class().values())
+        if lock.total("contentions") != episodes:
+            problems.append("lock pprof %d contentions, MONITOR TIME %d" % (lock.total("contentions"), episodes))
+        html = open(ctx.path("f.html"), encoding="utf-8", errors="replace").read()
+        missing = [w for w in ("CPU samples", "Lock contention", "Contention$Hot.run", "Contention$HotLock")
+                   if w not in html]
+        if missing:
+            problems.append("flame graph page lacks %s" % missing)
+        if problems:
+            raise Fail("; ".join(problems))
+
+    def t_outputs_bad_path(ctx):
+        bad = "/nonexistent-hprof-dir/p.pb.gz"
+        r = ctx.run("Busy", ["200"], agent="cpu=samples,pprof=" + bad, expect_rc="nonzero")
+        if "pprof=" not in r.stderr or bad not in r.stderr or "Busy: done" in r.stdout:
+            raise Fail("expected a start-up error naming pprof= and %s; stderr: %s" % (bad, r.stderr[-300:]))
+
+    return [
+        ("outputs_cpu", t_outputs_cpu),
+        ("outputs_deep", t_outputs_deep),
+        ("outputs_heap", t_outputs_heap),
+        ("outputs_heap_sampled", t_outputs_heap_sampled),
+        ("outputs_lock", t_outputs_lock),
+        ("outputs_two", t_outputs_two),
+        ("outputs_bad_path", t_outputs_bad_path),
+    ]
