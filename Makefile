@@ -86,7 +86,7 @@ build/libhprof.so: build/.jdk-ok $(AGENT_SRC) $(HEADERS) Makefile
 # the agent's event fan-out and class-file rewriter. Its header is installed
 # for those agents: cc -Ibuild/include.
 JVMPI_SRC  = $(wildcard src/jvmpi/*.c) src/agent/events.c src/agent/jvmti_support.c \
-             src/core/tables.c src/core/keytab.c src/core/trace_builder.c src/core/trace_cache.c \
+             src/core/tables.c src/core/keytab.c src/core/trace_builder.c src/core/trace_cache.c src/core/stack_table.c \
              $(BCI_SRC) build/jvmpi_tracker_class.c
 JVMPI_JAVA = $(wildcard src/jvmpi/java/java/lang/*.java)
 
