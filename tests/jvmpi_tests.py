@@ -49,6 +49,14 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
                          MONITOR_WAIT (timeout 200) / WAITED (same object, about
                          200 ms waited), then ProfilerExit(42): exit code 42
                          after JVM_SHUT_DOWN, long before the program would end
+    jvmpi_hook_refs      CLASS_LOAD_HOOK: every class's bytes (0xCAFEBABE), one
+                         rewritten by the agent (a string literal replaced, in
+                         a buffer from malloc_f) runs rewritten, and stays so
+                         when the layer instruments the loaded classes for
+                         METHOD_ENTRY enabled later (text() entered once); JNI
+                         global and weak global references the agent makes and
+                         deletes: ALLOC with the reference and the object's id,
+                         FREE with the reference
     jvmpi_toggle         EnableEvent/DisableEvent of every event number:
                          SUCCESS for the 34 defined non-dump events,
                          NOT_AVAILABLE for the 3 dumps and the 24 unused
@@ -313,6 +321,23 @@ def make_tests(Fail, Skip):
         if problems:
             raise Fail("; ".join(problems) + " in %s" % lines)
 
+    # ------------------------------------------------------------ class hook, JNI references
+
+    def t_hook_refs(ctx):
+        out = ctx.path("hook.txt")
+        r = run(ctx, agent("hook_refs") + "=out=" + out, "hook")
+        check_done(r, "hook")
+        problems = []
+        if "hook text JVMPI-REPLACED" not in r.stderr:
+            problems.append("the class the agent rewrote did not run rewritten: %s" % r.stderr[-300:])
+        want = ["hooks MANY bad_magic 0 replaced 1", "globalref alloc SAME free SAME",
+                "weakref alloc SAME free SAME", "text_entries 1"]
+        lines = lines_of(out)
+        if lines != want:
+            problems.append("expected %s, got %s" % (want, lines))
+        if problems:
+            raise Fail("; ".join(problems))
+
     # ------------------------------------------------------------ enable / disable
 
     def check_toggle(lines):
@@ -362,5 +387,6 @@ def make_tests(Fail, Skip):
     return [("jvmpi_method_counter", t_method_counter), ("jvmpi_entry2", t_entry2),
              ("jvmpi_classes_threads", t_classes_threads),
              ("jvmpi_alloc", t_alloc), ("jvmpi_functions", t_functions),
+             ("jvmpi_hook_refs", t_hook_refs),
             ("jvmpi_toggle", t_toggle), ("jvmpi_agentlib", t_agentlib), ("jvmpi_loader_errors", t_loader_errors)], \
         [("jvmpi_header", t_header)]

@@ -15,6 +15,8 @@
  *   tracker.c     the rewriter's calls into java.lang.JvmpiTracker, and
  *                 METHOD_ENTRY/EXIT from them
  *   allocs.c      OBJECT_ALLOC from them and from JVMTI VMObjectAlloc
+ *   hooks.c       CLASS_LOAD_HOOK (an environment of its own) and the JNI
+ *                 global reference events (the JNI function table)
  */
 #ifndef HPROF_JVMPI_LAYER_H
 #define HPROF_JVMPI_LAYER_H
@@ -96,6 +98,13 @@ void jvmpi_methods_switch(void);
 extern _Thread_local int jvmpi_in_layer;
 /* A method of the tracker (its frames are left out of GetCallTrace). */
 int  jvmpi_methods_is_tracker(jmethodID method);
+
+/* ------------------------------------------------------------ hooks.c */
+/* In Agent_OnLoad: the CLASS_LOAD_HOOK environment. 0, or -1 after a message. */
+int  jvmpi_hooks_setup(JavaVM *vm);
+jint jvmpi_hooks_switch_class_hook(int on);
+/* The layer's New/Delete(Weak)GlobalRef in the JNI table (live phase, once). */
+int  jvmpi_hooks_wrap_jni(void);
 
 /* ------------------------------------------------------------ allocs.c */
 int  jvmpi_allocs_subscribe(void);

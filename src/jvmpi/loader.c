@@ -147,7 +147,7 @@ static int setup_jvmti(JavaVM *vm) {
     if (add_capabilities() != 0) return -1;
     if (jvmpi_translate_subscribe() != 0 || jvmpi_methods_subscribe() != 0 || jvmpi_allocs_subscribe() != 0)
         return -1;
-    if (events_install(jvmpi_jvmti) != 0) return -1;
+    if (events_install(jvmpi_jvmti) != 0 || jvmpi_hooks_setup(vm) != 0) return -1;
     return jvmpi_translate_always();
 }
 

@@ -27,7 +27,10 @@ static jvmpi_thread *make_record(JNIEnv *jni) {
     jvmpi_thread *t = calloc(1, sizeof *t);
     if (t == NULL) return NULL;
     t->env = jni;
+    int was = jvmpi_in_layer;             /* the layer's own reference: no JNI_GLOBALREF_ALLOC */
+    jvmpi_in_layer = 1;
     t->thread = (*jni)->NewGlobalRef(jni, thread);
+    jvmpi_in_layer = was;
     (*jni)->DeleteLocalRef(jni, thread);
     if (jvmpi_failed((*jvmpi_jvmti)->SetThreadLocalStorage(jvmpi_jvmti, NULL, t), "SetThreadLocalStorage")) {
         if (t->thread) (*jni)->DeleteGlobalRef(jni, t->thread);
@@ -141,7 +144,10 @@ static void forget(JNIEnv *jni, jvmpi_thread *t) {
         if (*p == t) { *p = t->next; break; }
     pthread_mutex_unlock(&threads.lock);
     (*jvmpi_jvmti)->SetThreadLocalStorage(jvmpi_jvmti, NULL, NULL);
+    int was = jvmpi_in_layer;             /* the layer's own reference: no JNI_GLOBALREF_FREE */
+    jvmpi_in_layer = 1;
     if (t->thread) (*jni)->DeleteGlobalRef(jni, t->thread);
+    jvmpi_in_layer = was;
     free(t);
 }
 

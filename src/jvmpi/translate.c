@@ -233,6 +233,18 @@ static void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
 
 /* ------------------------------------------------------------ VM, threads */
 
+static int is_reference_event(jint e) {
+    return e == JVMPI_EVENT_JNI_GLOBALREF_ALLOC || e == JVMPI_EVENT_JNI_GLOBALREF_FREE ||
+           e == JVMPI_EVENT_JNI_WEAK_GLOBALREF_ALLOC || e == JVMPI_EVENT_JNI_WEAK_GLOBALREF_FREE;
+}
+
+/* Reference events enabled in JVM_OnLoad: the JNI table can be changed now. */
+static void wrap_jni_if_wanted(void) {
+    if (jvmpi_enabled(JVMPI_EVENT_JNI_GLOBALREF_ALLOC) || jvmpi_enabled(JVMPI_EVENT_JNI_GLOBALREF_FREE) ||
+        jvmpi_enabled(JVMPI_EVENT_JNI_WEAK_GLOBALREF_ALLOC) || jvmpi_enabled(JVMPI_EVENT_JNI_WEAK_GLOBALREF_FREE))
+        jvmpi_hooks_wrap_jni();
+}
+
 static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread) {
     (void)jvmti; (void)thread;
     atomic_store(&jvmpi_live, 1);
@@ -240,6 +252,7 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread) {
     if (jvmpi_enabled(JVMPI_EVENT_CLASS_LOAD)) jvmpi_announce_loaded_classes(jni);
     jvmpi_methods_start(jni);
     jvmpi_post_arena_new(jni);
+    wrap_jni_if_wanted();
     if (jvmpi_enabled(JVMPI_EVENT_JVM_INIT_DONE)) post_simple(jni, JVMPI_EVENT_JVM_INIT_DONE);
 }
 
@@ -383,6 +396,9 @@ jint jvmpi_translate_switch(jint event_type, int on) {
         if (!on) events_unwant(jvmpi_jvmti, source);
     }
     if (event_type == JVMPI_EVENT_OBJECT_ALLOC && jvmpi_allocs_switch(on) != JVMPI_SUCCESS) return JVMPI_FAIL;
+    if (event_type == JVMPI_EVENT_CLASS_LOAD_HOOK && jvmpi_hooks_switch_class_hook(on) != JVMPI_SUCCESS)
+        return JVMPI_FAIL;
+    if (on && is_reference_event(event_type)) jvmpi_hooks_wrap_jni();
     if (event_type == JVMPI_EVENT_METHOD_ENTRY || event_type == JVMPI_EVENT_METHOD_ENTRY2 ||
         event_type == JVMPI_EVENT_METHOD_EXIT || event_type == JVMPI_EVENT_OBJECT_ALLOC)
         jvmpi_methods_switch();

@@ -14,6 +14,8 @@
  *           (Constructor.newInstance), 50 by clone(); arrays of Blob: 200
  *           new Blob[3], 10 new Blob[4][5] (10 Blob[][] and 40 Blob[]), 20
  *           by Array.newInstance; 300 new int[12347]; then System.gc()
+ *   hook    loads JvmpiCalls$Late, then prints "hook text " + text() on
+ *           stderr (text() returns a literal an agent may rewrite)
  *   functions threads "spinner" (in spin(), on a CPU), "sleeper" (in
  *           Thread.sleep), "blocked" (contending for LOCK, which main holds
  *           for 30 s), "waiter" (LOCK2.wait(200) once); the agent is expected
@@ -148,6 +150,13 @@ public class JvmpiCalls {
         for (int i = 0; i < 3; i++) System.gc();
     }
 
+    static String text() { return "JVMPI-ORIGINAL"; }
+
+    static void hook() {
+        Late.touch();
+        System.err.println("hook text " + text());
+    }
+
     static void toggle() {
         for (int i = 0; i < 100; i++) a();
         b();
@@ -164,6 +173,7 @@ public class JvmpiCalls {
             case "toggle": toggle(); break;
             case "alloc": alloc(); break;
             case "functions": functions(); break;
+            case "hook": hook(); break;
             default: throw new IllegalArgumentException(args[0]);
         }
         System.err.println("JvmpiCalls " + args[0] + " done");
