@@ -57,6 +57,10 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
                          global and weak global references the agent makes and
                          deletes: ALLOC with the reference and the object's id,
                          FREE with the reference
+    jvmpi_compiled       COMPILED_METHOD_LOAD of a method the JIT compiles
+                         (hot(), 300,000 calls): at least one, each with an
+                         address and a size, and a line table whose every entry
+                         is inside the code and within the method's lines
     jvmpi_toggle         EnableEvent/DisableEvent of every event number:
                          SUCCESS for the 34 defined non-dump events,
                          NOT_AVAILABLE for the 3 dumps and the 24 unused
@@ -338,6 +342,18 @@ def make_tests(Fail, Skip):
         if problems:
             raise Fail("; ".join(problems))
 
+    # ------------------------------------------------------------ compiled methods
+
+    def t_compiled(ctx):
+        out = ctx.path("compiled.txt")
+        r = run(ctx, agent("compiled_logger") + "=out=%s,method=hot" % out, "hot")
+        check_done(r, "hot")
+        lines = lines_of(out)
+        m = re.match(r"^compiled hot loads (\d+) code OK lines (\d+) in_range (\d+)$", lines[0]) if lines else None
+        if not m or int(m.group(1)) < 1 or int(m.group(2)) < 1 or m.group(2) != m.group(3):
+            raise Fail("expected COMPILED_METHOD_LOADs of hot() with code and every line in range: %s" % lines)
+        ctx.note("hot() compiled %s times, %s line entries" % (m.group(1), m.group(2)))
+
     # ------------------------------------------------------------ enable / disable
 
     def check_toggle(lines):
@@ -387,6 +403,6 @@ def make_tests(Fail, Skip):
     return [("jvmpi_method_counter", t_method_counter), ("jvmpi_entry2", t_entry2),
              ("jvmpi_classes_threads", t_classes_threads),
              ("jvmpi_alloc", t_alloc), ("jvmpi_functions", t_functions),
-             ("jvmpi_hook_refs", t_hook_refs),
+             ("jvmpi_hook_refs", t_hook_refs), ("jvmpi_compiled", t_compiled),
             ("jvmpi_toggle", t_toggle), ("jvmpi_agentlib", t_agentlib), ("jvmpi_loader_errors", t_loader_errors)], \
         [("jvmpi_header", t_header)]

@@ -129,6 +129,7 @@ static int add_capabilities(void) {
     caps.can_generate_monitor_events = potential.can_generate_monitor_events;
     caps.can_generate_garbage_collection_events = potential.can_generate_garbage_collection_events;
     caps.can_generate_vm_object_alloc_events = potential.can_generate_vm_object_alloc_events;
+    caps.can_generate_compiled_method_load_events = potential.can_generate_compiled_method_load_events;
     if (!caps.can_tag_objects) {
         fprintf(stderr, "jvmpi: this JVM cannot tag objects (JVMTI can_tag_objects): JVMPI object ids need it\n");
         return -1;

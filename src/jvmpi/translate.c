@@ -13,6 +13,8 @@
 #include "../agent/events.h"
 #include "layer.h"
 
+static JNIEnv *jni_here(void);
+
 static void post_simple(JNIEnv *jni, jint type) {
     JVMPI_Event e;
     memset(&e, 0, sizeof e);
@@ -293,6 +295,64 @@ static void JNICALL on_gc_finish(jvmtiEnv *jvmti) {
     if (jvmpi_enabled(JVMPI_EVENT_GC_FINISH)) post_simple(NULL, JVMPI_EVENT_GC_FINISH);
 }
 
+/* ------------------------------------------------------------ compiled methods */
+
+static jint line_at(const jvmtiLineNumberEntry *table, jint n, jlocation at) {
+    jint line = -1;
+    for (jint i = 0; i < n && table[i].start_location <= at; i++) line = table[i].line_number;
+    return line;
+}
+
+/* JVMTI maps code addresses to byte-code indexes; JVMPI wants offsets in
+ * the code to source lines. */
+static JVMPI_Lineno *line_map(jmethodID method, const void *code, jint map_length,
+                              const jvmtiAddrLocationMap *map, jint *count) {
+    *count = 0;
+    jint n = 0;
+    jvmtiLineNumberEntry *table = NULL;
+    if (map == NULL || map_length <= 0 ||
+        (*jvmpi_jvmti)->GetLineNumberTable(jvmpi_jvmti, method, &n, &table) != JVMTI_ERROR_NONE)
+        return NULL;
+    JVMPI_Lineno *lines = calloc((size_t)map_length, sizeof *lines);
+    for (jint i = 0; lines != NULL && i < map_length; i++) {
+        jint line = line_at(table, n, map[i].location);
+        if (line < 0) continue;
+        lines[*count].offset = (jint)((const char *)map[i].start_address - (const char *)code);
+        lines[*count].lineno = line;
+        (*count)++;
+    }
+    (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)table);
+    return lines;
+}
+
+static void JNICALL on_compiled_load(jvmtiEnv *jvmti, jmethodID method, jint size, const void *code,
+                                     jint map_length, const jvmtiAddrLocationMap *map, const void *info) {
+    (void)jvmti; (void)info;
+    if (!jvmpi_enabled(JVMPI_EVENT_COMPILED_METHOD_LOAD)) return;
+    JVMPI_Event e;
+    memset(&e, 0, sizeof e);
+    e.event_type = JVMPI_EVENT_COMPILED_METHOD_LOAD;
+    e.env_id = jni_here();
+    e.u.compiled_method_load.method_id = method;
+    e.u.compiled_method_load.code_addr = (void *)code;
+    e.u.compiled_method_load.code_size = size;
+    e.u.compiled_method_load.lineno_table = line_map(method, code, map_length, map,
+                                                     &e.u.compiled_method_load.lineno_table_size);
+    jvmpi_notify(&e);
+    free(e.u.compiled_method_load.lineno_table);
+}
+
+static void JNICALL on_compiled_unload(jvmtiEnv *jvmti, jmethodID method, const void *code) {
+    (void)jvmti; (void)code;
+    if (!jvmpi_enabled(JVMPI_EVENT_COMPILED_METHOD_UNLOAD)) return;
+    JVMPI_Event e;
+    memset(&e, 0, sizeof e);
+    e.event_type = JVMPI_EVENT_COMPILED_METHOD_UNLOAD;
+    e.env_id = jni_here();
+    e.u.compiled_method_unload.method_id = method;
+    jvmpi_notify(&e);
+}
+
 /* ------------------------------------------------------------ monitors */
 
 static jlong now_ms(void) {
@@ -354,6 +414,8 @@ int jvmpi_translate_subscribe(void) {
         { JVMTI_EVENT_MONITOR_CONTENDED_ENTERED, EVENT_FN(on_contended_entered) },
         { JVMTI_EVENT_MONITOR_WAIT, EVENT_FN(on_wait) },
         { JVMTI_EVENT_MONITOR_WAITED, EVENT_FN(on_waited) },
+        { JVMTI_EVENT_COMPILED_METHOD_LOAD, EVENT_FN(on_compiled_load) },
+        { JVMTI_EVENT_COMPILED_METHOD_UNLOAD, EVENT_FN(on_compiled_unload) },
     };
     for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
         if (events_subscribe(subs[i].ev, subs[i].fn) != 0) return -1;
@@ -380,6 +442,8 @@ static jvmtiEvent source_of(jint event_type) {
     case JVMPI_EVENT_MONITOR_CONTENDED_ENTERED: return JVMTI_EVENT_MONITOR_CONTENDED_ENTERED;
     case JVMPI_EVENT_MONITOR_WAIT:              return JVMTI_EVENT_MONITOR_WAIT;
     case JVMPI_EVENT_MONITOR_WAITED:            return JVMTI_EVENT_MONITOR_WAITED;
+    case JVMPI_EVENT_COMPILED_METHOD_LOAD:      return JVMTI_EVENT_COMPILED_METHOD_LOAD;
+    case JVMPI_EVENT_COMPILED_METHOD_UNLOAD:    return JVMTI_EVENT_COMPILED_METHOD_UNLOAD;
     default:                                    return (jvmtiEvent)0;
     }
 }
@@ -407,6 +471,9 @@ jint jvmpi_translate_switch(jint event_type, int on) {
     JNIEnv *jni = NULL;
     if (on && event_type == JVMPI_EVENT_CLASS_LOAD && atomic_load(&jvmpi_live) && (jni = jni_here()) != NULL)
         jvmpi_announce_loaded_classes(jni);
+    /* Methods compiled before: told now, as JVMTI can replay them. */
+    if (on && event_type == JVMPI_EVENT_COMPILED_METHOD_LOAD && atomic_load(&jvmpi_live))
+        jvmpi_failed((*jvmpi_jvmti)->GenerateEvents(jvmpi_jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD), "GenerateEvents");
     if (on && event_type == JVMPI_EVENT_ARENA_NEW && atomic_load(&jvmpi_live) && (jni = jni_here()) != NULL)
         jvmpi_post_arena_new(jni);
     return JVMPI_SUCCESS;

@@ -14,6 +14,7 @@
  *           (Constructor.newInstance), 50 by clone(); arrays of Blob: 200
  *           new Blob[3], 10 new Blob[4][5] (10 Blob[][] and 40 Blob[]), 20
  *           by Array.newInstance; 300 new int[12347]; then System.gc()
+ *   hot     hot(i) 300,000 times (the JIT compiles it)
  *   hook    loads JvmpiCalls$Late, then prints "hook text " + text() on
  *           stderr (text() returns a literal an agent may rewrite)
  *   functions threads "spinner" (in spin(), on a CPU), "sleeper" (in
@@ -150,6 +151,11 @@ public class JvmpiCalls {
         for (int i = 0; i < 3; i++) System.gc();
     }
 
+    static int hot(int i) {
+        int x = i * 31; // HOT_FIRST_LINE
+        return x ^ (x >>> 7); // HOT_LAST_LINE
+    }
+
     static String text() { return "JVMPI-ORIGINAL"; }
 
     static void hook() {
@@ -174,6 +180,7 @@ public class JvmpiCalls {
             case "alloc": alloc(); break;
             case "functions": functions(); break;
             case "hook": hook(); break;
+            case "hot": for (int i = 0; i < 300_000; i++) sink += hot(i); break;
             default: throw new IllegalArgumentException(args[0]);
         }
         System.err.println("JvmpiCalls " + args[0] + " done");
