@@ -61,6 +61,14 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
                          (hot(), 300,000 calls): at least one, each with an
                          address and a size, and a line table whose every entry
                          is inside the code and within the method's lines
+    jvmpi_free           OBJECT_FREE for exactly the 500 of 1000 Blobs the program
+                         dropped, each between GC_START and GC_FINISH on their
+                         thread (the agent holds its lock across, as the
+                         specification asks); GC_FINISH's heap statistics
+                         (objects, bytes used, total) present and consistent;
+                         CLASS_UNLOAD of JvmpiCalls$Gone, loaded by a class
+                         loader the program drops; RunGC's events before it
+                         returns
     jvmpi_toggle         EnableEvent/DisableEvent of every event number:
                          SUCCESS for the 34 defined non-dump events,
                          NOT_AVAILABLE for the 3 dumps and the 24 unused
@@ -354,6 +362,18 @@ def make_tests(Fail, Skip):
             raise Fail("expected COMPILED_METHOD_LOADs of hot() with code and every line in range: %s" % lines)
         ctx.note("hot() compiled %s times, %s line entries" % (m.group(1), m.group(2)))
 
+    # ------------------------------------------------------------ frees, GC, unloading
+
+    def t_free(ctx):
+        out = ctx.path("free.txt")
+        r = run(ctx, agent("free_logger") + "=out=%s,class=JvmpiCalls$Blob,gone=JvmpiCalls$Gone" % out, "free")
+        check_done(r, "free")
+        want = ["objects allocated 1000 freed 500 misplaced 0", "gc pairs SOME unbalanced 0 bad_statistics 0",
+                "class JvmpiCalls$Gone loaded 1 unloaded 1"]
+        lines = lines_of(out)
+        if lines != want:
+            raise Fail("expected %s, got %s" % (want, lines))
+
     # ------------------------------------------------------------ enable / disable
 
     def check_toggle(lines):
@@ -404,5 +424,6 @@ def make_tests(Fail, Skip):
              ("jvmpi_classes_threads", t_classes_threads),
              ("jvmpi_alloc", t_alloc), ("jvmpi_functions", t_functions),
              ("jvmpi_hook_refs", t_hook_refs), ("jvmpi_compiled", t_compiled),
+             ("jvmpi_free", t_free),
             ("jvmpi_toggle", t_toggle), ("jvmpi_agentlib", t_agentlib), ("jvmpi_loader_errors", t_loader_errors)], \
         [("jvmpi_header", t_header)]

@@ -264,7 +264,7 @@ static void run_gc(void) {
                         "forbids it)\n");
         return;
     }
-    jvmpi_failed((*jvmpi_jvmti)->ForceGarbageCollection(jvmpi_jvmti), "ForceGarbageCollection");
+    jvmpi_gc_run(current_jni());
 }
 
 static jobjectID get_thread_object(JNIEnv *env) {

@@ -15,6 +15,8 @@
  *   tracker.c     the rewriter's calls into java.lang.JvmpiTracker, and
  *                 METHOD_ENTRY/EXIT from them
  *   allocs.c      OBJECT_ALLOC from them and from JVMTI VMObjectAlloc
+ *   gc.c          GC_START, OBJECT_FREE, GC_FINISH, CLASS_UNLOAD, posted by
+ *                 a thread of the layer after each collection
  *   hooks.c       CLASS_LOAD_HOOK (an environment of its own) and the JNI
  *                 global reference events (the JNI function table)
  */
@@ -83,6 +85,19 @@ jint jvmpi_translate_switch(jint event_type, int on);
 void jvmpi_post_class_load(JNIEnv *jni, jclass klass, int requested);
 /* CLASS_LOAD for every loaded class not announced yet. */
 void jvmpi_announce_loaded_classes(JNIEnv *jni);
+/* The id was an announced class's (it is forgotten now): 1, else 0. */
+int  jvmpi_forget_class(jobjectID id);
+
+/* ------------------------------------------------------------ gc.c */
+int  jvmpi_gc_subscribe(void);
+/* VMInit: start the thread that posts the GC's events. */
+int  jvmpi_gc_start(JNIEnv *jni);
+jint jvmpi_gc_switch(jint event_type, int on);
+/* RunGC: collect, and post the events on the calling thread. */
+void jvmpi_gc_run(JNIEnv *jni);
+/* VMDeath: the collections not reported yet, on this thread, before
+ * JVM_SHUT_DOWN. */
+void jvmpi_gc_flush(JNIEnv *jni);
 
 /* ------------------------------------------------------------ tracker.c */
 int  jvmpi_methods_capabilities(const jvmtiCapabilities *potential, jvmtiCapabilities *caps);

@@ -130,6 +130,7 @@ static int add_capabilities(void) {
     caps.can_generate_garbage_collection_events = potential.can_generate_garbage_collection_events;
     caps.can_generate_vm_object_alloc_events = potential.can_generate_vm_object_alloc_events;
     caps.can_generate_compiled_method_load_events = potential.can_generate_compiled_method_load_events;
+    caps.can_generate_object_free_events = potential.can_generate_object_free_events;
     if (!caps.can_tag_objects) {
         fprintf(stderr, "jvmpi: this JVM cannot tag objects (JVMTI can_tag_objects): JVMPI object ids need it\n");
         return -1;
@@ -146,7 +147,8 @@ static int setup_jvmti(JavaVM *vm) {
     hprof_vm = vm;
     hprof_jvmti = jvmpi_jvmti;
     if (add_capabilities() != 0) return -1;
-    if (jvmpi_translate_subscribe() != 0 || jvmpi_methods_subscribe() != 0 || jvmpi_allocs_subscribe() != 0)
+    if (jvmpi_translate_subscribe() != 0 || jvmpi_methods_subscribe() != 0 || jvmpi_allocs_subscribe() != 0 ||
+        jvmpi_gc_subscribe() != 0)
         return -1;
     if (events_install(jvmpi_jvmti) != 0 || jvmpi_hooks_setup(vm) != 0) return -1;
     return jvmpi_translate_always();

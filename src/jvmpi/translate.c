@@ -33,6 +33,8 @@ static struct {
     size_t          cap, used;
 } announced = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
+#define GONE ((jobjectID)(intptr_t)1)   /* a forgotten class's slot: never an id (ids are multiples of 8) */
+
 static size_t slot_of(jobjectID id, size_t cap) {
     uint64_t h = (uint64_t)(uintptr_t)id * 0x9E3779B97F4A7C15ull;
     return (size_t)(h >> 20) & (cap - 1);
@@ -42,8 +44,10 @@ static int grow_announced(void) {
     size_t cap = announced.cap ? announced.cap * 2 : 4096;
     jobjectID *slot = calloc(cap, sizeof *slot);
     if (slot == NULL) return -1;
+    announced.used = 0;
     for (size_t i = 0; i < announced.cap; i++) {
-        if (announced.slot[i] == NULL) continue;
+        if (announced.slot[i] == NULL || announced.slot[i] == GONE) continue;
+        announced.used++;
         size_t j = slot_of(announced.slot[i], cap);
         while (slot[j] != NULL) j = (j + 1) & (cap - 1);
         slot[j] = announced.slot[i];
@@ -69,6 +73,23 @@ static int first_announcement(jobjectID id) {
     }
     pthread_mutex_unlock(&announced.lock);
     return first;
+}
+
+/* A freed class leaves the set (a tombstone keeps the probe chains). */
+
+int jvmpi_forget_class(jobjectID id) {
+    int was = 0;
+    pthread_mutex_lock(&announced.lock);
+    if (announced.cap > 0) {
+        size_t j = slot_of(id, announced.cap);
+        while (announced.slot[j] != NULL && announced.slot[j] != id) j = (j + 1) & (announced.cap - 1);
+        if (announced.slot[j] == id) {
+            announced.slot[j] = GONE;
+            was = 1;
+        }
+    }
+    pthread_mutex_unlock(&announced.lock);
+    return was;
 }
 
 /* "Ljava/lang/Object;" -> "java/lang/Object" (JVMPI's internal form);
@@ -254,12 +275,14 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread) {
     if (jvmpi_enabled(JVMPI_EVENT_CLASS_LOAD)) jvmpi_announce_loaded_classes(jni);
     jvmpi_methods_start(jni);
     jvmpi_post_arena_new(jni);
+    jvmpi_gc_start(jni);
     wrap_jni_if_wanted();
     if (jvmpi_enabled(JVMPI_EVENT_JVM_INIT_DONE)) post_simple(jni, JVMPI_EVENT_JVM_INIT_DONE);
 }
 
 static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni) {
     (void)jvmti;
+    jvmpi_gc_flush(jni);
     if (jvmpi_enabled(JVMPI_EVENT_JVM_SHUT_DOWN)) post_simple(jni, JVMPI_EVENT_JVM_SHUT_DOWN);
 }
 
@@ -278,21 +301,6 @@ static void JNICALL on_data_dump(jvmtiEnv *jvmti) {
     JNIEnv *jni = NULL;
     (*jvmpi_vm)->GetEnv(jvmpi_vm, (void **)&jni, JNI_VERSION_1_2);
     if (jvmpi_enabled(JVMPI_EVENT_DATA_DUMP_REQUEST)) post_simple(jni, JVMPI_EVENT_DATA_DUMP_REQUEST);
-}
-
-/* ------------------------------------------------------------ GC */
-
-/* Posted in the GC's own callbacks, where the world is stopped: the
- * specification's thread suspended mode (only raw monitors, no JNI, no
- * malloc). env_id is NULL: the GC runs on no Java thread. */
-static void JNICALL on_gc_start(jvmtiEnv *jvmti) {
-    (void)jvmti;
-    if (jvmpi_enabled(JVMPI_EVENT_GC_START)) post_simple(NULL, JVMPI_EVENT_GC_START);
-}
-
-static void JNICALL on_gc_finish(jvmtiEnv *jvmti) {
-    (void)jvmti;
-    if (jvmpi_enabled(JVMPI_EVENT_GC_FINISH)) post_simple(NULL, JVMPI_EVENT_GC_FINISH);
 }
 
 /* ------------------------------------------------------------ compiled methods */
@@ -408,8 +416,6 @@ int jvmpi_translate_subscribe(void) {
         { JVMTI_EVENT_THREAD_END, EVENT_FN(on_thread_end) },
         { JVMTI_EVENT_CLASS_PREPARE, EVENT_FN(on_class_prepare) },
         { JVMTI_EVENT_DATA_DUMP_REQUEST, EVENT_FN(on_data_dump) },
-        { JVMTI_EVENT_GARBAGE_COLLECTION_START, EVENT_FN(on_gc_start) },
-        { JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, EVENT_FN(on_gc_finish) },
         { JVMTI_EVENT_MONITOR_CONTENDED_ENTER, EVENT_FN(on_contended_enter) },
         { JVMTI_EVENT_MONITOR_CONTENDED_ENTERED, EVENT_FN(on_contended_entered) },
         { JVMTI_EVENT_MONITOR_WAIT, EVENT_FN(on_wait) },
@@ -436,8 +442,6 @@ static jvmtiEvent source_of(jint event_type) {
     switch (event_type) {
     case JVMPI_EVENT_CLASS_LOAD:                return JVMTI_EVENT_CLASS_PREPARE;
     case JVMPI_EVENT_DATA_DUMP_REQUEST:         return JVMTI_EVENT_DATA_DUMP_REQUEST;
-    case JVMPI_EVENT_GC_START:                  return JVMTI_EVENT_GARBAGE_COLLECTION_START;
-    case JVMPI_EVENT_GC_FINISH:                 return JVMTI_EVENT_GARBAGE_COLLECTION_FINISH;
     case JVMPI_EVENT_MONITOR_CONTENDED_ENTER:   return JVMTI_EVENT_MONITOR_CONTENDED_ENTER;
     case JVMPI_EVENT_MONITOR_CONTENDED_ENTERED: return JVMTI_EVENT_MONITOR_CONTENDED_ENTERED;
     case JVMPI_EVENT_MONITOR_WAIT:              return JVMTI_EVENT_MONITOR_WAIT;
@@ -460,6 +464,10 @@ jint jvmpi_translate_switch(jint event_type, int on) {
         if (!on) events_unwant(jvmpi_jvmti, source);
     }
     if (event_type == JVMPI_EVENT_OBJECT_ALLOC && jvmpi_allocs_switch(on) != JVMPI_SUCCESS) return JVMPI_FAIL;
+    if ((event_type == JVMPI_EVENT_GC_START || event_type == JVMPI_EVENT_GC_FINISH ||
+         event_type == JVMPI_EVENT_OBJECT_FREE || event_type == JVMPI_EVENT_CLASS_UNLOAD) &&
+        jvmpi_gc_switch(event_type, on) != JVMPI_SUCCESS)
+        return JVMPI_FAIL;
     if (event_type == JVMPI_EVENT_CLASS_LOAD_HOOK && jvmpi_hooks_switch_class_hook(on) != JVMPI_SUCCESS)
         return JVMPI_FAIL;
     if (on && is_reference_event(event_type)) jvmpi_hooks_wrap_jni();

@@ -14,6 +14,9 @@
  *           (Constructor.newInstance), 50 by clone(); arrays of Blob: 200
  *           new Blob[3], 10 new Blob[4][5] (10 Blob[][] and 40 Blob[]), 20
  *           by Array.newInstance; 300 new int[12347]; then System.gc()
+ *   free    1000 Blobs, every other one kept (500 become garbage); loads
+ *           JvmpiCalls$Gone through a class loader of its own, makes one,
+ *           drops both; System.gc() twice
  *   hot     hot(i) 300,000 times (the JIT compiles it)
  *   hook    loads JvmpiCalls$Late, then prints "hook text " + text() on
  *           stderr (text() returns a literal an agent may rewrite)
@@ -126,6 +129,27 @@ public class JvmpiCalls {
         blocked.join();
     }
 
+    public static final class Gone {
+        public Gone() {}
+    }
+
+    static final java.util.ArrayList<Blob> kept = new java.util.ArrayList<>();
+
+    static void free() throws Exception {
+        for (int i = 0; i < 1000; i++) {
+            Blob b = new Blob();
+            if (i % 2 == 0) kept.add(b);
+        }
+        java.net.URL here = new java.io.File(System.getProperty("java.class.path")).toURI().toURL();
+        ClassLoader loader = new java.net.URLClassLoader(new java.net.URL[] { here }, null);
+        Object gone = loader.loadClass("JvmpiCalls$Gone").getDeclaredConstructor().newInstance();
+        sink += gone.hashCode() & 1;
+        gone = null;
+        loader = null;
+        System.gc();
+        System.gc();
+    }
+
     static void calls() throws InterruptedException {
         for (int i = 0; i < 1000; i++) a();
         for (int i = 0; i < 10; i++) {
@@ -180,6 +204,7 @@ public class JvmpiCalls {
             case "alloc": alloc(); break;
             case "functions": functions(); break;
             case "hook": hook(); break;
+            case "free": free(); break;
             case "hot": for (int i = 0; i < 300_000; i++) sink += hot(i); break;
             default: throw new IllegalArgumentException(args[0]);
         }

@@ -1,0 +1,136 @@
+/*
+ * free_logger: OBJECT_FREE, GC_START/GC_FINISH and CLASS_UNLOAD, written to
+ * the JVMPI specification alone.
+ *
+ * It learns the ids of class NAME's objects from OBJECT_ALLOC and counts
+ * how many are freed; as the specification asks, it takes its lock at
+ * GC_START and releases it at GC_FINISH, and checks that every OBJECT_FREE
+ * comes between the two, on GC_START's thread. At JVM_SHUT_DOWN it calls
+ * RunGC (whose events come before it returns) and writes to out=FILE:
+ *   objects allocated A freed F misplaced M
+ *   gc pairs P unbalanced U bad_statistics B
+ *   class GONE loaded L unloaded U           (GONE: the class named by gone=)
+ * Options: out=FILE,class=NAME,gone=NAME
+ */
+#include <jvmpi.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_OBJECTS 4096
+
+static JVMPI_Interface *jvmpi;
+static JVMPI_RawMonitor lock;
+static FILE *out;
+static char class_name[256], gone_name[256];
+static jobjectID watched, gone;
+static jobjectID objects[MAX_OBJECTS];
+static long n_objects, freed, misplaced, pairs, unbalanced, bad_statistics, gone_loads, gone_unloads;
+static int in_gc;
+static JNIEnv *gc_thread;
+
+static int is_watched(jobjectID id) {
+    for (long i = 0; i < n_objects && i < MAX_OBJECTS; i++)
+        if (objects[i] == id) return 1;
+    return 0;
+}
+
+static void class_load(JVMPI_Event *e) {
+    jvmpi->RawMonitorEnter(lock);
+    if (strcmp(e->u.class_load.class_name, class_name) == 0) watched = e->u.class_load.class_id;
+    if (strcmp(e->u.class_load.class_name, gone_name) == 0) { gone = e->u.class_load.class_id; gone_loads++; }
+    jvmpi->RawMonitorExit(lock);
+}
+
+static void object_alloc(JVMPI_Event *e) {
+    jvmpi->RawMonitorEnter(lock);
+    if (watched != NULL && e->u.obj_alloc.class_id == watched && e->u.obj_alloc.is_array == JVMPI_NORMAL_OBJECT) {
+        if (n_objects < MAX_OBJECTS) objects[n_objects] = e->u.obj_alloc.obj_id;
+        n_objects++;
+    }
+    jvmpi->RawMonitorExit(lock);
+}
+
+/* Thread suspended mode: no blocking call, no malloc. The lock is ours already. */
+static void object_free(JVMPI_Event *e) {
+    if (!in_gc || e->env_id != gc_thread) misplaced++;
+    if (is_watched(e->u.obj_free.obj_id)) freed++;
+}
+
+static void gc_start(JVMPI_Event *e) {
+    jvmpi->RawMonitorEnter(lock);
+    if (in_gc) unbalanced++;
+    in_gc = 1;
+    gc_thread = e->env_id;
+}
+
+static void gc_finish(JVMPI_Event *e) {
+    if (!in_gc || e->env_id != gc_thread) unbalanced++;
+    in_gc = 0;
+    pairs++;
+    if (e->u.gc_info.used_objects <= 0 || e->u.gc_info.used_object_space <= 0 ||
+        e->u.gc_info.total_object_space < e->u.gc_info.used_object_space)
+        bad_statistics++;
+    jvmpi->RawMonitorExit(lock);
+}
+
+static void class_unload(JVMPI_Event *e) {
+    jvmpi->RawMonitorEnter(lock);
+    if (gone != NULL && e->u.class_unload.class_id == gone) gone_unloads++;
+    jvmpi->RawMonitorExit(lock);
+}
+
+static void shut_down(void) {
+    jvmpi->RunGC();
+    jvmpi->RawMonitorEnter(lock);
+    fprintf(out, "objects allocated %ld freed %ld misplaced %ld\n", n_objects, freed, misplaced);
+    fprintf(out, "gc pairs %s unbalanced %ld bad_statistics %ld\n", pairs >= 3 ? "SOME" : "FEW", unbalanced,
+            bad_statistics);
+    fprintf(out, "class %s loaded %ld unloaded %ld\n", gone_name, gone_loads, gone_unloads);
+    fflush(out);
+    jvmpi->RawMonitorExit(lock);
+}
+
+static void notify(JVMPI_Event *e) {
+    switch (e->event_type) {
+    case JVMPI_EVENT_CLASS_LOAD:    class_load(e); break;
+    case JVMPI_EVENT_OBJECT_ALLOC:  object_alloc(e); break;
+    case JVMPI_EVENT_OBJECT_FREE:   object_free(e); break;
+    case JVMPI_EVENT_GC_START:      gc_start(e); break;
+    case JVMPI_EVENT_GC_FINISH:     gc_finish(e); break;
+    case JVMPI_EVENT_CLASS_UNLOAD:  class_unload(e); break;
+    case JVMPI_EVENT_JVM_SHUT_DOWN: shut_down(); break;
+    default: break;
+    }
+}
+
+static int option(const char *options, const char *key, char *value, size_t size) {
+    const char *p = strstr(options, key);
+    if (p == NULL) return 0;
+    p += strlen(key);
+    size_t n = strcspn(p, ",");
+    if (n >= size) n = size - 1;
+    memcpy(value, p, n);
+    value[n] = '\0';
+    return 1;
+}
+
+JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved) {
+    (void)reserved;
+    char path[1024];
+    if ((*jvm)->GetEnv(jvm, (void **)&jvmpi, JVMPI_VERSION_1) < 0) return JNI_ERR;
+    if (options == NULL || !option(options, "out=", path, sizeof path) ||
+        !option(options, "class=", class_name, sizeof class_name) ||
+        !option(options, "gone=", gone_name, sizeof gone_name) || (out = fopen(path, "w")) == NULL) {
+        fprintf(stderr, "free_logger: options out=FILE,class=NAME,gone=NAME\n");
+        return JNI_ERR;
+    }
+    jvmpi->NotifyEvent = notify;
+    lock = jvmpi->RawMonitorCreate("_free_logger");
+    static const jint events[] = { JVMPI_EVENT_CLASS_LOAD, JVMPI_EVENT_OBJECT_ALLOC, JVMPI_EVENT_OBJECT_FREE,
+                                   JVMPI_EVENT_GC_START, JVMPI_EVENT_GC_FINISH, JVMPI_EVENT_CLASS_UNLOAD,
+                                   JVMPI_EVENT_JVM_SHUT_DOWN };
+    for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
+        if (jvmpi->EnableEvent(events[i], NULL) != JVMPI_SUCCESS) return JNI_ERR;
+    return JNI_OK;
+}
