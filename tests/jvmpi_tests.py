@@ -78,6 +78,8 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
                          while CLASS_LOAD was off announced when it came back on
     jvmpi_agentlib       -agentlib:jvmpi=toggler with LD_LIBRARY_PATH: the
                          layer and the agent found by name (libNAME.so)
+    jvmpi_checkjni       four of the agents above under -Xcheck:jni: no warning
+                         (local references, exceptions left pending)
     jvmpi_loader_errors  no agent named, a missing library, a library without
                          JVM_OnLoad, JVM_OnLoad returning JNI_ERR: the JVM
                          stops at start-up, the program never runs, and the
@@ -118,12 +120,13 @@ def make_tests(Fail, Skip):
     def agent(name):
         return os.path.join(AGENTS, "lib%s.so" % name)
 
-    def run(ctx, agent_spec, mode, expect_rc=0, env=None, agentlib=False):
+    def run(ctx, agent_spec, mode, expect_rc=0, env=None, agentlib=False, jvm=()):
         build_agents()
         if agentlib:
-            return ctx.run("JvmpiCalls", [mode], jvm=["-agentlib:jvmpi=" + agent_spec], env=env,
+            return ctx.run("JvmpiCalls", [mode], jvm=list(jvm) + ["-agentlib:jvmpi=" + agent_spec], env=env,
                            expect_rc=expect_rc)
-        return ctx.run("JvmpiCalls", [mode], agent=agent_spec, agent_path=LAYER, env=env, expect_rc=expect_rc)
+        return ctx.run("JvmpiCalls", [mode], agent=agent_spec, agent_path=LAYER, env=env, expect_rc=expect_rc,
+                       jvm=jvm)
 
     def lines_of(path):
         if not os.path.isfile(path):
@@ -400,6 +403,23 @@ def make_tests(Fail, Skip):
         check_done(r, "toggle")
         check_toggle(lines_of(out))
 
+    # ------------------------------------------------------------ JNI use
+
+    def t_checkjni(ctx):
+        problems = []
+        for name, options, mode in (("method_counter", "class=JvmpiCalls", "calls"),
+                                    ("free_logger", "class=JvmpiCalls$Blob,gone=JvmpiCalls$Gone", "free"),
+                                    ("hook_refs", "", "hook"), ("class_thread_counter", "prefix=JvmpiCalls", "classes")):
+            out = ctx.path(name + ".txt")
+            spec = agent(name) + "=out=" + out + ("," + options if options else "")
+            r = run(ctx, spec, mode, jvm=["-Xcheck:jni"])
+            check_done(r, mode)
+            warnings = sorted(set(l for l in r.stderr.splitlines() if "WARNING" in l or "FATAL" in l))
+            if warnings:
+                problems.append("%s: %s" % (name, warnings[:3]))
+        if problems:
+            raise Fail("-Xcheck:jni: " + "; ".join(problems))
+
     # ------------------------------------------------------------ loader errors
 
     def t_loader_errors(ctx):
@@ -425,5 +445,6 @@ def make_tests(Fail, Skip):
              ("jvmpi_alloc", t_alloc), ("jvmpi_functions", t_functions),
              ("jvmpi_hook_refs", t_hook_refs), ("jvmpi_compiled", t_compiled),
              ("jvmpi_free", t_free),
-            ("jvmpi_toggle", t_toggle), ("jvmpi_agentlib", t_agentlib), ("jvmpi_loader_errors", t_loader_errors)], \
+            ("jvmpi_toggle", t_toggle), ("jvmpi_agentlib", t_agentlib),
+            ("jvmpi_checkjni", t_checkjni), ("jvmpi_loader_errors", t_loader_errors)], \
         [("jvmpi_header", t_header)]

@@ -92,6 +92,7 @@ static jlong total_memory(JNIEnv *jni) {
     jmethodID get = runtime ? (*jni)->GetStaticMethodID(jni, runtime, "getRuntime", "()Ljava/lang/Runtime;") : NULL;
     jmethodID total = runtime ? (*jni)->GetMethodID(jni, runtime, "totalMemory", "()J") : NULL;
     jobject rt = get ? (*jni)->CallStaticObjectMethod(jni, runtime, get) : NULL;
+    if ((*jni)->ExceptionCheck(jni)) { (*jni)->ExceptionClear(jni); rt = NULL; }
     jlong bytes = rt && total ? (*jni)->CallLongMethod(jni, rt, total) : 0;
     if ((*jni)->ExceptionCheck(jni)) { (*jni)->ExceptionClear(jni); bytes = 0; }
     if (rt) (*jni)->DeleteLocalRef(jni, rt);

@@ -246,6 +246,7 @@ static void retransform_loaded(JNIEnv *jni) {
     jint n = 0;
     jclass *classes = NULL;
     if (jvmpi_failed((*jvmpi_jvmti)->GetLoadedClasses(jvmpi_jvmti, &n, &classes), "GetLoadedClasses")) return;
+    (*jni)->EnsureLocalCapacity(jni, n + 32);     /* GetLoadedClasses made n local references */
     jint k = 0;
     for (jint i = 0; i < n; i++) {
         jboolean modifiable = JNI_FALSE;

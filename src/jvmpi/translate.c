@@ -240,6 +240,7 @@ void jvmpi_announce_loaded_classes(JNIEnv *jni) {
     jint n = 0;
     jclass *classes = NULL;
     if (jvmpi_failed((*jvmpi_jvmti)->GetLoadedClasses(jvmpi_jvmti, &n, &classes), "GetLoadedClasses")) return;
+    (*jni)->EnsureLocalCapacity(jni, n + 32);     /* GetLoadedClasses made n local references */
     for (jint i = 0; i < n; i++) {
         if (jvmpi_enabled(JVMPI_EVENT_CLASS_LOAD)) jvmpi_post_class_load(jni, classes[i], 0);
         (*jni)->DeleteLocalRef(jni, classes[i]);
