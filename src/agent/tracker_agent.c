@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "../bci/bci.h"
+#include "class_rewrite.h"
 #include "events.h"
 #include "jvmti_support.h"
 
@@ -67,24 +68,9 @@ static void JNICALL on_class_file_load(jvmtiEnv *jvmti, JNIEnv *jni, jclass bein
     }
     if (what == 0) return;
     bci_config c = { what, TRACKER, next_method_id, NULL };
-    uint8_t *out = NULL;
-    size_t out_len = 0;
-    char err[512];
-    bci_result r = bci_rewrite(data, (size_t)len, &c, &out, &out_len, err, sizeof err);
-    if (r == BCI_ERROR) {
-        atomic_fetch_add(&T.failed, 1);
-        fprintf(stderr, "hprof: class %s is left uninstrumented: %s\n", name, err);
-        return;
-    }
-    if (r != BCI_OK) return;
-    unsigned char *mem = NULL;
-    if (!jvmti_failed((*jvmti)->Allocate(jvmti, (jlong)out_len, &mem), "Allocate")) {
-        memcpy(mem, out, out_len);
-        *new_len = (jint)out_len;
-        *new_data = mem;
-        atomic_fetch_add(&T.rewritten, 1);
-    }
-    bci_free(out);
+    int r = class_rewrite_in_hook(jvmti, &c, name, data, len, new_len, new_data, "hprof");
+    if (r > 0) atomic_fetch_add(&T.rewritten, 1);
+    if (r < 0) atomic_fetch_add(&T.failed, 1);
 }
 
 /* ------------------------------------------------------------ set-up */
@@ -113,29 +99,6 @@ int tracker_jni_failed(JNIEnv *jni, const void *result, const char *what) {
     fprintf(stderr, "hprof: %s failed; no report will come of the tracker\n", what);
     if ((*jni)->ExceptionCheck(jni)) { (*jni)->ExceptionDescribe(jni); (*jni)->ExceptionClear(jni); }
     return 1;
-}
-
-/* Retransform classes loaded before the tracker existed: in batches, and a
- * batch that fails one class at a time, so one bad class costs only itself. */
-static void retransform(jvmtiEnv *jvmti, jclass *classes, jint n) {
-    const jint batch = 256;
-    for (jint i = 0; i < n; i += batch) {
-        jint k = n - i < batch ? n - i : batch;
-        if ((*jvmti)->RetransformClasses(jvmti, k, classes + i) == JVMTI_ERROR_NONE) continue;
-        for (jint j = 0; j < k; j++) {
-            jvmtiError err = (*jvmti)->RetransformClasses(jvmti, 1, classes + i + j);
-            if (err != JVMTI_ERROR_NONE) {
-                char *sig = NULL, *msg = NULL;
-                (*jvmti)->GetClassSignature(jvmti, classes[i + j], &sig, NULL);
-                (*jvmti)->GetErrorName(jvmti, err, &msg);
-                fprintf(stderr, "hprof: cannot retransform %s: %s; it runs uninstrumented\n",
-                        sig ? sig : "?", msg ? msg : "?");
-                atomic_fetch_add(&T.failed, 1);
-                jvmti_free(sig);
-                jvmti_free(msg);
-            }
-        }
-    }
 }
 
 /* The natives are found by name: HotSpot looks a native of a boot-loader
@@ -216,18 +179,10 @@ int tracker_agent_apply(jvmtiEnv *jvmti, JNIEnv *jni) {
     atomic_store(&T.rewritten, 0);
     atomic_store(&T.failed, 0);
     int restoring = !times && !allocations;
-    jint n = 0;
+    jint k = 0;
     jclass *classes = NULL;
-    if (!jvmti_failed((*jvmti)->GetLoadedClasses(jvmti, &n, &classes), "GetLoadedClasses")) {
-        jint k = 0;
-        for (jint i = 0; i < n; i++) {
-            jboolean modifiable = JNI_FALSE;
-            if ((*jvmti)->IsModifiableClass(jvmti, classes[i], &modifiable) == JVMTI_ERROR_NONE && modifiable)
-                classes[k++] = classes[i];
-            else
-                (*jni)->DeleteLocalRef(jni, classes[i]);
-        }
-        retransform(jvmti, classes, k);
+    if (class_modifiable(jvmti, jni, NULL, &classes, &k) == 0) {
+        atomic_fetch_add(&T.failed, class_retransform(jvmti, classes, k, "hprof"));
         if (restoring) atomic_store(&T.rewritten, (unsigned)k - atomic_load(&T.failed));
         for (jint i = 0; i < k; i++) (*jni)->DeleteLocalRef(jni, classes[i]);
         jvmti_free(classes);

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../agent/class_rewrite.h"
 #include "../agent/events.h"
 #include "../bci/bci.h"
 #include "layer.h"
@@ -83,19 +84,7 @@ static void JNICALL on_class_file_load(jvmtiEnv *jvmti, JNIEnv *jni, jclass rede
     what &= strcmp(name, "java/lang/Object") == 0 ? (BCI_ENTRY_EXIT | BCI_OBJECT_INIT) : ~(unsigned)BCI_OBJECT_INIT;
     if (what == 0) return;
     bci_config c = { what, TRACKER, next_method_id, NULL };
-    uint8_t *out = NULL;
-    size_t out_len = 0;
-    char err[512];
-    bci_result r = bci_rewrite(data, (size_t)len, &c, &out, &out_len, err, sizeof err);
-    if (r == BCI_ERROR) fprintf(stderr, "jvmpi: class %s gets no METHOD_ENTRY/EXIT or OBJECT_ALLOC: %s\n", name, err);
-    if (r != BCI_OK) return;
-    unsigned char *mem = NULL;
-    if (!jvmpi_failed((*jvmti)->Allocate(jvmti, (jlong)out_len, &mem), "Allocate")) {
-        memcpy(mem, out, out_len);
-        *new_len = (jint)out_len;
-        *new_data = mem;
-    }
-    bci_free(out);
+    class_rewrite_in_hook(jvmti, &c, name, data, len, new_len, new_data, "jvmpi");
 }
 
 int jvmpi_methods_capabilities(const jvmtiCapabilities *potential, jvmtiCapabilities *caps) {
@@ -245,25 +234,9 @@ static int define_tracker(JNIEnv *jni) {
 static void retransform_loaded(JNIEnv *jni) {
     jint n = 0;
     jclass *classes = NULL;
-    if (jvmpi_failed((*jvmpi_jvmti)->GetLoadedClasses(jvmpi_jvmti, &n, &classes), "GetLoadedClasses")) return;
-    (*jni)->EnsureLocalCapacity(jni, n + 32);     /* GetLoadedClasses made n local references */
-    jint k = 0;
-    for (jint i = 0; i < n; i++) {
-        jboolean modifiable = JNI_FALSE;
-        if ((*jvmpi_jvmti)->IsModifiableClass(jvmpi_jvmti, classes[i], &modifiable) == JVMTI_ERROR_NONE &&
-            modifiable && !(*jni)->IsSameObject(jni, classes[i], M.tracker))
-            classes[k++] = classes[i];
-        else
-            (*jni)->DeleteLocalRef(jni, classes[i]);
-    }
-    /* one at a time where a batch fails: one bad class costs only itself */
-    for (jint i = 0; i < k; i += 256) {
-        jint batch = k - i < 256 ? k - i : 256;
-        if ((*jvmpi_jvmti)->RetransformClasses(jvmpi_jvmti, batch, classes + i) == JVMTI_ERROR_NONE) continue;
-        for (jint j = i; j < i + batch; j++)
-            (*jvmpi_jvmti)->RetransformClasses(jvmpi_jvmti, 1, classes + j);
-    }
-    for (jint i = 0; i < k; i++) (*jni)->DeleteLocalRef(jni, classes[i]);
+    if (class_modifiable(jvmpi_jvmti, jni, M.tracker, &classes, &n) != 0) return;
+    class_retransform(jvmpi_jvmti, classes, n, "jvmpi");
+    for (jint i = 0; i < n; i++) (*jni)->DeleteLocalRef(jni, classes[i]);
     (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)classes);
 }
 

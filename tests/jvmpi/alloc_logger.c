@@ -17,6 +17,8 @@
  */
 #include <jvmpi.h>
 
+#include "agent_support.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,23 +147,12 @@ static void notify(JVMPI_Event *e) {
     }
 }
 
-static int option(const char *options, const char *key, char *value, size_t size) {
-    const char *p = strstr(options, key);
-    if (p == NULL) return 0;
-    p += strlen(key);
-    size_t n = strcspn(p, ",");
-    if (n >= size) n = size - 1;
-    memcpy(value, p, n);
-    value[n] = '\0';
-    return 1;
-}
-
 JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved) {
     (void)reserved;
     char path[1024];
     if ((*jvm)->GetEnv(jvm, (void **)&jvmpi, JVMPI_VERSION_1_2) < 0) return JNI_ERR;
-    if (options == NULL || !option(options, "out=", path, sizeof path) ||
-        !option(options, "class=", class_name, sizeof class_name) || (out = fopen(path, "w")) == NULL) {
+    if (options == NULL || !agent_option(options, "out=", path, sizeof path) ||
+        !agent_option(options, "class=", class_name, sizeof class_name) || (out = fopen(path, "w")) == NULL) {
         fprintf(stderr, "alloc_logger: options out=FILE,class=NAME\n");
         return JNI_ERR;
     }
@@ -169,7 +160,5 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved) {
     lock = jvmpi->RawMonitorCreate("_alloc_logger");
     static const jint events[] = { JVMPI_EVENT_CLASS_LOAD, JVMPI_EVENT_OBJ_ALLOC, JVMPI_EVENT_JVM_SHUT_DOWN,
                                    JVMPI_EVENT_NEW_ARENA };
-    for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
-        if (jvmpi->EnableEvent(events[i], NULL) != JVMPI_SUCCESS) return JNI_ERR;
-    return JNI_OK;
+    return agent_enable(jvmpi, events, AGENT_COUNT(events));
 }

@@ -16,6 +16,8 @@
  */
 #include <jvmpi.h>
 
+#include "agent_support.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,17 +149,6 @@ static void notify(JVMPI_Event *e) {
     }
 }
 
-static int option(const char *options, const char *key, char *value, size_t size) {
-    const char *p = strstr(options, key);
-    if (p == NULL) return 0;
-    p += strlen(key);
-    size_t n = strcspn(p, ",");
-    if (n >= size) n = size - 1;
-    memcpy(value, p, n);
-    value[n] = '\0';
-    return 1;
-}
-
 JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved) {
     (void)reserved;
     char path[1024];
@@ -166,14 +157,12 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved) {
         return JNI_ERR;
     }
     if ((*jvm)->GetEnv(jvm, (void **)&jvmpi, JVMPI_VERSION_1_1) < 0) return JNI_ERR;
-    if (!option(options, "out=", path, sizeof path) || (out = fopen(path, "w")) == NULL) return JNI_ERR;
-    option(options, "prefix=", prefix, sizeof prefix);
+    if (!agent_option(options, "out=", path, sizeof path) || (out = fopen(path, "w")) == NULL) return JNI_ERR;
+    agent_option(options, "prefix=", prefix, sizeof prefix);
     jvmpi->NotifyEvent = notify;
     lock = jvmpi->RawMonitorCreate("_class_thread_counter");
     static const jint events[] = { JVMPI_EVENT_CLASS_LOAD, JVMPI_EVENT_THREAD_START, JVMPI_EVENT_THREAD_END,
                                    JVMPI_EVENT_GC_START, JVMPI_EVENT_GC_FINISH, JVMPI_EVENT_JVM_INIT_DONE,
                                    JVMPI_EVENT_JVM_SHUT_DOWN };
-    for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
-        if (jvmpi->EnableEvent(events[i], NULL) != JVMPI_SUCCESS) return JNI_ERR;
-    return JNI_OK;
+    return agent_enable(jvmpi, events, AGENT_COUNT(events));
 }

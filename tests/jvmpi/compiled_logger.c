@@ -12,6 +12,8 @@
  */
 #include <jvmpi.h>
 
+#include "agent_support.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -79,7 +81,5 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved) {
     lock = jvmpi->RawMonitorCreate("_compiled_logger");
     static const jint events[] = { JVMPI_EVENT_CLASS_LOAD, JVMPI_EVENT_COMPILED_METHOD_LOAD,
                                    JVMPI_EVENT_JVM_SHUT_DOWN };
-    for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
-        if (jvmpi->EnableEvent(events[i], NULL) != JVMPI_SUCCESS) return JNI_ERR;
-    return JNI_OK;
+    return agent_enable(jvmpi, events, AGENT_COUNT(events));
 }

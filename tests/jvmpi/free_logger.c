@@ -14,6 +14,8 @@
  */
 #include <jvmpi.h>
 
+#include "agent_support.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -104,24 +106,13 @@ static void notify(JVMPI_Event *e) {
     }
 }
 
-static int option(const char *options, const char *key, char *value, size_t size) {
-    const char *p = strstr(options, key);
-    if (p == NULL) return 0;
-    p += strlen(key);
-    size_t n = strcspn(p, ",");
-    if (n >= size) n = size - 1;
-    memcpy(value, p, n);
-    value[n] = '\0';
-    return 1;
-}
-
 JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved) {
     (void)reserved;
     char path[1024];
     if ((*jvm)->GetEnv(jvm, (void **)&jvmpi, JVMPI_VERSION_1) < 0) return JNI_ERR;
-    if (options == NULL || !option(options, "out=", path, sizeof path) ||
-        !option(options, "class=", class_name, sizeof class_name) ||
-        !option(options, "gone=", gone_name, sizeof gone_name) || (out = fopen(path, "w")) == NULL) {
+    if (options == NULL || !agent_option(options, "out=", path, sizeof path) ||
+        !agent_option(options, "class=", class_name, sizeof class_name) ||
+        !agent_option(options, "gone=", gone_name, sizeof gone_name) || (out = fopen(path, "w")) == NULL) {
         fprintf(stderr, "free_logger: options out=FILE,class=NAME,gone=NAME\n");
         return JNI_ERR;
     }
@@ -130,7 +121,5 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved) {
     static const jint events[] = { JVMPI_EVENT_CLASS_LOAD, JVMPI_EVENT_OBJECT_ALLOC, JVMPI_EVENT_OBJECT_FREE,
                                    JVMPI_EVENT_GC_START, JVMPI_EVENT_GC_FINISH, JVMPI_EVENT_CLASS_UNLOAD,
                                    JVMPI_EVENT_JVM_SHUT_DOWN };
-    for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
-        if (jvmpi->EnableEvent(events[i], NULL) != JVMPI_SUCCESS) return JNI_ERR;
-    return JNI_OK;
+    return agent_enable(jvmpi, events, AGENT_COUNT(events));
 }

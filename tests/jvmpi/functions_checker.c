@@ -21,6 +21,8 @@
  */
 #include <jvmpi.h>
 
+#include "agent_support.h"
+
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,7 +223,5 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved) {
                                    JVMPI_EVENT_DATA_DUMP_REQUEST, JVMPI_EVENT_MONITOR_CONTENDED_ENTER,
                                    JVMPI_EVENT_MONITOR_WAIT, JVMPI_EVENT_MONITOR_WAITED,
                                    JVMPI_EVENT_JVM_INIT_DONE, JVMPI_EVENT_JVM_SHUT_DOWN };
-    for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
-        if (jvmpi->EnableEvent(events[i], NULL) != JVMPI_SUCCESS) return JNI_ERR;
-    return JNI_OK;
+    return agent_enable(jvmpi, events, AGENT_COUNT(events));
 }

@@ -16,6 +16,8 @@
  */
 #include <jvmpi.h>
 
+#include "agent_support.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,23 +147,12 @@ static void notify(JVMPI_Event *e) {
     }
 }
 
-static int option(const char *options, const char *key, char *value, size_t size) {
-    const char *p = strstr(options, key);
-    if (p == NULL) return 0;
-    p += strlen(key);
-    size_t n = strcspn(p, ",");
-    if (n >= size) n = size - 1;
-    memcpy(value, p, n);
-    value[n] = '\0';
-    return 1;
-}
-
 JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved) {
     (void)reserved;
     if ((*jvm)->GetEnv(jvm, (void **)&jvmpi, JVMPI_VERSION_1) < 0) return JNI_ERR;
     char path[1024];
-    if (options == NULL || !option(options, "out=", path, sizeof path) ||
-        !option(options, "class=", class_name, sizeof class_name)) {
+    if (options == NULL || !agent_option(options, "out=", path, sizeof path) ||
+        !agent_option(options, "class=", class_name, sizeof class_name)) {
         fprintf(stderr, "method_counter: options out=FILE,class=NAME\n");
         return JNI_ERR;
     }
@@ -171,8 +162,7 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved) {
     lock = jvmpi->RawMonitorCreate("_method_counter");
     static const jint events[] = { JVMPI_EVENT_THREAD_START, JVMPI_EVENT_THREAD_END, JVMPI_EVENT_CLASS_LOAD,
                                    JVMPI_EVENT_METHOD_ENTRY, JVMPI_EVENT_METHOD_EXIT, JVMPI_EVENT_JVM_SHUT_DOWN };
-    for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
-        if (jvmpi->EnableEvent(events[i], NULL) != JVMPI_SUCCESS) return JNI_ERR;
+    if (agent_enable(jvmpi, events, AGENT_COUNT(events)) != JNI_OK) return JNI_ERR;
     if (strstr(options, "entry2") != NULL && jvmpi->EnableEvent(JVMPI_EVENT_METHOD_ENTRY2, NULL) != JVMPI_SUCCESS)
         return JNI_ERR;
     return JNI_OK;

@@ -1,0 +1,36 @@
+/*
+ * What every test agent needs and JVMPI does not give: reading its option
+ * string ("out=FILE,class=NAME") and enabling a list of events. Written like
+ * the agents, against jvmpi.h alone.
+ */
+#ifndef JVMPI_TEST_AGENT_SUPPORT_H
+#define JVMPI_TEST_AGENT_SUPPORT_H
+
+#include <jvmpi.h>
+
+#include <stddef.h>
+#include <string.h>
+
+/* The value of key ("out=") in options, copied into value: 1, or 0 if absent. */
+static inline int agent_option(const char *options, const char *key, char *value, size_t size) {
+    const char *p = options ? strstr(options, key) : NULL;
+    if (p == NULL) return 0;
+    p += strlen(key);
+    size_t n = strcspn(p, ",");
+    if (n >= size) n = size - 1;
+    memcpy(value, p, n);
+    value[n] = '\0';
+    return 1;
+}
+
+/* EnableEvent for each; JNI_OK, or JNI_ERR at the first refusal (as agents
+ * of the time did). */
+static inline jint agent_enable(JVMPI_Interface *jvmpi, const jint *events, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (jvmpi->EnableEvent(events[i], NULL) != JVMPI_SUCCESS) return JNI_ERR;
+    return JNI_OK;
+}
+
+#define AGENT_COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif
