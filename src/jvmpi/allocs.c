@@ -63,10 +63,7 @@ static void post_alloc(JNIEnv *jni, jobject object, jclass klass, jobjectID id, 
     (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)sig);
     jlong size = 0;
     (*jvmpi_jvmti)->GetObjectSize(jvmpi_jvmti, object, &size);
-    JVMPI_Event e;
-    memset(&e, 0, sizeof e);
-    e.event_type = JVMPI_EVENT_OBJECT_ALLOC | (requested ? JVMPI_REQUESTED_EVENT : 0);
-    e.env_id = jni;
+    JVMPI_Event e = jvmpi_event(JVMPI_EVENT_OBJECT_ALLOC | (requested ? JVMPI_REQUESTED_EVENT : 0), jni);
     e.u.obj_alloc.arena_id = HEAP_ARENA;
     e.u.obj_alloc.class_id = class_id_of(jni, klass, kind);
     e.u.obj_alloc.is_array = kind;
@@ -128,10 +125,7 @@ static void JNICALL on_vm_object_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thr
 void jvmpi_post_arena_new(JNIEnv *jni) {
     static atomic_int posted;
     if (!jvmpi_enabled(JVMPI_EVENT_ARENA_NEW) || atomic_exchange(&posted, 1)) return;
-    JVMPI_Event e;
-    memset(&e, 0, sizeof e);
-    e.event_type = JVMPI_EVENT_ARENA_NEW;
-    e.env_id = jni;
+    JVMPI_Event e = jvmpi_event(JVMPI_EVENT_ARENA_NEW, jni);
     e.u.new_arena.arena_id = HEAP_ARENA;
     e.u.new_arena.arena_name = "Java heap";
     jvmpi_notify(&e);

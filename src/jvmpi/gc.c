@@ -58,14 +58,6 @@ static void JNICALL on_gc_finish(jvmtiEnv *jvmti) {
     (*jvmpi_jvmti)->RawMonitorExit(jvmpi_jvmti, G.lock);
 }
 
-static void post_bare(JNIEnv *jni, jint type) {
-    JVMPI_Event e;
-    memset(&e, 0, sizeof e);
-    e.event_type = type;
-    e.env_id = jni;
-    jvmpi_notify(&e);
-}
-
 typedef struct heap_totals { jlong objects, bytes; } heap_totals;
 
 static jint JNICALL count_object(jlong class_tag, jlong size, jlong *tag, jint length, void *user) {
@@ -118,10 +110,7 @@ static size_t post_frees(JNIEnv *jni, jlong *freed, size_t n) {
         jobjectID id = (jobjectID)(intptr_t)freed[i];
         if (jvmpi_forget_class(id)) { freed[classes++] = freed[i]; continue; }
         if (!jvmpi_enabled(JVMPI_EVENT_OBJECT_FREE)) continue;
-        JVMPI_Event e;
-        memset(&e, 0, sizeof e);
-        e.event_type = JVMPI_EVENT_OBJECT_FREE;
-        e.env_id = jni;
+        JVMPI_Event e = jvmpi_event(JVMPI_EVENT_OBJECT_FREE, jni);
         e.u.obj_free.obj_id = id;
         jvmpi_notify(&e);
     }
@@ -130,20 +119,14 @@ static size_t post_frees(JNIEnv *jni, jlong *freed, size_t n) {
 
 static void post_class_unloads(JNIEnv *jni, const jlong *classes, size_t n) {
     for (size_t i = 0; i < n && jvmpi_enabled(JVMPI_EVENT_CLASS_UNLOAD); i++) {
-        JVMPI_Event e;
-        memset(&e, 0, sizeof e);
-        e.event_type = JVMPI_EVENT_CLASS_UNLOAD;
-        e.env_id = jni;
+        JVMPI_Event e = jvmpi_event(JVMPI_EVENT_CLASS_UNLOAD, jni);
         e.u.class_unload.class_id = (jobjectID)(intptr_t)classes[i];
         jvmpi_notify(&e);
     }
 }
 
 static void post_gc_finish(JNIEnv *jni, heap_totals live, jlong total) {
-    JVMPI_Event e;
-    memset(&e, 0, sizeof e);
-    e.event_type = JVMPI_EVENT_GC_FINISH;
-    e.env_id = jni;
+    JVMPI_Event e = jvmpi_event(JVMPI_EVENT_GC_FINISH, jni);
     e.u.gc_info.used_objects = live.objects;
     e.u.gc_info.used_object_space = live.bytes;
     e.u.gc_info.total_object_space = total;
@@ -161,7 +144,7 @@ static void deliver_locked(JNIEnv *jni, int collections) {
     size_t n = 0, classes = 0;
     jlong *freed = NULL;
     for (int i = 0; i < collections; i++) {
-        if (jvmpi_enabled(JVMPI_EVENT_GC_START)) post_bare(jni, JVMPI_EVENT_GC_START);
+        if (jvmpi_enabled(JVMPI_EVENT_GC_START)) jvmpi_post_bare(jni, JVMPI_EVENT_GC_START);
         if (i == collections - 1) {
             freed = take_freed(&n);
             classes = post_frees(jni, freed, n);

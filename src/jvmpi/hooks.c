@@ -29,10 +29,7 @@ static void JNICALL on_class_file_load(jvmtiEnv *jvmti, JNIEnv *jni, jclass rede
                                        jint *new_len, unsigned char **new_data) {
     (void)redefined; (void)loader; (void)name; (void)domain;
     if (!jvmpi_enabled(JVMPI_EVENT_CLASS_LOAD_HOOK) || jvmpi_in_layer) return;
-    JVMPI_Event e;
-    memset(&e, 0, sizeof e);
-    e.event_type = JVMPI_EVENT_CLASS_LOAD_HOOK;
-    e.env_id = jni;
+    JVMPI_Event e = jvmpi_event(JVMPI_EVENT_CLASS_LOAD_HOOK, jni);
     e.u.class_load_hook.class_data = (unsigned char *)data;
     e.u.class_load_hook.class_data_len = len;
     e.u.class_load_hook.new_class_data = (unsigned char *)data;
@@ -83,10 +80,7 @@ static void post_ref(JNIEnv *jni, jint type, jobject object, jobject ref) {
         jvmpi_in_layer = 0;
         return;
     }
-    JVMPI_Event e;
-    memset(&e, 0, sizeof e);
-    e.event_type = type;
-    e.env_id = jni;
+    JVMPI_Event e = jvmpi_event(type, jni);
     if (type == JVMPI_EVENT_JNI_GLOBALREF_ALLOC || type == JVMPI_EVENT_JNI_WEAK_GLOBALREF_ALLOC) {
         e.u.jni_globalref_alloc.obj_id = jvmpi_id_of(object);
         e.u.jni_globalref_alloc.ref_id = ref;

@@ -26,6 +26,7 @@
 #include <jni.h>
 #include <jvmti.h>
 #include <stdatomic.h>
+#include <string.h>
 
 #include "jvmpi.h"
 
@@ -34,6 +35,16 @@ extern JavaVM   *jvmpi_vm;        /* the real JavaVM */
 extern jvmtiEnv *jvmpi_jvmti;     /* the layer's own JVMTI environment */
 /* The agent's NotifyEvent, or NULL before JVM_OnLoad set it. */
 void jvmpi_notify(JVMPI_Event *event);
+/* An event of this type on this thread, its specific part zeroed. */
+static inline JVMPI_Event jvmpi_event(jint type, JNIEnv *jni) {
+    JVMPI_Event e;
+    memset(&e, 0, sizeof e);
+    e.event_type = type;
+    e.env_id = jni;
+    return e;
+}
+/* An event with no specific part (JVM_INIT_DONE, GC_START, ...), posted. */
+void jvmpi_post_bare(JNIEnv *jni, jint type);
 /* Report a failed JVMTI call as the layer's; 1 if it failed. */
 int  jvmpi_failed(jvmtiError err, const char *what);
 

@@ -32,6 +32,11 @@ void jvmpi_notify(JVMPI_Event *event) {
     if (notify != NULL) notify(event);
 }
 
+void jvmpi_post_bare(JNIEnv *jni, jint type) {
+    JVMPI_Event e = jvmpi_event(type, jni);
+    jvmpi_notify(&e);
+}
+
 static int is_jvmpi_version(jint version) {
     return version == JVMPI_VERSION_1 || version == JVMPI_VERSION_1_1 || version == JVMPI_VERSION_1_2;
 }

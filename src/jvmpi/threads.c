@@ -122,10 +122,7 @@ void jvmpi_post_thread_start(JNIEnv *jni, jvmpi_thread *t, int requested) {
         }
     }
     jvmpi_in_layer = was;
-    JVMPI_Event e;
-    memset(&e, 0, sizeof e);
-    e.event_type = JVMPI_EVENT_THREAD_START | (requested ? JVMPI_REQUESTED_EVENT : 0);
-    e.env_id = jni;
+    JVMPI_Event e = jvmpi_event(JVMPI_EVENT_THREAD_START | (requested ? JVMPI_REQUESTED_EVENT : 0), jni);
     e.u.thread_start.thread_name = info.name ? info.name : "";
     e.u.thread_start.group_name = group;
     e.u.thread_start.parent_name = parent;
@@ -156,10 +153,7 @@ void jvmpi_thread_end(JNIEnv *jni) {
     if ((*jvmpi_jvmti)->GetThreadLocalStorage(jvmpi_jvmti, NULL, &p) != JVMTI_ERROR_NONE || p == NULL) return;
     jvmpi_thread *t = p;
     if (jvmpi_enabled(JVMPI_EVENT_THREAD_END)) {
-        JVMPI_Event e;
-        memset(&e, 0, sizeof e);
-        e.event_type = JVMPI_EVENT_THREAD_END;
-        e.env_id = jni;
+        JVMPI_Event e = jvmpi_event(JVMPI_EVENT_THREAD_END, jni);
         jvmpi_notify(&e);
     }
     forget(jni, t);

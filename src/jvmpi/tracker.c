@@ -162,16 +162,13 @@ static void post_method(JNIEnv *jni, jint type, jint id) {
     jvmpi_in_layer = 1;
     jmethodID method = method_of(id);
     if (method != NULL && jvmpi_thread_here(jni) != NULL) {
-        JVMPI_Event e;
-        memset(&e, 0, sizeof e);
-        e.env_id = jni;
         if (jvmpi_enabled(type)) {
-            e.event_type = type;
+            JVMPI_Event e = jvmpi_event(type, jni);
             e.u.method.method_id = method;
             jvmpi_notify(&e);
         }
         if (entry2) {
-            e.event_type = JVMPI_EVENT_METHOD_ENTRY2;
+            JVMPI_Event e = jvmpi_event(JVMPI_EVENT_METHOD_ENTRY2, jni);
             e.u.method_entry2.method_id = method;
             e.u.method_entry2.obj_id = receiver_of(jni, method);
             jvmpi_notify(&e);

@@ -15,14 +15,6 @@
 
 static JNIEnv *jni_here(void);
 
-static void post_simple(JNIEnv *jni, jint type) {
-    JVMPI_Event e;
-    memset(&e, 0, sizeof e);
-    e.event_type = type;
-    e.env_id = jni;
-    jvmpi_notify(&e);
-}
-
 /* ------------------------------------------------------------ classes */
 
 /* Ids of the classes announced, so each gets one CLASS_LOAD (the sweep of
@@ -199,10 +191,7 @@ static int collect_class(jclass klass, class_info *c) {
 static void post_class_load_now(JNIEnv *jni, jclass klass, jobjectID id, int requested) {
     class_info c;
     if (collect_class(klass, &c) == 0) {
-        JVMPI_Event e;
-        memset(&e, 0, sizeof e);
-        e.event_type = JVMPI_EVENT_CLASS_LOAD | (requested ? JVMPI_REQUESTED_EVENT : 0);
-        e.env_id = jni;
+        JVMPI_Event e = jvmpi_event(JVMPI_EVENT_CLASS_LOAD | (requested ? JVMPI_REQUESTED_EVENT : 0), jni);
         e.u.class_load.class_name = internal_name(c.signature);
         e.u.class_load.source_name = c.source ? c.source : "";
         e.u.class_load.num_interfaces = c.interfaces;
@@ -278,13 +267,13 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread) {
     jvmpi_post_arena_new(jni);
     jvmpi_gc_start(jni);
     wrap_jni_if_wanted();
-    if (jvmpi_enabled(JVMPI_EVENT_JVM_INIT_DONE)) post_simple(jni, JVMPI_EVENT_JVM_INIT_DONE);
+    if (jvmpi_enabled(JVMPI_EVENT_JVM_INIT_DONE)) jvmpi_post_bare(jni, JVMPI_EVENT_JVM_INIT_DONE);
 }
 
 static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni) {
     (void)jvmti;
     jvmpi_gc_flush(jni);
-    if (jvmpi_enabled(JVMPI_EVENT_JVM_SHUT_DOWN)) post_simple(jni, JVMPI_EVENT_JVM_SHUT_DOWN);
+    if (jvmpi_enabled(JVMPI_EVENT_JVM_SHUT_DOWN)) jvmpi_post_bare(jni, JVMPI_EVENT_JVM_SHUT_DOWN);
 }
 
 static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread) {
@@ -301,7 +290,7 @@ static void JNICALL on_data_dump(jvmtiEnv *jvmti) {
     (void)jvmti;
     JNIEnv *jni = NULL;
     (*jvmpi_vm)->GetEnv(jvmpi_vm, (void **)&jni, JNI_VERSION_1_2);
-    if (jvmpi_enabled(JVMPI_EVENT_DATA_DUMP_REQUEST)) post_simple(jni, JVMPI_EVENT_DATA_DUMP_REQUEST);
+    if (jvmpi_enabled(JVMPI_EVENT_DATA_DUMP_REQUEST)) jvmpi_post_bare(jni, JVMPI_EVENT_DATA_DUMP_REQUEST);
 }
 
 /* ------------------------------------------------------------ compiled methods */
@@ -338,10 +327,7 @@ static void JNICALL on_compiled_load(jvmtiEnv *jvmti, jmethodID method, jint siz
                                      jint map_length, const jvmtiAddrLocationMap *map, const void *info) {
     (void)jvmti; (void)info;
     if (!jvmpi_enabled(JVMPI_EVENT_COMPILED_METHOD_LOAD)) return;
-    JVMPI_Event e;
-    memset(&e, 0, sizeof e);
-    e.event_type = JVMPI_EVENT_COMPILED_METHOD_LOAD;
-    e.env_id = jni_here();
+    JVMPI_Event e = jvmpi_event(JVMPI_EVENT_COMPILED_METHOD_LOAD, jni_here());
     e.u.compiled_method_load.method_id = method;
     e.u.compiled_method_load.code_addr = (void *)code;
     e.u.compiled_method_load.code_size = size;
@@ -354,10 +340,7 @@ static void JNICALL on_compiled_load(jvmtiEnv *jvmti, jmethodID method, jint siz
 static void JNICALL on_compiled_unload(jvmtiEnv *jvmti, jmethodID method, const void *code) {
     (void)jvmti; (void)code;
     if (!jvmpi_enabled(JVMPI_EVENT_COMPILED_METHOD_UNLOAD)) return;
-    JVMPI_Event e;
-    memset(&e, 0, sizeof e);
-    e.event_type = JVMPI_EVENT_COMPILED_METHOD_UNLOAD;
-    e.env_id = jni_here();
+    JVMPI_Event e = jvmpi_event(JVMPI_EVENT_COMPILED_METHOD_UNLOAD, jni_here());
     e.u.compiled_method_unload.method_id = method;
     jvmpi_notify(&e);
 }
@@ -377,10 +360,7 @@ static void post_monitor(JNIEnv *jni, jint type, jobject object, jlong timeout) 
     if (!jvmpi_enabled(type) || (t = jvmpi_thread_here(jni)) == NULL) return;
     if (type == JVMPI_EVENT_MONITOR_WAIT) t->wait_started_ms = now_ms();
     if (type == JVMPI_EVENT_MONITOR_WAITED) timeout = t->wait_started_ms ? now_ms() - t->wait_started_ms : 0;
-    JVMPI_Event e;
-    memset(&e, 0, sizeof e);
-    e.event_type = type;
-    e.env_id = jni;
+    JVMPI_Event e = jvmpi_event(type, jni);
     if (type == JVMPI_EVENT_MONITOR_WAIT || type == JVMPI_EVENT_MONITOR_WAITED) {
         e.u.monitor_wait.object = jvmpi_id_of(object);
         e.u.monitor_wait.timeout = timeout;
