@@ -11,6 +11,7 @@
  * One arena (id 1, the Java heap): the objects' ids never move, so there is
  * no OBJECT_MOVE.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,11 +40,16 @@ static int is_tagged(jobject object) {
     return (*jvmpi_jvmti)->GetTag(jvmpi_jvmti, object, &tag) == JVMTI_ERROR_NONE && tag != 0;
 }
 
-/* obj_alloc's class_id: the object's class, the element class of an array
- * of references, NULL for an array of primitives (its kind says it all). */
-static jobjectID class_id_of(JNIEnv *jni, jclass klass, jint kind) {
-    if (kind == JVMPI_NORMAL_OBJECT) return jvmpi_id_of(klass);
-    if (kind != JVMPI_CLASS) return NULL;
+/* What OBJECT_ALLOC says of a class: its kind, and the id it gives as
+ * class_id (the class's own, the element class's for an array of references,
+ * NULL for an array of primitives: its kind says it all). Kept per thread
+ * for the classes met last, by class id (ids are never reused), so that an
+ * allocation costs no class signature. */
+typedef struct class_kind { jobjectID klass, class_id; jint kind; } class_kind;
+#define KINDS 64
+static _Thread_local class_kind kinds[KINDS];
+
+static jobjectID element_class_id(JNIEnv *jni, jclass klass) {
     jclass class_class = (*jni)->GetObjectClass(jni, klass);
     jmethodID component = class_class ? (*jni)->GetMethodID(jni, class_class, "getComponentType",
                                                             "()Ljava/lang/Class;") : NULL;
@@ -55,18 +61,31 @@ static jobjectID class_id_of(JNIEnv *jni, jclass klass, jint kind) {
     return id;
 }
 
-static void post_alloc(JNIEnv *jni, jobject object, jclass klass, jobjectID id, int requested) {
+static const class_kind *kind_of(JNIEnv *jni, jclass klass) {
+    jobjectID klass_id = jvmpi_id_of(klass);
+    if (klass_id == NULL) return NULL;
+    class_kind *k = &kinds[((uintptr_t)klass_id >> 3) % KINDS];
+    if (k->klass == klass_id) return k;
     char *sig = NULL;
     if (jvmpi_failed((*jvmpi_jvmti)->GetClassSignature(jvmpi_jvmti, klass, &sig, NULL), "GetClassSignature"))
-        return;
-    jint kind = sig[0] == '[' ? array_kind(sig[1]) : JVMPI_NORMAL_OBJECT;
+        return NULL;
+    k->kind = sig[0] == '[' ? array_kind(sig[1]) : JVMPI_NORMAL_OBJECT;
     (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)sig);
+    k->class_id = k->kind == JVMPI_NORMAL_OBJECT ? klass_id
+                : k->kind == JVMPI_CLASS ? element_class_id(jni, klass) : NULL;
+    k->klass = klass_id;
+    return k;
+}
+
+static void post_alloc(JNIEnv *jni, jobject object, jclass klass, jobjectID id, int requested) {
+    const class_kind *k = kind_of(jni, klass);
+    if (k == NULL) return;
     jlong size = 0;
     (*jvmpi_jvmti)->GetObjectSize(jvmpi_jvmti, object, &size);
     JVMPI_Event e = jvmpi_event(JVMPI_EVENT_OBJECT_ALLOC | (requested ? JVMPI_REQUESTED_EVENT : 0), jni);
     e.u.obj_alloc.arena_id = HEAP_ARENA;
-    e.u.obj_alloc.class_id = class_id_of(jni, klass, kind);
-    e.u.obj_alloc.is_array = kind;
+    e.u.obj_alloc.class_id = k->class_id;
+    e.u.obj_alloc.is_array = k->kind;
     e.u.obj_alloc.size = size > 0x7fffffff ? 0x7fffffff : (jint)size;
     e.u.obj_alloc.obj_id = id;
     jvmpi_notify(&e);
@@ -75,7 +94,7 @@ static void post_alloc(JNIEnv *jni, jobject object, jclass klass, jobjectID id, 
 /* A new object, posted once (see above). */
 static void allocated(JNIEnv *jni, jobject object, jclass klass) {
     if (object == NULL || is_tagged(object)) return;
-    jobjectID id = jvmpi_id_of(object);
+    jobjectID id = jvmpi_new_id(object);
     if (id == NULL) return;
     jclass own = klass ? NULL : (*jni)->GetObjectClass(jni, object);
     post_alloc(jni, object, klass ? klass : own, id, 0);

@@ -28,6 +28,12 @@ jobjectID jvmpi_id_of(jobject object) {
     return (jobjectID)(intptr_t)tag;
 }
 
+jobjectID jvmpi_new_id(jobject object) {
+    jlong tag = (jlong)(atomic_fetch_add(&last_id, 1) + 1) << 3;
+    if (jvmpi_failed((*jvmpi_jvmti)->SetTag(jvmpi_jvmti, object, tag), "SetTag")) return NULL;
+    return (jobjectID)(intptr_t)tag;
+}
+
 jobject jvmpi_object_of(JNIEnv *jni, jobjectID id) {
     (void)jni;
     if (id == NULL) return NULL;

@@ -239,11 +239,9 @@ static void set_thread_local_storage(JNIEnv *env, void *ptr) {
 }
 
 static void *get_thread_local_storage(JNIEnv *env) {
-    void *p = NULL;
     /* the calling thread, without a lock: the common case */
-    if ((*jvmpi_jvmti)->GetThreadLocalStorage(jvmpi_jvmti, NULL, &p) == JVMTI_ERROR_NONE && p != NULL &&
-        ((jvmpi_thread *)p)->env == env)
-        return ((jvmpi_thread *)p)->storage;
+    jvmpi_thread *here = jvmpi_thread_current();
+    if (here != NULL && here->env == env) return here->storage;
     jvmpi_thread *t = jvmpi_thread_of(env);
     return t != NULL ? t->storage : NULL;
 }

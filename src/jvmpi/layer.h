@@ -69,6 +69,8 @@ typedef struct jvmpi_thread {
 /* The calling thread's record, made (and its THREAD_START posted if that
  * is enabled) the first time the thread is seen. NULL if it cannot be made. */
 jvmpi_thread *jvmpi_thread_here(JNIEnv *jni);
+/* The calling thread's record if it has one (none is made). */
+jvmpi_thread *jvmpi_thread_current(void);
 /* Another thread's record by its JNIEnv, NULL if unknown. */
 jvmpi_thread *jvmpi_thread_of(JNIEnv *env);
 /* Post THREAD_START for the calling thread (requested: the agent asked). */
@@ -81,6 +83,9 @@ jvmpi_thread *jvmpi_thread_with_object(JNIEnv *jni, jobjectID id);
 /* ------------------------------------------------------------ ids.c */
 /* The id of an object (tagged on first sight), NULL for NULL or failure. */
 jobjectID jvmpi_id_of(jobject object);
+/* The id of an object just allocated, untagged, that no other thread can
+ * have met yet (no lock, no look-up). */
+jobjectID jvmpi_new_id(jobject object);
 /* A local reference to the object with this id, NULL if it is gone. */
 jobject   jvmpi_object_of(JNIEnv *jni, jobjectID id);
 

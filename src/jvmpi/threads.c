@@ -1,8 +1,9 @@
 /*
  * threads: JVMPI names a thread by its JNIEnv *. Each thread the layer meets
- * gets a record, found for the calling thread through the layer's JVMTI
- * thread-local storage (no lock: METHOD_ENTRY handlers ask for it on every
- * call) and for another thread through a list under a lock.
+ * gets a record, found for the calling thread in a C thread-local variable
+ * (no lock, no JVMTI call: METHOD_ENTRY handlers ask for it on every call;
+ * a platform thread keeps its OS thread for life) and for another thread
+ * through a list under a lock.
  *
  * A thread is announced (THREAD_START) the first time it is seen: at its
  * JVMTI ThreadStart, or, for threads that started before the layer was
@@ -21,6 +22,10 @@ static struct {
     jvmpi_thread   *all;          /* every live record */
 } threads = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
+static _Thread_local jvmpi_thread *current;   /* the calling thread's record */
+
+jvmpi_thread *jvmpi_thread_current(void) { return current; }
+
 static jvmpi_thread *make_record(JNIEnv *jni) {
     jthread thread = NULL;
     if (jvmpi_failed((*jvmpi_jvmti)->GetCurrentThread(jvmpi_jvmti, &thread), "GetCurrentThread")) return NULL;
@@ -32,11 +37,7 @@ static jvmpi_thread *make_record(JNIEnv *jni) {
     t->thread = (*jni)->NewGlobalRef(jni, thread);
     jvmpi_in_layer = was;
     (*jni)->DeleteLocalRef(jni, thread);
-    if (jvmpi_failed((*jvmpi_jvmti)->SetThreadLocalStorage(jvmpi_jvmti, NULL, t), "SetThreadLocalStorage")) {
-        if (t->thread) (*jni)->DeleteGlobalRef(jni, t->thread);
-        free(t);
-        return NULL;
-    }
+    current = t;
     pthread_mutex_lock(&threads.lock);
     t->next = threads.all;
     threads.all = t;
@@ -54,9 +55,7 @@ static int is_started(void) {
 }
 
 jvmpi_thread *jvmpi_thread_here(JNIEnv *jni) {
-    void *p = NULL;
-    if ((*jvmpi_jvmti)->GetThreadLocalStorage(jvmpi_jvmti, NULL, &p) != JVMTI_ERROR_NONE) return NULL;
-    jvmpi_thread *t = p;
+    jvmpi_thread *t = current;
     if (t != NULL && t->env == jni) return t;
     if (!atomic_load(&jvmpi_live) || jni == NULL) return NULL;   /* no Thread objects to speak of yet */
     if (!is_started()) return NULL;
@@ -140,7 +139,7 @@ static void forget(JNIEnv *jni, jvmpi_thread *t) {
     for (jvmpi_thread **p = &threads.all; *p != NULL; p = &(*p)->next)
         if (*p == t) { *p = t->next; break; }
     pthread_mutex_unlock(&threads.lock);
-    (*jvmpi_jvmti)->SetThreadLocalStorage(jvmpi_jvmti, NULL, NULL);
+    current = NULL;
     int was = jvmpi_in_layer;             /* the layer's own reference: no JNI_GLOBALREF_FREE */
     jvmpi_in_layer = 1;
     if (t->thread) (*jni)->DeleteGlobalRef(jni, t->thread);
@@ -149,9 +148,8 @@ static void forget(JNIEnv *jni, jvmpi_thread *t) {
 }
 
 void jvmpi_thread_end(JNIEnv *jni) {
-    void *p = NULL;
-    if ((*jvmpi_jvmti)->GetThreadLocalStorage(jvmpi_jvmti, NULL, &p) != JVMTI_ERROR_NONE || p == NULL) return;
-    jvmpi_thread *t = p;
+    jvmpi_thread *t = current;
+    if (t == NULL || t->env != jni) return;
     if (jvmpi_enabled(JVMPI_EVENT_THREAD_END)) {
         JVMPI_Event e = jvmpi_event(JVMPI_EVENT_THREAD_END, jni);
         jvmpi_notify(&e);
