@@ -68,7 +68,10 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
                          (objects, bytes used, total) present and consistent;
                          CLASS_UNLOAD of JvmpiCalls$Gone, loaded by a class
                          loader the program drops; RunGC's events before it
-                         returns
+                         returns; then a HEAP_DUMP at level 0 (records of u1
+                         kind and a native-pointer id) holding exactly the 500
+                         kept Blobs as normal objects and none of the freed
+                         ones; level 2 answered JVMPI_NOT_AVAILABLE
     jvmpi_toggle         EnableEvent/DisableEvent of every event number:
                          SUCCESS for the 34 defined non-dump events,
                          NOT_AVAILABLE for the 3 dumps and the 24 unused
@@ -372,7 +375,8 @@ def make_tests(Fail, Skip):
         r = run(ctx, agent("free_logger") + "=out=%s,class=JvmpiCalls$Blob,gone=JvmpiCalls$Gone" % out, "free")
         check_done(r, "free")
         want = ["objects allocated 1000 freed 500 misplaced 0", "gc pairs SOME unbalanced 0 bad_statistics 0",
-                "class JvmpiCalls$Gone loaded 1 unloaded 1"]
+                "class JvmpiCalls$Gone loaded 1 unloaded 1",
+                "heap_dump0 SUCCESS live 500 kinds OK freed_present 0 total MANY", "heap_dump2 NOT_AVAILABLE"]
         lines = lines_of(out)
         if lines != want:
             raise Fail("expected %s, got %s" % (want, lines))

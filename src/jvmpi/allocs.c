@@ -20,9 +20,11 @@
 
 #define HEAP_ARENA 1
 
-/* The JVMPI kind of an array from its class signature's element type. */
-static jint array_kind(char element) {
-    switch (element) {
+/* The JVMPI kind of an object of the class with this signature: an array's
+ * element type, JVMPI_CLASS for an array of references. */
+jint jvmpi_kind_of_signature(const char *sig) {
+    if (sig[0] != '[') return JVMPI_NORMAL_OBJECT;
+    switch (sig[1]) {
     case 'Z': return JVMPI_BOOLEAN;
     case 'B': return JVMPI_BYTE;
     case 'C': return JVMPI_CHAR;
@@ -31,7 +33,7 @@ static jint array_kind(char element) {
     case 'J': return JVMPI_LONG;
     case 'F': return JVMPI_FLOAT;
     case 'D': return JVMPI_DOUBLE;
-    default:  return JVMPI_CLASS;              /* 'L' or '[': an array of references */
+    default:  return JVMPI_CLASS;               /* 'L' or '[': an array of references */
     }
 }
 
@@ -69,7 +71,7 @@ static const class_kind *kind_of(JNIEnv *jni, jclass klass) {
     char *sig = NULL;
     if (jvmpi_failed((*jvmpi_jvmti)->GetClassSignature(jvmpi_jvmti, klass, &sig, NULL), "GetClassSignature"))
         return NULL;
-    k->kind = sig[0] == '[' ? array_kind(sig[1]) : JVMPI_NORMAL_OBJECT;
+    k->kind = jvmpi_kind_of_signature(sig);
     (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)sig);
     k->class_id = k->kind == JVMPI_NORMAL_OBJECT ? klass_id
                 : k->kind == JVMPI_CLASS ? element_class_id(jni, klass) : NULL;

@@ -21,15 +21,17 @@ jobjectID jvmpi_id_of(jobject object) {
     /* Under a lock: two threads meeting one untagged object must agree. */
     pthread_mutex_lock(&tagging);
     if ((*jvmpi_jvmti)->GetTag(jvmpi_jvmti, object, &tag) == JVMTI_ERROR_NONE && tag == 0) {
-        tag = (jlong)(atomic_fetch_add(&last_id, 1) + 1) << 3;
+        tag = jvmpi_next_tag();
         if (jvmpi_failed((*jvmpi_jvmti)->SetTag(jvmpi_jvmti, object, tag), "SetTag")) tag = 0;
     }
     pthread_mutex_unlock(&tagging);
     return (jobjectID)(intptr_t)tag;
 }
 
+jlong jvmpi_next_tag(void) { return (jlong)(atomic_fetch_add(&last_id, 1) + 1) << 3; }
+
 jobjectID jvmpi_new_id(jobject object) {
-    jlong tag = (jlong)(atomic_fetch_add(&last_id, 1) + 1) << 3;
+    jlong tag = jvmpi_next_tag();
     if (jvmpi_failed((*jvmpi_jvmti)->SetTag(jvmpi_jvmti, object, tag), "SetTag")) return NULL;
     return (jobjectID)(intptr_t)tag;
 }

@@ -77,6 +77,7 @@ static jint request_event(jint event_type, void *arg) {
     case JVMPI_EVENT_CLASS_LOAD:   return request_class_load(jni, (jobjectID)arg);
     case JVMPI_EVENT_THREAD_START: return request_thread_start(jni, (jobjectID)arg);
     case JVMPI_EVENT_OBJECT_ALLOC: return jvmpi_request_object_alloc(jni, (jobjectID)arg);
+    case JVMPI_EVENT_HEAP_DUMP:    return jvmpi_request_heap_dump(jni, (const JVMPI_HeapDumpArg *)arg);
     default:                       return JVMPI_NOT_AVAILABLE;
     }
 }

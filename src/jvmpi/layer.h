@@ -17,6 +17,7 @@
  *   allocs.c      OBJECT_ALLOC from them and from JVMTI VMObjectAlloc
  *   gc.c          GC_START, OBJECT_FREE, GC_FINISH, CLASS_UNLOAD, posted by
  *                 a thread of the layer after each collection
+ *   dumps.c       HEAP_DUMP (level 0 so far), on request
  *   hooks.c       CLASS_LOAD_HOOK (an environment of its own) and the JNI
  *                 global reference events (the JNI function table)
  */
@@ -83,6 +84,8 @@ jvmpi_thread *jvmpi_thread_with_object(JNIEnv *jni, jobjectID id);
 /* ------------------------------------------------------------ ids.c */
 /* The id of an object (tagged on first sight), NULL for NULL or failure. */
 jobjectID jvmpi_id_of(jobject object);
+/* A tag no object has had: the next id. */
+jlong     jvmpi_next_tag(void);
 /* The id of an object just allocated, untagged, that no other thread can
  * have met yet (no lock, no look-up). */
 jobjectID jvmpi_new_id(jobject object);
@@ -137,12 +140,18 @@ jint jvmpi_hooks_switch_class_hook(int on);
 /* The layer's New/Delete(Weak)GlobalRef in the JNI table (live phase, once). */
 int  jvmpi_hooks_wrap_jni(void);
 
+/* ------------------------------------------------------------ dumps.c */
+/* RequestEvent(HEAP_DUMP, arg): the dump, posted on this thread. */
+jint jvmpi_request_heap_dump(JNIEnv *jni, const JVMPI_HeapDumpArg *arg);
+
 /* ------------------------------------------------------------ allocs.c */
 int  jvmpi_allocs_subscribe(void);
 /* OBJECT_ALLOC was enabled or disabled: VMObjectAlloc follows. */
 jint jvmpi_allocs_switch(int on);
 /* ARENA_NEW for the one arena (the Java heap, id 1), once, if enabled. */
 void jvmpi_post_arena_new(JNIEnv *jni);
+/* JVMPI_NORMAL_OBJECT, JVMPI_INT, ... for a class signature. */
+jint jvmpi_kind_of_signature(const char *sig);
 /* RequestEvent(OBJECT_ALLOC, id): the object's OBJECT_ALLOC, now. */
 jint jvmpi_request_object_alloc(JNIEnv *jni, jobjectID id);
 

@@ -10,6 +10,12 @@
  *   objects allocated A freed F misplaced M
  *   gc pairs P unbalanced U bad_statistics B
  *   class GONE loaded L unloaded U           (GONE: the class named by gone=)
+ *   heap_dump0 SUCCESS|FAILED live K kinds OK|BAD freed_present F total MANY|FEW
+ *                                           a HEAP_DUMP at level 0 after that:
+ *                                           records of NAME's objects seen
+ *                                           alive, any of them not a normal
+ *                                           object, freed ones in it, all records
+ *   heap_dump2 NOT_AVAILABLE|...            RequestEvent(HEAP_DUMP, NULL)
  * Options: out=FILE,class=NAME,gone=NAME
  */
 #include <jvmpi.h>
@@ -29,6 +35,9 @@ static jobjectID watched, gone;
 static jobjectID objects[MAX_OBJECTS];
 static long n_objects, freed, misplaced, pairs, unbalanced, bad_statistics, gone_loads, gone_unloads;
 static int in_gc;
+static jobjectID freed_ids[MAX_OBJECTS];
+static long n_freed_ids;
+static long dump_live = -1, dump_bad_kind, dump_freed_present, dump_total;
 static JNIEnv *gc_thread;
 
 static int is_watched(jobjectID id) {
@@ -56,7 +65,10 @@ static void object_alloc(JVMPI_Event *e) {
 /* Thread suspended mode: no blocking call, no malloc. The lock is ours already. */
 static void object_free(JVMPI_Event *e) {
     if (!in_gc || e->env_id != gc_thread) misplaced++;
-    if (is_watched(e->u.obj_free.obj_id)) freed++;
+    if (is_watched(e->u.obj_free.obj_id)) {
+        if (n_freed_ids < MAX_OBJECTS) freed_ids[n_freed_ids++] = e->u.obj_free.obj_id;
+        freed++;
+    }
 }
 
 static void gc_start(JVMPI_Event *e) {
@@ -82,13 +94,44 @@ static void class_unload(JVMPI_Event *e) {
     jvmpi->RawMonitorExit(lock);
 }
 
+static int was_freed(jobjectID id) {
+    for (long i = 0; i < n_freed_ids; i++)
+        if (freed_ids[i] == id) return 1;
+    return 0;
+}
+
+/* Records: u1 kind, then the id as a native pointer. */
+static void heap_dump(JVMPI_Event *e) {
+    dump_live = dump_bad_kind = dump_freed_present = dump_total = 0;
+    for (char *p = e->u.heap_dump.begin; p + 1 + sizeof(jobjectID) <= e->u.heap_dump.end; p += 1 + sizeof(jobjectID)) {
+        unsigned char kind = (unsigned char)p[0];
+        jobjectID id;
+        memcpy(&id, p + 1, sizeof id);
+        dump_total++;
+        if (is_watched(id)) {
+            dump_live++;
+            if (kind != JVMPI_NORMAL_OBJECT) dump_bad_kind++;
+        }
+        if (was_freed(id)) dump_freed_present++;
+    }
+}
+
 static void shut_down(void) {
     jvmpi->RunGC();
+    JVMPI_HeapDumpArg level0 = { JVMPI_DUMP_LEVEL_0 };
+    jvmpi->DisableGC();
+    jint dumped = jvmpi->RequestEvent(JVMPI_EVENT_HEAP_DUMP, &level0);
+    jint level2 = jvmpi->RequestEvent(JVMPI_EVENT_HEAP_DUMP, NULL);
+    jvmpi->EnableGC();
     jvmpi->RawMonitorEnter(lock);
     fprintf(out, "objects allocated %ld freed %ld misplaced %ld\n", n_objects, freed, misplaced);
     fprintf(out, "gc pairs %s unbalanced %ld bad_statistics %ld\n", pairs >= 3 ? "SOME" : "FEW", unbalanced,
             bad_statistics);
     fprintf(out, "class %s loaded %ld unloaded %ld\n", gone_name, gone_loads, gone_unloads);
+    fprintf(out, "heap_dump0 %s live %ld kinds %s freed_present %ld total %s\n",
+            dumped == JVMPI_SUCCESS ? "SUCCESS" : "FAILED", dump_live, dump_bad_kind ? "BAD" : "OK",
+            dump_freed_present, dump_total > 1000 ? "MANY" : "FEW");
+    fprintf(out, "heap_dump2 %s\n", level2 == JVMPI_NOT_AVAILABLE ? "NOT_AVAILABLE" : "OTHER");
     fflush(out);
     jvmpi->RawMonitorExit(lock);
 }
@@ -102,6 +145,7 @@ static void notify(JVMPI_Event *e) {
     case JVMPI_EVENT_GC_FINISH:     gc_finish(e); break;
     case JVMPI_EVENT_CLASS_UNLOAD:  class_unload(e); break;
     case JVMPI_EVENT_JVM_SHUT_DOWN: shut_down(); break;
+    case JVMPI_EVENT_HEAP_DUMP | JVMPI_REQUESTED_EVENT: heap_dump(e); break;
     default: break;
     }
 }
