@@ -39,7 +39,14 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
     jvmpi_functions      on threads JvmpiCalls keeps in known states, from a
                          thread the agent made (CreateSystemThread):
                          GetThreadStatus RUNNABLE / CONDVAR_WAIT (sleep) /
-                         MONITOR_WAIT (blocked), GetCallTrace of the suspended
+                         MONITOR_WAIT (blocked); RAW_MONITOR_CONTENDED_ENTER,
+                         _ENTERED and _EXIT once each on a raw monitor the
+                         checker holds while a second agent thread enters; a
+                         MONITOR_DUMP (u1 records,
+                         u4 big-endian) where main owns once the monitor blocked
+                         waits to enter, the agent's raw monitor is owned once
+                         by the asking thread, blocked's status is MONITOR_WAIT;
+                         GetCallTrace of the suspended
                          spinner (spin() at its line), ThreadHasRun 1 for the
                          spinner and 0 for the sleeper, GetThreadObject and
                          GetMethodClass equal to THREAD_START's and CLASS_LOAD's
@@ -322,6 +329,7 @@ def make_tests(Fail, Skip):
             raise Fail("the program ran to its end: ProfilerExit did not end the JVM")
         lines = lines_of(out)
         want = ["status spinner RUNNABLE", "status sleeper CONDVAR_WAIT", "status blocked MONITOR_WAIT",
+                "raw_contention enter 1 entered 1 exit 1", "monitor_dump java OK raw OK status OK",
                 "trace spinner spin:%d" % source_line("SPIN_LINE"), "has_run spinner 1", "has_run sleeper 0",
                 "thread_object SAME", "method_class SAME", "cpu_time OK", "tls_other SAME", "run_gc OK",
                 "data_dump OK", "contended blocked SEEN", "WAIT", "shutdown"]

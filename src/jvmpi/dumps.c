@@ -1,11 +1,19 @@
 /*
- * dumps: HEAP_DUMP at JVMPI_DUMP_LEVEL_0, requested by the agent: after a
+ * dumps: the dumps an agent requests, in the specification's byte formats
+ * (u1 record types, u4 big-endian, ids and JNIEnvs as native pointers).
+ *
+ * HEAP_DUMP at JVMPI_DUMP_LEVEL_0: after a
  * collection, one record per live object (the specification's format:
  * u1 kind, then the object's jobjectID as a native pointer), made by a JVMTI
  * heap iteration that gives every object not yet seen its id (tag).
- * Levels 1 and 2 (fields and references), OBJECT_DUMP and MONITOR_DUMP are
- * not built yet: RequestEvent answers JVMPI_NOT_AVAILABLE for them.
+ * MONITOR_DUMP: every Java monitor a known thread owns or contends for
+ * (JVMTI GetObjectMonitorUsage: owner, entry count, waiters) and every raw
+ * monitor of the agent, with each thread's trace and status; taken while
+ * the program runs (not with the threads stopped, as JVMPI did).
+ * Levels 1 and 2 (fields and references) and OBJECT_DUMP are not built
+ * yet: RequestEvent answers JVMPI_NOT_AVAILABLE for them.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,5 +127,150 @@ jint jvmpi_request_heap_dump(JNIEnv *jni, const JVMPI_HeapDumpArg *arg) {
     jvmpi_in_layer = 1;
     jint result = heap_dump_level0(jni);
     jvmpi_in_layer = was;
+    return result;
+}
+
+/* ------------------------------------------------------------ monitor dump */
+
+#define DUMP_THREADS 4096
+#define TRACE_DEPTH 16
+
+static int put_u1(dump_buffer *b, unsigned v) { unsigned char c = (unsigned char)v; return append(b, &c, 1); }
+static int put_u4(dump_buffer *b, uint32_t v) {             /* big-endian, as the formats say */
+    unsigned char c[4] = { (unsigned char)(v >> 24), (unsigned char)(v >> 16), (unsigned char)(v >> 8),
+                           (unsigned char)v };
+    return append(b, c, 4);
+}
+static int put_pointer(dump_buffer *b, const void *p) { return append(b, &p, sizeof p); }
+
+typedef struct thread_set { JNIEnv **envs; jthread *threads; int n; } thread_set;
+
+static JNIEnv *env_of(JNIEnv *jni, const thread_set *ts, jthread thread) {
+    for (int i = 0; thread != NULL && i < ts->n; i++)
+        if ((*jni)->IsSameObject(jni, ts->threads[i], thread)) return ts->envs[i];
+    return NULL;
+}
+
+/* u4 count, then the JNIEnvs of those threads the layer knows, leaving out
+ * those in except (before JDK 23 the waiters to enter include the threads
+ * in Object.wait). */
+static void put_env_list(JNIEnv *jni, dump_buffer *b, const thread_set *ts, const jthread *threads, jint n,
+                         const jthread *except, jint n_except) {
+    JNIEnv *envs[DUMP_THREADS];
+    uint32_t k = 0;
+    for (jint i = 0; i < n && k < DUMP_THREADS; i++) {
+        int excluded = 0;
+        for (jint j = 0; j < n_except && !excluded; j++) excluded = (*jni)->IsSameObject(jni, except[j], threads[i]);
+        JNIEnv *env = excluded ? NULL : env_of(jni, ts, threads[i]);
+        if (env != NULL) envs[k++] = env;
+    }
+    put_u4(b, k);
+    for (uint32_t i = 0; i < k; i++) put_pointer(b, envs[i]);
+}
+
+static void put_java_monitor(JNIEnv *jni, dump_buffer *b, const thread_set *ts, jobject object) {
+    jvmtiMonitorUsage usage;
+    memset(&usage, 0, sizeof usage);
+    if ((*jvmpi_jvmti)->GetObjectMonitorUsage(jvmpi_jvmti, object, &usage) != JVMTI_ERROR_NONE) return;
+    put_u1(b, JVMPI_MONITOR_JAVA);
+    put_pointer(b, jvmpi_id_of(object));
+    put_pointer(b, env_of(jni, ts, usage.owner));
+    put_u4(b, (uint32_t)usage.entry_count);
+    put_env_list(jni, b, ts, usage.waiters, usage.waiter_count, usage.notify_waiters, usage.notify_waiter_count);
+    put_env_list(jni, b, ts, usage.notify_waiters, usage.notify_waiter_count, NULL, 0);
+    (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)usage.waiters);
+    (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)usage.notify_waiters);
+}
+
+static int add_unique(JNIEnv *jni, jobject *objects, int n, int max, jobject o) {
+    if (o == NULL || n >= max) return n;
+    for (int i = 0; i < n; i++)
+        if ((*jni)->IsSameObject(jni, objects[i], o)) return n;
+    objects[n] = o;
+    return n + 1;
+}
+
+/* The Java monitors the known threads own or contend for. */
+static int monitors_in_use(JNIEnv *jni, const thread_set *ts, jobject *objects, int max) {
+    int n = 0;
+    for (int i = 0; i < ts->n; i++) {
+        jint owned_n = 0;
+        jobject *owned = NULL;
+        if ((*jvmpi_jvmti)->GetOwnedMonitorInfo(jvmpi_jvmti, ts->threads[i], &owned_n, &owned) == JVMTI_ERROR_NONE) {
+            for (jint j = 0; j < owned_n; j++) n = add_unique(jni, objects, n, max, owned[j]);
+            (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)owned);
+        }
+        jobject contended = NULL;
+        if ((*jvmpi_jvmti)->GetCurrentContendedMonitor(jvmpi_jvmti, ts->threads[i], &contended) == JVMTI_ERROR_NONE)
+            n = add_unique(jni, objects, n, max, contended);
+    }
+    return n;
+}
+
+static void put_raw_monitor(const jvmpi_raw_monitor *m, void *context) {
+    dump_buffer *b = context;
+    put_u1(b, JVMPI_MONITOR_RAW);
+    put_pointer(b, m->name);
+    put_pointer(b, m);
+    put_pointer(b, m->owner);
+    put_u4(b, (uint32_t)m->entries);
+    put_u4(b, (uint32_t)m->n_entering);
+    for (int i = 0; i < m->n_entering; i++) put_pointer(b, m->entering[i]);
+    put_u4(b, (uint32_t)m->n_notified);
+    for (int i = 0; i < m->n_notified; i++) put_pointer(b, m->notified[i]);
+}
+
+/* Every known thread's trace and status, as the event carries them. */
+static JVMPI_CallTrace *thread_traces(const thread_set *ts, jint **status) {
+    JVMPI_CallTrace *traces = calloc((size_t)ts->n + 1, sizeof *traces);
+    JVMPI_CallFrame *frames = calloc((size_t)ts->n * TRACE_DEPTH + 1, sizeof *frames);
+    *status = calloc((size_t)ts->n + 1, sizeof **status);
+    if (traces == NULL || frames == NULL || *status == NULL) {
+        free(traces); free(frames); free(*status);
+        *status = NULL;
+        return NULL;
+    }
+    for (int i = 0; i < ts->n; i++) {
+        traces[i].env_id = ts->envs[i];
+        traces[i].frames = frames + (size_t)i * TRACE_DEPTH;
+        jvmpi_call_trace(&traces[i], TRACE_DEPTH);
+        (*status)[i] = jvmpi_thread_status(ts->envs[i]);
+    }
+    return traces;
+}
+
+jint jvmpi_request_monitor_dump(JNIEnv *jni) {
+    static JNIEnv *envs[DUMP_THREADS];          /* one dump at a time (under dumping) */
+    static jthread threads[DUMP_THREADS];
+    static jobject objects[DUMP_THREADS];
+    static pthread_mutex_t dumping = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&dumping);
+    (*jni)->PushLocalFrame(jni, 3 * DUMP_THREADS + 64);
+    thread_set ts = { envs, threads, 0 };
+    ts.n = jvmpi_threads_snapshot(jni, envs, threads, DUMP_THREADS);
+    dump_buffer b;
+    memset(&b, 0, sizeof b);
+    int n_objects = monitors_in_use(jni, &ts, objects, DUMP_THREADS);
+    for (int i = 0; i < n_objects; i++) put_java_monitor(jni, &b, &ts, objects[i]);
+    jvmpi_raw_each(put_raw_monitor, &b);
+    jint *status = NULL;
+    JVMPI_CallTrace *traces = thread_traces(&ts, &status);
+    jint result = JVMPI_FAIL;
+    if (!b.failed && traces != NULL) {
+        JVMPI_Event e = jvmpi_event(JVMPI_EVENT_MONITOR_DUMP | JVMPI_REQUESTED_EVENT, jni);
+        e.u.monitor_dump.begin = b.bytes;
+        e.u.monitor_dump.end = b.bytes + b.used;
+        e.u.monitor_dump.num_traces = ts.n;
+        e.u.monitor_dump.traces = traces;
+        e.u.monitor_dump.threads_status = status;
+        jvmpi_notify(&e);
+        result = JVMPI_SUCCESS;
+    }
+    if (traces != NULL) free(traces[0].frames);
+    free(traces);
+    free(status);
+    free(b.bytes);
+    (*jni)->PopLocalFrame(jni, NULL);
+    pthread_mutex_unlock(&dumping);
     return result;
 }

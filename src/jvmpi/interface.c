@@ -78,6 +78,7 @@ static jint request_event(jint event_type, void *arg) {
     case JVMPI_EVENT_THREAD_START: return request_thread_start(jni, (jobjectID)arg);
     case JVMPI_EVENT_OBJECT_ALLOC: return jvmpi_request_object_alloc(jni, (jobjectID)arg);
     case JVMPI_EVENT_HEAP_DUMP:    return jvmpi_request_heap_dump(jni, (const JVMPI_HeapDumpArg *)arg);
+    case JVMPI_EVENT_MONITOR_DUMP: return jvmpi_request_monitor_dump(jni);
     default:                       return JVMPI_NOT_AVAILABLE;
     }
 }
@@ -94,7 +95,7 @@ static jint line_of(jmethodID method, jlocation at) {
     return line;
 }
 
-static void get_call_trace(JVMPI_CallTrace *trace, jint depth) {
+void jvmpi_call_trace(JVMPI_CallTrace *trace, jint depth) {
     if (trace == NULL) return;
     trace->num_frames = 0;
     if (depth <= 0 || trace->frames == NULL) return;
@@ -119,7 +120,7 @@ static void get_call_trace(JVMPI_CallTrace *trace, jint depth) {
     free(frames);
 }
 
-/* ------------------------------------------------------------ exit, monitors */
+/* ------------------------------------------------------------ exit */
 
 /* The VM exits with the agent's code, through System.exit so that it
  * shuts down as any Java exit would (JVM_SHUT_DOWN included). */
@@ -131,29 +132,6 @@ static void profiler_exit(jint code) {
         if (exit_m != NULL) (*jni)->CallStaticVoidMethod(jni, system, exit_m, code);
     }
     _exit((int)code);                 /* not in a Java thread, or System.exit failed */
-}
-
-static JVMPI_RawMonitor raw_monitor_create(char *name) {
-    jrawMonitorID id = NULL;
-    if (jvmpi_failed((*jvmpi_jvmti)->CreateRawMonitor(jvmpi_jvmti, name ? name : "", &id), "CreateRawMonitor"))
-        return NULL;
-    return (JVMPI_RawMonitor)id;
-}
-static void raw_monitor_enter(JVMPI_RawMonitor m) {
-    jvmpi_failed((*jvmpi_jvmti)->RawMonitorEnter(jvmpi_jvmti, (jrawMonitorID)m), "RawMonitorEnter");
-}
-static void raw_monitor_exit(JVMPI_RawMonitor m) {
-    jvmpi_failed((*jvmpi_jvmti)->RawMonitorExit(jvmpi_jvmti, (jrawMonitorID)m), "RawMonitorExit");
-}
-static void raw_monitor_wait(JVMPI_RawMonitor m, jlong ms) {
-    jvmtiError err = (*jvmpi_jvmti)->RawMonitorWait(jvmpi_jvmti, (jrawMonitorID)m, ms);
-    if (err != JVMTI_ERROR_INTERRUPT) jvmpi_failed(err, "RawMonitorWait");
-}
-static void raw_monitor_notify_all(JVMPI_RawMonitor m) {
-    jvmpi_failed((*jvmpi_jvmti)->RawMonitorNotifyAll(jvmpi_jvmti, (jrawMonitorID)m), "RawMonitorNotifyAll");
-}
-static void raw_monitor_destroy(JVMPI_RawMonitor m) {
-    jvmpi_failed((*jvmpi_jvmti)->DestroyRawMonitor(jvmpi_jvmti, (jrawMonitorID)m), "DestroyRawMonitor");
 }
 
 /* ------------------------------------------------------------ threads */
@@ -187,7 +165,7 @@ static jboolean thread_has_run(JNIEnv *env) {
     return t != NULL && t->cpu_at_suspend[1] > t->cpu_at_suspend[0] ? JNI_TRUE : JNI_FALSE;
 }
 
-static jint get_thread_status(JNIEnv *env) {
+jint jvmpi_thread_status(JNIEnv *env) {
     jvmpi_thread *t = jvmpi_thread_of(env);
     jint state = 0;
     if (t == NULL || jvmpi_failed((*jvmpi_jvmti)->GetThreadState(jvmpi_jvmti, t->thread, &state), "GetThreadState"))
@@ -309,18 +287,18 @@ JVMPI_Interface jvmpi_interface = {
     .EnableEvent = enable_event,
     .DisableEvent = disable_event,
     .RequestEvent = request_event,
-    .GetCallTrace = get_call_trace,
+    .GetCallTrace = jvmpi_call_trace,
     .ProfilerExit = profiler_exit,
-    .RawMonitorCreate = raw_monitor_create,
-    .RawMonitorEnter = raw_monitor_enter,
-    .RawMonitorExit = raw_monitor_exit,
-    .RawMonitorWait = raw_monitor_wait,
-    .RawMonitorNotifyAll = raw_monitor_notify_all,
-    .RawMonitorDestroy = raw_monitor_destroy,
+    .RawMonitorCreate = jvmpi_raw_create,
+    .RawMonitorEnter = jvmpi_raw_enter,
+    .RawMonitorExit = jvmpi_raw_exit,
+    .RawMonitorWait = jvmpi_raw_wait,
+    .RawMonitorNotifyAll = jvmpi_raw_notify_all,
+    .RawMonitorDestroy = jvmpi_raw_destroy,
     .GetCurrentThreadCpuTime = current_thread_cpu_time,
     .SuspendThread = suspend_thread,
     .ResumeThread = resume_thread,
-    .GetThreadStatus = get_thread_status,
+    .GetThreadStatus = jvmpi_thread_status,
     .ThreadHasRun = thread_has_run,
     .CreateSystemThread = create_system_thread,
     .SetThreadLocalStorage = set_thread_local_storage,

@@ -18,6 +18,7 @@
  *   gc.c          GC_START, OBJECT_FREE, GC_FINISH, CLASS_UNLOAD, posted by
  *                 a thread of the layer after each collection
  *   dumps.c       HEAP_DUMP (level 0 so far), on request
+ *   raw_monitors.c the agent's raw monitors, with their owners and waiters
  *   hooks.c       CLASS_LOAD_HOOK (an environment of its own) and the JNI
  *                 global reference events (the JNI function table)
  */
@@ -53,6 +54,9 @@ int  jvmpi_failed(jvmtiError err, const char *what);
 extern JVMPI_Interface jvmpi_interface;
 /* Is this event (a JVMPI_EVENT_ number) enabled? */
 int  jvmpi_enabled(jint event_type);
+/* GetCallTrace and GetThreadStatus, for the dumps too. */
+void jvmpi_call_trace(JVMPI_CallTrace *trace, jint depth);
+jint jvmpi_thread_status(JNIEnv *env);
 /* 1 once VMInit has run: the live phase, where JNI may be used. */
 extern atomic_int jvmpi_live;
 
@@ -78,6 +82,9 @@ jvmpi_thread *jvmpi_thread_of(JNIEnv *env);
 void jvmpi_post_thread_start(JNIEnv *jni, jvmpi_thread *t, int requested);
 /* The thread ended: post THREAD_END and forget it. */
 void jvmpi_thread_end(JNIEnv *jni);
+/* The threads with a record now: their JNIEnvs and local references to
+ * their Thread objects, at most max; returns how many. */
+int jvmpi_threads_snapshot(JNIEnv *jni, JNIEnv **envs, jthread *threads, int max);
 /* The record whose Thread object has this id, NULL if none. */
 jvmpi_thread *jvmpi_thread_with_object(JNIEnv *jni, jobjectID id);
 
@@ -140,7 +147,33 @@ jint jvmpi_hooks_switch_class_hook(int on);
 /* The layer's New/Delete(Weak)GlobalRef in the JNI table (live phase, once). */
 int  jvmpi_hooks_wrap_jni(void);
 
+/* ------------------------------------------------------------ raw_monitors.c */
+#define JVMPI_RAW_WAITERS 64        /* threads listed per monitor and list */
+typedef struct jvmpi_raw_monitor {
+    jrawMonitorID id;
+    char         *name;
+    JNIEnv       *owner;            /* NULL when free */
+    int           entries;          /* the owner's entry count */
+    JNIEnv       *entering[JVMPI_RAW_WAITERS];
+    int           n_entering;
+    JNIEnv       *notified[JVMPI_RAW_WAITERS];   /* in RawMonitorWait */
+    int           n_notified;
+    struct jvmpi_raw_monitor *next;
+} jvmpi_raw_monitor;
+
+JVMPI_RawMonitor jvmpi_raw_create(char *name);
+void jvmpi_raw_enter(JVMPI_RawMonitor m);
+void jvmpi_raw_exit(JVMPI_RawMonitor m);
+void jvmpi_raw_wait(JVMPI_RawMonitor m, jlong ms);
+void jvmpi_raw_notify_all(JVMPI_RawMonitor m);
+void jvmpi_raw_destroy(JVMPI_RawMonitor m);
+/* fn for every live raw monitor, under the monitors' lock (fn must not
+ * call the functions above). */
+void jvmpi_raw_each(void (*fn)(const jvmpi_raw_monitor *m, void *context), void *context);
+
 /* ------------------------------------------------------------ dumps.c */
+/* RequestEvent(MONITOR_DUMP): the dump, posted on this thread. */
+jint jvmpi_request_monitor_dump(JNIEnv *jni);
 /* RequestEvent(HEAP_DUMP, arg): the dump, posted on this thread. */
 jint jvmpi_request_heap_dump(JNIEnv *jni, const JVMPI_HeapDumpArg *arg);
 

@@ -136,6 +136,9 @@ static int add_capabilities(void) {
     caps.can_generate_vm_object_alloc_events = potential.can_generate_vm_object_alloc_events;
     caps.can_generate_compiled_method_load_events = potential.can_generate_compiled_method_load_events;
     caps.can_generate_object_free_events = potential.can_generate_object_free_events;
+    caps.can_get_owned_monitor_info = potential.can_get_owned_monitor_info;
+    caps.can_get_current_contended_monitor = potential.can_get_current_contended_monitor;
+    caps.can_get_monitor_info = potential.can_get_monitor_info;
     if (!caps.can_tag_objects) {
         fprintf(stderr, "jvmpi: this JVM cannot tag objects (JVMTI can_tag_objects): JVMPI object ids need it\n");
         return -1;

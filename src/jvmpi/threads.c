@@ -72,6 +72,19 @@ jvmpi_thread *jvmpi_thread_of(JNIEnv *env) {
     return t;
 }
 
+int jvmpi_threads_snapshot(JNIEnv *jni, JNIEnv **envs, jthread *thread_refs, int max) {
+    int n = 0;
+    pthread_mutex_lock(&threads.lock);
+    for (jvmpi_thread *t = threads.all; t != NULL && n < max; t = t->next) {
+        if (t->thread == NULL) continue;
+        envs[n] = t->env;
+        thread_refs[n] = (*jni)->NewLocalRef(jni, t->thread);
+        if (thread_refs[n] != NULL) n++;
+    }
+    pthread_mutex_unlock(&threads.lock);
+    return n;
+}
+
 jvmpi_thread *jvmpi_thread_with_object(JNIEnv *jni, jobjectID id) {
     jvmpi_thread *t = NULL;
     pthread_mutex_lock(&threads.lock);

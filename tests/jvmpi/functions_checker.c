@@ -5,6 +5,15 @@
  * starts a thread of its own (CreateSystemThread) that, once the program's
  * threads are in place, checks and writes to out=FILE one line each:
  *   status spinner|sleeper|blocked STATUS   GetThreadStatus
+ *   raw_contention enter E entered D exit X  RAW_MONITOR_CONTENDED_* on monitor
+ *                                           "checker raw": held by the checker
+ *                                           while a second agent thread enters
+ *   monitor_dump java OK|BAD raw OK|BAD status OK|BAD
+ *                                           MONITOR_DUMP: main owns a monitor
+ *                                           once that blocked waits to enter;
+ *                                           the agent's raw monitor, held by
+ *                                           the asking thread once; blocked's
+ *                                           status MONITOR_WAIT in the dump
  *   trace spinner METHOD:LINE               GetCallTrace of the suspended spinner
  *   has_run spinner|sleeper 0|1             ThreadHasRun between two suspensions
  *   thread_object SAME|DIFFERENT            GetThreadObject vs THREAD_START's thread_id
@@ -24,6 +33,7 @@
 #include "agent_support.h"
 
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,8 +43,8 @@ static JVMPI_Interface *jvmpi;
 static JVMPI_RawMonitor lock;
 static FILE *out;
 
-enum { SPINNER, SLEEPER, BLOCKED, WAITER, WATCHED };
-static const char *const watched_names[WATCHED] = { "spinner", "sleeper", "blocked", "waiter" };
+enum { SPINNER, SLEEPER, BLOCKED, WAITER, MAIN, WATCHED };
+static const char *const watched_names[WATCHED] = { "spinner", "sleeper", "blocked", "waiter", "main" };
 static struct { JNIEnv *env; jobjectID object; } watched[WATCHED];
 
 static jmethodID spin_method;
@@ -81,6 +91,90 @@ static void monitor_event(JVMPI_Event *e) {
         waited_ms = e->u.monitor_wait.timeout;
     }
     jvmpi->RawMonitorExit(lock);
+}
+
+static void pause_ms(jlong ms);
+static int java_ok, raw_ok, dump_status_ok;
+
+/* Raw monitor contention: the checker holds `contended_raw` while a thread
+ * of its own (CreateSystemThread) enters it. */
+static JVMPI_RawMonitor contended_raw;
+static volatile int contender_started, contender_done;
+static int raw_enters, raw_entereds, raw_exits;
+
+static void contender(void *arg) {
+    (void)arg;
+    contender_started = 1;
+    jvmpi->RawMonitorEnter(contended_raw);
+    jvmpi->RawMonitorExit(contended_raw);
+    contender_done = 1;
+}
+
+static void raw_event(JVMPI_Event *e) {
+    if (e->u.raw_monitor.id != contended_raw || strcmp(e->u.raw_monitor.name, "checker raw") != 0) return;
+    if (e->event_type == JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTER) raw_enters++;
+    if (e->event_type == JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTERED) raw_entereds++;
+    if (e->event_type == JVMPI_EVENT_RAW_MONITOR_CONTENDED_EXIT) raw_exits++;
+}
+
+static void check_raw_contention(void) {
+    contended_raw = jvmpi->RawMonitorCreate("checker raw");
+    jvmpi->RawMonitorEnter(contended_raw);
+    jvmpi->CreateSystemThread("contender", JVMPI_NORMAL_PRIORITY, contender);
+    for (int i = 0; i < 500 && !(contender_started && raw_enters); i++) pause_ms(10);
+    jvmpi->RawMonitorExit(contended_raw);
+    for (int i = 0; i < 500 && !contender_done; i++) pause_ms(10);
+    fprintf(out, "raw_contention enter %d entered %d exit %d\n", raw_enters, raw_entereds, raw_exits);
+    jvmpi->RawMonitorDestroy(contended_raw);
+}
+
+static uint32_t get_u4(const char *p) {
+    const unsigned char *u = (const unsigned char *)p;
+    return (uint32_t)u[0] << 24 | (uint32_t)u[1] << 16 | (uint32_t)u[2] << 8 | u[3];
+}
+
+static void *get_pointer(const char *p) {
+    void *v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* A list: u4 count, then that many JNIEnv *; is env among them? */
+static const char *read_env_list(const char *p, JNIEnv *env, int *found) {
+    uint32_t n = get_u4(p);
+    p += 4;
+    for (uint32_t i = 0; i < n; i++, p += sizeof(void *))
+        if (get_pointer(p) == env) *found = 1;
+    return p;
+}
+
+static void monitor_dump(JVMPI_Event *e) {
+    const char *p = e->u.monitor_dump.begin, *end = e->u.monitor_dump.end;
+    while (p < end) {
+        int type = (unsigned char)*p++;
+        const char *raw_name = NULL;
+        if (type == JVMPI_MONITOR_RAW) {
+            raw_name = get_pointer(p);
+            p += 2 * sizeof(void *);                 /* name, raw monitor id */
+        } else {
+            p += sizeof(void *);                     /* object id */
+        }
+        JNIEnv *owner = get_pointer(p);
+        p += sizeof(void *);
+        uint32_t entries = get_u4(p);
+        p += 4;
+        int blocked_enters = 0, unused = 0;
+        p = read_env_list(p, watched[BLOCKED].env, &blocked_enters);
+        p = read_env_list(p, NULL, &unused);
+        if (type == JVMPI_MONITOR_JAVA && owner == watched[MAIN].env && entries == 1 && blocked_enters) java_ok = 1;
+        if (type == JVMPI_MONITOR_RAW && strcmp(raw_name, "_functions_checker") == 0 && owner == e->env_id &&
+            entries == 1)
+            raw_ok = 1;
+    }
+    for (jint i = 0; i < e->u.monitor_dump.num_traces; i++)
+        if (e->u.monitor_dump.traces[i].env_id == watched[BLOCKED].env &&
+            e->u.monitor_dump.threads_status[i] == JVMPI_THREAD_MONITOR_WAIT)
+            dump_status_ok = 1;
 }
 
 static void pause_ms(jlong ms) {
@@ -167,6 +261,12 @@ static void checker(void *arg) {
     for (int i = 0; i < 3; i++)
         fprintf(out, "status %s %s\n", watched_names[statuses[i]],
                 status_name(jvmpi->GetThreadStatus(watched[statuses[i]].env)));
+    check_raw_contention();
+    jvmpi->RawMonitorEnter(lock);
+    jint dumped = jvmpi->RequestEvent(JVMPI_EVENT_MONITOR_DUMP, NULL);
+    jvmpi->RawMonitorExit(lock);
+    fprintf(out, "monitor_dump java %s raw %s status %s\n", dumped == JVMPI_SUCCESS && java_ok ? "OK" : "BAD",
+            raw_ok ? "OK" : "BAD", dump_status_ok ? "OK" : "BAD");
     check_trace();
     fprintf(out, "has_run spinner %d\n", has_run(watched[SPINNER].env));
     fprintf(out, "has_run sleeper %d\n", has_run(watched[SLEEPER].env));
@@ -187,6 +287,7 @@ static void checker(void *arg) {
 static void notify(JVMPI_Event *e) {
     switch (e->event_type) {
     case JVMPI_EVENT_THREAD_START:  thread_start(e); break;
+    case JVMPI_EVENT_MONITOR_DUMP | JVMPI_REQUESTED_EVENT: monitor_dump(e); break;
     case JVMPI_EVENT_CLASS_LOAD:    class_load(e); break;
     case JVMPI_EVENT_GC_START:      gc_starts++; break;
     case JVMPI_EVENT_DATA_DUMP_REQUEST:
@@ -198,6 +299,9 @@ static void notify(JVMPI_Event *e) {
     case JVMPI_EVENT_MONITOR_CONTENDED_ENTER:
     case JVMPI_EVENT_MONITOR_WAIT:
     case JVMPI_EVENT_MONITOR_WAITED: monitor_event(e); break;
+    case JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTER:
+    case JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTERED:
+    case JVMPI_EVENT_RAW_MONITOR_CONTENDED_EXIT: raw_event(e); break;
     case JVMPI_EVENT_JVM_INIT_DONE:
         if (jvmpi->CreateSystemThread("jvmpi checker", JVMPI_NORMAL_PRIORITY, checker) != JNI_OK)
             fprintf(stderr, "functions_checker: CreateSystemThread failed\n");
@@ -222,6 +326,8 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved) {
     static const jint events[] = { JVMPI_EVENT_THREAD_START, JVMPI_EVENT_CLASS_LOAD, JVMPI_EVENT_GC_START,
                                    JVMPI_EVENT_DATA_DUMP_REQUEST, JVMPI_EVENT_MONITOR_CONTENDED_ENTER,
                                    JVMPI_EVENT_MONITOR_WAIT, JVMPI_EVENT_MONITOR_WAITED,
-                                   JVMPI_EVENT_JVM_INIT_DONE, JVMPI_EVENT_JVM_SHUT_DOWN };
+                                   JVMPI_EVENT_JVM_INIT_DONE, JVMPI_EVENT_JVM_SHUT_DOWN,
+                                   JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTER, JVMPI_EVENT_RAW_MONITOR_CONTENDED_ENTERED,
+                                   JVMPI_EVENT_RAW_MONITOR_CONTENDED_EXIT };
     return agent_enable(jvmpi, events, AGENT_COUNT(events));
 }
