@@ -1624,6 +1624,14 @@ def main():
     res = Results()
     t0 = time.time()
     os.makedirs(OUT, exist_ok=True)
+    if not args.filters:
+        # The tools our outputs are checked with (go tool pprof, flamegraph.pl,
+        # Chromium, VisualVM), once, before the tests that use them; a tool
+        # that cannot be installed makes its checks SKIP with the reason.
+        log = os.path.join(OUT, "ensure-test-tools.log")
+        if sh([os.path.join(ROOT, "scripts", "ensure-test-tools")], log, timeout=1800) != 0:
+            print("note: scripts/ensure-test-tools could not install every tool (see %s); "
+                  "the checks that need them will SKIP" % log, flush=True)
 
     for name, fn in NOJDK_TESTS:
         if selected(name, args.filters):
