@@ -1347,7 +1347,8 @@ def t_asan_agent(ctx):
     then the monitor features (monitor=y with thread=y and the periodic
     deadlock check) on Deadlocks, then cpu=times (the rewriter on every
     class the JVM loads) on TimesTruth, then heap=all and heap=sites on
-    AllocTruth."""
+    AllocTruth; pprof=, flamegraph= and collapsed= beside them (whole stacks,
+    the writers); then net= to a raw listener."""
     env = asan_env()
     if env is None:
         raise Skip("gcc's libasan.so not found")
@@ -1398,19 +1399,21 @@ def t_asan_agent(ctx):
             raise Fail("%s under ASan: %s" % (main, "; ".join(problems)))
         return "%d DEADLOCKS sections, %d cycles in the last" % (len(prof.deadlocks), len(dl.cycles))
 
-    runs = [("CpuSplit", ["2000"], "cpu=samples,interval=1,depth=64,thread=y,collapsed=%s,file=%s"
-             % (ctx.path("split.collapsed"), ctx.path("split.hprof.txt")), samples),
+    runs = [("CpuSplit", ["2000"], "cpu=samples,interval=1,depth=64,thread=y,collapsed=%s,pprof=%s,flamegraph=%s,file=%s"
+             % (ctx.path("split.collapsed"), ctx.path("split.pb.gz"), ctx.path("split.html"),
+                ctx.path("split.hprof.txt")), samples),
             ("ThreadChurn", ["1000", "50", "300000"], "cpu=samples,interval=1,file=%s" % ctx.path("churn.hprof.txt"),
              samples),
-            ("Deadlocks", ["1500"], "monitor=y,thread=y,deadlock=100,file=%s" % ctx.path("deadlocks.hprof.txt"),
-             deadlocks),
+            ("Deadlocks", ["1500"], "monitor=y,thread=y,deadlock=100,pprof=%s,file=%s"
+             % (ctx.path("deadlocks.pb.gz"), ctx.path("deadlocks.hprof.txt")), deadlocks),
             # cpu=times: every class rewritten by the ASan-built rewriter as it loads.
             ("TimesTruth", ["exit"], "cpu=times,cutoff=0,file=%s" % ctx.path("times.hprof.txt"), times_rows),
             # heap=all: allocation hooks, tags, the census, the heap walk and the text dump.
             ("AllocTruth", [], "heap=all,depth=16,cutoff=0,file=%s" % ctx.path("heap.hprof.txt"), heap_all),
             # heap=sites alone: the stack walk from the native, trace caches, the
             # extra tag maps, per-thread traces (thread=y).
-            ("AllocTruth", [], "heap=sites,thread=y,cutoff=0,file=%s" % ctx.path("sites.hprof.txt"), heap_sites)]
+            ("AllocTruth", [], "heap=sites,thread=y,cutoff=0,pprof=%s,flamegraph=%s,file=%s"
+             % (ctx.path("sites.pb.gz"), ctx.path("sites.html"), ctx.path("sites.hprof.txt")), heap_sites)]
     for main, args, opts, check in runs:
         r = ctx.run(main, args, agent=opts, agent_path=ASAN_AGENT, env=env,
                     tag="asan-" + main + ("-sites" if "heap=sites" in opts else ""), timeout=300)
@@ -1420,6 +1423,55 @@ def t_asan_agent(ctx):
             raise Fail("%s: sanitizer report: %s (see %s)" % (main, bad[0], ctx.out))
         prof = parse_profile(opts.split("file=")[1])
         ctx.note("asan %s: exit 0, no sanitizer report, %s" % (main, check(main, prof)))
+    for out in ("split.pb.gz", "split.html", "deadlocks.pb.gz", "sites.pb.gz", "sites.html"):
+        if not os.path.isfile(ctx.path(out)) or os.path.getsize(ctx.path(out)) == 0:
+            raise Fail("under ASan, %s was not written" % out)
+    asan_net_run(ctx, env)
+
+
+def asan_net_run(ctx, env):
+    """net= under ASan: the spool, the send queue and the sender thread, with
+    a listener that sends no greeting (raw mode: the bytes of the report)."""
+    import socket
+    import threading
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    server.settimeout(120)
+    got = bytearray()
+
+    def receive():
+        try:
+            conn, _ = server.accept()
+            with conn:
+                conn.settimeout(120)
+                while True:
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        break
+                    got.extend(chunk)
+        except OSError:
+            pass
+
+    reader = threading.Thread(target=receive, daemon=True)
+    reader.start()
+    try:
+        r = ctx.run("CpuSplit", ["1500"], agent="cpu=samples,interval=1,net=127.0.0.1:%d,file=%s"
+                    % (server.getsockname()[1], ctx.path("net-fallback.hprof.txt")),
+                    agent_path=ASAN_AGENT, env=env, tag="asan-net", timeout=300)
+        reader.join(60)
+    finally:
+        server.close()
+    bad = [l for l in r.stderr.splitlines() if "AddressSanitizer" in l or "runtime error:" in l]
+    if bad:
+        raise Fail("net=: sanitizer report: %s (see %s)" % (bad[0], ctx.out))
+    path = ctx.path("net-received.hprof.txt")
+    with open(path, "wb") as f:
+        f.write(bytes(got))
+    sec = final_section(parse_profile(path), "the report received over net=")
+    if sec.total <= 0:
+        raise Fail("net= under ASan: no samples in the %d bytes received" % len(got))
+    ctx.note("asan net=: exit 0, no sanitizer report, %d bytes received, %d samples" % (len(got), sec.total))
 
 
 def t_parser_selftest(ctx):
