@@ -440,6 +440,38 @@ def t_thread_churn_timer(ctx):
 
 # ---------------------------------------------------------------- SIGQUIT
 
+def t_binary_second_file(ctx):
+    """format=b: a SIGQUIT dump into file=, then `hprof dump file=` into a
+    second file mid-run. Each file must stand alone (every trace, frame and
+    name it uses defined in it) and name the threads (START THREAD; END
+    THREAD for those that ended), as checked by tests/hprof_reader.py."""
+    import hprof_reader
+    first, second = ctx.path("first.hprof"), ctx.path("second.hprof")
+    p, so, se, cmd = spawn(ctx, "CpuSplit", ["5000"], "cpu=samples,format=b,file=" + first, "split")
+    try:
+        time.sleep(2.0)
+        os.kill(p.pid, signal.SIGQUIT)
+        time.sleep(0.5)
+        r = subprocess.run([os.path.join(BUILD, "hprof"), "dump", str(p.pid), "file=" + second],
+                           capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:
+            raise Fail("hprof dump file=: rc %d: %s" % (r.returncode, r.stderr[-300:]))
+    finally:
+        reap(ctx, p, so, se, cmd)
+    names = {}
+    for path in (first, second):
+        d = hprof_reader.read(path)
+        if d.problems:
+            raise Fail("%s does not stand alone: %s" % (os.path.basename(path), "; ".join(d.problems[:3])))
+        names[path] = {d.strings.get(t.name): t.ended for t in d.threads.values()}
+        if "cpu-worker" not in names[path]:
+            raise Fail("%s names no thread cpu-worker (START THREAD): %s" % (os.path.basename(path),
+                                                                             sorted(names[path])[:10]))
+    if names[first].get("main") is not True:
+        raise Fail("the exit dump does not say that main ended (END THREAD): %r" % names[first].get("main"))
+    ctx.note("both files complete; threads %d (file=) and %d (dump file=)" % (len(names[first]), len(names[second])))
+
+
 def t_sigquit(ctx):
     prof_path = ctx.path("longrun.hprof.txt")
     cmd = ctx.java_cmd("LongRun", ["6000"], agent="cpu=samples,file=" + prof_path)
@@ -1492,6 +1524,7 @@ JVM_TESTS = [
     ("thread_churn_timer", t_thread_churn_timer),
     ("asan_agent", t_asan_agent),
     ("sigquit", t_sigquit),
+    ("binary_second_file", t_binary_second_file),
     ("interval_1", t_interval_1),
     ("monitor_contention", t_monitor_contention),
     ("monitor_threads", t_monitor_threads),
