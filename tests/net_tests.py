@@ -183,6 +183,9 @@ def make_tests(Fail, parse_profile, spawn, reap):
             lis.kill()
         if rc != 0:
             raise Fail("hprof listen exited %d: %s" % (rc, lis.stdout()[-300:]))
+        mode = os.stat(lis.out_file).st_mode & 0o777
+        if mode != 0o600:
+            raise Fail("hprof listen's -o file is %o; it may hold a heap dump: want 600" % mode)
         try:
             d = hprof_reader.read(lis.out_file)
         except hprof_reader.ParseError as e:

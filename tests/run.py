@@ -440,6 +440,38 @@ def t_thread_churn_timer(ctx):
 
 # ---------------------------------------------------------------- SIGQUIT
 
+def t_binary_second_file(ctx):
+    """format=b: a SIGQUIT dump into file=, then `hprof dump file=` into a
+    second file mid-run. Each file must stand alone (every trace, frame and
+    name it uses defined in it) and name the threads (START THREAD; END
+    THREAD for those that ended), as checked by tests/hprof_reader.py."""
+    import hprof_reader
+    first, second = ctx.path("first.hprof"), ctx.path("second.hprof")
+    p, so, se, cmd = spawn(ctx, "CpuSplit", ["5000"], "cpu=samples,format=b,file=" + first, "split")
+    try:
+        time.sleep(2.0)
+        os.kill(p.pid, signal.SIGQUIT)
+        time.sleep(0.5)
+        r = subprocess.run([os.path.join(BUILD, "hprof"), "dump", str(p.pid), "file=" + second],
+                           capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:
+            raise Fail("hprof dump file=: rc %d: %s" % (r.returncode, r.stderr[-300:]))
+    finally:
+        reap(ctx, p, so, se, cmd)
+    names = {}
+    for path in (first, second):
+        d = hprof_reader.read(path)
+        if d.problems:
+            raise Fail("%s does not stand alone: %s" % (os.path.basename(path), "; ".join(d.problems[:3])))
+        names[path] = {d.strings.get(t.name): t.ended for t in d.threads.values()}
+        if "cpu-worker" not in names[path]:
+            raise Fail("%s names no thread cpu-worker (START THREAD): %s" % (os.path.basename(path),
+                                                                             sorted(names[path])[:10]))
+    if names[first].get("main") is not True:
+        raise Fail("the exit dump does not say that main ended (END THREAD): %r" % names[first].get("main"))
+    ctx.note("both files complete; threads %d (file=) and %d (dump file=)" % (len(names[first]), len(names[second])))
+
+
 def t_sigquit(ctx):
     prof_path = ctx.path("longrun.hprof.txt")
     cmd = ctx.java_cmd("LongRun", ["6000"], agent="cpu=samples,file=" + prof_path)
@@ -1347,7 +1379,8 @@ def t_asan_agent(ctx):
     then the monitor features (monitor=y with thread=y and the periodic
     deadlock check) on Deadlocks, then cpu=times (the rewriter on every
     class the JVM loads) on TimesTruth, then heap=all and heap=sites on
-    AllocTruth."""
+    AllocTruth; pprof=, flamegraph= and collapsed= beside them (whole stacks,
+    the writers); then net= to a raw listener."""
     env = asan_env()
     if env is None:
         raise Skip("gcc's libasan.so not found")
@@ -1398,19 +1431,21 @@ def t_asan_agent(ctx):
             raise Fail("%s under ASan: %s" % (main, "; ".join(problems)))
         return "%d DEADLOCKS sections, %d cycles in the last" % (len(prof.deadlocks), len(dl.cycles))
 
-    runs = [("CpuSplit", ["2000"], "cpu=samples,interval=1,depth=64,thread=y,collapsed=%s,file=%s"
-             % (ctx.path("split.collapsed"), ctx.path("split.hprof.txt")), samples),
+    runs = [("CpuSplit", ["2000"], "cpu=samples,interval=1,depth=64,thread=y,collapsed=%s,pprof=%s,flamegraph=%s,file=%s"
+             % (ctx.path("split.collapsed"), ctx.path("split.pb.gz"), ctx.path("split.html"),
+                ctx.path("split.hprof.txt")), samples),
             ("ThreadChurn", ["1000", "50", "300000"], "cpu=samples,interval=1,file=%s" % ctx.path("churn.hprof.txt"),
              samples),
-            ("Deadlocks", ["1500"], "monitor=y,thread=y,deadlock=100,file=%s" % ctx.path("deadlocks.hprof.txt"),
-             deadlocks),
+            ("Deadlocks", ["1500"], "monitor=y,thread=y,deadlock=100,pprof=%s,file=%s"
+             % (ctx.path("deadlocks.pb.gz"), ctx.path("deadlocks.hprof.txt")), deadlocks),
             # cpu=times: every class rewritten by the ASan-built rewriter as it loads.
             ("TimesTruth", ["exit"], "cpu=times,cutoff=0,file=%s" % ctx.path("times.hprof.txt"), times_rows),
             # heap=all: allocation hooks, tags, the census, the heap walk and the text dump.
             ("AllocTruth", [], "heap=all,depth=16,cutoff=0,file=%s" % ctx.path("heap.hprof.txt"), heap_all),
             # heap=sites alone: the stack walk from the native, trace caches, the
             # extra tag maps, per-thread traces (thread=y).
-            ("AllocTruth", [], "heap=sites,thread=y,cutoff=0,file=%s" % ctx.path("sites.hprof.txt"), heap_sites)]
+            ("AllocTruth", [], "heap=sites,thread=y,cutoff=0,pprof=%s,flamegraph=%s,file=%s"
+             % (ctx.path("sites.pb.gz"), ctx.path("sites.html"), ctx.path("sites.hprof.txt")), heap_sites)]
     for main, args, opts, check in runs:
         r = ctx.run(main, args, agent=opts, agent_path=ASAN_AGENT, env=env,
                     tag="asan-" + main + ("-sites" if "heap=sites" in opts else ""), timeout=300)
@@ -1420,6 +1455,55 @@ def t_asan_agent(ctx):
             raise Fail("%s: sanitizer report: %s (see %s)" % (main, bad[0], ctx.out))
         prof = parse_profile(opts.split("file=")[1])
         ctx.note("asan %s: exit 0, no sanitizer report, %s" % (main, check(main, prof)))
+    for out in ("split.pb.gz", "split.html", "deadlocks.pb.gz", "sites.pb.gz", "sites.html"):
+        if not os.path.isfile(ctx.path(out)) or os.path.getsize(ctx.path(out)) == 0:
+            raise Fail("under ASan, %s was not written" % out)
+    asan_net_run(ctx, env)
+
+
+def asan_net_run(ctx, env):
+    """net= under ASan: the spool, the send queue and the sender thread, with
+    a listener that sends no greeting (raw mode: the bytes of the report)."""
+    import socket
+    import threading
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    server.settimeout(120)
+    got = bytearray()
+
+    def receive():
+        try:
+            conn, _ = server.accept()
+            with conn:
+                conn.settimeout(120)
+                while True:
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        break
+                    got.extend(chunk)
+        except OSError:
+            pass
+
+    reader = threading.Thread(target=receive, daemon=True)
+    reader.start()
+    try:
+        r = ctx.run("CpuSplit", ["1500"], agent="cpu=samples,interval=1,net=127.0.0.1:%d,file=%s"
+                    % (server.getsockname()[1], ctx.path("net-fallback.hprof.txt")),
+                    agent_path=ASAN_AGENT, env=env, tag="asan-net", timeout=300)
+        reader.join(60)
+    finally:
+        server.close()
+    bad = [l for l in r.stderr.splitlines() if "AddressSanitizer" in l or "runtime error:" in l]
+    if bad:
+        raise Fail("net=: sanitizer report: %s (see %s)" % (bad[0], ctx.out))
+    path = ctx.path("net-received.hprof.txt")
+    with open(path, "wb") as f:
+        f.write(bytes(got))
+    sec = final_section(parse_profile(path), "the report received over net=")
+    if sec.total <= 0:
+        raise Fail("net= under ASan: no samples in the %d bytes received" % len(got))
+    ctx.note("asan net=: exit 0, no sanitizer report, %d bytes received, %d samples" % (len(got), sec.total))
 
 
 def t_parser_selftest(ctx):
@@ -1440,6 +1524,7 @@ JVM_TESTS = [
     ("thread_churn_timer", t_thread_churn_timer),
     ("asan_agent", t_asan_agent),
     ("sigquit", t_sigquit),
+    ("binary_second_file", t_binary_second_file),
     ("interval_1", t_interval_1),
     ("monitor_contention", t_monitor_contention),
     ("monitor_threads", t_monitor_threads),
@@ -1472,6 +1557,8 @@ import outputs_tests  # noqa: E402  (pprof=, flamegraph=, collapsed=)
 JVM_TESTS += outputs_tests.make_tests(Fail, Skip, parse_profile, H, heap_tests)
 import frontend_tests  # noqa: E402  (build/hprof report, convert, diff)
 JVM_TESTS += frontend_tests.make_tests(Fail, Skip, parse_profile)
+import files_tests  # noqa: E402  (links refused, file modes)
+JVM_TESTS += files_tests.make_tests(Fail)
 import net_tests  # noqa: E402  (net=, hprof listen, hprof run)
 JVM_TESTS += net_tests.make_tests(Fail, parse_profile, spawn, reap)
 import jvmpi_tests  # noqa: E402  (build/libjvmpi.so running JVMPI agents)
@@ -1627,6 +1714,14 @@ def main():
     res = Results()
     t0 = time.time()
     os.makedirs(OUT, exist_ok=True)
+    if not args.filters:
+        # The tools our outputs are checked with (go tool pprof, flamegraph.pl,
+        # Chromium, VisualVM), once, before the tests that use them; a tool
+        # that cannot be installed makes its checks SKIP with the reason.
+        log = os.path.join(OUT, "ensure-test-tools.log")
+        if sh([os.path.join(ROOT, "scripts", "ensure-test-tools")], log, timeout=1800) != 0:
+            print("note: scripts/ensure-test-tools could not install every tool (see %s); "
+                  "the checks that need them will SKIP" % log, flush=True)
 
     for name, fn in NOJDK_TESTS:
         if selected(name, args.filters):

@@ -170,7 +170,10 @@ static int report_open(report_file *r, const hprof_options *opt, const char *fil
 {
     memset(r, 0, sizeof *r);
     r->format = opt->format;
-    if (output_file_open(file, force, opt->format, &r->out, r->path, sizeof r->path, err, errlen) != 0)
+    /* A report with a heap dump holds the program's data: 0600, as jcmd GC.heap_dump. */
+    int private_data = opt->heap == HEAP_DUMP || opt->heap == HEAP_ALL;
+    if (output_file_open(file, force, opt->format, private_data, &r->out, r->path, sizeof r->path,
+                         err, errlen) != 0)
         return -1;
     if (report_start_writers(r, opt, err, errlen) != 0) {
         fclose(r->out);

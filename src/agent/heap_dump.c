@@ -21,11 +21,6 @@
 
 /* ------------------------------------------------- binary table records */
 
-static struct {
-    uint32_t strings, classes, frames, traces;
-    int      empty_trace;
-} written;
-
 static serial_t internal_name(serial_t class_serial)
 {
     /* LOAD CLASS names are in the JVM's internal form: java/lang/String, [I. */
@@ -44,14 +39,59 @@ static serial_t internal_name(serial_t class_serial)
     return string_intern(sig);
 }
 
+/* Thread names and groups go through the string table, so they are
+ * interned before the UTF8 records are written. */
+static void intern_thread_names(const hb_writer *w, uint32_t nthreads)
+{
+    for (uint32_t i = w->tables_written.threads_started; i < nthreads; i++) {
+        thread_info ti;
+        if (thread_get(THREAD_SERIAL_BASE + i, &ti) == 0) {
+            string_intern(ti.name ? ti.name : "");
+            string_intern(ti.group ? ti.group : "");
+        }
+    }
+}
+
+/* START THREAD for threads this file has not named yet, END THREAD once
+ * for each that has ended since (threads end in any order). */
+static void write_thread_records(hb_writer *w, uint32_t nthreads)
+{
+    for (uint32_t i = w->tables_written.threads_started; i < nthreads; i++) {
+        thread_info ti;
+        if (thread_get(THREAD_SERIAL_BASE + i, &ti) != 0)
+            continue;
+        hb_start_thread(w, THREAD_SERIAL_BASE + i, ti.object_id, EMPTY_TRACE_SERIAL,
+                        STRING_ID(string_intern(ti.name ? ti.name : "")),
+                        STRING_ID(string_intern(ti.group ? ti.group : "")), 0);
+    }
+    w->tables_written.threads_started = nthreads;
+    if (nthreads > w->tables_written.thread_ended_cap) {
+        uint8_t *bigger = realloc(w->tables_written.thread_ended, nthreads);
+        if (bigger == NULL)
+            return;             /* END THREADs wait for the next dump */
+        memset(bigger + w->tables_written.thread_ended_cap, 0, nthreads - w->tables_written.thread_ended_cap);
+        w->tables_written.thread_ended = bigger;
+        w->tables_written.thread_ended_cap = nthreads;
+    }
+    for (uint32_t i = 0; i < nthreads; i++) {
+        thread_info ti;
+        if (!w->tables_written.thread_ended[i] && thread_get(THREAD_SERIAL_BASE + i, &ti) == 0 && ti.ended) {
+            hb_end_thread(w, THREAD_SERIAL_BASE + i);
+            w->tables_written.thread_ended[i] = 1;
+        }
+    }
+}
+
 void heap_dump_binary_new_records(hb_writer *w)
 {
     uint32_t nclasses = class_count(), nframes = frame_count(), ntraces = trace_count();
+    uint32_t nthreads = thread_count();
+    intern_thread_names(w, nthreads);
     /* Names first: every record below refers to its names by id. */
-    serial_t *names = calloc(nclasses > written.classes ? nclasses - written.classes : 1, sizeof *names);
-    for (uint32_t i = written.classes; names && i < nclasses; i++)
-        names[i - written.classes] = internal_name(CLASS_SERIAL_BASE + i);
-    for (uint32_t i = written.frames; i < nframes; i++) {
+    serial_t *names = calloc(nclasses > w->tables_written.classes ? nclasses - w->tables_written.classes : 1, sizeof *names);
+    for (uint32_t i = w->tables_written.classes; names && i < nclasses; i++)
+        names[i - w->tables_written.classes] = internal_name(CLASS_SERIAL_BASE + i);
+    for (uint32_t i = w->tables_written.frames; i < nframes; i++) {
         serial_t m;
         int32_t line;
         method_info mi;
@@ -62,24 +102,24 @@ void heap_dump_binary_new_records(hb_writer *w)
         }
     }
     uint32_t nstrings = string_count();
-    for (uint32_t i = written.strings; i < nstrings; i++) {
+    for (uint32_t i = w->tables_written.strings; i < nstrings; i++) {
         const char *s = string_get(STRING_SERIAL_BASE + i);
         if (s)
             hb_utf8(w, STRING_ID(STRING_SERIAL_BASE + i), s);
     }
-    written.strings = nstrings;
-    if (!written.empty_trace) {
+    w->tables_written.strings = nstrings;
+    if (!w->tables_written.empty_trace) {
         hb_stack_trace(w, EMPTY_TRACE_SERIAL, 0, NULL, 0);
-        written.empty_trace = 1;
+        w->tables_written.empty_trace = 1;
     }
-    for (uint32_t i = written.classes; names && i < nclasses; i++)
-        if (names[i - written.classes])
+    for (uint32_t i = w->tables_written.classes; names && i < nclasses; i++)
+        if (names[i - w->tables_written.classes])
             hb_load_class(w, CLASS_SERIAL_BASE + i, CLASS_SERIAL_BASE + i, EMPTY_TRACE_SERIAL,
-                          STRING_ID(names[i - written.classes]));
+                          STRING_ID(names[i - w->tables_written.classes]));
     if (names)
-        written.classes = nclasses;
+        w->tables_written.classes = nclasses;
     free(names);
-    for (uint32_t i = written.frames; i < nframes; i++) {
+    for (uint32_t i = w->tables_written.frames; i < nframes; i++) {
         serial_t m;
         int32_t line;
         method_info mi;
@@ -91,8 +131,8 @@ void heap_dump_binary_new_records(hb_writer *w)
                        STRING_ID(string_intern(mi.source_file ? mi.source_file : "Unknown")),
                        mi.class_serial, line);
     }
-    written.frames = nframes;
-    for (uint32_t i = written.traces; i < ntraces; i++) {
+    w->tables_written.frames = nframes;
+    for (uint32_t i = w->tables_written.traces; i < ntraces; i++) {
         serial_t thread;
         const serial_t *frames;
         uint32_t n;
@@ -104,7 +144,8 @@ void heap_dump_binary_new_records(hb_writer *w)
             ids[j] = FRAME_ID(frames[j]);
         hb_stack_trace(w, TRACE_SERIAL_BASE + i, thread, ids, k);
     }
-    written.traces = ntraces;
+    w->tables_written.traces = ntraces;
+    write_thread_records(w, nthreads);
 }
 
 /* ------------------------------------------------------ class layouts */

@@ -36,8 +36,9 @@ typedef struct heap_dump_target {
  * garbage. 0 on success; -1 after saying why on stderr. */
 int heap_dump_write(JNIEnv *jni, const heap_dump_target *target, int depth, int lineno);
 
-/* format=b: UTF8, LOAD CLASS, STACK FRAME and STACK TRACE records for every
- * entry of the shared tables not written yet (before a section uses them). */
+/* format=b: UTF8, LOAD CLASS, STACK FRAME, STACK TRACE, START THREAD and
+ * END THREAD records for every entry of the shared tables this file does
+ * not have yet (before a section uses them; w->tables_written says). */
 void heap_dump_binary_new_records(hb_writer *w);
 
 #endif

@@ -3,6 +3,7 @@
 #include "output/net_sink.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
 #include <signal.h>
@@ -389,9 +390,17 @@ int listen_main(int argc, char **argv)
     if (rc != EXIT_DONE)
         return rc;
     session s = { .out_path = a.out, .tty = isatty(STDOUT_FILENO), .last_samples = -1 };
-    s.out = fopen(a.out, "w");
+    /* What arrives may be a heap dump (the program's data): readable by its
+     * owner only, as the agent's own heap dumps and HotSpot's are; and, as
+     * for the agent's files, a symbolic link at -o is not followed. */
+    int out_fd = open(a.out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    s.out = out_fd >= 0 ? fdopen(out_fd, "w") : NULL;
     if (s.out == NULL) {
-        fprintf(stderr, "hprof listen: cannot create %s (-o): %s\n", a.out, strerror(errno));
+        int e = errno;
+        if (out_fd >= 0)
+            close(out_fd);
+        fprintf(stderr, "hprof listen: cannot create %s (-o): %s%s\n", a.out, strerror(e),
+                e == ELOOP ? " (it is a symbolic link: remove the link or name the real file)" : "");
         return EXIT_FAILED;
     }
     struct sigaction sa;

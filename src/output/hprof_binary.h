@@ -86,6 +86,18 @@ typedef struct hb_writer {
      * putting: its tag (0 if none) and how many value bytes are still due. */
     uint8_t   open_tag;
     uint64_t  pending;
+
+    /* How far this file has the shared tables' records (names, classes,
+     * frames, traces, threads), for a caller that writes only what is new
+     * at each dump. Per writer, because each file must be complete on its
+     * own: a second file (`dump file=`, net='s local fallback) starts from
+     * zero. hb_open zeroes it; only the caller reads and moves it. */
+    struct {
+        uint32_t strings, classes, frames, traces, threads_started;
+        int      empty_trace;
+        uint8_t *thread_ended;      /* one byte per thread serial: END THREAD written (malloc'd; hb_close frees) */
+        uint32_t thread_ended_cap;
+    } tables_written;
 } hb_writer;
 
 /* Writes the file header. segment_capacity: bytes of the heap dump segment

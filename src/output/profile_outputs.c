@@ -3,7 +3,10 @@
 #include "output_file.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -102,8 +105,25 @@ static int write_job(const output_job *job, FILE *f, char *why, size_t whylen)
 static int write_file(const output_job *job, const char *path, outputs_tell tell, void *ctx)
 {
     char tmp[NAME_MAX_LEN + 32], why[512] = "", line[NAME_MAX_LEN + 640];
-    snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
-    FILE *f = fopen(tmp, "w");
+    /* A name of its own, created exclusively (mkostemp: O_EXCL, 0600), then
+     * given the mode of an output file; the rename replaces a link at path,
+     * never what it points to. */
+    snprintf(tmp, sizeof tmp, "%s.tmpXXXXXX", path);
+    int fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd >= 0 && fchmod(fd, output_file_mode(0, output_file_umask())) != 0) {
+        int e = errno;
+        close(fd);
+        unlink(tmp);
+        errno = e;
+        fd = -1;
+    }
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (fd >= 0 && f == NULL) {
+        int e = errno;
+        close(fd);
+        unlink(tmp);
+        errno = e;
+    }
     int bad = f == NULL;
     if (!bad) {
         bad = write_job(job, f, why, sizeof why) != 0;

@@ -1,5 +1,6 @@
 /* Unit tests: the sample queue, the CPU collector, the writers, output files. */
 #include "unit.h"
+#include <errno.h>
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -472,12 +473,12 @@ TEST(output_file_names_and_force)
     char name[300], path[400], err[512];
     snprintf(name, sizeof name, "%s/p.txt", dir);
     FILE *f = NULL;
-    CHECK(output_file_open(name, 1, 'a', &f, path, sizeof path, err, sizeof err) == 0);
+    CHECK(output_file_open(name, 1, 'a', 0, &f, path, sizeof path, err, sizeof err) == 0);
     CHECK_STR(path, name);
     fputs("old profile\n", f);
     fclose(f);
     /* force=n keeps the existing file and adds the pid. */
-    CHECK(output_file_open(name, 0, 'a', &f, path, sizeof path, err, sizeof err) == 0);
+    CHECK(output_file_open(name, 0, 'a', 0, &f, path, sizeof path, err, sizeof err) == 0);
     char expect[400];
     snprintf(expect, sizeof expect, "%s/p.%ld.txt", dir, (long)getpid());
     CHECK_STR(path, expect);
@@ -488,18 +489,113 @@ TEST(output_file_names_and_force)
     if (f) fclose(f);
     unlink(expect);
     /* force=y truncates. */
-    CHECK(output_file_open(name, 1, 'a', &f, path, sizeof path, err, sizeof err) == 0);
+    CHECK(output_file_open(name, 1, 'a', 0, &f, path, sizeof path, err, sizeof err) == 0);
     fclose(f);
     struct stat st;
     CHECK(stat(name, &st) == 0 && st.st_size == 0);
     unlink(name);
     rmdir(dir);
 
-    CHECK(output_file_open("/nonexistent-dir/x/p.txt", 1, 'a', &f, path, sizeof path, err,
+    CHECK(output_file_open("/nonexistent-dir/x/p.txt", 1, 'a', 0, &f, path, sizeof path, err,
                            sizeof err) == -1);
     CHECK(strstr(err, "file=") != NULL && strstr(err, "/nonexistent-dir/x/p.txt") != NULL);
     CHECK(output_file_check_writable("/nonexistent-dir/c.txt", "collapsed", err, sizeof err) == -1);
     CHECK(strstr(err, "collapsed=") != NULL);
+}
+
+/* The open rules of every output file: links and non-regular files refused
+ * with the option and path named, heap dumps 0600, others umask without o+w. */
+TEST(output_file_safety)
+{
+    CHECK(output_file_mode(1, 022) == 0600);
+    CHECK(output_file_mode(1, 0) == 0600);
+    CHECK(output_file_mode(0, 022) == 0644);
+    CHECK(output_file_mode(0, 077) == 0600);
+    CHECK(output_file_mode(0, 0) == 0664);
+    CHECK(output_file_mode(0, 002) == 0664);
+
+    char dir[] = "/tmp/hprof-unit-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char target[300], link_path[300], dangling[300], missing[300], plain[300], path[400], err[1024];
+    snprintf(target, sizeof target, "%s/target.txt", dir);
+    snprintf(link_path, sizeof link_path, "%s/link.txt", dir);
+    snprintf(dangling, sizeof dangling, "%s/dangling.txt", dir);
+    snprintf(missing, sizeof missing, "%s/missing.txt", dir);
+    snprintf(plain, sizeof plain, "%s/plain.txt", dir);
+    FILE *f = fopen(target, "w");
+    CHECK(f != NULL);
+    if (f) { fputs("keep me\n", f); fclose(f); }
+    CHECK(symlink(target, link_path) == 0);
+    CHECK(symlink(missing, dangling) == 0);
+
+    /* A link to a file: refused, whatever force=; the target untouched. */
+    f = NULL;
+    CHECK(output_file_open(link_path, 1, 'a', 0, &f, path, sizeof path, err, sizeof err) == -1);
+    CHECK(f == NULL);
+    CHECK(strstr(err, "file=") && strstr(err, link_path) && strstr(err, "symbolic link")
+          && strstr(err, "remove the link or name the real file"));
+    struct stat st;
+    CHECK(stat(target, &st) == 0 && st.st_size == 8);
+    CHECK(output_file_check_writable(link_path, "pprof", err, sizeof err) == -1);
+    CHECK(strstr(err, "pprof=") && strstr(err, link_path) && strstr(err, "symbolic link"));
+    CHECK(stat(target, &st) == 0 && st.st_size == 8);
+    /* A dangling link: refused, nothing created at its target. */
+    CHECK(output_file_open(dangling, 1, 'b', 1, &f, path, sizeof path, err, sizeof err) == -1);
+    CHECK(strstr(err, dangling) && strstr(err, "symbolic link"));
+    CHECK(lstat(missing, &st) == -1 && errno == ENOENT);
+    CHECK(output_file_create(dangling, OUTPUT_CREATE_KEEP, 0, "collapsed", "", err, sizeof err) == -1);
+    CHECK(errno == ELOOP && strstr(err, "collapsed="));
+    CHECK(lstat(missing, &st) == -1 && errno == ENOENT);
+    /* force=n on an existing link: the link is kept, the unique name used. */
+    CHECK(output_file_open(link_path, 0, 'a', 0, &f, path, sizeof path, err, sizeof err) == 0);
+    char expect[400];
+    snprintf(expect, sizeof expect, "%s/link.%ld.txt", dir, (long)getpid());
+    CHECK_STR(path, expect);
+    if (f) fclose(f);
+    unlink(expect);
+    CHECK(stat(target, &st) == 0 && st.st_size == 8);
+    /* A directory: refused, by file= and by the check of the other options. */
+    CHECK(output_file_open(dir, 1, 'a', 0, &f, path, sizeof path, err, sizeof err) == -1);
+    CHECK(strstr(err, "file=") && strstr(err, dir) && strstr(err, "not a regular file") && strstr(err, "directory"));
+    CHECK(output_file_check_writable(dir, "flamegraph", err, sizeof err) == -1);
+    CHECK(strstr(err, "flamegraph=") && strstr(err, "directory"));
+    /* A device: refused, never written. */
+    CHECK(output_file_check_writable("/dev/null", "collapsed", err, sizeof err) == -1);
+    CHECK(strstr(err, "/dev/null") && strstr(err, "device"));
+
+    /* Modes: a heap dump 0600 whatever the umask; others 0666 & ~umask, never o+w. */
+    mode_t old = umask(0);
+    f = NULL;
+    CHECK(output_file_open(plain, 1, 'b', 1, &f, path, sizeof path, err, sizeof err) == 0);
+    if (f) fclose(f);
+    CHECK(stat(plain, &st) == 0 && (st.st_mode & 07777) == 0600);
+    unlink(plain);
+    CHECK(output_file_open(plain, 1, 'a', 0, &f, path, sizeof path, err, sizeof err) == 0);
+    if (f) fclose(f);
+    CHECK(stat(plain, &st) == 0 && (st.st_mode & 07777) == 0664);
+    /* Overwritten (force=y): narrowed the same way. */
+    CHECK(chmod(plain, 0666) == 0);
+    CHECK(output_file_open(plain, 1, 'a', 0, &f, path, sizeof path, err, sizeof err) == 0);
+    if (f) fclose(f);
+    CHECK(stat(plain, &st) == 0 && (st.st_mode & 07777) == 0664);
+    CHECK(output_file_open(plain, 1, 'b', 1, &f, path, sizeof path, err, sizeof err) == 0);
+    if (f) fclose(f);
+    CHECK(stat(plain, &st) == 0 && (st.st_mode & 07777) == 0600);
+    unlink(plain);
+    umask(022);
+    CHECK(output_file_umask() == 022);
+    CHECK(output_file_check_writable(plain, "pprof", err, sizeof err) == 0);
+    CHECK(stat(plain, &st) == 0 && (st.st_mode & 07777) == 0644);
+    /* Exclusive: an existing file is an error, its content kept. */
+    CHECK(output_file_create(target, OUTPUT_CREATE_EXCL, 0, "file", "", err, sizeof err) == -1);
+    CHECK(errno == EEXIST && stat(target, &st) == 0 && st.st_size == 8);
+    umask(old);
+
+    unlink(plain);
+    unlink(link_path);
+    unlink(dangling);
+    unlink(target);
+    CHECK(rmdir(dir) == 0);
 }
 
 /* reset zeroes counts and stacks and keeps serials. */
