@@ -100,6 +100,11 @@ build/libjvmpi.so: build/.jdk-ok $(JVMPI_SRC) $(HEADERS) $(wildcard src/jvmpi/*.
 	$(CC) $(BASE) $(CFLAGS) $(JNI_CFLAGS) \
 	    -fvisibility=hidden -shared -Wl,--no-undefined -o $@ $(JVMPI_SRC) -lpthread -lrt -ldl -lm -lz
 
+build/asan/libjvmpi.so: build/.jdk-ok $(JVMPI_SRC) $(HEADERS) $(wildcard src/jvmpi/*.h) Makefile
+	@mkdir -p build/asan
+	$(CC) $(BASE) $(SAN_FLAGS) $(JNI_CFLAGS) \
+	    -fvisibility=hidden -shared -o $@ $(JVMPI_SRC) -lpthread -lrt -ldl -lm -lz
+
 build/include/jvmpi.h: src/jvmpi/jvmpi.h
 	@mkdir -p build/include
 	cp $< $@
@@ -109,7 +114,7 @@ build/tests/jvmpi_header_check: build/.jdk-ok build/include/jvmpi.h tests/jvmpi/
 	@mkdir -p build/tests
 	$(CC) -std=c11 -pedantic $(WARN) $(JNI_CFLAGS) -Ibuild/include -o $@ tests/jvmpi/header_check.c
 
-asan: build/asan/libhprof.so
+asan: build/asan/libhprof.so build/asan/libjvmpi.so
 build/asan/libhprof.so: build/.jdk-ok $(AGENT_SRC) $(HEADERS) Makefile
 	@mkdir -p build/asan
 	$(CC) $(BASE) $(SAN_FLAGS) $(JNI_CFLAGS) \

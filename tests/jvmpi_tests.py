@@ -90,6 +90,8 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
                          layer and the agent found by name (libNAME.so)
     jvmpi_checkjni       four of the agents above under -Xcheck:jni: no warning
                          (local references, exceptions left pending)
+    jvmpi_asan           the layer built with ASan+UBSan running five of the agents
+                         above with their exact results
     jvmpi_loader_errors  no agent named, a missing library, a library without
                          JVM_OnLoad, JVM_OnLoad returning JNI_ERR: the JVM
                          stops at start-up, the program never runs, and the
@@ -112,7 +114,7 @@ CLASSES_DIR = os.path.join(BUILD, "tests", "classes")
 LAMBDA = re.compile(r"(lambda\$\w+)\$\d+")
 
 
-def make_tests(Fail, Skip):
+def make_tests(Fail, Skip, asan_env=None):
     built = {}
 
     def build_agents():
@@ -130,12 +132,12 @@ def make_tests(Fail, Skip):
     def agent(name):
         return os.path.join(AGENTS, "lib%s.so" % name)
 
-    def run(ctx, agent_spec, mode, expect_rc=0, env=None, agentlib=False, jvm=()):
+    def run(ctx, agent_spec, mode, expect_rc=0, env=None, agentlib=False, jvm=(), layer=LAYER):
         build_agents()
         if agentlib:
             return ctx.run("JvmpiCalls", [mode], jvm=list(jvm) + ["-agentlib:jvmpi=" + agent_spec], env=env,
                            expect_rc=expect_rc)
-        return ctx.run("JvmpiCalls", [mode], agent=agent_spec, agent_path=LAYER, env=env, expect_rc=expect_rc,
+        return ctx.run("JvmpiCalls", [mode], agent=agent_spec, agent_path=layer, env=env, expect_rc=expect_rc,
                        jvm=jvm)
 
     def lines_of(path):
@@ -432,6 +434,36 @@ def make_tests(Fail, Skip):
         if problems:
             raise Fail("-Xcheck:jni: " + "; ".join(problems))
 
+    # ------------------------------------------------------------ ASan/UBSan
+
+    def t_asan(ctx):
+        if asan_env is None:
+            raise Skip("gcc's libasan.so not found")
+        log = ctx.path("make-asan.log")
+        with open(log, "wb") as f:
+            if subprocess.run(["make", "-C", ROOT, "build/asan/libjvmpi.so"], stdout=f,
+                              stderr=subprocess.STDOUT).returncode != 0:
+                raise Fail("make build/asan/libjvmpi.so failed, see " + log)
+        layer = os.path.join(BUILD, "asan", "libjvmpi.so")
+        problems = []
+        for name, options, mode, rc, want in (
+                ("method_counter", "class=JvmpiCalls", "calls", 0, "method worker-3 leaf entries 800 exits 800"),
+                ("alloc_logger", "class=JvmpiCalls$Blob", "alloc", 0, "arrays 260"),
+                ("free_logger", "class=JvmpiCalls$Blob,gone=JvmpiCalls$Gone", "free", 0,
+                 "heap_dump0 SUCCESS live 500 kinds OK freed_present 0 total MANY"),
+                ("functions_checker", "", "functions", 42, "monitor_dump java OK raw OK status OK"),
+                ("hook_refs", "", "hook", 0, "globalref alloc SAME free SAME")):
+            out = ctx.path(name + ".txt")
+            spec = agent(name) + "=out=" + out + ("," + options if options else "")
+            r = run(ctx, spec, mode, expect_rc=rc, env=asan_env, layer=layer)
+            bad = [l for l in r.stderr.splitlines() if "AddressSanitizer" in l or "runtime error" in l]
+            if bad:
+                problems.append("%s: %s" % (name, bad[:3]))
+            if want not in lines_of(out):
+                problems.append("%s: no %r in %s" % (name, want, lines_of(out)))
+        if problems:
+            raise Fail("; ".join(problems))
+
     # ------------------------------------------------------------ loader errors
 
     def t_loader_errors(ctx):
@@ -458,5 +490,5 @@ def make_tests(Fail, Skip):
              ("jvmpi_hook_refs", t_hook_refs), ("jvmpi_compiled", t_compiled),
              ("jvmpi_free", t_free),
             ("jvmpi_toggle", t_toggle), ("jvmpi_agentlib", t_agentlib),
-            ("jvmpi_checkjni", t_checkjni), ("jvmpi_loader_errors", t_loader_errors)], \
+            ("jvmpi_checkjni", t_checkjni), ("jvmpi_asan", t_asan), ("jvmpi_loader_errors", t_loader_errors)], \
         [("jvmpi_header", t_header)]

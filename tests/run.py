@@ -1562,7 +1562,7 @@ JVM_TESTS += files_tests.make_tests(Fail)
 import net_tests  # noqa: E402  (net=, hprof listen, hprof run)
 JVM_TESTS += net_tests.make_tests(Fail, parse_profile, spawn, reap)
 import jvmpi_tests  # noqa: E402  (build/libjvmpi.so running JVMPI agents)
-_jvmpi_jvm_tests, _jvmpi_nojdk_tests = jvmpi_tests.make_tests(Fail, Skip)
+_jvmpi_jvm_tests, _jvmpi_nojdk_tests = jvmpi_tests.make_tests(Fail, Skip, asan_env())
 JVM_TESTS += _jvmpi_jvm_tests
 import attach_cli_tests  # noqa: E402  (build/hprof, attaching to running JVMs)
 JVM_TESTS += attach_cli_tests.make_tests(Fail, Skip)
