@@ -29,13 +29,17 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
     jvmpi_alloc          OBJECT_ALLOC (by its old name, OBJ_ALLOC) exactly as
                          JvmpiCalls makes them: 1151 Blob instances (new,
                          reflection, clone()) each with its own id and one
-                         size, 260 arrays of Blob (new, multianewarray's inner
-                         arrays, Array.newInstance), 300 int[12347] of
+                         size, 261 arrays of Blob (new, an initialized array,
+                         multianewarray's inner arrays, Array.newInstance), 300 int[12347] of
                          16 + 4 * 12347 bytes rounded to 8; one arena (1,
                          announced by ARENA_NEW); after a GC, RequestEvent
                          (OBJECT_ALLOC) of the first Blob gives the same id and
                          class (ids never move), and of Blob's class object a
-                         java/lang/Class instance, synchronously
+                         java/lang/Class instance, synchronously; OBJECT_DUMP of
+                         the first Blob (INSTANCE_DUMP: class id, u4 length,
+                         int 7 and long 0x0102030405060708 big-endian, its own
+                         id) and of the array { it, null } (OBJ_ARRAY_DUMP);
+                         a Class object's answered JVMPI_NOT_AVAILABLE
     jvmpi_functions      on threads JvmpiCalls keeps in known states, from a
                          thread the agent made (CreateSystemThread):
                          GetThreadStatus RUNNABLE / CONDVAR_WAIT (sleep) /
@@ -312,8 +316,9 @@ def make_tests(Fail, Skip, asan_env=None):
             problems.append("Blob instances: %s, expected 1151 of one size, 1151 distinct ids"
                             % [l for l in lines if l.startswith("objects")])
         int_size = (16 + 4 * 12347 + 7) // 8 * 8
-        for want in ("arrays 260", "int_arrays %d 300" % int_size, "arena 1", "arena_new 1 Java heap",
-                     "request_object SAME", "request_class CLASS"):
+        for want in ("arrays 261", "int_arrays %d 300" % int_size, "arena 1", "arena_new 1 Java heap",
+                     "request_object SAME", "request_class CLASS",
+                     "object_dump instance OK array OK class NOT_AVAILABLE"):
             if want not in lines:
                 problems.append("no %r" % want)
         others = [l for l in lines if l.startswith("arena ") and l != "arena 1"]
@@ -448,7 +453,7 @@ def make_tests(Fail, Skip, asan_env=None):
         problems = []
         for name, options, mode, rc, want in (
                 ("method_counter", "class=JvmpiCalls", "calls", 0, "method worker-3 leaf entries 800 exits 800"),
-                ("alloc_logger", "class=JvmpiCalls$Blob", "alloc", 0, "arrays 260"),
+                ("alloc_logger", "class=JvmpiCalls$Blob", "alloc", 0, "arrays 261"),
                 ("free_logger", "class=JvmpiCalls$Blob,gone=JvmpiCalls$Gone", "free", 0,
                  "heap_dump0 SUCCESS live 500 kinds OK freed_present 0 total MANY"),
                 ("functions_checker", "", "functions", 42, "monitor_dump java OK raw OK status OK"),

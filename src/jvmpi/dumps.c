@@ -10,8 +10,9 @@
  * (JVMTI GetObjectMonitorUsage: owner, entry count, waiters) and every raw
  * monitor of the agent, with each thread's trace and status; taken while
  * the program runs (not with the threads stopped, as JVMPI did).
- * Levels 1 and 2 (fields and references) and OBJECT_DUMP are not built
- * yet: RequestEvent answers JVMPI_NOT_AVAILABLE for them.
+ * OBJECT_DUMP: one instance or array record with its values, read through
+ * JNI. Heap dump levels 1 and 2 and a Class object's CLASS_DUMP are not
+ * built yet: RequestEvent answers JVMPI_NOT_AVAILABLE for them.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -272,5 +273,147 @@ jint jvmpi_request_monitor_dump(JNIEnv *jni) {
     free(b.bytes);
     (*jni)->PopLocalFrame(jni, NULL);
     pthread_mutex_unlock(&dumping);
+    return result;
+}
+
+/* ------------------------------------------------------------ object dump */
+
+/* A field value as the dump formats want it: primitives big-endian in
+ * their size, references as ids. */
+static void put_value(JNIEnv *jni, dump_buffer *b, jobject object, jfieldID field, char type) {
+    unsigned char bytes[8];
+    uint64_t bits = 0;
+    int size = 0;
+    switch (type) {
+    case 'Z': bits = (*jni)->GetBooleanField(jni, object, field); size = 1; break;
+    case 'B': bits = (uint8_t)(*jni)->GetByteField(jni, object, field); size = 1; break;
+    case 'C': bits = (*jni)->GetCharField(jni, object, field); size = 2; break;
+    case 'S': bits = (uint16_t)(*jni)->GetShortField(jni, object, field); size = 2; break;
+    case 'I': bits = (uint32_t)(*jni)->GetIntField(jni, object, field); size = 4; break;
+    case 'F': { jfloat f = (*jni)->GetFloatField(jni, object, field); uint32_t u; memcpy(&u, &f, 4); bits = u; size = 4; break; }
+    case 'J': bits = (uint64_t)(*jni)->GetLongField(jni, object, field); size = 8; break;
+    case 'D': { jdouble d = (*jni)->GetDoubleField(jni, object, field); memcpy(&bits, &d, 8); size = 8; break; }
+    default: {
+        jobject value = (*jni)->GetObjectField(jni, object, field);
+        put_pointer(b, jvmpi_id_of(value));
+        if (value) (*jni)->DeleteLocalRef(jni, value);
+        return;
+    }
+    }
+    for (int i = 0; i < size; i++) bytes[i] = (unsigned char)(bits >> (8 * (size - 1 - i)));
+    append(b, bytes, (size_t)size);
+}
+
+/* The instance fields' values: the object's class first, then its
+ * superclasses (the specification's order), each in declaration order. */
+static void put_instance_fields(JNIEnv *jni, dump_buffer *values, jobject object, jclass klass) {
+    for (jclass k = (*jni)->NewLocalRef(jni, klass); k != NULL;) {
+        jint n = 0;
+        jfieldID *fields = NULL;
+        if ((*jvmpi_jvmti)->GetClassFields(jvmpi_jvmti, k, &n, &fields) == JVMTI_ERROR_NONE) {
+            for (jint i = 0; i < n; i++) {
+                jint modifiers = 0;
+                char *sig = NULL;
+                if ((*jvmpi_jvmti)->GetFieldModifiers(jvmpi_jvmti, k, fields[i], &modifiers) == JVMTI_ERROR_NONE &&
+                    !(modifiers & 0x0008) &&
+                    (*jvmpi_jvmti)->GetFieldName(jvmpi_jvmti, k, fields[i], NULL, &sig, NULL) == JVMTI_ERROR_NONE)
+                    put_value(jni, values, object, fields[i], sig[0]);
+                (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)sig);
+            }
+            (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)fields);
+        }
+        jclass super = (*jni)->GetSuperclass(jni, k);
+        (*jni)->DeleteLocalRef(jni, k);
+        k = super;
+    }
+}
+
+static void put_instance(JNIEnv *jni, dump_buffer *b, jobject object, jclass klass) {
+    dump_buffer values;
+    memset(&values, 0, sizeof values);
+    put_instance_fields(jni, &values, object, klass);
+    put_u1(b, JVMPI_GC_INSTANCE_DUMP);
+    put_pointer(b, jvmpi_id_of(object));
+    put_pointer(b, jvmpi_id_of(klass));
+    put_u4(b, (uint32_t)values.used);
+    if (values.used) append(b, values.bytes, values.used);
+    b->failed |= values.failed;
+    free(values.bytes);
+}
+
+/* Primitive array elements, each big-endian in its size. */
+static void put_primitive_elements(JNIEnv *jni, dump_buffer *b, jarray array, jsize n, char type) {
+    int size = type == 'Z' || type == 'B' ? 1 : type == 'C' || type == 'S' ? 2 : type == 'I' || type == 'F' ? 4 : 8;
+    void *elements = (*jni)->GetPrimitiveArrayCritical(jni, array, NULL);
+    if (elements == NULL) { b->failed = 1; return; }
+    for (jsize i = 0; i < n && !b->failed; i++) {
+        const unsigned char *e = (const unsigned char *)elements + (size_t)i * (size_t)size;
+        uint64_t v = 0;
+        if (size == 1) v = e[0];
+        else if (size == 2) { uint16_t u; memcpy(&u, e, 2); v = u; }
+        else if (size == 4) { uint32_t u; memcpy(&u, e, 4); v = u; }
+        else memcpy(&v, e, 8);
+        unsigned char be[8];
+        for (int j = 0; j < size; j++) be[j] = (unsigned char)(v >> (8 * (size - 1 - j)));
+        append(b, be, (size_t)size);
+    }
+    (*jni)->ReleasePrimitiveArrayCritical(jni, array, elements, JNI_ABORT);
+}
+
+static void put_array(JNIEnv *jni, dump_buffer *b, jarray array, jclass klass, const char *sig) {
+    jsize n = (*jni)->GetArrayLength(jni, array);
+    if (sig[1] == 'L' || sig[1] == '[') {
+        put_u1(b, JVMPI_GC_OBJ_ARRAY_DUMP);
+        put_pointer(b, jvmpi_id_of(array));
+        put_u4(b, (uint32_t)n);
+        jclass class_class = (*jni)->GetObjectClass(jni, klass);
+        jmethodID component = (*jni)->GetMethodID(jni, class_class, "getComponentType", "()Ljava/lang/Class;");
+        jobject element = component ? (*jni)->CallObjectMethod(jni, klass, component) : NULL;
+        if ((*jni)->ExceptionCheck(jni)) { (*jni)->ExceptionClear(jni); element = NULL; }
+        put_pointer(b, jvmpi_id_of(element));
+        for (jsize i = 0; i < n; i++) {
+            jobject e = (*jni)->GetObjectArrayElement(jni, (jobjectArray)array, i);
+            put_pointer(b, jvmpi_id_of(e));
+            if (e) (*jni)->DeleteLocalRef(jni, e);
+        }
+        return;
+    }
+    put_u1(b, JVMPI_GC_PRIM_ARRAY_DUMP);
+    put_pointer(b, jvmpi_id_of(array));
+    put_u4(b, (uint32_t)n);
+    put_u1(b, (unsigned)jvmpi_kind_of_signature(sig));
+    put_primitive_elements(jni, b, array, n, sig[1]);
+}
+
+/* OBJECT_DUMP: one record, at level 2's detail, for an instance or an
+ * array. A Class object's CLASS_DUMP (constant pool, statics) is not built:
+ * JVMPI_NOT_AVAILABLE. */
+jint jvmpi_request_object_dump(JNIEnv *jni, jobjectID id) {
+    jobject object = jvmpi_object_of(jni, id);
+    if (object == NULL) return JVMPI_FAIL;
+    int was = jvmpi_in_layer;
+    jvmpi_in_layer = 1;
+    jclass klass = (*jni)->GetObjectClass(jni, object);
+    char *sig = NULL;
+    jint result = JVMPI_FAIL;
+    if (klass != NULL && (*jvmpi_jvmti)->GetClassSignature(jvmpi_jvmti, klass, &sig, NULL) == JVMTI_ERROR_NONE) {
+        dump_buffer b;
+        memset(&b, 0, sizeof b);
+        if (strcmp(sig, "Ljava/lang/Class;") == 0) result = JVMPI_NOT_AVAILABLE;
+        else if (sig[0] == '[') put_array(jni, &b, (jarray)object, klass, sig);
+        else put_instance(jni, &b, object, klass);
+        if (result != JVMPI_NOT_AVAILABLE && !b.failed) {
+            JVMPI_Event e = jvmpi_event(JVMPI_EVENT_OBJECT_DUMP | JVMPI_REQUESTED_EVENT, jni);
+            e.u.object_dump.data_len = (jint)b.used;
+            e.u.object_dump.data = b.bytes;
+            jvmpi_notify(&e);
+            result = JVMPI_SUCCESS;
+        }
+        free(b.bytes);
+    }
+    (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)sig);
+    if (klass) (*jni)->DeleteLocalRef(jni, klass);
+    (*jni)->DeleteLocalRef(jni, object);
+    jvmpi_in_layer = was;
     return result;
 }

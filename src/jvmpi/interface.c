@@ -79,6 +79,7 @@ static jint request_event(jint event_type, void *arg) {
     case JVMPI_EVENT_OBJECT_ALLOC: return jvmpi_request_object_alloc(jni, (jobjectID)arg);
     case JVMPI_EVENT_HEAP_DUMP:    return jvmpi_request_heap_dump(jni, (const JVMPI_HeapDumpArg *)arg);
     case JVMPI_EVENT_MONITOR_DUMP: return jvmpi_request_monitor_dump(jni);
+    case JVMPI_EVENT_OBJECT_DUMP:  return jvmpi_request_object_dump(jni, (jobjectID)arg);
     default:                       return JVMPI_NOT_AVAILABLE;
     }
 }

@@ -17,7 +17,7 @@
  *   allocs.c      OBJECT_ALLOC from them and from JVMTI VMObjectAlloc
  *   gc.c          GC_START, OBJECT_FREE, GC_FINISH, CLASS_UNLOAD, posted by
  *                 a thread of the layer after each collection
- *   dumps.c       HEAP_DUMP (level 0 so far), on request
+ *   dumps.c       HEAP_DUMP (level 0 so far), OBJECT_DUMP, MONITOR_DUMP, on request
  *   raw_monitors.c the agent's raw monitors, with their owners and waiters
  *   hooks.c       CLASS_LOAD_HOOK (an environment of its own) and the JNI
  *                 global reference events (the JNI function table)
@@ -172,6 +172,8 @@ void jvmpi_raw_destroy(JVMPI_RawMonitor m);
 void jvmpi_raw_each(void (*fn)(const jvmpi_raw_monitor *m, void *context), void *context);
 
 /* ------------------------------------------------------------ dumps.c */
+/* RequestEvent(OBJECT_DUMP, id): the object's record, posted on this thread. */
+jint jvmpi_request_object_dump(JNIEnv *jni, jobjectID id);
 /* RequestEvent(MONITOR_DUMP): the dump, posted on this thread. */
 jint jvmpi_request_monitor_dump(JNIEnv *jni);
 /* RequestEvent(HEAP_DUMP, arg): the dump, posted on this thread. */

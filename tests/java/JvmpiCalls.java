@@ -10,8 +10,10 @@
  *           t-0..t-2, joins them; System.gc() 3 times
  *   toggle  a() 100 times, b(), a() 50 times, loads JvmpiCalls$Late, c(),
  *           a() 70 times
- *   alloc   JvmpiCalls$Blob: 1 kept in PROTO, 1000 by new, 100 by reflection
- *           (Constructor.newInstance), 50 by clone(); arrays of Blob: 200
+ *   alloc   JvmpiCalls$Blob: 1 kept in proto (a = 7, b = 0x0102030405060708,
+ *           c = itself, and in pair = { proto, null }), 1000 by new, 100 by
+ *           reflection (Constructor.newInstance), 50 by clone(); arrays of
+ *           Blob: pair, 200
  *           new Blob[3], 10 new Blob[4][5] (10 Blob[][] and 40 Blob[]), 20
  *           by Array.newInstance; 300 new int[12347]; then System.gc()
  *   free    1000 Blobs, every other one kept (500 become garbage); loads
@@ -82,8 +84,14 @@ public class JvmpiCalls {
     static Blob proto;
     static Object keep;
 
+    static Blob[] pair;
+
     static void alloc() throws Exception {
         proto = new Blob();
+        proto.a = 7;
+        proto.b = 0x0102030405060708L;
+        proto.c = proto;
+        pair = new Blob[] { proto, null };
         for (int i = 0; i < 1000; i++) keep = new Blob();
         java.lang.reflect.Constructor<Blob> constructor = Blob.class.getDeclaredConstructor();
         for (int i = 0; i < 100; i++) keep = constructor.newInstance();

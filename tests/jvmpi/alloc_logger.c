@@ -14,11 +14,18 @@
  *   request_class CLASS|OTHER                    RequestEvent(OBJECT_ALLOC) of
  *                                                NAME's class object: a
  *                                                java/lang/Class instance?
+ *   object_dump instance OK|BAD array OK|BAD class NOT_AVAILABLE|OTHER
+ *                                                OBJECT_DUMP of the first NAME
+ *                                                object (fields int 7, long
+ *                                                0x0102030405060708, itself), of
+ *                                                the first array of NAME ({ it,
+ *                                                null }), and of NAME's class
  */
 #include <jvmpi.h>
 
 #include "agent_support.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +47,8 @@ static int n_int_sizes;
 static jint arenas[8];
 static int n_arenas;
 static int requested_same = -1, requested_class = -1;
+static jobjectID first_array;
+static int instance_ok, array_ok;
 static struct { jint id; char name[64]; } new_arenas[8];
 static int n_new_arenas;
 
@@ -87,6 +96,7 @@ static void object_alloc(JVMPI_Event *e) {
                 n_objects++;
                 note_size(e->u.obj_alloc.size);
             } else if (e->u.obj_alloc.is_array == JVMPI_CLASS) {
+                if (n_arrays == 0) first_array = e->u.obj_alloc.obj_id;
                 n_arrays++;
             }
         }
@@ -112,10 +122,39 @@ static long distinct_ids(void) {
     return d;
 }
 
+static uint64_t get_be(const unsigned char *p, int size) {
+    uint64_t v = 0;
+    for (int i = 0; i < size; i++) v = v << 8 | p[i];
+    return v;
+}
+
+static jobjectID get_id(const unsigned char *p) {
+    jobjectID id;
+    memcpy(&id, p, sizeof id);
+    return id;
+}
+
+/* The formats of the specification's section 4.2, one record. */
+static void object_dump(JVMPI_Event *e) {
+    const unsigned char *p = (const unsigned char *)e->u.object_dump.data;
+    const size_t ptr = sizeof(jobjectID);
+    if (e->u.object_dump.data_len < 1) return;
+    if (p[0] == JVMPI_GC_INSTANCE_DUMP && (size_t)e->u.object_dump.data_len == 1 + 2 * ptr + 4 + 12 + ptr)
+        instance_ok = get_id(p + 1) == ids[0] && get_id(p + 1 + ptr) == watched &&
+                      get_be(p + 1 + 2 * ptr, 4) == 12 + ptr && get_be(p + 5 + 2 * ptr, 4) == 7 &&
+                      get_be(p + 9 + 2 * ptr, 8) == 0x0102030405060708ull && get_id(p + 17 + 2 * ptr) == ids[0];
+    if (p[0] == JVMPI_GC_OBJ_ARRAY_DUMP && (size_t)e->u.object_dump.data_len == 1 + ptr + 4 + ptr + 2 * ptr)
+        array_ok = get_id(p + 1) == first_array && get_be(p + 1 + ptr, 4) == 2 && get_id(p + 5 + ptr) == watched &&
+                   get_id(p + 5 + 2 * ptr) == ids[0] && get_id(p + 5 + 3 * ptr) == NULL;
+}
+
 static void shut_down(void) {
     jvmpi->DisableGC();
     if (n_objects > 0) jvmpi->RequestEvent(JVMPI_EVENT_OBJECT_ALLOC, ids[0]);
     if (watched != NULL) jvmpi->RequestEvent(JVMPI_EVENT_OBJECT_ALLOC, watched);
+    if (n_objects > 0) jvmpi->RequestEvent(JVMPI_EVENT_OBJECT_DUMP, ids[0]);
+    if (first_array != NULL) jvmpi->RequestEvent(JVMPI_EVENT_OBJECT_DUMP, first_array);
+    jint class_dump = watched != NULL ? jvmpi->RequestEvent(JVMPI_EVENT_OBJECT_DUMP, watched) : JVMPI_FAIL;
     jvmpi->EnableGC();
     jvmpi->RawMonitorEnter(lock);
     fprintf(out, "objects %ld sizes", n_objects);
@@ -128,6 +167,8 @@ static void shut_down(void) {
     for (int i = 0; i < n_new_arenas; i++) fprintf(out, "arena_new %d %s\n", (int)new_arenas[i].id, new_arenas[i].name);
     fprintf(out, "request_object %s\n", requested_same == 1 ? "SAME" : "DIFFERENT");
     fprintf(out, "request_class %s\n", requested_class == 1 ? "CLASS" : "OTHER");
+    fprintf(out, "object_dump instance %s array %s class %s\n", instance_ok ? "OK" : "BAD", array_ok ? "OK" : "BAD",
+            class_dump == JVMPI_NOT_AVAILABLE ? "NOT_AVAILABLE" : "OTHER");
     fflush(out);
     jvmpi->RawMonitorExit(lock);
 }
@@ -137,6 +178,7 @@ static void notify(JVMPI_Event *e) {
     case JVMPI_EVENT_CLASS_LOAD:    class_load(e); break;
     case JVMPI_EVENT_OBJ_ALLOC:     object_alloc(e); break;      /* the old name, as agents used it */
     case JVMPI_EVENT_JVM_SHUT_DOWN: shut_down(); break;
+    case JVMPI_EVENT_OBJECT_DUMP:   object_dump(e); break;
     case JVMPI_EVENT_NEW_ARENA:
         if (n_new_arenas < 8) {
             new_arenas[n_new_arenas].id = e->u.new_arena.arena_id;
