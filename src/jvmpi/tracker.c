@@ -14,6 +14,7 @@
  * Classes get the calls only once an agent enables an event that needs them;
  * after it disables them, the calls stay and return at once in Java.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -244,8 +245,18 @@ static int engaged_bits(void) {
 }
 
 /* Give the loaded classes the calls enabled events need (once per kind of
- * call: they stay), and set the tracker's switch. */
+ * call: they stay), and set the tracker's switch. Agents may switch events
+ * on several threads at once: one applies at a time. */
+static void apply_locked(JNIEnv *jni);
+
 static void apply(JNIEnv *jni) {
+    static pthread_mutex_t applying = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&applying);
+    apply_locked(jni);
+    pthread_mutex_unlock(&applying);
+}
+
+static void apply_locked(JNIEnv *jni) {
     int bits = engaged_bits();
     unsigned want = ((bits & 5) ? BCI_ENTRY_EXIT : 0u) | ((bits & 8) ? (BCI_NEWARRAY | BCI_OBJECT_INIT) : 0u);
     atomic_fetch_or(&M.what, want);
