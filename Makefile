@@ -134,7 +134,7 @@ demo: build/libhprof.so build/hprof
 test: build/libhprof.so build/hprof-bci build/hprof build/tests/echo_agent.so jvmpi-test-agents
 	@python3 tests/run.py
 
-bench: build/libhprof.so
+bench: build/libhprof.so build/libjvmpi.so build/bench/libjvmpi_counter.so
 	@python3 bench/run
 
 # The command-line tool: attaches to a running JVM (HotSpot's attach protocol,
@@ -212,6 +212,11 @@ build/fuzz/seeds/.ok: build/.jdk-ok $(wildcard tests/fuzz/seeds/*) Makefile
 
 clean:
 	rm -rf build
+
+# The JVMPI agent bench/run measures the layer with (configs jvmpi-times, jvmpi-alloc).
+build/bench/libjvmpi_counter.so: bench/jvmpi/counting_agent.c build/include/jvmpi.h build/.jdk-ok Makefile
+	@mkdir -p build/bench
+	$(CC) -std=c11 -D_GNU_SOURCE -fPIC -shared -O2 $(WARN) $(JNI_CFLAGS) -Ibuild/include -o $@ $<
 
 # JVMPI agents written to the specification, for tests/jvmpi_tests.py,
 # compiled against the installed header only.
