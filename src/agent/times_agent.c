@@ -72,7 +72,8 @@ static __thread void *thread_perf_page;
 /* Is the calling thread one of the JVM's service threads: of the "system"
  * thread group (the one without a parent: Reference Handler, Finalizer,
  * Signal Dispatcher, the secondary finalizers of System.runFinalization) or
- * of the JDK's "InnocuousThreadGroup" (Common-Cleaner)? Such a thread does
+ * of the JDK's "InnocuousThreadGroup" (Common-Cleaner, every Cleaner's
+ * thread; JDK 25's common ForkJoinPool has a group of its own)? Such a thread does
  * not record the JDK's own methods (HprofThreadState.service). */
 static jlong is_service_thread(JNIEnv *jni) {
     jvmtiThreadInfo ti;
