@@ -42,7 +42,6 @@ static struct {
     /* Virtual threads (JDK 21 and later; see README "How monitor=y works"). */
     jclass         vthread_class; /* java.lang.VirtualThread (global ref), NULL before JDK 21 */
     jfieldID       thread_tid;    /* Thread.tid: the key of their pending episodes */
-    int            vt_capable;    /* can_support_virtual_threads added */
     jmethodID      vt_park[2];    /* VirtualThread.park(), parkNanos(long) */
     jlocation      vt_exits[2][8];/* their `return` instructions */
     int            vt_n_exits[2];
@@ -290,7 +289,7 @@ static void JNICALL on_waited(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobj
  * instructions end it, after the thread was mounted again, on whichever
  * carrier. An exception thrown out of park leaves the episode pending until
  * the thread's next park restarts it. */
-static void vt_park_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, int which, jlocation location)
+static void vt_park_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jlocation location)
 {
     uint64_t tid = vthread_tid(jni, thread);
     if (tid == 0)
@@ -321,7 +320,6 @@ static void vt_park_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, int
     }
     block_kind kind = mon.aos_class && (*jni)->IsInstanceOf(jni, blocker, mon.aos_class)
                     ? BLOCK_PARK : BLOCK_PARK_WAIT;
-    (void)which;
     vt_begin(jni, tid, VT_PARK, thread, blocker, kind);
     (*jni)->DeleteLocalRef(jni, blocker);
 }
@@ -330,7 +328,7 @@ static void JNICALL on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, 
                                   jlocation location)
 {
     if (mon.vt_breakpoints && (method == mon.vt_park[0] || method == mon.vt_park[1])) {
-        vt_park_breakpoint(jvmti, jni, thread, method == mon.vt_park[1], location);
+        vt_park_breakpoint(jvmti, jni, thread, location);
         return;
     }
     if ((method != mon.set_blocker && method != mon.set_current_blocker) || mon.park_blocker == NULL ||
@@ -563,10 +561,6 @@ static void find_virtual_threads(jvmtiEnv *jvmti, JNIEnv *jni)
         (*jni)->DeleteLocalRef(jni, vt);
         if (mon.vthread_class == NULL)
             return;
-        if (!mon.vt_capable)
-            fprintf(stderr, "hprof: warning: monitor=y: this JVM does not give the agent its virtual-thread "
-                    "support (can_support_virtual_threads): contended enters and waits of virtual threads "
-                    "may be missing\n");
     }
     if (mon.vt_breakpoints || mon.park_blocker == NULL)
         return;
@@ -704,10 +698,8 @@ static int capabilities(const collector_env *env, const jvmtiCapabilities *poten
     caps->can_get_bytecodes = potential->can_get_bytecodes;
     unsigned char vt_mask;
     size_t vt_byte = vt_cap_bit(&vt_mask);
-    if (((const unsigned char *)potential)[vt_byte] & vt_mask) {
+    if (((const unsigned char *)potential)[vt_byte] & vt_mask)
         ((unsigned char *)caps)[vt_byte] |= vt_mask;
-        mon.vt_capable = 1;
-    }
     if (!potential->can_generate_breakpoint_events)
         env->limit(env->live ? "monitor=y: this JVM offers breakpoints only at start-up: parking on "
                                "java.util.concurrent locks is not timed after an attach (contended "

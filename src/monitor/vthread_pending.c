@@ -106,37 +106,36 @@ done:
     used--;
 }
 
-int vt_pending_end(uint64_t tid, vt_what what, vt_episode *out)
+/* The slot of a pending episode, or -1. */
+static int64_t pending_locked(uint64_t tid, vt_what what)
 {
     uint64_t key = key_of(tid, what);
-    int found = 0;
+    if (cap == 0)
+        return -1;
+    uint32_t j = find_locked(key);
+    return slots[j].key == key ? (int64_t)j : -1;
+}
+
+int vt_pending_end(uint64_t tid, vt_what what, vt_episode *out)
+{
     pthread_mutex_lock(&lock);
-    if (cap) {
-        uint32_t j = find_locked(key);
-        if (slots[j].key == key) {
-            *out = slots[j].e;
-            remove_locked(j);
-            found = 1;
-        }
+    int64_t j = pending_locked(tid, what);
+    if (j >= 0) {
+        *out = slots[j].e;
+        remove_locked((uint32_t)j);
     }
     pthread_mutex_unlock(&lock);
-    return found;
+    return j >= 0;
 }
 
 int vt_pending_mark_pinned(uint64_t tid, vt_what what)
 {
-    uint64_t key = key_of(tid, what);
-    int found = 0;
     pthread_mutex_lock(&lock);
-    if (cap) {
-        uint32_t j = find_locked(key);
-        if (slots[j].key == key) {
-            slots[j].e.pinned = 1;
-            found = 1;
-        }
-    }
+    int64_t j = pending_locked(tid, what);
+    if (j >= 0)
+        slots[j].e.pinned = 1;
     pthread_mutex_unlock(&lock);
-    return found;
+    return j >= 0;
 }
 
 uint32_t vt_pending_count(void)

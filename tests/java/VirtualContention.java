@@ -11,7 +11,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * a monitor, measured by the program itself (issue 18's experiment).
  *
  * N tasks (default 400) each lock the ReentrantLock RL, spin `hold` ms
- * (default 2) of CPU, unlock, then enter `synchronized (MON)` (MON is an
+ * (default 2) of CPU (Contention.spin), unlock, then enter `synchronized (MON)` (MON is an
  * instance of the private class MonLock) and spin `hold` ms inside. The
  * tasks run on one virtual thread each ("virtual": Executors
  * .newVirtualThreadPerTaskExecutor, looked up by reflection so that this
@@ -41,17 +41,6 @@ public class VirtualContention {
     static final AtomicLong MON_NS = new AtomicLong(), MON_SLOW = new AtomicLong();
     static volatile long sink;
 
-    static long spin(long ns, long x) {
-        final long end = System.nanoTime() + ns;
-        do {
-            for (int i = 0; i < 200; i++) {
-                x = x * 6364136223846793005L + 1442695040888963407L;
-                x ^= x >>> 29;
-            }
-        } while (System.nanoTime() < end);
-        return x;
-    }
-
     static void task(long holdNs, long seed) {
         long x = seed;
         long t0 = System.nanoTime();
@@ -61,7 +50,7 @@ public class VirtualContention {
             RL_NS.addAndGet(d);
             if (d > 20_000L)
                 RL_SLOW.incrementAndGet();
-            x = spin(holdNs, x);
+            x = Contention.spin(holdNs, x);
         } finally {
             RL.unlock();
         }
@@ -71,7 +60,7 @@ public class VirtualContention {
             MON_NS.addAndGet(d);
             if (d > 20_000L)
                 MON_SLOW.incrementAndGet();
-            x = spin(holdNs, x);
+            x = Contention.spin(holdNs, x);
         }
         sink += x;
     }
@@ -94,7 +83,7 @@ public class VirtualContention {
         } else {
             throw new IllegalArgumentException("mode: virtual or platform, not " + mode);
         }
-        spin(50_000_000L, 7); // warm up spin() before the measured tasks
+        Contention.spin(50_000_000L, 7); // warm up spin() before the measured tasks
         List<Future<?>> fs = new ArrayList<>();
         for (int i = 0; i < tasks; i++) {
             final long seed = i + 1;
