@@ -23,6 +23,14 @@ which must agree sample for sample.
     outputs_lock        Contention, monitor=y: pprof contentions per lock class
                         equal MONITOR TIME's counts, waits MONITOR WAIT TIME's,
                         delays their times
+    outputs_times       TimesTruth, cpu=times,depth=4: pprof's calls per method
+                        (leaf) equal CPU TIME's counts, and the program's
+                        exact truths (hot 1,000,000, fib 635,621, ...); call
+                        and CPU totals equal (CPU to the ms CPU TIME prints);
+                        collapsed sums the CPU ns per leaf as pprof does; the
+                        stacks are whole (rec(50): exactly 100 calls at each
+                        recursion depth 1..51, down to main); the flame graph
+                        names the methods; `go tool pprof` counts the calls
     outputs_two         cpu=samples and monitor=y at once: prof.cpu.pb.gz and
                         prof.lock.pb.gz (c.cpu.txt, c.lock.txt), each said on
                         stderr, no file by the plain name; one flame-graph page
@@ -37,6 +45,8 @@ import re
 import shutil
 import subprocess
 from collections import Counter
+
+import times_tests
 
 INTERVAL_NS = 10 * 1000 * 1000
 
@@ -381,6 +391,70 @@ def make_tests(Fail, Skip, parse_profile, H, heap_tests):
         if problems:
             raise Fail("; ".join(problems))
 
+    def t_outputs_times(ctx):
+        paths = {k: ctx.path(n) for k, n in (("text", "times.hprof.txt"), ("pprof", "times.pb.gz"),
+                                             ("collapsed", "times.collapsed"), ("flamegraph", "times.html"))}
+        r = ctx.run("TimesTruth", [], agent="cpu=times,cutoff=0,depth=4,file=%s,pprof=%s,collapsed=%s,flamegraph=%s"
+                    % (paths["text"], paths["pprof"], paths["collapsed"], paths["flamegraph"]))
+        truth = times_tests.truth(r.stderr, Fail)
+        total_ms, rows = times_tests.cpu_time_sections(paths["text"], Fail)[-1]
+        pp, stacks = read_pprof(paths["pprof"], Fail), collapsed(paths["collapsed"])
+        problems = []
+        if pp.sample_types != [("calls", "count"), ("cpu", "nanoseconds")]:
+            problems.append("pprof sample types %r, expected calls/count and cpu/nanoseconds" % pp.sample_types)
+        text_calls = Counter()
+        for row in rows:
+            text_calls[row.method] += row.count
+        text_calls = Counter({k: v for k, v in text_calls.items() if v})
+        pp_calls = pp.by_leaf("calls")
+        ctx.note("calls: CPU TIME %d in %d methods, pprof %d; CPU: CPU TIME %d ms, pprof %.3f ms, collapsed %.3f ms"
+                 % (sum(text_calls.values()), len(text_calls), pp.total("calls"), total_ms,
+                    pp.total("cpu") / 1e6, sum(c for _, c in stacks) / 1e6))
+        compare_counts("calls per method (CPU TIME vs pprof)", text_calls, pp_calls, problems)
+        if sum(text_calls.values()) != pp.total("calls"):
+            problems.append("total calls: CPU TIME %d, pprof %d" % (sum(text_calls.values()), pp.total("calls")))
+        for method, key in (("hot", "hot"), ("rec", "rec"), ("thrower", "thrower"), ("tiny", "tiny"),
+                            ("leafHelper", "tiny"), ("fib", "fib")):
+            if pp_calls.get("TimesTruth." + method, 0) != truth[key]:
+                problems.append("pprof: TimesTruth.%s has %d calls, the program made %d"
+                                % (method, pp_calls.get("TimesTruth." + method, 0), truth[key]))
+        # CPU TIME prints whole ms of its total (ns summed, then rounded down or to nearest).
+        if abs(pp.total("cpu") / 1e6 - total_ms) > 1:
+            problems.append("CPU: pprof %.3f ms, CPU TIME total %d ms" % (pp.total("cpu") / 1e6, total_ms))
+        if sum(c for _, c in stacks) != pp.total("cpu"):
+            problems.append("collapsed sums %d ns, pprof %d" % (sum(c for _, c in stacks), pp.total("cpu")))
+        leaves = Counter()
+        for frames, count in stacks:
+            leaves[frames[-1]] += count
+        compare_counts("CPU ns per leaf (collapsed vs pprof)", pp.by_leaf("cpu"), leaves, problems)
+        busy_ms = pp.by_leaf("cpu").get("TimesTruth.busy", 0) / 1e6
+        text_busy = times_tests.ms_of(rows, "TimesTruth.busy")
+        if abs(busy_ms - text_busy) > total_ms * 0.0001 * 4 + 0.5:
+            problems.append("TimesTruth.busy: pprof %.1f ms, CPU TIME %.1f ms" % (busy_ms, text_busy))
+        # Whole stacks, not cut at depth=4: main calls rec(50) 100 times.
+        rec_depths = Counter()
+        for frames, v, _ in pp.samples:
+            names = [f[0] for f in frames]
+            if names and names[0] == "TimesTruth.rec" and v[0]:
+                k = 0
+                while k < len(names) and names[k] == "TimesTruth.rec":
+                    k += 1
+                if names[k:] == ["TimesTruth.main"]:
+                    rec_depths[k] += v[0]
+                else:
+                    problems.append("a stack of rec does not end in main: %s" % names[k:k + 3])
+        if rec_depths != Counter({k: 100 for k in range(1, 52)}):
+            problems.append("rec calls by recursion depth: %s, expected 100 at each of 1..51"
+                            % sorted(rec_depths.items())[:6])
+        html = open(paths["flamegraph"], encoding="utf-8", errors="replace").read()
+        missing = [m for m in ("TimesTruth.busy", "TimesTruth.workerBusy", "TimesTruth.fib", "TimesTruth.main",
+                               "TimesTruth.sleeper") if m not in html]
+        if missing:
+            problems.append("flame graph lacks %s" % missing)
+        check_go_pprof(ctx, paths["pprof"], "calls", pp.total("calls"), problems)
+        if problems:
+            raise Fail("; ".join(problems))
+
     def t_outputs_two(ctx):
         text = ctx.path("two.txt")
         r = ctx.run("Contention", ["1000", "500"], agent="cpu=samples,monitor=y,cutoff=0,file=%s,pprof=%s,collapsed=%s,"
@@ -423,6 +497,7 @@ def make_tests(Fail, Skip, parse_profile, H, heap_tests):
         ("outputs_heap", t_outputs_heap),
         ("outputs_heap_sampled", t_outputs_heap_sampled),
         ("outputs_lock", t_outputs_lock),
+        ("outputs_times", t_outputs_times),
         ("outputs_two", t_outputs_two),
         ("outputs_bad_path", t_outputs_bad_path),
     ]

@@ -10,6 +10,14 @@
  * the same timing with traces of two frames (callee, caller) whatever
  * depth= says. The counters only grow: a reset keeps a copy of them as a baseline, and
  * reports show the difference.
+ *
+ * With pprof=, flamegraph= or collapsed= (cpu=times only), the tracker keys
+ * its counters by whole stacks instead: its key depth is STACK_MAX_FRAMES,
+ * and the number it stores for a key (what trace() returns) is the key's
+ * whole stack (stack_table.h), which remembers its depth= TRACE, or minus
+ * that TRACE when the stack table is full. Counts are kept by that number;
+ * a dump merges them by TRACE for CPU TIME and keeps the same counts by
+ * stack for the snapshot.
  */
 #include "collector.h"
 
@@ -26,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../core/stack_profile.h"
 #include "../core/trace_builder.h"
 #include "../cpu/times_table.h"
 #include "../output/old_prof_writer.h"
@@ -36,6 +45,7 @@
 typedef struct times_config {
     int depth, lineno, per_thread;
     int old_prof;                    /* cpu=old: the old prof format, depth 2 */
+    int full_stacks;                 /* keys are whole stacks (see above) */
     double cutoff;
 } times_config;
 
@@ -102,7 +112,24 @@ JNIEXPORT jint JNICALL Java_java_lang_HprofTracker_trace(JNIEnv *jni, jclass cls
     (void)jni; (void)cls;
     if (atomic_load(&tracker_linking)) return 0;
     serial_t thread_serial = T.cfg.per_thread ? thread_serial_of(NULL) : 0;
-    return (jint)stack_trace_of(&T.builder, NULL, tracker_classes, 2, thread_serial, NULL);
+    stack_id stack = 0;
+    serial_t trace = stack_trace_of(&T.builder, NULL, tracker_classes, 2, thread_serial,
+                                    T.cfg.full_stacks ? &stack : NULL);
+    if (trace > INT32_MAX || stack > INT32_MAX) return 0;
+    return !T.cfg.full_stacks ? (jint)trace : stack ? (jint)stack : -(jint)trace;
+}
+
+/* The TRACE of a tracker key's number (see the top of this file), and its
+ * whole stack (0: none kept). */
+static serial_t trace_of_key(serial_t key, stack_id *stack) {
+    *stack = 0;
+    if (!T.cfg.full_stacks) return key;
+    int32_t k = (int32_t)key;
+    if (k < 0) return (serial_t)-(int64_t)k;
+    serial_t trace = 0;
+    if (stack_get((stack_id)k, NULL, NULL, NULL, &trace) != 0) return 0;
+    *stack = (stack_id)k;
+    return trace;
 }
 
 static void close_thread_counter(void) {
@@ -175,7 +202,9 @@ static int start(const collector_env *env, JNIEnv *jni) {
         T.cfg.old_prof = old_prof;
         T.cfg.lineno = env->opt->lineno;
         T.cfg.per_thread = env->opt->thread;
+        T.cfg.full_stacks = !old_prof && options_want_stacks(env->opt);
         T.builder.depth = trace_depth;
+        T.builder.full_stacks = T.cfg.full_stacks;
         T.builder.lineno = env->opt->lineno;
         T.builder.resolve = resolve_method;
         times_table_init(&T.retired);
@@ -188,10 +217,13 @@ static int start(const collector_env *env, JNIEnv *jni) {
         if (tracker_jni_failed(jni, T.thread_end, "finding HprofTracker.threadEnd")) return -1;
         T.snapshot = (*jni)->GetStaticMethodID(jni, tracker, "snapshot", "()[J");
         if (tracker_jni_failed(jni, T.snapshot, "finding HprofTracker.snapshot")) return -1;
-        (*jni)->SetStaticIntField(jni, tracker, depth, T.cfg.depth > 0 ? T.cfg.depth : 1);
+        (*jni)->SetStaticIntField(jni, tracker, depth,
+                                  T.cfg.full_stacks ? STACK_MAX_FRAMES : T.cfg.depth > 0 ? T.cfg.depth : 1);
         T.tracker = tracker;
-    } else if (trace_depth != T.cfg.depth || env->opt->thread != T.cfg.per_thread || old_prof != T.cfg.old_prof) {
-        env->limit("cpu=times|old: cpu=, depth= and thread= keep the values of the first start");
+    } else if (trace_depth != T.cfg.depth || env->opt->thread != T.cfg.per_thread || old_prof != T.cfg.old_prof ||
+               (!old_prof && options_want_stacks(env->opt) != T.cfg.full_stacks)) {
+        env->limit("cpu=times|old: cpu=, depth=, thread= and whole stacks (pprof=, flamegraph=, collapsed=) "
+                   "keep the values of the first start");
     }
     T.cfg.cutoff = env->opt->cutoff;
     /* A new number each start: threads drop shadow stacks from before a stop. */
@@ -242,6 +274,47 @@ static int since_reset(JNIEnv *jni, times_table *out) {
     return cumulative(jni, out) != 0 || times_table_subtract(out, &T.baseline) != 0 ? -1 : 0;
 }
 
+/* A row by tracker key as a profile row: calls, and CPU time (self). */
+static void times_profile_row(const void *rows, uint32_t i, stack_id *stack, const char **leaf, int64_t *values) {
+    const times_row *r = (const times_row *)rows + i;
+    trace_of_key(r->trace, stack);
+    *leaf = NULL;
+    values[0] = (int64_t)r->calls;
+    values[1] = (int64_t)r->cpu_ns;
+}
+
+/* The profile of the rows the last dump wrote (stack_profile_keep). */
+static profile *dumped_profile;
+
+static profile *snapshot(JNIEnv *jni) {
+    (void)jni;
+    return stack_profile_take(&dumped_profile);
+}
+
+/* With whole stacks: keep by_key's counts as the snapshot's profile, and
+ * turn by_key into a table by TRACE. 0, or -1 when out of memory. */
+static int by_trace(times_table *by_key) {
+    if (!T.cfg.full_stacks) return 0;
+    static const profile_value_type types[] = { { "calls", "count" }, { "cpu", "nanoseconds" } };
+    times_row *rows = NULL;
+    uint32_t n = 0;
+    uint64_t total = 0;
+    if (times_table_rows(by_key, &rows, &n, &total) != 0) return -1;
+    stack_profile_keep(&dumped_profile, stack_profile_of_rows("CPU time", types, 2, 1, rows, n, times_profile_row));
+    times_table out;
+    times_table_init(&out);
+    int bad = 0;
+    for (uint32_t i = 0; i < n && !bad; i++) {
+        stack_id stack;
+        bad = times_table_add(&out, trace_of_key(rows[i].trace, &stack), rows[i].calls, rows[i].cpu_ns,
+                              rows[i].total_ns) != 0;
+    }
+    free(rows);
+    times_table_free(by_key);
+    *by_key = out;
+    return bad ? -1 : 0;
+}
+
 static void dump(dump_target *t, JNIEnv *jni) {
     if (T.tracker == NULL || t->format != 'a') return;
     times_table all;
@@ -251,7 +324,7 @@ static void dump(dump_target *t, JNIEnv *jni) {
     uint64_t total = 0;
     if (!T.cfg.old_prof)
         text_write_new_records(t->text);
-    if (since_reset(jni, &all) != 0 || times_table_rows(&all, &rows, &n, &total) != 0 ||
+    if (since_reset(jni, &all) != 0 || by_trace(&all) != 0 || times_table_rows(&all, &rows, &n, &total) != 0 ||
         (T.cfg.old_prof && old_prof_write(t->text->out, rows, n) != 0))
         fprintf(stderr, "hprof: out of memory while writing %s\n", T.cfg.old_prof ? "cpu=old's profile" : "CPU TIME");
     else if (!T.cfg.old_prof)
@@ -298,4 +371,5 @@ static void status(char *line, size_t size) {
 const collector cpu_times_collector = {
     .name = "cpu=times", .wanted = wanted, .capabilities = capabilities, .subscribe = subscribe,
     .start = start, .thread_end = thread_end, .dump = dump, .reset = reset, .stop = stop, .status = status,
+    .profile_kind = "cpu", .snapshot = snapshot,
 };

@@ -40,8 +40,9 @@ static const char usage_text[] =
 "flamegraph=<file>      also write a flame graph page  off\n"
 "                       (HTML, works offline)\n"
 "                       These three show whole stacks (up to 256 frames,\n"
-"                       not cut at depth=) of cpu=samples, heap=sites and\n"
-"                       monitor=y; with several of those, one file each:\n"
+"                       not cut at depth=) of cpu=samples, cpu=times,\n"
+"                       heap=sites and monitor=y; with several of those,\n"
+"                       one file each:\n"
 "                       <file> with .cpu, .alloc or .lock before its\n"
 "                       extension (flamegraph=: one page, one graph each)\n"
 "sampler=auto|perf|timer  what drives cpu=samples    auto\n"
@@ -367,10 +368,16 @@ finish:
         set_err(err, errlen, "hprof: option 'heap_sample=' needs heap=sites or heap=all");
         return -1;
     }
-    if (options_want_stacks(out) && out->cpu != CPU_SAMPLES && out->heap != HEAP_SITES &&
-        out->heap != HEAP_ALL && !out->monitor) {
-        set_err(err, errlen, "hprof: option '%s=' shows the stacks of cpu=samples, heap=sites or "
-                "monitor=y, and none of them is on; add one, e.g. cpu=samples,%s=%s",
+    if (options_want_stacks(out) && out->cpu == CPU_OLD) {
+        set_err(err, errlen, "hprof: option '%s=' cannot be used with cpu=old (the old prof format "
+                "has traces of two frames); use cpu=times",
+                out->pprof[0] ? "pprof" : out->flamegraph[0] ? "flamegraph" : "collapsed");
+        return -1;
+    }
+    if (options_want_stacks(out) && out->cpu != CPU_SAMPLES && out->cpu != CPU_TIMES &&
+        out->heap != HEAP_SITES && out->heap != HEAP_ALL && !out->monitor) {
+        set_err(err, errlen, "hprof: option '%s=' shows the stacks of cpu=samples, cpu=times, heap=sites "
+                "or monitor=y, and none of them is on (cpu=old has none); add one, e.g. cpu=samples,%s=%s",
                 out->pprof[0] ? "pprof" : out->flamegraph[0] ? "flamegraph" : "collapsed",
                 out->pprof[0] ? "pprof" : out->flamegraph[0] ? "flamegraph" : "collapsed",
                 out->pprof[0] ? out->pprof : out->flamegraph[0] ? out->flamegraph : out->collapsed);

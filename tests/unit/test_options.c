@@ -125,9 +125,13 @@ TEST(options_whole_stack_outputs)
     expect_error("cpu=samples,pprof=", "'pprof'");
     expect_error("cpu=samples,flamegraph=", "'flamegraph'");
     /* Nothing to show: the option at fault is named, with what to add. */
-    expect_error("cpu=times,pprof=p.pb.gz", "'pprof='");
+    CHECK(options_parse("cpu=times,pprof=p.pb.gz,collapsed=c.txt", &o, err, sizeof err) == 0 &&
+          options_want_stacks(&o));
     expect_error("heap=dump,flamegraph=f.html", "cpu=samples,flamegraph=f.html");
-    expect_error("cpu=times,collapsed=c.txt", "'collapsed='");
+    expect_error("heap=dump,collapsed=c.txt", "'collapsed='");
+    /* cpu=old's traces are two frames, whatever the outputs want. */
+    expect_error("cpu=old,pprof=p.pb.gz", "cpu=old");
+    expect_error("cpu=old,heap=sites,collapsed=c.txt", "'collapsed='");
 }
 
 TEST(options_heap_sample_sizes)

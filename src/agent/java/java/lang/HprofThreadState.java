@@ -18,6 +18,9 @@ final class HprofThreadState {
     private static final Unsafe U = Unsafe.getUnsafe();
     private static final int MAX_DEPTH = 1 << 22;
     private static final int MAX_KEYS = 1 << 20;
+    /* Key ids kept, all keys together (64 MB): with whole stacks (depth 256)
+     * a key is as long as its stack, so the keys are stored end to end. */
+    private static final int MAX_KEY_IDS = 1 << 24;
 
     final Thread thread;
     final long page;
@@ -36,8 +39,11 @@ final class HprofThreadState {
 
     /* accumulators: one per key (the ids of the top `depth` frames) */
     int nacc;
+    boolean full;                      /* MAX_KEYS or MAX_KEY_IDS reached: new keys fold into 0 */
     int[] keyLen = new int[16];
-    int[] keys;
+    int[] keyStart = new int[16];      /* key a is keys[keyStart[a] .. + keyLen[a]) */
+    int keyUsed;
+    int[] keys = new int[64];
     int[] serial = new int[16];
     long[] count = new long[16];
     long[] self = new long[16];
@@ -57,7 +63,6 @@ final class HprofThreadState {
         this.page = page;
         this.tid = tid;
         this.depth = depth < 1 ? 1 : depth;
-        this.keys = new int[16 * this.depth];
         this.seq = -1;
     }
 
@@ -144,7 +149,7 @@ final class HprofThreadState {
      *  frame called more than a few methods: cpu=times on javac 5.1x -> 3.8x
      *  CPU, CallBench 8.4x -> 6.2x (bench/run, no agent = 1). */
     private int keyOf(int p, int id) {
-        if (nacc >= MAX_KEYS) return lookup();   /* keys fold into 0: its pairs would lie */
+        if (full) return lookup();   /* keys fold into 0: its pairs would lie */
         int parent = p > 0 ? acc[p - 1] : -1;
         int[] pc = pairs;
         int slots = pc.length / 3;
@@ -153,6 +158,7 @@ final class HprofThreadState {
         int b = 3 * (h & (slots - 1));
         if (pc[b] == parent && pc[b + 1] == id && pc[b + 2] != 0) return pc[b + 2] - 1;
         int a = lookup();
+        if (full) return a;
         if (nacc > 2 * slots && slots < MAX_PAIRS) {   /* grows with the keys: small for most threads */
             slots *= 4;
             pc = pairs = new int[3 * slots];
@@ -174,7 +180,7 @@ final class HprofThreadState {
             if (e == 0) return add(i, n);
             int a = e - 1;
             if (keyLen[a] != n) continue;
-            int base = a * depth;
+            int base = keyStart[a];
             int k = 0;
             while (k < n && keys[base + k] == ids[top - k]) k++;
             if (k == n) return a;
@@ -182,11 +188,18 @@ final class HprofThreadState {
     }
 
     private int add(int slot, int n) {
-        if (nacc >= MAX_KEYS) return 0;   /* full: fold into the first key */
+        if (full || nacc >= MAX_KEYS || keyUsed > MAX_KEY_IDS - n) { full = true; return 0; }   /* fold into the first key */
+        if (keyUsed + n > keys.length) {
+            int size = keys.length * 2;
+            while (size < keyUsed + n) size *= 2;
+            keys = copy(keys, size);
+        }
         int a = nacc++;
         if (a == serial.length) growAccumulators();
         keyLen[a] = n;
-        int base = a * depth, top = sp - 1;
+        keyStart[a] = keyUsed;
+        int base = keyUsed, top = sp - 1;
+        keyUsed += n;
         for (int k = 0; k < n; k++) keys[base + k] = ids[top - k];
         serial[a] = HprofTracker.trace();
         index[slot] = a + 1;
@@ -198,7 +211,7 @@ final class HprofThreadState {
         int[] bigger = new int[index.length * 2];
         int mask = bigger.length - 1;
         for (int a = 0; a < nacc; a++) {
-            int n = keyLen[a], base = a * depth, h = n;
+            int n = keyLen[a], base = keyStart[a], h = n;
             for (int k = 0; k < n; k++) h = h * 0x9E3779B1 + keys[base + k];
             h ^= h >>> 15;
             int i = h & mask;
@@ -219,9 +232,8 @@ final class HprofThreadState {
 
     private void growAccumulators() {
         int n = serial.length * 2;
-        keyLen = copy(keyLen, n); serial = copy(serial, n);
+        keyLen = copy(keyLen, n); keyStart = copy(keyStart, n); serial = copy(serial, n);
         count = copy(count, n); self = copy(self, n); total = copy(total, n);
-        keys = copy(keys, n * depth);
     }
 
     private static int[] copy(int[] a, int n) { int[] b = new int[n]; System.arraycopy(a, 0, b, 0, a.length); return b; }
