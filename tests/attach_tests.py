@@ -334,12 +334,14 @@ def make_tests(Fail, Skip, parse_profile, spawn, reap, asan=None):
         full debug information, and hot gets its samples (>= 95%)."""
         snap = ctx.path("inlined.txt")
         main = "Inlined"
-        p, so, se, cmd = spawn(ctx, main, ["6000"], None, "inlined")
+        # 10 s: the program must outlive two attaches, and a jcmd (a JVM of
+        # its own) can take seconds to start on a loaded machine.
+        p, so, se, cmd = spawn(ctx, main, ["10000"], None, "inlined")
         try:
             time.sleep(2.0)                       # C2 has compiled caller (the test inlined checks it)
             jcmd(ctx, p.pid, "cpu=samples,interval=1,depth=16,file=" + ctx.path("inlined-all.txt"))
             time.sleep(2.0)
-            jcmd(ctx, p.pid, "dump,file=" + snap)
+            control(ctx, "dump", p.pid, "file=" + snap)
             reap(ctx, p, so, se, cmd)
         finally:
             if p.poll() is None:
