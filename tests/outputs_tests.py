@@ -40,6 +40,7 @@ which must agree sample for sample.
 """
 
 import gzip
+import math
 import os
 import re
 import shutil
@@ -271,8 +272,13 @@ def make_tests(Fail, Skip, parse_profile, H, heap_tests):
         if m and a + b:
             truth = int(m.group(1)) / float(int(m.group(1)) + int(m.group(2)))
             ctx.note("partA %d, partB %d samples: %.1f%% (truth %.1f%%)" % (a, b, 100.0 * a / (a + b), 100 * truth))
-            if abs(a / float(a + b) - truth) > 0.03:
-                problems.append("partA share off the truth by more than 3 points")
+            # A sanity check only (cpu_split measures accuracy, with ten times
+            # the samples): ~300 samples at 10 ms have a standard error of
+            # about 2.7 points, so a fixed 3-point bound failed one run in four.
+            bound = max(0.03, 4 * math.sqrt(truth * (1 - truth) / (a + b)))
+            if abs(a / float(a + b) - truth) > bound:
+                problems.append("partA share %.1f%% off the truth %.1f%% by more than %.1f points (4 standard "
+                                "errors)" % (100.0 * a / (a + b), 100 * truth, 100 * bound))
         lines = [(f, ln) for frames, _, _ in pp.samples for (name, f, ln) in frames[:1]
                  if name in ("CpuSplit.partA", "CpuSplit.partB")]
         if not lines or not all(f == "CpuSplit.java" and ln > 0 for f, ln in lines):

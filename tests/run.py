@@ -1551,8 +1551,12 @@ JVM_TESTS = [
 
 import times_tests  # noqa: E402  (cpu=times)
 JVM_TESTS += times_tests.make_tests(Fail, parse_profile)
+import vthread_tests  # noqa: E402  (monitor=y on virtual threads)
+JVM_TESTS += vthread_tests.make_tests(Fail, Skip, parse_profile, final_monitor)
 import heap_tests  # noqa: E402  (heap=)
 JVM_TESTS += heap_tests.make_tests(Fail, parse_profile, Skip)
+import finalizer_tests  # noqa: E402  (finalizable objects under cpu=times and heap=sites)
+JVM_TESTS += finalizer_tests.make_tests(Fail, Run, times_tests, heap_tests)
 import outputs_tests  # noqa: E402  (pprof=, flamegraph=, collapsed=)
 JVM_TESTS += outputs_tests.make_tests(Fail, Skip, parse_profile, H, heap_tests)
 import frontend_tests  # noqa: E402  (build/hprof report, convert, diff)

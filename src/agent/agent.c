@@ -231,7 +231,9 @@ static void report_header(report_file *r)
                                  "time, driven by %s.", agent.opt.interval_ms, sampler_engine_name());
     else if (agent.opt.cpu == CPU_TIMES)
         used += (size_t)snprintf(notes + used, sizeof notes - used, "CPU TIME: exact calls, and each thread's CPU "
-                                 "time (ns, reported in ms) from calls inserted at method entry and exit.");
+                                 "time (ns, reported in ms) from calls inserted at method entry and exit. "
+                                 "On the JVM's service threads (Reference Handler, Finalizer, Common-Cleaner) "
+                                 "the JDK's own methods are not recorded; the user's code they run is.");
     if (agent.live && used < sizeof notes) {
         char date[64];
         text_format_date(agent.started, date, sizeof date);

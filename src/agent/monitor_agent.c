@@ -10,9 +10,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "../bci/opcodes.h"
 #include "../core/stack_profile.h"
 #include "../monitor/deadlock.h"
 #include "../monitor/monitor_table.h"
+#include "../monitor/vthread_pending.h"
 #include "jvmti_support.h"
 
 static struct {
@@ -35,7 +37,18 @@ static struct {
     int            breakpoints;   /* Breakpoint events wanted */
     int            deadlock_ms;   /* deadlock=: the tick's period */
     uint32_t       reported;      /* deadlock cycles in the last dump */
-    serial_t       park_skip[2];  /* { LockSupport, Unsafe }: frames park traces leave out */
+    serial_t       park_skip[4];  /* LockSupport, Unsafe, VirtualThread, JavaLangAccess's: */
+    int            n_park_skip;   /* the frames park traces leave out */
+    /* Virtual threads (JDK 21 and later; see README "How monitor=y works"). */
+    jclass         vthread_class; /* java.lang.VirtualThread (global ref), NULL before JDK 21 */
+    jfieldID       thread_tid;    /* Thread.tid: the key of their pending episodes */
+    jmethodID      vt_park[2];    /* VirtualThread.park(), parkNanos(long) */
+    jlocation      vt_exits[2][8];/* their `return` instructions */
+    int            vt_n_exits[2];
+    int            vt_breakpoints;/* set: virtual threads' parks are timed by them */
+    int            vt_jla_looked; /* the JavaLangAccess frame's class is in park_skip */
+    uint64_t       vt_pinned;     /* parks of virtual threads that stayed on their carrier */
+    uint64_t       vt_pinned_ns;
 } mon;
 
 /* Unsafe.park(boolean, long) as the JVM implements it, and the binds seen
@@ -160,7 +173,38 @@ static serial_t trace_here(jthread thread, int current, int park, stack_id *stac
 {
     serial_t thread_serial = mon.cfg.per_thread ? thread_serial_of(thread) : 0;
     return stack_trace_of(&mon.traces, current ? NULL : thread, park ? mon.park_skip : NULL,
-                          park ? 2 : 0, thread_serial, stack);
+                          park ? mon.n_park_skip : 0, thread_serial, stack);
+}
+
+/* The tid of `thread` if it is a virtual thread, else 0 (a platform thread:
+ * its episodes stay on one OS thread, in mtls). */
+static uint64_t vthread_tid(JNIEnv *jni, jthread thread)
+{
+    if (mon.vthread_class == NULL || mon.thread_tid == NULL || thread == NULL ||
+        !(*jni)->IsInstanceOf(jni, thread, mon.vthread_class))
+        return 0;
+    jlong tid = (*jni)->GetLongField(jni, thread, mon.thread_tid);
+    return tid > 0 ? (uint64_t)tid : 0;
+}
+
+/* Begin a virtual thread's episode: its stack and lock now, before it blocks. */
+static void vt_begin(JNIEnv *jni, uint64_t tid, vt_what what, jthread thread, jobject lock, block_kind kind)
+{
+    vt_episode e;
+    memset(&e, 0, sizeof e);
+    e.lock_class = class_serial_of_object(jni, lock);
+    e.kind = kind;
+    e.trace = trace_here(thread, 1, what == VT_PARK, &e.stack);
+    e.start = now_ns();
+    (void)vt_pending_begin(tid, what, &e);     /* full: not timed (vt_pending_dropped) */
+}
+
+/* End it, on whichever carrier the virtual thread runs now. */
+static void vt_end(uint64_t tid, vt_what what)
+{
+    vt_episode e;
+    if (vt_pending_end(tid, what, &e))
+        monitor_table_add(e.trace, e.stack, e.lock_class, (block_kind)e.kind, now_ns() - e.start);
 }
 
 /* ---------------------------------------------------------------- events */
@@ -172,6 +216,11 @@ static void JNICALL on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thr
     (void)jvmti;
     if (!mon.running)
         return;
+    uint64_t tid = vthread_tid(jni, thread);
+    if (tid) {
+        vt_begin(jni, tid, VT_ENTER, thread, object, BLOCK_ENTER);
+        return;
+    }
     mtls.enter_class = class_serial_of_object(jni, object);
     mtls.enter_stack = 0;
     mtls.enter_trace = trace_here(thread, 1, 0, &mtls.enter_stack);
@@ -180,7 +229,12 @@ static void JNICALL on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thr
 
 static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object)
 {
-    (void)jvmti; (void)jni; (void)thread; (void)object;
+    (void)jvmti; (void)object;
+    uint64_t tid = vthread_tid(jni, thread);
+    if (tid) {
+        vt_end(tid, VT_ENTER);
+        return;
+    }
     if (mtls.enter_start) {
         monitor_table_add(mtls.enter_trace, mtls.enter_stack, mtls.enter_class, BLOCK_ENTER,
                           now_ns() - mtls.enter_start);
@@ -194,6 +248,11 @@ static void JNICALL on_wait(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobjec
     (void)timeout;
     if (!mon.running)
         return;
+    uint64_t tid = vthread_tid(jni, thread);
+    if (tid) {
+        vt_begin(jni, tid, VT_WAIT, thread, object, BLOCK_WAIT);
+        return;
+    }
     mtls.wait_class = class_serial_of_object(jni, object);
     mtls.wait_stack = 0;
     mtls.wait_trace = trace_here(thread, 1, 0, &mtls.wait_stack);
@@ -205,6 +264,11 @@ static void JNICALL on_waited(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobj
                               jboolean timed_out)
 {
     (void)jvmti; (void)object; (void)timed_out;
+    uint64_t tid = vthread_tid(jni, thread);
+    if (tid) {
+        vt_end(tid, VT_WAIT);
+        return;
+    }
     set_waiting_on(jni, thread_serial_of(thread), NULL);
     if (mtls.wait_start) {
         monitor_table_add(mtls.wait_trace, mtls.wait_stack, mtls.wait_class, BLOCK_WAIT,
@@ -218,13 +282,61 @@ static void JNICALL on_waited(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobj
  * setCurrentBlocker(this) ... setCurrentBlocker(null) around plain park()s.
  * At a breakpoint on either setter's entry, an empty parkBlocker means
  * "about to block", a set one means "done blocking on it". */
+/* A virtual thread parks in VirtualThread.park() or parkNanos(long) (it
+ * yields its continuation instead of calling Unsafe.park): a breakpoint at
+ * their entry begins the episode, with the thread's parkBlocker naming the
+ * lock as for platform threads, and breakpoints at their `return`
+ * instructions end it, after the thread was mounted again, on whichever
+ * carrier. An exception thrown out of park leaves the episode pending until
+ * the thread's next park restarts it. */
+static void vt_park_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jlocation location)
+{
+    uint64_t tid = vthread_tid(jni, thread);
+    if (tid == 0)
+        return;
+    if (location != 0) {
+        vt_end(tid, VT_PARK);
+        return;
+    }
+    if (!mon.running || mon.park_blocker == NULL)
+        return;
+    jobject blocker = (*jni)->GetObjectField(jni, thread, mon.park_blocker);
+    if (blocker == NULL)                    /* sleep, or park() outside any blocker: not a lock */
+        return;
+    if (!mon.vt_jla_looked && mon.n_park_skip < 4) {
+        /* park's caller: LockSupport, or JavaLangAccess's implementation
+         * (System$2.parkVirtualThread): frames traces leave out too. */
+        jmethodID caller = NULL;
+        jlocation at;
+        jclass holder = NULL;
+        mon.vt_jla_looked = 1;
+        if ((*jvmti)->GetFrameLocation(jvmti, thread, 1, &caller, &at) == JVMTI_ERROR_NONE &&
+            (*jvmti)->GetMethodDeclaringClass(jvmti, caller, &holder) == JVMTI_ERROR_NONE) {
+            serial_t c = class_serial_of_klass(holder);
+            if (c && c != mon.lock_support)
+                mon.park_skip[mon.n_park_skip++] = c;
+            (*jni)->DeleteLocalRef(jni, holder);
+        }
+    }
+    block_kind kind = mon.aos_class && (*jni)->IsInstanceOf(jni, blocker, mon.aos_class)
+                    ? BLOCK_PARK : BLOCK_PARK_WAIT;
+    vt_begin(jni, tid, VT_PARK, thread, blocker, kind);
+    (*jni)->DeleteLocalRef(jni, blocker);
+}
+
 static void JNICALL on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID method,
                                   jlocation location)
 {
-    (void)jvmti;
-    (void)location;
+    if (mon.vt_breakpoints && (method == mon.vt_park[0] || method == mon.vt_park[1])) {
+        vt_park_breakpoint(jvmti, jni, thread, location);
+        return;
+    }
     if ((method != mon.set_blocker && method != mon.set_current_blocker) || mon.park_blocker == NULL ||
         mon.park_wrapped || !mon.running)
+        return;
+    /* A virtual thread's park: timed by the breakpoints on VirtualThread
+     * (this thread may resume on another carrier, mtls cannot time it). */
+    if (mon.vthread_class && (*jni)->IsInstanceOf(jni, thread, mon.vthread_class))
         return;
     jobject blocker = (*jni)->GetObjectField(jni, thread, mon.park_blocker);
     if (blocker == NULL) {
@@ -258,8 +370,23 @@ static void JNICALL wrapped_park(JNIEnv *env, jobject unsafe, jboolean absolute,
         original_park(env, unsafe, absolute, time);
         return;
     }
-    if ((*hprof_jvmti)->GetCurrentThread(hprof_jvmti, &thread) == JVMTI_ERROR_NONE && thread)
+    if ((*hprof_jvmti)->GetCurrentThread(hprof_jvmti, &thread) == JVMTI_ERROR_NONE && thread) {
+        uint64_t tid = mon.vt_breakpoints ? vthread_tid(env, thread) : 0;
+        if (tid) {
+            /* A virtual thread that could not yield parks its carrier
+             * (VirtualThread.parkOnCarrierThread): pinned. The breakpoints
+             * on VirtualThread.park time the whole park; this only counts. */
+            uint64_t t0 = now_ns();
+            original_park(env, unsafe, absolute, time);
+            if (vt_pending_mark_pinned(tid, VT_PARK)) {
+                __atomic_add_fetch(&mon.vt_pinned, 1, __ATOMIC_RELAXED);
+                __atomic_add_fetch(&mon.vt_pinned_ns, now_ns() - t0, __ATOMIC_RELAXED);
+            }
+            (*env)->DeleteLocalRef(env, thread);
+            return;
+        }
         blocker = (*env)->GetObjectField(env, thread, mon.park_blocker);
+    }
     if (blocker == NULL) {                 /* park() outside any blocker: not a lock */
         original_park(env, unsafe, absolute, time);
         if (thread)
@@ -291,7 +418,7 @@ static void JNICALL wrapped_park(JNIEnv *env, jobject unsafe, jboolean absolute,
         int cached_frames = mon.traces.full_stacks ? STACK_MAX_FRAMES : mon.traces.depth;
         e->trace = stack_trace_here_skipping(env, &mon.traces,
                                              thread_trace_cache(TRACE_CACHE_MONITOR, 6, cached_frames),
-                                             mon.park_skip, 2, thread_serial, &e->stack);
+                                             mon.park_skip, mon.n_park_skip, thread_serial, &e->stack);
         e->walked = start;
         start = now_ns();
     }
@@ -359,6 +486,8 @@ static int find_unsafe_park(jvmtiEnv *jvmti, JNIEnv *jni)
     return 1;
 }
 
+static int lookup_failed(JNIEnv *jni, const void *found, const char *what);
+
 /* The breakpoints on LockSupport's setters off (the wrapper times the parks
  * instead, or monitor=y stopped). */
 static void clear_park_breakpoints(jvmtiEnv *jvmti)
@@ -367,9 +496,112 @@ static void clear_park_breakpoints(jvmtiEnv *jvmti)
         (*jvmti)->ClearBreakpoint(jvmti, mon.set_blocker, 0);
     if (mon.set_current_blocker)
         (*jvmti)->ClearBreakpoint(jvmti, mon.set_current_blocker, 0);
-    jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, JVMTI_EVENT_BREAKPOINT, NULL),
-                 "SetEventNotificationMode (Breakpoint off)");
+    if (!mon.vt_breakpoints)                /* still wanted for virtual threads' parks */
+        jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, JVMTI_EVENT_BREAKPOINT, NULL),
+                     "SetEventNotificationMode (Breakpoint off)");
 }
+
+/* The breakpoints on VirtualThread's parks off (monitor=y stopped). */
+static void clear_vthread_breakpoints(jvmtiEnv *jvmti)
+{
+    if (!mon.vt_breakpoints)
+        return;
+    for (int m = 0; m < 2; m++) {
+        (*jvmti)->ClearBreakpoint(jvmti, mon.vt_park[m], 0);
+        for (int i = 0; i < mon.vt_n_exits[m]; i++)
+            (*jvmti)->ClearBreakpoint(jvmti, mon.vt_park[m], mon.vt_exits[m][i]);
+    }
+    mon.vt_breakpoints = 0;
+    if (mon.park_wrapped || !(mon.set_blocker || mon.set_current_blocker))
+        jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, JVMTI_EVENT_BREAKPOINT, NULL),
+                     "SetEventNotificationMode (Breakpoint off)");
+}
+
+/* The `return` instructions of a void method, by its byte codes. */
+static int void_returns(jvmtiEnv *jvmti, jmethodID method, jlocation *out, int max)
+{
+    jint len = 0;
+    unsigned char *code = NULL;
+    if (jvmti_failed((*jvmti)->GetBytecodes(jvmti, method, &len, &code), "GetBytecodes (VirtualThread.park)"))
+        return -1;
+    uint32_t at[8];
+    int n = bytecode_void_returns(code, (uint32_t)len, at, max < 8 ? max : 8);
+    jvmti_free(code);
+    for (int i = 0; i < n; i++)
+        out[i] = (jlocation)at[i];
+    return n;
+}
+
+/* Virtual threads (JDK 21 and later): their contended enters and waits are
+ * told apart by Thread.tid (vthread_tid), their parks timed by breakpoints
+ * on VirtualThread.park and parkNanos (vt_park_breakpoint). Says once what
+ * is not timed when something is missing. */
+static void find_virtual_threads(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    if (mon.vthread_class == NULL) {
+        jclass vt = (*jni)->FindClass(jni, "java/lang/VirtualThread");
+        if (vt == NULL) {                   /* JDK 17: no virtual threads */
+            (*jni)->ExceptionClear(jni);
+            return;
+        }
+        jclass thread_class = (*jni)->FindClass(jni, "java/lang/Thread");
+        mon.thread_tid = thread_class ? (*jni)->GetFieldID(jni, thread_class, "tid", "J") : NULL;
+        if (lookup_failed(jni, mon.thread_tid, "Thread.tid"))
+            mon.thread_tid = NULL;
+        if (thread_class)
+            (*jni)->DeleteLocalRef(jni, thread_class);
+        mon.vt_park[0] = (*jni)->GetMethodID(jni, vt, "park", "()V");
+        (*jni)->ExceptionClear(jni);
+        mon.vt_park[1] = (*jni)->GetMethodID(jni, vt, "parkNanos", "(J)V");
+        (*jni)->ExceptionClear(jni);
+        serial_t vt_serial = class_serial_of_klass(vt);
+        if (vt_serial && mon.n_park_skip < 4)
+            mon.park_skip[mon.n_park_skip++] = vt_serial;
+        mon.vthread_class = mon.thread_tid ? (*jni)->NewGlobalRef(jni, vt) : NULL;
+        (*jni)->DeleteLocalRef(jni, vt);
+        if (mon.vthread_class == NULL)
+            return;
+    }
+    if (mon.vt_breakpoints || mon.park_blocker == NULL)
+        return;
+    jvmtiCapabilities caps;
+    memset(&caps, 0, sizeof caps);
+    const char *missing = NULL;
+    if ((*jvmti)->GetCapabilities(jvmti, &caps) != JVMTI_ERROR_NONE || !caps.can_generate_breakpoint_events ||
+        !caps.can_get_bytecodes)
+        missing = "breakpoints and byte codes are not offered to this agent";
+    else if (mon.vt_park[0] == NULL || mon.vt_park[1] == NULL)
+        missing = "VirtualThread.park()/parkNanos(long) not found in this JDK";
+    for (int m = 0; m < 2 && !missing; m++) {
+        mon.vt_n_exits[m] = void_returns(jvmti, mon.vt_park[m], mon.vt_exits[m], 8);
+        if (mon.vt_n_exits[m] <= 0)
+            missing = "the returns of VirtualThread.park could not be found";
+    }
+    int set = 0;
+    for (int m = 0; m < 2 && !missing; m++) {
+        if (jvmti_failed((*jvmti)->SetBreakpoint(jvmti, mon.vt_park[m], 0), "SetBreakpoint (VirtualThread.park)"))
+            missing = "breakpoint refused";
+        for (int i = 0; i < mon.vt_n_exits[m] && !missing; i++)
+            if (jvmti_failed((*jvmti)->SetBreakpoint(jvmti, mon.vt_park[m], mon.vt_exits[m][i]),
+                             "SetBreakpoint (VirtualThread.park return)"))
+                missing = "breakpoint refused";
+        set = 1;
+    }
+    if (!missing && jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_BREAKPOINT,
+                                                                    NULL), "SetEventNotificationMode (Breakpoint)"))
+        missing = "breakpoint events refused";
+    if (missing) {
+        if (set) {
+            mon.vt_breakpoints = 1;         /* so that clear_vthread_breakpoints clears what was set */
+            clear_vthread_breakpoints(jvmti);
+        }
+        fprintf(stderr, "hprof: warning: monitor=y: %s: parks of virtual threads on java.util.concurrent "
+                "locks are not timed\n", missing);
+        return;
+    }
+    mon.vt_breakpoints = 1;
+}
+
 
 /* HotSpot warns on stdout when a platform class's native is re-bound from
  * code outside the boot loader, and the agent must print nothing there. So
@@ -413,6 +645,26 @@ static void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
 
 /* ---------------------------------------------------------------- set-up */
 
+/* can_support_virtual_threads (JDK 21): the bit after
+ * can_generate_sampled_object_alloc_events, which the JDK 17 headers the
+ * agent is built with leave unnamed. Found by setting the named one (bit
+ * fields are laid out in order): its byte and mask. */
+static size_t vt_cap_bit(unsigned char *mask)
+{
+    jvmtiCapabilities probe;
+    memset(&probe, 0, sizeof probe);
+    probe.can_generate_sampled_object_alloc_events = 1;
+    const unsigned char *p = (const unsigned char *)&probe;
+    size_t bit = 0;
+    while (bit < 8 * sizeof probe && !(p[bit / 8] & (1u << (bit % 8))))
+        bit++;
+    bit++;                                  /* the next one */
+    if (bit >= 8 * sizeof probe)
+        bit = 8 * sizeof probe - 1;         /* not found: a reserved bit, never offered */
+    *mask = (unsigned char)(1u << (bit % 8));
+    return bit / 8;
+}
+
 static int capabilities(const collector_env *env, const jvmtiCapabilities *potential, jvmtiCapabilities *caps)
 {
     if (!potential->can_generate_monitor_events || !potential->can_get_monitor_info) {
@@ -440,6 +692,14 @@ static int capabilities(const collector_env *env, const jvmtiCapabilities *poten
     caps->can_generate_breakpoint_events = potential->can_generate_breakpoint_events;
     caps->can_tag_objects = potential->can_tag_objects;   /* class serials cached in tags */
     caps->can_generate_native_method_bind_events = potential->can_generate_native_method_bind_events;
+    /* Virtual threads: JVMTI's support for them (events and functions on
+     * virtual threads), and the byte codes of VirtualThread.park (where to
+     * put the breakpoints that time their parks). */
+    caps->can_get_bytecodes = potential->can_get_bytecodes;
+    unsigned char vt_mask;
+    size_t vt_byte = vt_cap_bit(&vt_mask);
+    if (((const unsigned char *)potential)[vt_byte] & vt_mask)
+        ((unsigned char *)caps)[vt_byte] |= vt_mask;
     if (!potential->can_generate_breakpoint_events)
         env->limit(env->live ? "monitor=y: this JVM offers breakpoints only at start-up: parking on "
                                "java.util.concurrent locks is not timed after an attach (contended "
@@ -505,14 +765,28 @@ static void find_lock_support(jvmtiEnv *jvmti, JNIEnv *jni)
     /* Breakpoints on the two setters time the parks until Unsafe.park can be
      * bound to wrapped_park (monitor_agent_class_prepare), and for good if it
      * cannot (it costs more: see README). */
+    /* Virtual threads first: looking their classes up prepares classes,
+     * which must not meet a pending bind (on_class_prepare) from here. */
+    if (mon.unsafe_class == 0) {
+        jclass unsafe = (*jni)->FindClass(jni, "jdk/internal/misc/Unsafe");
+        if (unsafe) {
+            mon.unsafe_class = class_serial_of_klass(unsafe);
+            (*jni)->DeleteLocalRef(jni, unsafe);
+        }
+        (*jni)->ExceptionClear(jni);
+    }
+    if (mon.n_park_skip == 0) {
+        mon.park_skip[0] = mon.lock_support;
+        mon.park_skip[1] = mon.unsafe_class;
+        mon.n_park_skip = 2;
+    }
+    find_virtual_threads(jvmti, jni);
     /* The bind waits for a ClassPrepare in boot code (on_class_prepare). */
     if (!mon.park_wrapped && !mon.wrap_pending && find_unsafe_park(jvmti, jni) &&
         events_want(jvmti, JVMTI_EVENT_CLASS_PREPARE) == 0)
         mon.wrap_pending = 1;
     if (mon.park_wrapped)
         return;
-    mon.park_skip[0] = mon.lock_support;
-    mon.park_skip[1] = mon.unsafe_class;
     jvmtiCapabilities caps;
     memset(&caps, 0, sizeof caps);
     if ((*jvmti)->GetCapabilities(jvmti, &caps) != JVMTI_ERROR_NONE || !caps.can_generate_breakpoint_events)
@@ -1014,6 +1288,7 @@ static void stop(JNIEnv *jni)
     mon.running = 0;
     for (size_t i = 0; i < sizeof monitor_events / sizeof monitor_events[0]; i++)
         events_unwant(hprof_jvmti, monitor_events[i]);
+    clear_vthread_breakpoints(hprof_jvmti);
     if (!mon.park_wrapped && (mon.set_blocker || mon.set_current_blocker))
         clear_park_breakpoints(hprof_jvmti);
 }
@@ -1041,6 +1316,15 @@ static void dump(dump_target *t, JNIEnv *jni)
     if (t->verbose) {
         snprintf(line, sizeof line, "hprof: monitor=y: %s", park_method());
         dump_note(t, line);
+        if (mon.vthread_class) {
+            snprintf(line, sizeof line, "hprof: monitor=y: virtual threads: parks %s, %llu of them pinned to "
+                     "their carrier (%.3f s); %llu episodes not timed (more than %u pending)",
+                     mon.vt_breakpoints ? "timed by breakpoints on VirtualThread.park" : "not timed",
+                     (unsigned long long)__atomic_load_n(&mon.vt_pinned, __ATOMIC_RELAXED),
+                     (double)__atomic_load_n(&mon.vt_pinned_ns, __ATOMIC_RELAXED) / 1e9,
+                     (unsigned long long)vt_pending_dropped(), VT_PENDING_MAX / 4 * 3);
+            dump_note(t, line);
+        }
     }
     if (deadlocks) {
         snprintf(line, sizeof line, "hprof: %u deadlock%s found: see DEADLOCKS in %s", deadlocks,

@@ -8,6 +8,9 @@
  *    set the blocker and once to clear it. At the second call the thread's
  *    parkBlocker field still holds the blocker, which names the lock class
  *    (no local-variable access, no class rewriting);
+ *  - virtual threads (JDK 21+): their episodes kept by Thread.tid, not per
+ *    carrier (they resume on another one); their parks timed by breakpoints
+ *    on VirtualThread.park/parkNanos (entry and returns);
  *  - at each dump: MONITOR TIME, MONITOR DUMP (threads, owners, waiters) and
  *    DEADLOCKS (cycles through monitors and ownable synchronizers).
  */

@@ -69,6 +69,32 @@ static __thread void *thread_perf_page;
 
 /* ------------------------------------------------------------ natives */
 
+/* Is the calling thread one of the JVM's service threads: of the "system"
+ * thread group (the one without a parent: Reference Handler, Finalizer,
+ * Signal Dispatcher, the secondary finalizers of System.runFinalization) or
+ * of the JDK's "InnocuousThreadGroup" (Common-Cleaner, every Cleaner's
+ * thread; JDK 25's common ForkJoinPool has a group of its own)? Such a thread does
+ * not record the JDK's own methods (HprofThreadState.service). */
+static jlong is_service_thread(JNIEnv *jni) {
+    jvmtiThreadInfo ti;
+    memset(&ti, 0, sizeof ti);
+    if ((*hprof_jvmti)->GetThreadInfo(hprof_jvmti, NULL, &ti) != JVMTI_ERROR_NONE) return 0;
+    jlong service = 0;
+    if (ti.thread_group != NULL) {
+        jvmtiThreadGroupInfo gi;
+        memset(&gi, 0, sizeof gi);
+        if ((*hprof_jvmti)->GetThreadGroupInfo(hprof_jvmti, ti.thread_group, &gi) == JVMTI_ERROR_NONE) {
+            service = gi.parent == NULL || (gi.name != NULL && strcmp(gi.name, "InnocuousThreadGroup") == 0);
+            jvmti_free(gi.name);
+            if (gi.parent) (*jni)->DeleteLocalRef(jni, gi.parent);
+        }
+        (*jni)->DeleteLocalRef(jni, ti.thread_group);
+    }
+    if (ti.context_class_loader) (*jni)->DeleteLocalRef(jni, ti.context_class_loader);
+    jvmti_free(ti.name);
+    return service;
+}
+
 /* The natives of cpu=times (bound by tracker_agent.c). */
 
 JNIEXPORT jboolean JNICALL Java_java_lang_HprofTracker_register(JNIEnv *jni, jclass cls, jlongArray info) {
@@ -87,8 +113,8 @@ JNIEXPORT jboolean JNICALL Java_java_lang_HprofTracker_register(JNIEnv *jni, jcl
             else { thread_perf_fd = fd; thread_perf_page = page; }
         }
     }
-    jlong v[2] = { (jlong)(uintptr_t)thread_perf_page, (jlong)syscall(SYS_gettid) };
-    (*jni)->SetLongArrayRegion(jni, info, 0, 2, v);
+    jlong v[3] = { (jlong)(uintptr_t)thread_perf_page, (jlong)syscall(SYS_gettid), is_service_thread(jni) };
+    (*jni)->SetLongArrayRegion(jni, info, 0, 3, v);
     return JNI_TRUE;
 }
 

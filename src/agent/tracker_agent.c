@@ -29,6 +29,7 @@ static struct {
     atomic_int     next_id;         /* method ids handed to the rewriter */
     atomic_uint    rewritten, failed;
     jclass         tracker;         /* global ref, once defined */
+    jobject        platform_loader; /* global ref: its classes are the JDK's too */
     int            hook_wanted;     /* we asked for ClassFileLoadHook */
 } T;
 
@@ -42,21 +43,23 @@ static int is_tracker(const char *name) {
            strcmp(name, "jdk/internal/misc/Unsafe") == 0;
 }
 
-/* Method ids start at 2 (0 marks an empty cache slot in the tracker). An
- * odd id tells the tracker the method is short (BCI_METHOD_SHORT): it may
- * stop timing it once it has seen it is always quick (HprofThreadState). */
+/* Method ids start at 4 (0 marks an empty cache slot in the tracker). Bit
+ * 0 tells the tracker the method is short (BCI_METHOD_SHORT): it may stop
+ * timing it once it has seen it is always quick (HprofThreadState). Bit 1:
+ * the method is the JDK's (its class is the boot or the platform loader's),
+ * which the JVM's service threads do not record (HprofThreadState.service). */
 static int32_t next_method_id(void *context, const bci_method_info *m) {
-    (void)context;
+    int jdk = *(const int *)context;
     int32_t n = atomic_fetch_add(&T.next_id, 1) + 1;
-    if (n > (INT32_MAX >> 1)) return -1;                 /* out of ids: leave the method alone */
-    return (n << 1) | ((m->flags & BCI_METHOD_SHORT) && !(m->flags & BCI_METHOD_LEAF) ? 1 : 0);
+    if (n > (INT32_MAX >> 2)) return -1;                 /* out of ids: leave the method alone */
+    return (n << 2) | (jdk ? 2 : 0) | ((m->flags & BCI_METHOD_SHORT) && !(m->flags & BCI_METHOD_LEAF) ? 1 : 0);
 }
 
 static void JNICALL on_class_file_load(jvmtiEnv *jvmti, JNIEnv *jni, jclass being_redefined,
                                        jobject loader, const char *name, jobject domain,
                                        jint len, const unsigned char *data,
                                        jint *new_len, unsigned char **new_data) {
-    (void)jni; (void)being_redefined; (void)loader; (void)domain;
+    (void)being_redefined; (void)domain;
     if (!atomic_load(&T.ready) || name == NULL || is_tracker(name)) return;
     unsigned what = 0;
     int times = atomic_load(&T.cfg.times), allocations = atomic_load(&T.cfg.allocations);
@@ -67,7 +70,9 @@ static void JNICALL on_class_file_load(jvmtiEnv *jvmti, JNIEnv *jni, jclass bein
         if (allocations) what |= BCI_NEWARRAY;
     }
     if (what == 0) return;
-    bci_config c = { what, TRACKER, next_method_id, NULL };
+    int jdk = loader == NULL || (T.platform_loader != NULL && jni != NULL &&
+                                 (*jni)->IsSameObject(jni, loader, T.platform_loader));
+    bci_config c = { what, TRACKER, next_method_id, &jdk };
     int r = class_rewrite_in_hook(jvmti, &c, name, data, len, new_len, new_data, "hprof");
     if (r > 0) atomic_fetch_add(&T.rewritten, 1);
     if (r < 0) atomic_fetch_add(&T.failed, 1);
@@ -160,6 +165,17 @@ jclass tracker_agent_define(JNIEnv *jni, int live) {
     tracker_classes[1] = class_serial_of_klass(state);
     jclass global = (*jni)->NewGlobalRef(jni, tracker);
     if (tracker_jni_failed(jni, global, "NewGlobalRef")) return NULL;
+    /* The platform loader (java.sql, java.xml.crypto, ...): set before
+     * `ready`, so every rewritten class sees it. Without it only the boot
+     * loader's classes count as the JDK's. */
+    jclass cl = (*jni)->FindClass(jni, "java/lang/ClassLoader");
+    jmethodID get = cl ? (*jni)->GetStaticMethodID(jni, cl, "getPlatformClassLoader", "()Ljava/lang/ClassLoader;")
+                       : NULL;
+    jobject platform = get ? (*jni)->CallStaticObjectMethod(jni, cl, get) : NULL;
+    if ((*jni)->ExceptionCheck(jni)) { (*jni)->ExceptionClear(jni); platform = NULL; }
+    if (platform) T.platform_loader = (*jni)->NewGlobalRef(jni, platform);
+    if (platform) (*jni)->DeleteLocalRef(jni, platform);
+    if (cl) (*jni)->DeleteLocalRef(jni, cl);
     T.tracker = global;
     atomic_store(&T.ready, 1);
     return global;

@@ -19,6 +19,11 @@ enum {
  * ones (tableswitch, lookupswitch, wide), -1 for an invalid opcode. */
 int opcode_length(uint8_t op);
 
+/* The offsets of the `return` instructions (void methods) in code[0..len),
+ * walked instruction by instruction (switches and wide included), up to max
+ * of them into out. Their number, or -1 if the code does not decode. */
+int bytecode_void_returns(const uint8_t *code, uint32_t len, uint32_t *out, int max);
+
 static inline int op_is_cond_branch(uint8_t op) {
     return (op >= OP_IFEQ && op <= OP_IF_ACMPNE) || op == OP_IFNULL || op == OP_IFNONNULL;
 }

@@ -11,6 +11,7 @@
 
 #include "bci/bci.h"
 #include "bci/classfile.h"
+#include "bci/opcodes.h"
 #include "unit.h"
 
 typedef struct { uint8_t *b; size_t n, cap; } bytes;
@@ -325,4 +326,31 @@ TEST(bci_method_flags_leaf_and_short)
     CHECK(seen_flags == 0);
     if (out) bci_free(out);
     free(in3.b);
+}
+
+/* The return instructions of a void method, found past a tableswitch, a
+ * lookupswitch and a wide iinc; truncated code does not decode. */
+TEST(bytecode_void_returns_walks_instructions)
+{
+    static const uint8_t code[] = {
+        0x03,                                   /* 0 iconst_0 */
+        0xaa, 0, 0,                             /* 1 tableswitch, padding to 4 */
+        0, 0, 0, 20, 0, 0, 0, 0, 0, 0, 0, 1,    /* 4 default, low 0, high 1 */
+        0, 0, 0, 20, 0, 0, 0, 20,               /* 16 two offsets */
+        0xb1,                                   /* 24 return */
+        0x03,                                   /* 25 iconst_0 */
+        0xab, 0,                                /* 26 lookupswitch, padding to 28 */
+        0, 0, 0, 10, 0, 0, 0, 1,                /* 28 default, 1 pair */
+        0, 0, 0, 5, 0, 0, 0, 10,                /* 36 the pair */
+        0xc4, 0x84, 0, 1, 0, 1,                 /* 44 wide iinc 1, 1 */
+        0xb1,                                   /* 50 return */
+        0xbf,                                   /* 51 athrow */
+    };
+    uint32_t at[4];
+    CHECK(bytecode_void_returns(code, sizeof code, at, 4) == 2);
+    CHECK(at[0] == 24 && at[1] == 50);
+    CHECK(bytecode_void_returns(code, sizeof code, at, 1) == 1 && at[0] == 24);
+    CHECK(bytecode_void_returns(code, 20, at, 4) == -1);        /* cut inside the switch */
+    static const uint8_t bad[] = { 0xb1, 0xff };
+    CHECK(bytecode_void_returns(bad, sizeof bad, at, 4) == -1);
 }

@@ -5,6 +5,7 @@
 
 #include "monitor/deadlock.h"
 #include "monitor/monitor_table.h"
+#include "monitor/vthread_pending.h"
 
 TEST(monitor_table_sums_and_orders)
 {
@@ -85,4 +86,56 @@ TEST(deadlock_finds_every_cycle_and_nothing_else)
     CHECK(count == 1);
     CHECK_STR(buf, "10,20,30");
     CHECK(find_deadlocks(NULL, 0, NULL) == 0);
+}
+
+TEST(vthread_pending_begin_end)
+{
+    vt_episode e = { 100, 300001, 100001, 7, BLOCK_PARK, 0 }, got;
+    CHECK(vt_pending_end(5, VT_PARK, &got) == 0);           /* empty table */
+    CHECK(vt_pending_begin(5, VT_PARK, &e) == 0);
+    e.start = 200;
+    CHECK(vt_pending_begin(5, VT_ENTER, &e) == 0);         /* same thread, other kind */
+    CHECK(vt_pending_count() == 2);
+    CHECK(vt_pending_mark_pinned(5, VT_PARK) == 1);
+    CHECK(vt_pending_mark_pinned(6, VT_PARK) == 0);
+    CHECK(vt_pending_end(5, VT_WAIT, &got) == 0);
+    CHECK(vt_pending_end(5, VT_PARK, &got) == 1 && got.start == 100 && got.pinned && got.stack == 7 &&
+          got.kind == BLOCK_PARK);
+    CHECK(vt_pending_end(5, VT_PARK, &got) == 0);           /* ended once */
+    CHECK(vt_pending_end(5, VT_ENTER, &got) == 1 && got.start == 200 && !got.pinned);
+    CHECK(vt_pending_count() == 0);
+    vt_pending_free();
+}
+
+/* Many threads begin, some end, restart: every pending one is found with its
+ * own start (backward-shift deletion keeps probe runs intact), and the
+ * table stops at VT_PENDING_MAX * 3/4 entries, counting what it drops. */
+TEST(vthread_pending_many_and_bounded)
+{
+    vt_episode e = { 0, 1, 1, 0, BLOCK_ENTER, 0 }, got;
+    for (uint64_t t = 1; t <= 20000; t++) {
+        e.start = t * 10;
+        CHECK(vt_pending_begin(t, VT_ENTER, &e) == 0);
+    }
+    for (uint64_t t = 1; t <= 20000; t += 3)
+        CHECK(vt_pending_end(t, VT_ENTER, &got) == 1 && got.start == t * 10);
+    e.start = 7;
+    CHECK(vt_pending_begin(2, VT_ENTER, &e) == 0);          /* restart: replaces */
+    uint32_t left = 0;
+    for (uint64_t t = 1; t <= 20000; t++) {
+        int pending = vt_pending_end(t, VT_ENTER, &got);
+        if ((t - 1) % 3 == 0) {
+            CHECK(!pending);
+        } else {
+            CHECK(pending && got.start == (t == 2 ? 7 : t * 10));
+            left++;
+        }
+    }
+    CHECK(left == 13333 && vt_pending_count() == 0 && vt_pending_dropped() == 0);
+    uint32_t kept = 0;
+    for (uint64_t t = 1; t <= VT_PENDING_MAX; t++)
+        kept += vt_pending_begin(t, VT_PARK, &e) == 0;
+    CHECK(kept == VT_PENDING_MAX / 4 * 3 - 1 || kept == VT_PENDING_MAX / 4 * 3);
+    CHECK(vt_pending_count() == kept && vt_pending_dropped() == VT_PENDING_MAX - kept);
+    vt_pending_free();
 }

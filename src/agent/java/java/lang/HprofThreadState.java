@@ -26,6 +26,16 @@ final class HprofThreadState {
     final long page;
     final int tid;
     final int depth;
+    /* One of the JVM's service threads (system thread group: Reference
+     * Handler, Finalizer, ...; Common-Cleaner): the JDK's own methods (id
+     * bit 1) are not recorded on it, neither counted nor timed, so that it
+     * keeps its pace (a Finalizer thread timing ReferenceQueue.remove,
+     * Finalizer.runFinalizer, ... for every finalizable object fell behind
+     * the program and the heap grew). The user's methods it runs
+     * (finalize(), Cleaner actions) are counted and timed as anywhere; their
+     * keys hold only the user's frames, their time includes the JDK's
+     * callees. */
+    final boolean service;
 
     /* shadow stack */
     int epoch;                         /* HprofTracker.engaged when it was last used */
@@ -58,8 +68,9 @@ final class HprofThreadState {
     private int seq;
     private long anchorCpu, anchorWall;
 
-    HprofThreadState(Thread thread, long page, int tid, int depth) {
+    HprofThreadState(Thread thread, long page, int tid, int depth, boolean service) {
         this.thread = thread;
+        this.service = service;
         this.page = page;
         this.tid = tid;
         this.depth = depth < 1 ? 1 : depth;
@@ -79,6 +90,7 @@ final class HprofThreadState {
     }
 
     void enter(int id) {
+        if (service && (id & 2) != 0) return;
         if ((id & 1) != 0 && HprofTracker.countOnly(id)) { count(id); return; }
         long t = now();
         int p = sp;
@@ -99,7 +111,7 @@ final class HprofThreadState {
     /** A call of leaf method `id`, counted under the key it would have on
      *  top of this stack; its time stays with the caller. */
     void count(int id) {
-        if (overflow > 0) return;
+        if (overflow > 0 || (service && (id & 2) != 0)) return;
         int p = sp;
         if (p == ids.length) {
             if (p >= MAX_DEPTH) return;
@@ -113,6 +125,7 @@ final class HprofThreadState {
     }
 
     void exit(int id) {
+        if (service && (id & 2) != 0) return;
         boolean counted = (id & 1) != 0 && HprofTracker.countOnly(id);
         if (overflow > 0) { if (!counted) overflow--; return; }
         int p = sp - 1;

@@ -30,7 +30,7 @@ public final class HprofTracker {
      * whole, so the lock-free lookup of a thread's own entry is always right. */
     private static volatile HprofThreadState[] table = new HprofThreadState[256];
     private static int used;                       /* live entries and tombstones */
-    private static final HprofThreadState TOMBSTONE = new HprofThreadState(null, 0, 0, 1);
+    private static final HprofThreadState TOMBSTONE = new HprofThreadState(null, 0, 0, 1, false);
 
     /* Not inlined into the instrumented methods (HotSpot honours @DontInline in
      * java.base): inlined, the tracker would make every small method too big
@@ -167,9 +167,9 @@ public final class HprofTracker {
     }
 
     private static HprofThreadState create(Thread t) {
-        long[] info = new long[2];
+        long[] info = new long[3];
         if (!register(info)) return null;
-        HprofThreadState s = new HprofThreadState(t, info[0], (int) info[1], depth);
+        HprofThreadState s = new HprofThreadState(t, info[0], (int) info[1], depth, info[2] != 0);
         synchronized (HprofTracker.class) {
             HprofThreadState[] tab = table;
             if ((used + 1) * 2 > tab.length) {
@@ -240,7 +240,8 @@ public final class HprofTracker {
 
     /* Natives, registered by the agent when it defines this class. */
     /** Sets up the calling thread: info[0] = address of its perf_event
-     *  page (0 if none), info[1] = its kernel thread id. False: not now. */
+     *  page (0 if none), info[1] = its kernel thread id, info[2] = 1 if it
+     *  is one of the JVM's service threads. False: not now. */
     private static native boolean register(long[] info);
     /** CPU time of the calling thread, ns (CLOCK_THREAD_CPUTIME_ID). */
     static native long cpuTime();

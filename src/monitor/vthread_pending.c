@@ -1,0 +1,165 @@
+/* vthread_pending.c: see vthread_pending.h. */
+#include "vthread_pending.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+typedef struct slot {
+    uint64_t   key;            /* tid * 4 + what + 1; 0: empty */
+    vt_episode e;
+} slot;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static slot    *slots;
+static uint32_t cap, used;
+static uint64_t dropped;
+
+static uint64_t key_of(uint64_t tid, vt_what what)
+{
+    return tid * 4u + (uint64_t)what + 1u;
+}
+
+static uint32_t home_of(uint64_t key, uint32_t size)
+{
+    return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (size - 1);
+}
+
+/* The slot holding key, or the empty slot where it would go (cap > 0). */
+static uint32_t find_locked(uint64_t key)
+{
+    uint32_t j = home_of(key, cap);
+    while (slots[j].key != 0 && slots[j].key != key)
+        j = (j + 1) & (cap - 1);
+    return j;
+}
+
+static int grow_locked(void)
+{
+    uint32_t ncap = cap ? cap * 2 : 256;
+    if (ncap > VT_PENDING_MAX)
+        return -1;
+    slot *n = calloc(ncap, sizeof *n);
+    if (n == NULL)
+        return -1;
+    for (uint32_t i = 0; i < cap; i++) {
+        if (slots[i].key == 0)
+            continue;
+        uint32_t j = home_of(slots[i].key, ncap);
+        while (n[j].key != 0)
+            j = (j + 1) & (ncap - 1);
+        n[j] = slots[i];
+    }
+    free(slots);
+    slots = n;
+    cap = ncap;
+    return 0;
+}
+
+int vt_pending_begin(uint64_t tid, vt_what what, const vt_episode *e)
+{
+    uint64_t key = key_of(tid, what);
+    int rc = 0;
+    pthread_mutex_lock(&lock);
+    uint32_t j = cap ? find_locked(key) : 0;
+    if (cap == 0 || slots[j].key != key) {
+        /* A new one: at most half full, or 3/4 once VT_PENDING_MAX is
+         * reached (probes stay short, an empty slot is always left). */
+        if ((used + 1) * 2 > cap)
+            (void)grow_locked();
+        if (cap == 0 || (uint64_t)(used + 1) * 4 > (uint64_t)cap * 3) {
+            dropped++;
+            rc = -1;
+            goto out;
+        }
+        j = find_locked(key);
+        used++;
+    }
+    slots[j].key = key;
+    slots[j].e = *e;
+out:
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+
+/* Remove slot j, moving later entries of its probe run back (no tombstones). */
+static void remove_locked(uint32_t j)
+{
+    uint32_t i = j;
+    for (;;) {
+        slots[i].key = 0;
+        uint32_t k = i;
+        for (;;) {
+            k = (k + 1) & (cap - 1);
+            if (slots[k].key == 0)
+                goto done;
+            uint32_t h = home_of(slots[k].key, cap);
+            /* slots[k] may fill the hole at i unless its home lies
+             * cyclically in (i, k]. */
+            int stays = i <= k ? (h > i && h <= k) : (h > i || h <= k);
+            if (!stays)
+                break;
+        }
+        slots[i] = slots[k];
+        i = k;
+    }
+done:
+    used--;
+}
+
+/* The slot of a pending episode, or -1. */
+static int64_t pending_locked(uint64_t tid, vt_what what)
+{
+    uint64_t key = key_of(tid, what);
+    if (cap == 0)
+        return -1;
+    uint32_t j = find_locked(key);
+    return slots[j].key == key ? (int64_t)j : -1;
+}
+
+int vt_pending_end(uint64_t tid, vt_what what, vt_episode *out)
+{
+    pthread_mutex_lock(&lock);
+    int64_t j = pending_locked(tid, what);
+    if (j >= 0) {
+        *out = slots[j].e;
+        remove_locked((uint32_t)j);
+    }
+    pthread_mutex_unlock(&lock);
+    return j >= 0;
+}
+
+int vt_pending_mark_pinned(uint64_t tid, vt_what what)
+{
+    pthread_mutex_lock(&lock);
+    int64_t j = pending_locked(tid, what);
+    if (j >= 0)
+        slots[j].e.pinned = 1;
+    pthread_mutex_unlock(&lock);
+    return j >= 0;
+}
+
+uint32_t vt_pending_count(void)
+{
+    pthread_mutex_lock(&lock);
+    uint32_t n = used;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+uint64_t vt_pending_dropped(void)
+{
+    pthread_mutex_lock(&lock);
+    uint64_t n = dropped;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+void vt_pending_free(void)
+{
+    pthread_mutex_lock(&lock);
+    free(slots);
+    slots = NULL;
+    cap = used = 0;
+    dropped = 0;
+    pthread_mutex_unlock(&lock);
+}
