@@ -16,12 +16,13 @@ static profile *merge_by_name(const profile *p, uint32_t value_index)
 {
     profile_value_type type = profile_value(p, value_index);
     profile *merged = profile_new(profile_title(p), &type, 1);
-    strtab names = { 0 };
+    strtab names;
+    strtab_init(&names);
     uint32_t *name_of = NULL, *frame_of = NULL;
     int ok = merged != NULL && strtab_add_frame_names(&names, p, &name_of) == 0 &&
              (frame_of = calloc((size_t)profile_frame_count(p) + 1, sizeof *frame_of)) != NULL;
     for (uint32_t id = 1; ok && id <= profile_frame_count(p); id++)
-        ok = (frame_of[id] = profile_frame_id(merged, "", names.strings[name_of[id]], "", "", 0)) != 0;
+        ok = (frame_of[id] = profile_frame_id(merged, "", strtab_get(&names, name_of[id]), "", "", 0)) != 0;
     profile_sample s;
     uint32_t stack[PROFILE_MAX_DEPTH];
     for (uint32_t i = 0; ok && profile_sample_get(p, i, &s) == 0; i++) {

@@ -9,6 +9,7 @@ int flame_tree_init(flame_tree *t)
     memset(t, 0, sizeof *t);
     t->cap = 1024;
     t->nodes = calloc(t->cap, sizeof *t->nodes);
+    strtab_init(&t->names);
     if (t->nodes == NULL || strtab_add(&t->names, FLAME_ROOT_NAME) != 0) {
         flame_tree_free(t);
         return -1;
@@ -99,7 +100,7 @@ static int walk_node(walk *w, uint32_t node)
     uint32_t first = w->used;
     for (uint32_t c = t->nodes[node].first_child; c != 0; c = t->nodes[c].next_sibling)
         if (t->nodes[c].value > 0)
-            w->scratch[w->used++] = (named_child){ t->names.strings[t->nodes[c].name], c };
+            w->scratch[w->used++] = (named_child){ strtab_get(&t->names, t->nodes[c].name), c };
     uint32_t n = w->used - first;
     qsort(w->scratch + first, n, sizeof *w->scratch, by_name);
     int rc = w->visit(t, &t->nodes[node], n, w->arg);

@@ -159,7 +159,7 @@ static int write_node(const flame_tree *t, const flame_node *n, uint32_t nchildr
 static int write_tree(FILE *out, const flame_tree *t, int diff, uint32_t *nodes)
 {
     tree_writer *w = calloc(1, sizeof *w);
-    if (w == NULL || (w->ncallees = calloc(t->names.count, sizeof *w->ncallees)) == NULL) {
+    if (w == NULL || (w->ncallees = calloc(strtab_count(&t->names), sizeof *w->ncallees)) == NULL) {
         free(w);
         return -1;
     }
@@ -182,10 +182,10 @@ static int write_section_data(FILE *out, const flamegraph_section *s, const flam
     write_js_string(out, type.unit);
     fprintf(out, ",total:%" PRId64 ",diff:%d,baseTotal:%" PRId64 ",\nnames:[", t->nodes[0].value,
             s->baseline != NULL, t->nodes[0].base);
-    for (uint32_t i = 0; i < t->names.count; i++) {
+    for (uint32_t i = 0; i < strtab_count(&t->names); i++) {
         if (i)
             fputs(i % 8 ? "," : ",\n", out);
-        write_js_string(out, t->names.strings[i]);
+        write_js_string(out, strtab_get(&t->names, i));
     }
     fputs("],\ntree:\"", out);
     uint32_t nodes = 0;

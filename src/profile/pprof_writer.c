@@ -217,8 +217,8 @@ static void write_body(pprof_writer *w)
         if (w->msg.len >= FLUSH_AT)
             flush_message(w, Z_NO_FLUSH);
     }
-    for (uint32_t i = 0; i < w->strings.count && !w->error; i++) {
-        pb_string_field(&w->msg, PROFILE_STRING_TABLE, w->strings.strings[i]);
+    for (uint32_t i = 0; i < strtab_count(&w->strings) && !w->error; i++) {
+        pb_string_field(&w->msg, PROFILE_STRING_TABLE, strtab_get(&w->strings, i));
         if (w->msg.len >= FLUSH_AT)
             flush_message(w, Z_NO_FLUSH);
     }
@@ -228,6 +228,7 @@ static void write_body(pprof_writer *w)
 int pprof_write(const profile *p, FILE *out, char *err, size_t errlen)
 {
     pprof_writer w = { .p = p, .out = out };
+    strtab_init(&w.strings);
     /* windowBits 15 + 16: a gzip header and trailer, as pprof files are. */
     if (deflateInit2(&w.z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
         snprintf(err, errlen, "pprof: zlib deflateInit2 failed");

@@ -1,79 +1,33 @@
 /* strtab.c: see strtab.h. */
 #include "strtab.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static uint32_t hash_string(const char *s)
+void strtab_init(strtab *t)
 {
-    uint32_t h = 2166136261u;           /* FNV-1a */
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 16777619u;
-    }
-    return h;
-}
-
-static uint32_t *find_slot(const strtab *t, const char *s, uint32_t hash)
-{
-    uint32_t mask = t->capacity - 1;
-    for (uint32_t i = hash & mask;; i = (i + 1) & mask)
-        if (t->slots[i] == 0 || strcmp(t->strings[t->slots[i] - 1], s) == 0)
-            return &t->slots[i];
-}
-
-static int grow_slots(strtab *t)
-{
-    uint32_t cap = t->capacity ? t->capacity * 2 : 256;
-    uint32_t *old = t->slots, old_cap = t->capacity;
-    if (cap == 0 || (t->slots = calloc(cap, sizeof *t->slots)) == NULL) {
-        t->slots = old;
-        return -1;
-    }
-    t->capacity = cap;
-    for (uint32_t i = 0; i < old_cap; i++)
-        if (old[i] != 0)
-            *find_slot(t, t->strings[old[i] - 1], hash_string(t->strings[old[i] - 1])) = old[i];
-    free(old);
-    return 0;
-}
-
-static int grow_strings(strtab *t)
-{
-    if (t->count < t->strings_cap)
-        return 0;
-    uint32_t cap = t->strings_cap ? t->strings_cap * 2 : 256;
-    char **bigger = cap ? realloc(t->strings, (size_t)cap * sizeof *bigger) : NULL;
-    if (bigger == NULL)
-        return -1;
-    t->strings = bigger;
-    t->strings_cap = cap;
-    return 0;
+    keytab_init(&t->keys, KEYTAB_FULL - 1);
 }
 
 uint32_t strtab_add(strtab *t, const char *s)
 {
-    if ((t->count + 1) * 2 > t->capacity && grow_slots(t) != 0)
-        return UINT32_MAX;
-    uint32_t *slot = find_slot(t, s, hash_string(s));
-    if (*slot != 0)
-        return *slot - 1;
-    char *copy;
-    if (grow_strings(t) != 0 || (copy = strdup(s)) == NULL)
-        return UINT32_MAX;
-    t->strings[t->count] = copy;
-    *slot = ++t->count;
-    return *slot - 1;
+    size_t n = strlen(s) + 1;           /* with its NUL: stored keys read back as C strings */
+    return n > UINT32_MAX ? KEYTAB_FULL : keytab_intern(&t->keys, s, (uint32_t)n, NULL);
+}
+
+const char *strtab_get(const strtab *t, uint32_t index)
+{
+    return keytab_key(&t->keys, index, NULL);
+}
+
+uint32_t strtab_count(const strtab *t)
+{
+    return t->keys.count;
 }
 
 void strtab_free(strtab *t)
 {
-    for (uint32_t i = 0; i < t->count; i++)
-        free(t->strings[i]);
-    free(t->strings);
-    free(t->slots);
-    memset(t, 0, sizeof *t);
+    keytab_free(&t->keys);
 }
 
 /* The frame's shown name in buf, or in a malloc'ed buffer (*heap) when long. */

@@ -8,17 +8,20 @@
 
 #include <stdint.h>
 
+#include "../core/keytab.h"
 #include "profile.h"
 
+/* The project's interning table (src/core/keytab) over NUL-terminated
+ * strings: indexes dense from 0, stored strings never move. */
 typedef struct strtab {
-    char     **strings;     /* by index */
-    uint32_t   count, strings_cap;
-    uint32_t  *slots;       /* index + 1, 0 empty; a power of two */
-    uint32_t   capacity;
+    keytab keys;
 } strtab;
 
-/* The index of s, added if new; UINT32_MAX when out of memory. */
+void     strtab_init(strtab *t);
+/* The index of s, added if new; UINT32_MAX (KEYTAB_FULL) when out of memory. */
 uint32_t strtab_add(strtab *t, const char *s);
+const char *strtab_get(const strtab *t, uint32_t index);
+uint32_t strtab_count(const strtab *t);
 void     strtab_free(strtab *t);
 
 /* The shown name (profile_frame_name) of every frame of p as an index into t:
