@@ -107,6 +107,15 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
                          NORMAL_OBJECT, JVMPI_CLASS (2) and JVMPI_INT (10);
                          OBJECT_DUMP of Holder's class object: its CLASS_DUMP,
                          statics equal to the heap dump's
+    jvmpi_commands       build/hprof on a JVM running a JVMPI agent (request_logger.c)
+                         through libjvmpi.so: `hprof dump <pid>` (the layer
+                         found in the JVM's mappings, no --agent) posts
+                         DATA_DUMP_REQUEST, `hprof reset` DATA_RESET_REQUEST,
+                         each once, on the announced "Attach Listener"; status
+                         says both are enabled; start is refused with the
+                         reason (rc 1); --agent libjvmpi.so works as well;
+                         SIGQUIT posts DATA_DUMP_REQUEST on "Signal
+                         Dispatcher"; exactly 4 dumps and 1 reset in order
     jvmpi_toggle         EnableEvent/DisableEvent of every event number:
                          SUCCESS for the 34 defined non-dump events,
                          NOT_AVAILABLE for the 3 dumps and the 24 unused
@@ -128,7 +137,9 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
 
 import os
 import re
+import signal
 import subprocess
+import time
 
 TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(TESTS_DIR)
@@ -441,6 +452,70 @@ def make_tests(Fail, Skip, asan_env=None):
         if "jvmpi:" in r.stderr:
             raise Fail("the layer complained: %s" % [l for l in r.stderr.splitlines() if "jvmpi:" in l][:3])
 
+    # ------------------------------------------------------------ hprof dump / reset
+
+    def t_commands(ctx):
+        build_agents()
+        hprof = os.path.join(BUILD, "hprof")
+        if subprocess.run(["make", "-C", ROOT, "build/hprof"], capture_output=True).returncode != 0:
+            raise Fail("make build/hprof failed")
+        out, stop = ctx.path("requests.txt"), ctx.path("stop")
+        if os.path.exists(stop):
+            os.remove(stop)
+        cmd = ctx.java_cmd("JvmpiCalls", ["idle"], agent=agent("request_logger") + "=out=" + out,
+                           agent_path=LAYER, jvm=["-Djvmpi.stop=" + stop])
+        env = dict(os.environ)
+        env.pop("HPROF_AGENT", None)
+        with open(ctx.path("idle.stdout"), "wb") as fo, open(ctx.path("idle.stderr"), "wb") as fe:
+            jvm = subprocess.Popen(cmd, stdout=fo, stderr=fe, stdin=subprocess.DEVNULL, cwd=ctx.out)
+        tools = []
+
+        def tool(*args):
+            r = subprocess.run([hprof] + list(args) + [str(jvm.pid)], capture_output=True, text=True, env=env,
+                               timeout=60, stdin=subprocess.DEVNULL)
+            tools.append("$ hprof %s\nrc %d\n%s%s" % (" ".join(args), r.returncode, r.stdout, r.stderr))
+            return r
+
+        try:
+            deadline = time.time() + 30
+            while "READY" not in open(ctx.path("idle.stdout")).read():
+                if jvm.poll() is not None or time.time() > deadline:
+                    raise Fail("the JVM did not start: %s" % open(ctx.path("idle.stderr")).read()[-300:])
+                time.sleep(0.05)
+            problems = []
+            for args, rc, text in ((["dump"], 0, "DATA_DUMP_REQUEST posted to the JVMPI agent"),
+                                   (["reset"], 0, "DATA_RESET_REQUEST posted to the JVMPI agent"),
+                                   (["dump"], 0, "DATA_DUMP_REQUEST posted"),
+                                   (["status"], 0, "dump posts DATA_DUMP_REQUEST (enabled), reset DATA_RESET_REQUEST "
+                                                   "(enabled)"),
+                                   (["start"], 1, "the JVMPI layer takes dump, reset and status"),
+                                   (["dump", "--agent", LAYER], 0, "DATA_DUMP_REQUEST posted")):
+                r = tool(*args)
+                if r.returncode != rc or text not in r.stdout + r.stderr:
+                    problems.append("hprof %s: rc %d (want %d), %r" % (" ".join(args), r.returncode, rc,
+                                                                        (r.stdout + r.stderr).strip()[-300:]))
+            jvm.send_signal(signal.SIGQUIT)                 # the JVM's own way: posted by the layer too
+            deadline = time.time() + 10
+            while "dump 4" not in (open(out).read() if os.path.exists(out) else ""):
+                if time.time() > deadline:
+                    break
+                time.sleep(0.05)
+            open(stop, "w").close()
+            jvm.wait(timeout=60)
+        finally:
+            if jvm.poll() is None:
+                jvm.kill()
+                jvm.wait()
+            with open(ctx.path("tools.txt"), "w") as f:
+                f.write("\n".join(tools))
+        if problems:
+            raise Fail("; ".join(problems))
+        want = ["dump 1 thread Attach Listener", "reset 1 thread Attach Listener", "dump 2 thread Attach Listener",
+                "dump 3 thread Attach Listener", "dump 4 thread Signal Dispatcher", "requests dump 4 reset 1"]
+        lines = lines_of(out)
+        if lines != want:
+            raise Fail("expected %s, got %s" % (want, lines))
+
     # ------------------------------------------------------------ enable / disable
 
     def check_toggle(lines):
@@ -540,7 +615,7 @@ def make_tests(Fail, Skip, asan_env=None):
              ("jvmpi_classes_threads", t_classes_threads),
              ("jvmpi_alloc", t_alloc), ("jvmpi_functions", t_functions),
              ("jvmpi_hook_refs", t_hook_refs), ("jvmpi_compiled", t_compiled),
-             ("jvmpi_free", t_free), ("jvmpi_heap_dump", t_heap_dump),
+             ("jvmpi_free", t_free), ("jvmpi_heap_dump", t_heap_dump), ("jvmpi_commands", t_commands),
             ("jvmpi_toggle", t_toggle), ("jvmpi_agentlib", t_agentlib),
             ("jvmpi_checkjni", t_checkjni), ("jvmpi_asan", t_asan), ("jvmpi_loader_errors", t_loader_errors)], \
         [("jvmpi_header", t_header)]

@@ -6,6 +6,8 @@
  *
  *   loader.c      Agent_OnLoad: loads the JVMPI agent, hands it a JavaVM
  *                 whose GetEnv answers the JVMPI versions
+ *   commands.c    Agent_OnAttach: `hprof dump|reset|status <pid>` post
+ *                 DATA_DUMP_REQUEST and DATA_RESET_REQUEST
  *   interface.c   the JVMPI_Interface functions; which events are enabled
  *   threads.c     a record per thread, keyed by its JNIEnv * (JVMPI's
  *                 thread id): thread-local storage, the Thread object
@@ -37,6 +39,8 @@
 /* ------------------------------------------------------------ loader.c */
 extern JavaVM   *jvmpi_vm;        /* the real JavaVM */
 extern jvmtiEnv *jvmpi_jvmti;     /* the layer's own JVMTI environment */
+/* The JVMPI agent's library, as -agentpath named it. */
+const char *jvmpi_agent_library(void);
 /* The agent's NotifyEvent, or NULL before JVM_OnLoad set it. */
 void jvmpi_notify(JVMPI_Event *event);
 /* An event of this type on this thread, its specific part zeroed. */

@@ -26,6 +26,8 @@
  *           int[11] of squares (i * i); and one JvmpiCalls$Marker referenced
  *           only by a local of hold(), where the daemon thread "holder"
  *           sleeps until the JVM ends
+ *   idle    prints READY on standard output, then waits (at most 60 s) until
+ *           the file named by -Djvmpi.stop exists
  *   hot     hot(i) 300,000 times (the JIT compiles it)
  *   hook    loads JvmpiCalls$Late, then prints "hook text " + text() on
  *           stderr (text() returns a literal an agent may rewrite)
@@ -243,6 +245,13 @@ public class JvmpiCalls {
         while (holder.getState() != Thread.State.TIMED_WAITING) Thread.sleep(10);
     }
 
+    static void idle() throws InterruptedException {
+        java.io.File stop = new java.io.File(System.getProperty("jvmpi.stop"));
+        System.out.println("READY");
+        System.out.flush();
+        for (int i = 0; i < 1200 && !stop.exists(); i++) Thread.sleep(50);
+    }
+
     static int hot(int i) {
         int x = i * 31; // HOT_FIRST_LINE
         return x ^ (x >>> 7); // HOT_LAST_LINE
@@ -274,6 +283,7 @@ public class JvmpiCalls {
             case "hook": hook(); break;
             case "free": free(); break;
             case "heap": heap(); break;
+            case "idle": idle(); break;
             case "hot": for (int i = 0; i < 300_000; i++) sink += hot(i); break;
             default: throw new IllegalArgumentException(args[0]);
         }

@@ -469,12 +469,8 @@ static void notify(JVMPI_Event *e) {
 
 JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved) {
     (void)reserved;
-    char path[1024];
     if ((*jvm)->GetEnv(jvm, (void **)&jvmpi, JVMPI_VERSION_1) < 0) return JNI_ERR;
-    if (options == NULL || !agent_option(options, "out=", path, sizeof path) || (out = fopen(path, "w")) == NULL) {
-        fprintf(stderr, "heap_reader: options out=FILE\n");
-        return JNI_ERR;
-    }
+    if ((out = agent_open_out(options, "heap_reader: options out=FILE")) == NULL) return JNI_ERR;
     jvmpi->NotifyEvent = notify;
     lock = jvmpi->RawMonitorCreate("_heap_reader");
     static const jint events[] = { JVMPI_EVENT_CLASS_LOAD, JVMPI_EVENT_THREAD_START, JVMPI_EVENT_JVM_SHUT_DOWN };
