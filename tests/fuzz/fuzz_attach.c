@@ -96,6 +96,8 @@ static int proc_maps(const char *text, pid_t nspid)
     attach_scan_maps(text, &t);
     FUZZ_CHECK(terminated(t.perfdata_path, sizeof t.perfdata_path));
     FUZZ_CHECK(t.perfdata_path[0] == '\0' || strstr(t.perfdata_path, "hsperfdata_") != NULL);
+    FUZZ_CHECK(terminated(t.jvmpi_path, sizeof t.jvmpi_path));
+    FUZZ_CHECK(t.jvmpi_path[0] == '\0' || t.jvmpi_path[0] == '/');
     return t.has_libjvm ? 0 : -1;
 }
 
