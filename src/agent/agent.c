@@ -108,6 +108,7 @@ static struct {
     int             pending_async;  /* nobody waits for it (the first attach's start) */
     int             dump_requested; /* SIGQUIT */
     int             exit_requested; /* exit() without VMDeath: the last dump */
+    int             exit_taken;     /* the agent thread is writing it */
     int             thread_running, thread_stop, thread_exited;
     int             dumps;
     int64_t         live_sent_ms;   /* net=: when the last live summary went */
@@ -803,6 +804,8 @@ static void JNICALL agent_thread(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
         if (agent.thread_stop)
             break;
         if (agent.exit_requested) {
+            agent.exit_taken = 1;
+            pthread_cond_broadcast(&agent.finished);
             finish_run(jni);
             break;
         }
@@ -932,7 +935,22 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
  * its thread object and returns, the process exits, and the JVM never
  * posts VMDeath. The VM is still alive then, and so is the agent thread (a
  * Java thread of its own): it writes the last dump while this waits. */
-#define EXIT_DUMP_WAIT_S 600
+#define EXIT_DUMP_WAIT_S  600
+/* exit() may also come from a thread the agent thread waits for (a JVM
+ * exiting from inside a VM operation): if the agent thread has not taken the
+ * request by then, the process goes on exiting without the dump. */
+#define EXIT_TAKEN_WAIT_S 10
+static int wait_finished(int seconds, const int *done)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += seconds;
+    while (!*done && !agent.thread_exited)
+        if (pthread_cond_timedwait(&agent.finished, &agent.lock, &ts) != 0)
+            return -1;
+    return 0;
+}
+
 static void on_process_exit(void)
 {
     pthread_mutex_lock(&agent.lock);
@@ -943,11 +961,10 @@ static void on_process_exit(void)
                     "writing the last dump now\n");
         agent.exit_requested = 1;
         pthread_cond_broadcast(&agent.wake);
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += EXIT_DUMP_WAIT_S;
-        while (!agent.thread_exited && pthread_cond_timedwait(&agent.finished, &agent.lock, &ts) == 0)
-            ;
+        if (wait_finished(EXIT_TAKEN_WAIT_S, &agent.exit_taken) != 0 ||
+            wait_finished(EXIT_DUMP_WAIT_S, &agent.thread_exited) != 0)
+            fprintf(stderr, "hprof: the last dump did not finish in time; %s may be incomplete\n",
+                    agent.report.path);
     }
     pthread_mutex_unlock(&agent.lock);
 }
