@@ -34,9 +34,12 @@ Checks done:
   the row's share of the total time, so only its order and its running sum
   can be checked: ``accum`` within the rounding of the printed ``self``
   values), accum <= 100%, no (trace, class) listed twice, END line;
-* ``MONITOR DUMP``: ``THREAD <serial>, trace <serial>, status: <R|MW|CW|P|SL|S|Z>``
+* ``MONITOR DUMP``: on JDKs with virtual threads first ``VIRTUAL THREADS: B
+  blocked, L of them listed (blocked longest), O more as lock owners`` (L <= B),
+  then ``THREAD <serial>, trace <serial>, status: <R|MW|CW|P|SL|S|Z>``
   lines (no thread twice), then ``MONITOR <class signature>`` blocks of
-  ``owner: thread N, entry count: C`` (C >= 1) or ``unowned``, then
+  ``owner: thread N, entry count: C`` (C >= 1, or ``unknown (a virtual
+  thread)``: entry_count None) or ``unowned``, then
   ``waiting to enter:`` and ``waiting to be notified:`` thread lists; every
   thread a monitor names is one of the dump's THREAD lines; an owner does not
   wait to enter its own monitor;
@@ -199,6 +202,7 @@ class MonitorDump:
         self.threads = {}                   # serial -> DumpThread, in file order
         self.monitors = []                  # DumpMonitor, in file order
         self.lineno = lineno
+        self.virtual = None                 # (blocked, listed, owners) from VIRTUAL THREADS, if any
 
     def monitors_of(self, java_name):
         return [m for m in self.monitors if m.java_name == java_name]
@@ -311,9 +315,12 @@ MON_DUMP_BEGIN = "MONITOR DUMP BEGIN"
 MON_DUMP_END = "MONITOR DUMP END"
 DUMP_STATUSES = ("R", "MW", "CW", "P", "SL", "S", "Z")
 RE_DUMP_THREAD = re.compile(r"^    THREAD (?P<thread>\d+), trace (?P<trace>\d+), status: (?P<status>\S+)$")
+RE_DUMP_VIRTUAL = re.compile(r"^    VIRTUAL THREADS: (?P<blocked>\d+) blocked, (?P<listed>\d+) of them listed "
+                             r"\(blocked longest\), (?P<owners>\d+) more as lock owners$")
 RE_DUMP_MONITOR = re.compile(r"^    MONITOR (?P<sig>\S+)$")
 RE_SIGNATURE = re.compile(r"^(\[*L[^;\s]+;|\[+[BCDFIJSZ])$")
-RE_DUMP_OWNER = re.compile(r"^\towner: thread (?P<thread>\d+), entry count: (?P<count>-?\d+)$")
+RE_DUMP_OWNER = re.compile(r"^\towner: thread (?P<thread>\d+), entry count: "
+                           r"(?P<count>-?\d+|unknown \(a virtual thread\))$")
 DUMP_UNOWNED = "\tunowned"
 RE_THREAD_LIST = re.compile(r"^\t(?P<label>waiting to enter|waiting to be notified):"
                             r"(?P<list>(?: thread \d+)(?:, thread \d+)*)?$")
@@ -456,6 +463,12 @@ def parse(text, check_thread_refs=True):
     def parse_monitor_dump(i):
         dump = MonitorDump(i + 1)
         i += 1
+        vm = RE_DUMP_VIRTUAL.match(lines[i]) if i < n else None
+        if vm:
+            dump.virtual = (int(vm.group("blocked")), int(vm.group("listed")), int(vm.group("owners")))
+            if dump.virtual[1] > dump.virtual[0]:
+                err(i, "more virtual threads listed than blocked")
+            i += 1
         while True:
             if i >= n:
                 err(i, "MONITOR DUMP section starting at line %d has no END" % dump.lineno)
@@ -485,8 +498,8 @@ def parse(text, check_thread_refs=True):
             om = RE_DUMP_OWNER.match(lines[i]) if i < n else None
             if om:
                 mon.owner = int(om.group("thread"))
-                mon.entry_count = int(om.group("count"))
-                if mon.entry_count < 1:
+                mon.entry_count = None if om.group("count").startswith("unknown") else int(om.group("count"))
+                if mon.entry_count is not None and mon.entry_count < 1:
                     err(i, "owned monitor with entry count %d" % mon.entry_count)
             elif i >= n or lines[i] != DUMP_UNOWNED:
                 err(i, "expected 'owner: thread N, entry count: C' or 'unowned' after MONITOR")

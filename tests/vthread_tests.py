@@ -18,12 +18,26 @@ experiment, against the blocked time the program measures itself.
     vthread_platform    the same 400 tasks on 8 platform threads, the same
                         checks (on every JDK): what virtual threads added
                         changed nothing there.
+    vthread_deadlocks   tests/java/VirtualDeadlock cycles: a cycle of three
+                        virtual threads through ReentrantLocks and one of two
+                        through monitors, exactly (members, locks, owners),
+                        each member with its THREAD line and status in
+                        MONITOR DUMP; the two waiters that are not on a cycle
+                        are listed (MW/P) and not deadlocked; the monitors'
+                        owners and waiters are the virtual threads.
+    vthread_deadlock_periodic  the same with deadlock=200: a dump while the
+                        JVM runs reports both cycles, and the exit dump again.
+    vthread_deadlock_churn  50,000 virtual threads taking two of four locks
+                        (ReentrantLocks and monitors) in one global order,
+                        with deadlock=20: contention is seen (MONITOR TIME),
+                        no cycle is ever reported, no dump but the exit one.
 """
 
 import re
 
 VT_MON = "VirtualContention$MonLock"
 NONFAIR = "java.util.concurrent.locks.ReentrantLock$NonfairSync"
+FAIR = "java.util.concurrent.locks.ReentrantLock$FairSync"
 HIDDEN = ("java.util.concurrent.locks.LockSupport", "jdk.internal.misc.Unsafe", "java.lang.VirtualThread")
 
 
@@ -109,4 +123,113 @@ def make_tests(Fail, Skip, parse_profile, final_monitor):
     def t_vthread_platform(ctx):
         check(ctx, "platform")
 
-    return [("vthread_contention", t_vthread_contention), ("vthread_platform", t_vthread_platform)]
+    # VirtualDeadlock cycles: {thread: (parked, lock class, held by)} per cycle.
+    cycles_want = [
+        {"vdl-rl-a": (True, FAIR, "vdl-rl-b"), "vdl-rl-b": (True, NONFAIR, "vdl-rl-c"),
+         "vdl-rl-c": (True, NONFAIR, "vdl-rl-a")},
+        {"vdl-mon-a": (False, "VirtualDeadlock$VMonB", "vdl-mon-b"),
+         "vdl-mon-b": (False, "VirtualDeadlock$VMonA", "vdl-mon-a")},
+    ]
+    status_want = {"vdl-rl-a": "P", "vdl-rl-b": "P", "vdl-rl-c": "P", "vdl-rl-waiter": "P",
+                   "vdl-mon-a": "MW", "vdl-mon-b": "MW", "vdl-mon-waiter": "MW"}
+    # monitor -> (owner, threads waiting to enter)
+    monitors_want = {"VirtualDeadlock$VMonA": ("vdl-mon-a", {"vdl-mon-b", "vdl-mon-waiter"}),
+                     "VirtualDeadlock$VMonB": ("vdl-mon-b", {"vdl-mon-a"})}
+
+    def skip_without_vthreads(ctx, r=None):
+        if ctx.jdk_name == "jdk17" or (r is not None and r.rc == 3 and "no virtual threads" in r.stderr):
+            raise Skip("%s has no virtual threads (JDK 21 and later): deadlocks of virtual threads not tested"
+                       % ctx.jdk_name)
+
+    def cycles_of(prof, sec):
+        return [{m.name: (m.parked, m.lock, prof.thread_name(m.held_by)) for m in c} for c in sec.cycles]
+
+    def check_cycles(prof, sec, problems, what):
+        got = cycles_of(prof, sec)
+        if sorted(map(sorted, got)) != sorted(map(sorted, cycles_want)) or any(w not in got for w in cycles_want):
+            problems.append("%s: cycles %s, expected exactly %s" % (what, got, cycles_want))
+
+    def run_cycles(ctx, hold_ms, options):
+        path = ctx.path("vdl.hprof.txt")
+        r = ctx.run("VirtualDeadlock", ["cycles", str(hold_ms)], agent="monitor=y,%sfile=%s" % (options, path),
+                    expect_rc=None)
+        skip_without_vthreads(ctx, r)
+        if r.rc != 0 or "READY" not in r.stdout:
+            raise Fail("VirtualDeadlock did not get its threads in place (exit code %d); stderr: %s"
+                       % (r.rc, r.stderr.strip()[-400:]))
+        return r, path, parse_profile(path)
+
+    def t_vthread_deadlocks(ctx):
+        skip_without_vthreads(ctx)
+        r, path, prof = run_cycles(ctx, 500, "")
+        _, _, dump, dl = final_monitor(prof)
+        problems = []
+        check_cycles(prof, dl, problems, "DEADLOCKS")
+        ctx.note("DEADLOCKS: %s; VIRTUAL THREADS: %s" % (cycles_of(prof, dl), dump.virtual))
+        for name, want in status_want.items():
+            ts = prof.threads_named(name)
+            dt = dump.threads.get(ts[0].serial) if len(ts) == 1 else None
+            if dt is None or dt.status != want:
+                problems.append("MONITOR DUMP: %s %s (expected one THREAD line with status %s)"
+                                % (name, "status %s" % dt.status if dt else "not listed", want))
+        for cls, (owner, enter) in monitors_want.items():
+            ms = dump.monitors_of(cls)
+            if len(ms) != 1:
+                problems.append("MONITOR DUMP lists %d %s monitors (expected 1)" % (len(ms), cls))
+                continue
+            got = (prof.thread_name(ms[0].owner), {prof.thread_name(t) for t in ms[0].waiting_to_enter})
+            if got != (owner, enter):
+                problems.append("MONITOR %s: owner %s, waiting to enter %s (expected %s, %s)"
+                                % (cls, got[0], sorted(got[1]), owner, sorted(enter)))
+        if dump.virtual is None or dump.virtual[0] < 7 or dump.virtual[1] < 7:
+            problems.append("VIRTUAL THREADS line %s: expected at least the 7 blocked virtual threads listed"
+                            % (dump.virtual,))
+        want = "hprof: 2 deadlocks found: see DEADLOCKS in %s" % path
+        if want not in r.stderr:
+            problems.append("stderr lacks %r" % want)
+        if problems:
+            raise Fail("; ".join(problems))
+
+    def t_vthread_deadlock_periodic(ctx):
+        skip_without_vthreads(ctx)
+        r, path, prof = run_cycles(ctx, 3000, "deadlock=200,")
+        problems = []
+        ctx.note("DEADLOCKS sections: %s" % [len(sec.cycles) for sec in prof.deadlocks])
+        if len(prof.deadlocks) < 2:
+            problems.append("%d DEADLOCKS sections: no dump from deadlock=200 before the exit dump"
+                            % len(prof.deadlocks))
+        for k, sec in enumerate(prof.deadlocks):
+            check_cycles(prof, sec, problems, "DEADLOCKS section %d" % (k + 1))
+        if problems:
+            raise Fail("; ".join(problems))
+
+    def t_vthread_deadlock_churn(ctx):
+        skip_without_vthreads(ctx)
+        path = ctx.path("vdl-churn.hprof.txt")
+        r = ctx.run("VirtualDeadlock", ["churn", "50000"], agent="monitor=y,deadlock=20,file=" + path,
+                    expect_rc=None)
+        skip_without_vthreads(ctx, r)
+        if r.rc != 0 or "CHURN tasks=50000" not in r.stderr:
+            raise Fail("VirtualDeadlock churn failed (exit code %d); stderr: %s" % (r.rc, r.stderr.strip()[-400:]))
+        prof = parse_profile(path)
+        mt = final_monitor(prof)[0]
+        blocked = sum(row.count for row in mt.rows
+                      if row.monitor in (NONFAIR, "VirtualDeadlock$ChurnMon"))
+        cycles = [len(sec.cycles) for sec in prof.deadlocks]
+        ctx.note("%d contended episodes on the churn's locks; DEADLOCKS sections' cycles: %s" % (blocked, cycles))
+        problems = []
+        if blocked < 100:
+            problems.append("only %d contended episodes: the churn did not contend (test invalid)" % blocked)
+        if any(cycles):
+            problems.append("deadlocks reported in a program without any: %s" % cycles)
+        if len(prof.deadlocks) != 1:
+            problems.append("%d dumps (expected only the exit dump: deadlock=20 dumped without a deadlock)"
+                            % len(prof.deadlocks))
+        if "deadlock" in r.stderr.replace("deadlock=", ""):
+            problems.append("stderr mentions a deadlock: %s" % r.stderr.strip()[-300:])
+        if problems:
+            raise Fail("; ".join(problems))
+
+    return [("vthread_contention", t_vthread_contention), ("vthread_platform", t_vthread_platform),
+            ("vthread_deadlocks", t_vthread_deadlocks), ("vthread_deadlock_periodic", t_vthread_deadlock_periodic),
+            ("vthread_deadlock_churn", t_vthread_deadlock_churn)]

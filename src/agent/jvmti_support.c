@@ -265,6 +265,49 @@ void thread_serial_remember(JNIEnv *jni, jthread thread, serial_t serial)
     pthread_mutex_unlock(&tids.lock);
 }
 
+serial_t thread_register(JNIEnv *jni, jthread thread, const char *except_name)
+{
+    jvmtiEnv *jvmti = hprof_jvmti;
+    jvmtiThreadInfo info;
+    memset(&info, 0, sizeof info);
+    if (jvmti_failed((*jvmti)->GetThreadInfo(jvmti, thread, &info), "GetThreadInfo"))
+        return 0;
+    char *group_name = NULL;
+    if (info.thread_group) {
+        jvmtiThreadGroupInfo group;
+        memset(&group, 0, sizeof group);
+        if ((*jvmti)->GetThreadGroupInfo(jvmti, info.thread_group, &group) == JVMTI_ERROR_NONE) {
+            group_name = group.name;
+            if (group.parent)
+                (*jni)->DeleteLocalRef(jni, group.parent);
+        }
+        (*jni)->DeleteLocalRef(jni, info.thread_group);
+    }
+    if (info.context_class_loader)
+        (*jni)->DeleteLocalRef(jni, info.context_class_loader);
+
+    serial_t serial = 0;
+    if (info.name == NULL || except_name == NULL || strcmp(info.name, except_name) != 0) {
+        char unnamed[48];
+        const char *name = info.name;
+        /* Virtual threads are in the JDK's "VirtualThreads" group. */
+        if ((name == NULL || name[0] == '\0') && group_name && strcmp(group_name, "VirtualThreads") == 0) {
+            snprintf(unnamed, sizeof unnamed, "VirtualThread[#%lld]", (long long)tid_of(jni, thread));
+            name = unnamed;
+        }
+        /* obj=: HPROF printed an object id; ours is derived from the serial. */
+        serial = thread_add(name ? name : "", group_name, 0);
+        if (serial) {
+            jvmti_failed((*jvmti)->SetThreadLocalStorage(jvmti, thread, (void *)(uintptr_t)serial),
+                         "SetThreadLocalStorage");
+            thread_serial_remember(jni, thread, serial);
+        }
+    }
+    jvmti_free(info.name);
+    jvmti_free(group_name);
+    return serial;
+}
+
 serial_t thread_serial_of(jthread thread)
 {
     void *data = NULL;

@@ -85,15 +85,25 @@ typedef struct dump_thread {
 typedef struct dump_monitor {
     const char     *class_signature;  /* JVM form, as HPROF printed it */
     serial_t        owner;            /* 0: none */
-    int             entry_count;
+    int             entry_count;      /* -1: unknown (a virtual thread owns it: JVMTI does not count) */
     const serial_t *waiting_to_enter;
     uint32_t        n_enter;
     const serial_t *waiting_to_be_notified;
     uint32_t        n_notify;
 } dump_monitor;
 
+/* The virtual threads a MONITOR DUMP lists (JDK 21+): a bounded number
+ * of those blocked, those blocked longest, and owners of locks. */
+typedef struct dump_virtual_threads {
+    uint32_t blocked;             /* seen blocked now */
+    uint32_t listed;              /* of them listed */
+    uint32_t owners;              /* other virtual threads listed as lock owners */
+} dump_virtual_threads;
+
+/* vt: NULL on a JDK without virtual threads (no VIRTUAL THREADS line). */
 void text_write_monitor_dump(text_writer *w, const dump_thread *threads, uint32_t n_threads,
-                             const dump_monitor *monitors, uint32_t n_monitors);
+                             const dump_monitor *monitors, uint32_t n_monitors,
+                             const dump_virtual_threads *vt);
 
 typedef struct deadlock_member {
     serial_t    thread;
