@@ -265,6 +265,36 @@ void thread_serial_remember(JNIEnv *jni, jthread thread, serial_t serial)
     pthread_mutex_unlock(&tids.lock);
 }
 
+/* can_support_virtual_threads (JDK 21): the bit after
+ * can_generate_sampled_object_alloc_events, which the JDK 17 headers leave
+ * unnamed. Found by setting the named one (bit fields are laid out in
+ * order): its byte and mask. */
+static size_t vt_cap_bit(unsigned char *mask)
+{
+    jvmtiCapabilities probe;
+    memset(&probe, 0, sizeof probe);
+    probe.can_generate_sampled_object_alloc_events = 1;
+    const unsigned char *p = (const unsigned char *)&probe;
+    size_t bit = 0;
+    while (bit < 8 * sizeof probe && !(p[bit / 8] & (1u << (bit % 8))))
+        bit++;
+    bit++;                                  /* the next one */
+    if (bit >= 8 * sizeof probe)
+        bit = 8 * sizeof probe - 1;         /* not found: a reserved bit, never offered */
+    *mask = (unsigned char)(1u << (bit % 8));
+    return bit / 8;
+}
+
+int jvmti_want_virtual_threads(const jvmtiCapabilities *potential, jvmtiCapabilities *caps)
+{
+    unsigned char mask;
+    size_t byte = vt_cap_bit(&mask);
+    if (!(((const unsigned char *)potential)[byte] & mask))
+        return 0;
+    ((unsigned char *)caps)[byte] |= mask;
+    return 1;
+}
+
 serial_t thread_register(JNIEnv *jni, jthread thread, const char *except_name)
 {
     jvmtiEnv *jvmti = hprof_jvmti;

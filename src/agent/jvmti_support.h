@@ -16,6 +16,12 @@
 extern JavaVM   *hprof_vm;
 extern jvmtiEnv *hprof_jvmti;
 
+/* Ask for can_support_virtual_threads (JDK 21+: JVMTI functions and events
+ * on virtual threads, and the mount/unmount extension events) in caps when
+ * potential offers it; 1 if offered. The JDK 17 headers the agent is built
+ * with do not name it. */
+int  jvmti_want_virtual_threads(const jvmtiCapabilities *potential, jvmtiCapabilities *caps);
+
 /* Report a failed JVMTI call on stderr with its error name; returns 1 if it failed. */
 int  jvmti_failed(jvmtiError err, const char *what);
 void jvmti_free(void *p);

@@ -213,7 +213,10 @@ static void vt_end(JNIEnv *jni, uint64_t tid, vt_what what)
     vt_episode e;
     if (!vt_pending_end(tid, what, &e))
         return;
-    monitor_table_add(e.trace, e.stack, e.lock_class, (block_kind)e.kind, now_ns() - e.start);
+    uint64_t blocked = now_ns() - e.start;
+    monitor_table_add(e.trace, e.stack, e.lock_class, (block_kind)e.kind, blocked);
+    if (e.pinned)                           /* its carrier was blocked too: MONITOR PINNED TIME */
+        monitor_table_add(e.trace, e.stack, e.lock_class, BLOCK_PINNED, blocked);
     if (e.ref)
         (*jni)->DeleteWeakGlobalRef(jni, (jweak)e.ref);
 }
@@ -656,26 +659,6 @@ static void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
 
 /* ---------------------------------------------------------------- set-up */
 
-/* can_support_virtual_threads (JDK 21): the bit after
- * can_generate_sampled_object_alloc_events, which the JDK 17 headers the
- * agent is built with leave unnamed. Found by setting the named one (bit
- * fields are laid out in order): its byte and mask. */
-static size_t vt_cap_bit(unsigned char *mask)
-{
-    jvmtiCapabilities probe;
-    memset(&probe, 0, sizeof probe);
-    probe.can_generate_sampled_object_alloc_events = 1;
-    const unsigned char *p = (const unsigned char *)&probe;
-    size_t bit = 0;
-    while (bit < 8 * sizeof probe && !(p[bit / 8] & (1u << (bit % 8))))
-        bit++;
-    bit++;                                  /* the next one */
-    if (bit >= 8 * sizeof probe)
-        bit = 8 * sizeof probe - 1;         /* not found: a reserved bit, never offered */
-    *mask = (unsigned char)(1u << (bit % 8));
-    return bit / 8;
-}
-
 static int capabilities(const collector_env *env, const jvmtiCapabilities *potential, jvmtiCapabilities *caps)
 {
     if (!potential->can_generate_monitor_events || !potential->can_get_monitor_info) {
@@ -707,10 +690,7 @@ static int capabilities(const collector_env *env, const jvmtiCapabilities *poten
      * virtual threads), and the byte codes of VirtualThread.park (where to
      * put the breakpoints that time their parks). */
     caps->can_get_bytecodes = potential->can_get_bytecodes;
-    unsigned char vt_mask;
-    size_t vt_byte = vt_cap_bit(&vt_mask);
-    if (((const unsigned char *)potential)[vt_byte] & vt_mask)
-        ((unsigned char *)caps)[vt_byte] |= vt_mask;
+    (void)jvmti_want_virtual_threads(potential, caps);
     if (!potential->can_generate_breakpoint_events)
         env->limit(env->live ? "monitor=y: this JVM offers breakpoints only at start-up: parking on "
                                "java.util.concurrent locks is not timed after an attach (contended "
@@ -1301,6 +1281,20 @@ static profile *profile_of_rows(const monitor_row *rows, uint32_t n)
     return stack_profile_of_rows("Lock contention", types, 4, 1, rows, n, lock_profile_row);
 }
 
+/* Rows without the BLOCK_PINNED ones moved to the end (they repeat time
+ * that other rows have): how many come before. Order is not kept. */
+static uint32_t without_pinned(monitor_row *rows, uint32_t n)
+{
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (rows[i].kind != BLOCK_PINNED) {
+            monitor_row r = rows[kept];
+            rows[kept++] = rows[i];
+            rows[i] = r;
+        }
+    return kept;
+}
+
 /* The profile of the rows the last dump wrote (stack_profile_keep). */
 static profile *dumped_profile;
 
@@ -1336,10 +1330,13 @@ static uint32_t write_sections(text_writer *w, JNIEnv *jni)
     uint64_t total = 0;
     if (monitor_table_stack_rows(&rows, &nrows, &total) == 0) {
         if (mon.traces.full_stacks)
-            stack_profile_keep(&dumped_profile, profile_of_rows(rows, nrows));
+            stack_profile_keep(&dumped_profile, profile_of_rows(rows, without_pinned(rows, nrows)));
         monitor_rows_merge(rows, &nrows);
-        text_write_monitor_time(w, "MONITOR TIME", 1, rows, nrows, mon.cfg.cutoff, now);
-        text_write_monitor_time(w, "MONITOR WAIT TIME", 0, rows, nrows, mon.cfg.cutoff, now);
+        text_write_monitor_time(w, "MONITOR TIME", MONITOR_SECTION_CONTENTION, rows, nrows, mon.cfg.cutoff, now);
+        text_write_monitor_time(w, "MONITOR WAIT TIME", MONITOR_SECTION_WAIT, rows, nrows, mon.cfg.cutoff, now);
+        if (mon.vthread_class)
+            text_write_monitor_time(w, "MONITOR PINNED TIME", MONITOR_SECTION_PINNED, rows, nrows,
+                                    mon.cfg.cutoff, now);
         free(rows);
     }
 
@@ -1542,8 +1539,12 @@ static void status(char *line, size_t size)
     uint32_t n = 0;
     uint64_t total = 0, episodes = 0;
     if (mon.made && monitor_table_rows(&rows, &n, &total) == 0) {
-        for (uint32_t i = 0; i < n; i++)
-            episodes += rows[i].count;
+        for (uint32_t i = 0; i < n; i++) {
+            if (rows[i].kind == BLOCK_PINNED)
+                total -= rows[i].nanos;     /* counted under its own kind too */
+            else
+                episodes += rows[i].count;
+        }
         free(rows);
     }
     snprintf(line, size, "monitor=y: %s, %llu blocking episodes, %.3f s blocked (%s)",

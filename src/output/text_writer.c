@@ -267,14 +267,14 @@ static const char *class_name_or_unknown(serial_t class_serial)
     return name ? name : "<unknown class>";
 }
 
-void text_write_monitor_time(text_writer *w, const char *title, int contention,
+void text_write_monitor_time(text_writer *w, const char *title, int section,
                              const monitor_row *rows, uint32_t n, double cutoff, time_t now)
 {
     char date[64];
     text_format_date(now, date, sizeof date);
     uint64_t total = 0;
     for (uint32_t i = 0; i < n; i++) {
-        if (block_kind_is_contention(rows[i].kind) == contention) {
+        if (block_kind_section(rows[i].kind) == section) {
             total += rows[i].nanos;
             note_trace_used(w, rows[i].trace);
         }
@@ -286,7 +286,7 @@ void text_write_monitor_time(text_writer *w, const char *title, int contention,
     double accum = 0.0;
     uint32_t rank = 0;
     for (uint32_t i = 0; i < n && total > 0; i++) {
-        if (block_kind_is_contention(rows[i].kind) != contention)
+        if (block_kind_section(rows[i].kind) != section)
             continue;
         double self = (double)rows[i].nanos / (double)total;
         if (self < cutoff)

@@ -71,9 +71,10 @@ void text_trace_top_method(serial_t trace, char *buf, size_t size);
 /* ---- monitor=y sections ---- */
 
 /* A MONITOR TIME-style section titled `title` ("MONITOR TIME", "MONITOR
- * WAIT TIME"): blocked time per (trace, lock class) over the rows for which
- * block_kind_is_contention() equals `contention`; rows below cutoff left out. */
-void text_write_monitor_time(text_writer *w, const char *title, int contention,
+ * WAIT TIME", "MONITOR PINNED TIME"): blocked time per (trace, lock class)
+ * over the rows for which block_kind_section() equals `section`
+ * (MONITOR_SECTION_*); rows below cutoff left out. */
+void text_write_monitor_time(text_writer *w, const char *title, int section,
                              const monitor_row *rows, uint32_t n, double cutoff, time_t now);
 
 typedef struct dump_thread {
