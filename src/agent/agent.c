@@ -38,6 +38,7 @@
 
 #include "../core/tables.h"
 #include "../cpu/sampler.h"
+#include "../options/command_reply.h"
 #include "../options/options.h"
 #include "../output/hprof_binary.h"
 #include "../output/net_report.h"
@@ -951,31 +952,6 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
     return JNI_OK;
 }
 
-/* The answer of a command, to reply= (a file the `hprof` command made and
- * waits to read; it must exist: the agent never creates a file there) or,
- * without one, to the JVM's standard error. */
-static void send_reply(const char *path, const char *text)
-{
-    if (text[0] == '\0')
-        return;
-    int fd = path[0] ? open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC) : -1;
-    struct stat st;
-    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid()) {
-        size_t len = strlen(text), off = 0;
-        while (off < len) {
-            ssize_t w = write(fd, text + off, len - off);
-            if (w <= 0 && errno != EINTR)
-                break;
-            if (w > 0)
-                off += (size_t)w;
-        }
-    } else {
-        fputs(text, stderr);
-    }
-    if (fd >= 0)
-        close(fd);
-}
-
 /* Keep the library loaded for the life of the process once it has done
  * anything: HotSpot unloads an agent whose Agent_OnAttach fails, and a
  * signal handler or an agent thread must never point into unmapped code. */
@@ -1057,7 +1033,7 @@ JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
         agent.reply = NULL;
     }
     pthread_mutex_unlock(&agent.lock);
-    send_reply(c.req.reply, reply);
+    command_reply_send(c.req.reply, reply);
     return rc == 0 ? JNI_OK : JNI_ERR;
 }
 

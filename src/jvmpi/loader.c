@@ -17,6 +17,9 @@
 
 JavaVM   *jvmpi_vm;
 jvmtiEnv *jvmpi_jvmti;
+static const char *agent_library = "";    /* as -agentpath named it */
+
+const char *jvmpi_agent_library(void) { return agent_library; }
 
 typedef jint (JNICALL *jvm_onload_fn)(JavaVM *vm, char *options, void *reserved);
 
@@ -106,6 +109,7 @@ static jint load_agent(char *library, char *agent_options) {
                         "jint JVM_OnLoad(JavaVM *, char *, void *))\n", library);
         return JNI_ERR;
     }
+    agent_library = library;
     jint rc = onload(&wrapped_vm, agent_options, NULL);
     if (rc != JNI_OK) {
         fprintf(stderr, "jvmpi: JVM_OnLoad of the JVMPI agent '%s' returned %d, not JNI_OK: the agent "

@@ -290,7 +290,9 @@ static void JNICALL on_data_dump(jvmtiEnv *jvmti) {
     (void)jvmti;
     JNIEnv *jni = NULL;
     (*jvmpi_vm)->GetEnv(jvmpi_vm, (void **)&jni, JNI_VERSION_1_2);
-    if (jvmpi_enabled(JVMPI_EVENT_DATA_DUMP_REQUEST)) jvmpi_post_bare(jni, JVMPI_EVENT_DATA_DUMP_REQUEST);
+    if (!jvmpi_enabled(JVMPI_EVENT_DATA_DUMP_REQUEST) || jni == NULL) return;
+    jvmpi_thread_here(jni);                 /* "Signal Dispatcher", announced as any thread */
+    jvmpi_post_bare(jni, JVMPI_EVENT_DATA_DUMP_REQUEST);
 }
 
 /* ------------------------------------------------------------ compiled methods */

@@ -9,6 +9,7 @@
 #include <jvmpi.h>
 
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 /* The value of key ("out=") in options, copied into value: 1, or 0 if absent. */
@@ -21,6 +22,16 @@ static inline int agent_option(const char *options, const char *key, char *value
     memcpy(value, p, n);
     value[n] = '\0';
     return 1;
+}
+
+/* The file named by out= in options, opened for writing; NULL after
+ * saying usage on stderr. */
+static inline FILE *agent_open_out(const char *options, const char *usage) {
+    char path[1024];
+    FILE *f = NULL;
+    if (!agent_option(options, "out=", path, sizeof path) || (f = fopen(path, "w")) == NULL)
+        fprintf(stderr, "%s\n", usage);
+    return f;
 }
 
 /* EnableEvent for each; JNI_OK, or JNI_ERR at the first refusal (as agents
