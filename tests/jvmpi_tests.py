@@ -30,7 +30,9 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
                          JvmpiCalls makes them: 1151 Blob instances (new,
                          reflection, clone()) each with its own id and one
                          size, 261 arrays of Blob (new, an initialized array,
-                         multianewarray's inner arrays, Array.newInstance), 300 int[12347] of
+                         multianewarray's inner arrays, Array.newInstance), the
+                         10 Blob[][] naming Blob[] as element class, whose
+                         CLASS_LOAD ("[LJvmpiCalls$Blob;") came before, 300 int[12347] of
                          16 + 4 * 12347 bytes rounded to 8; one arena (1,
                          announced by ARENA_NEW); after a GC, RequestEvent
                          (OBJECT_ALLOC) of the first Blob gives the same id and
@@ -39,7 +41,9 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
                          the first Blob (INSTANCE_DUMP: class id, u4 length,
                          int 7 and long 0x0102030405060708 big-endian, its own
                          id) and of the array { it, null } (OBJ_ARRAY_DUMP);
-                         a Class object's answered JVMPI_NOT_AVAILABLE
+                         of Blob's class object (CLASS_DUMP: its id, a
+                         super, instance size 12 + an id, its one interface,
+                         constant pool entries of references, no statics)
     jvmpi_functions      on threads JvmpiCalls keeps in known states, from a
                          thread the agent made (CreateSystemThread):
                          GetThreadStatus RUNNABLE / CONDVAR_WAIT (sleep) /
@@ -82,7 +86,52 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
                          returns; then a HEAP_DUMP at level 0 (records of u1
                          kind and a native-pointer id) holding exactly the 500
                          kept Blobs as normal objects and none of the freed
-                         ones; level 2 answered JVMPI_NOT_AVAILABLE
+                         ones; level 2 answered JVMPI_SUCCESS
+    jvmpi_heap_dump      a heap-dump reader written to the dump formats alone
+                         (heap_reader.c), on JvmpiCalls heap: at levels 2
+                         (RequestEvent's NULL), 1 and 0, exactly the 5 Node, 37
+                         Counted and 1 Marker instances; at levels 1 and 2 the
+                         chain Holder.head -> next -> ... of 5 Nodes (level 2:
+                         each value:weight i:1000+i, level 1: no primitive
+                         values, instance lengths of references only), the
+                         Counted[37] with its 37 elements and element class, the
+                         int[11] (level 2: 0,1,4..100; level 1: no elements),
+                         Holder's CLASS_DUMP statics (level 2: 42 and
+                         0x1122334455667788 big-endian, references to the head,
+                         the array and the int[]), the Marker's JAVA_FRAME root
+                         on the thread "holder" whose frame number indexes
+                         hold() in that thread's trace in the event, one
+                         STICKY_CLASS root for java/lang/Object, every record
+                         parsed with the class layouts CLASS_LOAD gave (array
+                         classes included); level 0: the same ids with kinds
+                         NORMAL_OBJECT, JVMPI_CLASS (2) and JVMPI_INT (10);
+                         OBJECT_DUMP of Holder's class object: its CLASS_DUMP,
+                         statics equal to the heap dump's
+    jvmpi_monitors       monitor_logger.c on JvmpiCalls monitors: on the object
+                         "blocked" contends for while main holds it, exactly
+                         one CONTENDED_ENTER and ENTERED (blocked's) and one
+                         CONTENDED_EXIT whose env_id is main's, posted before
+                         the ENTERED; a MONITOR_DUMP with one JAVA record listing
+                         "waiter" (in Object.wait, the monitor owned by no one)
+                         among the threads waiting to be notified (JDK 23+ no
+                         longer gives that monitor as contended)
+    jvmpi_instructions   INSTRUCTION_START enabled in JVM_OnLoad (instruction_counter.c)
+                         on JvmpiCalls branches: exactly the 104 byte codes
+                         evens(10) runs (javac's 4 + 10 iterations of 9, 5 of
+                         them 10, + 3 + 2); its two conditional branches with
+                         is_true 1 of 11 times (the loop's exit) and 5 of 10
+                         (odd i); table(0..4)'s tableswitch keys 0,1,2 and, for
+                         the two defaults, hi + 1, low 0, hi 2; lookup(1, 100,
+                         5)'s chosen pairs 0 and 1 and one default
+    jvmpi_commands       build/hprof on a JVM running a JVMPI agent (request_logger.c)
+                         through libjvmpi.so: `hprof dump <pid>` (the layer
+                         found in the JVM's mappings, no --agent) posts
+                         DATA_DUMP_REQUEST, `hprof reset` DATA_RESET_REQUEST,
+                         each once, on the announced "Attach Listener"; status
+                         says both are enabled; start is refused with the
+                         reason (rc 1); --agent libjvmpi.so works as well;
+                         SIGQUIT posts DATA_DUMP_REQUEST on "Signal
+                         Dispatcher"; exactly 4 dumps and 1 reset in order
     jvmpi_toggle         EnableEvent/DisableEvent of every event number:
                          SUCCESS for the 34 defined non-dump events,
                          NOT_AVAILABLE for the 3 dumps and the 24 unused
@@ -92,9 +141,9 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
                          while CLASS_LOAD was off announced when it came back on
     jvmpi_agentlib       -agentlib:jvmpi=toggler with LD_LIBRARY_PATH: the
                          layer and the agent found by name (libNAME.so)
-    jvmpi_checkjni       four of the agents above under -Xcheck:jni: no warning
+    jvmpi_checkjni       five of the agents above under -Xcheck:jni: no warning
                          (local references, exceptions left pending)
-    jvmpi_asan           the layer built with ASan+UBSan running five of the agents
+    jvmpi_asan           the layer built with ASan+UBSan running six of the agents
                          above with their exact results
     jvmpi_loader_errors  no agent named, a missing library, a library without
                          JVM_OnLoad, JVM_OnLoad returning JNI_ERR: the JVM
@@ -104,7 +153,9 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
 
 import os
 import re
+import signal
 import subprocess
+import time
 
 TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(TESTS_DIR)
@@ -316,9 +367,9 @@ def make_tests(Fail, Skip, asan_env=None):
             problems.append("Blob instances: %s, expected 1151 of one size, 1151 distinct ids"
                             % [l for l in lines if l.startswith("objects")])
         int_size = (16 + 4 * 12347 + 7) // 8 * 8
-        for want in ("arrays 261", "int_arrays %d 300" % int_size, "arena 1", "arena_new 1 Java heap",
+        for want in ("arrays 261", "arrays_of_arrays 10", "int_arrays %d 300" % int_size, "arena 1", "arena_new 1 Java heap",
                      "request_object SAME", "request_class CLASS",
-                     "object_dump instance OK array OK class NOT_AVAILABLE"):
+                     "object_dump instance OK array OK class OK"):
             if want not in lines:
                 problems.append("no %r" % want)
         others = [l for l in lines if l.startswith("arena ") and l != "arena 1"]
@@ -391,7 +442,114 @@ def make_tests(Fail, Skip, asan_env=None):
         check_done(r, "free")
         want = ["objects allocated 1000 freed 500 misplaced 0", "gc pairs SOME unbalanced 0 bad_statistics 0",
                 "class JvmpiCalls$Gone loaded 1 unloaded 1",
-                "heap_dump0 SUCCESS live 500 kinds OK freed_present 0 total MANY", "heap_dump2 NOT_AVAILABLE"]
+                "heap_dump0 SUCCESS live 500 kinds OK freed_present 0 total MANY", "heap_dump2 SUCCESS"]
+        lines = lines_of(out)
+        if lines != want:
+            raise Fail("expected %s, got %s" % (want, lines))
+
+    # ------------------------------------------------------------ heap dumps
+
+    def t_heap_dump(ctx):
+        out = ctx.path("heap.txt")
+        r = run(ctx, agent("heap_reader") + "=out=" + out, "heap")
+        check_done(r, "heap")
+        squares = ",".join(str(i * i) for i in range(11))
+        chain = " ".join("%d:%d" % (i, 1000 + i) for i in range(5))
+        roots = "frame_root holder:hold sticky_object 1 bad 0"
+        want = ["level2 SUCCESS nodes 5 counted 37 marker 1 chain %s array 37/37/Counted squares 11:%s statics "
+                "answer=2a,big=1122334455667788,head=node,counted=counted,squares=squares %s" % (chain, squares, roots),
+                "level1 SUCCESS nodes 5 counted 37 marker 1 chain - - - - - array 37/37/Counted squares 11 statics "
+                "answer=-,big=-,head=node,counted=counted,squares=squares %s" % roots,
+                "level0 SUCCESS nodes 5 counted 37 marker 1 array 2 squares 10 bad 0",
+                "class_dump SUCCESS answer,big,head,counted,squares"]
+        lines = lines_of(out)
+        if lines != want:
+            raise Fail("expected %s, got %s" % (want, lines))
+        if "jvmpi:" in r.stderr:
+            raise Fail("the layer complained: %s" % [l for l in r.stderr.splitlines() if "jvmpi:" in l][:3])
+
+    # ------------------------------------------------------------ monitors
+
+    def expect_lines(ctx, agent_name, mode, want):
+        """Runs JvmpiCalls mode with the agent (out=FILE only); FILE must hold exactly want."""
+        out = ctx.path(agent_name + ".txt")
+        r = run(ctx, agent(agent_name) + "=out=" + out, mode)
+        check_done(r, mode)
+        lines = lines_of(out)
+        if lines != want:
+            raise Fail("expected %s, got %s" % (want, lines))
+
+    def t_monitors(ctx):
+        expect_lines(ctx, "monitor_logger", "monitors",
+                     ["enter blocked 1", "entered blocked 1", "exit main 1", "order OK", "monitor_dump waiter 1"])
+
+    # ------------------------------------------------------------ instructions
+
+    def t_instructions(ctx):
+        expect_lines(ctx, "instruction_counter", "branches",
+                     ["evens instructions 104 ifs 11/1 10/5", "table keys 0,1,2,3,3 low 0 hi 2",
+                      "lookup pairs 0,1 defaults 1"])
+
+    # ------------------------------------------------------------ hprof dump / reset
+
+    def t_commands(ctx):
+        build_agents()
+        hprof = os.path.join(BUILD, "hprof")
+        if subprocess.run(["make", "-C", ROOT, "build/hprof"], capture_output=True).returncode != 0:
+            raise Fail("make build/hprof failed")
+        out, stop = ctx.path("requests.txt"), ctx.path("stop")
+        if os.path.exists(stop):
+            os.remove(stop)
+        cmd = ctx.java_cmd("JvmpiCalls", ["idle"], agent=agent("request_logger") + "=out=" + out,
+                           agent_path=LAYER, jvm=["-Djvmpi.stop=" + stop])
+        env = dict(os.environ)
+        env.pop("HPROF_AGENT", None)
+        with open(ctx.path("idle.stdout"), "wb") as fo, open(ctx.path("idle.stderr"), "wb") as fe:
+            jvm = subprocess.Popen(cmd, stdout=fo, stderr=fe, stdin=subprocess.DEVNULL, cwd=ctx.out)
+        tools = []
+
+        def tool(*args):
+            r = subprocess.run([hprof] + list(args) + [str(jvm.pid)], capture_output=True, text=True, env=env,
+                               timeout=60, stdin=subprocess.DEVNULL)
+            tools.append("$ hprof %s\nrc %d\n%s%s" % (" ".join(args), r.returncode, r.stdout, r.stderr))
+            return r
+
+        try:
+            deadline = time.time() + 30
+            while "READY" not in open(ctx.path("idle.stdout")).read():
+                if jvm.poll() is not None or time.time() > deadline:
+                    raise Fail("the JVM did not start: %s" % open(ctx.path("idle.stderr")).read()[-300:])
+                time.sleep(0.05)
+            problems = []
+            for args, rc, text in ((["dump"], 0, "DATA_DUMP_REQUEST posted to the JVMPI agent"),
+                                   (["reset"], 0, "DATA_RESET_REQUEST posted to the JVMPI agent"),
+                                   (["dump"], 0, "DATA_DUMP_REQUEST posted"),
+                                   (["status"], 0, "dump posts DATA_DUMP_REQUEST (enabled), reset DATA_RESET_REQUEST "
+                                                   "(enabled)"),
+                                   (["start"], 1, "the JVMPI layer takes dump, reset and status"),
+                                   (["dump", "--agent", LAYER], 0, "DATA_DUMP_REQUEST posted")):
+                r = tool(*args)
+                if r.returncode != rc or text not in r.stdout + r.stderr:
+                    problems.append("hprof %s: rc %d (want %d), %r" % (" ".join(args), r.returncode, rc,
+                                                                        (r.stdout + r.stderr).strip()[-300:]))
+            jvm.send_signal(signal.SIGQUIT)                 # the JVM's own way: posted by the layer too
+            deadline = time.time() + 10
+            while "dump 4" not in (open(out).read() if os.path.exists(out) else ""):
+                if time.time() > deadline:
+                    break
+                time.sleep(0.05)
+            open(stop, "w").close()
+            jvm.wait(timeout=60)
+        finally:
+            if jvm.poll() is None:
+                jvm.kill()
+                jvm.wait()
+            with open(ctx.path("tools.txt"), "w") as f:
+                f.write("\n".join(tools))
+        if problems:
+            raise Fail("; ".join(problems))
+        want = ["dump 1 thread Attach Listener", "reset 1 thread Attach Listener", "dump 2 thread Attach Listener",
+                "dump 3 thread Attach Listener", "dump 4 thread Signal Dispatcher", "requests dump 4 reset 1"]
         lines = lines_of(out)
         if lines != want:
             raise Fail("expected %s, got %s" % (want, lines))
@@ -428,7 +586,8 @@ def make_tests(Fail, Skip, asan_env=None):
         problems = []
         for name, options, mode in (("method_counter", "class=JvmpiCalls", "calls"),
                                     ("free_logger", "class=JvmpiCalls$Blob,gone=JvmpiCalls$Gone", "free"),
-                                    ("hook_refs", "", "hook"), ("class_thread_counter", "prefix=JvmpiCalls", "classes")):
+                                    ("hook_refs", "", "hook"), ("class_thread_counter", "prefix=JvmpiCalls", "classes"),
+                                    ("heap_reader", "", "heap")):
             out = ctx.path(name + ".txt")
             spec = agent(name) + "=out=" + out + ("," + options if options else "")
             r = run(ctx, spec, mode, jvm=["-Xcheck:jni"])
@@ -457,7 +616,8 @@ def make_tests(Fail, Skip, asan_env=None):
                 ("free_logger", "class=JvmpiCalls$Blob,gone=JvmpiCalls$Gone", "free", 0,
                  "heap_dump0 SUCCESS live 500 kinds OK freed_present 0 total MANY"),
                 ("functions_checker", "", "functions", 42, "monitor_dump java OK raw OK status OK"),
-                ("hook_refs", "", "hook", 0, "globalref alloc SAME free SAME")):
+                ("hook_refs", "", "hook", 0, "globalref alloc SAME free SAME"),
+                ("heap_reader", "", "heap", 0, "class_dump SUCCESS answer,big,head,counted,squares")):
             out = ctx.path(name + ".txt")
             spec = agent(name) + "=out=" + out + ("," + options if options else "")
             r = run(ctx, spec, mode, expect_rc=rc, env=asan_env, layer=layer)
@@ -493,7 +653,8 @@ def make_tests(Fail, Skip, asan_env=None):
              ("jvmpi_classes_threads", t_classes_threads),
              ("jvmpi_alloc", t_alloc), ("jvmpi_functions", t_functions),
              ("jvmpi_hook_refs", t_hook_refs), ("jvmpi_compiled", t_compiled),
-             ("jvmpi_free", t_free),
+             ("jvmpi_free", t_free), ("jvmpi_heap_dump", t_heap_dump), ("jvmpi_commands", t_commands),
+             ("jvmpi_monitors", t_monitors), ("jvmpi_instructions", t_instructions),
             ("jvmpi_toggle", t_toggle), ("jvmpi_agentlib", t_agentlib),
             ("jvmpi_checkjni", t_checkjni), ("jvmpi_asan", t_asan), ("jvmpi_loader_errors", t_loader_errors)], \
         [("jvmpi_header", t_header)]

@@ -38,6 +38,7 @@
 
 #include "../core/tables.h"
 #include "../cpu/sampler.h"
+#include "../options/command_reply.h"
 #include "../options/options.h"
 #include "../output/hprof_binary.h"
 #include "../output/net_report.h"
@@ -459,40 +460,11 @@ static void dump_into(report_file *r, const char *why, int final, JNIEnv *jni)
 
 /* ------------------------------------------------------------ threads */
 
-/* Give a thread its serial (kept in JVMTI thread-local storage for ThreadEnd). */
+/* Give a thread its serial (jvmti_support's thread_register), not the agent's own. */
 static serial_t register_thread(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
-    jvmtiThreadInfo info;
-    memset(&info, 0, sizeof info);
-    if (jvmti_failed((*jvmti)->GetThreadInfo(jvmti, thread, &info), "GetThreadInfo"))
-        return 0;
-    char *group_name = NULL;
-    if (info.thread_group) {
-        jvmtiThreadGroupInfo group;
-        memset(&group, 0, sizeof group);
-        if ((*jvmti)->GetThreadGroupInfo(jvmti, info.thread_group, &group) == JVMTI_ERROR_NONE) {
-            group_name = group.name;
-            if (group.parent)
-                (*jni)->DeleteLocalRef(jni, group.parent);
-        }
-        (*jni)->DeleteLocalRef(jni, info.thread_group);
-    }
-    if (info.context_class_loader)
-        (*jni)->DeleteLocalRef(jni, info.context_class_loader);
-
-    serial_t serial = 0;
-    if (info.name == NULL || strcmp(info.name, AGENT_THREAD_NAME) != 0) {
-        /* obj=: HPROF printed an object id; ours is derived from the serial. */
-        serial = thread_add(info.name, group_name, 0);
-        if (serial) {
-            jvmti_failed((*jvmti)->SetThreadLocalStorage(jvmti, thread, (void *)(uintptr_t)serial),
-                         "SetThreadLocalStorage");
-            thread_serial_remember(jni, thread, serial);
-        }
-    }
-    jvmti_free(info.name);
-    jvmti_free(group_name);
-    return serial;
+    (void)jvmti;
+    return thread_register(jni, thread, AGENT_THREAD_NAME);
 }
 
 /* Threads alive now that have no serial yet (at VMInit: the JDK's own; at
@@ -980,31 +952,6 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
     return JNI_OK;
 }
 
-/* The answer of a command, to reply= (a file the `hprof` command made and
- * waits to read; it must exist: the agent never creates a file there) or,
- * without one, to the JVM's standard error. */
-static void send_reply(const char *path, const char *text)
-{
-    if (text[0] == '\0')
-        return;
-    int fd = path[0] ? open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC) : -1;
-    struct stat st;
-    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid()) {
-        size_t len = strlen(text), off = 0;
-        while (off < len) {
-            ssize_t w = write(fd, text + off, len - off);
-            if (w <= 0 && errno != EINTR)
-                break;
-            if (w > 0)
-                off += (size_t)w;
-        }
-    } else {
-        fputs(text, stderr);
-    }
-    if (fd >= 0)
-        close(fd);
-}
-
 /* Keep the library loaded for the life of the process once it has done
  * anything: HotSpot unloads an agent whose Agent_OnAttach fails, and a
  * signal handler or an agent thread must never point into unmapped code. */
@@ -1086,7 +1033,7 @@ JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
         agent.reply = NULL;
     }
     pthread_mutex_unlock(&agent.lock);
-    send_reply(c.req.reply, reply);
+    command_reply_send(c.req.reply, reply);
     return rc == 0 ? JNI_OK : JNI_ERR;
 }
 

@@ -11,6 +11,7 @@
 #include "../core/tables.h"
 #include "../heap/heap_tags.h"
 #include "../heap/site_table.h"
+#include "field_layout.h"
 #include "jvmti_support.h"
 
 /* Ids in the binary file. Objects are their dump tags (bit 62 set) and
@@ -150,43 +151,16 @@ void heap_dump_binary_new_records(hb_writer *w)
 
 /* ------------------------------------------------------ class layouts */
 
-/* Where JVMTI field index i (minus the class's interface base) lands. */
-typedef struct slot {
-    int32_t pos;          /* instance field: position in the dump's value order; static: index */
-    uint8_t type;         /* HB_* */
-    uint8_t is_static;
-    uint8_t own;          /* declared by this class (statics of superclasses are not ours) */
-} slot;
-
-typedef struct field_pos {
-    uint64_t    name_id;
-    const char *name;
-    uint8_t     type;
-} field_pos;
-
+/* A class the dump describes: its field layout (field_layout.h) and what
+ * the HPROF records add. */
 typedef struct dclass {
+    fl_class    f;               /* first: a dclass * is its fl_class * */
     int         loaded;
-    serial_t    super;           /* 0 for Object and interfaces' "none" */
     uint64_t    loader, signers, domain;
-    int         is_interface, is_array;
-    uint8_t     elem_type;       /* arrays: HB_* of the elements */
     const char *name;            /* Java form, for the text dump */
-    serial_t   *ifaces;          /* direct superinterfaces */
-    uint32_t    n_ifaces;
-    uint32_t    n_fields;        /* declared fields, static and instance (JVMTI counts both) */
-    uint32_t    n_if;            /* JVMTI index base: fields of all interfaces it implements */
-    slot       *slots;           /* n_all entries: fields of Object .. this class */
-    uint32_t    n_all;
-    field_pos  *pos;             /* npos instance fields, dump order: own first, then super's */
-    uint32_t    npos, n_own_pos;
-    uint32_t    value_len;       /* bytes of an INSTANCE DUMP's values */
-    hb_static  *statics;         /* own statics; values filled by the walk */
-    const char **static_names;
-    uint32_t    n_statics;
+    hb_static  *statics;         /* f.statics' names as string ids; values filled by the walk */
     int64_t     obj_size;        /* size of an instance (from the walk) */
-    int         laid_out, dumped;
-    int         unprepared;      /* fields unknown (GetClassFields: CLASS_NOT_PREPARED) */
-    uint32_t    mark;
+    int         dumped;
 } dclass;
 
 static const char *type_name(uint8_t t)
@@ -341,15 +315,15 @@ static void write_class(walk *w, serial_t serial, dclass *c)
         return;
     c->dumped = 1;
     if (w->bin) {
-        hb_field *fields = calloc(c->n_own_pos ? c->n_own_pos : 1, sizeof *fields);
+        hb_field *fields = calloc(c->f.n_own_pos ? c->f.n_own_pos : 1, sizeof *fields);
         if (fields == NULL) { w->failed = ENOMEM; return; }
-        for (uint32_t i = 0; i < c->n_own_pos; i++)
-            fields[i] = (hb_field){ c->pos[i].name_id, c->pos[i].type };
+        for (uint32_t i = 0; i < c->f.n_own_pos; i++)
+            fields[i] = (hb_field){ STRING_ID(string_intern(c->f.pos[i].name)), c->f.pos[i].type };
         hb_class hc = {
-            .id = serial, .trace_serial = EMPTY_TRACE_SERIAL, .super_id = c->super,
+            .id = serial, .trace_serial = EMPTY_TRACE_SERIAL, .super_id = c->f.super,
             .loader_id = c->loader, .signers_id = c->signers, .protection_domain_id = c->domain,
-            .instance_size = c->value_len, .statics = c->statics, .n_statics = (uint16_t)c->n_statics,
-            .fields = fields, .n_fields = (uint16_t)c->n_own_pos,
+            .instance_size = c->f.value_len, .statics = c->statics, .n_statics = (uint16_t)c->f.n_statics,
+            .fields = fields, .n_fields = (uint16_t)c->f.n_own_pos,
         };
         hb_class_dump(w->bin, &hc);
         free(fields);
@@ -357,14 +331,14 @@ static void write_class(walk *w, serial_t serial, dclass *c)
     }
     FILE *f = w->text;
     fprintf(f, "CLS %llx (name=%s, trace=%u)\n", (unsigned long long)serial, c->name, EMPTY_TRACE_SERIAL);
-    if (c->super) text_field(f, "super", c->super);
+    if (c->f.super) text_field(f, "super", c->f.super);
     if (c->loader) text_field(f, "loader", c->loader);
     if (c->signers) text_field(f, "signers", c->signers);
     if (c->domain) text_field(f, "domain", c->domain);
-    for (uint32_t i = 0; i < c->n_statics; i++)
+    for (uint32_t i = 0; i < c->f.n_statics; i++)
         if (c->statics[i].value.type == HB_OBJECT && c->statics[i].value.bits) {
             char label[512];
-            snprintf(label, sizeof label, "static %s", c->static_names[i]);
+            snprintf(label, sizeof label, "static %s", c->f.statics[i].name);
             text_field(f, label, c->statics[i].value.bits);
         }
 }
@@ -376,15 +350,15 @@ static void finish_current(walk *w)
         dclass *c = w->cur_class;
         uint32_t trace = trace_of_tag(w->cur);
         if (w->bin) {
-            hb_instance_begin(w->bin, (uint64_t)w->cur, trace, (uint64_t)(w->cur_serial), c->value_len);
-            for (uint32_t i = 0; i < c->npos; i++)
-                hb_put_value(w->bin, c->pos[i].type, w->vals[i]);
+            hb_instance_begin(w->bin, (uint64_t)w->cur, trace, (uint64_t)(w->cur_serial), c->f.value_len);
+            for (uint32_t i = 0; i < c->f.npos; i++)
+                hb_put_value(w->bin, c->f.pos[i].type, w->vals[i]);
         } else {
             fprintf(w->text, "OBJ %llx (sz=%lld, trace=%u, class=%s@%llx)\n", (unsigned long long)w->cur,
                     (long long)c->obj_size, trace, c->name, (unsigned long long)w->cur_serial);
-            for (uint32_t i = 0; i < c->npos; i++)
-                if (c->pos[i].type == HB_OBJECT && w->vals[i])
-                    text_field(w->text, c->pos[i].name, w->vals[i]);
+            for (uint32_t i = 0; i < c->f.npos; i++)
+                if (c->f.pos[i].type == HB_OBJECT && w->vals[i])
+                    text_field(w->text, c->f.pos[i].name, w->vals[i]);
         }
         w->objects++;
         w->bytes += (uint64_t)(c->obj_size > 0 ? c->obj_size : 0);
@@ -425,9 +399,9 @@ static int switch_to(walk *w, int64_t tag, int64_t class_tag)
     w->cur = tag;
     w->cur_class = c;
     w->cur_serial = (serial_t)class_tag;
-    if (c->is_array && c->elem_type != HB_OBJECT) /* primitive array: on_array_values writes it */
+    if (c->f.is_array && c->f.elem_type != HB_OBJECT) /* primitive array: on_array_values writes it */
         return 0;
-    if (c->is_array) {                            /* object array: elements follow */
+    if (c->f.is_array) {                            /* object array: elements follow */
         uint32_t len = 0;
         int64_t size = 0;
         if (lens_get(w, (uint32_t)tag, &len, &size) != 0)
@@ -447,7 +421,7 @@ static int switch_to(walk *w, int64_t tag, int64_t class_tag)
         return 0;
     }
     w->cur_kind = 1;
-    memset(w->vals, 0, (size_t)c->npos * sizeof *w->vals);
+    memset(w->vals, 0, (size_t)c->f.npos * sizeof *w->vals);
     return 0;
 }
 
@@ -473,19 +447,17 @@ static void array_element(walk *w, uint32_t index, uint64_t id)
 static void field_value(walk *w, int is_static, jint index, uint8_t type, uint64_t bits)
 {
     dclass *c = w->cur_class;
-    if (c->unprepared)          /* no layout: its values are left out, knowingly */
+    if (c->f.unprepared)        /* no layout: its values are left out, knowingly */
         return;
-    int64_t i = (int64_t)index - c->n_if;
-    if (i < 0 || i >= c->n_all || c->slots[i].type != type || c->slots[i].is_static != is_static ||
-        (is_static && !c->slots[i].own)) {
+    const fl_slot *s = field_layout_slot(&c->f, index, type, is_static);
+    if (s == NULL) {
         w->mismatches++;
         return;
     }
-    slot *s = &c->slots[i];
     if (is_static) {
-        if (w->cur_kind == 3 && (uint32_t)s->pos < c->n_statics)
+        if (w->cur_kind == 3 && (uint32_t)s->pos < c->f.n_statics)
             c->statics[s->pos].value.bits = bits;
-    } else if (w->cur_kind == 1 && (uint32_t)s->pos < c->npos) {
+    } else if (w->cur_kind == 1 && (uint32_t)s->pos < c->f.npos) {
         w->vals[s->pos] = bits;
     }
 }
@@ -557,9 +529,9 @@ static jint JNICALL on_reference(jvmtiHeapReferenceKind kind, const jvmtiHeapRef
     if (fresh) {
         /* First sight of an object: note what its visit will need. */
         dclass *c = heap_tag_is_class(class_tag) ? class_of_serial(w, (serial_t)class_tag) : NULL;
-        if (c && c->is_array && c->elem_type == HB_OBJECT && length >= 0)
+        if (c && c->f.is_array && c->f.elem_type == HB_OBJECT && length >= 0)
             lens_put(w, (uint32_t)id, (uint32_t)length, size);
-        else if (c && !c->is_array && c->obj_size == 0)
+        else if (c && !c->f.is_array && c->obj_size == 0)
             c->obj_size = size;
         if ((serial_t)class_tag == w->class_class && w->class_class) {
             if (w->nmirrors == w->mirrors_cap) {
@@ -607,22 +579,6 @@ static jint JNICALL on_reference(jvmtiHeapReferenceKind kind, const jvmtiHeapRef
     return JVMTI_VISIT_OBJECTS;
 }
 
-static uint64_t bits_of(jvalue v, jvmtiPrimitiveType t)
-{
-    uint64_t bits = 0;
-    switch (t) {
-    case JVMTI_PRIMITIVE_TYPE_BOOLEAN: return v.z;
-    case JVMTI_PRIMITIVE_TYPE_BYTE: return (uint8_t)v.b;
-    case JVMTI_PRIMITIVE_TYPE_CHAR: return v.c;
-    case JVMTI_PRIMITIVE_TYPE_SHORT: return (uint16_t)v.s;
-    case JVMTI_PRIMITIVE_TYPE_INT: return (uint32_t)v.i;
-    case JVMTI_PRIMITIVE_TYPE_LONG: return (uint64_t)v.j;
-    case JVMTI_PRIMITIVE_TYPE_FLOAT: { uint32_t f; memcpy(&f, &v.f, 4); return f; }
-    case JVMTI_PRIMITIVE_TYPE_DOUBLE: memcpy(&bits, &v.d, 8); return bits;
-    }
-    return 0;
-}
-
 static uint8_t type_of_primitive(jvmtiPrimitiveType t)
 {
     return hb_type_of_descriptor((char)t);        /* JVMTI's codes are the signature letters */
@@ -640,7 +596,7 @@ static jint JNICALL on_primitive_field(jvmtiHeapReferenceKind kind, const jvmtiH
         return 0;
     }
     field_value(w, kind == JVMTI_HEAP_REFERENCE_STATIC_FIELD, info->field.index,
-                type_of_primitive(value_type), bits_of(value, value_type));
+                type_of_primitive(value_type), field_layout_bits(value, value_type));
     return 0;
 }
 
@@ -667,150 +623,30 @@ static jint JNICALL on_array_values(jlong class_tag, jlong size, jlong *tag_ptr,
 
 /* ------------------------------------------------------ before the walk */
 
-/* Reads a class's declaration: super, interfaces, fields (names interned). */
-static int read_class(JNIEnv *jni, jclass k, dclass *c)
+/* The layouts' view of the walk's classes: keyed by class serial. */
+static fl_class *layout_get(void *ctx, uint32_t key)
 {
-    jvmtiEnv *jvmti = hprof_jvmti;
-    char *sig = NULL;
-    if ((*jvmti)->GetClassSignature(jvmti, k, &sig, NULL) != JVMTI_ERROR_NONE)
-        return -1;
-    c->is_array = sig[0] == '[';
-    c->elem_type = c->is_array ? hb_type_of_descriptor(sig[1]) : 0;
-    jvmti_free(sig);
-    jboolean is_interface = JNI_FALSE;
-    (*jvmti)->IsInterface(jvmti, k, &is_interface);
-    c->is_interface = is_interface;
-    jclass super = (*jni)->GetSuperclass(jni, k);
-    if (super) {
-        c->super = class_serial_of_klass(super);
-        (*jni)->DeleteLocalRef(jni, super);
-    } else if (c->is_array || c->is_interface) {
-        /* As the JVM's own dumps: arrays and interfaces extend Object. */
-        jclass object = (*jni)->FindClass(jni, "java/lang/Object");
-        if (object) c->super = class_serial_of_klass(object);
-        if (object) (*jni)->DeleteLocalRef(jni, object);
-    }
-    if (c->is_array)
-        return 0;
-    jint ni = 0;
-    jclass *ifs = NULL;
-    if ((*jvmti)->GetImplementedInterfaces(jvmti, k, &ni, &ifs) == JVMTI_ERROR_NONE) {
-        c->ifaces = calloc(ni ? (size_t)ni : 1, sizeof *c->ifaces);
-        for (jint i = 0; i < ni; i++) {
-            if (c->ifaces) c->ifaces[c->n_ifaces++] = class_serial_of_klass(ifs[i]);
-            (*jni)->DeleteLocalRef(jni, ifs[i]);
-        }
-        jvmti_free(ifs);
-    }
-    jint nf = 0;
-    jfieldID *fields = NULL;
-    jvmtiError err = (*jvmti)->GetClassFields(jvmti, k, &nf, &fields);
-    if (err == JVMTI_ERROR_CLASS_NOT_PREPARED) {
-        /* Loaded, not linked: yet objects of it can exist, in the heap
-         * archived by class data sharing. They are written without fields. */
-        c->unprepared = 1;
-        return 0;
-    }
-    if (err != JVMTI_ERROR_NONE)
-        return -1;
-    /* slots of own fields go after the superclass's; kept here in c->slots
-     * temporarily as "own" entries and completed in lay_out. */
-    c->n_fields = (uint32_t)nf;
-    c->slots = calloc(nf ? (size_t)nf : 1, sizeof *c->slots);
-    c->pos = calloc(nf ? (size_t)nf : 1, sizeof *c->pos);
-    c->statics = calloc(nf ? (size_t)nf : 1, sizeof *c->statics);
-    c->static_names = calloc(nf ? (size_t)nf : 1, sizeof *c->static_names);
-    if (!c->slots || !c->pos || !c->statics || !c->static_names) {
-        jvmti_free(fields);
-        return -1;
-    }
-    for (jint i = 0; i < nf; i++) {
-        char *name = NULL, *fsig = NULL;
-        jint mods = 0;
-        if ((*jvmti)->GetFieldName(jvmti, k, fields[i], &name, &fsig, NULL) != JVMTI_ERROR_NONE ||
-            (*jvmti)->GetFieldModifiers(jvmti, k, fields[i], &mods) != JVMTI_ERROR_NONE) {
-            jvmti_free(name);
-            jvmti_free(fsig);
-            continue;
-        }
-        serial_t ns = string_intern(name);
-        const char *stable = string_get(ns);
-        uint8_t type = hb_type_of_descriptor(fsig[0]);
-        slot *s = &c->slots[i];
-        s->type = type;
-        s->own = 1;
-        if (mods & 0x0008) {                       /* ACC_STATIC */
-            s->is_static = 1;
-            s->pos = (int32_t)c->n_statics;
-            c->static_names[c->n_statics] = stable ? stable : "?";
-            c->statics[c->n_statics++] = (hb_static){ STRING_ID(ns), { type, 0 } };
-        } else {
-            s->pos = (int32_t)c->n_own_pos;
-            c->pos[c->n_own_pos++] = (field_pos){ STRING_ID(ns), stable ? stable : "?", type };
-        }
-        jvmti_free(name);
-        jvmti_free(fsig);
-    }
-    jvmti_free(fields);
-    return 0;
+    dclass *c = class_of_serial(ctx, key);
+    return c ? &c->f : NULL;
 }
 
-/* Fields of every interface C implements, each interface once (JVMTI's
- * index base for C's fields). */
-static uint32_t interface_fields(walk *w, dclass *c, uint32_t stamp)
+static uint32_t layout_key_of(void *ctx, JNIEnv *jni, jclass k)
 {
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < c->n_ifaces; i++) {
-        dclass *f = class_of_serial(w, c->ifaces[i]);
-        if (f == NULL || f->mark == stamp) continue;
-        f->mark = stamp;
-        n += f->n_fields + interface_fields(w, f, stamp);
-    }
-    dclass *s = class_of_serial(w, c->super);
-    if (s && s != c)
-        n += interface_fields(w, s, stamp);
-    return n;
+    (void)ctx; (void)jni;
+    return class_serial_of_klass(k);
 }
 
-/* Completes a class's layout from its superclass's (recursively). */
-static int lay_out(walk *w, dclass *c, uint32_t *stamp, int depth)
+/* The HPROF records' part of a class read: field names interned (before
+ * the file's UTF8 records are written), the statics' slots for values. */
+static int name_fields(dclass *c)
 {
-    if (c->laid_out || depth > 512)
-        return 0;
-    dclass *s = c->is_interface ? NULL : class_of_serial(w, c->super);
-    if (s && lay_out(w, s, stamp, depth + 1) != 0)
+    for (uint32_t i = 0; i < c->f.n_own_pos; i++)
+        string_intern(c->f.pos[i].name);
+    c->statics = calloc(c->f.n_statics ? c->f.n_statics : 1, sizeof *c->statics);
+    if (c->statics == NULL)
         return -1;
-    uint32_t n_super = s ? s->n_all : 0, pos_super = s ? s->npos : 0;
-    slot *slots = calloc((size_t)n_super + c->n_fields + 1, sizeof *slots);
-    field_pos *pos = calloc((size_t)pos_super + c->n_own_pos + 1, sizeof *pos);
-    if (slots == NULL || pos == NULL) {
-        free(slots);
-        free(pos);
-        return -1;
-    }
-    /* Dump order: own instance fields first, then the superclass's. */
-    for (uint32_t i = 0; i < n_super; i++) {
-        slots[i] = s->slots[i];
-        slots[i].own = 0;
-        if (!slots[i].is_static) slots[i].pos += (int32_t)c->n_own_pos;
-    }
-    for (uint32_t i = 0; c->slots && i < c->n_fields; i++)
-        slots[n_super + i] = c->slots[i];
-    for (uint32_t i = 0; i < c->n_own_pos; i++)
-        pos[i] = c->pos[i];
-    for (uint32_t i = 0; i < pos_super; i++)
-        pos[c->n_own_pos + i] = s->pos[i];
-    free(c->slots);
-    free(c->pos);
-    c->slots = slots;
-    c->n_all = n_super + c->n_fields;
-    c->pos = pos;
-    c->npos = pos_super + c->n_own_pos;
-    c->value_len = 0;
-    for (uint32_t i = 0; i < c->npos; i++)
-        c->value_len += (uint32_t)hb_type_size(pos[i].type);
-    c->n_if = c->is_interface ? 0 : interface_fields(w, c, ++*stamp);
-    c->laid_out = 1;
+    for (uint32_t i = 0; i < c->f.n_statics; i++)
+        c->statics[i] = (hb_static){ STRING_ID(string_intern(c->f.statics[i].name)), { c->f.statics[i].type, 0 } };
     return 0;
 }
 
@@ -818,11 +654,8 @@ static void free_walk(walk *w)
 {
     for (uint32_t i = 0; w->classes && i < w->nclasses; i++) {
         dclass *c = &w->classes[i];
-        free(c->ifaces);
-        free(c->slots);
-        free(c->pos);
+        field_layout_free(&c->f);
         free(c->statics);
-        free(c->static_names);
     }
     free(w->classes);
     free(w->threads);
@@ -957,12 +790,19 @@ static int prepare(JNIEnv *jni, walk *w, const trace_builder *b)
     w->nclasses = class_count() + 64;
     w->classes = calloc(w->nclasses, sizeof *w->classes);
     int rc = w->classes ? 0 : -1;
+    fl_classes layouts = { layout_get, layout_key_of, w };
     for (jint i = 0; i < n && rc == 0; i++) {
         dclass *c = serials[i] >= CLASS_SERIAL_BASE && serials[i] - CLASS_SERIAL_BASE < w->nclasses
                   ? &w->classes[serials[i] - CLASS_SERIAL_BASE] : NULL;
         /* Two classes of one name (two loaders) have two serials
          * (class_serial_of_klass), so each has its own entry. */
-        if (c && !c->loaded && read_class(jni, classes[i], c) == 0) {
+        if (c == NULL || c->loaded)
+            continue;
+        if (field_layout_read(jni, jvmti, &layouts, classes[i], &c->f) != 0 || name_fields(c) != 0) {
+            field_layout_free(&c->f);          /* the class is left out, as one JVMTI cannot read */
+            free(c->statics);
+            c->statics = NULL;
+        } else {
             c->loaded = 1;
             c->name = class_java_name(serials[i]);
             if (c->name == NULL) c->name = "?";
@@ -973,8 +813,8 @@ static int prepare(JNIEnv *jni, walk *w, const trace_builder *b)
     for (uint32_t i = 0; i < w->nclasses && rc == 0; i++) {
         dclass *c = &w->classes[i];
         if (!c->loaded) continue;
-        if (lay_out(w, c, &stamp, 0) != 0) rc = -1;
-        if (c->npos > maxpos) maxpos = c->npos;
+        if (field_layout_complete(&layouts, &c->f, &stamp) != 0) rc = -1;
+        if (c->f.npos > maxpos) maxpos = c->f.npos;
     }
     for (jint i = 0; i < n; i++)
         (*jni)->DeleteLocalRef(jni, classes[i]);
@@ -1091,7 +931,7 @@ int heap_dump_write(JNIEnv *jni, const heap_dump_target *t, int depth, int linen
         w.cur_kind = 1;
         w.cur_class = cc;
         w.cur_serial = w.class_class;
-        memset(w.vals, 0, (size_t)cc->npos * sizeof *w.vals);
+        memset(w.vals, 0, (size_t)cc->f.npos * sizeof *w.vals);
         finish_current(&w);
     }
     /* Classes the walk did not visit (array classes report no fields). */

@@ -234,6 +234,8 @@ void attach_scan_maps(const char *text, attach_target *t)
     char nspid_name[24];
     snprintf(nspid_name, sizeof nspid_name, "/%d", (int)t->nspid);
     t->has_libjvm = 0;
+    t->has_libhprof = 0;
+    t->jvmpi_path[0] = '\0';
     t->perfdata_path[0] = '\0';
     t->perfdata_deleted = 0;
     for (const char *line = text; line != NULL && *line != '\0';) {
@@ -249,6 +251,12 @@ void attach_scan_maps(const char *text, attach_target *t)
                 len -= sizeof DELETED - 1;
             if (ends_with(path, len, "/libjvm.so"))
                 t->has_libjvm = 1;
+            if (ends_with(path, len, "/libhprof.so"))
+                t->has_libhprof = 1;
+            if (ends_with(path, len, "/libjvmpi.so") && !deleted && len < sizeof t->jvmpi_path) {
+                memcpy(t->jvmpi_path, path, len);
+                t->jvmpi_path[len] = '\0';
+            }
             /* .../hsperfdata_<user>/<nspid>: the JVM's own file. */
             size_t name_len = strlen(nspid_name);
             if (ends_with(path, len, nspid_name) && len < sizeof t->perfdata_path) {

@@ -51,6 +51,10 @@ typedef struct attach_target {
      * /tmp/hsperfdata_bob/1234), "" if it maps none (-XX:-UsePerfData). */
     char  perfdata_path[PATH_MAX];
     int   perfdata_deleted; /* the mapped file was removed from its directory */
+    int   has_libhprof;     /* the profiler's agent, libhprof.so, is mapped */
+    /* The JVMPI layer's libjvmpi.so as the JVM maps it, "" if it maps none:
+     * commands then go to it unless another agent is named. */
+    char  jvmpi_path[PATH_MAX];
 } attach_target;
 
 /* Fills t from /proc/<pid>/status and /proc/<pid>/maps and checks that the
@@ -100,7 +104,8 @@ int attach_execute(const attach_target *t, const char *op, const char *const arg
  * Without an NSpid line (kernels before 4.1) nspid is the tgid. */
 int attach_parse_proc_status(const char *text, attach_target *t);
 
-/* Scans the text of /proc/<pid>/maps: sets t->has_libjvm, and
+/* Scans the text of /proc/<pid>/maps: sets t->has_libjvm, has_libhprof,
+ * jvmpi_path, and
  * t->perfdata_path / perfdata_deleted to the mapped hsperfdata file, the one
  * named after t->nspid (set t->nspid first). */
 void attach_scan_maps(const char *text, attach_target *t);

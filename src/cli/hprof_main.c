@@ -97,7 +97,9 @@ static void print_usage(FILE *out)
             "Options are the agent's (cpu=samples,interval=1,file=...), passed on as given;\n"
             "several arguments are joined with commas.\n"
             "--agent PATH (before the pid, or before the command) names the agent library;\n"
-            "default: $HPROF_AGENT, else " DEFAULT_AGENT " in this program's directory.\n"
+            "default: $HPROF_AGENT, else " DEFAULT_AGENT " in this program's directory; a JVM\n"
+            "running a JVMPI agent through libjvmpi.so gets dump, reset and status there\n"
+            "(dump posts DATA_DUMP_REQUEST to the JVMPI agent, reset DATA_RESET_REQUEST).\n"
             "The JVM must run as your user; root may attach to any user's JVM.\n"
             "Exit status: 0 done, 1 error (message on standard error), 2 usage error.\n");
 }
@@ -270,8 +272,18 @@ static int send_agent_command(const char *agent_command, pid_t pid, const char *
 
     char err[1024];
     attach_target jvm;
-    if (attach_inspect(pid, &jvm, err, sizeof err) != 0
-        || attach_become_jvm_user(&jvm, err, sizeof err) != 0
+    if (attach_inspect(pid, &jvm, err, sizeof err) != 0)
+        return report_error("%s", err);
+    /* A JVM that runs a JVMPI agent through libjvmpi.so (and not the
+     * profiler): its commands go to the layer, unless an agent is named. */
+    const char *named = agent_option != NULL ? agent_option : getenv("HPROF_AGENT");
+    if ((named == NULL || named[0] == '\0') && jvm.jvmpi_path[0] != '\0' && !jvm.has_libhprof) {
+        if (strlen(jvm.jvmpi_path) > ATTACH_ARG_MAX)
+            return report_error("the JVMPI layer's path is longer than HotSpot's %d bytes: %s", ATTACH_ARG_MAX,
+                                jvm.jvmpi_path);
+        snprintf(library, sizeof library, "%s", jvm.jvmpi_path);
+    }
+    if (attach_become_jvm_user(&jvm, err, sizeof err) != 0
         || attach_check_enabled(&jvm, err, sizeof err) != 0
         || attach_check_library(&jvm, library, err, sizeof err) != 0)
         return report_error("%s", err);

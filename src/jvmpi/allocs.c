@@ -56,7 +56,13 @@ static jobjectID element_class_id(JNIEnv *jni, jclass klass) {
     jmethodID component = class_class ? (*jni)->GetMethodID(jni, class_class, "getComponentType",
                                                             "()Ljava/lang/Class;") : NULL;
     jobject element = component ? (*jni)->CallObjectMethod(jni, klass, component) : NULL;
-    if ((*jni)->ExceptionCheck(jni)) (*jni)->ExceptionClear(jni);
+    if ((*jni)->ExceptionCheck(jni)) { (*jni)->ExceptionClear(jni); element = NULL; }
+    /* An array of arrays names an array class, for which the JVM posts no
+     * ClassPrepare: its CLASS_LOAD comes now, before the event that names
+     * it. (An element class loaded but not linked yet gets its CLASS_LOAD
+     * when the JVM links it, after: linking it here could run class loaders'
+     * Java code in the middle of the program's allocation.) */
+    if (element && jvmpi_enabled(JVMPI_EVENT_CLASS_LOAD)) jvmpi_post_class_load(jni, (jclass)element, 0);
     jobjectID id = jvmpi_id_of(element);
     if (element) (*jni)->DeleteLocalRef(jni, element);
     if (class_class) (*jni)->DeleteLocalRef(jni, class_class);
@@ -73,6 +79,8 @@ static const class_kind *kind_of(JNIEnv *jni, jclass klass) {
         return NULL;
     k->kind = jvmpi_kind_of_signature(sig);
     (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)sig);
+    /* The array class itself, met first here (no ClassPrepare for arrays). */
+    if (k->kind != JVMPI_NORMAL_OBJECT && jvmpi_enabled(JVMPI_EVENT_CLASS_LOAD)) jvmpi_post_class_load(jni, klass, 0);
     k->class_id = k->kind == JVMPI_NORMAL_OBJECT ? klass_id
                 : k->kind == JVMPI_CLASS ? element_class_id(jni, klass) : NULL;
     k->klass = klass_id;

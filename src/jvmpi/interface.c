@@ -96,21 +96,20 @@ static jint line_of(jmethodID method, jlocation at) {
     return line;
 }
 
-void jvmpi_call_trace(JVMPI_CallTrace *trace, jint depth) {
-    if (trace == NULL) return;
+jint jvmpi_call_trace_skipping(JVMPI_CallTrace *trace, jint depth) {
+    if (trace == NULL) return 0;
     trace->num_frames = 0;
-    if (depth <= 0 || trace->frames == NULL) return;
+    if (depth <= 0 || trace->frames == NULL) return 0;
     jvmpi_thread *t = jvmpi_thread_of(trace->env_id);
-    if (t == NULL || t->thread == NULL) return;
+    if (t == NULL || t->thread == NULL) return 0;
     enum { SKIP_MAX = 2 };
     jvmtiFrameInfo *frames = calloc((size_t)depth + SKIP_MAX, sizeof *frames);
-    if (frames == NULL) return;
-    jint n = 0;
+    if (frames == NULL) return 0;
+    jint n = 0, first = 0;
     if (!jvmpi_failed((*jvmpi_jvmti)->GetStackTrace(jvmpi_jvmti, t->thread, 0, depth + SKIP_MAX, frames, &n),
                       "GetStackTrace")) {
         /* The tracker's frames are on top in a METHOD_ENTRY/EXIT handler:
          * they are the layer's, not the program's. */
-        jint first = 0;
         while (first < n && first < SKIP_MAX && jvmpi_methods_is_tracker(frames[first].method)) first++;
         for (jint i = first; i < n && trace->num_frames < depth; i++) {
             JVMPI_CallFrame *f = &trace->frames[trace->num_frames++];
@@ -119,7 +118,10 @@ void jvmpi_call_trace(JVMPI_CallTrace *trace, jint depth) {
         }
     }
     free(frames);
+    return first;
 }
+
+void jvmpi_call_trace(JVMPI_CallTrace *trace, jint depth) { jvmpi_call_trace_skipping(trace, depth); }
 
 /* ------------------------------------------------------------ exit */
 

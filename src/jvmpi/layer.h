@@ -6,6 +6,8 @@
  *
  *   loader.c      Agent_OnLoad: loads the JVMPI agent, hands it a JavaVM
  *                 whose GetEnv answers the JVMPI versions
+ *   commands.c    Agent_OnAttach: `hprof dump|reset|status <pid>` post
+ *                 DATA_DUMP_REQUEST and DATA_RESET_REQUEST
  *   interface.c   the JVMPI_Interface functions; which events are enabled
  *   threads.c     a record per thread, keyed by its JNIEnv * (JVMPI's
  *                 thread id): thread-local storage, the Thread object
@@ -15,9 +17,14 @@
  *   tracker.c     the rewriter's calls into java.lang.JvmpiTracker, and
  *                 METHOD_ENTRY/EXIT from them
  *   allocs.c      OBJECT_ALLOC from them and from JVMTI VMObjectAlloc
+ *   monitors.c    MONITOR_CONTENDED_ENTER/ENTERED/EXIT, MONITOR_WAIT/WAITED;
+ *                 the monitors threads wait on, for MONITOR_DUMP
+ *   instructions.c INSTRUCTION_START (JVMTI SingleStep), if enabled in JVM_OnLoad
  *   gc.c          GC_START, OBJECT_FREE, GC_FINISH, CLASS_UNLOAD, posted by
  *                 a thread of the layer after each collection
- *   dumps.c       HEAP_DUMP (level 0 so far), OBJECT_DUMP, MONITOR_DUMP, on request
+ *   dumps.c       OBJECT_DUMP, MONITOR_DUMP, on request (dump_buffer.h: their bytes)
+ *   heap_dumps.c  HEAP_DUMP at levels 0, 1 and 2, a Class object's CLASS_DUMP
+ *                 (the profiler's field layouts, src/agent/field_layout.h)
  *   raw_monitors.c the agent's raw monitors, with their owners and waiters
  *   hooks.c       CLASS_LOAD_HOOK (an environment of its own) and the JNI
  *                 global reference events (the JNI function table)
@@ -35,6 +42,8 @@
 /* ------------------------------------------------------------ loader.c */
 extern JavaVM   *jvmpi_vm;        /* the real JavaVM */
 extern jvmtiEnv *jvmpi_jvmti;     /* the layer's own JVMTI environment */
+/* The JVMPI agent's library, as -agentpath named it. */
+const char *jvmpi_agent_library(void);
 /* The agent's NotifyEvent, or NULL before JVM_OnLoad set it. */
 void jvmpi_notify(JVMPI_Event *event);
 /* An event of this type on this thread, its specific part zeroed. */
@@ -56,6 +65,9 @@ extern JVMPI_Interface jvmpi_interface;
 int  jvmpi_enabled(jint event_type);
 /* GetCallTrace and GetThreadStatus, for the dumps too. */
 void jvmpi_call_trace(JVMPI_CallTrace *trace, jint depth);
+/* GetCallTrace's, returning how many frames of the layer's own it left out
+ * on top (a JVMTI depth d is frame d - that of the trace). */
+jint jvmpi_call_trace_skipping(JVMPI_CallTrace *trace, jint depth);
 jint jvmpi_thread_status(JNIEnv *env);
 /* 1 once VMInit has run: the live phase, where JNI may be used. */
 extern atomic_int jvmpi_live;
@@ -68,6 +80,9 @@ typedef struct jvmpi_thread {
     jlong     cpu_at_suspend[2]; /* ThreadHasRun: the last two suspensions */
     int       started;           /* THREAD_START was posted for it */
     jlong     wait_started_ms;   /* its last MONITOR_WAIT (MONITOR_WAITED's time) */
+    _Atomic(jobjectID) waiting_on; /* the object it waits on in Object.wait, NULL if none */
+    JNIEnv   *contended_owner;   /* the owner of the monitor it blocked on, as it began */
+    unsigned long contended_entries; /* that monitor's contended entries then (monitors.c) */
     struct jvmpi_thread *next;
 } jvmpi_thread;
 
@@ -94,8 +109,12 @@ jobjectID jvmpi_id_of(jobject object);
 /* A tag no object has had: the next id. */
 jlong     jvmpi_next_tag(void);
 /* The id of an object just allocated, untagged, that no other thread can
- * have met yet (no lock, no look-up). */
+ * have met yet (no look-up, unless a heap dump may have tagged it since). */
 jobjectID jvmpi_new_id(jobject object);
+/* Around a heap walk that tags the objects it meets: no other thread gives
+ * an object an id meanwhile (jvmpi_id_of and jvmpi_new_id wait). */
+void      jvmpi_ids_hold(void);
+void      jvmpi_ids_release(void);
 /* A local reference to the object with this id, NULL if it is gone. */
 jobject   jvmpi_object_of(JNIEnv *jni, jobjectID id);
 
@@ -113,6 +132,22 @@ void jvmpi_post_class_load(JNIEnv *jni, jclass klass, int requested);
 void jvmpi_announce_loaded_classes(JNIEnv *jni);
 /* The id was an announced class's (it is forgotten now): 1, else 0. */
 int  jvmpi_forget_class(jobjectID id);
+
+/* ------------------------------------------------------------ monitors.c */
+int  jvmpi_monitors_subscribe(void);
+/* After events_install: JVMTI MonitorWait/Waited from the start. 0 or -1. */
+int  jvmpi_monitors_always(void);
+/* EnableEvent/DisableEvent of a monitor event (others: JVMPI_SUCCESS, nothing done). */
+jint jvmpi_monitors_switch(jint event_type, int on);
+/* Local references to the objects the given threads wait on in
+ * Object.wait, at most max; returns how many. */
+int  jvmpi_monitors_waited_on(JNIEnv *jni, const JNIEnv *const *envs, int n, jobject *objects, int max);
+
+/* ------------------------------------------------------------ instructions.c */
+int  jvmpi_instructions_subscribe(void);
+/* After the agent's JVM_OnLoad: single-stepping, if it enabled INSTRUCTION_START. */
+void jvmpi_instructions_after_onload(void);
+jint jvmpi_instructions_switch(jint event_type, int on);
 
 /* ------------------------------------------------------------ gc.c */
 int  jvmpi_gc_subscribe(void);
@@ -172,12 +207,23 @@ void jvmpi_raw_destroy(JVMPI_RawMonitor m);
 void jvmpi_raw_each(void (*fn)(const jvmpi_raw_monitor *m, void *context), void *context);
 
 /* ------------------------------------------------------------ dumps.c */
+/* Every given thread's trace (at most depth frames) and status, as the dump
+ * events carry them; skipped (may be NULL) gets each trace's frames left
+ * out on top. NULL when out of memory; jvmpi_free_traces frees the lot. */
+JVMPI_CallTrace *jvmpi_thread_traces(JNIEnv *const *envs, int n, jint depth, jint **status, jint **skipped);
+void jvmpi_free_traces(JVMPI_CallTrace *traces, jint *status, jint *skipped);
 /* RequestEvent(OBJECT_DUMP, id): the object's record, posted on this thread. */
 jint jvmpi_request_object_dump(JNIEnv *jni, jobjectID id);
 /* RequestEvent(MONITOR_DUMP): the dump, posted on this thread. */
 jint jvmpi_request_monitor_dump(JNIEnv *jni);
+
+/* ------------------------------------------------------------ heap_dumps.c */
 /* RequestEvent(HEAP_DUMP, arg): the dump, posted on this thread. */
 jint jvmpi_request_heap_dump(JNIEnv *jni, const JVMPI_HeapDumpArg *arg);
+/* OBJECT_DUMP of a Class object: its CLASS_DUMP record (level 2) into b
+ * (a struct dump_buffer, dump_buffer.h). JVMPI_SUCCESS or JVMPI_FAIL. */
+struct dump_buffer;
+jint jvmpi_class_dump(JNIEnv *jni, jclass klass, struct dump_buffer *b);
 
 /* ------------------------------------------------------------ allocs.c */
 int  jvmpi_allocs_subscribe(void);

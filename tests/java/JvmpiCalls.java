@@ -19,6 +19,22 @@
  *   free    1000 Blobs, every other one kept (500 become garbage); loads
  *           JvmpiCalls$Gone through a class loader of its own, makes one,
  *           drops both; System.gc() twice
+ *   heap    live at the end, held by JvmpiCalls$Holder's statics (answer = 42,
+ *           big = 0x1122334455667788, head, counted, squares): a chain of 5
+ *           JvmpiCalls$Node (value i, weight 1000 + i, next: the one of i + 1,
+ *           the last null), a Counted[37] of 37 JvmpiCalls$Counted, an
+ *           int[11] of squares (i * i); and one JvmpiCalls$Marker referenced
+ *           only by a local of hold(), where the daemon thread "holder"
+ *           sleeps until the JVM ends
+ *   monitors thread "waiter" waits on WAITED (Object.wait, until the JVM ends);
+ *           main holds HELD while thread "blocked" blocks on it, then lets
+ *           it go: one contended enter, entered, and exit (main's); main
+ *           ends once waiter waits
+ *   branches evens(10) (a loop of 10 with an if taken for the 5 odd i),
+ *           table(k) for k = 0..4 (a tableswitch on 0..2), lookup(k) for k =
+ *           1, 100, 5 (a lookupswitch on 1, 100, 1000)
+ *   idle    prints READY on standard output, then waits (at most 60 s) until
+ *           the file named by -Djvmpi.stop exists
  *   hot     hot(i) 300,000 times (the JIT compiles it)
  *   hook    loads JvmpiCalls$Late, then prints "hook text " + text() on
  *           stderr (text() returns a literal an agent may rewrite)
@@ -183,6 +199,119 @@ public class JvmpiCalls {
         for (int i = 0; i < 3; i++) System.gc();
     }
 
+    static final class Node {
+        final int value;
+        final long weight;
+        Node next;
+
+        Node(int value) { this.value = value; this.weight = 1000L + value; }
+    }
+
+    static final class Counted {}
+
+    static final class Marker {
+        int id = 5;
+    }
+
+    static final class Holder {
+        static int answer = 42;
+        static long big = 0x1122334455667788L;
+        static Node head;
+        static Counted[] counted;
+        static int[] squares;
+    }
+
+    static void hold(Marker m, java.util.concurrent.CountDownLatch ready) throws InterruptedException {
+        ready.countDown();
+        try {
+            Thread.sleep(1_000_000); // HOLD_LINE
+        } finally {
+            sink += m.id;              // m stays live while the thread sleeps
+        }
+    }
+
+    static void heap() throws InterruptedException {
+        Node head = null;
+        for (int i = 4; i >= 0; i--) {
+            Node n = new Node(i);
+            n.next = head;
+            head = n;
+        }
+        Holder.head = head;
+        Holder.counted = new Counted[37];
+        for (int i = 0; i < 37; i++) Holder.counted[i] = new Counted();
+        Holder.squares = new int[11];
+        for (int i = 0; i < 11; i++) Holder.squares[i] = i * i;
+        java.util.concurrent.CountDownLatch ready = new java.util.concurrent.CountDownLatch(1);
+        Thread holder = new Thread(() -> {
+            try { hold(new Marker(), ready); } catch (InterruptedException e) { sink++; }
+        }, "holder");
+        holder.setDaemon(true);
+        holder.start();
+        ready.await();
+        while (holder.getState() != Thread.State.TIMED_WAITING) Thread.sleep(10);
+    }
+
+    static final Object HELD = new Object();
+    static final Object WAITED = new Object();
+
+    static void monitors() throws InterruptedException {
+        Thread waiter = new Thread(() -> {
+            synchronized (WAITED) {
+                try { WAITED.wait(); } catch (InterruptedException e) { sink++; }
+            }
+        }, "waiter");
+        waiter.setDaemon(true);
+        waiter.start();
+        Thread blocked = new Thread(() -> { synchronized (HELD) { sink++; } }, "blocked");
+        synchronized (HELD) {
+            blocked.start();
+            while (blocked.getState() != Thread.State.BLOCKED) Thread.sleep(10);
+            Thread.sleep(1000);    // JVMTI posts blocked's contended enter after its state says BLOCKED
+        }
+        blocked.join();
+        while (waiter.getState() != Thread.State.WAITING) Thread.sleep(10);
+    }
+
+    static int evens(int n) {
+        int s = 0;
+        for (int i = 0; i < n; i++) {
+            if (i % 2 == 0) s++;
+        }
+        return s;
+    }
+
+    static int table(int k) {
+        switch (k) {
+            case 0: return 10;
+            case 1: return 11;
+            case 2: return 12;
+            default: return -1;
+        }
+    }
+
+    static int lookup(int k) {
+        switch (k) {
+            case 1: return 20;
+            case 100: return 21;
+            case 1000: return 22;
+            default: return -2;
+        }
+    }
+
+    static void branches() {
+        sink += evens(10);
+        for (int k = 0; k <= 4; k++) sink += table(k);
+        sink += lookup(1) + lookup(100) + lookup(5);
+    }
+
+    static void idle() throws InterruptedException {
+        java.io.File stop = new java.io.File(System.getProperty("jvmpi.stop"));
+        System.out.println("READY");
+        System.out.flush();
+        for (int i = 0; i < 1200 && !stop.exists(); i++) Thread.sleep(50);
+    }
+
     static int hot(int i) {
         int x = i * 31; // HOT_FIRST_LINE
         return x ^ (x >>> 7); // HOT_LAST_LINE
@@ -213,6 +342,10 @@ public class JvmpiCalls {
             case "functions": functions(); break;
             case "hook": hook(); break;
             case "free": free(); break;
+            case "heap": heap(); break;
+            case "idle": idle(); break;
+            case "monitors": monitors(); break;
+            case "branches": branches(); break;
             case "hot": for (int i = 0; i < 300_000; i++) sink += hot(i); break;
             default: throw new IllegalArgumentException(args[0]);
         }

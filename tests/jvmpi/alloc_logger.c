@@ -5,6 +5,9 @@
  * Options: out=FILE,class=NAME (internal form). Writes at JVM_SHUT_DOWN:
  *   objects N sizes S1[,S2...] distinct_ids D    NAME's instances
  *   arrays N                                     arrays whose element class is NAME
+ *   arrays_of_arrays N                           arrays whose element class is
+ *                                                NAME[], known by its CLASS_LOAD
+ *                                                ("[LNAME;") before
  *   int_arrays SIZE N                            int arrays over 40000 bytes, by size
  *   arena A                                      the arena ids seen (one line each)
  *   arena_new A NAME                             ARENA_NEW events
@@ -14,7 +17,7 @@
  *   request_class CLASS|OTHER                    RequestEvent(OBJECT_ALLOC) of
  *                                                NAME's class object: a
  *                                                java/lang/Class instance?
- *   object_dump instance OK|BAD array OK|BAD class NOT_AVAILABLE|OTHER
+ *   object_dump instance OK|BAD array OK|BAD class OK|BAD
  *                                                OBJECT_DUMP of the first NAME
  *                                                object (fields int 7, long
  *                                                0x0102030405060708, itself), of
@@ -48,12 +51,18 @@ static jint arenas[8];
 static int n_arenas;
 static int requested_same = -1, requested_class = -1;
 static jobjectID first_array;
-static int instance_ok, array_ok;
+static int instance_ok, array_ok, class_ok;
 static struct { jint id; char name[64]; } new_arenas[8];
 static int n_new_arenas;
 
+static long arrays_of_arrays;
+static jobjectID watched_array;             /* NAME[]'s class */
+
 static void class_load(JVMPI_Event *e) {
+    char array_name[300];
+    snprintf(array_name, sizeof array_name, "[L%s;", class_name);
     jvmpi->RawMonitorEnter(lock);
+    if (strcmp(e->u.class_load.class_name, array_name) == 0) watched_array = e->u.class_load.class_id;
     if (strcmp(e->u.class_load.class_name, class_name) == 0) watched = e->u.class_load.class_id;
     if (strcmp(e->u.class_load.class_name, "java/lang/Class") == 0) class_class = e->u.class_load.class_id;
     jvmpi->RawMonitorExit(lock);
@@ -90,6 +99,8 @@ static void object_alloc(JVMPI_Event *e) {
         requested(e);
     } else {
         note_arena(e->u.obj_alloc.arena_id);
+        if (e->u.obj_alloc.is_array == JVMPI_CLASS && watched_array != NULL && e->u.obj_alloc.class_id == watched_array)
+            arrays_of_arrays++;
         if (watched != NULL && e->u.obj_alloc.class_id == watched) {
             if (e->u.obj_alloc.is_array == JVMPI_NORMAL_OBJECT) {
                 if (n_objects < MAX_IDS) ids[n_objects] = e->u.obj_alloc.obj_id;
@@ -146,6 +157,17 @@ static void object_dump(JVMPI_Event *e) {
     if (p[0] == JVMPI_GC_OBJ_ARRAY_DUMP && (size_t)e->u.object_dump.data_len == 1 + ptr + 4 + ptr + 2 * ptr)
         array_ok = get_id(p + 1) == first_array && get_be(p + 1 + ptr, 4) == 2 && get_id(p + 5 + ptr) == watched &&
                    get_id(p + 5 + 2 * ptr) == ids[0] && get_id(p + 5 + 3 * ptr) == NULL;
+    /* CLASS_DUMP of Blob: its id, 5 ids and 2 reserved, u4 instance size
+     * (int, long, a reference), its 1 interface (Cloneable), u2 constant
+     * pool entries of u2, ty and a value, no statics. */
+    size_t head = 1 + 7 * ptr + 4 + 1 * ptr;
+    if (p[0] == JVMPI_GC_CLASS_DUMP && (size_t)e->u.object_dump.data_len >= head + 2) {
+        uint64_t n_cp = get_be(p + head, 2);
+        size_t entry = 2 + 1 + ptr;           /* the resolved entries are references (ty JVMPI_CLASS) */
+        class_ok = get_id(p + 1) == watched && get_id(p + 1 + ptr) != NULL && get_be(p + 1 + 7 * ptr, 4) == 12 + ptr &&
+                   (size_t)e->u.object_dump.data_len == head + 2 + n_cp * entry;
+        for (uint64_t i = 0; class_ok && i < n_cp; i++) class_ok = p[head + 2 + i * entry + 2] == JVMPI_CLASS;
+    }
 }
 
 static void shut_down(void) {
@@ -155,12 +177,14 @@ static void shut_down(void) {
     if (n_objects > 0) jvmpi->RequestEvent(JVMPI_EVENT_OBJECT_DUMP, ids[0]);
     if (first_array != NULL) jvmpi->RequestEvent(JVMPI_EVENT_OBJECT_DUMP, first_array);
     jint class_dump = watched != NULL ? jvmpi->RequestEvent(JVMPI_EVENT_OBJECT_DUMP, watched) : JVMPI_FAIL;
+    if (class_dump != JVMPI_SUCCESS) class_ok = 0;
     jvmpi->EnableGC();
     jvmpi->RawMonitorEnter(lock);
     fprintf(out, "objects %ld sizes", n_objects);
     for (int i = 0; i < n_sizes; i++) fprintf(out, "%s%d", i ? "," : " ", (int)sizes[i]);
     fprintf(out, " distinct_ids %ld\n", distinct_ids());
     fprintf(out, "arrays %ld\n", n_arrays);
+    fprintf(out, "arrays_of_arrays %ld\n", arrays_of_arrays);
     for (int i = 0; i < n_int_sizes; i++)
         fprintf(out, "int_arrays %d %ld\n", (int)int_arrays[i].size, int_arrays[i].count);
     for (int i = 0; i < n_arenas; i++) fprintf(out, "arena %d\n", (int)arenas[i]);
@@ -168,7 +192,7 @@ static void shut_down(void) {
     fprintf(out, "request_object %s\n", requested_same == 1 ? "SAME" : "DIFFERENT");
     fprintf(out, "request_class %s\n", requested_class == 1 ? "CLASS" : "OTHER");
     fprintf(out, "object_dump instance %s array %s class %s\n", instance_ok ? "OK" : "BAD", array_ok ? "OK" : "BAD",
-            class_dump == JVMPI_NOT_AVAILABLE ? "NOT_AVAILABLE" : "OTHER");
+            class_ok ? "OK" : "BAD");
     fflush(out);
     jvmpi->RawMonitorExit(lock);
 }

@@ -15,7 +15,8 @@
  *                                           records of NAME's objects seen
  *                                           alive, any of them not a normal
  *                                           object, freed ones in it, all records
- *   heap_dump2 NOT_AVAILABLE|...            RequestEvent(HEAP_DUMP, NULL)
+ *   heap_dump2 SUCCESS|...                  RequestEvent(HEAP_DUMP, NULL): level 2
+ *                                           (heap_reader reads those)
  * Options: out=FILE,class=NAME,gone=NAME
  */
 #include <jvmpi.h>
@@ -102,6 +103,7 @@ static int was_freed(jobjectID id) {
 
 /* Records: u1 kind, then the id as a native pointer. */
 static void heap_dump(JVMPI_Event *e) {
+    if (e->u.heap_dump.dump_level != JVMPI_DUMP_LEVEL_0) return;
     dump_live = dump_bad_kind = dump_freed_present = dump_total = 0;
     for (char *p = e->u.heap_dump.begin; p + 1 + sizeof(jobjectID) <= e->u.heap_dump.end; p += 1 + sizeof(jobjectID)) {
         unsigned char kind = (unsigned char)p[0];
@@ -131,7 +133,7 @@ static void shut_down(void) {
     fprintf(out, "heap_dump0 %s live %ld kinds %s freed_present %ld total %s\n",
             dumped == JVMPI_SUCCESS ? "SUCCESS" : "FAILED", dump_live, dump_bad_kind ? "BAD" : "OK",
             dump_freed_present, dump_total > 1000 ? "MANY" : "FEW");
-    fprintf(out, "heap_dump2 %s\n", level2 == JVMPI_NOT_AVAILABLE ? "NOT_AVAILABLE" : "OTHER");
+    fprintf(out, "heap_dump2 %s\n", level2 == JVMPI_SUCCESS ? "SUCCESS" : level2 == JVMPI_NOT_AVAILABLE ? "NOT_AVAILABLE" : "FAILED");
     fflush(out);
     jvmpi->RawMonitorExit(lock);
 }

@@ -283,6 +283,19 @@ TEST(attach_scans_maps)
     CHECK(t.has_libjvm);
     CHECK_STR(t.perfdata_path, "/tmp/hsperfdata_bob/7");  /* not .../17 */
     CHECK(!t.perfdata_deleted);
+    CHECK(!t.has_libhprof);
+    CHECK_STR(t.jvmpi_path, "");
+
+    /* The JVMPI layer, where commands go when the profiler is not loaded. */
+    attach_scan_maps("7f10-7f20 r-xp 00000000 08:01 555 /opt/jdk/lib/server/libjvm.so\n"
+                     "7f30-7f38 r-xp 00000000 08:01 556 /opt/hprof/build/libjvmpi.so\n"
+                     "7f40-7f48 r-xp 00000000 08:01 557 /opt/agents/libmyprofiler.so\n", &t);
+    CHECK_STR(t.jvmpi_path, "/opt/hprof/build/libjvmpi.so");
+    CHECK(!t.has_libhprof);
+    attach_scan_maps("7f30-7f38 r-xp 00000000 08:01 556 /opt/hprof/build/libjvmpi.so (deleted)\n"
+                     "7f50-7f58 r-xp 00000000 08:01 558 /opt/hprof/build/libhprof.so\n", &t);
+    CHECK_STR(t.jvmpi_path, "");                       /* a removed file cannot be loaded again */
+    CHECK(t.has_libhprof);
 
     attach_scan_maps("7f00-7f08 rw-s 00000000 08:01 98 /tmp/hsperfdata_a b/7 (deleted)\n"
                      "7f10-7f20 r-xp 00000000 08:01 555 /opt/jdk/lib/server/libjvm.so (deleted)\n", &t);
