@@ -27,16 +27,20 @@ Checks done:
   the printed 2 decimals); ``accum`` the running sum (of the exact ratios or
   of the printed ``self`` values); sum of counts <= total; no trace listed
   twice in one section; END line present;
-* ``MONITOR TIME`` / ``MONITOR WAIT TIME`` sections: BEGIN line
+* ``MONITOR TIME`` / ``MONITOR WAIT TIME`` / ``MONITOR PINNED TIME`` (optional,
+  right after MONITOR WAIT TIME) sections: BEGIN line
   ``(total = <n> ms) <date>``, column header ``rank self accum count trace
   monitor``, rows ``rank self% accum% count trace <class> (Java)``; ranks in
   sequence, counts > 0, rows ordered by time (``self`` non-increasing; self is
   the row's share of the total time, so only its order and its running sum
   can be checked: ``accum`` within the rounding of the printed ``self``
   values), accum <= 100%, no (trace, class) listed twice, END line;
-* ``MONITOR DUMP``: ``THREAD <serial>, trace <serial>, status: <R|MW|CW|P|SL|S|Z>``
+* ``MONITOR DUMP``: on JDKs with virtual threads first ``VIRTUAL THREADS: B
+  blocked, L of them listed (blocked longest), O more as lock owners`` (L <= B),
+  then ``THREAD <serial>, trace <serial>, status: <R|MW|CW|P|SL|S|Z>``
   lines (no thread twice), then ``MONITOR <class signature>`` blocks of
-  ``owner: thread N, entry count: C`` (C >= 1) or ``unowned``, then
+  ``owner: thread N, entry count: C`` (C >= 1, or ``unknown (a virtual
+  thread)``: entry_count None) or ``unowned``, then
   ``waiting to enter:`` and ``waiting to be notified:`` thread lists; every
   thread a monitor names is one of the dump's THREAD lines; an owner does not
   wait to enter its own monitor;
@@ -136,11 +140,16 @@ MonitorRow.__doc__ = "One MONITOR (WAIT) TIME row; monitor is the lock's Java cl
 
 
 class MonitorTimeSection:
-    """A MONITOR TIME (kind 'time', contention) or MONITOR WAIT TIME (kind
-    'wait') section.  total_ms is the printed total (whole ms, truncated)."""
+    """A MONITOR TIME (kind 'time', contention), MONITOR WAIT TIME (kind
+    'wait') or MONITOR PINNED TIME (kind 'pinned': virtual threads blocked
+    while pinned to their carrier) section.  total_ms is the printed total
+    (whole ms, truncated)."""
+
+    TITLES = {"time": "MONITOR TIME", "wait": "MONITOR WAIT TIME", "pinned": "MONITOR PINNED TIME"}
 
     def __init__(self, kind, total_ms, date, lineno):
         self.kind = kind
+        self.title = self.TITLES[kind]
         self.total_ms = total_ms
         self.date = date
         self.rows = []
@@ -199,6 +208,7 @@ class MonitorDump:
         self.threads = {}                   # serial -> DumpThread, in file order
         self.monitors = []                  # DumpMonitor, in file order
         self.lineno = lineno
+        self.virtual = None                 # (blocked, listed, owners) from VIRTUAL THREADS, if any
 
     def monitors_of(self, java_name):
         return [m for m in self.monitors if m.java_name == java_name]
@@ -235,6 +245,7 @@ class Profile:
         self.sections = []          # CPU SAMPLES sections, in file order
         self.monitor_times = []     # MONITOR TIME sections (contention), in file order
         self.monitor_waits = []     # MONITOR WAIT TIME sections, in file order
+        self.monitor_pinned = []    # MONITOR PINNED TIME sections (JDK 21+), in file order
         self.monitor_dumps = []     # MONITOR DUMP sections, in file order
         self.deadlocks = []         # DEADLOCKS sections, in file order
         self.section_order = []     # (kind, first line no) of every section, in file order
@@ -252,6 +263,10 @@ class Profile:
     @property
     def final_monitor_wait(self):
         return self.monitor_waits[-1] if self.monitor_waits else None
+
+    @property
+    def final_monitor_pinned(self):
+        return self.monitor_pinned[-1] if self.monitor_pinned else None
 
     @property
     def final_monitor_dump(self):
@@ -301,7 +316,7 @@ OTHER_SECTIONS = [
     (re.compile(r"^HEAP DUMP BEGIN \(\d+ objects, \d+ bytes\) .+$"), "HEAP DUMP END", "heap_dump"),
 ]
 # monitor=y
-RE_MON_TIME_BEGIN = re.compile(r"^(?P<title>MONITOR TIME|MONITOR WAIT TIME) BEGIN \(total = (?P<total>\d+) ms\) "
+RE_MON_TIME_BEGIN = re.compile(r"^(?P<title>MONITOR TIME|MONITOR WAIT TIME|MONITOR PINNED TIME) BEGIN \(total = (?P<total>\d+) ms\) "
                                r"(?P<date>.+)$")
 MON_COLUMNS = "rank   self  accum   count trace monitor"
 RE_MON_ROW = re.compile(
@@ -311,9 +326,12 @@ MON_DUMP_BEGIN = "MONITOR DUMP BEGIN"
 MON_DUMP_END = "MONITOR DUMP END"
 DUMP_STATUSES = ("R", "MW", "CW", "P", "SL", "S", "Z")
 RE_DUMP_THREAD = re.compile(r"^    THREAD (?P<thread>\d+), trace (?P<trace>\d+), status: (?P<status>\S+)$")
+RE_DUMP_VIRTUAL = re.compile(r"^    VIRTUAL THREADS: (?P<blocked>\d+) blocked, (?P<listed>\d+) of them listed "
+                             r"\(blocked longest\), (?P<owners>\d+) more as lock owners$")
 RE_DUMP_MONITOR = re.compile(r"^    MONITOR (?P<sig>\S+)$")
 RE_SIGNATURE = re.compile(r"^(\[*L[^;\s]+;|\[+[BCDFIJSZ])$")
-RE_DUMP_OWNER = re.compile(r"^\towner: thread (?P<thread>\d+), entry count: (?P<count>-?\d+)$")
+RE_DUMP_OWNER = re.compile(r"^\towner: thread (?P<thread>\d+), entry count: "
+                           r"(?P<count>-?\d+|unknown \(a virtual thread\))$")
 DUMP_UNOWNED = "\tunowned"
 RE_THREAD_LIST = re.compile(r"^\t(?P<label>waiting to enter|waiting to be notified):"
                             r"(?P<list>(?: thread \d+)(?:, thread \d+)*)?$")
@@ -326,6 +344,7 @@ RE_DL_MEMBER = re.compile(
 # The monitor sections of one dump, in order.
 MONITOR_GROUP = ["monitor_time", "monitor_wait", "monitor_dump", "deadlocks"]
 MONITOR_TITLES = {"monitor_time": "MONITOR TIME", "monitor_wait": "MONITOR WAIT TIME",
+                  "monitor_pinned": "MONITOR PINNED TIME",
                   "monitor_dump": "MONITOR DUMP", "deadlocks": "DEADLOCKS"}
 PRIMITIVES = {"B": "byte", "C": "char", "D": "double", "F": "float", "I": "int", "J": "long", "S": "short",
               "Z": "boolean"}
@@ -398,7 +417,11 @@ def parse(text, check_thread_refs=True):
     group = {"next": 0, "dump": None}
 
     def section_starts(idx, kind):
-        if kind == "cpu":
+        if kind == "monitor_pinned":
+            # Optional (JDKs with virtual threads): right after MONITOR WAIT TIME.
+            if MONITOR_GROUP[group["next"]] != "monitor_dump" or prof.section_order[-1][0] != "monitor_wait":
+                err(idx, "MONITOR PINNED TIME section not right after MONITOR WAIT TIME")
+        elif kind == "cpu":
             if group["next"] != 0:
                 err(idx, "CPU SAMPLES section inside a dump's monitor sections (%s expected)"
                     % MONITOR_TITLES[MONITOR_GROUP[group["next"]]])
@@ -411,7 +434,7 @@ def parse(text, check_thread_refs=True):
         prof.section_order.append((kind, idx + 1))
 
     def parse_monitor_time(i, m):
-        kind = "time" if m.group("title") == "MONITOR TIME" else "wait"
+        kind = {"MONITOR TIME": "time", "MONITOR WAIT TIME": "wait"}.get(m.group("title"), "pinned")
         title = m.group("title")
         sec = MonitorTimeSection(kind, int(m.group("total")), _check_date(m.group("date"), i + 1), i + 1)
         i += 1
@@ -450,12 +473,18 @@ def parse(text, check_thread_refs=True):
                 err(i, "accum %.2f%% > 100%%" % row.accum_pct)
             sec.rows.append(row)
             i += 1
-        (prof.monitor_times if kind == "time" else prof.monitor_waits).append(sec)
+        {"time": prof.monitor_times, "wait": prof.monitor_waits, "pinned": prof.monitor_pinned}[kind].append(sec)
         return i
 
     def parse_monitor_dump(i):
         dump = MonitorDump(i + 1)
         i += 1
+        vm = RE_DUMP_VIRTUAL.match(lines[i]) if i < n else None
+        if vm:
+            dump.virtual = (int(vm.group("blocked")), int(vm.group("listed")), int(vm.group("owners")))
+            if dump.virtual[1] > dump.virtual[0]:
+                err(i, "more virtual threads listed than blocked")
+            i += 1
         while True:
             if i >= n:
                 err(i, "MONITOR DUMP section starting at line %d has no END" % dump.lineno)
@@ -485,8 +514,8 @@ def parse(text, check_thread_refs=True):
             om = RE_DUMP_OWNER.match(lines[i]) if i < n else None
             if om:
                 mon.owner = int(om.group("thread"))
-                mon.entry_count = int(om.group("count"))
-                if mon.entry_count < 1:
+                mon.entry_count = None if om.group("count").startswith("unknown") else int(om.group("count"))
+                if mon.entry_count is not None and mon.entry_count < 1:
                     err(i, "owned monitor with entry count %d" % mon.entry_count)
             elif i >= n or lines[i] != DUMP_UNOWNED:
                 err(i, "expected 'owner: thread N, entry count: C' or 'unowned' after MONITOR")
@@ -671,7 +700,8 @@ def parse(text, check_thread_refs=True):
             continue
         m = RE_MON_TIME_BEGIN.match(line)
         if m:
-            section_starts(i, "monitor_time" if m.group("title") == "MONITOR TIME" else "monitor_wait")
+            section_starts(i, {"MONITOR TIME": "monitor_time", "MONITOR WAIT TIME": "monitor_wait"}.get(
+                m.group("title"), "monitor_pinned"))
             i = parse_monitor_time(i, m)
             continue
         if line == MON_DUMP_BEGIN:
@@ -713,11 +743,11 @@ def parse(text, check_thread_refs=True):
         raise ParseError("file ends after %s: the dump's %s section is missing"
                          % (MONITOR_TITLES[MONITOR_GROUP[group["next"] - 1]],
                             MONITOR_TITLES[MONITOR_GROUP[group["next"]]]))
-    for sec in prof.monitor_times + prof.monitor_waits:
+    for sec in prof.monitor_times + prof.monitor_waits + prof.monitor_pinned:
         for row in sec.rows:
             if row.trace not in prof.traces:
                 raise ParseError("%s section at line %d references trace %d, which is never written"
-                                 % ("MONITOR TIME" if sec.kind == "time" else "MONITOR WAIT TIME", sec.lineno,
+                                 % (sec.title, sec.lineno,
                                     row.trace))
     for dump in prof.monitor_dumps:
         for dt in dump.threads.values():

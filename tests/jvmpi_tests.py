@@ -107,6 +107,22 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
                          NORMAL_OBJECT, JVMPI_CLASS (2) and JVMPI_INT (10);
                          OBJECT_DUMP of Holder's class object: its CLASS_DUMP,
                          statics equal to the heap dump's
+    jvmpi_monitors       monitor_logger.c on JvmpiCalls monitors: on the object
+                         "blocked" contends for while main holds it, exactly
+                         one CONTENDED_ENTER and ENTERED (blocked's) and one
+                         CONTENDED_EXIT whose env_id is main's, posted before
+                         the ENTERED; a MONITOR_DUMP with one JAVA record listing
+                         "waiter" (in Object.wait, the monitor owned by no one)
+                         among the threads waiting to be notified (JDK 23+ no
+                         longer gives that monitor as contended)
+    jvmpi_instructions   INSTRUCTION_START enabled in JVM_OnLoad (instruction_counter.c)
+                         on JvmpiCalls branches: exactly the 104 byte codes
+                         evens(10) runs (javac's 4 + 10 iterations of 9, 5 of
+                         them 10, + 3 + 2); its two conditional branches with
+                         is_true 1 of 11 times (the loop's exit) and 5 of 10
+                         (odd i); table(0..4)'s tableswitch keys 0,1,2 and, for
+                         the two defaults, hi + 1, low 0, hi 2; lookup(1, 100,
+                         5)'s chosen pairs 0 and 1 and one default
     jvmpi_commands       build/hprof on a JVM running a JVMPI agent (request_logger.c)
                          through libjvmpi.so: `hprof dump <pid>` (the layer
                          found in the JVM's mappings, no --agent) posts
@@ -452,6 +468,28 @@ def make_tests(Fail, Skip, asan_env=None):
         if "jvmpi:" in r.stderr:
             raise Fail("the layer complained: %s" % [l for l in r.stderr.splitlines() if "jvmpi:" in l][:3])
 
+    # ------------------------------------------------------------ monitors
+
+    def expect_lines(ctx, agent_name, mode, want):
+        """Runs JvmpiCalls mode with the agent (out=FILE only); FILE must hold exactly want."""
+        out = ctx.path(agent_name + ".txt")
+        r = run(ctx, agent(agent_name) + "=out=" + out, mode)
+        check_done(r, mode)
+        lines = lines_of(out)
+        if lines != want:
+            raise Fail("expected %s, got %s" % (want, lines))
+
+    def t_monitors(ctx):
+        expect_lines(ctx, "monitor_logger", "monitors",
+                     ["enter blocked 1", "entered blocked 1", "exit main 1", "order OK", "monitor_dump waiter 1"])
+
+    # ------------------------------------------------------------ instructions
+
+    def t_instructions(ctx):
+        expect_lines(ctx, "instruction_counter", "branches",
+                     ["evens instructions 104 ifs 11/1 10/5", "table keys 0,1,2,3,3 low 0 hi 2",
+                      "lookup pairs 0,1 defaults 1"])
+
     # ------------------------------------------------------------ hprof dump / reset
 
     def t_commands(ctx):
@@ -616,6 +654,7 @@ def make_tests(Fail, Skip, asan_env=None):
              ("jvmpi_alloc", t_alloc), ("jvmpi_functions", t_functions),
              ("jvmpi_hook_refs", t_hook_refs), ("jvmpi_compiled", t_compiled),
              ("jvmpi_free", t_free), ("jvmpi_heap_dump", t_heap_dump), ("jvmpi_commands", t_commands),
+             ("jvmpi_monitors", t_monitors), ("jvmpi_instructions", t_instructions),
             ("jvmpi_toggle", t_toggle), ("jvmpi_agentlib", t_agentlib),
             ("jvmpi_checkjni", t_checkjni), ("jvmpi_asan", t_asan), ("jvmpi_loader_errors", t_loader_errors)], \
         [("jvmpi_header", t_header)]

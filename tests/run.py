@@ -733,6 +733,8 @@ def t_monitor_cpu(ctx):
     check_contention(ctx, prof, truth, problems)
     order = [k for k, _ in prof.section_order]
     want = ["cpu", "monitor_time", "monitor_wait", "monitor_dump", "deadlocks"]
+    if ctx.jdk_name != "jdk17":                 # JDKs with virtual threads: MONITOR PINNED TIME
+        want.insert(3, "monitor_pinned")
     spin = prof.samples(sec, lambda t: t.has_method("Contention.spin"))
     ctx.note("sections: %s; CPU samples %d, %d in Contention.spin" % (" ".join(order), sec.total, spin))
     if order != want:

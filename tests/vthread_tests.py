@@ -18,12 +18,45 @@ experiment, against the blocked time the program measures itself.
     vthread_platform    the same 400 tasks on 8 platform threads, the same
                         checks (on every JDK): what virtual threads added
                         changed nothing there.
+    vthread_pinning     tests/java/VirtualPinning: virtual threads parked on
+                        a ReentrantLock inside a class initializer (pinned to
+                        their carrier) for a known time, and the same lock
+                        taken outside one (unmounted): MONITOR PINNED TIME's
+                        rows within 20% of the program's pinned time, one
+                        episode per round, traces through PinnedWait.block
+                        and <clinit>; the unpinned parks are in MONITOR TIME
+                        and not in MONITOR PINNED TIME.
+    vthread_cpu_samples tests/java/VirtualCpu: 4 virtual threads do 7 units of
+                        work each (taskA), 4 others 3 units (taskB), yielding
+                        all the time (they change carriers): cpu=samples with
+                        thread=y charges each sample to its virtual thread:
+                        the vcpu-a threads' share of the tasks' samples within
+                        4 standard errors of 70%; their traces never name
+                        taskB (nor vcpu-b's taskA), and end at
+                        VirtualThread.run with no carrier frame (ForkJoinPool,
+                        Continuation); at most 5% of the task code's samples
+                        are left to a carrier thread (those in a yield,
+                        between the unmount event and the unmount: 1-2%).
+    vthread_deadlocks   tests/java/VirtualDeadlock cycles: a cycle of three
+                        virtual threads through ReentrantLocks and one of two
+                        through monitors, exactly (members, locks, owners),
+                        each member with its THREAD line and status in
+                        MONITOR DUMP; the two waiters that are not on a cycle
+                        are listed (MW/P) and not deadlocked; the monitors'
+                        owners and waiters are the virtual threads.
+    vthread_deadlock_periodic  the same with deadlock=200: a dump while the
+                        JVM runs reports both cycles, and the exit dump again.
+    vthread_deadlock_churn  50,000 virtual threads taking two of four locks
+                        (ReentrantLocks and monitors) in one global order,
+                        with deadlock=20: contention is seen (MONITOR TIME),
+                        no cycle is ever reported, no dump but the exit one.
 """
 
 import re
 
 VT_MON = "VirtualContention$MonLock"
 NONFAIR = "java.util.concurrent.locks.ReentrantLock$NonfairSync"
+FAIR = "java.util.concurrent.locks.ReentrantLock$FairSync"
 HIDDEN = ("java.util.concurrent.locks.LockSupport", "jdk.internal.misc.Unsafe", "java.lang.VirtualThread")
 
 
@@ -109,4 +142,215 @@ def make_tests(Fail, Skip, parse_profile, final_monitor):
     def t_vthread_platform(ctx):
         check(ctx, "platform")
 
-    return [("vthread_contention", t_vthread_contention), ("vthread_platform", t_vthread_platform)]
+    # VirtualDeadlock cycles: {thread: (parked, lock class, held by)} per cycle.
+    cycles_want = [
+        {"vdl-rl-a": (True, FAIR, "vdl-rl-b"), "vdl-rl-b": (True, NONFAIR, "vdl-rl-c"),
+         "vdl-rl-c": (True, NONFAIR, "vdl-rl-a")},
+        {"vdl-mon-a": (False, "VirtualDeadlock$VMonB", "vdl-mon-b"),
+         "vdl-mon-b": (False, "VirtualDeadlock$VMonA", "vdl-mon-a")},
+    ]
+    status_want = {"vdl-rl-a": "P", "vdl-rl-b": "P", "vdl-rl-c": "P", "vdl-rl-waiter": "P",
+                   "vdl-mon-a": "MW", "vdl-mon-b": "MW", "vdl-mon-waiter": "MW"}
+    # monitor -> (owner, threads waiting to enter)
+    monitors_want = {"VirtualDeadlock$VMonA": ("vdl-mon-a", {"vdl-mon-b", "vdl-mon-waiter"}),
+                     "VirtualDeadlock$VMonB": ("vdl-mon-b", {"vdl-mon-a"})}
+
+    def skip_without_vthreads(ctx, r=None):
+        if ctx.jdk_name == "jdk17" or (r is not None and r.rc == 3 and "no virtual threads" in r.stderr):
+            raise Skip("%s has no virtual threads (JDK 21 and later): deadlocks of virtual threads not tested"
+                       % ctx.jdk_name)
+
+    def cycles_of(prof, sec):
+        return [{m.name: (m.parked, m.lock, prof.thread_name(m.held_by)) for m in c} for c in sec.cycles]
+
+    def check_cycles(prof, sec, problems, what):
+        got = cycles_of(prof, sec)
+        if sorted(map(sorted, got)) != sorted(map(sorted, cycles_want)) or any(w not in got for w in cycles_want):
+            problems.append("%s: cycles %s, expected exactly %s" % (what, got, cycles_want))
+
+    def run_cycles(ctx, hold_ms, options):
+        path = ctx.path("vdl.hprof.txt")
+        r = ctx.run("VirtualDeadlock", ["cycles", str(hold_ms)], agent="monitor=y,%sfile=%s" % (options, path),
+                    expect_rc=None)
+        skip_without_vthreads(ctx, r)
+        if r.rc != 0 or "READY" not in r.stdout:
+            raise Fail("VirtualDeadlock did not get its threads in place (exit code %d); stderr: %s"
+                       % (r.rc, r.stderr.strip()[-400:]))
+        return r, path, parse_profile(path)
+
+    def t_vthread_deadlocks(ctx):
+        skip_without_vthreads(ctx)
+        r, path, prof = run_cycles(ctx, 500, "")
+        _, _, dump, dl = final_monitor(prof)
+        problems = []
+        check_cycles(prof, dl, problems, "DEADLOCKS")
+        ctx.note("DEADLOCKS: %s; VIRTUAL THREADS: %s" % (cycles_of(prof, dl), dump.virtual))
+        for name, want in status_want.items():
+            ts = prof.threads_named(name)
+            dt = dump.threads.get(ts[0].serial) if len(ts) == 1 else None
+            if dt is None or dt.status != want:
+                problems.append("MONITOR DUMP: %s %s (expected one THREAD line with status %s)"
+                                % (name, "status %s" % dt.status if dt else "not listed", want))
+        for cls, (owner, enter) in monitors_want.items():
+            ms = dump.monitors_of(cls)
+            if len(ms) != 1:
+                problems.append("MONITOR DUMP lists %d %s monitors (expected 1)" % (len(ms), cls))
+                continue
+            got = (prof.thread_name(ms[0].owner), {prof.thread_name(t) for t in ms[0].waiting_to_enter})
+            if got != (owner, enter):
+                problems.append("MONITOR %s: owner %s, waiting to enter %s (expected %s, %s)"
+                                % (cls, got[0], sorted(got[1]), owner, sorted(enter)))
+        if dump.virtual is None or dump.virtual[0] < 7 or dump.virtual[1] < 7:
+            problems.append("VIRTUAL THREADS line %s: expected at least the 7 blocked virtual threads listed"
+                            % (dump.virtual,))
+        want = "hprof: 2 deadlocks found: see DEADLOCKS in %s" % path
+        if want not in r.stderr:
+            problems.append("stderr lacks %r" % want)
+        if problems:
+            raise Fail("; ".join(problems))
+
+    def t_vthread_deadlock_periodic(ctx):
+        skip_without_vthreads(ctx)
+        r, path, prof = run_cycles(ctx, 3000, "deadlock=200,")
+        problems = []
+        ctx.note("DEADLOCKS sections: %s" % [len(sec.cycles) for sec in prof.deadlocks])
+        if len(prof.deadlocks) < 2:
+            problems.append("%d DEADLOCKS sections: no dump from deadlock=200 before the exit dump"
+                            % len(prof.deadlocks))
+        for k, sec in enumerate(prof.deadlocks):
+            check_cycles(prof, sec, problems, "DEADLOCKS section %d" % (k + 1))
+        if problems:
+            raise Fail("; ".join(problems))
+
+    def t_vthread_deadlock_churn(ctx):
+        skip_without_vthreads(ctx)
+        path = ctx.path("vdl-churn.hprof.txt")
+        r = ctx.run("VirtualDeadlock", ["churn", "50000"], agent="monitor=y,deadlock=20,file=" + path,
+                    expect_rc=None)
+        skip_without_vthreads(ctx, r)
+        if r.rc != 0 or "CHURN tasks=50000" not in r.stderr:
+            raise Fail("VirtualDeadlock churn failed (exit code %d); stderr: %s" % (r.rc, r.stderr.strip()[-400:]))
+        prof = parse_profile(path)
+        mt = final_monitor(prof)[0]
+        blocked = sum(row.count for row in mt.rows
+                      if row.monitor in (NONFAIR, "VirtualDeadlock$ChurnMon"))
+        cycles = [len(sec.cycles) for sec in prof.deadlocks]
+        ctx.note("%d contended episodes on the churn's locks; DEADLOCKS sections' cycles: %s" % (blocked, cycles))
+        problems = []
+        if blocked < 100:
+            problems.append("only %d contended episodes: the churn did not contend (test invalid)" % blocked)
+        if any(cycles):
+            problems.append("deadlocks reported in a program without any: %s" % cycles)
+        if len(prof.deadlocks) != 1:
+            problems.append("%d dumps (expected only the exit dump: deadlock=20 dumped without a deadlock)"
+                            % len(prof.deadlocks))
+        if "deadlock" in r.stderr.replace("deadlock=", ""):
+            problems.append("stderr mentions a deadlock: %s" % r.stderr.strip()[-300:])
+        if problems:
+            raise Fail("; ".join(problems))
+
+    def t_vthread_pinning(ctx):
+        if ctx.jdk_name == "jdk17":
+            raise Skip("JDK 17 has no virtual threads (JDK 21 and later): pinning not tested")
+        path = ctx.path("vp.hprof.txt")
+        r = ctx.run("VirtualPinning", ["4", "150"], agent="monitor=y,depth=12,file=" + path, expect_rc=None)
+        if r.rc == 3 and "no virtual threads" in r.stderr:
+            raise Skip("%s has no virtual threads: pinning not tested" % ctx.jdk_name)
+        m = re.search(r"^VP rounds=(\d+) pinned_ns=(\d+) unpinned_ns=(\d+)$", r.stderr, re.M)
+        if r.rc != 0 or not m or "VirtualPinning: done" not in r.stderr:
+            raise Fail("VirtualPinning failed (exit code %d); stderr: %s" % (r.rc, r.stderr.strip()[-400:]))
+        rounds, pinned_ms, unpinned_ms = int(m.group(1)), int(m.group(2)) / 1e6, int(m.group(3)) / 1e6
+        prof = parse_profile(path)
+        mt = final_monitor(prof)[0]
+        pin = prof.final_monitor_pinned
+        if pin is None:
+            raise Fail("no MONITOR PINNED TIME section")
+
+        def through(method):
+            return lambda row: row.trace in prof.traces and prof.traces[row.trace].has_method(method)
+
+        ours_ms, ours_n = pin.time_of(through("VirtualPinning$PinnedWait.block"))
+        wrong_ms, wrong_n = pin.time_of(through("VirtualPinning$Unpinned.block"))
+        unpinned_ours_ms, unpinned_n = mt.time_of(through("VirtualPinning$Unpinned.block"))
+        clinit = all(any(f.method == "<clinit>" for f in prof.traces[row.trace].frames)
+                     for row in pin.rows if through("VirtualPinning$PinnedWait.block")(row))
+        ctx.note("pinned: ours %.0f ms in %d episodes, program %.0f ms in %d rounds (ours %s); unpinned: "
+                 "MONITOR TIME %.0f ms in %d parks (program %.0f ms), in MONITOR PINNED TIME %.0f ms"
+                 % (ours_ms, ours_n, pinned_ms, rounds, rel(ours_ms, pinned_ms), unpinned_ours_ms, unpinned_n,
+                    unpinned_ms, wrong_ms))
+        problems = []
+        if pinned_ms < 300:
+            problems.append("test program invalid: only %.0f ms pinned" % pinned_ms)
+        if not within(ours_ms, pinned_ms, 0.20):
+            problems.append("pinned time %.0f ms not within 20%% of the program's %.0f ms" % (ours_ms, pinned_ms))
+        if ours_n != rounds:
+            problems.append("%d pinned episodes for %d rounds" % (ours_n, rounds))
+        if not clinit:
+            problems.append("a pinned row's trace does not go through the class initializer (<clinit>)")
+        if wrong_n:
+            problems.append("unpinned parks in MONITOR PINNED TIME: %d, %.0f ms" % (wrong_n, wrong_ms))
+        if unpinned_n != rounds or not within(unpinned_ours_ms, unpinned_ms, 0.20):
+            problems.append("unpinned parks in MONITOR TIME: %d, %.0f ms (program: %d, %.0f ms)"
+                            % (unpinned_n, unpinned_ours_ms, rounds, unpinned_ms))
+        if problems:
+            raise Fail("; ".join(problems))
+
+    carrier_frames = ("java.util.concurrent.ForkJoin", "jdk.internal.vm.Continuation.",
+                      "java.lang.VirtualThread.runContinuation")
+
+    def t_vthread_cpu_samples(ctx):
+        if ctx.jdk_name == "jdk17":
+            raise Skip("JDK 17 has no virtual threads (JDK 21 and later): cpu=samples on virtual threads not tested")
+        path = ctx.path("vcpu.hprof.txt")
+        r = ctx.run("VirtualCpu", ["200000000"], agent="cpu=samples,interval=1,depth=30,thread=y,file=" + path,
+                    expect_rc=None)
+        if r.rc == 3 and "no virtual threads" in r.stderr:
+            raise Skip("%s has no virtual threads: cpu=samples on virtual threads not tested" % ctx.jdk_name)
+        if r.rc != 0 or "VirtualCpu: done" not in r.stderr:
+            raise Fail("VirtualCpu failed (exit code %d); stderr: %s" % (r.rc, r.stderr.strip()[-400:]))
+        prof = parse_profile(path)
+        sec = prof.final
+        by_kind = {"a": 0, "b": 0}
+        carrier_task = 0
+        problems = []
+        for row in sec.rows:
+            tr = prof.traces[row.trace]
+            name = prof.thread_name(tr.thread) or ""
+            quals = [f.qualname for f in tr.frames]
+            m = re.match(r"^vcpu-([ab])-\d$", name)
+            if m:
+                kind = m.group(1)
+                by_kind[kind] += row.count
+                other = "VirtualCpu.task" + ("B" if kind == "a" else "A")
+                if other in quals:
+                    problems.append("trace %d of %s names %s" % (row.trace, name, other))
+                below = [q for q in quals if q.startswith(carrier_frames)]
+                if below:
+                    problems.append("trace %d of %s has carrier frames %s" % (row.trace, name, below[:2]))
+                if "java.lang.VirtualThread.run" in quals and quals[-1] != "java.lang.VirtualThread.run":
+                    problems.append("trace %d of %s goes on below VirtualThread.run: %s"
+                                    % (row.trace, name, quals[quals.index("java.lang.VirtualThread.run"):]))
+            elif "VirtualCpu$Work.unit" in quals and name.startswith("ForkJoinPool"):
+                # A carrier: samples in a task's yield between the unmount
+                # event and the unmount (or the mount and its event).
+                carrier_task += row.count
+        tasks = by_kind["a"] + by_kind["b"]
+        share = by_kind["a"] / tasks if tasks else 0.0
+        se = (0.7 * 0.3 / tasks) ** 0.5 if tasks else 1.0
+        ctx.note("samples of vcpu-a threads %d, vcpu-b threads %d: %.1f%% (truth 70%%, 4 standard errors %.1f "
+                 "points); task code charged to carriers: %d" % (by_kind["a"], by_kind["b"], 100 * share,
+                                                                       400 * se, carrier_task))
+        if tasks < 200:
+            problems.append("only %d samples charged to the virtual threads (expected several hundred)" % tasks)
+        elif abs(share - 0.7) > 4 * se:
+            problems.append("vcpu-a share %.1f%% not within 4 standard errors (%.1f points) of 70%%"
+                            % (100 * share, 400 * se))
+        if carrier_task > 0.05 * max(tasks, 1):
+            problems.append("%d samples in Work.unit charged to a carrier thread" % carrier_task)
+        if problems:
+            raise Fail("; ".join(problems[:6]))
+
+    return [("vthread_contention", t_vthread_contention), ("vthread_platform", t_vthread_platform),
+            ("vthread_pinning", t_vthread_pinning), ("vthread_cpu_samples", t_vthread_cpu_samples),
+            ("vthread_deadlocks", t_vthread_deadlocks), ("vthread_deadlock_periodic", t_vthread_deadlock_periodic),
+            ("vthread_deadlock_churn", t_vthread_deadlock_churn)]

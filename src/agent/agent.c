@@ -474,40 +474,11 @@ static void dump_into(report_file *r, const char *why, int final, JNIEnv *jni)
 
 /* ------------------------------------------------------------ threads */
 
-/* Give a thread its serial (kept in JVMTI thread-local storage for ThreadEnd). */
+/* Give a thread its serial (jvmti_support's thread_register), not the agent's own. */
 static serial_t register_thread(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
-    jvmtiThreadInfo info;
-    memset(&info, 0, sizeof info);
-    if (jvmti_failed((*jvmti)->GetThreadInfo(jvmti, thread, &info), "GetThreadInfo"))
-        return 0;
-    char *group_name = NULL;
-    if (info.thread_group) {
-        jvmtiThreadGroupInfo group;
-        memset(&group, 0, sizeof group);
-        if ((*jvmti)->GetThreadGroupInfo(jvmti, info.thread_group, &group) == JVMTI_ERROR_NONE) {
-            group_name = group.name;
-            if (group.parent)
-                (*jni)->DeleteLocalRef(jni, group.parent);
-        }
-        (*jni)->DeleteLocalRef(jni, info.thread_group);
-    }
-    if (info.context_class_loader)
-        (*jni)->DeleteLocalRef(jni, info.context_class_loader);
-
-    serial_t serial = 0;
-    if (info.name == NULL || strcmp(info.name, AGENT_THREAD_NAME) != 0) {
-        /* obj=: HPROF printed an object id; ours is derived from the serial. */
-        serial = thread_add(info.name, group_name, 0);
-        if (serial) {
-            jvmti_failed((*jvmti)->SetThreadLocalStorage(jvmti, thread, (void *)(uintptr_t)serial),
-                         "SetThreadLocalStorage");
-            thread_serial_remember(jni, thread, serial);
-        }
-    }
-    jvmti_free(info.name);
-    jvmti_free(group_name);
-    return serial;
+    (void)jvmti;
+    return thread_register(jni, thread, AGENT_THREAD_NAME);
 }
 
 /* Threads alive now that have no serial yet (at VMInit: the JDK's own; at

@@ -55,6 +55,8 @@ FAN_OUT(JVMTI_EVENT_MONITOR_WAITED, MonitorWaited,
         (jvmtiEnv *j, JNIEnv *e, jthread t, jobject o, jboolean timed_out), (j, e, t, o, timed_out))
 FAN_OUT(JVMTI_EVENT_BREAKPOINT, Breakpoint,
         (jvmtiEnv *j, JNIEnv *e, jthread t, jmethodID m, jlocation l), (j, e, t, m, l))
+FAN_OUT(JVMTI_EVENT_SINGLE_STEP, SingleStep,
+        (jvmtiEnv *j, JNIEnv *e, jthread t, jmethodID m, jlocation l), (j, e, t, m, l))
 FAN_OUT(JVMTI_EVENT_NATIVE_METHOD_BIND, NativeMethodBind,
         (jvmtiEnv *j, JNIEnv *e, jthread t, jmethodID m, void *addr, void **new_addr),
         (j, e, t, m, addr, new_addr))
@@ -115,6 +117,7 @@ static void set_callback(jvmtiEventCallbacks *cb, jvmtiEvent ev)
     case JVMTI_EVENT_MONITOR_WAIT: cb->MonitorWait = fan_MonitorWait; break;
     case JVMTI_EVENT_MONITOR_WAITED: cb->MonitorWaited = fan_MonitorWaited; break;
     case JVMTI_EVENT_BREAKPOINT: cb->Breakpoint = fan_Breakpoint; break;
+    case JVMTI_EVENT_SINGLE_STEP: cb->SingleStep = fan_SingleStep; break;
     case JVMTI_EVENT_NATIVE_METHOD_BIND: cb->NativeMethodBind = fan_NativeMethodBind; break;
     case JVMTI_EVENT_VM_OBJECT_ALLOC: cb->VMObjectAlloc = fan_VMObjectAlloc; break;
     case JVMTI_EVENT_SAMPLED_OBJECT_ALLOC: cb->SampledObjectAlloc = fan_SampledObjectAlloc; break;

@@ -271,6 +271,79 @@ void thread_serial_remember(JNIEnv *jni, jthread thread, serial_t serial)
     pthread_mutex_unlock(&tids.lock);
 }
 
+/* can_support_virtual_threads (JDK 21): the bit after
+ * can_generate_sampled_object_alloc_events, which the JDK 17 headers leave
+ * unnamed. Found by setting the named one (bit fields are laid out in
+ * order): its byte and mask. */
+static size_t vt_cap_bit(unsigned char *mask)
+{
+    jvmtiCapabilities probe;
+    memset(&probe, 0, sizeof probe);
+    probe.can_generate_sampled_object_alloc_events = 1;
+    const unsigned char *p = (const unsigned char *)&probe;
+    size_t bit = 0;
+    while (bit < 8 * sizeof probe && !(p[bit / 8] & (1u << (bit % 8))))
+        bit++;
+    bit++;                                  /* the next one */
+    if (bit >= 8 * sizeof probe)
+        bit = 8 * sizeof probe - 1;         /* not found: a reserved bit, never offered */
+    *mask = (unsigned char)(1u << (bit % 8));
+    return bit / 8;
+}
+
+int jvmti_want_virtual_threads(const jvmtiCapabilities *potential, jvmtiCapabilities *caps)
+{
+    unsigned char mask;
+    size_t byte = vt_cap_bit(&mask);
+    if (!(((const unsigned char *)potential)[byte] & mask))
+        return 0;
+    ((unsigned char *)caps)[byte] |= mask;
+    return 1;
+}
+
+serial_t thread_register(JNIEnv *jni, jthread thread, const char *except_name)
+{
+    jvmtiEnv *jvmti = hprof_jvmti;
+    jvmtiThreadInfo info;
+    memset(&info, 0, sizeof info);
+    if (jvmti_failed((*jvmti)->GetThreadInfo(jvmti, thread, &info), "GetThreadInfo"))
+        return 0;
+    char *group_name = NULL;
+    if (info.thread_group) {
+        jvmtiThreadGroupInfo group;
+        memset(&group, 0, sizeof group);
+        if ((*jvmti)->GetThreadGroupInfo(jvmti, info.thread_group, &group) == JVMTI_ERROR_NONE) {
+            group_name = group.name;
+            if (group.parent)
+                (*jni)->DeleteLocalRef(jni, group.parent);
+        }
+        (*jni)->DeleteLocalRef(jni, info.thread_group);
+    }
+    if (info.context_class_loader)
+        (*jni)->DeleteLocalRef(jni, info.context_class_loader);
+
+    serial_t serial = 0;
+    if (info.name == NULL || except_name == NULL || strcmp(info.name, except_name) != 0) {
+        char unnamed[48];
+        const char *name = info.name;
+        /* Virtual threads are in the JDK's "VirtualThreads" group. */
+        if ((name == NULL || name[0] == '\0') && group_name && strcmp(group_name, "VirtualThreads") == 0) {
+            snprintf(unnamed, sizeof unnamed, "VirtualThread[#%lld]", (long long)tid_of(jni, thread));
+            name = unnamed;
+        }
+        /* obj=: HPROF printed an object id; ours is derived from the serial. */
+        serial = thread_add(name ? name : "", group_name, 0);
+        if (serial) {
+            jvmti_failed((*jvmti)->SetThreadLocalStorage(jvmti, thread, (void *)(uintptr_t)serial),
+                         "SetThreadLocalStorage");
+            thread_serial_remember(jni, thread, serial);
+        }
+    }
+    jvmti_free(info.name);
+    jvmti_free(group_name);
+    return serial;
+}
+
 serial_t thread_serial_of(jthread thread)
 {
     void *data = NULL;

@@ -16,6 +16,12 @@
 extern JavaVM   *hprof_vm;
 extern jvmtiEnv *hprof_jvmti;
 
+/* Ask for can_support_virtual_threads (JDK 21+: JVMTI functions and events
+ * on virtual threads, and the mount/unmount extension events) in caps when
+ * potential offers it; 1 if offered. The JDK 17 headers the agent is built
+ * with do not name it. */
+int  jvmti_want_virtual_threads(const jvmtiCapabilities *potential, jvmtiCapabilities *caps);
+
 /* Report a failed JVMTI call on stderr with its error name; returns 1 if it failed. */
 int  jvmti_failed(jvmtiError err, const char *what);
 /* After a JVMTI call that returned n local references at once
@@ -39,6 +45,13 @@ serial_t class_serial_of_object(JNIEnv *jni, jobject object);
  * object's id (see jvmti_support.c for why not its thread-local storage). */
 serial_t thread_serial_of(jthread thread);
 void     thread_serial_remember(JNIEnv *jni, jthread thread, serial_t serial);
+/* Give a thread a serial (THREAD START's name and group from GetThreadInfo,
+ * kept in its JVMTI thread-local storage and remembered by its id); 0 on
+ * failure or for the thread named `except_name` (the agent's own). An
+ * unnamed virtual thread is named as Thread.toString names it:
+ * "VirtualThread[#tid]". Virtual threads get no ThreadStart: they
+ * are registered only when a report names them (monitor=y's dump). */
+serial_t thread_register(JNIEnv *jni, jthread thread, const char *except_name);
 
 /* The trace of a thread's current stack (thread NULL: the calling thread),
  * skipping the frames on top whose class is one of skip_classes (class

@@ -187,24 +187,38 @@ static uint64_t vthread_tid(JNIEnv *jni, jthread thread)
     return tid > 0 ? (uint64_t)tid : 0;
 }
 
-/* Begin a virtual thread's episode: its stack and lock now, before it blocks. */
+/* Begin a virtual thread's episode: its stack and lock now, before it blocks.
+ * With MONITOR DUMP and deadlock detection on, the episode keeps a weak
+ * reference to the thread: virtual threads are not among GetAllThreads',
+ * and the pending episodes are how a dump finds those that are blocked. */
 static void vt_begin(JNIEnv *jni, uint64_t tid, vt_what what, jthread thread, jobject lock, block_kind kind)
 {
-    vt_episode e;
+    vt_episode e, replaced;
     memset(&e, 0, sizeof e);
     e.lock_class = class_serial_of_object(jni, lock);
     e.kind = kind;
     e.trace = trace_here(thread, 1, what == VT_PARK, &e.stack);
+    e.ref = mon.inspect ? (*jni)->NewWeakGlobalRef(jni, thread) : NULL;
     e.start = now_ns();
-    (void)vt_pending_begin(tid, what, &e);     /* full: not timed (vt_pending_dropped) */
+    int rc = vt_pending_begin(tid, what, &e, &replaced);
+    if (rc == 1 && replaced.ref)
+        (*jni)->DeleteWeakGlobalRef(jni, (jweak)replaced.ref);
+    else if (rc < 0 && e.ref)                  /* full: not timed (vt_pending_dropped) */
+        (*jni)->DeleteWeakGlobalRef(jni, (jweak)e.ref);
 }
 
 /* End it, on whichever carrier the virtual thread runs now. */
-static void vt_end(uint64_t tid, vt_what what)
+static void vt_end(JNIEnv *jni, uint64_t tid, vt_what what)
 {
     vt_episode e;
-    if (vt_pending_end(tid, what, &e))
-        monitor_table_add(e.trace, e.stack, e.lock_class, (block_kind)e.kind, now_ns() - e.start);
+    if (!vt_pending_end(tid, what, &e))
+        return;
+    uint64_t blocked = now_ns() - e.start;
+    monitor_table_add(e.trace, e.stack, e.lock_class, (block_kind)e.kind, blocked);
+    if (e.pinned)                           /* its carrier was blocked too: MONITOR PINNED TIME */
+        monitor_table_add(e.trace, e.stack, e.lock_class, BLOCK_PINNED, blocked);
+    if (e.ref)
+        (*jni)->DeleteWeakGlobalRef(jni, (jweak)e.ref);
 }
 
 /* ---------------------------------------------------------------- events */
@@ -232,7 +246,7 @@ static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
     (void)jvmti; (void)object;
     uint64_t tid = vthread_tid(jni, thread);
     if (tid) {
-        vt_end(tid, VT_ENTER);
+        vt_end(jni, tid, VT_ENTER);
         return;
     }
     if (mtls.enter_start) {
@@ -266,7 +280,7 @@ static void JNICALL on_waited(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobj
     (void)jvmti; (void)object; (void)timed_out;
     uint64_t tid = vthread_tid(jni, thread);
     if (tid) {
-        vt_end(tid, VT_WAIT);
+        vt_end(jni, tid, VT_WAIT);
         return;
     }
     set_waiting_on(jni, thread_serial_of(thread), NULL);
@@ -295,7 +309,7 @@ static void vt_park_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jlo
     if (tid == 0)
         return;
     if (location != 0) {
-        vt_end(tid, VT_PARK);
+        vt_end(jni, tid, VT_PARK);
         return;
     }
     if (!mon.running || mon.park_blocker == NULL)
@@ -645,26 +659,6 @@ static void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
 
 /* ---------------------------------------------------------------- set-up */
 
-/* can_support_virtual_threads (JDK 21): the bit after
- * can_generate_sampled_object_alloc_events, which the JDK 17 headers the
- * agent is built with leave unnamed. Found by setting the named one (bit
- * fields are laid out in order): its byte and mask. */
-static size_t vt_cap_bit(unsigned char *mask)
-{
-    jvmtiCapabilities probe;
-    memset(&probe, 0, sizeof probe);
-    probe.can_generate_sampled_object_alloc_events = 1;
-    const unsigned char *p = (const unsigned char *)&probe;
-    size_t bit = 0;
-    while (bit < 8 * sizeof probe && !(p[bit / 8] & (1u << (bit % 8))))
-        bit++;
-    bit++;                                  /* the next one */
-    if (bit >= 8 * sizeof probe)
-        bit = 8 * sizeof probe - 1;         /* not found: a reserved bit, never offered */
-    *mask = (unsigned char)(1u << (bit % 8));
-    return bit / 8;
-}
-
 static int capabilities(const collector_env *env, const jvmtiCapabilities *potential, jvmtiCapabilities *caps)
 {
     if (!potential->can_generate_monitor_events || !potential->can_get_monitor_info) {
@@ -696,10 +690,7 @@ static int capabilities(const collector_env *env, const jvmtiCapabilities *poten
      * virtual threads), and the byte codes of VirtualThread.park (where to
      * put the breakpoints that time their parks). */
     caps->can_get_bytecodes = potential->can_get_bytecodes;
-    unsigned char vt_mask;
-    size_t vt_byte = vt_cap_bit(&vt_mask);
-    if (((const unsigned char *)potential)[vt_byte] & vt_mask)
-        ((unsigned char *)caps)[vt_byte] |= vt_mask;
+    (void)jvmti_want_virtual_threads(potential, caps);
     if (!potential->can_generate_breakpoint_events)
         env->limit(env->live ? "monitor=y: this JVM offers breakpoints only at start-up: parking on "
                                "java.util.concurrent locks is not timed after an attach (contended "
@@ -834,17 +825,36 @@ static const char *status_of(jint state)
     return "R";
 }
 
+/* Virtual threads a dump lists, at most (there may be millions): those
+ * blocked longest, then the owners of locks that listed threads wait for. */
+#define VT_LISTED_MAX 256
+
 typedef struct thread_snapshot {
     jthread  thread;
-    serial_t serial;
+    serial_t serial;               /* 0: a virtual thread not named yet (name_snapshot) */
+    int      is_virtual;
     serial_t trace;
     jint     state;
     /* what it waits for, for the deadlock graph */
-    serial_t waits_for;
+    jobject  owner;                /* the thread owning that lock (local ref), or NULL */
+    uint32_t waits_for;            /* 1 + the owner's index in the snapshot; 0: none, or not in it */
     serial_t lock_class;
-    jobject  lock;                  /* the monitor or park blocker (local ref) */
+    jobject  lock;                 /* the monitor or park blocker (local ref) */
     int      parked;
+    /* A virtual thread's monitors (GetOwnedMonitorInfo): GetObjectMonitorUsage
+     * names no virtual thread as owner or waiter (JDK 23 and later). */
+    jobject *owned;
+    jint     n_owned;
 } thread_snapshot;
+
+/* A snapshot: the platform threads, then the virtual threads listed. */
+typedef struct thread_snapshots {
+    thread_snapshot *t;
+    uint32_t n, cap;
+    uint32_t vt_blocked;           /* virtual threads seen blocked (pending episodes) */
+    uint32_t vt_listed;            /* of them in t[] */
+    uint32_t vt_owners;            /* other virtual threads in t[]: owners of a lock */
+} thread_snapshots;
 
 /* The lock a blocked or parked thread waits for, and its owner. */
 static void find_wait(JNIEnv *jni, thread_snapshot *t)
@@ -858,8 +868,7 @@ static void find_wait(JNIEnv *jni, thread_snapshot *t)
         jvmtiMonitorUsage usage;
         memset(&usage, 0, sizeof usage);
         if ((*jvmti)->GetObjectMonitorUsage(jvmti, monitor, &usage) == JVMTI_ERROR_NONE) {
-            if (usage.owner)
-                t->waits_for = thread_serial_of(usage.owner);
+            t->owner = usage.owner;
             t->lock_class = class_serial_of_object(jni, monitor);
             t->lock = monitor;
             jvmti_free(usage.waiters);
@@ -872,51 +881,166 @@ static void find_wait(JNIEnv *jni, thread_snapshot *t)
         t->lock_class = class_serial_of_object(jni, blocker);
         t->lock = blocker;
         t->parked = 1;
-        if ((*jni)->IsInstanceOf(jni, blocker, mon.aos_class)) {
-            jobject owner = (*jni)->GetObjectField(jni, blocker, mon.aos_owner);
-            if (owner)
-                t->waits_for = thread_serial_of(owner);
-        }
+        if ((*jni)->IsInstanceOf(jni, blocker, mon.aos_class))
+            t->owner = (*jni)->GetObjectField(jni, blocker, mon.aos_owner);
     }
 }
 
-/* Snapshot every thread the agent knows. Local refs: inside the caller's frame. */
-static thread_snapshot *snapshot_threads(JNIEnv *jni, uint32_t *n_out, int with_traces)
+static void read_thread(JNIEnv *jni, thread_snapshot *t, int with_traces)
+{
+    if ((*hprof_jvmti)->GetThreadState(hprof_jvmti, t->thread, &t->state) != JVMTI_ERROR_NONE)
+        t->state = 0;
+    if (with_traces)
+        t->trace = trace_here(t->thread, 0, 0, NULL);
+    find_wait(jni, t);
+    if (t->is_virtual &&
+        (*hprof_jvmti)->GetOwnedMonitorInfo(hprof_jvmti, t->thread, &t->n_owned, &t->owned) != JVMTI_ERROR_NONE) {
+        t->owned = NULL;
+        t->n_owned = 0;
+    }
+}
+
+/* The listed virtual thread owning `monitor`, or -1 (see thread_snapshot.owned). */
+static long virtual_owner_of(JNIEnv *jni, const thread_snapshots *s, jobject monitor)
+{
+    for (uint32_t k = 0; monitor && k < s->n; k++)
+        for (jint j = 0; j < s->t[k].n_owned; j++)
+            if ((*jni)->IsSameObject(jni, s->t[k].owned[j], monitor))
+                return (long)k;
+    return -1;
+}
+
+/* Whether `thread` owns `monitor` now. */
+static int owns_monitor(JNIEnv *jni, jthread thread, jobject monitor)
+{
+    jint n = 0;
+    jobject *owned = NULL;
+    int found = 0;
+    if ((*hprof_jvmti)->GetOwnedMonitorInfo(hprof_jvmti, thread, &n, &owned) != JVMTI_ERROR_NONE)
+        return 0;
+    for (jint j = 0; j < n; j++) {
+        found = found || (*jni)->IsSameObject(jni, owned[j], monitor);
+        (*jni)->DeleteLocalRef(jni, owned[j]);
+    }
+    jvmti_free(owned);
+    return found;
+}
+
+static void free_snapshot(thread_snapshots *s)
+{
+    for (uint32_t i = 0; s->t && i < s->n; i++)
+        jvmti_free(s->t[i].owned);
+    free(s->t);
+    s->t = NULL;
+}
+
+/* The index of `thread` in the snapshot, or -1. */
+static long index_of(JNIEnv *jni, const thread_snapshots *s, jobject thread)
+{
+    for (uint32_t k = 0; thread && k < s->n; k++)
+        if ((*jni)->IsSameObject(jni, s->t[k].thread, thread))
+            return (long)k;
+    return -1;
+}
+
+static void *local_ref_of(void *jni, void *weak)
+{
+    JNIEnv *env = jni;
+    return (*env)->NewLocalRef(env, (jweak)weak);   /* NULL: collected */
+}
+
+/* The blocked virtual threads, those blocked longest first (their pending
+ * episodes: see vt_begin), one entry each. */
+static void add_blocked_virtual_threads(JNIEnv *jni, thread_snapshots *s, int with_traces)
+{
+    vt_listed listed[VT_LISTED_MAX];
+    unsigned whats = (1u << VT_ENTER) | (1u << VT_WAIT) | (1u << VT_PARK);
+    uint32_t n = vt_pending_oldest(whats, listed, VT_LISTED_MAX, &s->vt_blocked, local_ref_of, jni);
+    for (uint32_t i = 0; i < n; i++) {
+        int again = 0;                      /* an enter inside a wait: listed twice */
+        for (uint32_t j = 0; j < i && !again; j++)
+            again = listed[j].tid == listed[i].tid;
+        if (again || s->n == s->cap) {
+            (*jni)->DeleteLocalRef(jni, (jobject)listed[i].ref);
+            continue;
+        }
+        thread_snapshot *t = &s->t[s->n++];
+        t->thread = (jthread)listed[i].ref;
+        t->serial = thread_serial_of(t->thread);
+        t->is_virtual = 1;
+        read_thread(jni, t, with_traces);
+        s->vt_listed++;
+    }
+    /* Owners that are virtual threads not listed yet (running, or blocked
+     * beyond the bound): a lock's owner must have its THREAD line. */
+    for (uint32_t i = 0; i < s->n && s->vt_owners < VT_LISTED_MAX && s->n < s->cap; i++) {
+        jobject owner = s->t[i].owner;
+        if (owner == NULL || !(*jni)->IsInstanceOf(jni, owner, mon.vthread_class) || index_of(jni, s, owner) >= 0)
+            continue;
+        thread_snapshot *t = &s->t[s->n++];
+        t->thread = (*jni)->NewLocalRef(jni, owner);
+        t->serial = thread_serial_of(t->thread);
+        t->is_virtual = 1;
+        read_thread(jni, t, with_traces);
+        s->vt_owners++;
+    }
+}
+
+/* Snapshot every thread the agent knows, and virtual threads (bounded).
+ * Local refs: inside the caller's frame. 0, or -1 on failure. */
+static int snapshot_threads(JNIEnv *jni, thread_snapshots *s, int with_traces)
 {
     jint n = 0;
     jthread *threads = NULL;
-    *n_out = 0;
+    memset(s, 0, sizeof *s);
     if (jvmti_failed((*hprof_jvmti)->GetAllThreads(hprof_jvmti, &n, &threads), "GetAllThreads"))
-        return NULL;
-    thread_snapshot *snap = calloc((size_t)(n > 0 ? n : 1), sizeof *snap);
-    if (snap == NULL) {
+        return -1;
+    s->cap = (uint32_t)(n > 0 ? n : 0) + (mon.vthread_class ? 2 * VT_LISTED_MAX : 0) + 1;
+    s->t = calloc(s->cap, sizeof *s->t);
+    if (s->t == NULL) {
         jvmti_free(threads);
-        return NULL;
+        return -1;
     }
-    uint32_t k = 0;
     for (jint i = 0; i < n; i++) {
         serial_t serial = thread_serial_of(threads[i]);
         if (serial == 0)
             continue;                       /* the agent's own thread */
-        thread_snapshot *t = &snap[k++];
+        thread_snapshot *t = &s->t[s->n++];
         t->thread = threads[i];
         t->serial = serial;
-        if ((*hprof_jvmti)->GetThreadState(hprof_jvmti, threads[i], &t->state) != JVMTI_ERROR_NONE)
-            t->state = 0;
-        if (with_traces)
-            t->trace = trace_here(threads[i], 0, 0, NULL);
-        find_wait(jni, t);
+        read_thread(jni, t, with_traces);
     }
     jvmti_free(threads);
-    *n_out = k;
-    return snap;
+    if (mon.vthread_class)
+        add_blocked_virtual_threads(jni, s, with_traces);
+    for (uint32_t i = 0; i < s->n; i++) {
+        thread_snapshot *t = &s->t[i];
+        if (t->lock && !t->parked && t->owner == NULL) {     /* a monitor: a virtual owner? */
+            long k = virtual_owner_of(jni, s, t->lock);
+            t->owner = k >= 0 ? s->t[k].thread : NULL;
+        }
+    }
+    for (uint32_t i = 0; i < s->n; i++) {
+        long k = index_of(jni, s, s->t[i].owner);
+        s->t[i].waits_for = k >= 0 ? (uint32_t)k + 1 : 0;
+    }
+    return 0;
 }
 
-static const thread_snapshot *member_of(const thread_snapshot *snap, uint32_t n, serial_t id)
+/* Serials for the snapshot's virtual threads (registered now: they get no
+ * ThreadStart); those that cannot be named are left out of the dump. */
+static void name_snapshot(JNIEnv *jni, thread_snapshots *s)
 {
-    for (uint32_t k = 0; k < n; k++)
-        if (snap[k].serial == id)
-            return &snap[k];
+    for (uint32_t i = 0; i < s->n; i++)
+        if (s->t[i].serial == 0)
+            s->t[i].serial = thread_register(jni, s->t[i].thread, NULL);
+}
+
+static const thread_snapshot *member_of(const thread_snapshots *s, serial_t id)
+{
+    for (uint32_t k = 0; id && k < s->n; k++)
+        if (s->t[k].serial == id)
+            return &s->t[k];
     return NULL;
 }
 
@@ -924,54 +1048,53 @@ static const thread_snapshot *member_of(const thread_snapshot *snap, uint32_t n,
  * it may be an artefact (one lock read with two owners at two moments). A
  * real deadlock does not move: keep a cycle only if its locks are distinct
  * objects and every member, read again now, still waits for the same lock
- * held by the same thread. */
-static int cycle_confirmed(JNIEnv *jni, const thread_snapshot *snap, uint32_t n, const uint32_t *ids,
-                           uint32_t len)
+ * held by the same thread. ids: 1 + indexes in the snapshot. */
+static int cycle_confirmed(JNIEnv *jni, const thread_snapshots *s, const uint32_t *ids, uint32_t len)
 {
     for (uint32_t i = 0; i < len; i++) {
-        const thread_snapshot *a = member_of(snap, n, ids[i]);
-        if (a == NULL || a->lock == NULL)
+        const thread_snapshot *a = &s->t[ids[i] - 1];
+        if (a->lock == NULL || a->owner == NULL)
             return 0;
-        for (uint32_t j = i + 1; j < len; j++) {
-            const thread_snapshot *b = member_of(snap, n, ids[j]);
-            if (b == NULL || (*jni)->IsSameObject(jni, a->lock, b->lock))
+        for (uint32_t j = i + 1; j < len; j++)
+            if ((*jni)->IsSameObject(jni, a->lock, s->t[ids[j] - 1].lock))
                 return 0;
-        }
         thread_snapshot again;
         memset(&again, 0, sizeof again);
         again.thread = a->thread;
-        again.serial = a->serial;
-        if ((*hprof_jvmti)->GetThreadState(hprof_jvmti, a->thread, &again.state) != JVMTI_ERROR_NONE)
-            return 0;
-        find_wait(jni, &again);
-        int same = again.waits_for == a->waits_for && again.lock != NULL &&
+        read_thread(jni, &again, 0);
+        if (again.lock && !again.parked && again.owner == NULL && owns_monitor(jni, a->owner, again.lock))
+            again.owner = (*jni)->NewLocalRef(jni, a->owner);     /* a virtual owner, still */
+        int same = again.lock != NULL && again.owner != NULL && (*jni)->IsSameObject(jni, again.owner, a->owner) &&
                    (*jni)->IsSameObject(jni, again.lock, a->lock);
         if (again.lock)
             (*jni)->DeleteLocalRef(jni, again.lock);
+        if (again.owner)
+            (*jni)->DeleteLocalRef(jni, again.owner);
         if (!same)
             return 0;
     }
     return 1;
 }
 
-/* Confirmed deadlock cycles of the snapshot, as find_deadlocks lays them out. */
-static uint32_t deadlock_cycles(JNIEnv *jni, const thread_snapshot *snap, uint32_t n,
-                                uint32_t **cycles_out)
+/* Confirmed deadlock cycles of the snapshot, as find_deadlocks lays them
+ * out, with 1 + snapshot indexes as thread ids. */
+static uint32_t deadlock_cycles(JNIEnv *jni, const thread_snapshots *s, uint32_t **cycles_out)
 {
+    uint32_t n = s->n;
     waiter *graph = calloc(n ? n : 1, sizeof *graph);
     uint32_t *cycles = calloc(2 * (size_t)(n ? n : 1), sizeof *cycles);
     uint32_t confirmed = 0;
     if (graph && cycles) {
         for (uint32_t i = 0; i < n; i++) {
-            graph[i].thread = snap[i].serial;
-            graph[i].waits_for = snap[i].waits_for;
+            graph[i].thread = i + 1;
+            graph[i].waits_for = s->t[i].waits_for;
         }
         uint32_t found = find_deadlocks(graph, n, cycles);
         /* Compact in place: confirmed cycles move to the front. */
         uint32_t in = 0, out = 0;
         for (uint32_t c = 0; c < found; c++) {
             uint32_t len = cycles[in];
-            if (cycle_confirmed(jni, snap, n, cycles + in + 1, len)) {
+            if (cycle_confirmed(jni, s, cycles + in + 1, len)) {
                 memmove(cycles + out, cycles + in, (len + 1) * sizeof *cycles);
                 out += len + 1;
                 confirmed++;
@@ -991,47 +1114,51 @@ static uint32_t count_deadlocks(JNIEnv *jni)
 {
     if (!mon.inspect)
         return 0;
-    if ((*jni)->PushLocalFrame(jni, 64) != 0)
+    if ((*jni)->PushLocalFrame(jni, 64 + 8 * VT_LISTED_MAX) != 0) {
+        (*jni)->ExceptionClear(jni);
         return 0;
-    uint32_t n = 0;
-    thread_snapshot *snap = snapshot_threads(jni, &n, 0);
-    uint32_t found = snap ? deadlock_cycles(jni, snap, n, NULL) : 0;
-    free(snap);
+    }
+    thread_snapshots s;
+    uint32_t found = snapshot_threads(jni, &s, 0) == 0 ? deadlock_cycles(jni, &s, NULL) : 0;
+    free_snapshot(&s);
     (*jni)->PopLocalFrame(jni, NULL);
     return found;
 }
 
-/* Append the serials of `threads` to lists[*used..cap), leaving out those in
- * except[0..n_except); returns how many were appended. */
 /* Serials of threads, those of the snapshot only: a thread that started
  * after the snapshot has no THREAD line in this dump (seen once in CI: a
- * waiter registered between GetAllThreads and GetObjectMonitorUsage). */
+ * waiter registered between GetAllThreads and GetObjectMonitorUsage), nor
+ * has a virtual thread beyond the listed ones. Leaves out those in
+ * except[0..n_except); returns how many were appended to lists[*used..cap). */
 static uint32_t append_serials(serial_t *lists, size_t *used, size_t cap, const jthread *threads,
-                               jint count, const serial_t *except, uint32_t n_except,
-                               const thread_snapshot *snap, uint32_t n_snap)
+                               jint count, const serial_t *except, uint32_t n_except, const thread_snapshots *s)
 {
     size_t start = *used;
     for (jint i = 0; i < count && *used < cap; i++) {
-        serial_t s = thread_serial_of(threads[i]);
-        int excluded = member_of(snap, n_snap, s) == NULL;
+        serial_t id = thread_serial_of(threads[i]);
+        int excluded = member_of(s, id) == NULL;
         for (uint32_t k = 0; k < n_except && !excluded; k++)
-            excluded = except[k] == s;
-        if (s && !excluded)
-            lists[(*used)++] = s;
+            excluded = except[k] == id;
+        if (!excluded)
+            lists[(*used)++] = id;
     }
     return (uint32_t)(*used - start);
 }
 
 /* Unique monitors owned or wanted by the snapshot's threads, with their usage. */
-static uint32_t collect_monitors(JNIEnv *jni, const thread_snapshot *snap, uint32_t n,
+static uint32_t collect_monitors(JNIEnv *jni, const thread_snapshots *s,
                                  dump_monitor **out, serial_t **lists_out, char ***sigs_out)
 {
     jvmtiEnv *jvmti = hprof_jvmti;
+    const thread_snapshot *snap = s->t;
+    uint32_t n = s->n;
     uint32_t cap = 16, count = 0;
     jobject *objects = malloc(cap * sizeof *objects);
     if (objects == NULL)
         return 0;
     for (uint32_t i = 0; i < n; i++) {
+        if (snap[i].serial == 0)
+            continue;                              /* not named: not in the dump */
         jint owned_n = 0;
         jobject *owned = NULL;
         jobject contended = NULL;
@@ -1086,18 +1213,38 @@ static uint32_t collect_monitors(JNIEnv *jni, const thread_snapshot *snap, uint3
         m->class_signature = sigs[written];
         m->owner = usage.owner ? thread_serial_of(usage.owner) : 0;
         m->entry_count = usage.entry_count;
-        if (m->owner && member_of(snap, n, m->owner) == NULL) {
-            m->owner = 0;                          /* newer than the snapshot: see append_serials */
+        if (m->owner && member_of(s, m->owner) == NULL) {
+            m->owner = 0;                          /* not in the snapshot: see append_serials */
             m->entry_count = 0;
+        }
+        long vt_owner = usage.owner ? -1 : virtual_owner_of(jni, s, objects[k]);
+        if (vt_owner >= 0 && snap[vt_owner].serial) {
+            m->owner = snap[vt_owner].serial;
+            m->entry_count = -1;                   /* JVMTI does not count a virtual owner's entries */
         }
         /* Before JDK 23 GetObjectMonitorUsage also lists the threads in
          * Object.wait among those waiting to enter: leave them out there. */
         m->waiting_to_be_notified = lists + used;
         m->n_notify = append_serials(lists, &used, list_cap, usage.notify_waiters,
-                                     usage.notify_waiter_count, NULL, 0, snap, n);
+                                     usage.notify_waiter_count, NULL, 0, s);
         m->waiting_to_enter = lists + used;
         m->n_enter = append_serials(lists, &used, list_cap, usage.waiters, usage.waiter_count,
-                                    m->waiting_to_be_notified, m->n_notify, snap, n);
+                                    m->waiting_to_be_notified, m->n_notify, s);
+        /* Virtual threads blocked entering it (not among usage.waiters). */
+        for (uint32_t i = 0; i < n && used < list_cap; i++) {
+            const thread_snapshot *t = &snap[i];
+            if (!t->is_virtual || !t->serial || t->parked || t->lock == NULL ||
+                !(t->state & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER) ||
+                !(*jni)->IsSameObject(jni, t->lock, objects[k]))
+                continue;
+            int listed = 0;
+            for (uint32_t j = 0; j < m->n_enter && !listed; j++)
+                listed = m->waiting_to_enter[j] == t->serial;
+            if (!listed) {
+                lists[used++] = t->serial;
+                m->n_enter++;
+            }
+        }
         jvmti_free(usage.waiters);
         jvmti_free(usage.notify_waiters);
         written++;
@@ -1134,6 +1281,20 @@ static profile *profile_of_rows(const monitor_row *rows, uint32_t n)
     return stack_profile_of_rows("Lock contention", types, 4, 1, rows, n, lock_profile_row);
 }
 
+/* Rows without the BLOCK_PINNED ones moved to the end (they repeat time
+ * that other rows have): how many come before. Order is not kept. */
+static uint32_t without_pinned(monitor_row *rows, uint32_t n)
+{
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (rows[i].kind != BLOCK_PINNED) {
+            monitor_row r = rows[kept];
+            rows[kept++] = rows[i];
+            rows[i] = r;
+        }
+    return kept;
+}
+
 /* The profile of the rows the last dump wrote (stack_profile_keep). */
 static profile *dumped_profile;
 
@@ -1141,6 +1302,24 @@ static profile *snapshot(JNIEnv *jni)
 {
     (void)jni;
     return stack_profile_take(&dumped_profile);
+}
+
+/* Each cycle rotated to start at its smallest thread serial (as the graph's
+ * cycles start at their smallest id), so that reports are stable. */
+static void rotate_to_smallest(deadlock_member *members, const uint32_t *sizes, uint32_t n_cycles)
+{
+    deadlock_member *m = members;
+    for (uint32_t c = 0; c < n_cycles; m += sizes[c++]) {
+        uint32_t len = sizes[c], low = 0;
+        for (uint32_t i = 1; i < len; i++)
+            if (m[i].thread < m[low].thread)
+                low = i;
+        for (uint32_t r = 0; r < low; r++) {         /* short cycles: rotate by one, low times */
+            deadlock_member first = m[0];
+            memmove(m, m + 1, (len - 1) * sizeof *m);
+            m[len - 1] = first;
+        }
+    }
 }
 
 static uint32_t write_sections(text_writer *w, JNIEnv *jni)
@@ -1151,35 +1330,44 @@ static uint32_t write_sections(text_writer *w, JNIEnv *jni)
     uint64_t total = 0;
     if (monitor_table_stack_rows(&rows, &nrows, &total) == 0) {
         if (mon.traces.full_stacks)
-            stack_profile_keep(&dumped_profile, profile_of_rows(rows, nrows));
+            stack_profile_keep(&dumped_profile, profile_of_rows(rows, without_pinned(rows, nrows)));
         monitor_rows_merge(rows, &nrows);
-        text_write_monitor_time(w, "MONITOR TIME", 1, rows, nrows, mon.cfg.cutoff, now);
-        text_write_monitor_time(w, "MONITOR WAIT TIME", 0, rows, nrows, mon.cfg.cutoff, now);
+        text_write_monitor_time(w, "MONITOR TIME", MONITOR_SECTION_CONTENTION, rows, nrows, mon.cfg.cutoff, now);
+        text_write_monitor_time(w, "MONITOR WAIT TIME", MONITOR_SECTION_WAIT, rows, nrows, mon.cfg.cutoff, now);
+        if (mon.vthread_class)
+            text_write_monitor_time(w, "MONITOR PINNED TIME", MONITOR_SECTION_PINNED, rows, nrows,
+                                    mon.cfg.cutoff, now);
         free(rows);
     }
 
     if (!mon.inspect)
         return 0;
-    if ((*jni)->PushLocalFrame(jni, 256) != 0) {
+    if ((*jni)->PushLocalFrame(jni, 256 + 8 * VT_LISTED_MAX) != 0) {
         (*jni)->ExceptionClear(jni);
         return 0;
     }
-    uint32_t n = 0;
-    thread_snapshot *snap = snapshot_threads(jni, &n, 1);
+    thread_snapshots s;
     uint32_t found = 0;
-    if (snap != NULL) {
+    if (snapshot_threads(jni, &s, 1) == 0) {
+        name_snapshot(jni, &s);
+        const thread_snapshot *snap = s.t;
+        uint32_t n = s.n, listed = 0;
         dump_thread *threads = calloc(n ? n : 1, sizeof *threads);
         for (uint32_t i = 0; threads && i < n; i++) {
-            threads[i].thread = snap[i].serial;
-            threads[i].trace = snap[i].trace;
-            threads[i].status = status_of(snap[i].state);
+            if (snap[i].serial == 0)
+                continue;
+            threads[listed].thread = snap[i].serial;
+            threads[listed].trace = snap[i].trace;
+            threads[listed].status = status_of(snap[i].state);
+            listed++;
         }
+        dump_virtual_threads vt = { s.vt_blocked, s.vt_listed, s.vt_owners };
         dump_monitor *monitors = NULL;
         serial_t *lists = NULL;
         char **sigs = NULL;
-        uint32_t nmon = collect_monitors(jni, snap, n, &monitors, &lists, &sigs);
+        uint32_t nmon = collect_monitors(jni, &s, &monitors, &lists, &sigs);
         if (threads && monitors)
-            text_write_monitor_dump(w, threads, n, monitors, nmon);
+            text_write_monitor_dump(w, threads, listed, monitors, nmon, mon.vthread_class ? &vt : NULL);
         for (uint32_t i = 0; sigs && i < nmon; i++)
             free(sigs[i]);
         free(sigs);
@@ -1187,34 +1375,38 @@ static uint32_t write_sections(text_writer *w, JNIEnv *jni)
         free(monitors);
         free(threads);
 
+        /* Cycles as runs of 1 + snapshot indexes: members by serial. A cycle
+         * with a member that could not be named is left out. */
         uint32_t *cycles = NULL;
-        found = deadlock_cycles(jni, snap, n, &cycles);
+        uint32_t cycles_found = deadlock_cycles(jni, &s, &cycles);
         deadlock_member *members = calloc(n ? n : 1, sizeof *members);
-        uint32_t *sizes = calloc(found ? found : 1, sizeof *sizes);
+        uint32_t *sizes = calloc(cycles_found ? cycles_found : 1, sizeof *sizes);
         if (cycles && members && sizes) {
             uint32_t at = 0, m = 0;
-            for (uint32_t c = 0; c < found; c++) {
-                uint32_t len = cycles[at++];
-                sizes[c] = len;
+            for (uint32_t c = 0; c < cycles_found; c++) {
+                uint32_t len = cycles[at++], first = m;
+                int named = 1;
                 for (uint32_t i = 0; i < len; i++, m++) {
-                    serial_t id = cycles[at++];
-                    for (uint32_t k = 0; k < n; k++) {
-                        if (snap[k].serial != id)
-                            continue;
-                        members[m].thread = id;
-                        members[m].trace = snap[k].trace;
-                        members[m].parked = snap[k].parked;
-                        members[m].lock_class = snap[k].lock_class;
-                        members[m].held_by = snap[k].waits_for;
-                    }
+                    const thread_snapshot *t = &snap[cycles[at++] - 1];
+                    members[m].thread = t->serial;
+                    members[m].trace = t->trace;
+                    members[m].parked = t->parked;
+                    members[m].lock_class = t->lock_class;
+                    members[m].held_by = snap[t->waits_for - 1].serial;
+                    named = named && t->serial != 0;
                 }
+                if (named)
+                    sizes[found++] = len;
+                else
+                    m = first;
             }
+            rotate_to_smallest(members, sizes, found);
             text_write_deadlocks(w, members, sizes, found, now);
         }
         free(cycles);
         free(members);
         free(sizes);
-        free(snap);
+        free_snapshot(&s);
     }
     (*jni)->PopLocalFrame(jni, NULL);
     return found;
@@ -1347,8 +1539,12 @@ static void status(char *line, size_t size)
     uint32_t n = 0;
     uint64_t total = 0, episodes = 0;
     if (mon.made && monitor_table_rows(&rows, &n, &total) == 0) {
-        for (uint32_t i = 0; i < n; i++)
-            episodes += rows[i].count;
+        for (uint32_t i = 0; i < n; i++) {
+            if (rows[i].kind == BLOCK_PINNED)
+                total -= rows[i].nanos;     /* counted under its own kind too */
+            else
+                episodes += rows[i].count;
+        }
         free(rows);
     }
     snprintf(line, size, "monitor=y: %s, %llu blocking episodes, %.3f s blocked (%s)",

@@ -28,6 +28,7 @@
 #include "events.h"
 #include "heap_dump.h"
 #include "jvmti_support.h"
+#include "vthread_mounts.h"
 
 /* cpu=samples' state: made at its first start, kept across stop/start. */
 static struct {
@@ -38,6 +39,8 @@ static struct {
     int             depth, lineno, per_thread, keep_stacks;
     sample_queue    queue;
     int             recompiled;       /* compiled code thrown away once after an attach */
+    int             vt_support;       /* can_support_virtual_threads was granted */
+    int             vt_mounts;        /* thread=y: samples charged per virtual thread */
 } cpu;
 
 /* ------------------------------------------------------------ JNIEnvs */
@@ -127,6 +130,9 @@ static int wanted(const hprof_options *opt) { return opt->cpu == CPU_SAMPLES; }
 
 static int capabilities(const collector_env *env, const jvmtiCapabilities *potential, jvmtiCapabilities *caps)
 {
+    /* thread=y: which virtual thread a carrier runs (vthread_mounts). */
+    if (env->opt->thread)
+        cpu.vt_support = jvmti_want_virtual_threads(potential, caps);
     caps->can_get_line_numbers = potential->can_get_line_numbers;
     caps->can_get_source_file_name = potential->can_get_source_file_name;
     caps->can_generate_compiled_method_load_events = potential->can_generate_compiled_method_load_events;
@@ -278,6 +284,39 @@ static int init_once(const collector_env *env)
     return 0;
 }
 
+/* Virtual threads (JDK 21+): a mounted one's stack ends at its entry,
+ * VirtualThread.run, not in the carrier's scheduler frames below it; with
+ * thread=y its samples are its own (vthread_mounts). */
+static void find_virtual_threads(JNIEnv *jni)
+{
+    jclass vt = (*jni)->FindClass(jni, "java/lang/VirtualThread");
+    if (vt == NULL) {                       /* JDK 17: none */
+        (*jni)->ExceptionClear(jni);
+        return;
+    }
+    jmethodID run = (*jni)->GetMethodID(jni, vt, "run", "(Ljava/lang/Runnable;)V");
+    (*jni)->ExceptionClear(jni);
+    jclass cont = (*jni)->FindClass(jni, "jdk/internal/vm/Continuation");
+    (*jni)->ExceptionClear(jni);
+    jmethodID enter = cont ? (*jni)->GetStaticMethodID(jni, cont, "enterSpecial",
+                                                       "(Ljdk/internal/vm/Continuation;ZZ)V") : NULL;
+    (*jni)->ExceptionClear(jni);
+    if (run == NULL || enter == NULL)
+        fprintf(stderr, "hprof: warning: cpu=samples: VirtualThread.run(Runnable) or Continuation.enterSpecial "
+                "not found in this JDK: stacks of virtual threads may go on into their carrier's frames\n");
+    cpu_collector_set_stack_ends(run, enter);
+    if (cont)
+        (*jni)->DeleteLocalRef(jni, cont);
+    (*jni)->DeleteLocalRef(jni, vt);
+    if (cpu.per_thread && !cpu.vt_mounts) {
+        if (!cpu.vt_support)
+            fprintf(stderr, "hprof: warning: cpu=samples: thread=y: this JVM offers no virtual-thread support "
+                    "to the agent: samples of virtual threads are charged to their carrier thread\n");
+        else
+            cpu.vt_mounts = vthread_mounts_start(hprof_jvmti) == 0;
+    }
+}
+
 static int start(const collector_env *env, JNIEnv *jni)
 {
     if (init_once(env) != 0)
@@ -303,6 +342,7 @@ static int start(const collector_env *env, JNIEnv *jni)
     if (env->live && !cpu.recompiled)
         recompile_for_debug_info(jni);
     map_existing_threads(jni);
+    find_virtual_threads(jni);
     sampler_start();
     if (sampler_start_every_thread() < 0)
         fprintf(stderr, "hprof: cannot list this process's threads (/proc/self/task): %s; only threads "
@@ -384,6 +424,14 @@ static void dump(dump_target *t, JNIEnv *jni)
         text_write_cpu_samples(t->text, rows, n, total, t->cutoff, time(NULL));
     }
     free(rows);
+    uint64_t unnamed = vthread_mounts_unnamed();
+    if (cpu.vt_mounts && (unnamed || t->verbose)) {
+        char line[256];
+        snprintf(line, sizeof line, "hprof: cpu=samples: thread=y: %u virtual threads have a THREAD of their own; "
+                 "%llu mounts of virtual threads beyond the first %u were charged to their carrier thread",
+                 vthread_mounts_named(), (unsigned long long)unnamed, VTHREAD_MOUNTS_NAMED_MAX);
+        dump_note(t, line);
+    }
     if (t->verbose) {
         char line[256];
         snprintf(line, sizeof line, "hprof: cpu=samples: %llu samples, %llu of them walked from the caller "
@@ -413,6 +461,10 @@ static void stop(JNIEnv *jni)
         return;
     cpu.running = 0;
     sampler_stop();
+    if (cpu.vt_mounts) {
+        vthread_mounts_stop(hprof_jvmti);
+        cpu.vt_mounts = 0;
+    }
     cpu_collector_drain(&cpu.queue);
     events_unwant(hprof_jvmti, JVMTI_EVENT_CLASS_LOAD);
     events_unwant(hprof_jvmti, JVMTI_EVENT_CLASS_PREPARE);

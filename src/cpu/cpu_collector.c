@@ -114,6 +114,16 @@ void cpu_collector_add_lost(const char *reason, uint64_t count)
     pthread_mutex_unlock(&lock);
 }
 
+static const void *stack_entry, *stack_boundary;   /* cpu_collector_set_stack_ends; under the lock */
+
+void cpu_collector_set_stack_ends(const void *entry, const void *boundary)
+{
+    pthread_mutex_lock(&lock);
+    stack_entry = entry;
+    stack_boundary = boundary;
+    pthread_mutex_unlock(&lock);
+}
+
 static void record(const raw_sample *s, uint32_t max_frames)
 {
     uint64_t weight = s->weight ? s->weight : 1;
@@ -127,6 +137,12 @@ static void record(const raw_sample *s, uint32_t max_frames)
         n = max_frames;
     if (n > CPU_MAX_FRAMES)
         n = CPU_MAX_FRAMES;
+    for (uint32_t i = 0; (stack_entry || stack_boundary) && i < n; i++) {
+        if (s->frames[i].method == stack_entry)
+            n = i + 1;                  /* the frames below are the carrier's */
+        else if (s->frames[i].method == stack_boundary && i > 0)
+            n = i;                      /* this one too */
+    }
     trace_builder b = { .depth = cfg.depth, .lineno = cfg.lineno, .full_stacks = cfg.keep_stacks,
                         .resolve = cfg.resolve, .context = cfg.resolve_context };
     stack_id stack = 0;

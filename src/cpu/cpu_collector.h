@@ -43,6 +43,15 @@ typedef struct cpu_row {
 int  cpu_collector_init(const cpu_collector_config *config);
 void cpu_collector_free(void);
 
+/* Where stacks end (JDK 21+ virtual threads: AsyncGetCallTrace walks from a
+ * mounted virtual thread's frames on into its carrier's, Continuation
+ * .enterSpecial and the scheduler's): at `entry` (kept: VirtualThread.run),
+ * or just above `boundary` (not kept: Continuation.enterSpecial, reached
+ * first when the frames below the top ones are still frozen in the heap
+ * after a remount: HotSpot thaws them lazily). Samples recorded from now on
+ * are cut there. NULL: none. */
+void cpu_collector_set_stack_ends(const void *entry, const void *boundary);
+
 /* Move every published sample out of the queue; returns how many. */
 uint32_t cpu_collector_drain(sample_queue *q);
 

@@ -66,6 +66,14 @@ typedef struct thread_state {
 } thread_state;
 
 static __thread thread_state tls __attribute__((tls_model("initial-exec")));
+/* The virtual thread a carrier runs (sampler_set_mounted), 0: none. Apart
+ * from tls: the handler reads it whatever the thread's state. */
+static __thread volatile uint32_t mounted_serial __attribute__((tls_model("initial-exec")));
+
+void sampler_set_mounted(uint32_t serial)
+{
+    mounted_serial = serial;
+}
 
 /* Every live timer, so that sampler_stop can delete timers of threads that
  * are still running. Touched only by ThreadStart/End and stop, never by the
@@ -319,7 +327,7 @@ static void on_sigprof(int signo, siginfo_t *info, void *ucontext)
         if (trace.num_frames > 0)
             atomic_fetch_add_explicit(&sampler_lost.recovered_from_caller, 1, memory_order_relaxed);
     }
-    s->thread_serial = t->thread_serial;
+    s->thread_serial = mounted_serial ? mounted_serial : t->thread_serial;
     s->num_frames = trace.num_frames;
     /* A POSIX CPU timer is checked at kernel ticks: one signal may stand for
      * several expired intervals, which the kernel counts as overruns. */

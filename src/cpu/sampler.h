@@ -69,6 +69,10 @@ void sampler_name_thread(const void *env, uint32_t serial);
  * JVMTI hides) and is not sampled. 0 (the default): unnamed threads are
  * sampled with serial 0. */
 void sampler_names_complete(int complete);
+/* The calling thread (a carrier) now runs virtual thread `serial` (0: its
+ * own code again): its samples are charged to that serial meanwhile.
+ * Called from JVMTI's mount and unmount events, on the carrier. */
+void sampler_set_mounted(uint32_t serial);
 /* Stop sampling the calling thread (idempotent). */
 void sampler_thread_end(void);
 /* Stop every timer; the handler ignores late signals. */

@@ -85,6 +85,10 @@ static int monitors_in_use(JNIEnv *jni, const thread_set *ts, jobject *objects, 
         if ((*jvmpi_jvmti)->GetCurrentContendedMonitor(jvmpi_jvmti, ts->threads[i], &contended) == JVMTI_ERROR_NONE)
             n = add_unique(jni, objects, n, max, contended);
     }
+    /* Monitors only waited on (JDK 23 and later do not give them above). */
+    jobject waited[64];
+    int n_waited = jvmpi_monitors_waited_on(jni, (const JNIEnv *const *)ts->envs, ts->n, waited, 64);
+    for (int i = 0; i < n_waited; i++) n = add_unique(jni, objects, n, max, waited[i]);
     return n;
 }
 

@@ -17,6 +17,9 @@
  *   tracker.c     the rewriter's calls into java.lang.JvmpiTracker, and
  *                 METHOD_ENTRY/EXIT from them
  *   allocs.c      OBJECT_ALLOC from them and from JVMTI VMObjectAlloc
+ *   monitors.c    MONITOR_CONTENDED_ENTER/ENTERED/EXIT, MONITOR_WAIT/WAITED;
+ *                 the monitors threads wait on, for MONITOR_DUMP
+ *   instructions.c INSTRUCTION_START (JVMTI SingleStep), if enabled in JVM_OnLoad
  *   gc.c          GC_START, OBJECT_FREE, GC_FINISH, CLASS_UNLOAD, posted by
  *                 a thread of the layer after each collection
  *   dumps.c       OBJECT_DUMP, MONITOR_DUMP, on request (dump_buffer.h: their bytes)
@@ -77,6 +80,9 @@ typedef struct jvmpi_thread {
     jlong     cpu_at_suspend[2]; /* ThreadHasRun: the last two suspensions */
     int       started;           /* THREAD_START was posted for it */
     jlong     wait_started_ms;   /* its last MONITOR_WAIT (MONITOR_WAITED's time) */
+    _Atomic(jobjectID) waiting_on; /* the object it waits on in Object.wait, NULL if none */
+    JNIEnv   *contended_owner;   /* the owner of the monitor it blocked on, as it began */
+    unsigned long contended_entries; /* that monitor's contended entries then (monitors.c) */
     struct jvmpi_thread *next;
 } jvmpi_thread;
 
@@ -126,6 +132,22 @@ void jvmpi_post_class_load(JNIEnv *jni, jclass klass, int requested);
 void jvmpi_announce_loaded_classes(JNIEnv *jni);
 /* The id was an announced class's (it is forgotten now): 1, else 0. */
 int  jvmpi_forget_class(jobjectID id);
+
+/* ------------------------------------------------------------ monitors.c */
+int  jvmpi_monitors_subscribe(void);
+/* After events_install: JVMTI MonitorWait/Waited from the start. 0 or -1. */
+int  jvmpi_monitors_always(void);
+/* EnableEvent/DisableEvent of a monitor event (others: JVMPI_SUCCESS, nothing done). */
+jint jvmpi_monitors_switch(jint event_type, int on);
+/* Local references to the objects the given threads wait on in
+ * Object.wait, at most max; returns how many. */
+int  jvmpi_monitors_waited_on(JNIEnv *jni, const JNIEnv *const *envs, int n, jobject *objects, int max);
+
+/* ------------------------------------------------------------ instructions.c */
+int  jvmpi_instructions_subscribe(void);
+/* After the agent's JVM_OnLoad: single-stepping, if it enabled INSTRUCTION_START. */
+void jvmpi_instructions_after_onload(void);
+jint jvmpi_instructions_switch(jint event_type, int on);
 
 /* ------------------------------------------------------------ gc.c */
 int  jvmpi_gc_subscribe(void);

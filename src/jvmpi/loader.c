@@ -117,6 +117,7 @@ static jint load_agent(char *library, char *agent_options) {
         return JNI_ERR;
     }
     jvmpi_methods_after_onload();
+    jvmpi_instructions_after_onload();
     if (jvmpi_interface.NotifyEvent == NULL)
         fprintf(stderr, "jvmpi: the JVMPI agent '%s' set no NotifyEvent in JVM_OnLoad: it gets no events\n",
                 library);
@@ -160,9 +161,9 @@ static int setup_jvmti(JavaVM *vm) {
     hprof_jvmti = jvmpi_jvmti;
     if (add_capabilities() != 0) return -1;
     if (jvmpi_translate_subscribe() != 0 || jvmpi_methods_subscribe() != 0 || jvmpi_allocs_subscribe() != 0 ||
-        jvmpi_gc_subscribe() != 0)
+        jvmpi_gc_subscribe() != 0 || jvmpi_monitors_subscribe() != 0 || jvmpi_instructions_subscribe() != 0)
         return -1;
-    if (events_install(jvmpi_jvmti) != 0 || jvmpi_hooks_setup(vm) != 0) return -1;
+    if (events_install(jvmpi_jvmti) != 0 || jvmpi_hooks_setup(vm) != 0 || jvmpi_monitors_always() != 0) return -1;
     return jvmpi_translate_always();
 }
 

@@ -347,48 +347,6 @@ static void JNICALL on_compiled_unload(jvmtiEnv *jvmti, jmethodID method, const 
     jvmpi_notify(&e);
 }
 
-/* ------------------------------------------------------------ monitors */
-
-static jlong now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (jlong)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* MONITOR_WAITED's timeout is the time the thread waited: JVMTI says only
- * whether it timed out, so the layer times the wait from MONITOR_WAIT. */
-static void post_monitor(JNIEnv *jni, jint type, jobject object, jlong timeout) {
-    jvmpi_thread *t = NULL;
-    if (!jvmpi_enabled(type) || (t = jvmpi_thread_here(jni)) == NULL) return;
-    if (type == JVMPI_EVENT_MONITOR_WAIT) t->wait_started_ms = now_ms();
-    if (type == JVMPI_EVENT_MONITOR_WAITED) timeout = t->wait_started_ms ? now_ms() - t->wait_started_ms : 0;
-    JVMPI_Event e = jvmpi_event(type, jni);
-    if (type == JVMPI_EVENT_MONITOR_WAIT || type == JVMPI_EVENT_MONITOR_WAITED) {
-        e.u.monitor_wait.object = jvmpi_id_of(object);
-        e.u.monitor_wait.timeout = timeout;
-    } else {
-        e.u.monitor.object = jvmpi_id_of(object);
-    }
-    jvmpi_notify(&e);
-}
-
-static void JNICALL on_contended_enter(jvmtiEnv *j, JNIEnv *jni, jthread t, jobject o) {
-    (void)j; (void)t;
-    post_monitor(jni, JVMPI_EVENT_MONITOR_CONTENDED_ENTER, o, 0);
-}
-static void JNICALL on_contended_entered(jvmtiEnv *j, JNIEnv *jni, jthread t, jobject o) {
-    (void)j; (void)t;
-    post_monitor(jni, JVMPI_EVENT_MONITOR_CONTENDED_ENTERED, o, 0);
-}
-static void JNICALL on_wait(jvmtiEnv *j, JNIEnv *jni, jthread t, jobject o, jlong timeout) {
-    (void)j; (void)t;
-    post_monitor(jni, JVMPI_EVENT_MONITOR_WAIT, o, timeout);
-}
-static void JNICALL on_waited(jvmtiEnv *j, JNIEnv *jni, jthread t, jobject o, jboolean timed_out) {
-    (void)j; (void)t; (void)timed_out;
-    post_monitor(jni, JVMPI_EVENT_MONITOR_WAITED, o, 0);
-}
-
 /* ------------------------------------------------------------ switching */
 
 int jvmpi_translate_subscribe(void) {
@@ -399,10 +357,6 @@ int jvmpi_translate_subscribe(void) {
         { JVMTI_EVENT_THREAD_END, EVENT_FN(on_thread_end) },
         { JVMTI_EVENT_CLASS_PREPARE, EVENT_FN(on_class_prepare) },
         { JVMTI_EVENT_DATA_DUMP_REQUEST, EVENT_FN(on_data_dump) },
-        { JVMTI_EVENT_MONITOR_CONTENDED_ENTER, EVENT_FN(on_contended_enter) },
-        { JVMTI_EVENT_MONITOR_CONTENDED_ENTERED, EVENT_FN(on_contended_entered) },
-        { JVMTI_EVENT_MONITOR_WAIT, EVENT_FN(on_wait) },
-        { JVMTI_EVENT_MONITOR_WAITED, EVENT_FN(on_waited) },
         { JVMTI_EVENT_COMPILED_METHOD_LOAD, EVENT_FN(on_compiled_load) },
         { JVMTI_EVENT_COMPILED_METHOD_UNLOAD, EVENT_FN(on_compiled_unload) },
     };
@@ -425,10 +379,6 @@ static jvmtiEvent source_of(jint event_type) {
     switch (event_type) {
     case JVMPI_EVENT_CLASS_LOAD:                return JVMTI_EVENT_CLASS_PREPARE;
     case JVMPI_EVENT_DATA_DUMP_REQUEST:         return JVMTI_EVENT_DATA_DUMP_REQUEST;
-    case JVMPI_EVENT_MONITOR_CONTENDED_ENTER:   return JVMTI_EVENT_MONITOR_CONTENDED_ENTER;
-    case JVMPI_EVENT_MONITOR_CONTENDED_ENTERED: return JVMTI_EVENT_MONITOR_CONTENDED_ENTERED;
-    case JVMPI_EVENT_MONITOR_WAIT:              return JVMTI_EVENT_MONITOR_WAIT;
-    case JVMPI_EVENT_MONITOR_WAITED:            return JVMTI_EVENT_MONITOR_WAITED;
     case JVMPI_EVENT_COMPILED_METHOD_LOAD:      return JVMTI_EVENT_COMPILED_METHOD_LOAD;
     case JVMPI_EVENT_COMPILED_METHOD_UNLOAD:    return JVMTI_EVENT_COMPILED_METHOD_UNLOAD;
     default:                                    return (jvmtiEvent)0;
@@ -447,6 +397,8 @@ jint jvmpi_translate_switch(jint event_type, int on) {
         if (!on) events_unwant(jvmpi_jvmti, source);
     }
     if (event_type == JVMPI_EVENT_OBJECT_ALLOC && jvmpi_allocs_switch(on) != JVMPI_SUCCESS) return JVMPI_FAIL;
+    if (jvmpi_monitors_switch(event_type, on) != JVMPI_SUCCESS) return JVMPI_FAIL;
+    if (jvmpi_instructions_switch(event_type, on) != JVMPI_SUCCESS) return JVMPI_FAIL;
     if ((event_type == JVMPI_EVENT_GC_START || event_type == JVMPI_EVENT_GC_FINISH ||
          event_type == JVMPI_EVENT_OBJECT_FREE || event_type == JVMPI_EVENT_CLASS_UNLOAD) &&
         jvmpi_gc_switch(event_type, on) != JVMPI_SUCCESS)

@@ -81,6 +81,7 @@ const char *block_kind_name(block_kind kind)
     case BLOCK_WAIT:  return "wait";
     case BLOCK_PARK:  return "park";
     case BLOCK_PARK_WAIT: return "park-wait";
+    case BLOCK_PINNED: return "pinned";
     }
     return "?";
 }

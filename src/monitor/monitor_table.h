@@ -21,11 +21,25 @@
  * ReentrantReadWriteLock, Semaphore, ...). Waiting (MONITOR WAIT TIME):
  * Object.wait, or parking on anything else (Condition.await, futures, idle
  * pool threads), which would otherwise drown contention in idle time. */
-typedef enum { BLOCK_ENTER = 0, BLOCK_WAIT = 1, BLOCK_PARK = 2, BLOCK_PARK_WAIT = 3 } block_kind;
+typedef enum { BLOCK_ENTER = 0, BLOCK_WAIT = 1, BLOCK_PARK = 2, BLOCK_PARK_WAIT = 3,
+               BLOCK_PINNED = 4 } block_kind;
+/* BLOCK_PINNED: a virtual thread blocked while pinned to its carrier (the
+ * carrier blocked with it). Such an episode is added twice: under its own
+ * kind, so that MONITOR TIME and MONITOR WAIT TIME stay whole, and as
+ * BLOCK_PINNED for MONITOR PINNED TIME. */
 
 static inline int block_kind_is_contention(block_kind k)
 {
     return k == BLOCK_ENTER || k == BLOCK_PARK;
+}
+
+/* Which section a row belongs to: MONITOR_SECTION_CONTENTION (MONITOR
+ * TIME), _WAIT (MONITOR WAIT TIME) or _PINNED (MONITOR PINNED TIME). */
+enum { MONITOR_SECTION_WAIT = 0, MONITOR_SECTION_CONTENTION = 1, MONITOR_SECTION_PINNED = 2 };
+static inline int block_kind_section(block_kind k)
+{
+    return k == BLOCK_PINNED ? MONITOR_SECTION_PINNED
+         : block_kind_is_contention(k) ? MONITOR_SECTION_CONTENTION : MONITOR_SECTION_WAIT;
 }
 
 typedef struct monitor_row {
@@ -60,6 +74,6 @@ void monitor_rows_merge(monitor_row *rows, uint32_t *n);
 /* Zero every row (keys stay; rows with no episode since are left out): `reset`. */
 void monitor_table_reset(void);
 
-const char *block_kind_name(block_kind kind);   /* "enter", "wait", "park", "park-wait" */
+const char *block_kind_name(block_kind kind);   /* "enter", "wait", "park", "park-wait", "pinned" */
 
 #endif

@@ -55,7 +55,7 @@ static int grow_locked(void)
     return 0;
 }
 
-int vt_pending_begin(uint64_t tid, vt_what what, const vt_episode *e)
+int vt_pending_begin(uint64_t tid, vt_what what, const vt_episode *e, vt_episode *replaced)
 {
     uint64_t key = key_of(tid, what);
     int rc = 0;
@@ -73,6 +73,10 @@ int vt_pending_begin(uint64_t tid, vt_what what, const vt_episode *e)
         }
         j = find_locked(key);
         used++;
+    } else {
+        if (replaced)
+            *replaced = slots[j].e;
+        rc = 1;
     }
     slots[j].key = key;
     slots[j].e = *e;
@@ -136,6 +140,74 @@ int vt_pending_mark_pinned(uint64_t tid, vt_what what)
         slots[j].e.pinned = 1;
     pthread_mutex_unlock(&lock);
     return j >= 0;
+}
+
+/* out[0..n) as a max-heap on start: out[0] is the newest kept. */
+static void sift_down(vt_listed *h, uint32_t n, uint32_t i)
+{
+    for (;;) {
+        uint32_t big = i, l = 2 * i + 1, r = l + 1;
+        if (l < n && h[l].start > h[big].start)
+            big = l;
+        if (r < n && h[r].start > h[big].start)
+            big = r;
+        if (big == i)
+            return;
+        vt_listed t = h[i];
+        h[i] = h[big];
+        h[big] = t;
+        i = big;
+    }
+}
+
+static void sift_up(vt_listed *h, uint32_t i)
+{
+    while (i > 0 && h[(i - 1) / 2].start < h[i].start) {
+        vt_listed t = h[i];
+        h[i] = h[(i - 1) / 2];
+        h[(i - 1) / 2] = t;
+        i = (i - 1) / 2;
+    }
+}
+
+uint32_t vt_pending_oldest(unsigned whats, vt_listed *out, uint32_t max, uint32_t *matching,
+                           void *(*keep)(void *ctx, void *ref), void *ctx)
+{
+    uint32_t n = 0, count = 0;
+    pthread_mutex_lock(&lock);
+    for (uint32_t i = 0; i < cap; i++) {
+        if (slots[i].key == 0)
+            continue;
+        vt_what what = (vt_what)((slots[i].key - 1) % 4);
+        if (!(whats & (1u << what)) || slots[i].e.ref == NULL)
+            continue;
+        count++;
+        vt_listed item = { (slots[i].key - 1) / 4, slots[i].e.start, what, slots[i].e.ref };
+        if (n < max) {
+            out[n] = item;
+            sift_up(out, n++);
+        } else if (max > 0 && item.start < out[0].start) {
+            out[0] = item;
+            sift_down(out, n, 0);
+        }
+    }
+    /* Heap sort: oldest first. */
+    for (uint32_t k = n; k > 1; k--) {
+        vt_listed t = out[0];
+        out[0] = out[k - 1];
+        out[k - 1] = t;
+        sift_down(out, k - 1, 0);
+    }
+    uint32_t kept = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        out[k].ref = keep(ctx, out[k].ref);
+        if (out[k].ref)
+            out[kept++] = out[k];
+    }
+    pthread_mutex_unlock(&lock);
+    if (matching)
+        *matching = count;
+    return kept;
 }
 
 uint32_t vt_pending_count(void)

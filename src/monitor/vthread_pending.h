@@ -33,15 +33,34 @@ typedef struct vt_episode {
     stack_id stack;
     int      kind;             /* block_kind */
     int      pinned;           /* blocked on its carrier (not unmounted) */
+    void    *ref;              /* the caller's: a weak reference to the thread, or NULL */
 } vt_episode;
 
-/* Begin (or restart) the episode `what` of thread tid. 0, or -1 when full
- * or out of memory (the episode is not kept). */
-int  vt_pending_begin(uint64_t tid, vt_what what, const vt_episode *e);
+/* Begin (or restart) the episode `what` of thread tid. 0, 1 when it
+ * replaced a pending one (copied into *replaced when not NULL, so that the
+ * caller can free its ref), or -1 when full or out of memory (the episode
+ * is not kept). */
+int  vt_pending_begin(uint64_t tid, vt_what what, const vt_episode *e, vt_episode *replaced);
 /* End it: 1 and *out if it was pending (and is removed), else 0. */
 int  vt_pending_end(uint64_t tid, vt_what what, vt_episode *out);
 /* Mark a pending episode as pinned; 1 if it was pending. */
 int  vt_pending_mark_pinned(uint64_t tid, vt_what what);
+/* One of the episodes vt_pending_oldest lists. */
+typedef struct vt_listed {
+    uint64_t tid;
+    uint64_t start;
+    vt_what  what;
+    void    *ref;              /* what `keep` returned for the episode's ref */
+} vt_listed;
+
+/* The (at most) `max` pending episodes whose kind is in `whats` (bits
+ * 1 << what) and whose ref is set, begun longest ago, oldest first, into
+ * out[]; *matching (may be NULL) counts all of those kinds pending. keep is
+ * called on each listed episode's ref while the table is locked (the ref
+ * cannot be freed meanwhile) and its result stored: NULL leaves the episode
+ * out. A thread in two episodes is listed twice. */
+uint32_t vt_pending_oldest(unsigned whats, vt_listed *out, uint32_t max, uint32_t *matching,
+                           void *(*keep)(void *ctx, void *ref), void *ctx);
 /* Episodes pending now, and those not kept because the table was full. */
 uint32_t vt_pending_count(void);
 uint64_t vt_pending_dropped(void);

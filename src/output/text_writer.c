@@ -267,14 +267,14 @@ static const char *class_name_or_unknown(serial_t class_serial)
     return name ? name : "<unknown class>";
 }
 
-void text_write_monitor_time(text_writer *w, const char *title, int contention,
+void text_write_monitor_time(text_writer *w, const char *title, int section,
                              const monitor_row *rows, uint32_t n, double cutoff, time_t now)
 {
     char date[64];
     text_format_date(now, date, sizeof date);
     uint64_t total = 0;
     for (uint32_t i = 0; i < n; i++) {
-        if (block_kind_is_contention(rows[i].kind) == contention) {
+        if (block_kind_section(rows[i].kind) == section) {
             total += rows[i].nanos;
             note_trace_used(w, rows[i].trace);
         }
@@ -286,7 +286,7 @@ void text_write_monitor_time(text_writer *w, const char *title, int contention,
     double accum = 0.0;
     uint32_t rank = 0;
     for (uint32_t i = 0; i < n && total > 0; i++) {
-        if (block_kind_is_contention(rows[i].kind) != contention)
+        if (block_kind_section(rows[i].kind) != section)
             continue;
         double self = (double)rows[i].nanos / (double)total;
         if (self < cutoff)
@@ -308,18 +308,24 @@ static void write_thread_list(FILE *out, const char *label, const serial_t *thre
 }
 
 void text_write_monitor_dump(text_writer *w, const dump_thread *threads, uint32_t n_threads,
-                             const dump_monitor *monitors, uint32_t n_monitors)
+                             const dump_monitor *monitors, uint32_t n_monitors,
+                             const dump_virtual_threads *vt)
 {
     for (uint32_t i = 0; i < n_threads; i++)
         note_trace_used(w, threads[i].trace);
     fprintf(w->out, "MONITOR DUMP BEGIN\n");
+    if (vt)
+        fprintf(w->out, "    VIRTUAL THREADS: %u blocked, %u of them listed (blocked longest), %u more as lock owners\n",
+                vt->blocked, vt->listed, vt->owners);
     for (uint32_t i = 0; i < n_threads; i++)
         fprintf(w->out, "    THREAD %u, trace %u, status: %s\n", threads[i].thread,
                 threads[i].trace ? threads[i].trace : EMPTY_TRACE_SERIAL, threads[i].status);
     for (uint32_t i = 0; i < n_monitors; i++) {
         const dump_monitor *m = &monitors[i];
         fprintf(w->out, "    MONITOR %s\n", m->class_signature);
-        if (m->owner)
+        if (m->owner && m->entry_count < 0)
+            fprintf(w->out, "\towner: thread %u, entry count: unknown (a virtual thread)\n", m->owner);
+        else if (m->owner)
             fprintf(w->out, "\towner: thread %u, entry count: %d\n", m->owner, m->entry_count);
         else
             fprintf(w->out, "\tunowned\n");

@@ -71,9 +71,10 @@ void text_trace_top_method(serial_t trace, char *buf, size_t size);
 /* ---- monitor=y sections ---- */
 
 /* A MONITOR TIME-style section titled `title` ("MONITOR TIME", "MONITOR
- * WAIT TIME"): blocked time per (trace, lock class) over the rows for which
- * block_kind_is_contention() equals `contention`; rows below cutoff left out. */
-void text_write_monitor_time(text_writer *w, const char *title, int contention,
+ * WAIT TIME", "MONITOR PINNED TIME"): blocked time per (trace, lock class)
+ * over the rows for which block_kind_section() equals `section`
+ * (MONITOR_SECTION_*); rows below cutoff left out. */
+void text_write_monitor_time(text_writer *w, const char *title, int section,
                              const monitor_row *rows, uint32_t n, double cutoff, time_t now);
 
 typedef struct dump_thread {
@@ -85,15 +86,25 @@ typedef struct dump_thread {
 typedef struct dump_monitor {
     const char     *class_signature;  /* JVM form, as HPROF printed it */
     serial_t        owner;            /* 0: none */
-    int             entry_count;
+    int             entry_count;      /* -1: unknown (a virtual thread owns it: JVMTI does not count) */
     const serial_t *waiting_to_enter;
     uint32_t        n_enter;
     const serial_t *waiting_to_be_notified;
     uint32_t        n_notify;
 } dump_monitor;
 
+/* The virtual threads a MONITOR DUMP lists (JDK 21+): a bounded number
+ * of those blocked, those blocked longest, and owners of locks. */
+typedef struct dump_virtual_threads {
+    uint32_t blocked;             /* seen blocked now */
+    uint32_t listed;              /* of them listed */
+    uint32_t owners;              /* other virtual threads listed as lock owners */
+} dump_virtual_threads;
+
+/* vt: NULL on a JDK without virtual threads (no VIRTUAL THREADS line). */
 void text_write_monitor_dump(text_writer *w, const dump_thread *threads, uint32_t n_threads,
-                             const dump_monitor *monitors, uint32_t n_monitors);
+                             const dump_monitor *monitors, uint32_t n_monitors,
+                             const dump_virtual_threads *vt);
 
 typedef struct deadlock_member {
     serial_t    thread;

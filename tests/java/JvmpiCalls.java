@@ -26,6 +26,13 @@
  *           int[11] of squares (i * i); and one JvmpiCalls$Marker referenced
  *           only by a local of hold(), where the daemon thread "holder"
  *           sleeps until the JVM ends
+ *   monitors thread "waiter" waits on WAITED (Object.wait, until the JVM ends);
+ *           main holds HELD while thread "blocked" blocks on it, then lets
+ *           it go: one contended enter, entered, and exit (main's); main
+ *           ends once waiter waits
+ *   branches evens(10) (a loop of 10 with an if taken for the 5 odd i),
+ *           table(k) for k = 0..4 (a tableswitch on 0..2), lookup(k) for k =
+ *           1, 100, 5 (a lookupswitch on 1, 100, 1000)
  *   idle    prints READY on standard output, then waits (at most 60 s) until
  *           the file named by -Djvmpi.stop exists
  *   hot     hot(i) 300,000 times (the JIT compiles it)
@@ -245,6 +252,59 @@ public class JvmpiCalls {
         while (holder.getState() != Thread.State.TIMED_WAITING) Thread.sleep(10);
     }
 
+    static final Object HELD = new Object();
+    static final Object WAITED = new Object();
+
+    static void monitors() throws InterruptedException {
+        Thread waiter = new Thread(() -> {
+            synchronized (WAITED) {
+                try { WAITED.wait(); } catch (InterruptedException e) { sink++; }
+            }
+        }, "waiter");
+        waiter.setDaemon(true);
+        waiter.start();
+        Thread blocked = new Thread(() -> { synchronized (HELD) { sink++; } }, "blocked");
+        synchronized (HELD) {
+            blocked.start();
+            while (blocked.getState() != Thread.State.BLOCKED) Thread.sleep(10);
+            Thread.sleep(1000);    // JVMTI posts blocked's contended enter after its state says BLOCKED
+        }
+        blocked.join();
+        while (waiter.getState() != Thread.State.WAITING) Thread.sleep(10);
+    }
+
+    static int evens(int n) {
+        int s = 0;
+        for (int i = 0; i < n; i++) {
+            if (i % 2 == 0) s++;
+        }
+        return s;
+    }
+
+    static int table(int k) {
+        switch (k) {
+            case 0: return 10;
+            case 1: return 11;
+            case 2: return 12;
+            default: return -1;
+        }
+    }
+
+    static int lookup(int k) {
+        switch (k) {
+            case 1: return 20;
+            case 100: return 21;
+            case 1000: return 22;
+            default: return -2;
+        }
+    }
+
+    static void branches() {
+        sink += evens(10);
+        for (int k = 0; k <= 4; k++) sink += table(k);
+        sink += lookup(1) + lookup(100) + lookup(5);
+    }
+
     static void idle() throws InterruptedException {
         java.io.File stop = new java.io.File(System.getProperty("jvmpi.stop"));
         System.out.println("READY");
@@ -284,6 +344,8 @@ public class JvmpiCalls {
             case "free": free(); break;
             case "heap": heap(); break;
             case "idle": idle(); break;
+            case "monitors": monitors(); break;
+            case "branches": branches(); break;
             case "hot": for (int i = 0; i < 300_000; i++) sink += hot(i); break;
             default: throw new IllegalArgumentException(args[0]);
         }

@@ -44,4 +44,24 @@ static inline jint agent_enable(JVMPI_Interface *jvmpi, const jint *events, size
 
 #define AGENT_COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
+/* Threads' names by JNIEnv, from THREAD_START (the caller holds its lock). */
+#define AGENT_THREADS 256
+static struct { JNIEnv *env; char name[64]; } agent_threads[AGENT_THREADS];
+static int agent_n_threads;
+
+static inline void agent_thread_started(const JVMPI_Event *e) {
+    if (agent_n_threads >= AGENT_THREADS) return;
+    agent_threads[agent_n_threads].env = e->u.thread_start.thread_env_id;
+    snprintf(agent_threads[agent_n_threads].name, sizeof agent_threads[agent_n_threads].name, "%s",
+             e->u.thread_start.thread_name ? e->u.thread_start.thread_name : "");
+    agent_n_threads++;
+}
+
+/* The name THREAD_START gave the thread, "?" if it was never announced. */
+static inline const char *agent_thread_name(JNIEnv *env) {
+    for (int i = 0; i < agent_n_threads; i++)
+        if (agent_threads[i].env == env) return agent_threads[i].name;
+    return "?";
+}
+
 #endif

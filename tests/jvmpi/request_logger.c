@@ -15,36 +15,21 @@
 #include <stdio.h>
 #include <string.h>
 
-#define MAX_THREADS 256
-
 static JVMPI_Interface *jvmpi;
 static JVMPI_RawMonitor lock;
 static FILE *out;
-static struct { JNIEnv *env; char name[64]; } threads[MAX_THREADS];
-static int n_threads;
 static long dumps, resets;
-
-static const char *name_of(JNIEnv *env) {
-    for (int i = 0; i < n_threads; i++)
-        if (threads[i].env == env) return threads[i].name;
-    return "?";
-}
 
 static void thread_start(JVMPI_Event *e) {
     jvmpi->RawMonitorEnter(lock);
-    if (n_threads < MAX_THREADS) {
-        threads[n_threads].env = e->u.thread_start.thread_env_id;
-        snprintf(threads[n_threads].name, sizeof threads[n_threads].name, "%s",
-                 e->u.thread_start.thread_name ? e->u.thread_start.thread_name : "");
-        n_threads++;
-    }
+    agent_thread_started(e);
     jvmpi->RawMonitorExit(lock);
 }
 
 static void request(JVMPI_Event *e, const char *what, long *count) {
     jvmpi->RawMonitorEnter(lock);
     ++*count;
-    fprintf(out, "%s %ld thread %s\n", what, *count, name_of(e->env_id));
+    fprintf(out, "%s %ld thread %s\n", what, *count, agent_thread_name(e->env_id));
     fflush(out);
     jvmpi->RawMonitorExit(lock);
 }

@@ -223,6 +223,38 @@ TEST(collector_counts_traces_with_depth_and_lines)
     teardown_collector(&q);
 }
 
+/* With a stack root set, stacks end at it: the frames below (a carrier's,
+ * under a virtual thread's entry) are neither in traces nor whole stacks. */
+TEST(collector_cuts_stacks_at_the_root)
+{
+    sample_queue q;
+    setup_collector(&q, 8, 0, 0);
+    cpu_collector_set_stack_ends((const void *)(uintptr_t)0xb2, (const void *)(uintptr_t)0xb5);
+    uintptr_t mounted[] = { 0xb1, 0xb2, 0xb3, 0xb4 };   /* b2: the entry; b3, b4: the carrier's */
+    int32_t bcis[] = { 1, 1, 1, 1 };
+    uintptr_t thawed[] = { 0xb1, 0xb5, 0xb3, 0xb4 };    /* b5: the boundary, not kept */
+    uintptr_t carrier[] = { 0xb3, 0xb4 };               /* neither: kept whole */
+    for (int i = 0; i < 3; i++) push(&q, THREAD_SERIAL_BASE, 4, mounted, bcis);
+    push(&q, THREAD_SERIAL_BASE, 2, carrier, bcis);
+    push(&q, THREAD_SERIAL_BASE, 4, thawed, bcis);
+    push(&q, THREAD_SERIAL_BASE, 4, thawed, bcis);
+    CHECK(cpu_collector_drain(&q) == 6);
+    cpu_row *rows; uint32_t n; uint64_t total;
+    CHECK(cpu_collector_rows(&rows, &n, &total) == 0 && total == 6 && n == 3);
+    serial_t th; const serial_t *frames; uint32_t nf;
+    CHECK(rows[0].count == 3 && trace_get(rows[0].trace, &th, &frames, &nf) == 0 && nf == 2);
+    CHECK(rows[1].count == 2 && trace_get(rows[1].trace, &th, &frames, &nf) == 0 && nf == 1);
+    CHECK(rows[2].count == 1 && trace_get(rows[2].trace, &th, &frames, &nf) == 0 && nf == 2);
+    free(rows);
+    char buf[4096] = { 0 };
+    collapsed_text(buf, sizeof buf);
+    CHECK(strstr(buf, "pkg.Work.mb2;pkg.Work.mb1 3\n") != NULL);
+    CHECK(strstr(buf, "pkg.Work.mb4;pkg.Work.mb3 1\n") != NULL);
+    CHECK(strstr(buf, "\npkg.Work.mb1 2\n") != NULL || strncmp(buf, "pkg.Work.mb1 2\n", 15) == 0);
+    cpu_collector_set_stack_ends(NULL, NULL);
+    teardown_collector(&q);
+}
+
 TEST(collector_thread_lineno_and_failures)
 {
     sample_queue q;
