@@ -39,7 +39,7 @@ READER_SRC = $(wildcard src/reader/*.c)
 ANALYSIS_SRC = $(wildcard src/analysis/*.c)
 FRONT_SRC = src/cli/analyze_common.c src/cli/analyze_report.c src/cli/analyze_convert.c \
             $(READER_SRC) $(ANALYSIS_SRC) $(PROFILE_SRC) src/core/tables.c src/core/keytab.c \
-            src/output/text_writer.c src/monitor/monitor_table.c
+            src/output/text_writer.c src/output/output_file.c src/monitor/monitor_table.c
 UNIT_SRC  = $(wildcard tests/unit/*.c)
 HEADERS   = $(wildcard src/*/*.h) $(wildcard tests/unit/*.h)
 
@@ -56,8 +56,9 @@ help:
 	@echo "make bench      overhead benchmark against runs without the agent"
 	@echo "make tools      build build/hprof-bci (rewrites .class files, jars, directories)"
 	@echo "make check-tools  run hprof-bci on the fuzz seeds, a jar and HSQLDB; run the results"
-	@echo "make fuzz       fuzz the class rewriter (ASan/UBSan, FUZZ_ITERS=200000 FUZZ_SEED=1)"
-	@echo "make fuzz-libfuzzer  the same with clang's libFuzzer (for FUZZ_TIME seconds)"
+	@echo "make fuzz       fuzz every parser of untrusted bytes (ASan/UBSan) for FUZZ_TIME=100 s each"
+	@echo "                (make fuzz FUZZ_TIME=3600: an hour each; FUZZ_TARGETS=options: one target)"
+	@echo "make fuzz-libfuzzer  the same with clang's libFuzzer"
 
 deps:
 	@scripts/ensure-deps
@@ -167,37 +168,75 @@ build/hprof-bci: build/.jdk-ok src/tools/hprof_bci.c $(BCI_SRC) $(HEADERS) Makef
 check-tools: build/hprof-bci build/fuzz/seeds/.ok
 	@tests/fuzz/check-hprof-bci.sh
 
-# Fuzzing the rewriter (tests/fuzz). `make fuzz`: gcc with ASan/UBSan and the
-# standalone driver, FUZZ_ITERS mutated inputs split over FUZZ_JOBS processes,
-# all derived from FUZZ_SEED (fixed, so a run repeats exactly; FUZZ_SEED=... to
-# explore), stopping early (still passing) after FUZZ_TIME seconds. A crashing
-# input is saved as build/fuzz/crash-*; `build/fuzz/fuzz_bci FILE` replays it.
-FUZZ_ITERS ?= 200000
+# Fuzzing (tests/fuzz, README "Reliability"): one target per parser of
+# untrusted bytes, each a libFuzzer entry point (LLVMFuzzerTestOneInput) also
+# built with gcc, ASan/UBSan and the standalone driver tests/fuzz/fuzz_main.c:
+#   bci            the class-file rewriter (src/bci)
+#   options        the agent's option parser (src/options)
+#   attach         the attach path: the agent's command parser, build/hprof's
+#                  readers of the JVM's answers and /proc files (src/cli/attach.c)
+#   net            hprof listen's reader of the agent's frames (src/cli/listen.c)
+#   text_reader    hprof report/convert on HPROF text files (src/reader)
+#   binary_reader  the same on HPROF binary files
+# `make fuzz`: every target (or FUZZ_TARGETS=...) for FUZZ_TIME seconds each
+# (an hour each: make fuzz FUZZ_TIME=3600) over FUZZ_JOBS processes, at most
+# FUZZ_ITERS inputs, all derived from FUZZ_SEED (a run repeats exactly;
+# FUZZ_SEED=... to explore). Seeds: tests/fuzz/corpus/<target> (bci: class
+# files compiled below) and the regression inputs tests/fuzz/regress/<target>.
+# A crashing input is saved as build/fuzz/crash-*; `build/fuzz/fuzz_<target>
+# FILE` replays it. `make test` runs each target for a fixed number of inputs.
+FUZZ_TARGETS ?= bci options attach net text_reader binary_reader
+FUZZ_ITERS ?= 1000000000
 FUZZ_JOBS  ?= 2
 FUZZ_SEED  ?= 1
 FUZZ_TIME  ?= 100
-FUZZ_DEPS   = tests/fuzz/fuzz_bci.c tests/fuzz/fuzz_bci.h $(BCI_SRC) $(HEADERS) Makefile
 
-fuzz: build/fuzz/fuzz_bci build/fuzz/seeds/.ok
-	build/fuzz/fuzz_bci -j $(FUZZ_JOBS) -n $(FUZZ_ITERS) -s $(FUZZ_SEED) -t $(FUZZ_TIME) \
-	    -o build/fuzz build/fuzz/seeds $(wildcard build/tests/classes)
-
-build/fuzz/fuzz_bci: tests/fuzz/fuzz_main.c $(FUZZ_DEPS)
+FUZZ_SRC_bci           = $(BCI_SRC)
+FUZZ_SRC_options       = src/options/options.c
+FUZZ_SRC_attach        = $(CLI_SRC) src/options/options.c src/output/net_sink.c
+FUZZ_SRC_net           = src/cli/listen.c src/output/net_sink.c
+FUZZ_SRC_text_reader   = $(FRONT_SRC)
+FUZZ_SRC_binary_reader = $(FRONT_SRC)
+FUZZ_FILE_bci           = tests/fuzz/fuzz_bci.c
+FUZZ_FILE_options       = tests/fuzz/fuzz_options.c
+FUZZ_FILE_attach        = tests/fuzz/fuzz_attach.c
+FUZZ_FILE_net           = tests/fuzz/fuzz_net.c
+FUZZ_FILE_text_reader   = tests/fuzz/fuzz_reader.c
+FUZZ_FILE_binary_reader = tests/fuzz/fuzz_reader.c
+FUZZ_FLAGS_binary_reader = -DFUZZ_READER_BINARY
+FUZZ_LIBS = -lpthread -lm -lz
+define FUZZ_TARGET_RULES
+build/fuzz/fuzz_$(1): tests/fuzz/fuzz_main.c tests/fuzz/fuzz_target.h $$(FUZZ_FILE_$(1)) $$(FUZZ_SRC_$(1)) $$(HEADERS) Makefile
 	@mkdir -p build/fuzz
-	gcc $(BASE) $(SAN_FLAGS) -Isrc -o $@ tests/fuzz/fuzz_bci.c tests/fuzz/fuzz_main.c $(BCI_SRC)
+	gcc $$(BASE) $$(SAN_FLAGS) -Isrc $$(FUZZ_FLAGS_$(1)) -o $$@ $$(FUZZ_FILE_$(1)) tests/fuzz/fuzz_main.c $$(FUZZ_SRC_$(1)) $$(FUZZ_LIBS)
 
-# libFuzzer: clang, and its runtime (Debian: libclang-rt-14-dev). Not needed by
-# `make fuzz` or `make test`. New corpus inputs go to build/fuzz/corpus.
-fuzz-libfuzzer: build/fuzz/fuzz_bci_libfuzzer build/fuzz/seeds/.ok
-	@mkdir -p build/fuzz/corpus
-	build/fuzz/fuzz_bci_libfuzzer -max_total_time=$(FUZZ_TIME) -seed=$(FUZZ_SEED) \
-	    -artifact_prefix=build/fuzz/ build/fuzz/corpus build/fuzz/seeds
-
-build/fuzz/fuzz_bci_libfuzzer: $(FUZZ_DEPS)
+build/fuzz/fuzz_$(1)_libfuzzer: tests/fuzz/fuzz_target.h $$(FUZZ_FILE_$(1)) $$(FUZZ_SRC_$(1)) $$(HEADERS) Makefile
 	@mkdir -p build/fuzz
 	@command -v clang >/dev/null || { echo "make fuzz-libfuzzer: clang not found (apt-get install clang libclang-rt-14-dev)"; exit 1; }
-	clang $(BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	    -Isrc -o $@ tests/fuzz/fuzz_bci.c $(BCI_SRC)
+	clang $$(BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	    -Isrc $$(FUZZ_FLAGS_$(1)) -o $$@ $$(FUZZ_FILE_$(1)) $$(FUZZ_SRC_$(1)) $$(FUZZ_LIBS)
+endef
+ALL_FUZZ_TARGETS = bci options attach net text_reader binary_reader
+$(foreach t,$(ALL_FUZZ_TARGETS),$(eval $(call FUZZ_TARGET_RULES,$(t))))
+
+fuzz: $(foreach t,$(FUZZ_TARGETS),build/fuzz/fuzz_$(t)) build/fuzz/seeds/.ok
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	    echo "== fuzz_$$t: $(FUZZ_TIME) s"; \
+	    build/fuzz/fuzz_$$t -j $(FUZZ_JOBS) -n $(FUZZ_ITERS) -s $(FUZZ_SEED) -t $(FUZZ_TIME) \
+	        -o build/fuzz $$(case $$t in bci) echo build/fuzz/seeds $(wildcard build/tests/classes);; \
+	                      *) echo tests/fuzz/corpus/$$t;; esac) $$(ls -d tests/fuzz/regress/$$t 2>/dev/null); \
+	done
+
+# libFuzzer: clang, and its runtime (Debian: libclang-rt-14-dev). Not needed by
+# `make fuzz` or `make test`. New corpus inputs go to build/fuzz/corpus-<target>.
+fuzz-libfuzzer: $(foreach t,$(FUZZ_TARGETS),build/fuzz/fuzz_$(t)_libfuzzer) build/fuzz/seeds/.ok
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	    mkdir -p build/fuzz/corpus-$$t; \
+	    build/fuzz/fuzz_$${t}_libfuzzer -max_total_time=$(FUZZ_TIME) -seed=$(FUZZ_SEED) \
+	        -artifact_prefix=build/fuzz/ build/fuzz/corpus-$$t \
+	        $$(case $$t in bci) echo build/fuzz/seeds;; *) echo tests/fuzz/corpus/$$t;; esac) \
+	        $$(ls -d tests/fuzz/regress/$$t 2>/dev/null); \
+	done
 
 # Seeds: tests/fuzz/seeds compiled for class versions 52 (Java 8) and 61
 # (Java 17, with debug tables), and once (it is slow to fuzz) a generated

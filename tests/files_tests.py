@@ -14,13 +14,20 @@
                           umask 0: file= and pprof= (written through a
                           temporary file renamed) are 0664, never o+w, and no
                           temporary file is left
+    files_cli_outputs     hprof convert -o and hprof report --html -o, on
+                          files the agent wrote: a symbolic link at -o is
+                          refused (the file behind it unchanged), a directory
+                          too; made from a heap dump the output is 0600, from
+                          a CPU profile 0644 under umask 022 and 0664 under
+                          umask 0
 """
 
 import os
 import stat
+import subprocess
 
 
-def make_tests(Fail):
+def make_tests(Fail, hprof_path=None):
     def run_umask(ctx, mask, *args, **kw):
         # Tests run one at a time: the JVM inherits this umask.
         old = os.umask(mask)
@@ -108,7 +115,50 @@ def make_tests(Fail):
         if left:
             raise Fail("temporary files left: %s" % left)
 
+    def hprof(*args):
+        return subprocess.run([hprof_path] + list(args), capture_output=True, text=True, timeout=300)
+
+    def t_files_cli_outputs(ctx):
+        cpu, dump = ctx.path("cpu.txt"), ctx.path("dump.hprof")
+        ctx.run("Busy", ["300"], agent="cpu=samples,file=" + cpu)
+        ctx.run("HeapShape", [], agent="heap=dump,format=b,file=" + dump)
+        victim = ctx.path("victim.txt")
+        with open(victim, "w") as f:
+            f.write("unchanged\n")
+        link = ctx.path("link.out")
+        os.symlink(victim, link)
+        for args in (["convert", cpu, "--to", "collapsed", "-o", link], ["report", cpu, "--html", "-o", link],
+                     ["convert", cpu, "--to", "text", "-o", ctx.out]):
+            r = hprof(*args)
+            want = "symbolic link" if args[-1] == link else "not a regular file"
+            if r.returncode == 0 or want not in r.stderr:
+                raise Fail("hprof %s: expected a refusal saying '%s', got rc %d: %s"
+                           % (" ".join(args), want, r.returncode, r.stderr))
+        if open(victim).read() != "unchanged\n" or not os.path.islink(link):
+            raise Fail("the file behind the link (or the link) was changed")
+        got = {}
+        for mask in (0o022, 0):
+            old = os.umask(mask)
+            try:
+                for name, src, args in (("c.collapsed", cpu, ["--to", "collapsed"]),
+                                        ("c.html", cpu, None), ("d.txt", dump, ["--to", "text"]),
+                                        ("d.html", dump, None)):
+                    out = ctx.path("%s.%o" % (name, mask))
+                    r = hprof("report", src, "--html", "-o", out) if args is None \
+                        else hprof("convert", src, *args, "-o", out)
+                    if r.returncode != 0:
+                        raise Fail("hprof on %s -o %s: rc %d: %s" % (src, out, r.returncode, r.stderr))
+                    got[os.path.basename(out)] = mode(out)
+            finally:
+                os.umask(old)
+        want = {"c.collapsed.22": 0o644, "c.html.22": 0o644, "c.collapsed.0": 0o664, "c.html.0": 0o664,
+                "d.txt.22": 0o600, "d.html.22": 0o600, "d.txt.0": 0o600, "d.html.0": 0o600}
+        bad = {k: "%04o (want %04o)" % (got[k], v) for k, v in want.items() if got[k] != v}
+        if bad:
+            raise Fail("modes of hprof's outputs: %s" % bad)
+
     return [
+        ("files_cli_outputs", t_files_cli_outputs),
         ("files_links_refused", t_files_links_refused),
         ("files_heap_dump_0600", t_files_heap_dump_0600),
         ("files_mode_umask", t_files_mode_umask),

@@ -873,13 +873,14 @@ def jcmd_deadlocks(text):
     return out
 
 
-def spawn(ctx, main, args, agent, tag, env=None):
-    cmd = ctx.java_cmd(main, args, agent=agent)
+def spawn(ctx, main, args, agent, tag, env=None, jvm=(), preexec=None):
+    cmd = ctx.java_cmd(main, args, agent=agent, jvm=jvm)
     so, se, sc = ctx._files(tag)
     with open(sc, "w") as f:
         f.write(" ".join(cmd) + "\n")
     fo, fe = open(so, "wb"), open(se, "wb")
-    p = subprocess.Popen(cmd, stdout=fo, stderr=fe, stdin=subprocess.DEVNULL, cwd=ctx.out, env=clean_env(env))
+    p = subprocess.Popen(cmd, stdout=fo, stderr=fe, stdin=subprocess.DEVNULL, cwd=ctx.out, env=clean_env(env),
+                         preexec_fn=preexec)
     fo.close()
     fe.close()
     return p, so, se, cmd
@@ -1564,7 +1565,9 @@ JVM_TESTS += outputs_tests.make_tests(Fail, Skip, parse_profile, H, heap_tests)
 import frontend_tests  # noqa: E402  (build/hprof report, convert, diff)
 JVM_TESTS += frontend_tests.make_tests(Fail, Skip, parse_profile)
 import files_tests  # noqa: E402  (links refused, file modes)
-JVM_TESTS += files_tests.make_tests(Fail)
+JVM_TESTS += files_tests.make_tests(Fail, os.path.join(BUILD, "hprof"))
+import faults_tests  # noqa: E402  (file size limit, signals, OOM, loaded twice, -Xcheck:jni)
+JVM_TESTS += faults_tests.make_tests(Fail, Run, AGENT, os.path.join(BUILD, "hprof"), read, spawn)
 import net_tests  # noqa: E402  (net=, hprof listen, hprof run)
 JVM_TESTS += net_tests.make_tests(Fail, parse_profile, spawn, reap)
 import jvmpi_tests  # noqa: E402  (build/libjvmpi.so running JVMPI agents)
@@ -1582,18 +1585,6 @@ import bcitests  # noqa: E402
 bcitests.init(Fail, Skip, jdks)
 JVM_TESTS += bcitests.TESTS
 
-def t_bci_fuzz(ctx):
-    """`make fuzz`: the rewriter and its reader, built with ASan+UBSan, on
-    200,000 mutated class files (a fixed seed, so a failure repeats)."""
-    log = os.path.join(BUILD, "tests", "fuzz.log")
-    os.makedirs(os.path.dirname(log), exist_ok=True)
-    if sh(["make", "-C", ROOT, "fuzz"], log, timeout=900) != 0:
-        raise Fail("make fuzz failed, see %s: %s" % (log, tail(read(log), 3)))
-    m = re.search(r"fuzz_bci: passed in ([\d.]+ s)", read(log))
-    if not m:
-        raise Fail("make fuzz printed no 'passed' line, see %s" % log)
-
-
 def t_hprof_reader_selftest(ctx):
     """The binary reader's own checks on synthetic files (both id sizes, every
     error class, every truncation point): a reader that can't fail proves nothing."""
@@ -1606,8 +1597,11 @@ def t_hprof_reader_selftest(ctx):
         ctx.note(last)
 
 
-NOJDK_TESTS = [("parser_selftest", t_parser_selftest), ("hprof_reader_selftest", t_hprof_reader_selftest),
-               ("bci_fuzz", t_bci_fuzz)] + bcitests.NOJDK_TESTS + _jvmpi_nojdk_tests
+NOJDK_TESTS = [("parser_selftest", t_parser_selftest), ("hprof_reader_selftest", t_hprof_reader_selftest)] \
+    + bcitests.NOJDK_TESTS + _jvmpi_nojdk_tests
+
+import fuzz_tests  # noqa: E402  (bounded runs of every fuzz target, tests/fuzz)
+NOJDK_TESTS += fuzz_tests.make_tests(Fail, ROOT, lambda cmd, log, timeout: sh(cmd, log, timeout), read, tail)
 
 import writer_tests  # noqa: E402  (pprof, collapsed and flame graph output read by go tool pprof, flamegraph.pl, Chromium)
 NOJDK_TESTS += writer_tests.make_tests(Fail, Skip, ROOT, lambda cmd, log, timeout=600: sh(cmd, log, timeout))

@@ -3,7 +3,8 @@ real JVM, against truths the programs measure themselves.
 
     times_counts     exact call counts (1,000,000 / 5,100 / 1,000 with 500
                      exceptional exits; a short method that learns to be only
-                     counted; a leaf), -Xverify:all; a short recursive method
+                     counted; a leaf; a leaf with a forward switch, only
+                     counted), -Xverify:all; a short recursive method
                      (fib) keeps its time; CPU time of a busy
                      method within 10% of ThreadMXBean's, a 300 ms sleep
                      under 10 ms of CPU, four busy threads sharing two cores
@@ -160,7 +161,8 @@ def make_tests(Fail, parse_profile):
                              ("TimesTruth.thrower", t["thrower"]), ("TimesTruth.busy", 5),
                              ("TimesTruth.sleeper", 1), ("TimesTruth.workerBusy", 4),
                              ("TimesTruth.main", 1), ("TimesTruth.tiny", t["tiny"]),
-                             ("TimesTruth.leafHelper", t["tiny"]), ("TimesTruth.fib", t["fib"])):
+                             ("TimesTruth.leafHelper", t["tiny"]), ("TimesTruth.fib", t["fib"]),
+                             ("TimesTruth.kind", t["kind"])):
             got = calls_of(rows, method)
             if got != want:
                 problems.append("%s: %d calls, expected exactly %d" % (method, got, want))
@@ -188,6 +190,12 @@ def make_tests(Fail, parse_profile):
         ctx.note("cpu=times: fib(27) %.1f ms of CPU in its own rows" % fib_ms)
         if fib_ms < 1.0:
             problems.append("fib: %.2f ms; a recursive method must stay timed" % fib_ms)
+        # kind() is a leaf whose switch only jumps forward: counted, never timed
+        # (timed, it had its own time; and so every caller of such a method).
+        kind_ms = ms_of(rows, "TimesTruth.kind")
+        if kind_ms != 0:
+            problems.append("kind (a leaf with a forward switch): %.2f ms of its own; it must be only counted"
+                            % kind_ms)
         if sleep_ms > 10:
             problems.append("sleeper: %.1f ms of CPU for a 300 ms sleep (wall time counted as CPU?)" % sleep_ms)
         # Calls per trace, not only per method: main calls rec(50) 100 times,

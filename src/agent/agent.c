@@ -77,6 +77,7 @@ typedef struct report_file {
     text_writer  text;
     hb_writer    bin;
     int          write_failed;
+    int          write_errno;       /* why, when known */
     int          header_written;
 } report_file;
 
@@ -106,6 +107,8 @@ static struct {
     command        *pending;        /* for the agent thread */
     int             pending_async;  /* nobody waits for it (the first attach's start) */
     int             dump_requested; /* SIGQUIT */
+    int             exit_requested; /* exit() without VMDeath: the last dump */
+    int             exit_taken;     /* the agent thread is writing it */
     int             thread_running, thread_stop, thread_exited;
     int             dumps;
     int64_t         live_sent_ms;   /* net=: when the last live summary went */
@@ -253,8 +256,11 @@ static void report_close(report_file *r)
 {
     if (r->out == NULL)
         return;
-    if (r->format == 'b' && hb_close(&r->bin) != 0)
+    if (r->format == 'b' && hb_close(&r->bin) != 0) {
+        if (!r->write_failed)
+            r->write_errno = r->bin.error;
         r->write_failed = 1;
+    }
     if (r->net) {
         net_sink_stats stats;
         net_report_close(r->net, &stats);      /* the spool (r->out) with it */
@@ -266,16 +272,23 @@ static void report_close(report_file *r)
                 (unsigned long long)stats.sent, stats.queue_peak, net_sink_default_config().queue_bytes);
         return;
     }
-    if (fclose(r->out) != 0)
+    if (fclose(r->out) != 0) {
+        if (!r->write_failed)
+            r->write_errno = errno;
         r->write_failed = 1;
+    }
     r->out = NULL;
     text_writer_free(&r->text);
     if (r->write_failed) {
+        const char *why = r->write_errno ? strerror(r->write_errno) : "write error";
+        const char *what_to_do = r->write_errno == EFBIG ? "Raise the file size limit (ulimit -f)"
+                                                        : "Free some space";
         if (unlink(r->path) == 0)
-            say("hprof: could not write all of %s (file=); the incomplete file was removed. Free some "
-                "space or choose another file= and run again.", r->path);
+            say("hprof: could not write all of %s (file=): %s; the incomplete file was removed. %s "
+                "or choose another file= and run again.", r->path, why, what_to_do);
         else
-            say("hprof: could not write all of %s (file=); it is incomplete", r->path);
+            say("hprof: could not write all of %s (file=): %s; it is incomplete and could not be removed: %s",
+                r->path, why, strerror(errno));
     }
 }
 
@@ -448,6 +461,7 @@ static void dump_into(report_file *r, const char *why, int final, JNIEnv *jni)
         if (!r->write_failed)
             say("hprof: error writing %s (file=): %s; the file is incomplete", r->path, strerror(e));
         r->write_failed = 1;
+        r->write_errno = e;
         clearerr(r->out);
     }
     if (r->net)
@@ -475,6 +489,7 @@ static void register_existing_threads(jvmtiEnv *jvmti, JNIEnv *jni)
     jthread *threads = NULL;
     if (jvmti_failed((*jvmti)->GetAllThreads(jvmti, &n, &threads), "GetAllThreads"))
         return;
+    jvmti_hold_locals(jni, n);
     for (jint i = 0; i < n; i++) {
         if (thread_serial_of(threads[i]) == 0)
             register_thread(jvmti, jni, threads[i]);
@@ -739,6 +754,8 @@ static int any_tick(void)
     return 0;
 }
 
+static void finish_run(JNIEnv *jni);
+
 static void JNICALL agent_thread(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 {
     (void)jvmti;
@@ -746,7 +763,7 @@ static void JNICALL agent_thread(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
     int net_waiting = 0;
     pthread_mutex_lock(&agent.lock);
     while (!agent.thread_stop) {
-        if (agent.pending == NULL && !agent.dump_requested) {
+        if (agent.pending == NULL && !agent.dump_requested && !agent.exit_requested) {
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
             long ms = any_tick() || net_waiting ? TICK_MS : 1000;
@@ -757,6 +774,12 @@ static void JNICALL agent_thread(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
         }
         if (agent.thread_stop)
             break;
+        if (agent.exit_requested) {
+            agent.exit_taken = 1;
+            pthread_cond_broadcast(&agent.finished);
+            finish_run(jni);
+            break;
+        }
         if (agent.pending) {
             command *c = agent.pending;
             if (agent.pending_async)
@@ -847,11 +870,10 @@ static void JNICALL on_data_dump_request(jvmtiEnv *jvmti)
     pthread_mutex_unlock(&agent.lock);
 }
 
-static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
+/* The end of the run (agent.lock held, the agent thread stopped or the
+ * caller): the last dump, then the file closed. */
+static void finish_run(JNIEnv *jni)
 {
-    (void)jvmti;
-    pthread_mutex_lock(&agent.lock);
-    stop_agent_thread();
     int collected = agent.state == AGENT_RUNNING || agent.state == AGENT_STOPPED;
     if (collected) {
         /* No more samples while the last dump is written. */
@@ -868,6 +890,53 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
     agent.state = AGENT_FINISHED;
     agent.reply = NULL;
     report_close(&agent.report);
+}
+
+static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    (void)jvmti;
+    pthread_mutex_lock(&agent.lock);
+    stop_agent_thread();
+    finish_run(jni);
+    pthread_mutex_unlock(&agent.lock);
+}
+
+/* exit() without VMDeath: when the main thread dies of an OutOfMemoryError
+ * with the heap still full, the launcher's DestroyJavaVM cannot allocate
+ * its thread object and returns, the process exits, and the JVM never
+ * posts VMDeath. The VM is still alive then, and so is the agent thread (a
+ * Java thread of its own): it writes the last dump while this waits. */
+#define EXIT_DUMP_WAIT_S  600
+/* exit() may also come from a thread the agent thread waits for (a JVM
+ * exiting from inside a VM operation): if the agent thread has not taken the
+ * request by then, the process goes on exiting without the dump. */
+#define EXIT_TAKEN_WAIT_S 10
+static int wait_finished(int seconds, const int *done)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += seconds;
+    while (!*done && !agent.thread_exited)
+        if (pthread_cond_timedwait(&agent.finished, &agent.lock, &ts) != 0)
+            return -1;
+    return 0;
+}
+
+static void on_process_exit(void)
+{
+    pthread_mutex_lock(&agent.lock);
+    if ((agent.state == AGENT_RUNNING || agent.state == AGENT_STOPPED) && agent.thread_running &&
+        !agent.thread_exited) {
+        if (agent.opt.verbose)
+            fprintf(stderr, "hprof: the process is exiting without the JVM's end (an OutOfMemoryError?); "
+                    "writing the last dump now\n");
+        agent.exit_requested = 1;
+        pthread_cond_broadcast(&agent.wake);
+        if (wait_finished(EXIT_TAKEN_WAIT_S, &agent.exit_taken) != 0 ||
+            wait_finished(EXIT_DUMP_WAIT_S, &agent.thread_exited) != 0)
+            fprintf(stderr, "hprof: the last dump did not finish in time; %s may be incomplete\n",
+                    agent.report.path);
+    }
     pthread_mutex_unlock(&agent.lock);
 }
 
@@ -928,6 +997,9 @@ static int first_load(JavaVM *vm, const command *c, int live, char *err, size_t 
         return -1;
     }
     agent.state = AGENT_LOADED;
+    static int exit_hook;       /* once: a reload after a failed attach comes here again */
+    if (!exit_hook && atexit(on_process_exit) == 0)
+        exit_hook = 1;
     return 0;
 }
 
@@ -936,6 +1008,14 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
     (void)reserved;
     static command c;
     char err[1024];
+    if (agent.state != AGENT_NONE) {
+        /* -agentpath (or -agentlib) given twice: one library, one agent; the
+         * second's options would silently replace the first's. (Read
+         * without agent.lock: start-up is single-threaded.) */
+        fprintf(stderr, "hprof: the agent is loaded twice (-agentpath/-agentlib given twice: '%s' and '%s'); "
+                "give all the options to one of them\n", agent.options_text, options ? options : "");
+        return JNI_ERR;
+    }
     if (parse_load(options, &c, 1, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
         return JNI_ERR;

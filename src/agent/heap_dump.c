@@ -774,6 +774,7 @@ static int prepare(JNIEnv *jni, walk *w, const trace_builder *b)
     jclass *classes = NULL;
     if (jvmti_failed((*jvmti)->GetLoadedClasses(jvmti, &n, &classes), "GetLoadedClasses"))
         return -1;
+    jvmti_hold_locals(jni, n);
     /* Serials first (they tag the class objects), then the table sized. */
     serial_t *serials = calloc(n ? (size_t)n : 1, sizeof *serials);
     if (serials == NULL) { jvmti_free(classes); return -1; }
@@ -832,6 +833,7 @@ static int prepare(JNIEnv *jni, walk *w, const trace_builder *b)
     jthread *threads = NULL;
     if (jvmti_failed((*jvmti)->GetAllThreads(jvmti, &nt, &threads), "GetAllThreads"))
         return -1;
+    jvmti_hold_locals(jni, nt);
     w->threads = calloc(nt ? (size_t)nt : 1, sizeof *w->threads);
     for (jint i = 0; i < nt; i++) {
         jlong tag = 0;

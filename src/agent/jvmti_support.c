@@ -187,6 +187,12 @@ static struct {
     uint32_t        cap, used;
 } tids = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, NULL, NULL, 0, 0 };
 
+void jvmti_hold_locals(JNIEnv *jni, jint n)
+{
+    if ((*jni)->EnsureLocalCapacity(jni, n + 16) != 0)
+        (*jni)->ExceptionClear(jni);        /* out of memory: only -Xcheck:jni would notice */
+}
+
 static jlong tid_of(JNIEnv *jni, jthread thread)
 {
     if (!atomic_load_explicit(&tids.tid_looked_up, memory_order_acquire)) {

@@ -24,6 +24,10 @@ int  jvmti_want_virtual_threads(const jvmtiCapabilities *potential, jvmtiCapabil
 
 /* Report a failed JVMTI call on stderr with its error name; returns 1 if it failed. */
 int  jvmti_failed(jvmtiError err, const char *what);
+/* After a JVMTI call that returned n local references at once
+ * (GetLoadedClasses, GetAllThreads): says they are meant, as JNI asks of
+ * more than 16 (-Xcheck:jni warns otherwise). */
+void jvmti_hold_locals(JNIEnv *jni, jint n);
 void jvmti_free(void *p);
 
 /* jmethodID -> method serial, asking JVMTI the first time (a method_resolver). */

@@ -65,6 +65,7 @@ static void map_existing_threads(JNIEnv *jni)
     jthread *threads = NULL;
 
     if (my_top != 0 && !jvmti_failed((*hprof_jvmti)->GetAllThreads(hprof_jvmti, &n, &threads), "GetAllThreads")) {
+        jvmti_hold_locals(jni, n);
         for (jint i = 0; i < n; i++) {
             jlong top = (*jni)->GetLongField(jni, threads[i], eetop);
             serial_t serial = thread_serial_of(threads[i]);
@@ -331,6 +332,7 @@ static int start(const collector_env *env, JNIEnv *jni)
     if ((*jvmti)->GetCapabilities(jvmti, &caps) == JVMTI_ERROR_NONE && caps.can_generate_compiled_method_load_events)
         events_want(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD);
     if (!jvmti_failed((*jvmti)->GetLoadedClasses(jvmti, &nclasses, &classes), "GetLoadedClasses")) {
+        jvmti_hold_locals(jni, nclasses);
         for (jint i = 0; i < nclasses; i++) {
             prepare_method_ids(jvmti, classes[i]);
             (*jni)->DeleteLocalRef(jni, classes[i]);

@@ -71,12 +71,12 @@ int method_stats(const profile *p, uint32_t value_index, string_store *names,
         profile_sample_get(p, i, &s);
         int64_t v = s.values[value_index];
         if (s.depth > 0)
-            m[method_of[s.frames[0]]].self += v;
+            m[method_of[s.frames[0]]].self = profile_add_saturated(m[method_of[s.frames[0]]].self, v);
         for (uint32_t k = 0; k < s.depth; k++) {
             uint32_t mi = method_of[s.frames[k]];
             if (stamp[mi] != i + 1) {
                 stamp[mi] = i + 1;
-                m[mi].total += v;
+                m[mi].total = profile_add_saturated(m[mi].total, v);
             }
         }
     }
@@ -132,10 +132,10 @@ static uint32_t merge_by_name(diff_row *rows, uint32_t n)
     for (uint32_t i = 0; i < n; i++) {
         if (out > 0 && strcmp(rows[out - 1].name, rows[i].name) == 0) {
             diff_row *r = &rows[out - 1];
-            r->before += rows[i].before;
-            r->after += rows[i].after;
-            r->before_total_only += rows[i].before_total_only;
-            r->after_total_only += rows[i].after_total_only;
+            r->before = profile_add_saturated(r->before, rows[i].before);
+            r->after = profile_add_saturated(r->after, rows[i].after);
+            r->before_total_only = profile_add_saturated(r->before_total_only, rows[i].before_total_only);
+            r->after_total_only = profile_add_saturated(r->after_total_only, rows[i].after_total_only);
         } else {
             rows[out++] = rows[i];
         }

@@ -156,18 +156,40 @@ static int decode(method_rewrite *m) {
     return 0;
 }
 
+/* Whether every target of a switch (its default too) is after it: such a
+ * switch is a forward jump like an `if`, it cannot make a loop. (Targets were
+ * checked to be instructions when the code was decoded.) */
+static int switch_is_forward(const method_rewrite *m, const insn *in) {
+    const uint8_t *code = m->code;
+    uint32_t p = (in->off + 4) & ~3u, count;
+    if (s4(code + p) <= 0) return 0;                                 /* the default */
+    if (in->op == OP_TABLESWITCH) count = (uint32_t)(s4(code + p + 8) - s4(code + p + 4)) + 1;
+    else count = (uint32_t)s4(code + p + 4);
+    for (uint32_t j = 0; j < count; j++) {
+        int32_t rel = in->op == OP_TABLESWITCH ? s4(code + p + 12 + 4 * j) : s4(code + p + 12 + 8 * j);
+        if (rel <= 0) return 0;
+    }
+    return 1;
+}
+
 /* A leaf: no call (so nothing it runs is timed apart from it), no backward
- * branch (so it runs at most its own length of instructions), no jsr and
- * no monitorenter (which can block), and short. With calls_ok, the same
- * but calls allowed (BCI_METHOD_SHORT). */
+ * branch or switch target (so it runs at most its own length of
+ * instructions), no jsr and no monitorenter (which can block), and short.
+ * With calls_ok, the same but calls allowed (BCI_METHOD_SHORT). Forward
+ * switches are allowed: refused, one (java.lang.CharacterData.of, a switch on
+ * the code point's plane) kept every caller timed too, since a call with a
+ * timed callee never becomes counted-only: on Lucene's indexer,
+ * Character.toLowerCase and CharacterData.of were timed 30 million times each
+ * (bench/realapps). */
 static int is_leaf(const method_rewrite *m, int calls_ok) {
     if (m->code_len > BCI_LEAF_MAX_CODE) return 0;
     for (uint32_t i = 0; i < m->n_insns; i++) {
         const insn *in = &m->insns[i];
         uint8_t op = in->op;
         if ((!calls_ok && op >= 182 && op <= 186) || op == OP_JSR || op == OP_JSR_W || op == OP_RET || op == 194 ||
-            op == OP_TABLESWITCH || op == OP_LOOKUPSWITCH || op == OP_WIDE)
+            op == OP_WIDE)
             return 0;
+        if ((op == OP_TABLESWITCH || op == OP_LOOKUPSWITCH) && !switch_is_forward(m, in)) return 0;
         if (in->target >= 0 && m->insns[in->target].off <= in->off) return 0;
     }
     return 1;

@@ -44,13 +44,26 @@ int analyze_pick_kind(const hprof_data *d, const char *name);
 /* A flame graph page (src/profile/flamegraph_writer.h) to path: ANALYZE_OK,
  * or ANALYZE_ERROR said on stderr. */
 struct flamegraph_section;
-int analyze_write_page(const char *path, const char *title, const struct flamegraph_section *sections,
-                       uint32_t n);
+int analyze_write_page(const char *path, int private_data, const char *title,
+                       const struct flamegraph_section *sections, uint32_t n);
+/* -o PATH, created under the agent's rules (src/output/output_file.h): a
+ * symbolic link is not followed, only a regular file is written, and
+ * private_data (made from a file holding a heap dump, which holds the
+ * program's data) makes it 0600; else 0666 less the umask, never o+w.
+ * NULL with the reason said on stderr. */
+FILE *analyze_create_output(const char *path, int private_data);
+/* Does d come from a file with a heap dump in it? */
+int analyze_holds_heap_dump(const hprof_data *d);
 /* "1,234,567" */
 const char *analyze_thousands(int64_t v, char *buf, size_t size);
 
 /* The report's tables of one section (top methods, sites, ...), for text
  * and HTML alike; *n set. Tables are freed by the caller. */
 int report_section_tables(const hprof_data *d, hd_kind k, int top, table **out, int max, int *n);
+/* The text report of `hprof report FILE` to out. */
+int report_write_text(const hprof_data *d, int top, FILE *out);
+/* The output of `hprof convert --to TO [--profile KIND]` to out: 0, or -1
+ * (said on stderr). */
+int convert_write(const hprof_data *d, const char *to, const char *kind_name, FILE *out);
 
 #endif

@@ -5,7 +5,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "../output/output_file.h"
 #include "../profile/flamegraph_writer.h"
 
 int analyze_usage(const char *fmt, ...)
@@ -93,14 +95,33 @@ int analyze_pick_kind(const hprof_data *d, const char *name)
     return first;
 }
 
-int analyze_write_page(const char *path, const char *title, const flamegraph_section *sections,
-                       uint32_t n)
+FILE *analyze_create_output(const char *path, int private_data)
 {
-    FILE *out = fopen(path, "w");
+    char err[1024];
+    int fd = output_file_create(path, OUTPUT_CREATE_TRUNC, private_data, "-o", "", err, sizeof err);
+    if (fd < 0) {
+        fprintf(stderr, "%s\n", err);
+        return NULL;
+    }
+    FILE *out = fdopen(fd, "w");
     if (out == NULL) {
         fprintf(stderr, "hprof: %s: cannot write: %s\n", path, strerror(errno));
-        return ANALYZE_ERROR;
+        close(fd);
     }
+    return out;
+}
+
+int analyze_holds_heap_dump(const hprof_data *d)
+{
+    return d->heap_dumps > 0 || d->text_heap_dumps > 0;
+}
+
+int analyze_write_page(const char *path, int private_data, const char *title,
+                       const flamegraph_section *sections, uint32_t n)
+{
+    FILE *out = analyze_create_output(path, private_data);
+    if (out == NULL)
+        return ANALYZE_ERROR;
     int bad = flamegraph_write_page(out, title, sections, n) != 0;
     bad |= fclose(out) != 0;
     if (bad)

@@ -69,7 +69,7 @@ static int row_order(const void *a, const void *b)
 static hd_row *sorted_rows(const hd_section *s, int by)
 {
     hd_row *rows = malloc(((size_t)s->nrows + 1) * sizeof *rows);
-    if (rows) {
+    if (rows && s->nrows) {       /* (a section without rows has no array) */
         memcpy(rows, s->rows, (size_t)s->nrows * sizeof *rows);
         sort_value = by;
         qsort(rows, s->nrows, sizeof *rows, row_order);
@@ -81,7 +81,7 @@ static int64_t column_sum(const hd_section *s, int value)
 {
     int64_t sum = 0;
     for (uint32_t i = 0; i < s->nrows; i++)
-        sum += s->rows[i].values[value];
+        sum = profile_add_saturated(sum, s->rows[i].values[value]);
     return sum;
 }
 
@@ -212,7 +212,7 @@ static int write_flamegraph(const hprof_data *d, FILE *out, int only_kind)
     return flamegraph_write_page(out, title, sections, n);
 }
 
-static int convert_to(const hprof_data *d, const char *to, const char *kind_name, FILE *out)
+int convert_write(const hprof_data *d, const char *to, const char *kind_name, FILE *out)
 {
     if (strcmp(to, "text") == 0)
         return write_hprof_text(d, out);
@@ -251,13 +251,10 @@ int analyze_convert(int argc, char **argv)
     hprof_data *d = analyze_read(a.files[0]);
     if (d == NULL)
         return ANALYZE_ERROR;
-    FILE *out = strcmp(a.out, "-") == 0 ? stdout : fopen(a.out, "wb");
+    FILE *out = strcmp(a.out, "-") == 0 ? stdout : analyze_create_output(a.out, analyze_holds_heap_dump(d));
     int rc = ANALYZE_ERROR;
-    if (out == NULL) {
-        fprintf(stderr, "hprof: %s: cannot write: ", a.out);
-        perror(NULL);
-    } else {
-        int bad = convert_to(d, a.to, a.profile, out) != 0;
+    if (out != NULL) {
+        int bad = convert_write(d, a.to, a.profile, out) != 0;
         bad |= out != stdout ? fclose(out) != 0 : fflush(out) != 0;
         if (bad)
             fprintf(stderr, "hprof: %s: not written completely\n", a.out);
@@ -364,7 +361,7 @@ static int write_diff(const hprof_data *b, const hprof_data *a, int k, int top, 
                 table_print_html(t[i], mem);
             fclose(mem);
             flamegraph_section s = { head, pa, v, pb, html };
-            rc = analyze_write_page(out_path, "hprof diff", &s, 1);
+            rc = analyze_write_page(out_path, analyze_holds_heap_dump(b) || analyze_holds_heap_dump(a), "hprof diff", &s, 1);
         }
         free(html);
     }

@@ -218,7 +218,7 @@ static table *threads_of_samples(const profile *p, int top)
             j++;
         if (j == k)
             r[k++] = (ranked){ j, 0, 0 }, names[j] = s.thread;
-        r[j].key += s.values[0];
+        r[j].key = profile_add_saturated(r[j].key, s.values[0]);
     }
     const char *cols[] = { ">samples", ">share", "thread" };
     table *t = k > 0 ? table_new("Samples by thread", 3, cols) : NULL;
@@ -424,20 +424,20 @@ static void write_facts(const hprof_data *d, int top, FILE *out, int html)
     print_tables(t + 1, 1, out, html);
 }
 
-static int write_text_report(const hprof_data *d, int top)
+int report_write_text(const hprof_data *d, int top, FILE *out)
 {
-    printf("hprof report: %s\n\n", d->path);
+    fprintf(out, "hprof report: %s\n\n", d->path);
     int any = 0;
     for (int k = 0; k < HD_KINDS; k++) {
         if (!d->profiles[k])
             continue;
-        write_section_body(d, (hd_kind)k, top, stdout, 0);
-        printf("\n");
+        write_section_body(d, (hd_kind)k, top, out, 0);
+        fprintf(out, "\n");
         any = 1;
     }
     if (!any)
-        printf("No profile sections (CPU SAMPLES, CPU TIME, SITES, MONITOR TIME) in this file.\n\n");
-    write_facts(d, top, stdout, 0);
+        fprintf(out, "No profile sections (CPU SAMPLES, CPU TIME, SITES, MONITOR TIME) in this file.\n\n");
+    write_facts(d, top, out, 0);
     return ANALYZE_OK;
 }
 
@@ -467,7 +467,7 @@ static int write_html_report(const hprof_data *d, int top, const char *out_path)
     }
     char title[512];
     snprintf(title, sizeof title, "hprof report: %s", d->path);
-    int rc = analyze_write_page(out_path, title, sections, n);
+    int rc = analyze_write_page(out_path, analyze_holds_heap_dump(d), title, sections, n);
     for (uint32_t i = 0; i < n; i++)
         free(html[i]);
     return rc;
@@ -487,7 +487,7 @@ int analyze_report(int argc, char **argv)
     hprof_data *d = analyze_read(a.files[0]);
     if (d == NULL)
         return ANALYZE_ERROR;
-    int rc = a.html ? write_html_report(d, a.top, a.out) : write_text_report(d, a.top);
+    int rc = a.html ? write_html_report(d, a.top, a.out) : report_write_text(d, a.top, stdout);
     hprof_data_free(d);
     return rc;
 }

@@ -364,6 +364,9 @@ void attach_parse_load_answer(const char *answer, size_t len, load_answer *out)
         /* JDK 17 refuses a library it cannot load with status -1 and says why. */
         out->outcome = LOAD_NOT_RUN;
         one_line(rest, end, out->message, sizeof out->message);
+        if (out->message[0] == '\0')
+            snprintf(out->message, sizeof out->message, "the JVM answered status %d without saying why",
+                     out->status);
         return;
     }
     const char *line_end = memchr(rest, '\n', (size_t)(end - rest));

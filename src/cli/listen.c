@@ -137,12 +137,8 @@ static void on_end(void *ctx)
     ((session *)ctx)->ended = 1;
 }
 
-/* One screen: where we are, the collectors' status, the top methods. */
-static void draw_screen(session *s, const char *text)
+void live_summary_render(FILE *out, const char *text, double rate)
 {
-    printf("\033[H\033[2J");
-    printf("hprof listen: %s -> %s   %lld s, %.1f KiB received\n", s->peer, s->out_path,
-           (long long)(time(NULL) - s->connected), (double)s->received / 1024.0);
     const char *line = text;
     int methods = 0;
     long long total = live_summary_samples(text);
@@ -152,17 +148,29 @@ static void draw_screen(session *s, const char *text)
         unsigned long long count;
         int name_at = 0;
         if (strncmp(line, "status ", 7) == 0) {
-            printf("%.*s\n", len - 7, line + 7);
+            fprintf(out, "%.*s\n", len - 7, line + 7);
         } else if (strncmp(line, "samples ", 8) == 0) {
-            printf("\n%lld samples, %.0f samples/s\n", total, s->rate);
-        } else if (sscanf(line, "method %llu %n", &count, &name_at) == 1 && name_at > 0 && methods < SCREEN_TOP) {
+            fprintf(out, "\n%lld samples, %.0f samples/s\n", total, rate);
+        } else if (sscanf(line, "method %llu %n", &count, &name_at) == 1 && name_at > 0 && name_at <= len &&
+                   methods < SCREEN_TOP) {
+            /* (name_at <= len: the blank after the count may run on into
+             * the next line, whose text is not this method's name.) */
             if (methods++ == 0)
-                printf("\n  self   share  method\n");
-            printf("%6llu %6.1f%%  %.*s\n", count, total > 0 ? 100.0 * (double)count / (double)total : 0.0,
-                   len - name_at, line + name_at);
+                fprintf(out, "\n  self   share  method\n");
+            fprintf(out, "%6llu %6.1f%%  %.*s\n", count,
+                    total > 0 ? 100.0 * (double)count / (double)total : 0.0, len - name_at, line + name_at);
         }
         line = nl ? nl + 1 : line + len;
     }
+}
+
+/* One screen: where we are, the collectors' status, the top methods. */
+static void draw_screen(session *s, const char *text)
+{
+    printf("\033[H\033[2J");
+    printf("hprof listen: %s -> %s   %lld s, %.1f KiB received\n", s->peer, s->out_path,
+           (long long)(time(NULL) - s->connected), (double)s->received / 1024.0);
+    live_summary_render(stdout, text, s->rate);
     fflush(stdout);
 }
 

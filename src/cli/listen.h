@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define LISTEN_DEFAULT_PORT 9999
 
@@ -45,5 +46,9 @@ int frame_reader_feed(frame_reader *r, const frame_handler *h, const unsigned ch
 
 /* The live summary's "samples <total>" value, or -1 without one. */
 long long live_summary_samples(const char *text);
+
+/* The summary as listen shows it on a terminal: status lines, the sample
+ * count and rate, the top methods with their shares. */
+void live_summary_render(FILE *out, const char *text, double rate);
 
 #endif

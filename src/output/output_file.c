@@ -65,6 +65,11 @@ int output_file_create(const char *path, output_create_how how, int private_data
                        const char *option, const char *hint, char *err, size_t errlen)
 {
     mode_t want = output_file_mode(private_data, output_file_umask());
+    /* An agent option ("file") or a command's flag ("-o", build/hprof). */
+    int flag = option[0] == '-';
+    char what[64], give[80];
+    snprintf(what, sizeof what, flag ? "%s" : "option %s=", option);
+    snprintf(give, sizeof give, flag ? "%s <path>" : "%s=<path>", option);
     /* O_NONBLOCK: a FIFO at the path must not hang the JVM waiting for a reader. */
     int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK;
     if (how == OUTPUT_CREATE_EXCL)
@@ -73,28 +78,28 @@ int output_file_create(const char *path, output_create_how how, int private_data
     if (fd < 0) {
         int e = errno;
         if (e == ELOOP)
-            snprintf(err, errlen, "hprof: '%s' (option %s=) is a symbolic link; the agent does not follow "
-                     "a link at its output path: remove the link or name the real file", path, option);
+            snprintf(err, errlen, "hprof: '%s' (%s) is a symbolic link; hprof does not follow "
+                     "a link at its output path: remove the link or name the real file", path, what);
         else if (e == EISDIR || e == ENXIO)
-            snprintf(err, errlen, "hprof: '%s' (option %s=) is not a regular file (%s); the agent writes "
-                     "only regular files: name a file, not a %s", path, option,
+            snprintf(err, errlen, "hprof: '%s' (%s) is not a regular file (%s); hprof writes "
+                     "only regular files: name a file, not a %s", path, what,
                      e == EISDIR ? "a directory" : "a pipe or socket",
                      e == EISDIR ? "directory" : "pipe");
         else
-            snprintf(err, errlen, "hprof: cannot create the output file '%s' (option %s=): %s; "
-                     "give a writable path with %s=<path>%s", path, option, strerror(e), option, hint);
+            snprintf(err, errlen, "hprof: cannot create the output file '%s' (%s): %s; "
+                     "give a writable path with %s%s", path, what, strerror(e), give, hint);
         return fail(-1, e);
     }
     struct stat st;
     if (fstat(fd, &st) != 0) {
         int e = errno;
-        snprintf(err, errlen, "hprof: cannot examine the output file '%s' (option %s=): %s",
-                 path, option, strerror(e));
+        snprintf(err, errlen, "hprof: cannot examine the output file '%s' (%s): %s",
+                 path, what, strerror(e));
         return fail(fd, e);
     }
     if (!S_ISREG(st.st_mode)) {
-        snprintf(err, errlen, "hprof: '%s' (option %s=) is not a regular file (%s); the agent writes only "
-                 "regular files: name a file, not a %s", path, option,
+        snprintf(err, errlen, "hprof: '%s' (%s) is not a regular file (%s); hprof writes only "
+                 "regular files: name a file, not a %s", path, what,
                  S_ISDIR(st.st_mode) ? "a directory" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)
                  ? "a device" : "a pipe or socket",
                  S_ISDIR(st.st_mode) ? "directory" : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)
@@ -106,21 +111,21 @@ int output_file_create(const char *path, output_create_how how, int private_data
     mode_t mode = st.st_mode & 07777, narrowed = st.st_mode & want;
     if (mode != narrowed && fchmod(fd, narrowed) != 0) {
         int e = errno;
-        snprintf(err, errlen, "hprof: cannot set the mode of '%s' (option %s=) to %04o: %s; remove the "
-                 "file or name one of your own", path, option, (unsigned)narrowed, strerror(e));
+        snprintf(err, errlen, "hprof: cannot set the mode of '%s' (%s) to %04o: %s; remove the "
+                 "file or name one of your own", path, what, (unsigned)narrowed, strerror(e));
         return fail(fd, e);
     }
     if (how == OUTPUT_CREATE_TRUNC && st.st_size != 0 && ftruncate(fd, 0) != 0) {
         int e = errno;
-        snprintf(err, errlen, "hprof: cannot empty the output file '%s' (option %s=): %s; "
-                 "give a writable path with %s=<path>%s", path, option, strerror(e), option, hint);
+        snprintf(err, errlen, "hprof: cannot empty the output file '%s' (%s): %s; "
+                 "give a writable path with %s%s", path, what, strerror(e), give, hint);
         return fail(fd, e);
     }
     int fl = fcntl(fd, F_GETFL);
     if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
         int e = errno;
-        snprintf(err, errlen, "hprof: cannot open the output file '%s' (option %s=): %s",
-                 path, option, strerror(e));
+        snprintf(err, errlen, "hprof: cannot open the output file '%s' (%s): %s",
+                 path, what, strerror(e));
         return fail(fd, e);
     }
     return fd;

@@ -52,7 +52,8 @@ static int add_stack(flame_tree *t, const profile_sample *s, const uint32_t *nam
     uint32_t node = 0;
     for (uint32_t d = s->depth;; d--) {           /* root first */
         flame_node *n = &t->nodes[node];
-        *(baseline ? &n->base : &n->value) += v;
+        int64_t *sum = baseline ? &n->base : &n->value;
+        *sum = profile_add_saturated(*sum, v);
         if (d == 0)
             return 0;
         if ((node = child_of(t, node, name_of[s->frames[d - 1]])) == 0)

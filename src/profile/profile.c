@@ -127,7 +127,7 @@ int profile_add(profile *p, const uint32_t *frames_leaf_first, uint32_t depth,
     if (created)
         memset(&p->samples[i], 0, sizeof p->samples[i]);
     for (uint32_t v = 0; v < p->nvalues; v++)
-        p->samples[i].values[v] += values[v];
+        p->samples[i].values[v] = profile_add_saturated(p->samples[i].values[v], values[v]);
     return 0;
 }
 
@@ -237,7 +237,7 @@ int64_t profile_total(const profile *p, uint32_t value_index)
     int64_t total = 0;
     if (value_index < p->nvalues)
         for (uint32_t i = 0; i < profile_sample_count(p); i++)
-            total += p->samples[i].values[value_index];
+            total = profile_add_saturated(total, p->samples[i].values[value_index]);
     return total;
 }
 

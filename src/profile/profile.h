@@ -25,6 +25,16 @@
 #define PROFILE_MAX_DEPTH   256     /* frames kept per stack */
 #define PROFILE_MAX_VALUES  4       /* values per sample */
 
+/* a + b, held at INT64_MAX (INT64_MIN) instead of overflowing: profiles are
+ * also made of counts read from files, which may say anything. */
+static inline int64_t profile_add_saturated(int64_t a, int64_t b)
+{
+    int64_t sum;
+    if (__builtin_add_overflow(a, b, &sum))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return sum;
+}
+
 /* Lines that are not lines (as in src/core/tables.h). */
 #define PROFILE_LINE_UNKNOWN  (-1)
 #define PROFILE_LINE_NATIVE   (-3)

@@ -269,6 +269,7 @@ const char *hd_kind_title(hd_kind k)
     return k < HD_KINDS ? KINDS[k].title : "?";
 }
 
+static void say(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void say(char *err, size_t errlen, const char *fmt, ...)
 {
     va_list ap;
@@ -338,7 +339,7 @@ static int add_cutoff_remainder(hprof_data *d, hd_kind k, profile *p, uint32_t *
         return 0;
     int64_t listed = 0;
     for (uint32_t i = 0; i < s->nrows; i++)
-        listed += s->rows[i].values[0];
+        listed = profile_add_saturated(listed, s->rows[i].values[0]);
     if (s->total <= listed)
         return 0;
     hd_row rest = { 0, NULL, { s->total - listed, 0, 0, 0 } };

@@ -341,7 +341,10 @@ static int read_ranked_rows(text_reader *r, hd_section *s, size_t end_at, int mo
                 *java = '\0';
             row.class_name = f[5];
         }
-        row.values[1] = (int64_t)(self / 100.0 * total_ms * 1e6 + 0.5);
+        /* (In double, and held in range: converting a double past
+         * INT64_MAX to an integer is undefined, and the file may say anything.) */
+        double ns = self / 100.0 * (double)total_ms * 1e6 + 0.5;
+        row.values[1] = ns < (double)MAX_NUMBER ? (int64_t)ns : MAX_NUMBER;
         if (hd_add_row(s, &row) != 0)
             return out_of_memory(r);
     }
@@ -415,10 +418,10 @@ static int read_sites(text_reader *r, const char *line)
             parse_i64(f[6], &row.values[3]) != 0 || parse_u32(f[7], &row.trace) != 0)
             return fail(r, r->at, "malformed SITES row");
         row.class_name = f[8];
-        s->total += row.values[0];
-        s->total_live_objs += row.values[1];
-        s->total_alloc_bytes += row.values[2];
-        s->total_alloc_objs += row.values[3];
+        s->total = profile_add_saturated(s->total, row.values[0]);
+        s->total_live_objs = profile_add_saturated(s->total_live_objs, row.values[1]);
+        s->total_alloc_bytes = profile_add_saturated(s->total_alloc_bytes, row.values[2]);
+        s->total_alloc_objs = profile_add_saturated(s->total_alloc_objs, row.values[3]);
         if (hd_add_row(s, &row) != 0)
             return out_of_memory(r);
     }
@@ -526,7 +529,8 @@ hprof_data *hprof_text_parse(const char *path, char *text, size_t len, char *err
         snprintf(err, errlen, "%s: out of memory", path);
         return NULL;
     }
-    const char *bad = len > 0 && memchr(text, '\0', len) ? "it holds NUL bytes"
+    const char *bad = len == 0 ? "it is empty (truncated: did the JVM die before writing it?)"
+                    : memchr(text, '\0', len) ? "it holds NUL bytes"
                     : len > 0 && text[len - 1] != '\n' ? "it does not end with a newline (truncated?)"
                     : NULL;
     if (bad) {

@@ -5,7 +5,7 @@
  * Built with libFuzzer (make fuzz-libfuzzer) or the standalone driver
  * fuzz_main.c (make fuzz).
  */
-#include "fuzz_bci.h"
+#include "fuzz_target.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +13,17 @@
 
 #include "bci/bci.h"
 
-fuzz_bci_stats fuzz_bci_counts;
+const char fuzz_target_name[] = "fuzz_bci";
+const char *const fuzz_target_dictionary[] = { NULL };
+
+/* Outcomes of every bci_rewrite call so far. */
+static struct { unsigned long ok, unchanged, error; } fuzz_bci_counts;
+
+void fuzz_target_stats(char *buf, size_t size)
+{
+    snprintf(buf, size, "rewrites: %lu ok, %lu unchanged, %lu rejected", fuzz_bci_counts.ok,
+             fuzz_bci_counts.unchanged, fuzz_bci_counts.error);
+}
 
 #define TRACKER "java/lang/HprofTracker"
 

@@ -1,13 +1,15 @@
 /*
- * Standalone driver for fuzz_bci.c, no libFuzzer needed:
+ * Standalone driver for the fuzz targets (fuzz_bci.c, fuzz_options.c, ...;
+ * fuzz_target.h), no libFuzzer needed:
  *
- *   fuzz_bci [-n ITERATIONS] [-s SEED] [-j JOBS] [-t SECONDS] [-o DIR] SEED_PATH...
+ *   fuzz_TARGET [-n ITERATIONS] [-s SEED] [-j JOBS] [-t SECONDS] [-o DIR] SEED_PATH...
  *
  * Loads every regular file under the SEED_PATHs (files or directories), runs
  * each unmutated, then ITERATIONS mutated inputs: 1 to 4 stacked mutations
  * (1 half of the time)
  * (bit flips, bytes set to 0/0xff/0x7f/0x80, truncation, big-endian 16- and
- * 32-bit fields set to boundary values, chunk duplication and deletion) of a
+ * 32-bit fields set to boundary values, chunk duplication and deletion, and
+ * for targets with a dictionary a token inserted or written over) of a
  * seed chosen at random. Everything follows from SEED (printed; default from
  * the clock), so `-s SEED -n N` repeats a run exactly. With -j JOBS the
  * iterations are split over JOBS forked workers (worker w uses SEED + w).
@@ -15,10 +17,10 @@
  *
  * When a mutated input crashes (sanitizer report, abort, or a 10 s hang) it
  * is written to DIR/crash-<seed>-<iteration> (DIR defaults to "."); run
- * `fuzz_bci FILE` on it to reproduce (seed files are run first, as they are,
+ * `fuzz_TARGET FILE` on it to reproduce (seed files are run first, as they are,
  * and never copied). Exit status 0 if all inputs passed.
  */
-#include "fuzz_bci.h"
+#include "fuzz_target.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -59,7 +61,7 @@ static void die(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("fuzz_bci: ", stderr);
+    fprintf(stderr, "%s: ", fuzz_target_name);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
@@ -69,10 +71,16 @@ static void die(const char *fmt, ...)
 /* ------------------------------------------------------------ crash saving */
 
 /* Async-signal-safe: open/write/close only. */
+static void say_name(void)
+{
+    (void)!write(2, fuzz_target_name, strlen(fuzz_target_name));
+}
+
 static void save_input(void)
 {
     if (cur_seed_path) {
-        static const char note[] = "fuzz_bci: crashing input is the seed file ";
+        static const char note[] = ": crashing input is the seed file ";
+        say_name();
         (void)!write(2, note, sizeof note - 1);
         (void)!write(2, cur_seed_path, strlen(cur_seed_path));
         (void)!write(2, "\n", 1);
@@ -92,7 +100,8 @@ static void save_input(void)
         done += (size_t)n;
     }
     (void)close(fd);
-    static const char note[] = "fuzz_bci: crashing input saved to ";
+    static const char note[] = ": crashing input saved to ";
+    say_name();
     (void)!write(2, note, sizeof note - 1);
     (void)!write(2, crash_path, strlen(crash_path));
     (void)!write(2, "\n", 1);
@@ -102,7 +111,8 @@ static void save_input(void)
 static void on_signal(int sig)
 {
     if (sig == SIGALRM) {
-        static const char hang[] = "fuzz_bci: input ran longer than 10 s (a hang?)\n";
+        static const char hang[] = ": input ran longer than 10 s (a hang?)\n";
+        say_name();
         (void)!write(2, hang, sizeof hang - 1);
     }
     save_input();
@@ -113,6 +123,14 @@ static void on_signal(int sig)
 /* Called by ASan/UBSan before they exit on a report. Weak: absent when the
  * driver is built without sanitizers. */
 extern void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
+
+/* UBSan's reports end in _exit, past the death callback: have it abort
+ * instead, so on_signal saves the input (and print where it happened). */
+const char *__ubsan_default_options(void);
+const char *__ubsan_default_options(void)
+{
+    return "print_stacktrace=1:abort_on_error=1";
+}
 
 /* ------------------------------------------------------------ seeds */
 
@@ -130,7 +148,7 @@ static void add_seed(const char *path)
     if (fclose(f) != 0)
         die("%s: read failed", path);
     if (n > MAX_SEED_LEN) {
-        fprintf(stderr, "fuzz_bci: %s: larger than %u bytes; skipped\n", path, MAX_SEED_LEN);
+        fprintf(stderr, "%s: %s: larger than %u bytes; skipped\n", fuzz_target_name, path, MAX_SEED_LEN);
         free(buf);
         return;
     }
@@ -193,9 +211,36 @@ static uint64_t rnd(void)
 }
 static size_t below(size_t n) { return n ? (size_t)(rnd() % n) : 0; }
 
+/* A dictionary token inserted at, or written over, a random place. */
+static void splice_token(uint8_t *buf, size_t *len, size_t cap)
+{
+    size_t ntokens = 0;
+    while (fuzz_target_dictionary[ntokens])
+        ntokens++;
+    const char *t = fuzz_target_dictionary[below(ntokens)];
+    size_t k = strlen(t), n = *len, at = below(n + 1);
+    if (rnd() & 1) {                                    /* insert */
+        if (n + k > cap)
+            return;
+        memmove(buf + at + k, buf + at, n - at);
+        *len = n + k;
+    } else if (at + k > n) {                            /* overwrite, growing at the end */
+        if (at + k > cap)
+            return;
+        *len = at + k;
+    }
+    memcpy(buf + at, t, k);
+}
+
 /* One mutation of buf[0..*len) in place; the buffer holds `cap` bytes. */
 static void mutate(uint8_t *buf, size_t *len, size_t cap)
 {
+    /* (Without a dictionary no random number is drawn here, so runs of the
+     * targets without one repeat as before.) */
+    if (fuzz_target_dictionary[0] && below(4) == 0) {
+        splice_token(buf, len, cap);
+        return;
+    }
     size_t n = *len;
     if (n == 0) {
         buf[0] = (uint8_t)rnd();
@@ -349,10 +394,10 @@ static void worker(int w, uint64_t seed, unsigned long iterations, double deadli
         run_one(buf, len);
     }
     free(buf);
-    printf("fuzz_bci: worker %d (seed %" PRIu64 "): %lu mutated inputs%s; rewrites: %lu ok, "
-           "%lu unchanged, %lu rejected\n",
-           w, seed, done, done < iterations ? " (time limit)" : "", fuzz_bci_counts.ok,
-           fuzz_bci_counts.unchanged, fuzz_bci_counts.error);
+    char stats[256];
+    fuzz_target_stats(stats, sizeof stats);
+    printf("%s: worker %d (seed %" PRIu64 "): %lu mutated inputs%s; %s\n", fuzz_target_name, w,
+           seed, done, done < iterations ? " (time limit)" : "", stats);
     fflush(stdout);
 }
 
@@ -381,7 +426,7 @@ int main(int argc, char **argv)
         case 't': seconds = parse_num(optarg, "-t"); break;
         case 'o': crash_dir = optarg; break;
         default:
-            fprintf(stderr, "usage: fuzz_bci [-n ITERATIONS] [-s SEED] [-j JOBS] [-t SECONDS] "
+            fprintf(stderr, "usage: fuzz_TARGET [-n ITERATIONS] [-s SEED] [-j JOBS] [-t SECONDS] "
                             "[-o CRASH_DIR] SEED_FILE_OR_DIR...\n");
             return 2;
         }
@@ -396,9 +441,9 @@ int main(int argc, char **argv)
         die("no seed files found");
     if (!have_seed)
         seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-    printf("fuzz_bci: %zu seeds, %lu iterations, %lu job%s, seed %" PRIu64
+    printf("%s: %zu seeds, %lu iterations, %lu job%s, seed %" PRIu64
            " (repeat with -s %" PRIu64 ")\n",
-           nseeds, iterations, jobs, jobs == 1 ? "" : "s", seed, seed);
+           fuzz_target_name, nseeds, iterations, jobs, jobs == 1 ? "" : "s", seed, seed);
     fflush(stdout);
 
     /* Aborts (our contract checks) and hangs are ours to catch. Under the
@@ -437,13 +482,14 @@ int main(int argc, char **argv)
                 if (errno != EINTR)
                     die("waitpid: %s", strerror(errno));
             if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-                fprintf(stderr, "fuzz_bci: worker %lu (seed %" PRIu64 ") failed\n", w, seed + w);
+                fprintf(stderr, "%s: worker %lu (seed %" PRIu64 ") failed\n", fuzz_target_name, w,
+                        seed + w);
                 failed = 1;
             }
         }
         if (failed)
             return 1;
     }
-    printf("fuzz_bci: passed in %.1f s\n", now() - start);
+    printf("%s: passed in %.1f s\n", fuzz_target_name, now() - start);
     return 0;
 }

@@ -22,6 +22,15 @@ public class TimesTruth {
     static int leafHelper(int x) { return x ^ 0x5a; }
     static int tiny(int x) { return leafHelper(x) + 1; }
     static int fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+    /* A leaf with a (forward) switch: only counted, like hot(). */
+    static int kind(int x) {
+        switch (x & 3) {
+            case 0: return 1;
+            case 1: return 5;
+            case 2: return 9;
+            default: return x;
+        }
+    }
 
     static void thrower(int i) { if ((i & 1) == 0) throw new IllegalStateException("even"); }
 
@@ -58,8 +67,9 @@ public class TimesTruth {
         }
         for (int i = 0; i < 100_000; i++) sink += tiny(i);
         sink += fib(27);                                   // 635,621 calls
+        for (int i = 0; i < 100_000; i++) sink += kind(i);
         System.err.println("TRUTH hot=1000000 rec=5100 thrower=1000 caught=" + caught
-                           + " tiny=100000 fib=635621");
+                           + " tiny=100000 fib=635621 kind=100000");
 
         long c0 = MX.getCurrentThreadCpuTime();
         busy(300);

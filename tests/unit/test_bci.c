@@ -326,6 +326,23 @@ TEST(bci_method_flags_leaf_and_short)
     CHECK(seen_flags == 0);
     if (out) bci_free(out);
     free(in3.b);
+    /* iload_0 at 0; tableswitch at 1 (padding to 4, then default, low 0, high 1, two
+     * targets, relative to 1), ending at 24; 4 nops; iconst_0; ireturn at 28; iconst_1;
+     * ireturn at 30. Cases 0 and default to 28, 1 to 30: forward only, a leaf */
+    uint8_t sw[] = { 0x1a, 0xaa, 0, 0, 0, 0, 0, 27, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 27, 0, 0, 0, 29,
+                     0x00, 0x00, 0x00, 0x00, 0x03, 0xac, 0x04, 0xac };
+    bytes in4 = make_class(49, sw, sizeof sw, NULL, 0, NULL, 0);
+    CHECK(bci_rewrite(in4.b, in4.n, &c, &out, &n, err, sizeof err) == BCI_OK);
+    CHECK(seen_flags == (BCI_METHOD_LEAF | BCI_METHOD_SHORT));
+    if (out) bci_free(out);
+    free(in4.b);
+    /* the same switch with its target for 1 back at iload_0 (-1): a loop, neither */
+    sw[20] = sw[21] = sw[22] = sw[23] = 0xff;
+    bytes in5 = make_class(49, sw, sizeof sw, NULL, 0, NULL, 0);
+    CHECK(bci_rewrite(in5.b, in5.n, &c, &out, &n, err, sizeof err) == BCI_OK);
+    CHECK(seen_flags == 0);
+    if (out) bci_free(out);
+    free(in5.b);
 }
 
 /* The return instructions of a void method, found past a tableswitch, a

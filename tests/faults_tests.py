@@ -1,0 +1,207 @@
+"""Faults (imported by tests/run.py; README "Reliability"). Each starts real
+JVMs with the agent on tests/java/Faults.java (or another test program) and
+checks the one line that tells the user what happened.
+
+    faults_file_size_limit  heap=dump (binary, then text) under a 1 MiB file
+                            size limit (RLIMIT_FSIZE, SIGXFSZ ignored as
+                            HotSpot does): the application ends normally, the
+                            agent says "could not write all of <file> (file=):
+                            File too large; the incomplete file was removed.
+                            Raise the file size limit (ulimit -f) ..." and no
+                            file is left under the output name
+    faults_sigterm          cpu=samples, SIGTERM mid-run: exit 143 and a
+                            complete report (hprof report reads it; the
+                            samples are in LongRun.spin)
+    faults_sigint           the same with SIGINT (exit 130), format=b
+    faults_sigkill_mid_dump heap=dump (binary, then text) killed with SIGKILL
+                            while the dump at exit is being written: hprof
+                            report and hprof convert exit 1 and say the file
+                            is truncated
+    faults_oom              the application dies of an OutOfMemoryError with
+                            its heap still full (the JVM then never posts
+                            VMDeath): the agent says so in one line and writes
+                            the last dump; the SITES show Faults.grow, a
+                            binary heap dump is complete
+    faults_loaded_twice     -agentpath given twice: the JVM does not start,
+                            one line says the agent is loaded twice with both
+                            option strings; no crash
+    faults_xcheck_jni       every collector under -Xcheck:jni on the test
+                            programs that drive it: no JNI warning line that
+                            the same program without the agent does not print
+"""
+
+import os
+import re
+import resource
+import signal
+import subprocess
+import time
+
+
+def make_tests(Fail, Run, AGENT, HPROF, read, spawn, timeout=120):
+
+    def launch(ctx, main, args, agent, jvm=(), tag=None, preexec=None):
+        return spawn(ctx, main, args, agent, tag, jvm=jvm, preexec=preexec)
+
+    def finish(ctx, p, so, se, cmd, want_rc):
+        try:
+            rc = p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+            raise Fail("timeout after %ds: %s" % (timeout, " ".join(cmd)))
+        r = Run(rc, read(so), read(se), p.pid, cmd)
+        errs = [f for f in os.listdir(ctx.out) if f.startswith("hs_err") or f.startswith("core")]
+        if errs:
+            raise Fail("JVM crashed: %s" % errs)
+        if want_rc is not None and rc != want_rc:
+            raise Fail("exit code %d (expected %d); stderr: %s" % (rc, want_rc, r.stderr[-600:]))
+        return r
+
+    def wait_for(p, path, pattern, seconds=60, poll=0.05):
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            if re.search(pattern, read(path)):
+                return True
+            if p.poll() is not None:
+                return False
+            time.sleep(poll)
+        return False
+
+    def hprof(*args):
+        return subprocess.run([HPROF] + list(args), capture_output=True, text=True, timeout=300)
+
+    def one_line(stderr, pattern, what):
+        lines = [l for l in stderr.splitlines() if re.search(pattern, l)]
+        if len(lines) != 1:
+            raise Fail("expected one line matching %r (%s), found %d; stderr: %s"
+                       % (pattern, what, len(lines), stderr[-800:]))
+        return lines[0]
+
+    def t_file_size_limit(ctx):
+        def limit():
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+        for fmt, opts, name in (("b", "heap=dump,format=b", "limited.hprof"), ("a", "heap=dump", "limited.txt")):
+            path = ctx.path(name)
+            p, so, se, cmd = launch(ctx, "Faults", ["heap", "200000"], "%s,file=%s" % (opts, path),
+                                    tag="fsize-" + fmt, preexec=limit)
+            r = finish(ctx, p, so, se, cmd, 0)
+            if "Faults: READY 200000" not in r.stderr:
+                raise Fail("format=%s: the application did not run to its end: %s" % (fmt, r.stderr[-400:]))
+            one_line(r.stderr, r"^hprof: could not write all of %s \(file=\): File too large; the incomplete "
+                     r"file was removed\. Raise the file size limit \(ulimit -f\)" % re.escape(path),
+                     "format=%s" % fmt)
+            left = [f for f in os.listdir(ctx.out) if f.startswith(name)]
+            if left:
+                raise Fail("format=%s: files left under the output name: %s" % (fmt, left))
+        ctx.note("1 MiB limit: binary and text heap dumps refused in one line, nothing left")
+
+    def signal_test(sig, want_rc, fmt):
+        def t(ctx):
+            path = ctx.path("sig.hprof" + (".txt" if fmt == "a" else ""))
+            opts = "cpu=samples,file=%s%s" % (path, ",format=b" if fmt == "b" else "")
+            p, so, se, cmd = launch(ctx, "Faults", ["spin", "60000"], opts)
+            if not wait_for(p, se, r"Faults: READY"):
+                raise Fail("Faults did not start: %s" % read(se)[-400:])
+            time.sleep(2)                           # some samples first
+            p.send_signal(sig)
+            r = finish(ctx, p, so, se, cmd, want_rc)
+            if "Faults: done" in r.stderr:
+                raise Fail("the program ran to its end: the signal came too late")
+            if not re.search(r"Dumping the profile \(exit\) \.\.\..* done\.", r.stderr, re.S):
+                raise Fail("no complete dump at exit said on stderr: %s" % r.stderr[-400:])
+            rep = hprof("report", path)
+            if rep.returncode != 0:
+                raise Fail("hprof report on the file after %s: rc %d: %s" % (sig.name, rep.returncode, rep.stderr))
+            m = re.search(r"CPU samples: ([\d,]+) samples", rep.stdout)
+            if not m or int(m.group(1).replace(",", "")) == 0 or "LongRun.spin" not in rep.stdout:
+                raise Fail("the report after %s has no samples in LongRun.spin: %s" % (sig.name, rep.stdout[:600]))
+            ctx.note("%s: exit %d, report complete, %s samples" % (sig.name, want_rc, m.group(1)))
+        return t
+
+    def t_sigkill_mid_dump(ctx):
+        for fmt, opts, name in (("b", "heap=dump,format=b", "killed.hprof"), ("a", "heap=dump", "killed.txt")):
+            path = ctx.path(name)
+            p, so, se, cmd = launch(ctx, "Faults", ["heap", "3000000"], "%s,file=%s" % (opts, path),
+                                    jvm=["-Xmx1g"], tag="kill-" + fmt)
+            # The agent's progress line: the dump at exit is being written.
+            if not wait_for(p, se, r"hprof: heap dump: \d+ objects", seconds=120, poll=0.02):
+                p.kill()
+                p.wait()
+                raise Fail("format=%s: no heap dump progress line before the JVM ended: %s"
+                           % (fmt, read(se)[-400:]))
+            p.send_signal(signal.SIGKILL)
+            p.wait()
+            size = os.path.getsize(path)
+            for args in (["report", path], ["convert", path, "--to", "collapsed", "-o", ctx.path("k.collapsed")]):
+                res = hprof(*args)
+                if res.returncode != 1 or "truncated" not in res.stderr:
+                    raise Fail("format=%s: hprof %s on the %d bytes left by SIGKILL: rc %d (expected 1 and "
+                               "'truncated'): %s" % (fmt, args[0], size, res.returncode, res.stderr[-400:]))
+            ctx.note("format=%s: killed at %d bytes; report and convert: %s" % (fmt, size, res.stderr.strip()))
+
+    def t_oom(ctx):
+        path = ctx.path("oom.txt")
+        p, so, se, cmd = launch(ctx, "Faults", ["oom"], "cpu=samples,heap=sites,depth=4,file=" + path,
+                                jvm=["-Xmx64m"])
+        r = finish(ctx, p, so, se, cmd, 1)
+        if "OutOfMemoryError" not in r.stderr:
+            raise Fail("the application did not die of an OutOfMemoryError: %s" % r.stderr[-400:])
+        one_line(r.stderr, r"^hprof: the process is exiting without the JVM's end \(an OutOfMemoryError\?\); "
+                 r"writing the last dump now$", "the exit without VMDeath")
+        rep = hprof("report", path)
+        if rep.returncode != 0 or "Faults.grow" not in rep.stdout:
+            raise Fail("hprof report after the OutOfMemoryError: rc %d, Faults.grow %s: %s"
+                       % (rep.returncode, "found" if "Faults.grow" in rep.stdout else "missing", rep.stderr))
+        dump = ctx.path("oom.hprof")
+        p, so, se, cmd = launch(ctx, "Faults", ["oom"], "heap=dump,format=b,file=" + dump, jvm=["-Xmx64m"],
+                                tag="dump")
+        finish(ctx, p, so, se, cmd, 1)
+        rep = hprof("report", dump)
+        if rep.returncode != 0:
+            raise Fail("the heap dump after the OutOfMemoryError is not whole: %s" % rep.stderr)
+        ctx.note("SITES show Faults.grow; a %d-byte heap dump reads whole" % os.path.getsize(dump))
+
+    def t_loaded_twice(ctx):
+        a, b = ctx.path("first.txt"), ctx.path("second.txt")
+        p, so, se, cmd = launch(ctx, "Busy", ["200"], "cpu=samples,file=" + a,
+                                jvm=["-agentpath:%s=heap=sites,file=%s" % (AGENT, b)])
+        r = finish(ctx, p, so, se, cmd, None)
+        if r.rc == 0 or "Busy: done" in r.stdout:
+            raise Fail("the JVM started with the agent loaded twice (rc %d)" % r.rc)
+        one_line(r.stderr, r"^hprof: the agent is loaded twice \(-agentpath/-agentlib given twice: "
+                 r"'cpu=samples,file=%s' and 'heap=sites,file=%s'\); give all the options to one of them$"
+                 % (re.escape(a), re.escape(b)), "loaded twice")
+        if os.path.exists(b):
+            raise Fail("the second load's file was created")
+
+    # Programs that drive each collector, with the options for it.
+    XCHECK = [("CpuSplit", ["400"], "cpu=samples,depth=8"), ("Busy", ["200"], "cpu=times"),
+              ("AllocTruth", [], "heap=sites,depth=8"), ("HeapShape", [], "heap=dump,format=b"),
+              ("Contention", ["300", "300"], "monitor=y"), ("Deadlocks", ["300"], "monitor=y,deadlock=50"),
+              ("ThreadChurn", ["1000", "20", "100000"], "cpu=samples,heap=sites,monitor=y,pprof=x.pb.gz")]
+    JNI_WARNING = re.compile(r"WARNING.*(JNI|native method)|JNI local refs|FATAL ERROR in native method")
+
+    def t_xcheck_jni(ctx):
+        problems, runs = [], 0
+        for i, (main, args, opts) in enumerate(XCHECK):
+            base = ctx.run(main, args, jvm=["-Xcheck:jni"], tag="base%d" % i, timeout=timeout, expect_rc=None)
+            known = set(l for l in (base.stdout + base.stderr).splitlines() if JNI_WARNING.search(l))
+            r = ctx.run(main, args, agent="%s,file=%s" % (opts, ctx.path("x%d.out" % i)), jvm=["-Xcheck:jni"],
+                        tag="agent%d" % i, timeout=timeout, expect_rc=base.rc)
+            new = [l for l in (r.stdout + r.stderr).splitlines() if JNI_WARNING.search(l) and l not in known]
+            if new:
+                problems.append("%s %s: %s" % (main, opts, new[:3]))
+            runs += 1
+        if problems:
+            raise Fail("JNI warnings with the agent under -Xcheck:jni: " + "; ".join(problems))
+        ctx.note("%d programs and collectors under -Xcheck:jni: no JNI warning" % runs)
+
+    return [("faults_file_size_limit", t_file_size_limit),
+            ("faults_sigterm", signal_test(signal.SIGTERM, 143, "a")),
+            ("faults_sigint", signal_test(signal.SIGINT, 130, "b")),
+            ("faults_sigkill_mid_dump", t_sigkill_mid_dump),
+            ("faults_oom", t_oom),
+            ("faults_loaded_twice", t_loaded_twice),
+            ("faults_xcheck_jni", t_xcheck_jni)]
