@@ -17,6 +17,10 @@ checks the one line that tells the user what happened.
                             while the dump at exit is being written: hprof
                             report and hprof convert exit 1 and say the file
                             is truncated
+    faults_cut_at_records   binary files of cpu=samples and heap=dump cut at
+                            record boundaries (a writer killed between two
+                            records): hprof report refuses each as truncated,
+                            except right after a thread record (counted)
     faults_oom              the application dies of an OutOfMemoryError with
                             its heap still full (the JVM then never posts
                             VMDeath): the agent says so in one line and writes
@@ -141,6 +145,55 @@ def make_tests(Fail, Run, AGENT, HPROF, read, spawn, timeout=120):
                                "'truncated'): %s" % (fmt, args[0], size, res.returncode, res.stderr[-400:]))
             ctx.note("format=%s: killed at %d bytes; report and convert: %s" % (fmt, size, res.stderr.strip()))
 
+    def record_ends(data):
+        """(end offset, tag) of each record of a binary HPROF file."""
+        import struct
+        at, ends = data.index(b"\0") + 1 + 12, []
+        while at + 9 <= len(data):
+            tag, _, length = struct.unpack(">BII", data[at:at + 9])
+            at += 9 + length
+            ends.append((at, tag))
+        return ends
+
+    def t_cut_at_records(ctx):
+        # Binary HPROF has no end mark: a writer killed between two records
+        # leaves records that are each whole. The reader must still not
+        # take such a file for a whole one, except where nothing can tell
+        # (cut right after a thread record: a known limit, counted).
+        files = []
+        for name, main, args, opts in (("cpu.hprof", "CpuSplit", ["300"], "cpu=samples,format=b"),
+                                       ("dump.hprof", "HeapShape", [], "heap=dump,format=b")):
+            path = ctx.path(name)
+            ctx.run(main, args, agent="%s,file=%s" % (opts, path), tag=name)
+            files.append(path)
+        cut = ctx.path("cut.hprof")
+        whole, refused, undetectable = [], 0, 0
+        for path in files:
+            data = open(path, "rb").read()
+            ends = record_ends(data)
+            if not ends or ends[-1][0] != len(data):
+                raise Fail("%s is not whole to begin with" % path)
+            # Every boundary of the small file; in the heap dump every 25th and
+            # every one between its segments.
+            for i, (end, tag) in enumerate(ends[:-1]):
+                if len(ends) > 400 and i % 25 and tag != 0x1c:
+                    continue
+                with open(cut, "wb") as f:
+                    f.write(data[:end])
+                r = hprof("report", cut)
+                if r.returncode != 0 and "truncated" in r.stderr:
+                    refused += 1
+                elif tag in (0x0a, 0x0b):
+                    undetectable += 1
+                else:
+                    whole.append("%s cut at %d after tag 0x%02x: rc %d %s"
+                                 % (os.path.basename(path), end, tag, r.returncode, r.stderr.strip()[:200]))
+        if whole:
+            raise Fail("%d cut files read as whole (or refused without 'truncated'): %s"
+                       % (len(whole), "; ".join(whole[:4])))
+        ctx.note("%d cuts at record boundaries refused as truncated; %d right after a thread record "
+                 "cannot be told from a whole file" % (refused, undetectable))
+
     def t_oom(ctx):
         path = ctx.path("oom.txt")
         p, so, se, cmd = launch(ctx, "Faults", ["oom"], "cpu=samples,heap=sites,depth=4,file=" + path,
@@ -202,6 +255,7 @@ def make_tests(Fail, Run, AGENT, HPROF, read, spawn, timeout=120):
             ("faults_sigterm", signal_test(signal.SIGTERM, 143, "a")),
             ("faults_sigint", signal_test(signal.SIGINT, 130, "b")),
             ("faults_sigkill_mid_dump", t_sigkill_mid_dump),
+            ("faults_cut_at_records", t_cut_at_records),
             ("faults_oom", t_oom),
             ("faults_loaded_twice", t_loaded_twice),
             ("faults_xcheck_jni", t_xcheck_jni)]

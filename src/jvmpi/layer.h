@@ -171,7 +171,9 @@ void jvmpi_methods_after_onload(void);
 void jvmpi_methods_switch(void);
 /* Set on a thread while the layer runs Java code of its own (a thread's
  * name, a tracker native being bound): no METHOD_ENTRY/EXIT comes of it. */
-extern _Thread_local int jvmpi_in_layer;
+/* initial-exec: read on every METHOD_ENTRY/EXIT, where the general TLS model
+ * costs a __tls_get_addr call each time; 4 bytes of the static TLS block. */
+extern _Thread_local int jvmpi_in_layer __attribute__((tls_model("initial-exec")));
 /* A method of the tracker (its frames are left out of GetCallTrace). */
 int  jvmpi_methods_is_tracker(jmethodID method);
 

@@ -22,7 +22,9 @@ static struct {
     jvmpi_thread   *all;          /* every live record */
 } threads = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-static _Thread_local jvmpi_thread *current;   /* the calling thread's record */
+/* The calling thread's record; initial-exec (see jvmpi_in_layer): asked for
+ * on every METHOD_ENTRY/EXIT. */
+static _Thread_local jvmpi_thread *current __attribute__((tls_model("initial-exec")));
 
 jvmpi_thread *jvmpi_thread_current(void) { return current; }
 

@@ -51,7 +51,7 @@ static struct {
 
 /* Set while the layer itself runs Java code or the agent's handler runs:
  * their method calls are not the program's and must not recurse. */
-_Thread_local int jvmpi_in_layer;
+_Thread_local int jvmpi_in_layer __attribute__((tls_model("initial-exec")));
 
 static int is_tracker_class(const char *name) {
     return strcmp(name, TRACKER) == 0;

@@ -464,6 +464,8 @@ static int read_records(binary_reader *r)
     size_t at = 0;
     if (read_header(r, &at) != 0)
         return -1;
+    int last_tag = -1;
+    size_t last_at = at;
     while (at < r->len) {
         cursor head = { r->bytes + at, r->bytes + r->len, 0 };
         uint8_t tag = u1(&head);
@@ -481,8 +483,20 @@ static int read_records(binary_reader *r)
             return fail(r, at, "record 0x%02x is shorter (%u bytes) than what it says it holds", tag, len);
         if (time_us > r->max_time_us)
             r->max_time_us = time_us;
+        last_tag = tag;
+        last_at = at;
         at = (size_t)(body.end - r->bytes);
     }
+    /* Binary HPROF has no end mark, but a whole file never ends before the
+     * records that use what it defined (a writer killed between records):
+     * heap dump segments end with HEAP DUMP END; names, classes, frames and
+     * traces come before the sections that name them. */
+    if (last_tag == TAG_HEAP_DUMP_SEGMENT)
+        return fail(r, last_at, "the heap dump's segments stop without a HEAP DUMP END record (truncated file?)");
+    if (last_tag == TAG_UTF8 || last_tag == TAG_LOAD_CLASS || last_tag == TAG_FRAME || last_tag == TAG_TRACE)
+        return fail(r, last_at, "the file ends with a %s record that no record after it uses (truncated file?)",
+                    last_tag == TAG_UTF8 ? "UTF8" : last_tag == TAG_LOAD_CLASS ? "LOAD CLASS"
+                    : last_tag == TAG_FRAME ? "FRAME" : "TRACE");
     return 0;
 }
 
