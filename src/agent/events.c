@@ -8,7 +8,18 @@
 #include "jvmti_support.h"
 
 #define MAX_SUBSCRIBERS 8
-#define EVENT_SLOTS (JVMTI_MAX_EVENT_TYPE_VAL - JVMTI_MIN_EVENT_TYPE_VAL + 1)
+/* The events handled here go up to JDK 21's VirtualThreadEnd. */
+#define EVENT_MAX 88
+#define EVENT_SLOTS (EVENT_MAX - JVMTI_MIN_EVENT_TYPE_VAL + 1)
+
+/* jvmtiEventCallbacks as JDK 21 lays it out: JDK 17's, then
+ * VirtualThreadStart (87) and VirtualThreadEnd (88). A JVM copies as much of
+ * it as it knows (JDK 17: the first part). */
+typedef struct callbacks_jdk21 {
+    jvmtiEventCallbacks jdk17;
+    void (JNICALL *VirtualThreadStart)(jvmtiEnv *j, JNIEnv *e, jthread t);
+    void (JNICALL *VirtualThreadEnd)(jvmtiEnv *j, JNIEnv *e, jthread t);
+} callbacks_jdk21;
 
 /* Subscribers per event. Written before events_install (under `lock`), and
  * read by the installed callbacks without a lock: an entry is complete
@@ -31,6 +42,13 @@ static struct {
         for (int i = 0; i < n; i++)                                                        \
             ((__typeof__(((jvmtiEventCallbacks *)0)->member))hub.fn[SLOT(event)][i]) args; \
     }
+
+static void JNICALL fan_VirtualThreadEnd(jvmtiEnv *j, JNIEnv *e, jthread t)
+{
+    int n = hub.count[SLOT(EVENT_VIRTUAL_THREAD_END)];
+    for (int i = 0; i < n; i++)
+        ((void (JNICALL *)(jvmtiEnv *, JNIEnv *, jthread))hub.fn[SLOT(EVENT_VIRTUAL_THREAD_END)][i])(j, e, t);
+}
 
 FAN_OUT(JVMTI_EVENT_VM_INIT, VMInit, (jvmtiEnv *j, JNIEnv *e, jthread t), (j, e, t))
 FAN_OUT(JVMTI_EVENT_VM_DEATH, VMDeath, (jvmtiEnv *j, JNIEnv *e), (j, e))
@@ -99,8 +117,13 @@ static void JNICALL fan_ClassFileLoadHook(jvmtiEnv *jvmti, JNIEnv *jni, jclass r
 }
 
 /* The fan-out callback of each handled event, for events_install. */
-static void set_callback(jvmtiEventCallbacks *cb, jvmtiEvent ev)
+static void set_callback(callbacks_jdk21 *all, jvmtiEvent ev)
 {
+    jvmtiEventCallbacks *cb = &all->jdk17;
+    if ((int)ev == (int)EVENT_VIRTUAL_THREAD_END) {
+        all->VirtualThreadEnd = fan_VirtualThreadEnd;
+        return;
+    }
     switch (ev) {
     case JVMTI_EVENT_VM_INIT: cb->VMInit = fan_VMInit; break;
     case JVMTI_EVENT_VM_DEATH: cb->VMDeath = fan_VMDeath; break;
@@ -130,16 +153,16 @@ static void set_callback(jvmtiEventCallbacks *cb, jvmtiEvent ev)
 
 static int handled(jvmtiEvent ev)
 {
-    jvmtiEventCallbacks probe;
+    callbacks_jdk21 probe;
     memset(&probe, 0, sizeof probe);
     set_callback(&probe, ev);
-    static const jvmtiEventCallbacks none;
+    static const callbacks_jdk21 none;
     return memcmp(&probe, &none, sizeof probe) != 0;
 }
 
 int events_subscribe(jvmtiEvent ev, event_fn fn)
 {
-    if (ev < JVMTI_MIN_EVENT_TYPE_VAL || ev > JVMTI_MAX_EVENT_TYPE_VAL || !handled(ev)) {
+    if ((int)ev < JVMTI_MIN_EVENT_TYPE_VAL || (int)ev > EVENT_MAX || !handled(ev)) {
         fprintf(stderr, "hprof: internal error: event %d has no fan-out\n", (int)ev);
         return -1;
     }
@@ -162,14 +185,14 @@ out:
 
 int events_install(jvmtiEnv *jvmti)
 {
-    jvmtiEventCallbacks cb;
+    callbacks_jdk21 cb;
     memset(&cb, 0, sizeof cb);
     pthread_mutex_lock(&hub.lock);
-    for (int ev = JVMTI_MIN_EVENT_TYPE_VAL; ev <= JVMTI_MAX_EVENT_TYPE_VAL; ev++)
+    for (int ev = JVMTI_MIN_EVENT_TYPE_VAL; ev <= EVENT_MAX; ev++)
         if (hub.count[SLOT(ev)])
             set_callback(&cb, (jvmtiEvent)ev);
     pthread_mutex_unlock(&hub.lock);
-    return jvmti_failed((*jvmti)->SetEventCallbacks(jvmti, &cb, (jint)sizeof cb), "SetEventCallbacks")
+    return jvmti_failed((*jvmti)->SetEventCallbacks(jvmti, &cb.jdk17, (jint)sizeof cb), "SetEventCallbacks")
            ? -1 : 0;
 }
 

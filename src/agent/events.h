@@ -19,11 +19,18 @@
 #include <jni.h>
 #include <jvmti.h>
 
+/* JDK 21's VirtualThreadEnd (posted on the ending virtual thread, to an
+ * agent with can_support_virtual_threads), which the JDK 17 headers the
+ * agent is built with do not name. Subscribe and want it only where
+ * jvmti_want_virtual_threads said it is offered. */
+#define EVENT_VIRTUAL_THREAD_END ((jvmtiEvent)88)
+
 /* A subscriber, cast to this generic type; it is called with the signature
  * of its event's member of jvmtiEventCallbacks. */
 typedef void (*event_fn)(void);
 #define EVENT_FN(f) ((event_fn)(f))
 
+/* (EVENT_VIRTUAL_THREAD_END: the signature (jvmtiEnv *, JNIEnv *, jthread).) */
 /* Add fn to event ev's subscribers (once per fn). -1 if ev is not handled here
  * or its list is full. */
 int  events_subscribe(jvmtiEvent ev, event_fn fn);

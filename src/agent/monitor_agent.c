@@ -169,11 +169,20 @@ static uint64_t now_ns(void)
  * kept (stack may be NULL). Event callbacks run on the thread concerned
  * (current = 1: JVMTI walks the caller's own stack, no handshake); parks
  * leave LockSupport's and Unsafe's frames out. */
+/* A walk that failed (GetStackTrace refuses a thread the VM is tearing down,
+ * with WRONG_PHASE on JDK 25) still gets a real TRACE: the empty one, as
+ * HPROF's "<empty>". A row must never name trace 0, which no file defines. */
+static serial_t trace_or_empty(serial_t trace, serial_t thread_serial, stack_id *stack)
+{
+    return trace ? trace : trace_build(&mon.traces, thread_serial, NULL, 0, stack);
+}
+
 static serial_t trace_here(jthread thread, int current, int park, stack_id *stack)
 {
     serial_t thread_serial = mon.cfg.per_thread ? thread_serial_of(thread) : 0;
-    return stack_trace_of(&mon.traces, current ? NULL : thread, park ? mon.park_skip : NULL,
-                          park ? mon.n_park_skip : 0, thread_serial, stack);
+    serial_t trace = stack_trace_of(&mon.traces, current ? NULL : thread, park ? mon.park_skip : NULL,
+                                    park ? mon.n_park_skip : 0, thread_serial, stack);
+    return trace_or_empty(trace, thread_serial, stack);
 }
 
 /* The tid of `thread` if it is a virtual thread, else 0 (a platform thread:
@@ -433,6 +442,7 @@ static void JNICALL wrapped_park(JNIEnv *env, jobject unsafe, jboolean absolute,
         e->trace = stack_trace_here_skipping(env, &mon.traces,
                                              thread_trace_cache(TRACE_CACHE_MONITOR, 6, cached_frames),
                                              mon.park_skip, mon.n_park_skip, thread_serial, &e->stack);
+        e->trace = trace_or_empty(e->trace, thread_serial, &e->stack);
         e->walked = start;
         start = now_ns();
     }
