@@ -497,7 +497,59 @@ def make_tests(Fail, Skip, parse_profile, H, heap_tests):
         if "pprof=" not in r.stderr or bad not in r.stderr or "Busy: done" in r.stdout:
             raise Fail("expected a start-up error naming pprof= and %s; stderr: %s" % (bad, r.stderr[-300:]))
 
+    def t_outputs_times_keys_full(ctx):
+        """More distinct stacks than the tracker keeps (ManyStacks: 2^17 stacks
+        of ~170 frames, beyond its 16M frame ids): every stack it kept has
+        exactly its true calls, the rest are counted under
+        [unwalkable].tracker_keys_full, and stderr says so (they were once
+        counted, silently, under the thread's first stack)."""
+        prefix, levels = 150, 16
+        path, pprof_path = ctx.path("times.hprof.txt"), ctx.path("times.pb.gz")
+        r = ctx.run("ManyStacks", [str(prefix), str(levels)],
+                    agent="cpu=times,file=%s,pprof=%s" % (path, pprof_path))
+        if "TRUTH leaves=%d" % (1 << levels) not in r.stderr:
+            raise Fail("ManyStacks did not finish: " + r.stderr[-300:])
+        pp = read_pprof(pprof_path, Fail)
+        k_calls = pp.index("calls")
+        problems = []
+        kept_tree, folded, stacks_kept = 0, 0, 0
+        for frames, values, _ in pp.samples:
+            names = [f[0] for f in frames]
+            calls = values[k_calls]
+            if names and names[0] == "[unwalkable].tracker_keys_full":
+                folded += calls
+                continue
+            tree = 0
+            while tree < len(names) and names[tree] in ("ManyStacks.left", "ManyStacks.right"):
+                tree += 1
+            rest = names[tree:]
+            if tree:
+                want = 1 << (levels - (tree - 1))
+                kept_tree += calls
+                stacks_kept += 1
+            elif names and names[0] == "ManyStacks.down":
+                want = 1
+            elif names and names[0] == "ManyStacks.main":
+                want = 1
+            else:
+                continue                    # the JDK's own calls (class loading, shutdown)
+            if calls != want and len(problems) < 5:
+                problems.append("%d calls on a stack of %d tree frames above %d others (%s): expected exactly %d"
+                                % (calls, tree, len(rest), names[0], want))
+        all_tree = (1 << levels) * (levels + 1)
+        ctx.note("%d tree calls on %d kept stacks, %d calls under tracker_keys_full, of %d tree calls"
+                 % (kept_tree, stacks_kept, folded, all_tree))
+        if "[unwalkable].tracker_keys_full" not in r.stderr:
+            problems.append("stderr does not say that the tracker's keys filled")
+        if folded == 0:
+            problems.append("no calls under [unwalkable].tracker_keys_full: the keys never filled?")
+        if kept_tree >= all_tree or kept_tree + folded < all_tree:
+            problems.append("tree calls: %d kept + %d folded, of %d" % (kept_tree, folded, all_tree))
+        if problems:
+            raise Fail("; ".join(problems))
+
     return [
+        ("outputs_times_keys_full", t_outputs_times_keys_full),
         ("outputs_cpu", t_outputs_cpu),
         ("outputs_deep", t_outputs_deep),
         ("outputs_heap", t_outputs_heap),

@@ -149,6 +149,29 @@ JNIEXPORT jint JNICALL Java_java_lang_HprofTracker_trace(JNIEnv *jni, jclass cls
     return !T.cfg.full_stacks ? (jint)trace : stack ? (jint)stack : -(jint)trace;
 }
 
+/* A thread's tracker ran out of key space (HprofThreadState.keysFull): the
+ * key under which its calls of stacks not seen before are counted, the
+ * pseudo method [unwalkable].tracker_keys_full, encoded as trace() encodes
+ * a stack. Said once on stderr: those calls lose their stacks. */
+JNIEXPORT jint JNICALL Java_java_lang_HprofTracker_keysFullTrace(JNIEnv *jni, jclass cls) {
+    (void)jni; (void)cls;
+    if (atomic_load(&tracker_linking)) return 0;
+    static atomic_int said;
+    if (!atomic_exchange(&said, 1))
+        fprintf(stderr, "hprof: cpu=times: a thread made more distinct stacks than the tracker keeps "
+                        "(1M stacks or 16M frames); calls of its new stacks are counted under "
+                        "[unwalkable].tracker_keys_full (a smaller depth= keeps fewer)\n");
+    serial_t m = pseudo_method("tracker_keys_full");
+    serial_t f = m ? frame_intern(m, LINE_UNKNOWN) : 0;
+    serial_t thread_serial = T.cfg.per_thread ? thread_serial_of(NULL) : 0;
+    serial_t trace = f ? trace_intern(thread_serial, &f, 1) : 0;
+    if (trace == 0 || trace > INT32_MAX) return 0;
+    if (!T.cfg.full_stacks) return (jint)trace;
+    stack_frame whole = { m, LINE_UNKNOWN };
+    stack_id stack = stack_intern(thread_serial, &whole, 1, trace);
+    return stack && stack <= INT32_MAX ? (jint)stack : -(jint)trace;
+}
+
 /* The TRACE of a tracker key's number (see the top of this file), and its
  * whole stack (0: none kept). */
 static serial_t trace_of_key(serial_t key, stack_id *stack) {

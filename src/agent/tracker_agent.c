@@ -115,6 +115,7 @@ static int bind_natives(JNIEnv *jni, jclass tracker, int say_why) {
     static const struct { const char *name, *sig; } natives[] = {
         { "register", "([J)Z" }, { "cpuTime", "()J" }, { "cpuTimeOf", "(I)J" },
         { "trace", "()I" }, { "retire", "([I[J[J[JII)V" }, { "allocated", "(Ljava/lang/Object;I)V" },
+        { "keysFullTrace", "()I" },
     };
     atomic_store(&tracker_linking, 1);
     int ok = 1;
@@ -127,7 +128,8 @@ static int bind_natives(JNIEnv *jni, jclass tracker, int say_why) {
         case 2: (*jni)->CallStaticLongMethod(jni, tracker, m, (jint)0); break;
         case 3: (*jni)->CallStaticIntMethod(jni, tracker, m); break;
         case 4: (*jni)->CallStaticVoidMethod(jni, tracker, m, NULL, NULL, NULL, NULL, (jint)0, (jint)0); break;
-        default: (*jni)->CallStaticVoidMethod(jni, tracker, m, NULL, (jint)-1); break;
+        case 5: (*jni)->CallStaticVoidMethod(jni, tracker, m, NULL, (jint)-1); break;
+        default: (*jni)->CallStaticIntMethod(jni, tracker, m); break;
         }
         if (!say_why && (*jni)->ExceptionCheck(jni)) { (*jni)->ExceptionClear(jni); ok = 0; break; }
         ok = !tracker_jni_failed(jni, tracker, "binding the natives of " TRACKER

@@ -12,7 +12,7 @@ static const char *const reasons[] = {
     "no_Java_frame", "no_class_load", "GC_active", "unknown_not_Java",
     "not_walkable_not_Java", "unknown_Java", "not_walkable_Java", "unknown_state",
     "thread_exit", "deopt", "safepoint",
-    "unknown_failure", "unresolved_method", "buffer_full",
+    "unknown_failure", "unresolved_method", "buffer_full", "tracker_keys_full",
 };
 #define REASON_COUNT (sizeof reasons / sizeof reasons[0])
 

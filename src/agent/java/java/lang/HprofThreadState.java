@@ -49,7 +49,8 @@ final class HprofThreadState {
 
     /* accumulators: one per key (the ids of the top `depth` frames) */
     int nacc;
-    boolean full;                      /* MAX_KEYS or MAX_KEY_IDS reached: new keys fold into 0 */
+    boolean full;                      /* MAX_KEYS or MAX_KEY_IDS reached: new keys fold into fullAcc */
+    int fullAcc;                       /* the accumulator of [unwalkable].tracker_keys_full */
     int[] keyLen = new int[16];
     int[] keyStart = new int[16];      /* key a is keys[keyStart[a] .. + keyLen[a]) */
     int keyUsed;
@@ -162,7 +163,7 @@ final class HprofThreadState {
      *  frame called more than a few methods: cpu=times on javac 5.1x -> 3.8x
      *  CPU, CallBench 8.4x -> 6.2x (bench/run, no agent = 1). */
     private int keyOf(int p, int id) {
-        if (full) return lookup();   /* keys fold into 0: its pairs would lie */
+        if (full) return lookup();   /* new keys fold into fullAcc: its pairs would lie */
         int parent = p > 0 ? acc[p - 1] : -1;
         int[] pc = pairs;
         int slots = pc.length / 3;
@@ -201,7 +202,7 @@ final class HprofThreadState {
     }
 
     private int add(int slot, int n) {
-        if (full || nacc >= MAX_KEYS || keyUsed > MAX_KEY_IDS - n) { full = true; return 0; }   /* fold into the first key */
+        if (full || nacc >= MAX_KEYS || keyUsed > MAX_KEY_IDS - n) return keysFull();
         if (keyUsed + n > keys.length) {
             int size = keys.length * 2;
             while (size < keyUsed + n) size *= 2;
@@ -218,6 +219,23 @@ final class HprofThreadState {
         index[slot] = a + 1;
         if (nacc * 2 > index.length) rehash();
         return a;
+    }
+
+    /** Out of key space: calls of stacks not seen before are counted under
+     *  one key of their own, whose TRACE is the pseudo method
+     *  [unwalkable].tracker_keys_full (the agent says so on stderr), never
+     *  under another stack's key. Keys already made go on counting exactly. */
+    private int keysFull() {
+        if (!full) {
+            full = true;
+            int a = nacc++;
+            if (a == serial.length) growAccumulators();
+            keyLen[a] = 0;
+            keyStart[a] = keyUsed;
+            serial[a] = HprofTracker.keysFullTrace();
+            fullAcc = a;
+        }
+        return fullAcc;
     }
 
     private void rehash() {

@@ -249,6 +249,8 @@ public final class HprofTracker {
     static native long cpuTimeOf(int tid);
     /** The trace serial of the calling thread's stack (tracker frames skipped). */
     static native int trace();
+    /** The key of [unwalkable].tracker_keys_full: a thread's keys are full. */
+    static native int keysFullTrace();
     /** heap=sites: record one allocation (its site, and a tag to see it die). */
     static native void allocated(Object o, int above);
     /** A finished thread's totals. */
