@@ -36,7 +36,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../core/keytab.h"
 #include "../core/tables.h"
+#include "../heap/site_table.h"
 #include "../cpu/sampler.h"
 #include "../options/command_reply.h"
 #include "../options/options.h"
@@ -623,6 +625,11 @@ static void command_status(void)
         (long long)((agent.state == AGENT_STOPPED ? agent.stopped_at : now) - agent.started));
     say("options: %s", agent.options_text[0] ? agent.options_text : "(defaults)");
     say("output: %s (%d dumps)", agent.report.out ? agent.report.path : "(closed)", agent.dumps);
+    /* Counted by the tables themselves (the soak bench watches it stay flat);
+     * not counted: per-thread buffers, queues and the JVM's own JVMTI memory. */
+    size_t interning = keytab_bytes_held(), payload = tables_payload_bytes(), sites = site_table_bytes();
+    say("memory: %zu bytes in the agent's tables (interning %zu, payload %zu, allocation sites %zu)",
+        interning + payload + sites, interning, payload, sites);
     for (size_t i = 0; i < N_COLLECTORS; i++)
         if (agent.made[i] && all_collectors[i]->status) {
             char line[512];

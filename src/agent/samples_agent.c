@@ -449,6 +449,7 @@ static void reset(JNIEnv *jni)
         return;
     cpu_collector_drain(&cpu.queue);
     atomic_store(&sampler_lost.buffer_full, 0);
+    atomic_store(&sampler_lost.taken, 0);
     atomic_store(&sampler_lost.recovered_from_caller, 0);
     atomic_store(&sampler_lost.at_interrupted_pc, 0);
     cpu_collector_reset();
@@ -482,11 +483,16 @@ static void status(char *line, size_t size)
     uint64_t total = 0;
     if (cpu.initialised) {
         cpu_collector_drain(&cpu.queue);
+        collect_losses();
         if (cpu_collector_rows(&rows, &n, &total) == 0)
             free(rows);
     }
-    snprintf(line, size, "cpu=samples: %s, %llu samples in %u traces, every %d ms of CPU (%s)",
-             cpu.running ? "sampling" : "stopped", (unsigned long long)total, n, cpu.interval_ms,
+    /* "taken" is the signal handler's own count: with nothing in flight it
+     * equals the samples recorded, losses included (bench/soak checks it). */
+    snprintf(line, size, "cpu=samples: %s, %llu samples in %u traces (%llu taken by the signal handler), "
+             "every %d ms of CPU (%s)",
+             cpu.running ? "sampling" : "stopped", (unsigned long long)total, n,
+             (unsigned long long)atomic_load(&sampler_lost.taken), cpu.interval_ms,
              cpu.initialised ? sampler_engine_name() : "-");
 }
 

@@ -2,6 +2,7 @@
  * key bytes live in an arena of chunks that never move. */
 #include "keytab.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,23 @@ uint32_t keytab_hash(const void *key, uint32_t len)
     return h;
 }
 
+static _Atomic size_t bytes_held;
+
+size_t keytab_bytes_held(void)
+{
+    return atomic_load_explicit(&bytes_held, memory_order_relaxed);
+}
+
+/* What t holds now; each allocating call adds the difference it made. A
+ * by-index realloc that failed midway may leave one array a step larger than
+ * entries_cap says until the next growth: at most 12 bytes an entry unseen. */
+static size_t footprint(const keytab *t)
+{
+    size_t buckets = t->buckets ? ((size_t)t->bucket_mask + 1) * sizeof *t->buckets : 0;
+    size_t by_index = (size_t)t->entries_cap * (sizeof *t->hashes + sizeof *t->keys + sizeof *t->key_lengths);
+    return buckets + by_index + t->chunk_bytes;
+}
+
 void keytab_init(keytab *t, uint32_t max_entries)
 {
     memset(t, 0, sizeof *t);
@@ -37,6 +55,7 @@ void keytab_init(keytab *t, uint32_t max_entries)
 
 void keytab_free(keytab *t)
 {
+    atomic_fetch_sub_explicit(&bytes_held, footprint(t), memory_order_relaxed);
     struct keytab_chunk *c = t->chunks;
     while (c) {
         struct keytab_chunk *next = c->next;
@@ -114,6 +133,7 @@ static char *arena_alloc(keytab *t, size_t len)
         if (c == NULL)
             return NULL;
         c->size = size;
+        t->chunk_bytes += sizeof *c + size;
         c->next = t->chunks;
         t->chunks = c;
         t->chunk_used = 0;
@@ -123,7 +143,19 @@ static char *arena_alloc(keytab *t, size_t len)
     return p;
 }
 
+static uint32_t intern(keytab *t, const void *key, uint32_t len, int *created);
+
 uint32_t keytab_intern(keytab *t, const void *key, uint32_t len, int *created)
+{
+    size_t before = footprint(t);
+    uint32_t index = intern(t, key, len, created);
+    size_t after = footprint(t);
+    if (after != before)    /* tables only grow until keytab_free */
+        atomic_fetch_add_explicit(&bytes_held, after - before, memory_order_relaxed);
+    return index;
+}
+
+static uint32_t intern(keytab *t, const void *key, uint32_t len, int *created)
 {
     if (created)
         *created = 0;

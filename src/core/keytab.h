@@ -37,6 +37,7 @@ typedef struct keytab {
     uint32_t   entries_cap;  /* allocated length of the by-index arrays */
     struct keytab_chunk *chunks;  /* arena holding the key bytes */
     size_t     chunk_used;   /* bytes used in chunks (the newest chunk) */
+    size_t     chunk_bytes;  /* bytes malloc'ed for all chunks, headers included */
 } keytab;
 
 void     keytab_init(keytab *t, uint32_t max_entries);
@@ -50,5 +51,10 @@ uint32_t keytab_find(const keytab *t, const void *key, uint32_t len);
 const void *keytab_key(const keytab *t, uint32_t index, uint32_t *len);
 
 uint32_t keytab_hash(const void *key, uint32_t len);
+
+/* Bytes malloc'ed by every keytab of the process right now (buckets, by-index
+ * arrays, key arenas): the agent's interning tables, for `status`. Counted at
+ * each allocation and free, not estimated; safe from any thread. */
+size_t   keytab_bytes_held(void);
 
 #endif

@@ -615,6 +615,23 @@ int tables_init(const tables_limits *limits)
     return 0;
 }
 
+size_t tables_payload_bytes(void)
+{
+    size_t bytes = 0;
+    pthread_mutex_lock(&classes.lock);
+    bytes += (size_t)classes.cap * sizeof *classes.entries;
+    pthread_mutex_unlock(&classes.lock);
+    pthread_mutex_lock(&methods.lock);
+    bytes += (size_t)methods.cap * sizeof *methods.entries;
+    for (uint32_t i = 0; i < methods.keys.count; i++)
+        bytes += (size_t)methods.entries[i].line_count * sizeof *methods.entries[i].lines;
+    pthread_mutex_unlock(&methods.lock);
+    pthread_mutex_lock(&threads.lock);
+    bytes += (size_t)threads.cap * sizeof *threads.entries;
+    pthread_mutex_unlock(&threads.lock);
+    return bytes;
+}
+
 void tables_free(void)
 {
     for (uint32_t i = 0; i < methods.keys.count; i++)

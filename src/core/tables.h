@@ -22,6 +22,7 @@
 #ifndef HPROF_TABLES_H
 #define HPROF_TABLES_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef uint32_t serial_t;              /* 0 means "none" or "table full" */
@@ -128,6 +129,9 @@ typedef struct thread_info {
 serial_t thread_add(const char *name, const char *group, uint64_t object_id);
 void     thread_mark_ended(serial_t serial);
 int      thread_get(serial_t serial, thread_info *out);
+/* Bytes of the payload arrays beside the keytabs (classes, methods with their
+ * line tables, threads), from their capacities: for `status`. */
+size_t   tables_payload_bytes(void);
 uint32_t thread_count(void);
 
 /* ---- names (pure helpers, also used by writers) ---- */

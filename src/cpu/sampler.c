@@ -309,6 +309,7 @@ static void on_sigprof(int signo, siginfo_t *info, void *ucontext)
     raw_sample *s = sample_queue_claim(queue);
     if (s == NULL) {
         atomic_fetch_add_explicit(&sampler_lost.buffer_full, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&sampler_lost.taken, 1, memory_order_relaxed);
         goto out;
     }
     asgct_trace trace = { t->env, 0, (asgct_frame *)(void *)s->frames, (jint)frames_to_walk };
@@ -334,6 +335,7 @@ static void on_sigprof(int signo, siginfo_t *info, void *ucontext)
     s->weight = 1;
     if (info != NULL && info->si_code == SI_TIMER && info->si_overrun > 0)
         s->weight += (uint32_t)info->si_overrun;
+    atomic_fetch_add_explicit(&sampler_lost.taken, s->weight, memory_order_relaxed);
     sample_queue_publish(queue, s);
 out:
     /* perf engine: the event disarmed itself at the overflow that sent this

@@ -28,6 +28,8 @@
 
 /* Samples the handler could not put in the queue, by reason. */
 typedef struct sampler_losses {
+    atomic_ullong taken;           /* samples the handler took, by weight, lost ones included:
+                                    * the report's total must come to this (soak bench) */
     atomic_ullong buffer_full;     /* every queue slot was in use */
     atomic_ullong recovered_from_caller;  /* not lost: walked from the caller (see sampler.c) */
     atomic_ullong at_interrupted_pc;      /* not lost: walked at the interrupted PC, not the

@@ -57,6 +57,22 @@ int site_table_init(uint32_t max_subsites)
     return 0;
 }
 
+size_t site_table_bytes(void)
+{
+    pthread_mutex_lock(&S.lock);
+    size_t bytes = 0;
+    if (S.chunks) {
+        bytes += (size_t)S.max_chunks * sizeof *S.chunks;
+        for (uint32_t i = 0; i < S.max_chunks; i++)
+            if (atomic_load(&S.chunks[i]))
+                bytes += (size_t)CHUNK_SIZE * sizeof(subsite);
+    }
+    if (S.slots)
+        bytes += ((size_t)S.slot_mask + 1) * sizeof *S.slots;
+    pthread_mutex_unlock(&S.lock);
+    return bytes;
+}
+
 void site_table_free(void)
 {
     if (S.chunks)

@@ -20,6 +20,7 @@
 #ifndef HPROF_SITE_TABLE_H
 #define HPROF_SITE_TABLE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../core/stack_table.h"
@@ -32,6 +33,8 @@ typedef uint32_t subsite_t;          /* 0: none (table full) */
 
 int  site_table_init(uint32_t max_subsites);   /* 0 on success */
 void site_table_free(void);
+/* Bytes the table holds now (slot array, chunk index, chunks made): for `status`. */
+size_t site_table_bytes(void);
 
 /* The subsite of (trace, stack, class, size), created if new; 0 when full. */
 subsite_t site_intern(serial_t trace, stack_id stack, serial_t class_serial, uint64_t size);

@@ -47,6 +47,25 @@ TEST(keytab_grows_and_keeps_keys_in_place)
     keytab_free(&t);
 }
 
+/* What `status` reports as the interning tables' memory: every byte
+ * malloc'ed, counted as it is allocated, and given back by keytab_free. */
+TEST(keytab_counts_the_bytes_it_holds)
+{
+    size_t before = keytab_bytes_held();
+    keytab t;
+    keytab_init(&t, 1000000);
+    for (uint64_t k = 0; k < 1000; k++)
+        CHECK(keytab_intern(&t, &k, sizeof k, NULL) == k);
+    /* 1024 entries x (hash 4 + key pointer 8 + length 4), 2048 buckets x 4
+     * (load <= 1/2), one 64 KiB arena chunk and its 16-byte header. */
+    CHECK(keytab_bytes_held() - before == 1024 * 16 + 2048 * 4 + 65536 + 16);
+    static char big[100000];
+    CHECK(keytab_intern(&t, big, sizeof big, NULL) == 1000);   /* a chunk of its own */
+    CHECK(keytab_bytes_held() - before == 1024 * 16 + 2048 * 4 + 65536 + 16 + sizeof big + 16);
+    keytab_free(&t);
+    CHECK(keytab_bytes_held() == before);
+}
+
 TEST(keytab_is_bounded)
 {
     keytab t;
