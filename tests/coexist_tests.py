@@ -23,11 +23,17 @@ whose true profile is known, and checks both still work.
                        and uses a real-time signal; the split is right, and
                        the library's handler is still installed and still
                        got its ticks (sampler=timer and sampler=perf)
+    coexist_sites      heap=sites on AllocTruth with the debugger agent and a
+                       JFR recording (settings=profile, which samples
+                       allocations too) both on: every site's allocated and
+                       live counts exact, the .jfr file complete
 """
 
 import os
 import re
 import subprocess
+
+import heap_tests
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -62,15 +68,37 @@ def make_tests(Fail, parse_profile, final_section, cpu_truth, times_truth, cpu_t
         r = ctx.run("CpuSplit", ["5000"], agent="cpu=samples,depth=64,file=" + path,
                     jvm=["-XX:StartFlightRecording=filename=%s,settings=profile" % jfr])
         check_split(ctx, r, path, "with JFR")
+        check_jfr(ctx, jfr, r, "jdk.ExecutionSample")
+
+    def check_jfr(ctx, jfr, r, event):
         if not os.path.isfile(jfr):
             raise Fail("JFR wrote no recording at %s: %s" % (jfr, r.stderr[-400:]))
         s = subprocess.run([os.path.join(ctx.jdk, "bin", "jfr"), "summary", jfr],
                            capture_output=True, text=True, timeout=120)
-        m = re.search(r"^\s*jdk\.ExecutionSample\s+(\d+)", s.stdout, re.M)
+        m = re.search(r"^\s*%s\s+(\d+)" % re.escape(event), s.stdout, re.M)
         if s.returncode != 0 or not m or int(m.group(1)) == 0:
-            raise Fail("jfr summary: rc %d, jdk.ExecutionSample %s: %s"
-                       % (s.returncode, m.group(1) if m else "missing", (s.stdout + s.stderr)[-400:]))
-        ctx.note("JFR: %s jdk.ExecutionSample events" % m.group(1))
+            raise Fail("jfr summary: rc %d, %s %s: %s"
+                       % (s.returncode, event, m.group(1) if m else "missing", (s.stdout + s.stderr)[-400:]))
+        ctx.note("JFR: %s %s events" % (m.group(1), event))
+
+    def t_sites(ctx):
+        path, jfr = ctx.path("sites.txt"), ctx.path("sites.jfr")
+        r = ctx.run("AllocTruth", [], agent="heap=sites,depth=16,cutoff=0,file=" + path,
+                    jvm=["-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0",
+                         "-XX:StartFlightRecording=filename=%s,settings=profile" % jfr])
+        want = heap_tests.truths(r.stderr, Fail)
+        _, rows = heap_tests.sites_sections(path, Fail)[-1]
+        prof = parse_profile(path)
+        problems = []
+        for cls, frame, alloc, live in want:
+            got = heap_tests.site_totals(prof, rows, cls, frame)
+            if got[0] != alloc or got[1] != live:
+                problems.append("%s at %s: %d allocated, %d live; expected exactly %d and %d"
+                                % (cls, frame, got[0], got[1], alloc, live))
+        if problems:
+            raise Fail("; ".join(problems))
+        ctx.note("every site exact (%d truths) beside jdwp and JFR" % len(want))
+        check_jfr(ctx, jfr, r, "jdk.ObjectAllocationSample")
 
     def tool(cmd, what):
         c = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
@@ -135,4 +163,4 @@ def make_tests(Fail, parse_profile, final_section, cpu_truth, times_truth, cpu_t
             check_split(ctx, r, path, "sampler=%s beside another SIGPROF user (%s ticks)" % (sampler, m.group(1)))
 
     return [("coexist_jdwp", t_jdwp), ("coexist_jfr", t_jfr), ("coexist_javaagent", t_javaagent),
-            ("coexist_sigprof", t_sigprof)]
+            ("coexist_sigprof", t_sigprof), ("coexist_sites", t_sites)]
