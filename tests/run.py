@@ -1568,6 +1568,10 @@ import files_tests  # noqa: E402  (links refused, file modes)
 JVM_TESTS += files_tests.make_tests(Fail, os.path.join(BUILD, "hprof"))
 import faults_tests  # noqa: E402  (file size limit, signals, OOM, loaded twice, -Xcheck:jni)
 JVM_TESTS += faults_tests.make_tests(Fail, Run, AGENT, os.path.join(BUILD, "hprof"), read, spawn)
+import coexist_tests  # noqa: E402  (beside jdwp, JFR, a -javaagent rewriting classes, another SIGPROF user)
+JVM_TESTS += coexist_tests.make_tests(Fail, parse_profile, final_section, truth_of,
+                                      lambda stderr: times_tests.truth(stderr, Fail),
+                                      times_tests.cpu_time_sections, times_tests.calls_of)
 import net_tests  # noqa: E402  (net=, hprof listen, hprof run)
 JVM_TESTS += net_tests.make_tests(Fail, parse_profile, spawn, reap)
 import jvmpi_tests  # noqa: E402  (build/libjvmpi.so running JVMPI agents)

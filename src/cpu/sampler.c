@@ -50,6 +50,7 @@ static uint32_t      frames_to_walk;
 static long          interval_ns;
 static uint64_t      interval_period;   /* interval_ns as PERF_EVENT_IOC_PERIOD wants it */
 static atomic_int    sampling_on;
+static int           sample_signal = SIGPROF;  /* SIGPROF, or a real-time signal if it is taken */
 static atomic_int    generation;        /* sampler_start calls: thread states older are stale */
 
 /* Per-thread state read by the handler. initial-exec TLS: reading it from a
@@ -379,6 +380,31 @@ const char *sampler_engine_name(void)
                                   : "POSIX CPU-time timer (per thread; kernel tick resolution)";
 }
 
+/* 1: signo has a handler other than ours (SIG_DFL and SIG_IGN are no one's). */
+static int signal_taken(int signo)
+{
+    struct sigaction old;
+    if (sigaction(signo, NULL, &old) != 0)
+        return 1;
+    if (old.sa_flags & SA_SIGINFO)
+        return old.sa_sigaction != NULL && old.sa_sigaction != on_sigprof;
+    return old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN;
+}
+
+/* SIGPROF unless another handler owns it (the application or another
+ * profiler: taking it over would silently break them). Then the highest
+ * real-time signal nobody handles: glibc keeps those below SIGRTMIN, and
+ * libraries that take one usually count up from SIGRTMIN. -1: none free. */
+static int choose_signal(void)
+{
+    if (!signal_taken(SIGPROF))
+        return SIGPROF;
+    for (int s = SIGRTMAX; s >= SIGRTMIN; s--)
+        if (!signal_taken(s))
+            return s;
+    return -1;
+}
+
 /* From this interval on, sampler=auto uses POSIX timers (see sampler_init). */
 #define AUTO_TIMER_MIN_MS 10
 
@@ -402,15 +428,19 @@ int sampler_init(JavaVM *vm, sample_queue *q, int interval_ms, uint32_t max_fram
     sa.sa_sigaction = on_sigprof;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
-    struct sigaction old;
-    if (sigaction(SIGPROF, NULL, &old) == 0 && (old.sa_flags & SA_SIGINFO ?
-            (void *)old.sa_sigaction != NULL : (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN))) {
-        snprintf(err, errlen, "hprof: cpu=samples needs SIGPROF, but another handler is already "
-                 "installed for it (another profiling agent?)");
+    sample_signal = choose_signal();
+    if (sample_signal < 0) {
+        snprintf(err, errlen, "hprof: cpu=samples needs a signal: SIGPROF already has another handler "
+                 "and every real-time signal (SIGRTMIN..SIGRTMAX) is in use; use cpu=times instead");
         return -1;
     }
-    if (sigaction(SIGPROF, &sa, NULL) != 0) {
-        snprintf(err, errlen, "hprof: cannot install the SIGPROF handler: %s", strerror(errno));
+    if (sample_signal != SIGPROF)
+        fprintf(stderr, "hprof: SIGPROF already has a handler (another profiler, or the application's); "
+                "it is left alone and cpu=samples uses signal %d (SIGRTMIN+%d) instead\n",
+                sample_signal, sample_signal - SIGRTMIN);
+    if (sigaction(sample_signal, &sa, NULL) != 0) {
+        snprintf(err, errlen, "hprof: cannot install the handler of signal %d for cpu=samples: %s",
+                 sample_signal, strerror(errno));
         return -1;
     }
     /* Engine: perf events give exact intervals, but a per-thread perf event
@@ -492,7 +522,7 @@ static int start_perf(pid_t tid, int slot, uint64_t first_period_ns)
     if (fd < 0)
         return -1;
     struct f_owner_ex owner = { F_OWNER_TID, tid };
-    if (fcntl(fd, F_SETFL, O_ASYNC) != 0 || fcntl(fd, F_SETSIG, SIGPROF) != 0 ||
+    if (fcntl(fd, F_SETFL, O_ASYNC) != 0 || fcntl(fd, F_SETSIG, sample_signal) != 0 ||
         fcntl(fd, F_SETOWN_EX, &owner) != 0) {
         int e = errno;
         close(fd);
@@ -512,7 +542,7 @@ static int start_timer(pid_t tid, int slot)
     struct sigevent sev;
     memset(&sev, 0, sizeof sev);
     sev.sigev_notify = SIGEV_THREAD_ID;
-    sev.sigev_signo = SIGPROF;
+    sev.sigev_signo = sample_signal;
     sev.sigev_notify_thread_id = tid;
     if (timer_create(clock, &sev, &timers[slot].id) != 0)
         return -1;

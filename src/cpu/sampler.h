@@ -40,7 +40,9 @@ typedef enum { SAMPLER_AUTO = 0, SAMPLER_PERF, SAMPLER_TIMER } sampler_engine;
 
 /* Look up AsyncGetCallTrace, choose the engine (SAMPLER_AUTO: POSIX timers at
  * intervals of 10 ms and more; below, perf events if the kernel allows them,
- * else timers) and install the SIGPROF handler.
+ * else timers) and install the SIGPROF handler; if SIGPROF already has
+ * another handler, it is left alone and, saying so in one line on stderr, a
+ * free real-time signal is used instead.
  * Returns 0, or -1 with a message in err. */
 int  sampler_init(JavaVM *vm, sample_queue *queue, int interval_ms, uint32_t max_frames,
                   sampler_engine wanted, char *err, size_t errlen);

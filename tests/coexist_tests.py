@@ -1,0 +1,166 @@
+"""Coexistence (imported by tests/run.py; README "Reliability"). Each starts a
+real JVM with the agent and another user of the same JVM on a test program
+whose true profile is known, and checks both still work.
+
+    coexist_jdwp       cpu=samples on CpuSplit beside the debugger agent
+                       (-agentlib:jdwp, listening, not suspended): partA's
+                       share of samples within 3 points of the program's own
+                       CPU split, JDWP listening
+    coexist_jfr        cpu=samples on CpuSplit while JFR records
+                       (settings=profile): the split right, and the .jfr
+                       file complete (`jfr summary` reads it, with
+                       jdk.ExecutionSample events)
+    coexist_javaagent  cpu=times on TimesTruth beside a -javaagent whose
+                       ClassFileTransformer rewrites TimesTruth
+                       (tests/java/coexist/RewriteAgent.java, which rebuilds
+                       its constant pool): the exact call counts of hot,
+                       rec, thrower, and the program prints the rewritten
+                       line ("TRUTH javaagent=1 hot=...")
+    coexist_sigprof    cpu=samples on CpuSplit in a process where a
+                       preloaded library (tests/coexist/sigprof_owner.c)
+                       already handles SIGPROF and runs an ITIMER_PROF: the
+                       agent says in one line that it leaves SIGPROF alone
+                       and uses a real-time signal; the split is right, and
+                       the library's handler is still installed and still
+                       got its ticks (sampler=timer and sampler=perf)
+    coexist_sites      heap=sites on AllocTruth with the debugger agent and a
+                       JFR recording (settings=profile, which samples
+                       allocations too) both on: every site's allocated and
+                       live counts exact, the .jfr file complete
+"""
+
+import os
+import re
+import subprocess
+
+import heap_tests
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def make_tests(Fail, parse_profile, final_section, cpu_truth, times_truth, cpu_time_sections, calls_of):
+
+    def check_split(ctx, r, path, what, max_diff=0.03):
+        a_ns, b_ns, _ = cpu_truth(r.stderr)
+        prof = parse_profile(path)
+        sec = final_section(prof)
+        a = prof.samples(sec, lambda t: t.has_method("CpuSplit.partA"))
+        b = prof.samples(sec, lambda t: t.has_method("CpuSplit.partB"))
+        truth = a_ns / float(a_ns + b_ns)
+        if a + b < 100:
+            raise Fail("%s: only %d samples in partA+partB" % (what, a + b))
+        measured = a / float(a + b)
+        ctx.note("%s: partA %.1f%% of %d samples, truth %.1f%%" % (what, 100 * measured, a + b, 100 * truth))
+        if abs(measured - truth) > max_diff:
+            raise Fail("%s: partA share %.1f%% differs from the truth %.1f%% by more than %d points"
+                       % (what, 100 * measured, 100 * truth, round(100 * max_diff)))
+
+    def t_jdwp(ctx):
+        path = ctx.path("jdwp.txt")
+        r = ctx.run("CpuSplit", ["5000"], agent="cpu=samples,depth=64,file=" + path,
+                    jvm=["-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0"])
+        if not re.search(r"Listening for transport dt_socket at address: \d+", r.stdout + r.stderr):
+            raise Fail("JDWP did not say it listens: %s" % (r.stdout + r.stderr)[-400:])
+        check_split(ctx, r, path, "with jdwp")
+
+    def t_jfr(ctx):
+        path, jfr = ctx.path("jfr.txt"), ctx.path("rec.jfr")
+        r = ctx.run("CpuSplit", ["5000"], agent="cpu=samples,depth=64,file=" + path,
+                    jvm=["-XX:StartFlightRecording=filename=%s,settings=profile" % jfr])
+        check_split(ctx, r, path, "with JFR")
+        check_jfr(ctx, jfr, r, "jdk.ExecutionSample")
+
+    def check_jfr(ctx, jfr, r, event):
+        if not os.path.isfile(jfr):
+            raise Fail("JFR wrote no recording at %s: %s" % (jfr, r.stderr[-400:]))
+        s = subprocess.run([os.path.join(ctx.jdk, "bin", "jfr"), "summary", jfr],
+                           capture_output=True, text=True, timeout=120)
+        m = re.search(r"^\s*%s\s+(\d+)" % re.escape(event), s.stdout, re.M)
+        if s.returncode != 0 or not m or int(m.group(1)) == 0:
+            raise Fail("jfr summary: rc %d, %s %s: %s"
+                       % (s.returncode, event, m.group(1) if m else "missing", (s.stdout + s.stderr)[-400:]))
+        ctx.note("JFR: %s %s events" % (m.group(1), event))
+
+    def t_sites(ctx):
+        path, jfr = ctx.path("sites.txt"), ctx.path("sites.jfr")
+        r = ctx.run("AllocTruth", [], agent="heap=sites,depth=16,cutoff=0,file=" + path,
+                    jvm=["-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0",
+                         "-XX:StartFlightRecording=filename=%s,settings=profile" % jfr])
+        want = heap_tests.truths(r.stderr, Fail)
+        _, rows = heap_tests.sites_sections(path, Fail)[-1]
+        prof = parse_profile(path)
+        problems = []
+        for cls, frame, alloc, live in want:
+            got = heap_tests.site_totals(prof, rows, cls, frame)
+            if got[0] != alloc or got[1] != live:
+                problems.append("%s at %s: %d allocated, %d live; expected exactly %d and %d"
+                                % (cls, frame, got[0], got[1], alloc, live))
+        if problems:
+            raise Fail("; ".join(problems))
+        ctx.note("every site exact (%d truths) beside jdwp and JFR" % len(want))
+        check_jfr(ctx, jfr, r, "jdk.ObjectAllocationSample")
+
+    def tool(cmd, what):
+        c = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        if c.returncode != 0:
+            raise Fail("%s: rc %d: %s" % (what, c.returncode, (c.stdout + c.stderr)[-400:]))
+
+    def build_agent_jar(ctx):
+        classes = ctx.path("rewrite-agent")
+        os.makedirs(classes, exist_ok=True)
+        src = os.path.join(HERE, "java", "coexist", "RewriteAgent.java")
+        tool([os.path.join(ctx.jdk, "bin", "javac"), "--release", "17", "-d", classes, src], "javac RewriteAgent")
+        manifest = ctx.path("rewrite-agent.mf")
+        with open(manifest, "w") as f:
+            f.write("Premain-Class: RewriteAgent\n")
+        jar = ctx.path("rewrite-agent.jar")
+        tool([os.path.join(ctx.jdk, "bin", "jar"), "cfm", jar, manifest, "-C", classes, "."], "jar RewriteAgent")
+        return jar
+
+    def t_javaagent(ctx):
+        jar = build_agent_jar(ctx)
+        path = ctx.path("javaagent.txt")
+        r = ctx.run("TimesTruth", [], agent="cpu=times,cutoff=0,file=" + path,
+                    jvm=["-javaagent:%s=TimesTruth" % jar])
+        problems = []
+        if not re.search(r"^RewriteAgent: rewrote [1-9]\d* constants", r.stderr, re.M):
+            problems.append("the javaagent did not rewrite TimesTruth: %s" % r.stderr[-400:])
+        t = times_truth(r.stderr)
+        if t.get("javaagent") != 1:
+            problems.append("the program's output does not show the javaagent's rewrite: %s" % r.stderr[-400:])
+        total, rows = cpu_time_sections(path, Fail)[-1]
+        for method in ("hot", "rec", "thrower"):
+            got = calls_of(rows, "TimesTruth." + method)
+            if got != t.get(method):
+                problems.append("TimesTruth.%s: %d calls, the program made %s" % (method, got, t.get(method)))
+        if problems:
+            raise Fail("; ".join(problems))
+        ctx.note("hot %d, rec %d, thrower %d calls with the javaagent's rewrite in effect"
+                 % (t["hot"], t["rec"], t["thrower"]))
+
+    def build_sigprof_owner(ctx):
+        lib = ctx.path("libsigprof_owner.so")
+        tool(["cc", "-std=c11", "-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-o", lib,
+              os.path.join(HERE, "coexist", "sigprof_owner.c")], "cc sigprof_owner.c")
+        return lib
+
+    def t_sigprof(ctx):
+        lib = build_sigprof_owner(ctx)
+        for sampler, interval in (("timer", 10), ("perf", 1)):
+            path = ctx.path("sigprof-%s.txt" % sampler)
+            r = ctx.run("CpuSplit", ["5000"], env={"LD_PRELOAD": lib}, tag="sigprof-" + sampler,
+                        agent="cpu=samples,depth=64,interval=%d,sampler=%s,file=%s" % (interval, sampler, path))
+            said = [l for l in r.stderr.splitlines() if l.startswith("hprof: SIGPROF already has a handler")]
+            if len(said) != 1 or not re.search(r"uses signal \d+ \(SIGRTMIN\+\d+\) instead", said[0]):
+                raise Fail("sampler=%s: expected one line saying SIGPROF is left alone, got %d: %s"
+                           % (sampler, len(said), r.stderr[-600:]))
+            m = re.search(r"^SIGPROF_OWNER: ticks=(\d+) handler=(\w+)", r.stderr, re.M)
+            if not m:
+                raise Fail("sampler=%s: the preloaded SIGPROF user did not report: %s" % (sampler, r.stderr[-400:]))
+            if m.group(2) != "intact" or int(m.group(1)) == 0:
+                raise Fail("sampler=%s: the other SIGPROF user's handler is %s after %s ticks"
+                           % (sampler, m.group(2), m.group(1)))
+            check_split(ctx, r, path, "sampler=%s beside another SIGPROF user (%s ticks)" % (sampler, m.group(1)))
+
+    return [("coexist_jdwp", t_jdwp), ("coexist_jfr", t_jfr), ("coexist_javaagent", t_javaagent),
+            ("coexist_sigprof", t_sigprof), ("coexist_sites", t_sites)]
