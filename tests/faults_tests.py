@@ -129,14 +129,26 @@ def make_tests(Fail, Run, AGENT, HPROF, read, spawn, timeout=120):
             path = ctx.path(name)
             p, so, se, cmd = launch(ctx, "Faults", ["heap", "3000000"], "%s,file=%s" % (opts, path),
                                     jvm=["-Xmx1g"], tag="kill-" + fmt)
-            # The agent's progress line: the dump at exit is being written.
-            if not wait_for(p, se, r"hprof: heap dump: \d+ objects", seconds=120, poll=0.02):
+            # "Dumping the profile (exit) ..." comes before any section is
+            # written. The binary file then grows record by record: kill it
+            # once 8 MB more is there (or the progress line, every 2 s, says
+            # the heap dump is under way), not at a time guessed from the
+            # machine's speed (a quiet machine wrote 124 MB in under 2 s). The
+            # text format writes its heap dump to a staging file first: the
+            # file under the output name is then still empty.
+            if not wait_for(p, se, r"Dumping the profile \(exit\) \.\.\.", seconds=120, poll=0.002):
                 p.kill()
                 p.wait()
-                raise Fail("format=%s: no heap dump progress line before the JVM ended: %s"
-                           % (fmt, read(se)[-400:]))
+                raise Fail("format=%s: the exit dump never started: %s" % (fmt, read(se)[-400:]))
+            if fmt == "b":
+                base = os.path.getsize(path)
+                while (p.poll() is None and os.path.getsize(path) < base + (8 << 20)
+                       and not re.search(r"hprof: heap dump: \d+ objects", read(se))):
+                    time.sleep(0.002)
             p.send_signal(signal.SIGKILL)
             p.wait()
+            if "Dumping the profile (exit) ... done." in read(se):
+                raise Fail("format=%s: the dump ended before SIGKILL came: nothing was tested" % fmt)
             size = os.path.getsize(path)
             for args in (["report", path], ["convert", path, "--to", "collapsed", "-o", ctx.path("k.collapsed")]):
                 res = hprof(*args)
