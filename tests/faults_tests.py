@@ -42,25 +42,13 @@ import subprocess
 import time
 
 
-def make_tests(Fail, Run, AGENT, HPROF, read, spawn, timeout=120):
+def make_tests(Fail, reap, AGENT, HPROF, read, spawn, timeout=120):
 
     def launch(ctx, main, args, agent, jvm=(), tag=None, preexec=None):
         return spawn(ctx, main, args, agent, tag, jvm=jvm, preexec=preexec)
 
     def finish(ctx, p, so, se, cmd, want_rc):
-        try:
-            rc = p.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
-            raise Fail("timeout after %ds: %s" % (timeout, " ".join(cmd)))
-        r = Run(rc, read(so), read(se), p.pid, cmd)
-        errs = [f for f in os.listdir(ctx.out) if f.startswith("hs_err") or f.startswith("core")]
-        if errs:
-            raise Fail("JVM crashed: %s" % errs)
-        if want_rc is not None and rc != want_rc:
-            raise Fail("exit code %d (expected %d); stderr: %s" % (rc, want_rc, r.stderr[-600:]))
-        return r
+        return reap(ctx, p, so, se, cmd, want_rc)
 
     def wait_for(p, path, pattern, seconds=60, poll=0.05):
         deadline = time.time() + seconds

@@ -139,11 +139,13 @@ class Ctx:
             raise Fail("exit code %d (expected %d); %s" % (rc, expect_rc, diag(r)))
         return r
 
-    def check_crash(self, r):
+    def check_crash(self, r, want_rc=0):
+        """A crash: hs_err or core files, or a death by signal the test did
+        not ask for (want_rc: the exit code it expects, 143 after SIGTERM)."""
         errs = glob.glob(self.path("hs_err*")) + glob.glob(os.path.join(self.out, "core*"))
         if errs:
             raise Fail("JVM crashed: %s" % ", ".join(errs))
-        if r.rc is not None and (r.rc < 0 or r.rc >= 128):
+        if r.rc is not None and r.rc != want_rc and (r.rc < 0 or r.rc >= 128):
             raise Fail("JVM died with %s" % (("signal %d" % -r.rc) if r.rc < 0 else "exit code %d" % r.rc))
 
 
@@ -886,8 +888,9 @@ def spawn(ctx, main, args, agent, tag, env=None, jvm=(), preexec=None):
     return p, so, se, cmd
 
 
-def reap(ctx, p, so, se, cmd):
-    """Waits for a spawned JVM (killing it on timeout); crash and exit-code checks."""
+def reap(ctx, p, so, se, cmd, want_rc=0):
+    """Waits for a spawned JVM (killing it on timeout); crash and exit-code
+    checks (want_rc: the exit code expected, None: any but a crash)."""
     try:
         rc = p.wait(timeout=TIMEOUT)
     except subprocess.TimeoutExpired:
@@ -895,9 +898,9 @@ def reap(ctx, p, so, se, cmd):
         p.wait()
         raise Fail("%s did not exit within %ds" % (cmd[-1], TIMEOUT))
     r = Run(rc, read(so), read(se), p.pid, cmd)
-    ctx.check_crash(r)
-    if rc != 0:
-        raise Fail("exit code %d; %s" % (rc, diag(r)))
+    ctx.check_crash(r, want_rc)
+    if want_rc is not None and rc != want_rc:
+        raise Fail("exit code %d%s; %s" % (rc, " (expected %d)" % want_rc if want_rc else "", diag(r)))
     return r
 
 
@@ -1567,7 +1570,7 @@ JVM_TESTS += frontend_tests.make_tests(Fail, Skip, parse_profile)
 import files_tests  # noqa: E402  (links refused, file modes)
 JVM_TESTS += files_tests.make_tests(Fail, os.path.join(BUILD, "hprof"))
 import faults_tests  # noqa: E402  (file size limit, signals, OOM, loaded twice, -Xcheck:jni)
-JVM_TESTS += faults_tests.make_tests(Fail, Run, AGENT, os.path.join(BUILD, "hprof"), read, spawn)
+JVM_TESTS += faults_tests.make_tests(Fail, reap, AGENT, os.path.join(BUILD, "hprof"), read, spawn, TIMEOUT)
 import coexist_tests  # noqa: E402  (beside jdwp, JFR, a -javaagent rewriting classes, another SIGPROF user)
 JVM_TESTS += coexist_tests.make_tests(Fail, parse_profile, final_section, truth_of,
                                       lambda stderr: times_tests.truth(stderr, Fail),
