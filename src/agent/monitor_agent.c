@@ -32,6 +32,7 @@ static struct {
     int            wrap_pending;  /* found: bind it at the next ClassPrepare in boot code */
     int            running;
     int            inspect;       /* owned and contended monitors can be asked for */
+    int            can_suspend;   /* deadlock cycles are confirmed with their threads held still */
     int            binds_wanted;  /* NativeMethodBind wanted (from OnLoad to VMInit) */
     int            made;          /* first start done */
     int            breakpoints;   /* Breakpoint events wanted */
@@ -690,6 +691,10 @@ static int capabilities(const collector_env *env, const jvmtiCapabilities *poten
                    "loaded at start-up: MONITOR DUMP and DEADLOCKS are left out after an attach "
                    "(contention and waits are timed)");
     }
+    /* A deadlock cycle is confirmed with its threads suspended for the few
+     * JVMTI reads that tell whether it is real (see cycle_frozen). */
+    mon.can_suspend = mon.inspect && potential->can_suspend;
+    caps->can_suspend = mon.can_suspend;
     /* Frames with source files and line numbers, in traces and whole stacks. */
     caps->can_get_line_numbers = potential->can_get_line_numbers;
     caps->can_get_source_file_name = potential->can_get_source_file_name;
@@ -1086,6 +1091,81 @@ static int cycle_confirmed(JNIEnv *jni, const thread_snapshots *s, const uint32_
     return 1;
 }
 
+/* Whether `t`, suspended, still waits for `lock` owned by `owner`. JVMTI and
+ * JNI reads only: a suspended thread may hold one of the agent's own locks
+ * (it may have been stopped inside an event callback). */
+static int still_waits(JNIEnv *jni, jthread t, jobject lock, jobject owner)
+{
+    jvmtiEnv *jvmti = hprof_jvmti;
+    jint state = 0;
+    if ((*jvmti)->GetThreadState(jvmti, t, &state) != JVMTI_ERROR_NONE)
+        return 0;
+    jobject now = NULL, now_owner = NULL;
+    int same = 0;
+    if (state & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER) {
+        if ((*jvmti)->GetCurrentContendedMonitor(jvmti, t, &now) != JVMTI_ERROR_NONE || now == NULL)
+            return 0;
+        jvmtiMonitorUsage usage;
+        memset(&usage, 0, sizeof usage);
+        if ((*jvmti)->GetObjectMonitorUsage(jvmti, now, &usage) == JVMTI_ERROR_NONE) {
+            now_owner = usage.owner;
+            jvmti_free(usage.waiters);
+            jvmti_free(usage.notify_waiters);
+        }
+        if (now_owner == NULL && owns_monitor(jni, owner, now))   /* a virtual owner */
+            now_owner = (*jni)->NewLocalRef(jni, owner);
+    } else if ((state & JVMTI_THREAD_STATE_PARKED) && mon.park_blocker && mon.aos_class) {
+        now = (*jni)->GetObjectField(jni, t, mon.park_blocker);
+        if (now && (*jni)->IsInstanceOf(jni, now, mon.aos_class))
+            now_owner = (*jni)->GetObjectField(jni, now, mon.aos_owner);
+    }
+    same = now && now_owner && (*jni)->IsSameObject(jni, now, lock) && (*jni)->IsSameObject(jni, now_owner, owner);
+    if (now)
+        (*jni)->DeleteLocalRef(jni, now);
+    if (now_owner)
+        (*jni)->DeleteLocalRef(jni, now_owner);
+    return same;
+}
+
+/* A cycle read twice may still be an artefact: every read is of one thread at
+ * one moment, and threads handing locks over all the time can line up the
+ * same way twice (seen once in CI, deadlock_no_false_positive: a deadlock=
+ * dump whose own check then found no cycle). Suspend the members and read
+ * them again: a suspended thread cannot take or release a lock, so once all
+ * are held still, what the reads say holds at one instant, and a cycle then
+ * is a deadlock. Members that were not blocked stop for a few microseconds;
+ * those of a real deadlock were not running anyway. A thread someone else
+ * had suspended is read but left suspended. */
+static int cycle_frozen(JNIEnv *jni, const thread_snapshots *s, const uint32_t *ids, uint32_t len)
+{
+    jvmtiEnv *jvmti = hprof_jvmti;
+    jthread *threads = calloc(len, sizeof *threads);
+    jvmtiError *results = calloc(len, sizeof *results);
+    int frozen = threads != NULL && results != NULL;
+    for (uint32_t i = 0; frozen && i < len; i++)
+        threads[i] = s->t[ids[i] - 1].thread;
+    if (frozen && (*jvmti)->SuspendThreadList(jvmti, (jint)len, threads, results) != JVMTI_ERROR_NONE)
+        frozen = 0;
+    else if (frozen) {
+        for (uint32_t i = 0; i < len; i++)
+            frozen = frozen && (results[i] == JVMTI_ERROR_NONE || results[i] == JVMTI_ERROR_THREAD_SUSPENDED);
+        for (uint32_t i = 0; frozen && i < len; i++) {
+            const thread_snapshot *a = &s->t[ids[i] - 1];
+            frozen = still_waits(jni, a->thread, a->lock, a->owner);
+        }
+        /* Resume only those this call suspended. */
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < len; i++)
+            if (results[i] == JVMTI_ERROR_NONE)
+                threads[n++] = threads[i];
+        if (n > 0 && (*jvmti)->ResumeThreadList(jvmti, (jint)n, threads, results) != JVMTI_ERROR_NONE)
+            fprintf(stderr, "hprof: monitor=y: ResumeThreadList failed after a deadlock check\n");
+    }
+    free(threads);
+    free(results);
+    return frozen;
+}
+
 /* Confirmed deadlock cycles of the snapshot, as find_deadlocks lays them
  * out, with 1 + snapshot indexes as thread ids. */
 static uint32_t deadlock_cycles(JNIEnv *jni, const thread_snapshots *s, uint32_t **cycles_out)
@@ -1104,7 +1184,8 @@ static uint32_t deadlock_cycles(JNIEnv *jni, const thread_snapshots *s, uint32_t
         uint32_t in = 0, out = 0;
         for (uint32_t c = 0; c < found; c++) {
             uint32_t len = cycles[in];
-            if (cycle_confirmed(jni, s, cycles + in + 1, len)) {
+            if (cycle_confirmed(jni, s, cycles + in + 1, len) &&
+                (!mon.can_suspend || cycle_frozen(jni, s, cycles + in + 1, len))) {
                 memmove(cycles + out, cycles + in, (len + 1) * sizeof *cycles);
                 out += len + 1;
                 confirmed++;
