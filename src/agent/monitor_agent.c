@@ -32,7 +32,6 @@ static struct {
     int            wrap_pending;  /* found: bind it at the next ClassPrepare in boot code */
     int            running;
     int            inspect;       /* owned and contended monitors can be asked for */
-    int            can_suspend;   /* deadlock cycles are confirmed with their threads held still */
     int            binds_wanted;  /* NativeMethodBind wanted (from OnLoad to VMInit) */
     int            made;          /* first start done */
     int            breakpoints;   /* Breakpoint events wanted */
@@ -691,10 +690,6 @@ static int capabilities(const collector_env *env, const jvmtiCapabilities *poten
                    "loaded at start-up: MONITOR DUMP and DEADLOCKS are left out after an attach "
                    "(contention and waits are timed)");
     }
-    /* A deadlock cycle is confirmed with its threads suspended for the few
-     * JVMTI reads that tell whether it is real (see cycle_frozen). */
-    mon.can_suspend = mon.inspect && potential->can_suspend;
-    caps->can_suspend = mon.can_suspend;
     /* Frames with source files and line numbers, in traces and whole stacks. */
     caps->can_get_line_numbers = potential->can_get_line_numbers;
     caps->can_get_source_file_name = potential->can_get_source_file_name;
@@ -1127,6 +1122,18 @@ static int still_waits(JNIEnv *jni, jthread t, jobject lock, jobject owner)
     return same;
 }
 
+/* Whether every member of the cycle still waits for its lock held by the
+ * next member. */
+static int cycle_reads_same(JNIEnv *jni, const thread_snapshots *s, const uint32_t *ids, uint32_t len)
+{
+    for (uint32_t i = 0; i < len; i++) {
+        const thread_snapshot *a = &s->t[ids[i] - 1];
+        if (!still_waits(jni, a->thread, a->lock, a->owner))
+            return 0;
+    }
+    return 1;
+}
+
 /* A cycle read twice may still be an artefact: every read is of one thread at
  * one moment, and threads handing locks over all the time can line up the
  * same way twice (seen once in CI, deadlock_no_false_positive: a deadlock=
@@ -1135,10 +1142,29 @@ static int still_waits(JNIEnv *jni, jthread t, jobject lock, jobject owner)
  * are held still, what the reads say holds at one instant, and a cycle then
  * is a deadlock. Members that were not blocked stop for a few microseconds;
  * those of a real deadlock were not running anyway. A thread someone else
- * had suspended is read but left suspended. */
+ * had suspended is read but left suspended.
+ *
+ * can_suspend is a capability only one JVMTI environment may hold at a time
+ * (HotSpot): held from start-up it would keep a debugger loaded after us
+ * (-agentlib:jdwp) from starting. So it is taken here and given back at once.
+ * When another agent holds it, the cycle must read the same three more times,
+ * 20 ms apart (a real deadlock does not move; threads that line up by chance
+ * do not stay lined up). */
 static int cycle_frozen(JNIEnv *jni, const thread_snapshots *s, const uint32_t *ids, uint32_t len)
 {
     jvmtiEnv *jvmti = hprof_jvmti;
+    jvmtiCapabilities suspend;
+    memset(&suspend, 0, sizeof suspend);
+    suspend.can_suspend = 1;
+    if ((*jvmti)->AddCapabilities(jvmti, &suspend) != JVMTI_ERROR_NONE) {
+        for (int round = 0; round < 3; round++) {
+            struct timespec pause = {0, 20 * 1000 * 1000};
+            nanosleep(&pause, NULL);
+            if (!cycle_reads_same(jni, s, ids, len))
+                return 0;
+        }
+        return 1;
+    }
     jthread *threads = calloc(len, sizeof *threads);
     jvmtiError *results = calloc(len, sizeof *results);
     int frozen = threads != NULL && results != NULL;
@@ -1149,10 +1175,7 @@ static int cycle_frozen(JNIEnv *jni, const thread_snapshots *s, const uint32_t *
     else if (frozen) {
         for (uint32_t i = 0; i < len; i++)
             frozen = frozen && (results[i] == JVMTI_ERROR_NONE || results[i] == JVMTI_ERROR_THREAD_SUSPENDED);
-        for (uint32_t i = 0; frozen && i < len; i++) {
-            const thread_snapshot *a = &s->t[ids[i] - 1];
-            frozen = still_waits(jni, a->thread, a->lock, a->owner);
-        }
+        frozen = frozen && cycle_reads_same(jni, s, ids, len);
         /* Resume only those this call suspended. */
         uint32_t n = 0;
         for (uint32_t i = 0; i < len; i++)
@@ -1163,6 +1186,8 @@ static int cycle_frozen(JNIEnv *jni, const thread_snapshots *s, const uint32_t *
     }
     free(threads);
     free(results);
+    if ((*jvmti)->RelinquishCapabilities(jvmti, &suspend) != JVMTI_ERROR_NONE)
+        fprintf(stderr, "hprof: monitor=y: could not give the can_suspend capability back\n");
     return frozen;
 }
 
@@ -1185,7 +1210,7 @@ static uint32_t deadlock_cycles(JNIEnv *jni, const thread_snapshots *s, uint32_t
         for (uint32_t c = 0; c < found; c++) {
             uint32_t len = cycles[in];
             if (cycle_confirmed(jni, s, cycles + in + 1, len) &&
-                (!mon.can_suspend || cycle_frozen(jni, s, cycles + in + 1, len))) {
+                cycle_frozen(jni, s, cycles + in + 1, len)) {
                 memmove(cycles + out, cycles + in, (len + 1) * sizeof *cycles);
                 out += len + 1;
                 confirmed++;
