@@ -440,6 +440,53 @@ def t_thread_churn_timer(ctx):
     thread_churn_common(ctx, "timer")
 
 
+def t_thread_churn_bounded(ctx):
+    """thread=n and 30,000 short threads: no trace names a thread, so the
+    agent holds only the last 16,384 ended threads (src/agent/agent.c,
+    ENDED_THREADS_KEPT) and forgets older ones, so that a program that starts
+    threads all the time does not make it grow. The report must name exactly
+    the churn threads that ended last (each START with its END), none of the
+    first ones; and `status` in the middle counts the forgotten."""
+    prof_path = ctx.path("churn.hprof.txt")
+    p, so, se, cmd = spawn(ctx, "ThreadChurn", ["30000", "100", "2000"],
+                           "cpu=samples,thread=n,file=" + prof_path, "churn")
+    status = ""
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and p.poll() is None:
+            time.sleep(0.3)
+            r = subprocess.run([os.path.join(BUILD, "hprof"), "status", str(p.pid)],
+                               capture_output=True, text=True, timeout=60)
+            m = re.search(r"^threads: (\d+) seen, (\d+) ended ones forgotten", r.stdout, re.M)
+            if m and int(m.group(2)) > 0:
+                status = m.group(0)
+                break
+    finally:
+        r = reap(ctx, p, so, se, cmd)
+    if not re.search(r"CHURN started=30000 joined=30000", r.stderr):
+        raise Fail("ThreadChurn did not finish its threads: %s" % tail(r.stderr))
+    prof = parse_profile(prof_path)
+    churn = {t.name: t for t in prof.threads.values() if t.name.startswith("churn-")}
+    numbers = sorted(int(n.split("-")[1]) for n in churn)
+    ended = [t for t in churn.values() if t.ended]
+    others_ended = sum(1 for t in prof.threads.values() if t.ended and not t.name.startswith("churn-"))
+    ctx.note("%d churn threads named (churn-%d .. churn-%d), %d of them ended; other ended threads %d; "
+             "status mid-run: %s" % (len(churn), numbers[0] if numbers else -1, numbers[-1] if numbers else -1,
+                                     len(ended), others_ended, status or "(none seen)"))
+    problems = []
+    if len(ended) != len(churn):
+        problems.append("%d churn threads without THREAD END" % (len(churn) - len(ended)))
+    if not 16384 - 64 <= len(churn) <= 16384:
+        problems.append("%d churn threads in the report (expected the last 16384 ended threads, "
+                        "less the few other threads that ended)" % len(churn))
+    if numbers and (numbers[-1] != 29999 or numbers[0] < 30000 - 16384 - 200):
+        problems.append("the threads named are not the last ones: churn-%d .. churn-%d" % (numbers[0], numbers[-1]))
+    if not status:
+        problems.append("`hprof status` never said that ended threads were forgotten")
+    if problems:
+        raise Fail("; ".join(problems))
+
+
 # ---------------------------------------------------------------- SIGQUIT
 
 def t_binary_second_file(ctx):
@@ -1527,6 +1574,7 @@ JVM_TESTS = [
     ("hot_cold", t_hot_cold),
     ("cpu_split_timer", t_cpu_split_timer),
     ("thread_churn", t_thread_churn),
+    ("thread_churn_bounded", t_thread_churn_bounded),
     ("thread_churn_timer", t_thread_churn_timer),
     ("asan_agent", t_asan_agent),
     ("sigquit", t_sigquit),

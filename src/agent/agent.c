@@ -58,6 +58,8 @@
 #define REPLY_MAX         16384
 #define NET_FINISH_MS     10000    /* at exit, the most a listener gets to take the rest of the report */
 #define LIVE_EVERY_MS     1000     /* net=: a live summary this often */
+#define ENDED_THREADS_KEPT 16384   /* thread=n: ended threads held for their THREAD records */
+#define ENDED_THREADS_KEPT_TEXT "16384"
 
 static const collector *const all_collectors[] = {
     &cpu_samples_collector, &cpu_times_collector, &heap_sites_collector, &heap_dump_collector,
@@ -525,6 +527,7 @@ static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     serial_t serial = thread_serial_of(thread);
     if (serial)
         thread_mark_ended(serial);
+    thread_serial_forget(jni, thread);
 }
 
 /* ------------------------------------------------------------ start, stop */
@@ -630,6 +633,9 @@ static void command_status(void)
     size_t interning = keytab_bytes_held(), payload = tables_payload_bytes(), sites = site_table_bytes();
     say("memory: %zu bytes in the agent's tables (interning %zu, payload %zu, allocation sites %zu)",
         interning + payload + sites, interning, payload, sites);
+    uint64_t forgotten = thread_forgotten_count();
+    say("threads: %u seen, %llu ended ones forgotten (%s)", thread_count(), (unsigned long long)forgotten,
+        agent.opt.thread ? "thread=y: all kept" : "thread=n: the last " ENDED_THREADS_KEPT_TEXT " ended ones are kept");
     for (size_t i = 0; i < N_COLLECTORS; i++)
         if (agent.made[i] && all_collectors[i]->status) {
             char line[512];
@@ -985,6 +991,13 @@ static int first_load(JavaVM *vm, const command *c, int live, char *err, size_t 
         snprintf(err, errlen, "hprof: out of memory at start-up");
         return -1;
     }
+    /* thread=n: no trace names a thread, so an ended thread is needed only
+     * for its THREAD START/END lines; the last ENDED_THREADS_KEPT are held
+     * (a dump writes the ends since the last one), older ones forgotten, so
+     * a program that starts threads all the time does not make the agent
+     * grow. thread=y: every trace names its thread; all are kept. */
+    if (!agent.opt.thread)
+        thread_keep_ended(ENDED_THREADS_KEPT);
     if (add_capabilities(&agent.opt) != 0) {
         snprintf(err, errlen, "hprof: cannot set up JVMTI (see the error above)");
         return -1;

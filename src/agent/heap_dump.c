@@ -42,12 +42,12 @@ static serial_t internal_name(serial_t class_serial)
 
 /* Thread names and groups go through the string table, so they are
  * interned before the UTF8 records are written. */
-static void intern_thread_names(const hb_writer *w, uint32_t nthreads)
+static void intern_thread_names(const thread_news *news)
 {
-    for (uint32_t i = w->tables_written.threads_started; i < nthreads; i++) {
+    for (uint32_t i = news->from; i < news->to; i++) {
         thread_info ti;
         if (thread_get(THREAD_SERIAL_BASE + i, &ti) == 0) {
-            string_intern(ti.name ? ti.name : "");
+            string_intern(ti.name);
             string_intern(ti.group ? ti.group : "");
         }
     }
@@ -55,39 +55,32 @@ static void intern_thread_names(const hb_writer *w, uint32_t nthreads)
 
 /* START THREAD for threads this file has not named yet, END THREAD once
  * for each that has ended since (threads end in any order). */
-static void write_thread_records(hb_writer *w, uint32_t nthreads)
+static void write_thread_records(hb_writer *w, thread_news *news)
 {
-    for (uint32_t i = w->tables_written.threads_started; i < nthreads; i++) {
+    for (uint32_t i = news->from; i < news->to; i++) {
         thread_info ti;
         if (thread_get(THREAD_SERIAL_BASE + i, &ti) != 0)
-            continue;
+            continue;           /* forgotten (thread=n) */
         hb_start_thread(w, THREAD_SERIAL_BASE + i, ti.object_id, EMPTY_TRACE_SERIAL,
-                        STRING_ID(string_intern(ti.name ? ti.name : "")),
+                        STRING_ID(string_intern(ti.name)),
                         STRING_ID(string_intern(ti.group ? ti.group : "")), 0);
+        thread_news_started(news, THREAD_SERIAL_BASE + i);
     }
-    w->tables_written.threads_started = nthreads;
-    if (nthreads > w->tables_written.thread_ended_cap) {
-        uint8_t *bigger = realloc(w->tables_written.thread_ended, nthreads);
-        if (bigger == NULL)
-            return;             /* END THREADs wait for the next dump */
-        memset(bigger + w->tables_written.thread_ended_cap, 0, nthreads - w->tables_written.thread_ended_cap);
-        w->tables_written.thread_ended = bigger;
-        w->tables_written.thread_ended_cap = nthreads;
-    }
-    for (uint32_t i = 0; i < nthreads; i++) {
-        thread_info ti;
-        if (!w->tables_written.thread_ended[i] && thread_get(THREAD_SERIAL_BASE + i, &ti) == 0 && ti.ended) {
-            hb_end_thread(w, THREAD_SERIAL_BASE + i);
-            w->tables_written.thread_ended[i] = 1;
-        }
-    }
+    for (uint32_t i = 0; i < news->n_ended; i++)
+        if (thread_news_may_end(news, news->ended[i]))
+            hb_end_thread(w, news->ended[i]);
+    w->tables_written.threads_started = news->to;
+    w->tables_written.thread_ended_seq = news->ended_seq;
 }
 
 void heap_dump_binary_new_records(hb_writer *w)
 {
     uint32_t nclasses = class_count(), nframes = frame_count(), ntraces = trace_count();
-    uint32_t nthreads = thread_count();
-    intern_thread_names(w, nthreads);
+    thread_news news;
+    int have_news = thread_news_take(w->tables_written.threads_started, w->tables_written.thread_ended_seq,
+                                     &news) == 0;   /* out of memory: the thread records wait */
+    if (have_news)
+        intern_thread_names(&news);
     /* Names first: every record below refers to its names by id. */
     serial_t *names = calloc(nclasses > w->tables_written.classes ? nclasses - w->tables_written.classes : 1, sizeof *names);
     for (uint32_t i = w->tables_written.classes; names && i < nclasses; i++)
@@ -146,7 +139,10 @@ void heap_dump_binary_new_records(hb_writer *w)
         hb_stack_trace(w, TRACE_SERIAL_BASE + i, thread, ids, k);
     }
     w->tables_written.traces = ntraces;
-    write_thread_records(w, nthreads);
+    if (have_news) {
+        write_thread_records(w, &news);
+        thread_news_free(&news);
+    }
 }
 
 /* ------------------------------------------------------ class layouts */

@@ -271,6 +271,38 @@ void thread_serial_remember(JNIEnv *jni, jthread thread, serial_t serial)
     pthread_mutex_unlock(&tids.lock);
 }
 
+void thread_serial_forget(JNIEnv *jni, jthread thread)
+{
+    jlong tid = jni ? tid_of(jni, thread) : 0;
+    if (tid <= 0)
+        return;
+    pthread_mutex_lock(&tids.lock);
+    if (tids.cap) {
+        uint32_t hole = tid_find_locked((uint64_t)tid);
+        if (tids.keys[hole] != 0) {
+            /* An empty slot's serial is 0: lookups of an absent tid read it. */
+            tids.keys[hole] = 0;
+            tids.serials[hole] = 0;
+            tids.used--;
+            /* Move later entries of the probe run back into the hole (no
+             * tombstones): one stays where it is if its home slot lies
+             * cyclically in (hole, j]. */
+            for (uint32_t j = (hole + 1) & (tids.cap - 1); tids.keys[j] != 0; j = (j + 1) & (tids.cap - 1)) {
+                uint32_t home = tid_slot(tids.keys[j], tids.cap);
+                int stays = hole < j ? (home > hole && home <= j) : (home > hole || home <= j);
+                if (stays)
+                    continue;
+                tids.keys[hole] = tids.keys[j];
+                tids.serials[hole] = tids.serials[j];
+                tids.keys[j] = 0;
+                tids.serials[j] = 0;
+                hole = j;
+            }
+        }
+    }
+    pthread_mutex_unlock(&tids.lock);
+}
+
 /* can_support_virtual_threads (JDK 21): the bit after
  * can_generate_sampled_object_alloc_events, which the JDK 17 headers leave
  * unnamed. Found by setting the named one (bit fields are laid out in

@@ -45,6 +45,9 @@ serial_t class_serial_of_object(JNIEnv *jni, jobject object);
  * object's id (see jvmti_support.c for why not its thread-local storage). */
 serial_t thread_serial_of(jthread thread);
 void     thread_serial_remember(JNIEnv *jni, jthread thread, serial_t serial);
+/* At its ThreadEnd, the last event of a thread: out of the map (threads that
+ * come and go must not make it grow). */
+void     thread_serial_forget(JNIEnv *jni, jthread thread);
 /* Give a thread a serial (THREAD START's name and group from GetThreadInfo,
  * kept in its JVMTI thread-local storage and remembered by its id); 0 on
  * failure or for the thread named `except_name` (the agent's own). An

@@ -520,47 +520,219 @@ uint32_t trace_count(void)
 
 /* ------------------------------------------------------------------ threads */
 
+/* A thread's record, in a slot that is reused once the thread is forgotten.
+ * The name is the slot's own copy, freed with it: thread names are often
+ * unique ("pool-7-thread-91234"), and interning them would keep every name
+ * of every thread that ever ran. Groups are few: interned. */
 typedef struct thread_entry {
-    const char *name;
+    serial_t    serial;               /* 0: a free slot */
+    char       *name;
     const char *group;
     uint64_t    object_id;
-    int         ended;
+    uint64_t    end_seq;              /* 0: not ended; else 1 + how many ended before it */
 } thread_entry;
+
+/* Serial -> slot: open addressing, linear probing, serial 0 = empty. */
+typedef struct thread_index {
+    serial_t *serials;
+    uint32_t *slots;
+    uint32_t  cap, used;              /* cap: a power of two, or 0 */
+} thread_index;
 
 static struct {
     pthread_mutex_t lock;
-    thread_entry *entries;
-    uint32_t count, cap, max;
-} threads = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, 0 };
+    thread_entry *slots;
+    uint32_t      nslots, slots_cap;  /* slots[0, nslots) have been used */
+    uint32_t     *free_slots;         /* slots of forgotten threads, to reuse */
+    uint32_t      nfree;
+    thread_index  index;
+    uint32_t      count, max;         /* serials handed out; slots held at most */
+    /* Ended threads still held, oldest first (a ring of serials). */
+    serial_t     *ended;
+    uint32_t      ended_head, ended_n, ended_cap;
+    uint32_t      keep_ended;         /* ended threads held at most; then the oldest is forgotten */
+    uint64_t      ended_total;        /* end_seq of the last thread that ended */
+    uint64_t      forgotten;
+    size_t        name_bytes;
+} threads = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, NULL, 0, {NULL, NULL, 0, 0}, 0, 0,
+              NULL, 0, 0, 0, UINT32_MAX, 0, 0, 0 };
+
+static uint32_t thread_hash(serial_t serial, uint32_t cap)
+{
+    return (uint32_t)(((uint64_t)serial * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+}
+
+/* The index position of serial, or the empty one where it would go. */
+static uint32_t index_find_locked(serial_t serial)
+{
+    uint32_t j = thread_hash(serial, threads.index.cap);
+    while (threads.index.serials[j] != 0 && threads.index.serials[j] != serial)
+        j = (j + 1) & (threads.index.cap - 1);
+    return j;
+}
+
+static int index_put_locked(serial_t serial, uint32_t slot)
+{
+    thread_index *ix = &threads.index;
+    if ((ix->used + 1) * 2 > ix->cap) {
+        thread_index bigger = { NULL, NULL, ix->cap ? ix->cap * 2 : 256, ix->used };
+        bigger.serials = calloc(bigger.cap, sizeof *bigger.serials);
+        bigger.slots = calloc(bigger.cap, sizeof *bigger.slots);
+        if (bigger.serials == NULL || bigger.slots == NULL) {
+            free(bigger.serials);
+            free(bigger.slots);
+            return -1;
+        }
+        for (uint32_t i = 0; i < ix->cap; i++) {
+            if (ix->serials[i] == 0)
+                continue;
+            uint32_t j = thread_hash(ix->serials[i], bigger.cap);
+            while (bigger.serials[j] != 0)
+                j = (j + 1) & (bigger.cap - 1);
+            bigger.serials[j] = ix->serials[i];
+            bigger.slots[j] = ix->slots[i];
+        }
+        free(ix->serials);
+        free(ix->slots);
+        *ix = bigger;
+    }
+    uint32_t j = index_find_locked(serial);
+    if (ix->serials[j] == 0)
+        ix->used++;
+    ix->serials[j] = serial;
+    ix->slots[j] = slot;
+    return 0;
+}
+
+/* Remove serial; later entries of its probe run move back into the hole so
+ * that every lookup still finds them (no tombstones to accumulate). */
+static void index_remove_locked(serial_t serial)
+{
+    thread_index *ix = &threads.index;
+    if (ix->cap == 0)
+        return;
+    uint32_t hole = index_find_locked(serial);
+    if (ix->serials[hole] == 0)
+        return;
+    ix->serials[hole] = 0;
+    ix->used--;
+    for (uint32_t j = (hole + 1) & (ix->cap - 1); ix->serials[j] != 0; j = (j + 1) & (ix->cap - 1)) {
+        uint32_t home = thread_hash(ix->serials[j], ix->cap);
+        /* Stays if its home lies cyclically in (hole, j]. */
+        int stays = hole < j ? (home > hole && home <= j) : (home > hole || home <= j);
+        if (stays)
+            continue;
+        ix->serials[hole] = ix->serials[j];
+        ix->slots[hole] = ix->slots[j];
+        ix->serials[j] = 0;
+        hole = j;
+    }
+}
+
+static thread_entry *entry_locked(serial_t serial)
+{
+    if (serial < THREAD_SERIAL_BASE || threads.index.cap == 0)
+        return NULL;
+    uint32_t j = index_find_locked(serial);
+    return threads.index.serials[j] == serial ? &threads.slots[threads.index.slots[j]] : NULL;
+}
+
+static void forget_locked(thread_entry *e)
+{
+    uint32_t slot = (uint32_t)(e - threads.slots);
+    index_remove_locked(e->serial);
+    threads.name_bytes -= strlen(e->name) + 1;
+    free(e->name);
+    memset(e, 0, sizeof *e);
+    threads.free_slots[threads.nfree++] = slot;   /* room: one per slot, made with it */
+    threads.forgotten++;
+}
 
 serial_t thread_add(const char *name, const char *group, uint64_t object_id)
 {
-    const char *n = stored_string(name ? name : "");
     const char *g = stored_string(group ? group : "");
-    if (n == NULL || g == NULL)
+    char *n = strdup(name ? name : "");
+    if (n == NULL || g == NULL) {
+        free(n);
         return 0;
+    }
     serial_t serial = 0;
     pthread_mutex_lock(&threads.lock);
-    if (threads.count < threads.max &&
-        ensure_capacity((void **)&threads.entries, &threads.cap, threads.count,
-                        sizeof *threads.entries) == 0) {
-        thread_entry *e = &threads.entries[threads.count];
-        e->name = n;
-        e->group = g;
-        serial = THREAD_SERIAL_BASE + threads.count++;
-        /* 0: an id derived from the serial, so it is unique without a race. */
-        e->object_id = object_id ? object_id : 0x50000000ull + serial;
-        e->ended = 0;
+    uint32_t held = threads.nslots - threads.nfree;
+    uint32_t slot = UINT32_MAX;
+    if (held < threads.max && threads.count < UINT32_MAX - THREAD_SERIAL_BASE) {
+        if (threads.nfree > 0) {
+            slot = threads.free_slots[--threads.nfree];
+        } else if (ensure_capacity((void **)&threads.slots, &threads.slots_cap, threads.nslots,
+                                   sizeof *threads.slots) == 0) {
+            uint32_t *bigger = realloc(threads.free_slots, (size_t)threads.slots_cap * sizeof *bigger);
+            if (bigger != NULL) {
+                threads.free_slots = bigger;
+                slot = threads.nslots++;
+            }
+        }
+    }
+    if (slot != UINT32_MAX) {
+        serial = THREAD_SERIAL_BASE + threads.count;
+        if (index_put_locked(serial, slot) == 0) {
+            threads.count++;
+            thread_entry *e = &threads.slots[slot];
+            e->serial = serial;
+            e->name = n;
+            n = NULL;
+            e->group = g;
+            /* 0: an id derived from the serial, so it is unique without a race. */
+            e->object_id = object_id ? object_id : 0x50000000ull + serial;
+            e->end_seq = 0;
+            threads.name_bytes += strlen(e->name) + 1;
+        } else {
+            threads.free_slots[threads.nfree++] = slot;
+            serial = 0;
+        }
     }
     pthread_mutex_unlock(&threads.lock);
+    free(n);
     return serial;
 }
 
 void thread_mark_ended(serial_t serial)
 {
     pthread_mutex_lock(&threads.lock);
-    if (serial >= THREAD_SERIAL_BASE && serial - THREAD_SERIAL_BASE < threads.count)
-        threads.entries[serial - THREAD_SERIAL_BASE].ended = 1;
+    thread_entry *e = entry_locked(serial);
+    if (e != NULL && e->end_seq == 0) {
+        e->end_seq = ++threads.ended_total;
+        if (threads.keep_ended == 0) {
+            forget_locked(e);
+        } else if (threads.keep_ended != UINT32_MAX) {
+            if (threads.ended_n == threads.keep_ended) {
+                thread_entry *oldest = entry_locked(threads.ended[threads.ended_head]);
+                if (oldest != NULL)
+                    forget_locked(oldest);
+                threads.ended_head = (threads.ended_head + 1) % threads.ended_cap;
+                threads.ended_n--;
+            }
+            if (threads.ended_n < threads.keep_ended && threads.ended_n == threads.ended_cap) {
+                /* Grow the ring, oldest first again. */
+                uint32_t cap = threads.ended_cap ? threads.ended_cap * 2 : 64;
+                if (cap > threads.keep_ended)
+                    cap = threads.keep_ended;
+                serial_t *ring = malloc((size_t)cap * sizeof *ring);
+                if (ring != NULL) {
+                    for (uint32_t i = 0; i < threads.ended_n; i++)
+                        ring[i] = threads.ended[(threads.ended_head + i) % threads.ended_cap];
+                    free(threads.ended);
+                    threads.ended = ring;
+                    threads.ended_cap = cap;
+                    threads.ended_head = 0;
+                }
+            }
+            if (threads.ended_n < threads.ended_cap) {
+                threads.ended[(threads.ended_head + threads.ended_n) % threads.ended_cap] = serial;
+                threads.ended_n++;
+            }
+            /* No room for it in the ring (out of memory): it stays held. */
+        }
+    }
     pthread_mutex_unlock(&threads.lock);
 }
 
@@ -568,12 +740,19 @@ int thread_get(serial_t serial, thread_info *out)
 {
     int rc = -1;
     pthread_mutex_lock(&threads.lock);
-    if (serial >= THREAD_SERIAL_BASE && serial - THREAD_SERIAL_BASE < threads.count) {
-        const thread_entry *e = &threads.entries[serial - THREAD_SERIAL_BASE];
-        out->name = e->name;
+    const thread_entry *e = entry_locked(serial);
+    if (e != NULL) {
+        /* A copy: the entry's own name is freed if the thread is forgotten. */
+        size_t len = strlen(e->name);
+        out->name_truncated = len >= sizeof out->name;
+        if (out->name_truncated)
+            len = sizeof out->name - 1;
+        memcpy(out->name, e->name, len);
+        out->name[len] = '\0';
         out->group = e->group;
         out->object_id = e->object_id;
-        out->ended = e->ended;
+        out->ended = e->end_seq != 0;
+        out->end_seq = e->end_seq;
         rc = 0;
     }
     pthread_mutex_unlock(&threads.lock);
@@ -586,6 +765,85 @@ uint32_t thread_count(void)
     uint32_t n = threads.count;
     pthread_mutex_unlock(&threads.lock);
     return n;
+}
+
+void thread_keep_ended(uint32_t max)
+{
+    pthread_mutex_lock(&threads.lock);
+    threads.keep_ended = max;
+    pthread_mutex_unlock(&threads.lock);
+}
+
+uint64_t thread_forgotten_count(void)
+{
+    pthread_mutex_lock(&threads.lock);
+    uint64_t n = threads.forgotten;
+    pthread_mutex_unlock(&threads.lock);
+    return n;
+}
+
+serial_t *thread_ended_since(uint64_t after, uint32_t *n_out, uint64_t *last_seq)
+{
+    *n_out = 0;
+    *last_seq = after;
+    pthread_mutex_lock(&threads.lock);
+    int all = threads.keep_ended == UINT32_MAX;
+    uint32_t room = all ? threads.nslots : threads.ended_n;
+    serial_t *out = malloc((room ? room : 1) * sizeof *out);
+    if (out != NULL) {
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < room; i++) {
+            /* Nothing forgotten: every ended thread is in the slots. Else
+             * the ring holds the ended ones, oldest first. */
+            const thread_entry *e = all ? &threads.slots[i]
+                                        : entry_locked(threads.ended[(threads.ended_head + i) % threads.ended_cap]);
+            if (e != NULL && e->serial != 0 && e->end_seq > after)
+                out[n++] = e->serial;
+        }
+        *n_out = n;
+        *last_seq = threads.ended_total > after ? threads.ended_total : after;
+    }
+    pthread_mutex_unlock(&threads.lock);
+    return out;
+}
+
+int thread_news_take(uint32_t started, uint64_t ended_seq, thread_news *news)
+{
+    memset(news, 0, sizeof *news);
+    /* The ends first, then the count: every thread that has ended was added
+     * before, so its serial is below the count read after. */
+    news->ended = thread_ended_since(ended_seq, &news->n_ended, &news->ended_seq);
+    if (news->ended == NULL)
+        return -1;
+    news->from = started;
+    news->to = thread_count();
+    if (news->to < news->from)
+        news->to = news->from;
+    news->started_now = calloc((news->to - news->from) / 8 + 1, 1);
+    return 0;
+}
+
+void thread_news_started(thread_news *news, serial_t serial)
+{
+    uint32_t i = serial - THREAD_SERIAL_BASE;
+    if (news->started_now && i >= news->from && i < news->to)
+        news->started_now[(i - news->from) / 8] |= (uint8_t)(1u << ((i - news->from) % 8));
+}
+
+int thread_news_may_end(const thread_news *news, serial_t serial)
+{
+    uint32_t i = serial - THREAD_SERIAL_BASE;
+    if (i < news->from)
+        return 1;               /* its START went out in an earlier dump (it was held then) */
+    return news->started_now && i < news->to &&
+           (news->started_now[(i - news->from) / 8] & (1u << ((i - news->from) % 8)));
+}
+
+void thread_news_free(thread_news *news)
+{
+    free(news->ended);
+    free(news->started_now);
+    memset(news, 0, sizeof *news);
 }
 
 /* ---------------------------------------------------------------- lifecycle */
@@ -627,7 +885,9 @@ size_t tables_payload_bytes(void)
         bytes += (size_t)methods.entries[i].line_count * sizeof *methods.entries[i].lines;
     pthread_mutex_unlock(&methods.lock);
     pthread_mutex_lock(&threads.lock);
-    bytes += (size_t)threads.cap * sizeof *threads.entries;
+    bytes += (size_t)threads.slots_cap * (sizeof *threads.slots + sizeof *threads.free_slots) +
+             (size_t)threads.index.cap * (sizeof *threads.index.serials + sizeof *threads.index.slots) +
+             (size_t)threads.ended_cap * sizeof *threads.ended + threads.name_bytes;
     pthread_mutex_unlock(&threads.lock);
     return bytes;
 }
@@ -642,9 +902,22 @@ void tables_free(void)
     free(classes.entries);
     classes.entries = NULL;
     classes.cap = 0;
-    free(threads.entries);
-    threads.entries = NULL;
-    threads.count = threads.cap = 0;
+    for (uint32_t i = 0; i < threads.nslots; i++)
+        free(threads.slots[i].name);
+    free(threads.slots);
+    free(threads.free_slots);
+    free(threads.index.serials);
+    free(threads.index.slots);
+    free(threads.ended);
+    memset(&threads.index, 0, sizeof threads.index);
+    threads.slots = NULL;
+    threads.free_slots = NULL;
+    threads.ended = NULL;
+    threads.nslots = threads.slots_cap = threads.nfree = threads.count = 0;
+    threads.ended_head = threads.ended_n = threads.ended_cap = 0;
+    threads.keep_ended = UINT32_MAX;
+    threads.ended_total = threads.forgotten = 0;
+    threads.name_bytes = 0;
     keytab_free(&strings.keys);
     keytab_free(&classes.keys);
     keytab_free(&methods.keys);

@@ -118,21 +118,53 @@ int      trace_get(serial_t serial, serial_t *thread_serial, const serial_t **fr
 uint32_t trace_count(void);
 
 /* ---- threads ---- */
+/* Ended threads are held until thread_keep_ended's bound; beyond it the
+ * oldest ended one is forgotten: thread_get says -1 for it, and writers leave
+ * it out (a long-running program that starts threads all the time must not
+ * make the agent's memory grow). By default nothing is forgotten. */
+#define THREAD_NAME_MAX 512
 typedef struct thread_info {
-    const char *name;
+    char        name[THREAD_NAME_MAX];  /* a copy (cut, with name_truncated set, if longer) */
+    int         name_truncated;
     const char *group;
     uint64_t    object_id;    /* printed as obj=<hex> */
     int         ended;
+    uint64_t    end_seq;      /* 0, or 1 + how many threads had ended before it */
 } thread_info;
 
 /* object_id 0: one derived from the serial (printed as obj=<hex>). */
 serial_t thread_add(const char *name, const char *group, uint64_t object_id);
 void     thread_mark_ended(serial_t serial);
-int      thread_get(serial_t serial, thread_info *out);
-/* Bytes of the payload arrays beside the keytabs (classes, methods with their
- * line tables, threads), from their capacities: for `status`. */
-size_t   tables_payload_bytes(void);
+int      thread_get(serial_t serial, thread_info *out);   /* -1: no such thread, or forgotten */
+/* Serials handed out so far (THREAD_SERIAL_BASE + count is the next one). */
 uint32_t thread_count(void);
+/* Hold at most max ended threads (UINT32_MAX: all, the default). */
+void     thread_keep_ended(uint32_t max);
+uint64_t thread_forgotten_count(void);
+/* The serials (malloc'd, *n of them; NULL when out of memory) of the held
+ * threads whose end_seq is above `after`; *last_seq: what to pass as `after`
+ * next time (ends of threads forgotten meanwhile are skipped). */
+serial_t *thread_ended_since(uint64_t after, uint32_t *n, uint64_t *last_seq);
+/* What a writer of THREAD START/END records has not written yet: STARTs for
+ * serials from `from` to `to` (those still held), then ENDs for `ended`,
+ * each only if its START is written (thread_news_may_end): a thread forgotten
+ * before its START was written gets neither line. A writer remembers `to`
+ * and `ended_seq` for the next time. */
+typedef struct thread_news {
+    uint32_t  from, to;         /* thread indexes (serial - THREAD_SERIAL_BASE) */
+    serial_t *ended;
+    uint32_t  n_ended;
+    uint64_t  ended_seq;
+    uint8_t  *started_now;      /* bit per index in [from, to): START written now */
+} thread_news;
+int  thread_news_take(uint32_t started, uint64_t ended_seq, thread_news *news);   /* -1: out of memory */
+void thread_news_started(thread_news *news, serial_t serial);
+int  thread_news_may_end(const thread_news *news, serial_t serial);
+void thread_news_free(thread_news *news);
+
+/* Bytes of the payload arrays beside the keytabs (classes, methods with their
+ * line tables, threads with their names), from their capacities: for `status`. */
+size_t   tables_payload_bytes(void);
 
 /* ---- names (pure helpers, also used by writers) ---- */
 /* JVM signature to Java name: "Ljava/lang/String;" -> "java.lang.String",

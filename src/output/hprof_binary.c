@@ -285,9 +285,6 @@ int hb_close(hb_writer *w)
     free(w->seg);
     w->seg = NULL;
     w->seg_cap = w->seg_len = 0;
-    free(w->tables_written.thread_ended);
-    w->tables_written.thread_ended = NULL;
-    w->tables_written.thread_ended_cap = 0;
     w->out = NULL;
     return w->error ? -1 : 0;
 }

@@ -95,8 +95,7 @@ typedef struct hb_writer {
     struct {
         uint32_t strings, classes, frames, traces, threads_started;
         int      empty_trace;
-        uint8_t *thread_ended;      /* one byte per thread serial: END THREAD written (malloc'd; hb_close frees) */
-        uint32_t thread_ended_cap;
+        uint64_t thread_ended_seq;  /* END THREAD written for threads that ended up to this (thread_ended_since) */
     } tables_written;
 } hb_writer;
 

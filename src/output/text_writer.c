@@ -12,7 +12,6 @@ void text_writer_init(text_writer *w, FILE *out)
 
 void text_writer_free(text_writer *w)
 {
-    free(w->ended_written);
     memset(w, 0, sizeof *w);
 }
 
@@ -116,31 +115,23 @@ void text_note_trace(text_writer *w, serial_t trace)
 
 static void write_thread_records(text_writer *w)
 {
-    uint32_t nthreads = thread_count();
-    for (uint32_t i = w->threads_started; i < nthreads; i++) {
+    thread_news news;
+    if (thread_news_take(w->threads_started, w->ended_seq_written, &news) != 0)
+        return;                 /* out of memory: the records wait for the next dump */
+    for (uint32_t i = news.from; i < news.to; i++) {
         thread_info ti;
         if (thread_get(THREAD_SERIAL_BASE + i, &ti) != 0)
-            continue;
+            continue;           /* forgotten (thread=n) */
         fprintf(w->out, "THREAD START (obj=%llx, id = %u, name=\"%s\", group=\"%s\")\n",
                 (unsigned long long)ti.object_id, THREAD_SERIAL_BASE + i, ti.name, ti.group);
+        thread_news_started(&news, THREAD_SERIAL_BASE + i);
     }
-    w->threads_started = nthreads;
-
-    if (w->ended_cap < nthreads) {
-        unsigned char *n = realloc(w->ended_written, nthreads);
-        if (n != NULL) {
-            memset(n + w->ended_cap, 0, nthreads - w->ended_cap);
-            w->ended_written = n;
-            w->ended_cap = nthreads;
-        }
-    }
-    for (uint32_t i = 0; i < w->ended_cap; i++) {
-        thread_info ti;
-        if (w->ended_written[i] || thread_get(THREAD_SERIAL_BASE + i, &ti) != 0 || !ti.ended)
-            continue;
-        fprintf(w->out, "THREAD END (id = %u)\n", THREAD_SERIAL_BASE + i);
-        w->ended_written[i] = 1;
-    }
+    for (uint32_t i = 0; i < news.n_ended; i++)
+        if (thread_news_may_end(&news, news.ended[i]))
+            fprintf(w->out, "THREAD END (id = %u)\n", news.ended[i]);
+    w->threads_started = news.to;
+    w->ended_seq_written = news.ended_seq;
+    thread_news_free(&news);
 }
 
 void text_write_new_records(text_writer *w)

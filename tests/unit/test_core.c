@@ -163,6 +163,114 @@ TEST(tables_serials_follow_hprof)
     tables_free();
 }
 
+/* thread=n: ended threads beyond the bound are forgotten, oldest end first;
+ * their slots and names are reused, serials never are, and a writer's
+ * watermark skips ends it can no longer name. */
+TEST(ended_threads_beyond_the_bound_are_forgotten)
+{
+    tables_init(NULL);
+    thread_keep_ended(3);
+    serial_t t[8];
+    char name[32];
+    for (int i = 0; i < 8; i++) {
+        snprintf(name, sizeof name, "worker-%d", i);
+        t[i] = thread_add(name, "main", 0);
+        CHECK(t[i] == THREAD_SERIAL_BASE + (serial_t)i);
+    }
+    uint32_t n = 0;
+    uint64_t seen = 0;
+    serial_t *ended = thread_ended_since(0, &n, &seen);
+    CHECK(ended != NULL && n == 0 && seen == 0);
+    free(ended);
+    /* End 5, 1, 6, 2, 7 in that order: 5 and 1 are forgotten. */
+    const int order[5] = {5, 1, 6, 2, 7};
+    for (int i = 0; i < 5; i++)
+        thread_mark_ended(t[order[i]]);
+    thread_info ti;
+    CHECK(thread_get(t[5], &ti) == -1 && thread_get(t[1], &ti) == -1);
+    CHECK(thread_get(t[6], &ti) == 0 && ti.ended && strcmp(ti.name, "worker-6") == 0 && ti.end_seq == 3);
+    CHECK(thread_get(t[0], &ti) == 0 && !ti.ended);
+    CHECK(thread_forgotten_count() == 2);
+    ended = thread_ended_since(0, &n, &seen);
+    CHECK(ended != NULL && n == 3 && ended[0] == t[6] && ended[1] == t[2] && ended[2] == t[7] && seen == 5);
+    free(ended);
+    ended = thread_ended_since(4, &n, &seen);            /* a writer that wrote ends 1..4 */
+    CHECK(ended != NULL && n == 1 && ended[0] == t[7] && seen == 5);
+    free(ended);
+    /* Slots are reused, serials are new, names are the new thread's. */
+    serial_t fresh = thread_add("fresh", "main", 0);
+    CHECK(fresh == THREAD_SERIAL_BASE + 8);
+    CHECK(thread_get(fresh, &ti) == 0 && strcmp(ti.name, "fresh") == 0 && !ti.ended);
+    for (int round = 0; round < 1000; round++) {          /* many come and go: memory stays put */
+        snprintf(name, sizeof name, "short-%d", round);
+        thread_mark_ended(thread_add(name, "main", 0));
+    }
+    size_t held = tables_payload_bytes();
+    for (int round = 0; round < 10000; round++) {
+        snprintf(name, sizeof name, "short-%d", round);
+        thread_mark_ended(thread_add(name, "main", 0));
+    }
+    CHECK(tables_payload_bytes() <= held + 64);
+    CHECK(thread_get(t[0], &ti) == 0 && strcmp(ti.name, "worker-0") == 0);   /* running: held */
+    CHECK(thread_forgotten_count() == 5 + 11000 - 3);   /* every end but the last 3 */
+    /* A long name is cut, and says so. */
+    char long_name[THREAD_NAME_MAX + 40];
+    memset(long_name, 'x', sizeof long_name - 1);
+    long_name[sizeof long_name - 1] = '\0';
+    serial_t l = thread_add(long_name, "main", 0);
+    CHECK(thread_get(l, &ti) == 0 && ti.name_truncated && strlen(ti.name) == THREAD_NAME_MAX - 1);
+    tables_free();
+}
+
+/* A writer's START/END records: an END only after its START (the soak once
+ * got ENDs of threads that started after the writer counted them). */
+TEST(thread_news_end_only_after_start)
+{
+    tables_init(NULL);
+    thread_keep_ended(1);
+    serial_t a = thread_add("a", "g", 0);
+    thread_news news;
+    CHECK(thread_news_take(0, 0, &news) == 0 && news.from == 0 && news.to == 1 && news.n_ended == 0);
+    thread_news_started(&news, a);
+    uint32_t started = news.to;
+    uint64_t seq = news.ended_seq;
+    thread_news_free(&news);
+    serial_t b = thread_add("b", "g", 0), c = thread_add("c", "g", 0), d = thread_add("d", "g", 0);
+    thread_mark_ended(a);
+    thread_mark_ended(b);                       /* a is forgotten (bound 1) */
+    CHECK(thread_news_take(started, seq, &news) == 0 && news.from == 1 && news.to == 4);
+    CHECK(news.n_ended == 1 && news.ended[0] == b);
+    CHECK(thread_news_may_end(&news, b) == 0);  /* its START not written yet */
+    thread_news_started(&news, b);
+    CHECK(thread_news_may_end(&news, b) == 1);
+    CHECK(thread_news_may_end(&news, a) == 1);  /* START in an earlier pass */
+    CHECK(thread_news_may_end(&news, d + 1) == 0);
+    (void)c;
+    thread_news_free(&news);
+    tables_free();
+}
+
+/* The serial -> slot index keeps finding every thread while others leave. */
+TEST(thread_index_survives_removals)
+{
+    tables_init(NULL);
+    thread_keep_ended(0);
+    serial_t s[3000];
+    for (int i = 0; i < 3000; i++)
+        s[i] = thread_add("t", "g", 0);
+    for (int i = 0; i < 3000; i += 3)
+        thread_mark_ended(s[i]);                        /* bound 0: forgotten at once */
+    thread_info ti;
+    int found = 0, gone = 0;
+    for (int i = 0; i < 3000; i++) {
+        int got = thread_get(s[i], &ti) == 0;
+        found += got && i % 3 != 0;
+        gone += !got && i % 3 == 0;
+    }
+    CHECK(found == 2000 && gone == 1000);
+    tables_free();
+}
+
 TEST(tables_limits_are_enforced)
 {
     tables_limits l = tables_default_limits();
