@@ -87,8 +87,8 @@ build/libhprof.so: build/.jdk-ok $(AGENT_SRC) $(HEADERS) Makefile
 # the agent's event fan-out and class-file rewriter. Its header is installed
 # for those agents: cc -Ibuild/include.
 JVMPI_SRC  = $(wildcard src/jvmpi/*.c) src/agent/events.c src/agent/field_layout.c src/output/hprof_binary.c \
-             src/options/options.c src/options/command_reply.c src/agent/class_rewrite.c src/agent/jvmti_support.c \
-             src/core/tables.c src/core/keytab.c src/core/trace_builder.c src/core/trace_cache.c src/core/stack_table.c \
+             src/options/options.c src/options/jvm_args.c src/options/command_reply.c src/agent/class_rewrite.c \
+             src/agent/jvmti_support.c src/core/tables.c src/core/keytab.c src/core/trace_builder.c src/core/trace_cache.c src/core/stack_table.c \
              $(BCI_SRC) build/jvmpi_tracker_class.c
 JVMPI_JAVA = $(wildcard src/jvmpi/java/java/lang/*.java)
 
