@@ -23,6 +23,13 @@ whose true profile is known, and checks both still work.
                        and uses a real-time signal; the split is right, and
                        the library's handler is still installed and still
                        got its ticks (sampler=timer and sampler=perf)
+    coexist_jdwp_monitor  monitor=y on Contention with the agent listed BEFORE
+                       -agentlib:jdwp (on the command line, then in
+                       _JAVA_OPTIONS): the JVM exits 0, JDWP listens and
+                       answers the JDWP handshake, the contention is right
+                       (run.py's check_contention), and one note on stderr
+                       (and in the report's Limits) says the breakpoints
+                       are left to the debugger and which parks go untimed
     coexist_sites      heap=sites on AllocTruth with the debugger agent and a
                        JFR recording (settings=profile, which samples
                        allocations too) both on: every site's allocated and
@@ -31,14 +38,17 @@ whose true profile is known, and checks both still work.
 
 import os
 import re
+import socket
 import subprocess
+import time
 
 import heap_tests
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def make_tests(Fail, parse_profile, final_section, cpu_truth, times_truth, cpu_time_sections, calls_of):
+def make_tests(Fail, parse_profile, final_section, cpu_truth, times_truth, cpu_time_sections, calls_of,
+               spawn, reap, read, contention_truth, check_contention):
 
     def check_split(ctx, r, path, what, max_diff=0.03):
         a_ns, b_ns, _ = cpu_truth(r.stderr)
@@ -62,6 +72,72 @@ def make_tests(Fail, parse_profile, final_section, cpu_truth, times_truth, cpu_t
         if not re.search(r"Listening for transport dt_socket at address: \d+", r.stdout + r.stderr):
             raise Fail("JDWP did not say it listens: %s" % (r.stdout + r.stderr)[-400:])
         check_split(ctx, r, path, "with jdwp")
+
+    JDWP_SERVER = "-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0"
+
+    def jdwp_port(p, so, se, seconds=60):
+        """The port JDWP says it listens on (stdout), while the JVM runs."""
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            m = re.search(r"^Listening for transport dt_socket at address: (\d+)$", read(so), re.M)
+            if m:
+                return int(m.group(1))
+            if p.poll() is not None:
+                raise Fail("the JVM exited (rc %s) before JDWP listened: %s"
+                           % (p.returncode, (read(so) + read(se))[-600:]))
+            time.sleep(0.02)
+        raise Fail("JDWP did not say it listens within %d s: %s" % (seconds, (read(so) + read(se))[-600:]))
+
+    def jdwp_handshake(port):
+        """A debugger's first step: it sends "JDWP-Handshake", the VM sends it back."""
+        hello = b"JDWP-Handshake"
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+            s.settimeout(30)
+            s.sendall(hello)
+            got = b""
+            while len(got) < len(hello):
+                chunk = s.recv(len(hello) - len(got))
+                if not chunk:
+                    break
+                got += chunk
+        if got != hello:
+            raise Fail("JDWP handshake on port %d: got %r" % (port, got))
+
+    def t_jdwp_monitor(ctx):
+        """Breakpoints are a capability HotSpot gives one agent only, at start-up:
+        an agent listed before the debugger must leave them to it."""
+        vthreads = ctx.jdk_name != "jdk17"   # JDK 21 and later
+        for where, jvm, env in (("on the command line", [JDWP_SERVER], None),
+                                ("in _JAVA_OPTIONS", [], {"_JAVA_OPTIONS": JDWP_SERVER})):
+            tag = "jdwp-monitor-" + ("cmdline" if env is None else "env")
+            path = ctx.path(tag + ".txt")
+            p, so, se, cmd = spawn(ctx, "Contention", ["1500", "1500"], "monitor=y,file=" + path, tag,
+                                   env=env, jvm=jvm)
+            try:
+                port = jdwp_port(p, so, se)
+                jdwp_handshake(port)
+            except BaseException:
+                p.kill()
+                p.wait()
+                raise
+            r = reap(ctx, p, so, se, cmd)
+            problems = []
+            note = "monitor=y: a debugger loads in this JVM (-agentlib:jdwp %s) and breakpoints are left to it" \
+                   % where
+            said = [l for l in r.stderr.splitlines() if l.startswith("hprof: note: " + note)]
+            if len(said) != 1:
+                problems.append("expected one note on stderr starting %r, got %d: %s"
+                                % (note, len(said), r.stderr[-800:]))
+            elif ("parks of virtual threads are not timed" in said[0]) != vthreads or "not timed" not in said[0]:
+                problems.append("the note does not say which parks go untimed on this JDK: %s" % said[0])
+            if note not in read(path):
+                problems.append("the report's Limits do not have the note")
+            if "breakpoints and byte codes are not offered" in r.stderr:
+                problems.append("a second warning about the breakpoints: %s" % r.stderr[-600:])
+            check_contention(ctx, parse_profile(path), contention_truth(r.stderr), problems)
+            if problems:
+                raise Fail("jdwp %s: %s" % (where, "; ".join(problems)))
+            ctx.note("jdwp %s: listened on port %d and answered the handshake" % (where, port))
 
     def t_jfr(ctx):
         path, jfr = ctx.path("jfr.txt"), ctx.path("rec.jfr")
@@ -162,5 +238,5 @@ def make_tests(Fail, parse_profile, final_section, cpu_truth, times_truth, cpu_t
                            % (sampler, m.group(2), m.group(1)))
             check_split(ctx, r, path, "sampler=%s beside another SIGPROF user (%s ticks)" % (sampler, m.group(1)))
 
-    return [("coexist_jdwp", t_jdwp), ("coexist_jfr", t_jfr), ("coexist_javaagent", t_javaagent),
+    return [("coexist_jdwp", t_jdwp), ("coexist_jdwp_monitor", t_jdwp_monitor), ("coexist_jfr", t_jfr), ("coexist_javaagent", t_javaagent),
             ("coexist_sigprof", t_sigprof), ("coexist_sites", t_sites)]

@@ -64,6 +64,10 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
                          MONITOR_WAIT (timeout 200) / WAITED (same object, about
                          200 ms waited), then ProfilerExit(42): exit code 42
                          after JVM_SHUT_DOWN, long before the program would end
+    jvmpi_functions_jdwp the same with -agentlib:jdwp after the layer: the
+                         debugger starts (it listens), every check passes, and
+                         one note says SuspendThread does nothing as the
+                         debugger holds can_suspend (HotSpot: one agent's)
     jvmpi_hook_refs      CLASS_LOAD_HOOK: every class's bytes (0xCAFEBABE), one
                          rewritten by the agent (a string literal replaced, in
                          a buffer from malloc_f) runs rewritten, and stays so
@@ -380,9 +384,9 @@ def make_tests(Fail, Skip, asan_env=None):
 
     # ------------------------------------------------------------ interface functions
 
-    def t_functions(ctx):
+    def t_functions(ctx, jvm=()):
         out = ctx.path("functions.txt")
-        r = run(ctx, agent("functions_checker") + "=out=" + out, "functions", expect_rc=42)
+        r = run(ctx, agent("functions_checker") + "=out=" + out, "functions", expect_rc=42, jvm=jvm)
         if "JvmpiCalls functions done" in r.stderr:
             raise Fail("the program ran to its end: ProfilerExit did not end the JVM")
         lines = lines_of(out)
@@ -402,8 +406,27 @@ def make_tests(Fail, Skip, asan_env=None):
                                     "about 200 ms" % got)
             elif got != expected:
                 problems.append("%r, expected %r" % (got, expected))
+        if not jvm and "SuspendThread" in r.stderr:
+            problems.append("SuspendThread refused without a debugger: %s" % r.stderr[-400:])
         if problems:
             raise Fail("; ".join(problems) + " in %s" % lines)
+        return r
+
+    def t_functions_jdwp(ctx):
+        """HotSpot lets one JVMTI agent at a time hold can_suspend, and the
+        debugger does not start without it: the layer, listed before it,
+        leaves it to the debugger; SuspendThread does nothing then, said once."""
+        r = t_functions(ctx, jvm=["-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0"])
+        problems = []
+        if not re.search(r"^Listening for transport dt_socket at address: \d+$", r.stdout, re.M):
+            problems.append("JDWP did not listen: %s" % (r.stdout + r.stderr)[-600:])
+        note = ("jvmpi: note: SuspendThread, SuspendThreadList and ResumeThread do nothing in this JVM: HotSpot "
+                "lets one JVMTI agent at a time suspend threads, and the debugger (-agentlib:jdwp on the command "
+                "line) holds that")
+        if [l for l in r.stderr.splitlines() if l.startswith("jvmpi:")] != [note]:
+            problems.append("expected the one note %r on stderr: %s" % (note, r.stderr[-600:]))
+        if problems:
+            raise Fail("; ".join(problems))
 
     # ------------------------------------------------------------ class hook, JNI references
 
@@ -652,6 +675,7 @@ def make_tests(Fail, Skip, asan_env=None):
     return [("jvmpi_method_counter", t_method_counter), ("jvmpi_entry2", t_entry2),
              ("jvmpi_classes_threads", t_classes_threads),
              ("jvmpi_alloc", t_alloc), ("jvmpi_functions", t_functions),
+             ("jvmpi_functions_jdwp", t_functions_jdwp),
              ("jvmpi_hook_refs", t_hook_refs), ("jvmpi_compiled", t_compiled),
              ("jvmpi_free", t_free), ("jvmpi_heap_dump", t_heap_dump), ("jvmpi_commands", t_commands),
              ("jvmpi_monitors", t_monitors), ("jvmpi_instructions", t_instructions),

@@ -1622,7 +1622,8 @@ JVM_TESTS += faults_tests.make_tests(Fail, reap, AGENT, os.path.join(BUILD, "hpr
 import coexist_tests  # noqa: E402  (beside jdwp, JFR, a -javaagent rewriting classes, another SIGPROF user)
 JVM_TESTS += coexist_tests.make_tests(Fail, parse_profile, final_section, truth_of,
                                       lambda stderr: times_tests.truth(stderr, Fail),
-                                      times_tests.cpu_time_sections, times_tests.calls_of)
+                                      times_tests.cpu_time_sections, times_tests.calls_of,
+                                      spawn, reap, read, contention_truth, check_contention)
 import net_tests  # noqa: E402  (net=, hprof listen, hprof run)
 JVM_TESTS += net_tests.make_tests(Fail, parse_profile, spawn, reap)
 import jvmpi_tests  # noqa: E402  (build/libjvmpi.so running JVMPI agents)

@@ -15,6 +15,7 @@
 #include "../monitor/deadlock.h"
 #include "../monitor/monitor_table.h"
 #include "../monitor/vthread_pending.h"
+#include "../options/jvm_args.h"
 #include "jvmti_support.h"
 
 static struct {
@@ -35,6 +36,7 @@ static struct {
     int            binds_wanted;  /* NativeMethodBind wanted (from OnLoad to VMInit) */
     int            made;          /* first start done */
     int            breakpoints;   /* Breakpoint events wanted */
+    int            debugger_loads;/* breakpoints left to a debugger agent (debugger_needs_breakpoints) */
     int            deadlock_ms;   /* deadlock=: the tick's period */
     uint32_t       reported;      /* deadlock cycles in the last dump */
     serial_t       park_skip[4];  /* LockSupport, Unsafe, VirtualThread, JavaLangAccess's: */
@@ -586,8 +588,8 @@ static void find_virtual_threads(jvmtiEnv *jvmti, JNIEnv *jni)
         if (mon.vthread_class == NULL)
             return;
     }
-    if (mon.vt_breakpoints || mon.park_blocker == NULL)
-        return;
+    if (mon.vt_breakpoints || mon.park_blocker == NULL || mon.debugger_loads)
+        return;                             /* debugger_loads: said at start-up */
     jvmtiCapabilities caps;
     memset(&caps, 0, sizeof caps);
     const char *missing = NULL;
@@ -669,6 +671,26 @@ static void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
 
 /* ---------------------------------------------------------------- set-up */
 
+/* Breakpoints are a capability HotSpot gives one JVMTI environment only,
+ * and only at start-up: a debugger agent (JDWP) loading after ours would
+ * refuse to start without them, and one loaded before holds them already.
+ * When the JVM's options load one, they are left to it (1), said once. */
+static int debugger_needs_breakpoints(const collector_env *env, int virtual_threads)
+{
+    char debugger[300];
+    if (env->live || !jvm_loads_debugger(debugger, sizeof debugger))
+        return 0;
+    char line[1024];
+    snprintf(line, sizeof line, "monitor=y: a debugger loads in this JVM (%s) and breakpoints are left to it "
+             "(HotSpot gives them to one agent only): %s", debugger,
+             virtual_threads ? "parks of virtual threads are not timed, nor parks on java.util.concurrent "
+                               "locks if Unsafe.park cannot be wrapped"
+                             : "parks on java.util.concurrent locks are not timed if Unsafe.park cannot be "
+                               "wrapped");
+    env->limit(line);
+    return 1;
+}
+
 static int capabilities(const collector_env *env, const jvmtiCapabilities *potential, jvmtiCapabilities *caps)
 {
     if (!potential->can_generate_monitor_events || !potential->can_get_monitor_info) {
@@ -693,15 +715,17 @@ static int capabilities(const collector_env *env, const jvmtiCapabilities *poten
     /* Frames with source files and line numbers, in traces and whole stacks. */
     caps->can_get_line_numbers = potential->can_get_line_numbers;
     caps->can_get_source_file_name = potential->can_get_source_file_name;
-    caps->can_generate_breakpoint_events = potential->can_generate_breakpoint_events;
-    caps->can_tag_objects = potential->can_tag_objects;   /* class serials cached in tags */
-    caps->can_generate_native_method_bind_events = potential->can_generate_native_method_bind_events;
     /* Virtual threads: JVMTI's support for them (events and functions on
      * virtual threads), and the byte codes of VirtualThread.park (where to
      * put the breakpoints that time their parks). */
+    int virtual_threads = jvmti_want_virtual_threads(potential, caps);
     caps->can_get_bytecodes = potential->can_get_bytecodes;
-    (void)jvmti_want_virtual_threads(potential, caps);
-    if (!potential->can_generate_breakpoint_events)
+    mon.debugger_loads = debugger_needs_breakpoints(env, virtual_threads);
+    if (!mon.debugger_loads)
+        caps->can_generate_breakpoint_events = potential->can_generate_breakpoint_events;
+    caps->can_tag_objects = potential->can_tag_objects;   /* class serials cached in tags */
+    caps->can_generate_native_method_bind_events = potential->can_generate_native_method_bind_events;
+    if (!potential->can_generate_breakpoint_events && !mon.debugger_loads)
         env->limit(env->live ? "monitor=y: this JVM offers breakpoints only at start-up: parking on "
                                "java.util.concurrent locks is not timed after an attach (contended "
                                "synchronized, waits, the monitor dump and deadlocks are)"

@@ -3,6 +3,7 @@
  * JVMTI as the transition article describes, or emulated where JVMTI has no
  * equivalent (ThreadHasRun, DisableGC/EnableGC, GetThreadObject, ...).
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "layer.h"
+#include "../options/jvm_args.h"
 
 atomic_int jvmpi_live;
 
@@ -146,20 +148,56 @@ static jlong current_thread_cpu_time(void) {
     return ns;
 }
 
-static void suspend_thread(JNIEnv *env) {
+/* can_suspend, held from the agent's first SuspendThread on (1), or not to
+ * be had (0). HotSpot lets one JVMTI environment hold it at a time, and a
+ * debugger (-agentlib:jdwp) does not start without it: taken at start-up,
+ * it kept a debugger listed after the layer from starting. A JVMPI agent
+ * suspends Java threads, which exist once every agent has loaded, so asking
+ * then leaves it to a debugger if there is one; said once if so. */
+static int may_suspend(void) {
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static int asked, held;
+    pthread_mutex_lock(&lock);
+    if (!asked) {
+        asked = 1;
+        jvmtiCapabilities caps;
+        memset(&caps, 0, sizeof caps);
+        caps.can_suspend = 1;
+        held = (*jvmpi_jvmti)->AddCapabilities(jvmpi_jvmti, &caps) == JVMTI_ERROR_NONE;
+        char debugger[300], holder[340] = "another JVMTI agent";
+        if (!held && jvm_loads_debugger(debugger, sizeof debugger))
+            snprintf(holder, sizeof holder, "the debugger (%s)", debugger);
+        if (!held)
+            fprintf(stderr, "jvmpi: note: SuspendThread, SuspendThreadList and ResumeThread do nothing in this "
+                    "JVM: HotSpot lets one JVMTI agent at a time suspend threads, and %s holds that\n", holder);
+    }
+    pthread_mutex_unlock(&lock);
+    return held;
+}
+
+/* The thread's CPU clock is read even when it cannot be suspended: ThreadHasRun still tells. */
+static jint suspend_thread_result(JNIEnv *env) {
     jvmpi_thread *t = jvmpi_thread_of(env);
-    if (t == NULL) return;
+    if (t == NULL) return JVMPI_FAIL;
     jlong cpu = 0;
     (*jvmpi_jvmti)->GetThreadCpuTime(jvmpi_jvmti, t->thread, &cpu);
     t->cpu_at_suspend[0] = t->cpu_at_suspend[1];
     t->cpu_at_suspend[1] = cpu;
-    jvmpi_failed((*jvmpi_jvmti)->SuspendThread(jvmpi_jvmti, t->thread), "SuspendThread");
+    if (!may_suspend()) return JVMPI_FAIL;
+    return jvmpi_failed((*jvmpi_jvmti)->SuspendThread(jvmpi_jvmti, t->thread), "SuspendThread") ? JVMPI_FAIL
+                                                                                                : JVMPI_SUCCESS;
 }
 
-static void resume_thread(JNIEnv *env) {
+static void suspend_thread(JNIEnv *env) { (void)suspend_thread_result(env); }
+
+static jint resume_thread_result(JNIEnv *env) {
     jvmpi_thread *t = jvmpi_thread_of(env);
-    if (t != NULL) jvmpi_failed((*jvmpi_jvmti)->ResumeThread(jvmpi_jvmti, t->thread), "ResumeThread");
+    if (t == NULL || !may_suspend()) return JVMPI_FAIL;
+    return jvmpi_failed((*jvmpi_jvmti)->ResumeThread(jvmpi_jvmti, t->thread), "ResumeThread") ? JVMPI_FAIL
+                                                                                              : JVMPI_SUCCESS;
 }
+
+static void resume_thread(JNIEnv *env) { (void)resume_thread_result(env); }
 
 /* Used CPU between the last two suspensions: JVMTI has no ThreadHasRun,
  * but the thread's CPU clock tells. */
@@ -272,15 +310,15 @@ static jobjectID jobject_to_id(jobject object) { return jvmpi_id_of(object); }
 
 static void suspend_thread_list(jint count, JNIEnv **list, jint *results) {
     for (jint i = 0; i < count; i++) {
-        suspend_thread(list[i]);
-        if (results) results[i] = jvmpi_thread_of(list[i]) != NULL ? JVMPI_SUCCESS : JVMPI_FAIL;
+        jint result = suspend_thread_result(list[i]);
+        if (results) results[i] = result;
     }
 }
 
 static void resume_thread_list(jint count, JNIEnv **list, jint *results) {
     for (jint i = 0; i < count; i++) {
-        resume_thread(list[i]);
-        if (results) results[i] = jvmpi_thread_of(list[i]) != NULL ? JVMPI_SUCCESS : JVMPI_FAIL;
+        jint result = resume_thread_result(list[i]);
+        if (results) results[i] = result;
     }
 }
 

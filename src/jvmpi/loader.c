@@ -133,7 +133,8 @@ static int add_capabilities(void) {
     caps.can_tag_objects = potential.can_tag_objects;
     caps.can_get_source_file_name = potential.can_get_source_file_name;
     caps.can_get_line_numbers = potential.can_get_line_numbers;
-    caps.can_suspend = potential.can_suspend;
+    /* can_suspend: asked for at the agent's first SuspendThread (interface.c:
+     * may_suspend), so that a debugger listed after the layer gets it. */
     caps.can_get_current_thread_cpu_time = potential.can_get_current_thread_cpu_time;
     caps.can_get_thread_cpu_time = potential.can_get_thread_cpu_time;
     caps.can_generate_monitor_events = potential.can_generate_monitor_events;
