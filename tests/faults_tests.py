@@ -9,6 +9,17 @@ checks the one line that tells the user what happened.
                             File too large; the incomplete file was removed.
                             Raise the file size limit (ulimit -f) ..." and no
                             file is left under the output name
+    faults_disk_full        a 1 MiB tmpfs (mounted in a private mount
+                            namespace: unshare -m as root, else -Urm; SKIP
+                            where neither works) as the output directory:
+                            binary and text heap dumps that do not fit, and a
+                            cpu=samples report on a disk already full: the
+                            application ends normally, one line says "could
+                            not write all of <file> (file=): No space left on
+                            device; the incomplete file was removed. Free some
+                            space or choose another file= ...", and the
+                            directory (listed inside the namespace) holds no
+                            file under the output name
     faults_sigterm          cpu=samples, SIGTERM mid-run: exit 143 and a
                             complete report (hprof report reads it; the
                             samples are in LongRun.spin)
@@ -42,7 +53,7 @@ import subprocess
 import time
 
 
-def make_tests(Fail, reap, AGENT, HPROF, read, spawn, timeout=120):
+def make_tests(Fail, reap, AGENT, HPROF, read, spawn, timeout=120, Skip=Exception):
 
     def launch(ctx, main, args, agent, jvm=(), tag=None, preexec=None):
         return spawn(ctx, main, args, agent, tag, jvm=jvm, preexec=preexec)
@@ -88,6 +99,55 @@ def make_tests(Fail, reap, AGENT, HPROF, read, spawn, timeout=120):
             if left:
                 raise Fail("format=%s: files left under the output name: %s" % (fmt, left))
         ctx.note("1 MiB limit: binary and text heap dumps refused in one line, nothing left")
+
+    def unshare_prefix():
+        """A command prefix that runs in a private mount namespace, or None."""
+        for prefix in (["unshare", "-m"], ["unshare", "-Urm"]):
+            try:
+                r = subprocess.run(prefix + ["sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt && echo ok"],
+                                   capture_output=True, text=True, timeout=30)
+            except (OSError, subprocess.TimeoutExpired):
+                continue
+            if r.returncode == 0 and r.stdout.strip() == "ok":
+                return prefix
+        return None
+
+    def t_disk_full(ctx):
+        prefix = unshare_prefix()
+        if prefix is None:
+            raise Skip("cannot mount a small tmpfs in a private mount namespace here (unshare -m / -Urm): "
+                       "disk full not tested (the file size limit test covers the same path with EFBIG)")
+        cases = (("heap=dump,format=b", ["heap", "200000"], "full.hprof", ""),
+                 ("heap=dump", ["heap", "200000"], "full.txt", ""),
+                 # the disk full before the agent writes anything
+                 ("cpu=samples", ["spin", "1500"], "samples.txt", "dd if=/dev/zero of=$D/filler bs=4k 2>/dev/null; "))
+        notes = []
+        for opts, args, name, prefill in cases:
+            d = ctx.path("fulldisk-" + name.replace(".", "-"))
+            os.makedirs(d, exist_ok=True)
+            path = os.path.join(d, name)
+            java = ctx.java_cmd("Faults", args, agent="%s,file=%s" % (opts, path))
+            script = ('D=%s; mount -t tmpfs -o size=1m tmpfs "$D" || exit 99; %s"$@"; rc=$?; '
+                      'echo "LISTING:"; ls -A "$D"; exit $rc' % (d, prefill))
+            r = subprocess.run(prefix + ["sh", "-c", script, "sh"] + java, capture_output=True, text=True,
+                               timeout=timeout, cwd=ctx.out)
+            with open(os.path.join(d + ".stderr"), "w") as f:
+                f.write(r.stderr)
+            if r.returncode == 99:
+                raise Fail("%s: the tmpfs could not be mounted: %s" % (opts, r.stderr[-300:]))
+            if r.returncode != 0:
+                raise Fail("%s: exit code %d (the program's own is 0): %s" % (opts, r.returncode, r.stderr[-600:]))
+            if "Faults: done" not in r.stderr and "Faults: READY" not in r.stderr:
+                raise Fail("%s: the application did not run to its end: %s" % (opts, r.stderr[-400:]))
+            line = one_line(r.stderr, r"^hprof: could not write all of %s \(file=\): No space left on device; "
+                            r"the incomplete file was removed\. Free some space or choose another file=" % re.escape(path),
+                            opts)
+            listing = r.stdout.split("LISTING:\n", 1)[-1].split()
+            left = [f for f in listing if f.startswith(name)]
+            if left:
+                raise Fail("%s: files left under the output name on the full disk: %s" % (opts, left))
+            notes.append("%s: removed, %d file(s) left in the directory %s" % (opts, len(listing), listing))
+        ctx.note("1 MiB tmpfs (%s): %s" % (" ".join(prefix), "; ".join(notes)))
 
     def signal_test(sig, want_rc, fmt):
         def t(ctx):
@@ -252,6 +312,7 @@ def make_tests(Fail, reap, AGENT, HPROF, read, spawn, timeout=120):
         ctx.note("%d programs and collectors under -Xcheck:jni: no JNI warning" % runs)
 
     return [("faults_file_size_limit", t_file_size_limit),
+            ("faults_disk_full", t_disk_full),
             ("faults_sigterm", signal_test(signal.SIGTERM, 143, "a")),
             ("faults_sigint", signal_test(signal.SIGINT, 130, "b")),
             ("faults_sigkill_mid_dump", t_sigkill_mid_dump),

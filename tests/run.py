@@ -1618,7 +1618,7 @@ JVM_TESTS += frontend_tests.make_tests(Fail, Skip, parse_profile)
 import files_tests  # noqa: E402  (links refused, file modes)
 JVM_TESTS += files_tests.make_tests(Fail, os.path.join(BUILD, "hprof"))
 import faults_tests  # noqa: E402  (file size limit, signals, OOM, loaded twice, -Xcheck:jni)
-JVM_TESTS += faults_tests.make_tests(Fail, reap, AGENT, os.path.join(BUILD, "hprof"), read, spawn, TIMEOUT)
+JVM_TESTS += faults_tests.make_tests(Fail, reap, AGENT, os.path.join(BUILD, "hprof"), read, spawn, TIMEOUT, Skip)
 import coexist_tests  # noqa: E402  (beside jdwp, JFR, a -javaagent rewriting classes, another SIGPROF user)
 JVM_TESTS += coexist_tests.make_tests(Fail, parse_profile, final_section, truth_of,
                                       lambda stderr: times_tests.truth(stderr, Fail),
