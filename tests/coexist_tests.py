@@ -238,5 +238,40 @@ def make_tests(Fail, parse_profile, final_section, cpu_truth, times_truth, cpu_t
                            % (sampler, m.group(2), m.group(1)))
             check_split(ctx, r, path, "sampler=%s beside another SIGPROF user (%s ticks)" % (sampler, m.group(1)))
 
-    return [("coexist_jdwp", t_jdwp), ("coexist_jdwp_monitor", t_jdwp_monitor), ("coexist_jfr", t_jfr), ("coexist_javaagent", t_javaagent),
+    def t_sigprof_late(ctx):
+        """The other SIGPROF user installs its handler 1.5 s into the run, after
+        the agent took SIGPROF: the agent says so in one line, leaves SIGPROF to
+        it and samples on a real-time signal from then on; the other handler
+        stays installed and gets its ticks; the split is right and the samples
+        cover the whole run (not only the 1.5 s before)."""
+        lib = build_sigprof_owner(ctx)
+        for sampler, interval in (("timer", 10), ("perf", 1)):
+            path = ctx.path("sigprof-late-%s.txt" % sampler)
+            r = ctx.run("CpuSplit", ["5000"], env={"LD_PRELOAD": lib, "SIGPROF_OWNER_DELAY_MS": "1500"},
+                        tag="sigprof-late-" + sampler,
+                        agent="cpu=samples,depth=64,interval=%d,sampler=%s,file=%s" % (interval, sampler, path))
+            if "SIGPROF_OWNER: installed" not in r.stderr:
+                raise Fail("sampler=%s: the late SIGPROF user never installed its handler: %s"
+                           % (sampler, r.stderr[-400:]))
+            said = [l for l in r.stderr.splitlines() if l.startswith("hprof: cpu=samples: the handler of signal")]
+            if len(said) != 1 or not re.search(r"\(SIGPROF\) was replaced after sampling began \(by \S*"
+                                               r"libsigprof_owner\.so\); the signal is left to it and sampling "
+                                               r"moves to signal \d+ \(SIGRTMIN\+\d+\)", said[0]):
+                raise Fail("sampler=%s: expected one line saying SIGPROF was taken over and sampling moved, "
+                           "got %d: %s" % (sampler, len(said), r.stderr[-600:]))
+            m = re.search(r"^SIGPROF_OWNER: ticks=(\d+) handler=(\w+)", r.stderr, re.M)
+            if not m or m.group(2) != "intact" or int(m.group(1)) == 0:
+                raise Fail("sampler=%s: the other SIGPROF user's handler: %s" % (sampler, m.group(0) if m else r.stderr[-400:]))
+            a_ns, b_ns, _ = cpu_truth(r.stderr)
+            prof = parse_profile(path)
+            sec = final_section(prof)
+            expected = (a_ns + b_ns) / (interval * 1e6)
+            got = prof.samples(sec, lambda t: t.has_method("CpuSplit.partA") or t.has_method("CpuSplit.partB"))
+            if got < 0.6 * expected:
+                raise Fail("sampler=%s: %d samples in partA+partB for %.0f expected from their CPU time: "
+                           "sampling did not go on after the move" % (sampler, got, expected))
+            check_split(ctx, r, path, "sampler=%s, SIGPROF taken 1.5 s in (%s ticks; %d of %.0f samples)"
+                        % (sampler, m.group(1), got, expected))
+
+    return [("coexist_jdwp", t_jdwp), ("coexist_sigprof_late", t_sigprof_late), ("coexist_jdwp_monitor", t_jdwp_monitor), ("coexist_jfr", t_jfr), ("coexist_javaagent", t_javaagent),
             ("coexist_sigprof", t_sigprof), ("coexist_sites", t_sites)]

@@ -595,8 +595,11 @@ static int start_collectors(JNIEnv *jni)
         }
         agent.made[i] = 1;
     }
+    int restart = agent.state == AGENT_STOPPED;
     if (tracker_agent_apply(hprof_jvmti, jni) != 0)
         failed = 1;
+    else if (restart && tracker_agent_rewritten())
+        say("hprof: %u classes instrumented again", tracker_agent_rewritten());
     agent.state = AGENT_RUNNING;
     agent.started = time(NULL);
     report_header(&agent.report);

@@ -13,7 +13,9 @@
  * into its JNIEnv, by which the sampler's handler finds the thread's serial
  * (sampler_name_thread).
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -375,9 +377,45 @@ static void thread_end(JNIEnv *jni, jthread thread)
         sampler_name_thread(jni, 0);      /* if it was named: its JNIEnv may serve another thread */
 }
 
+/* A library that installs its own handler on our signal after the agent
+ * started (SIGPROF is the usual one) would get our timers' signals from then
+ * on, and we no more samples. Checked every tick: the signal is left to it,
+ * sampling moves to a free real-time signal, and the user is told once. */
+static void check_signal_owner(JNIEnv *jni)
+{
+    void *who = NULL;
+    if (!cpu.running || !sampler_handler_replaced(&who))
+        return;
+    Dl_info info;
+    memset(&info, 0, sizeof info);
+    const char *where = dladdr(who, &info) && info.dli_fname ? info.dli_fname : "an unknown library";
+    int from = 0, to = 0;
+    int moved = sampler_move_signal(&from, &to) == 0;
+    int listed = 0;
+    if (moved) {
+        /* As at a start: threads named for the handler, timers made for all. */
+        map_existing_threads(jni);
+        sampler_start();
+        listed = sampler_start_every_thread() >= 0;
+    }
+    if (moved && listed)
+        fprintf(stderr, "hprof: cpu=samples: the handler of signal %d (%s) was replaced after sampling began "
+                "(by %s); the signal is left to it and sampling moves to signal %d (SIGRTMIN+%d). Its "
+                "handler got this agent's timer signals for up to %d ms\n",
+                from, from == SIGPROF ? "SIGPROF" : "a real-time signal", where, to, to - SIGRTMIN, 20);
+    else if (to < 0)
+        fprintf(stderr, "hprof: cpu=samples: the handler of signal %d was replaced after sampling began "
+                "(by %s) and no real-time signal is free: sampling stops here (the samples so far are "
+                "kept)\n", from, where);
+    else
+        fprintf(stderr, "hprof: cpu=samples: the handler of signal %d was replaced after sampling began "
+                "(by %s); sampling moved to signal %d, but this process's threads could not be listed "
+                "(/proc/self/task): only threads started from now on are sampled\n", from, where, to);
+}
+
 static int tick(JNIEnv *jni)
 {
-    (void)jni;
+    check_signal_owner(jni);
     cpu_collector_drain(&cpu.queue);
     return 0;
 }

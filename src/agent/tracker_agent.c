@@ -1,6 +1,7 @@
 /* tracker_agent: see tracker_agent.h and HprofTracker.java. */
 #include "tracker_agent.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include <time.h>
 
 #include "../bci/bci.h"
+#include "../core/keytab.h"
 #include "class_rewrite.h"
 #include "events.h"
 #include "jvmti_support.h"
@@ -35,6 +37,61 @@ static struct {
 
 /* ------------------------------------------------------------ rewriting */
 
+/* What the hook did to each class, by name: rewrote it, or left it alone
+ * (for what it inserts then: the name is followed by one byte, the
+ * BCI_* bits). tracker_agent_apply retransforms only the classes it must:
+ * after a stop those rewritten, after a start all but those left alone for
+ * the same insertions. Retransforming a class for nothing is not free in
+ * HotSpot: each retransformation merges the class's old constant pool into
+ * the new one, and a class without a cached original (one no agent has
+ * changed) is reconstituted from the merged pool, so it grows at every
+ * stop/start. bench/soak's cycles found it: `stop` took 0.2, 0.5, 1.5, 4.5,
+ * 15 s at cycles 4 to 8, then hung for minutes in find_matching_entry with
+ * gigabytes of native memory (JDK 17 and 25 alike). Two loaders' classes of
+ * one name share an entry: at worst one is retransformed when it need not. */
+static struct {
+    pthread_mutex_t lock;
+    keytab          rewritten, left_alone;
+    int             made;
+} hooked = { PTHREAD_MUTEX_INITIALIZER, {0}, {0}, 0 };
+
+static void hooked_note(const char *name, unsigned what, int rewritten) {
+    size_t len = strlen(name);
+    char key[1024];
+    if (len + 1 > sizeof key) return;              /* not noted: such a class is always retransformed */
+    memcpy(key, name, len);
+    key[len] = (char)what;
+    pthread_mutex_lock(&hooked.lock);
+    if (!hooked.made) {
+        keytab_init(&hooked.rewritten, 1u << 22);
+        keytab_init(&hooked.left_alone, 1u << 22);
+        hooked.made = 1;
+    }
+    if (rewritten)
+        (void)keytab_intern(&hooked.rewritten, key, (uint32_t)len, NULL);
+    else
+        (void)keytab_intern(&hooked.left_alone, key, (uint32_t)len + 1, NULL);
+    pthread_mutex_unlock(&hooked.lock);
+}
+
+/* Whether a class of this name must be retransformed for `what` (0: back
+ * to its original bytes). */
+static int hooked_must_retransform(const char *name, size_t len, unsigned what) {
+    char key[1024];
+    if (len + 1 > sizeof key) return 1;
+    memcpy(key, name, len);
+    key[len] = (char)what;
+    pthread_mutex_lock(&hooked.lock);
+    int must = 1;
+    if (hooked.made)
+        must = what == 0 ? keytab_find(&hooked.rewritten, key, (uint32_t)len) != KEYTAB_FULL
+                         : keytab_find(&hooked.left_alone, key, (uint32_t)len + 1) == KEYTAB_FULL;
+    else
+        must = what != 0;                           /* nothing rewritten yet */
+    pthread_mutex_unlock(&hooked.lock);
+    return must;
+}
+
 /* Classes the tracker itself runs on: instrumenting them would recurse
  * (the tracker allocates, and Unsafe reads cpu=times' clock page). Object
  * only gets objectInit (heap=sites): timing its methods would recurse too. */
@@ -55,25 +112,31 @@ static int32_t next_method_id(void *context, const bci_method_info *m) {
     return (n << 2) | (jdk ? 2 : 0) | ((m->flags & BCI_METHOD_SHORT) && !(m->flags & BCI_METHOD_LEAF) ? 1 : 0);
 }
 
+/* What the hook inserts into a class of this name (BCI_* bits; 0: nothing). */
+static unsigned what_for(const char *name, size_t len, int times, int allocations) {
+    unsigned what = 0;
+    if (len == 16 && memcmp(name, "java/lang/Object", 16) == 0) {
+        if (allocations) what = BCI_OBJECT_INIT;
+    } else {
+        if (times) what |= BCI_ENTRY_EXIT | BCI_COUNT_LEAVES;
+        if (allocations) what |= BCI_NEWARRAY;
+    }
+    return what;
+}
+
 static void JNICALL on_class_file_load(jvmtiEnv *jvmti, JNIEnv *jni, jclass being_redefined,
                                        jobject loader, const char *name, jobject domain,
                                        jint len, const unsigned char *data,
                                        jint *new_len, unsigned char **new_data) {
     (void)being_redefined; (void)domain;
     if (!atomic_load(&T.ready) || name == NULL || is_tracker(name)) return;
-    unsigned what = 0;
-    int times = atomic_load(&T.cfg.times), allocations = atomic_load(&T.cfg.allocations);
-    if (strcmp(name, "java/lang/Object") == 0) {
-        if (allocations) what = BCI_OBJECT_INIT;
-    } else {
-        if (times) what |= BCI_ENTRY_EXIT | BCI_COUNT_LEAVES;
-        if (allocations) what |= BCI_NEWARRAY;
-    }
+    unsigned what = what_for(name, strlen(name), atomic_load(&T.cfg.times), atomic_load(&T.cfg.allocations));
     if (what == 0) return;
     int jdk = loader == NULL || (T.platform_loader != NULL && jni != NULL &&
                                  (*jni)->IsSameObject(jni, loader, T.platform_loader));
     bci_config c = { what, TRACKER, next_method_id, &jdk };
     int r = class_rewrite_in_hook(jvmti, &c, name, data, len, new_len, new_data, "hprof");
+    if (r >= 0) hooked_note(name, what, r > 0);
     if (r > 0) atomic_fetch_add(&T.rewritten, 1);
     if (r < 0) atomic_fetch_add(&T.failed, 1);
 }
@@ -183,10 +246,11 @@ jclass tracker_agent_define(JNIEnv *jni, int live) {
     return global;
 }
 
-/* Retransform every class that can be, so that each gets what the hook
+/* Retransform the classes that change, so that each gets what the hook
  * inserts now: instrumented after a start, its original bytes after a stop
  * (a class the hook leaves alone is given back the bytes it was loaded
- * with). The hook is wanted while anything is or was instrumented. */
+ * with); classes the hook is known to leave as they are are not touched
+ * (`hooked`). The hook is wanted while anything is or was instrumented. */
 int tracker_agent_apply(jvmtiEnv *jvmti, JNIEnv *jni) {
     int times = atomic_load(&T.cfg.times), allocations = atomic_load(&T.cfg.allocations);
     if (times == T.applied.times && allocations == T.applied.allocations) return 0;
@@ -200,8 +264,24 @@ int tracker_agent_apply(jvmtiEnv *jvmti, JNIEnv *jni) {
     jint k = 0;
     jclass *classes = NULL;
     if (class_modifiable(jvmti, jni, NULL, &classes, &k) == 0) {
-        atomic_fetch_add(&T.failed, class_retransform(jvmti, classes, k, "hprof"));
-        if (restoring) atomic_store(&T.rewritten, (unsigned)k - atomic_load(&T.failed));
+        /* Only those that change (see `hooked`); the others stay first. */
+        jint n = 0;
+        for (jint i = 0; i < k; i++) {
+            char *sig = NULL;
+            int must = 1;
+            if ((*jvmti)->GetClassSignature(jvmti, classes[i], &sig, NULL) == JVMTI_ERROR_NONE && sig &&
+                sig[0] == 'L') {
+                size_t len = strlen(sig) - 2;
+                must = hooked_must_retransform(sig + 1, len, what_for(sig + 1, len, times, allocations));
+            }
+            jvmti_free(sig);
+            jclass c = classes[i];
+            classes[i] = classes[n];
+            classes[n] = c;
+            n += must;
+        }
+        atomic_fetch_add(&T.failed, class_retransform(jvmti, classes, n, "hprof"));
+        if (restoring) atomic_store(&T.rewritten, (unsigned)n - atomic_load(&T.failed));
         for (jint i = 0; i < k; i++) (*jni)->DeleteLocalRef(jni, classes[i]);
         jvmti_free(classes);
     }

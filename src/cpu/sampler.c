@@ -706,6 +706,49 @@ void sampler_start(void)
     atomic_store(&sampling_on, 1);
 }
 
+/* Whether another handler has replaced ours on the signal we sample with
+ * (a library that installs a SIGPROF handler after the agent started). It
+ * would then get our timers' signals, and we no sample. *who: its address. */
+int sampler_handler_replaced(void **who)
+{
+    struct sigaction now;
+    if (sigaction(sample_signal, NULL, &now) != 0)
+        return 0;
+    if ((now.sa_flags & SA_SIGINFO) && now.sa_sigaction == on_sigprof)
+        return 0;
+    *who = (now.sa_flags & SA_SIGINFO) ? (void *)now.sa_sigaction : (void *)now.sa_handler;
+    return 1;
+}
+
+int sampler_move_signal(int *from, int *to)
+{
+    *from = sample_signal;
+    int was_on = atomic_exchange(&sampling_on, 0);
+    int s = -1;
+    for (int k = SIGRTMAX; k >= SIGRTMIN && s < 0; k--)
+        if (k != sample_signal && !signal_taken(k))
+            s = k;
+    *to = s;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigprof;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (s >= 0 && sigaction(s, &sa, NULL) != 0)
+        s = -1;
+    /* Every timer goes, those a thread made while this was starting too:
+     * each still names the old signal. */
+    pthread_mutex_lock(&timers_lock);
+    for (int i = 0; i < timers_cap; i++)
+        if (timers[i].in_use)
+            release_slot(i);
+    if (s >= 0)
+        sample_signal = s;
+    pthread_mutex_unlock(&timers_lock);
+    (void)was_on;
+    return s < 0 ? -1 : 0;
+}
+
 void sampler_stop(void)
 {
     atomic_store(&sampling_on, 0);

@@ -82,6 +82,15 @@ void sampler_thread_end(void);
 /* Stop every timer; the handler ignores late signals. */
 void sampler_stop(void);
 
+/* 1 if another handler replaced ours on the sampling signal (*who: it). */
+int  sampler_handler_replaced(void **who);
+/* Leave that signal to its new owner: sampling stops, every timer is
+ * deleted, and the handler goes on the highest free real-time signal, which
+ * timers made from then on use (*from, *to: the signals; *to -1: none free,
+ * and -1 returned). The caller starts sampling again as at a start (threads
+ * named, sampler_start, sampler_start_every_thread). Agent thread only. */
+int  sampler_move_signal(int *from, int *to);
+
 extern sampler_losses sampler_lost;
 
 #endif
