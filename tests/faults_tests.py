@@ -20,6 +20,13 @@ checks the one line that tells the user what happened.
                             space or choose another file= ...", and the
                             directory (listed inside the namespace) holds no
                             file under the output name
+    faults_exit_mid_command the VM exits (System.exit) while `hprof dump
+                            <pid> file=` writes a binary heap dump of
+                            2,000,000 objects (the program waits for the file
+                            to appear): no crash, no hang; the command's file
+                            is complete (hprof report reads it) or removed,
+                            with the user told which; the report at exit is
+                            complete
     faults_sigterm          cpu=samples, SIGTERM mid-run: exit 143 and a
                             complete report (hprof report reads it; the
                             samples are in LongRun.spin)
@@ -148,6 +155,41 @@ def make_tests(Fail, reap, AGENT, HPROF, read, spawn, timeout=120, Skip=Exceptio
                 raise Fail("%s: files left under the output name on the full disk: %s" % (opts, left))
             notes.append("%s: removed, %d file(s) left in the directory %s" % (opts, len(listing), listing))
         ctx.note("1 MiB tmpfs (%s): %s" % (" ".join(prefix), "; ".join(notes)))
+
+    def t_exit_mid_command(ctx):
+        main, side = ctx.path("main.hprof"), ctx.path("side.hprof")
+        p, so, se, cmd = launch(ctx, "Faults", ["exitwhen", "2000000", side],
+                                "heap=dump,format=b,file=" + main, jvm=["-Xmx1g"], tag="exitwhen")
+        if not wait_for(p, se, r"Faults: READY", seconds=120):
+            p.kill()
+            p.wait()
+            raise Fail("Faults did not start: %s" % read(se)[-400:])
+        t0 = time.time()
+        dump = subprocess.run([HPROF, "dump", str(p.pid), "file=" + side], capture_output=True, text=True,
+                              timeout=300)
+        r = finish(ctx, p, so, se, cmd, 0)
+        if "Faults: exiting, the file exists" not in r.stderr:
+            raise Fail("the VM did not exit while the dump was being written: %s" % r.stderr[-400:])
+        said = (dump.stdout + dump.stderr).strip().replace("\n", " | ")
+        problems = []
+        if os.path.exists(side):
+            rep = hprof("report", side)
+            if rep.returncode != 0:
+                problems.append("the command's file %s is left and unreadable (hprof report rc %d: %s)"
+                                % (side, rep.returncode, rep.stderr.strip()[-200:]))
+            outcome = "the command's file is complete (%d bytes)" % os.path.getsize(side)
+        else:
+            outcome = "the command's file was removed"
+            if not re.search(r"removed|incomplete|exit", said + " " + r.stderr, re.I):
+                problems.append("the command's file is gone and nobody said why: hprof said %r" % said[-300:])
+        rep = hprof("report", main)
+        if rep.returncode != 0:
+            problems.append("the report at exit is not readable: %s" % rep.stderr.strip()[-200:])
+        ctx.note("hprof dump: rc %d after %.1f s (%s); %s; the report at exit is %s"
+                 % (dump.returncode, time.time() - t0, said[-160:], outcome,
+                    "readable" if rep.returncode == 0 else "NOT readable"))
+        if problems:
+            raise Fail("; ".join(problems))
 
     def signal_test(sig, want_rc, fmt):
         def t(ctx):
@@ -313,6 +355,7 @@ def make_tests(Fail, reap, AGENT, HPROF, read, spawn, timeout=120, Skip=Exceptio
 
     return [("faults_file_size_limit", t_file_size_limit),
             ("faults_disk_full", t_disk_full),
+            ("faults_exit_mid_command", t_exit_mid_command),
             ("faults_sigterm", signal_test(signal.SIGTERM, 143, "a")),
             ("faults_sigint", signal_test(signal.SIGINT, 130, "b")),
             ("faults_sigkill_mid_dump", t_sigkill_mid_dump),

@@ -11,6 +11,12 @@ import java.util.List;
  *   Faults heap <n>       keeps n small objects (Faults$Cell, linked), prints
  *                         "Faults: READY <n>" on stderr and returns: a large
  *                         heap for the dump at exit.
+ *   Faults exitwhen <n> <file>
+ *                         keeps n objects as `heap` does, prints "Faults:
+ *                         READY <n>", waits until <file> exists (a dump
+ *                         command has begun writing it; 120 s at most) and
+ *                         calls System.exit(0) then: the VM exits while the
+ *                         command runs.
  *   Faults spin <ms>      CPU work in LongRun.spin for ms milliseconds, after
  *                         printing "Faults: READY" on stderr (for signals
  *                         sent mid-run), then "Faults: done".
@@ -41,6 +47,24 @@ public class Faults {
             for (int i = 0; i < n; i++)
                 head = new Cell(i, head);
             System.err.println("Faults: READY " + n);
+            break;
+        }
+        case "exitwhen": {
+            int n = Integer.parseInt(args[1]);
+            for (int i = 0; i < n; i++)
+                head = new Cell(i, head);
+            System.err.println("Faults: READY " + n);
+            java.io.File file = new java.io.File(args[2]);
+            long end = System.nanoTime() + 120_000_000_000L;
+            while (!file.exists() && System.nanoTime() < end) {
+                try {
+                    Thread.sleep(1);
+                } catch (InterruptedException e) {
+                    break;
+                }
+            }
+            System.err.println("Faults: exiting, " + (file.exists() ? "the file exists" : "no file"));
+            System.exit(0);
             break;
         }
         case "spin": {
