@@ -149,6 +149,9 @@ def make_tests(Fail, reap, AGENT, HPROF, read, spawn, timeout=120, Skip=Exceptio
             line = one_line(r.stderr, r"^hprof: could not write all of %s \(file=\): No space left on device; "
                             r"the incomplete file was removed\. Free some space or choose another file=" % re.escape(path),
                             opts)
+            about = [l for l in r.stderr.splitlines() if path in l]
+            if len(about) != 1:
+                raise Fail("%s: %d lines name the file, not one: %s" % (opts, len(about), " | ".join(about)))
             listing = r.stdout.split("LISTING:\n", 1)[-1].split()
             left = [f for f in listing if f.startswith(name)]
             if left:

@@ -462,7 +462,8 @@ static void dump_into(report_file *r, const char *why, int final, JNIEnv *jni)
         write_profile_outputs(&t, jni);
     if (fflush(r->out) != 0 || ferror(r->out) || (r->format == 'b' && r->bin.error)) {
         int e = r->format == 'b' && r->bin.error ? r->bin.error : errno;
-        if (!r->write_failed)
+        /* At the last dump the close says it once, with what became of the file. */
+        if (!r->write_failed && !final)
             say("hprof: error writing %s (file=): %s; the file is incomplete", r->path, strerror(e));
         r->write_failed = 1;
         r->write_errno = e;
