@@ -250,6 +250,7 @@ class Profile:
         self.deadlocks = []         # DEADLOCKS sections, in file order
         self.section_order = []     # (kind, first line no) of every section, in file order
         self.other_sections = []    # (kind, first line no) of other known section kinds
+        self.agent_memory = []      # AGENT MEMORY lines, one per dump: dicts of ints
 
     @property
     def final(self):
@@ -349,6 +350,10 @@ MONITOR_TITLES = {"monitor_time": "MONITOR TIME", "monitor_wait": "MONITOR WAIT 
 PRIMITIVES = {"B": "byte", "C": "char", "D": "double", "F": "float", "I": "int", "J": "long", "S": "short",
               "Z": "boolean"}
 
+# The agent's own memory at the start of each dump (our addition).
+RE_AGENT_MEMORY = re.compile(r"^AGENT MEMORY \(bytes = (?P<bytes>\d+)\) (?P<date>.+): interning (?P<interning>\d+), "
+                             r"payload (?P<payload>\d+), allocation sites (?P<sites>\d+); threads (?P<seen>\d+) seen, "
+                             r"(?P<forgotten>\d+) ended ones forgotten$")
 RE_MONITOR_EVENT = re.compile(r"^(WAIT|WAITED): MONITOR .+, (timeout|time_waited)=\d+, thread \d+$")
 
 # self% is count/total printed with 2 decimals: allow half a unit of the last
@@ -725,6 +730,15 @@ def parse(text, check_thread_refs=True):
                 break
         else:
             if RE_MONITOR_EVENT.match(line):
+                i += 1
+                continue
+            m = RE_AGENT_MEMORY.match(line)
+            if m:
+                _check_date(m.group("date"), i + 1)
+                mem = {k: int(v) for k, v in m.groupdict().items() if k != "date"}
+                if mem["bytes"] != mem["interning"] + mem["payload"] + mem["sites"]:
+                    err(i, "AGENT MEMORY bytes are not the sum of their parts")
+                prof.agent_memory.append(mem)
                 i += 1
                 continue
             err(i, "unrecognised line")

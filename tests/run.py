@@ -483,6 +483,14 @@ def t_thread_churn_bounded(ctx):
         problems.append("the threads named are not the last ones: churn-%d .. churn-%d" % (numbers[0], numbers[-1]))
     if not status:
         problems.append("`hprof status` never said that ended threads were forgotten")
+    # Each dump starts with the agent's memory; the exit dump's counts the forgotten too.
+    mem = prof.agent_memory[-1] if prof.agent_memory else None
+    if not mem or mem["seen"] < 30000 or mem["forgotten"] < 30000 - 16384 - 64 or mem["bytes"] <= 0:
+        problems.append("the report's last AGENT MEMORY line does not say it: %r" % mem)
+    rep = subprocess.run([os.path.join(BUILD, "hprof"), "report", prof_path], capture_output=True, text=True,
+                         timeout=120)
+    if not re.search(r"agent memory\s+\d+ bytes in its tables at the last of \d+ dumps", rep.stdout):
+        problems.append("hprof report shows no agent memory: %s" % rep.stdout[:400])
     if problems:
         raise Fail("; ".join(problems))
 

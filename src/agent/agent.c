@@ -450,6 +450,10 @@ static void dump_into(report_file *r, const char *why, int final, JNIEnv *jni)
     report_header(r);
     if (agent.opt.verbose)
         fprintf(stderr, "Dumping the profile (%s) ...", why);
+    /* cpu=old writes HPROF's old prof format, which has no such line. */
+    if (r->format == 'a' && !r->text.omit_thread_records)
+        text_write_agent_memory(&r->text, time(NULL), keytab_bytes_held(), tables_payload_bytes(),
+                                site_table_bytes(), thread_count(), thread_forgotten_count());
     static dump_target t;              /* one dump at a time (agent.lock) */
     t = (dump_target){ r->format, &r->text, &r->bin, r->path, why, final, 0, agent.opt.cutoff,
                        agent.opt.verbose, "" };

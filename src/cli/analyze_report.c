@@ -347,6 +347,11 @@ static table *facts_table(const hprof_data *d)
         if (d->sections[k].times_seen > 1)
             table_add(t, "dumps\t%u %s sections (SIGQUIT dumps): the last, which covers the run, is shown",
                       d->sections[k].times_seen, hd_kind_title((hd_kind)k));
+    if (d->agent_memory_lines)
+        table_add(t, "agent memory\t%llu bytes in its tables at the last of %u dumps (most %llu); threads: %llu "
+                  "seen, %llu ended ones forgotten", (unsigned long long)d->agent_memory_bytes,
+                  d->agent_memory_lines, (unsigned long long)d->agent_memory_max,
+                  (unsigned long long)d->agent_threads_seen, (unsigned long long)d->agent_threads_forgotten);
     if (d->ignored_lines)
         table_add(t, "other lines\t%u lines of kinds this report does not read", d->ignored_lines);
     return t;

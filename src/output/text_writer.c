@@ -57,6 +57,8 @@ void text_write_header(text_writer *w, time_t now, const char *options_text, con
         "\n"
         "Sections are cumulative: a CPU SAMPLES section is written at each dump\n"
         "(kill -QUIT <pid>) and at exit; the last one covers the whole run.\n"
+        "Each dump starts with an AGENT MEMORY line: the bytes the agent's own\n"
+        "tables hold then (it runs inside this JVM; HPROF 1.x did not say).\n"
         "\n",
         date, options_text && options_text[0] ? options_text : "(none)");
     if (notes && notes[0])
@@ -106,6 +108,16 @@ static void note_trace_used(text_writer *w, serial_t trace)
         write_trace(w->out, EMPTY_TRACE_SERIAL);
         w->empty_trace_written = 1;
     }
+}
+
+void text_write_agent_memory(text_writer *w, time_t now, size_t interning, size_t payload, size_t sites,
+                             uint32_t threads_seen, uint64_t threads_forgotten)
+{
+    char date[64];
+    text_format_date(now, date, sizeof date);
+    fprintf(w->out, "AGENT MEMORY (bytes = %zu) %s: interning %zu, payload %zu, allocation sites %zu; "
+            "threads %u seen, %llu ended ones forgotten\n", interning + payload + sites, date, interning, payload,
+            sites, threads_seen, (unsigned long long)threads_forgotten);
 }
 
 void text_note_trace(text_writer *w, serial_t trace)

@@ -47,6 +47,10 @@ void text_write_header(text_writer *w, time_t now, const char *options_text, con
 /* A section is about to name `trace`: the empty trace (300000), which is
  * not in the tables, is written on first use. */
 void text_note_trace(text_writer *w, serial_t trace);
+/* The agent's own memory at a dump, one line at the dump's start:
+ * AGENT MEMORY (bytes = N) <date>: interning I, payload P, allocation sites S; threads T seen, F ended ones forgotten */
+void text_write_agent_memory(text_writer *w, time_t now, size_t interning, size_t payload, size_t sites,
+                             uint32_t threads_seen, uint64_t threads_forgotten);
 /* THREAD START/END and TRACE records not written yet (unless omitted). */
 void text_write_new_records(text_writer *w);
 /* The CPU SAMPLES section; rows with a share below cutoff are left out. */

@@ -108,6 +108,10 @@ typedef struct hprof_data {
     const char *heap_dump_note;   /* why counts stopped early, or NULL */
     uint32_t    text_heap_dumps;  /* text: HEAP DUMP sections seen */
     uint32_t    ignored_lines;    /* text: lines outside sections of kinds not read */
+    /* text: the AGENT MEMORY lines (one per dump): how many, and the last one's figures */
+    uint32_t    agent_memory_lines;
+    uint64_t    agent_memory_bytes, agent_memory_max;
+    uint64_t    agent_threads_seen, agent_threads_forgotten;
 
     /* storage */
     char       *buffer;           /* text: the file, split in place */

@@ -512,6 +512,20 @@ static int read_record(text_reader *r)
         return read_deadlocks(r, line);
     if (starts(line, "HEAP DUMP BEGIN "))
         return skip_heap_dump(r);
+    if (starts(line, "AGENT MEMORY (bytes = ")) {
+        unsigned long long bytes = 0, seen = 0, forgotten = 0;
+        const char *rest = strstr(line, "; threads ");
+        if (sscanf(line, "AGENT MEMORY (bytes = %llu)", &bytes) != 1 || rest == NULL ||
+            sscanf(rest, "; threads %llu seen, %llu ended ones forgotten", &seen, &forgotten) != 2)
+            return fail(r, r->at, "malformed AGENT MEMORY line");
+        r->d->agent_memory_lines++;
+        r->d->agent_memory_bytes = bytes;
+        if (bytes > r->d->agent_memory_max)
+            r->d->agent_memory_max = bytes;
+        r->d->agent_threads_seen = seen;
+        r->d->agent_threads_forgotten = forgotten;
+        return 0;
+    }
     if (line[0] == '\t')
         return fail(r, r->at, "a frame line outside a TRACE record");
     r->d->ignored_lines++;         /* WAIT:/WAITED: events, later record kinds */
