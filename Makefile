@@ -12,7 +12,7 @@ CFLAGS   ?= -O2
 SAN_FLAGS = -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 # Pure C (no JVMTI): unit-tested on their own, also under ASan/UBSan.
-PURE_SRC  = src/core/keytab.c src/core/tables.c src/core/trace_builder.c src/core/trace_cache.c src/core/stack_table.c src/core/stack_profile.c src/options/options.c src/options/jvm_args.c \
+PURE_SRC  = src/core/keytab.c src/core/idmap.c src/core/tables.c src/core/trace_builder.c src/core/trace_cache.c src/core/stack_table.c src/core/stack_profile.c src/options/options.c src/options/jvm_args.c \
             src/cpu/sample_queue.c src/cpu/cpu_collector.c src/cpu/times_table.c \
             src/output/text_writer.c src/output/old_prof_writer.c src/output/profile_outputs.c src/output/output_file.c src/output/hprof_binary.c \
             src/output/net_sink.c src/output/net_report.c \
@@ -38,7 +38,7 @@ CLI_SRC   = src/cli/attach.c src/cli/perfdata.c src/cli/tempfiles.c src/cli/list
 READER_SRC = $(wildcard src/reader/*.c)
 ANALYSIS_SRC = $(wildcard src/analysis/*.c)
 FRONT_SRC = src/cli/analyze_common.c src/cli/analyze_report.c src/cli/analyze_convert.c \
-            $(READER_SRC) $(ANALYSIS_SRC) $(PROFILE_SRC) src/core/tables.c src/core/keytab.c \
+            $(READER_SRC) $(ANALYSIS_SRC) $(PROFILE_SRC) src/core/tables.c src/core/keytab.c src/core/idmap.c \
             src/output/text_writer.c src/output/output_file.c src/monitor/monitor_table.c
 UNIT_SRC  = $(wildcard tests/unit/*.c)
 HEADERS   = $(wildcard src/*/*.h) $(wildcard tests/unit/*.h)
@@ -88,7 +88,7 @@ build/libhprof.so: build/.jdk-ok $(AGENT_SRC) $(HEADERS) Makefile
 # for those agents: cc -Ibuild/include.
 JVMPI_SRC  = $(wildcard src/jvmpi/*.c) src/agent/events.c src/agent/field_layout.c src/output/hprof_binary.c \
              src/options/options.c src/options/jvm_args.c src/options/command_reply.c src/agent/class_rewrite.c \
-             src/agent/jvmti_support.c src/core/tables.c src/core/keytab.c src/core/trace_builder.c src/core/trace_cache.c src/core/stack_table.c \
+             src/agent/jvmti_support.c src/core/tables.c src/core/keytab.c src/core/idmap.c src/core/trace_builder.c src/core/trace_cache.c src/core/stack_table.c \
              $(BCI_SRC) build/jvmpi_tracker_class.c
 JVMPI_JAVA = $(wildcard src/jvmpi/java/java/lang/*.java)
 

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "../core/idmap.h"
 #include "../heap/heap_tags.h"
 #include "events.h"
 
@@ -176,16 +177,13 @@ serial_t class_serial_of_object(JNIEnv *jni, jobject object)
  * thread reads that thread's JVMTI state, which the thread frees while it
  * exits: HotSpot 25 crashed there once (NULL JvmtiEnvThreadState) when the
  * exit dump listed a thread that was ending. A field of the Thread object
- * can be read at any time. Open addressing, grown by doubling, under a
- * mutex; tid 0 marks an empty slot (tids start at 1). */
+ * can be read at any time. A thread leaves the map at its ThreadEnd. */
 static struct {
     pthread_mutex_t lock;
     jfieldID        tid;               /* Thread.tid (NULL if absent), valid once looked_up */
     atomic_int      tid_looked_up;
-    uint64_t       *keys;
-    serial_t       *serials;
-    uint32_t        cap, used;
-} tids = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, NULL, NULL, 0, 0 };
+    idmap           serials;           /* tid -> serial */
+} tids = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, {NULL, NULL, 0, 0} };
 
 void jvmti_hold_locals(JNIEnv *jni, jint n)
 {
@@ -213,61 +211,13 @@ static jlong tid_of(JNIEnv *jni, jthread thread)
     return tids.tid ? (*jni)->GetLongField(jni, thread, tids.tid) : 0;
 }
 
-static uint32_t tid_slot(uint64_t tid, uint32_t cap)
-{
-    return (uint32_t)((tid * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
-}
-
-/* The slot of tid, or the empty slot where it would go (tids.cap > 0). */
-static uint32_t tid_find_locked(uint64_t tid)
-{
-    uint32_t j = tid_slot(tid, tids.cap);
-    while (tids.keys[j] != 0 && tids.keys[j] != tid)
-        j = (j + 1) & (tids.cap - 1);
-    return j;
-}
-
-static int tid_put_locked(uint64_t tid, serial_t serial)
-{
-    if ((tids.used + 1) * 2 > tids.cap) {
-        uint32_t cap = tids.cap ? tids.cap * 2 : 256;
-        uint64_t *keys = calloc(cap, sizeof *keys);
-        serial_t *serials = calloc(cap, sizeof *serials);
-        if (keys == NULL || serials == NULL) {
-            free(keys);
-            free(serials);
-            return -1;
-        }
-        for (uint32_t i = 0; i < tids.cap; i++) {
-            if (tids.keys[i] == 0)
-                continue;
-            uint32_t j = tid_slot(tids.keys[i], cap);
-            while (keys[j] != 0)
-                j = (j + 1) & (cap - 1);
-            keys[j] = tids.keys[i];
-            serials[j] = tids.serials[i];
-        }
-        free(tids.keys);
-        free(tids.serials);
-        tids.keys = keys;
-        tids.serials = serials;
-        tids.cap = cap;
-    }
-    uint32_t j = tid_find_locked(tid);
-    if (tids.keys[j] == 0)
-        tids.used++;
-    tids.keys[j] = tid;
-    tids.serials[j] = serial;
-    return 0;
-}
-
 void thread_serial_remember(JNIEnv *jni, jthread thread, serial_t serial)
 {
     jlong tid = jni ? tid_of(jni, thread) : 0;
     if (tid <= 0)
         return;
     pthread_mutex_lock(&tids.lock);
-    (void)tid_put_locked((uint64_t)tid, serial);   /* out of memory: TLS still answers */
+    (void)idmap_put(&tids.serials, (uint64_t)tid, serial);   /* out of memory: TLS still answers */
     pthread_mutex_unlock(&tids.lock);
 }
 
@@ -277,29 +227,7 @@ void thread_serial_forget(JNIEnv *jni, jthread thread)
     if (tid <= 0)
         return;
     pthread_mutex_lock(&tids.lock);
-    if (tids.cap) {
-        uint32_t hole = tid_find_locked((uint64_t)tid);
-        if (tids.keys[hole] != 0) {
-            /* An empty slot's serial is 0: lookups of an absent tid read it. */
-            tids.keys[hole] = 0;
-            tids.serials[hole] = 0;
-            tids.used--;
-            /* Move later entries of the probe run back into the hole (no
-             * tombstones): one stays where it is if its home slot lies
-             * cyclically in (hole, j]. */
-            for (uint32_t j = (hole + 1) & (tids.cap - 1); tids.keys[j] != 0; j = (j + 1) & (tids.cap - 1)) {
-                uint32_t home = tid_slot(tids.keys[j], tids.cap);
-                int stays = hole < j ? (home > hole && home <= j) : (home > hole || home <= j);
-                if (stays)
-                    continue;
-                tids.keys[hole] = tids.keys[j];
-                tids.serials[hole] = tids.serials[j];
-                tids.keys[j] = 0;
-                tids.serials[j] = 0;
-                hole = j;
-            }
-        }
-    }
+    idmap_remove(&tids.serials, (uint64_t)tid);
     pthread_mutex_unlock(&tids.lock);
 }
 
@@ -385,8 +313,7 @@ serial_t thread_serial_of(jthread thread)
         if (tid > 0) {
             serial_t serial = 0;
             pthread_mutex_lock(&tids.lock);
-            if (tids.cap)
-                serial = tids.serials[tid_find_locked((uint64_t)tid)];
+            serial = idmap_get(&tids.serials, (uint64_t)tid);
             pthread_mutex_unlock(&tids.lock);
             return serial;
         }

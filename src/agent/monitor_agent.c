@@ -12,6 +12,7 @@
 
 #include "../bci/opcodes.h"
 #include "../core/stack_profile.h"
+#include "../core/idmap.h"
 #include "../monitor/deadlock.h"
 #include "../monitor/monitor_table.h"
 #include "../monitor/vthread_pending.h"
@@ -112,36 +113,64 @@ static __thread monitor_tls mtls;
 /* The object each thread is waiting on in Object.wait, by thread serial:
  * MONITOR DUMP needs it for monitors nobody owns, and from JDK 23 on
  * GetCurrentContendedMonitor no longer returns it. Global refs, set at
- * MonitorWait, dropped at MonitorWaited. */
-static pthread_mutex_t waits_lock = PTHREAD_MUTEX_INITIALIZER;
-static jobject *waiting_on;
-static uint32_t waiting_on_cap;
+ * MonitorWait, dropped at MonitorWaited; a map from serial to a slot of
+ * `refs`, so it holds the threads waiting now, not every serial ever seen
+ * (threads come and go: an array by serial grew by 8 bytes a thread). */
+static struct {
+    pthread_mutex_t lock;
+    idmap           slot_of;       /* serial -> 1 + index in refs */
+    jobject        *refs;
+    uint32_t       *free;          /* unused indexes of refs */
+    uint32_t        n, cap, nfree;
+} wait_objects = { PTHREAD_MUTEX_INITIALIZER, {NULL, NULL, 0, 0}, NULL, NULL, 0, 0, 0 };
+
+/* A free index of wait_objects.refs, or UINT32_MAX (out of memory); lock held. */
+static uint32_t wait_objects_take_slot(void)
+{
+    if (wait_objects.nfree > 0)
+        return wait_objects.free[--wait_objects.nfree];
+    if (wait_objects.n == wait_objects.cap) {
+        uint32_t cap = wait_objects.cap ? 2 * wait_objects.cap : 64;
+        jobject *refs = realloc(wait_objects.refs, cap * sizeof *refs);
+        if (refs == NULL)
+            return UINT32_MAX;
+        wait_objects.refs = refs;
+        uint32_t *free_list = realloc(wait_objects.free, cap * sizeof *free_list);
+        if (free_list == NULL)
+            return UINT32_MAX;
+        wait_objects.free = free_list;
+        wait_objects.cap = cap;
+    }
+    return wait_objects.n++;
+}
 
 static void set_waiting_on(JNIEnv *jni, serial_t thread, jobject object)
 {
     if (thread < THREAD_SERIAL_BASE)
         return;
-    uint32_t i = thread - THREAD_SERIAL_BASE;
     jobject ref = object ? (*jni)->NewGlobalRef(jni, object) : NULL;
     jobject old = NULL;
-    pthread_mutex_lock(&waits_lock);
-    if (i >= waiting_on_cap && ref) {
-        uint32_t ncap = waiting_on_cap ? waiting_on_cap : 256;
-        while (ncap <= i)
-            ncap *= 2;
-        jobject *n = realloc(waiting_on, ncap * sizeof *n);
-        if (n) {
-            memset(n + waiting_on_cap, 0, (ncap - waiting_on_cap) * sizeof *n);
-            waiting_on = n;
-            waiting_on_cap = ncap;
+    pthread_mutex_lock(&wait_objects.lock);
+    uint32_t slot = idmap_get(&wait_objects.slot_of, thread);
+    if (slot) {
+        old = wait_objects.refs[slot - 1];
+        if (ref) {
+            wait_objects.refs[slot - 1] = ref;
+            ref = NULL;
+        } else {
+            idmap_remove(&wait_objects.slot_of, thread);
+            wait_objects.free[wait_objects.nfree++] = slot - 1;
+        }
+    } else if (ref) {
+        uint32_t i = wait_objects_take_slot();
+        if (i != UINT32_MAX && idmap_put(&wait_objects.slot_of, thread, i + 1) == 0) {
+            wait_objects.refs[i] = ref;
+            ref = NULL;
+        } else if (i != UINT32_MAX) {
+            wait_objects.free[wait_objects.nfree++] = i;
         }
     }
-    if (i < waiting_on_cap) {
-        old = waiting_on[i];
-        waiting_on[i] = ref;
-        ref = NULL;
-    }
-    pthread_mutex_unlock(&waits_lock);
+    pthread_mutex_unlock(&wait_objects.lock);
     if (old)
         (*jni)->DeleteGlobalRef(jni, old);
     if (ref)
@@ -152,11 +181,11 @@ static void set_waiting_on(JNIEnv *jni, serial_t thread, jobject object)
 static jobject get_waiting_on(JNIEnv *jni, serial_t thread)
 {
     jobject local = NULL;
-    pthread_mutex_lock(&waits_lock);
-    uint32_t i = thread - THREAD_SERIAL_BASE;
-    if (thread >= THREAD_SERIAL_BASE && i < waiting_on_cap && waiting_on[i])
-        local = (*jni)->NewLocalRef(jni, waiting_on[i]);
-    pthread_mutex_unlock(&waits_lock);
+    pthread_mutex_lock(&wait_objects.lock);
+    uint32_t slot = idmap_get(&wait_objects.slot_of, thread);
+    if (slot)
+        local = (*jni)->NewLocalRef(jni, wait_objects.refs[slot - 1]);
+    pthread_mutex_unlock(&wait_objects.lock);
     return local;
 }
 

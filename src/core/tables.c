@@ -1,6 +1,7 @@
 /* tables.c: see tables.h. Each table = a keytab (key -> dense index) plus
  * payload arrays indexed the same way, under one mutex per table. */
 #include "tables.h"
+#include "idmap.h"
 #include "keytab.h"
 
 #include <pthread.h>
@@ -532,20 +533,13 @@ typedef struct thread_entry {
     uint64_t    end_seq;              /* 0: not ended; else 1 + how many ended before it */
 } thread_entry;
 
-/* Serial -> slot: open addressing, linear probing, serial 0 = empty. */
-typedef struct thread_index {
-    serial_t *serials;
-    uint32_t *slots;
-    uint32_t  cap, used;              /* cap: a power of two, or 0 */
-} thread_index;
-
 static struct {
     pthread_mutex_t lock;
     thread_entry *slots;
     uint32_t      nslots, slots_cap;  /* slots[0, nslots) have been used */
     uint32_t     *free_slots;         /* slots of forgotten threads, to reuse */
     uint32_t      nfree;
-    thread_index  index;
+    idmap         index;              /* serial -> 1 + slot */
     uint32_t      count, max;         /* serials handed out; slots held at most */
     /* Ended threads still held, oldest first (a ring of serials). */
     serial_t     *ended;
@@ -557,90 +551,16 @@ static struct {
 } threads = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, NULL, 0, {NULL, NULL, 0, 0}, 0, 0,
               NULL, 0, 0, 0, UINT32_MAX, 0, 0, 0 };
 
-static uint32_t thread_hash(serial_t serial, uint32_t cap)
-{
-    return (uint32_t)(((uint64_t)serial * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
-}
-
-/* The index position of serial, or the empty one where it would go. */
-static uint32_t index_find_locked(serial_t serial)
-{
-    uint32_t j = thread_hash(serial, threads.index.cap);
-    while (threads.index.serials[j] != 0 && threads.index.serials[j] != serial)
-        j = (j + 1) & (threads.index.cap - 1);
-    return j;
-}
-
-static int index_put_locked(serial_t serial, uint32_t slot)
-{
-    thread_index *ix = &threads.index;
-    if ((ix->used + 1) * 2 > ix->cap) {
-        thread_index bigger = { NULL, NULL, ix->cap ? ix->cap * 2 : 256, ix->used };
-        bigger.serials = calloc(bigger.cap, sizeof *bigger.serials);
-        bigger.slots = calloc(bigger.cap, sizeof *bigger.slots);
-        if (bigger.serials == NULL || bigger.slots == NULL) {
-            free(bigger.serials);
-            free(bigger.slots);
-            return -1;
-        }
-        for (uint32_t i = 0; i < ix->cap; i++) {
-            if (ix->serials[i] == 0)
-                continue;
-            uint32_t j = thread_hash(ix->serials[i], bigger.cap);
-            while (bigger.serials[j] != 0)
-                j = (j + 1) & (bigger.cap - 1);
-            bigger.serials[j] = ix->serials[i];
-            bigger.slots[j] = ix->slots[i];
-        }
-        free(ix->serials);
-        free(ix->slots);
-        *ix = bigger;
-    }
-    uint32_t j = index_find_locked(serial);
-    if (ix->serials[j] == 0)
-        ix->used++;
-    ix->serials[j] = serial;
-    ix->slots[j] = slot;
-    return 0;
-}
-
-/* Remove serial; later entries of its probe run move back into the hole so
- * that every lookup still finds them (no tombstones to accumulate). */
-static void index_remove_locked(serial_t serial)
-{
-    thread_index *ix = &threads.index;
-    if (ix->cap == 0)
-        return;
-    uint32_t hole = index_find_locked(serial);
-    if (ix->serials[hole] == 0)
-        return;
-    ix->serials[hole] = 0;
-    ix->used--;
-    for (uint32_t j = (hole + 1) & (ix->cap - 1); ix->serials[j] != 0; j = (j + 1) & (ix->cap - 1)) {
-        uint32_t home = thread_hash(ix->serials[j], ix->cap);
-        /* Stays if its home lies cyclically in (hole, j]. */
-        int stays = hole < j ? (home > hole && home <= j) : (home > hole || home <= j);
-        if (stays)
-            continue;
-        ix->serials[hole] = ix->serials[j];
-        ix->slots[hole] = ix->slots[j];
-        ix->serials[j] = 0;
-        hole = j;
-    }
-}
-
 static thread_entry *entry_locked(serial_t serial)
 {
-    if (serial < THREAD_SERIAL_BASE || threads.index.cap == 0)
-        return NULL;
-    uint32_t j = index_find_locked(serial);
-    return threads.index.serials[j] == serial ? &threads.slots[threads.index.slots[j]] : NULL;
+    uint32_t slot = serial < THREAD_SERIAL_BASE ? 0 : idmap_get(&threads.index, serial);
+    return slot ? &threads.slots[slot - 1] : NULL;
 }
 
 static void forget_locked(thread_entry *e)
 {
     uint32_t slot = (uint32_t)(e - threads.slots);
-    index_remove_locked(e->serial);
+    idmap_remove(&threads.index, e->serial);
     threads.name_bytes -= strlen(e->name) + 1;
     free(e->name);
     memset(e, 0, sizeof *e);
@@ -674,7 +594,7 @@ serial_t thread_add(const char *name, const char *group, uint64_t object_id)
     }
     if (slot != UINT32_MAX) {
         serial = THREAD_SERIAL_BASE + threads.count;
-        if (index_put_locked(serial, slot) == 0) {
+        if (idmap_put(&threads.index, serial, slot + 1) == 0) {
             threads.count++;
             thread_entry *e = &threads.slots[slot];
             e->serial = serial;
@@ -886,7 +806,7 @@ size_t tables_payload_bytes(void)
     pthread_mutex_unlock(&methods.lock);
     pthread_mutex_lock(&threads.lock);
     bytes += (size_t)threads.slots_cap * (sizeof *threads.slots + sizeof *threads.free_slots) +
-             (size_t)threads.index.cap * (sizeof *threads.index.serials + sizeof *threads.index.slots) +
+             (size_t)threads.index.capacity * (sizeof *threads.index.keys + sizeof *threads.index.ids) +
              (size_t)threads.ended_cap * sizeof *threads.ended + threads.name_bytes;
     pthread_mutex_unlock(&threads.lock);
     return bytes;
@@ -906,10 +826,8 @@ void tables_free(void)
         free(threads.slots[i].name);
     free(threads.slots);
     free(threads.free_slots);
-    free(threads.index.serials);
-    free(threads.index.slots);
+    idmap_free(&threads.index);
     free(threads.ended);
-    memset(&threads.index, 0, sizeof threads.index);
     threads.slots = NULL;
     threads.free_slots = NULL;
     threads.ended = NULL;

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "idmap.h"
+#include "../core/idmap.h"
 #include "profile.h"
 #include "strtab.h"
 

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "idmap.h"
+#include "../core/idmap.h"
 #include "protobuf.h"
 #include "strtab.h"
 

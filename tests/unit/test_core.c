@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/idmap.h"
 #include "core/keytab.h"
 #include "core/tables.h"
 #include "core/trace_cache.h"
@@ -220,6 +221,30 @@ TEST(ended_threads_beyond_the_bound_are_forgotten)
     serial_t l = thread_add(long_name, "main", 0);
     CHECK(thread_get(l, &ti) == 0 && ti.name_truncated && strlen(ti.name) == THREAD_NAME_MAX - 1);
     tables_free();
+}
+
+/* Removal keeps every other key findable (probe runs are closed up), and a
+ * map whose entries come and go stays small. */
+TEST(idmap_remove_keeps_the_rest)
+{
+    idmap m = {0};
+    for (uint64_t k = 1; k <= 5000; k++)
+        CHECK(idmap_put(&m, k * 7919, (uint32_t)k) == 0);
+    for (uint64_t k = 1; k <= 5000; k += 2)
+        idmap_remove(&m, k * 7919);
+    idmap_remove(&m, 123456789);                          /* absent: nothing */
+    int right = 0;
+    for (uint64_t k = 1; k <= 5000; k++)
+        right += idmap_get(&m, k * 7919) == (k % 2 ? 0u : (uint32_t)k);
+    CHECK(right == 5000 && m.count == 2500);
+    uint32_t cap = m.capacity;
+    for (uint64_t round = 0; round < 200000; round++) {   /* 10 at a time come and go */
+        CHECK(idmap_put(&m, (1ull << 40) + round, 1) == 0);
+        if (round >= 10)
+            idmap_remove(&m, (1ull << 40) + round - 10);
+    }
+    CHECK(m.capacity == cap && m.count == 2510);
+    idmap_free(&m);
 }
 
 /* A writer's START/END records: an END only after its START (the soak once

@@ -60,6 +60,29 @@ int idmap_put(idmap *m, uint64_t key, uint32_t id)
     return 0;
 }
 
+void idmap_remove(idmap *m, uint64_t key)
+{
+    if (m->capacity == 0)
+        return;
+    uint32_t hole = find_slot(m, key);
+    if (m->ids[hole] == 0)
+        return;
+    m->ids[hole] = 0;
+    m->count--;
+    /* Each later entry of the run stays if its home slot is cyclically in
+     * (hole, j]; else it moves into the hole, which moves to j. */
+    for (uint32_t j = (hole + 1) & (m->capacity - 1); m->ids[j] != 0; j = (j + 1) & (m->capacity - 1)) {
+        uint32_t home = slot_of(m->keys[j], m->capacity);
+        int stays = hole < j ? (home > hole && home <= j) : (home > hole || home <= j);
+        if (stays)
+            continue;
+        m->keys[hole] = m->keys[j];
+        m->ids[hole] = m->ids[j];
+        m->ids[j] = 0;
+        hole = j;
+    }
+}
+
 void idmap_free(idmap *m)
 {
     free(m->keys);
