@@ -156,7 +156,7 @@ build/tests/echo_agent.so: build/.jdk-ok tests/attach/echo_agent.c Makefile
 # Chromium) and bench/writers.
 build/tests/profile_writers: tests/writers/profile_writers.c $(PROFILE_SRC) $(HEADERS) Makefile
 	@mkdir -p build/tests
-	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ tests/writers/profile_writers.c $(PROFILE_SRC) src/core/keytab.c -lz
+	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ tests/writers/profile_writers.c $(PROFILE_SRC) src/core/keytab.c src/core/idmap.c -lz
 
 # The class rewriter as a command-line tool: hprof-bci INPUT OUTPUT, where
 # INPUT is a .class file, a jar or a directory (src/tools/hprof_bci.c).
