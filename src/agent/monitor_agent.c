@@ -919,34 +919,52 @@ typedef struct thread_snapshots {
     uint32_t vt_owners;            /* other virtual threads in t[]: owners of a lock */
 } thread_snapshots;
 
+/* What a thread in `state` waits for: the monitor it is blocked entering
+ * (1) or the blocker it is parked on (2), and that lock's owner (local
+ * refs, or NULL); 0: neither. JVMTI and JNI reads only, no lock of the
+ * agent's: cycle_frozen calls it on suspended threads, which may have been
+ * stopped holding one. */
+static int wait_target(JNIEnv *jni, jthread thread, jint state, jobject *lock, jobject *owner)
+{
+    jvmtiEnv *jvmti = hprof_jvmti;
+    *lock = NULL;
+    *owner = NULL;
+    if (state & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER) {
+        jobject monitor = NULL;
+        if ((*jvmti)->GetCurrentContendedMonitor(jvmti, thread, &monitor) != JVMTI_ERROR_NONE || monitor == NULL)
+            return 0;
+        jvmtiMonitorUsage usage;
+        memset(&usage, 0, sizeof usage);
+        if ((*jvmti)->GetObjectMonitorUsage(jvmti, monitor, &usage) != JVMTI_ERROR_NONE) {
+            (*jni)->DeleteLocalRef(jni, monitor);
+            return 0;
+        }
+        jvmti_free(usage.waiters);
+        jvmti_free(usage.notify_waiters);
+        *lock = monitor;
+        *owner = usage.owner;
+        return 1;
+    }
+    if ((state & JVMTI_THREAD_STATE_PARKED) && mon.park_blocker && mon.aos_class) {
+        jobject blocker = (*jni)->GetObjectField(jni, thread, mon.park_blocker);
+        if (blocker == NULL)
+            return 0;
+        *lock = blocker;
+        if ((*jni)->IsInstanceOf(jni, blocker, mon.aos_class))
+            *owner = (*jni)->GetObjectField(jni, blocker, mon.aos_owner);
+        return 2;
+    }
+    return 0;
+}
+
 /* The lock a blocked or parked thread waits for, and its owner. */
 static void find_wait(JNIEnv *jni, thread_snapshot *t)
 {
-    jvmtiEnv *jvmti = hprof_jvmti;
-    if (t->state & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER) {
-        jobject monitor = NULL;
-        if ((*jvmti)->GetCurrentContendedMonitor(jvmti, t->thread, &monitor) != JVMTI_ERROR_NONE ||
-            monitor == NULL)
-            return;
-        jvmtiMonitorUsage usage;
-        memset(&usage, 0, sizeof usage);
-        if ((*jvmti)->GetObjectMonitorUsage(jvmti, monitor, &usage) == JVMTI_ERROR_NONE) {
-            t->owner = usage.owner;
-            t->lock_class = class_serial_of_object(jni, monitor);
-            t->lock = monitor;
-            jvmti_free(usage.waiters);
-            jvmti_free(usage.notify_waiters);
-        }
-    } else if ((t->state & JVMTI_THREAD_STATE_PARKED) && mon.park_blocker && mon.aos_class) {
-        jobject blocker = (*jni)->GetObjectField(jni, t->thread, mon.park_blocker);
-        if (blocker == NULL)
-            return;
-        t->lock_class = class_serial_of_object(jni, blocker);
-        t->lock = blocker;
-        t->parked = 1;
-        if ((*jni)->IsInstanceOf(jni, blocker, mon.aos_class))
-            t->owner = (*jni)->GetObjectField(jni, blocker, mon.aos_owner);
-    }
+    int kind = wait_target(jni, t->thread, t->state, &t->lock, &t->owner);
+    if (kind == 0)
+        return;
+    t->lock_class = class_serial_of_object(jni, t->lock);
+    t->parked = kind == 2;
 }
 
 static void read_thread(JNIEnv *jni, thread_snapshot *t, int with_traces)
@@ -1107,67 +1125,18 @@ static const thread_snapshot *member_of(const thread_snapshots *s, serial_t id)
     return NULL;
 }
 
-/* The snapshot is read thread by thread while threads move on, so a cycle in
- * it may be an artefact (one lock read with two owners at two moments). A
- * real deadlock does not move: keep a cycle only if its locks are distinct
- * objects and every member, read again now, still waits for the same lock
- * held by the same thread. ids: 1 + indexes in the snapshot. */
-static int cycle_confirmed(JNIEnv *jni, const thread_snapshots *s, const uint32_t *ids, uint32_t len)
-{
-    for (uint32_t i = 0; i < len; i++) {
-        const thread_snapshot *a = &s->t[ids[i] - 1];
-        if (a->lock == NULL || a->owner == NULL)
-            return 0;
-        for (uint32_t j = i + 1; j < len; j++)
-            if ((*jni)->IsSameObject(jni, a->lock, s->t[ids[j] - 1].lock))
-                return 0;
-        thread_snapshot again;
-        memset(&again, 0, sizeof again);
-        again.thread = a->thread;
-        read_thread(jni, &again, 0);
-        if (again.lock && !again.parked && again.owner == NULL && owns_monitor(jni, a->owner, again.lock))
-            again.owner = (*jni)->NewLocalRef(jni, a->owner);     /* a virtual owner, still */
-        int same = again.lock != NULL && again.owner != NULL && (*jni)->IsSameObject(jni, again.owner, a->owner) &&
-                   (*jni)->IsSameObject(jni, again.lock, a->lock);
-        if (again.lock)
-            (*jni)->DeleteLocalRef(jni, again.lock);
-        if (again.owner)
-            (*jni)->DeleteLocalRef(jni, again.owner);
-        if (!same)
-            return 0;
-    }
-    return 1;
-}
-
-/* Whether `t`, suspended, still waits for `lock` owned by `owner`. JVMTI and
- * JNI reads only: a suspended thread may hold one of the agent's own locks
- * (it may have been stopped inside an event callback). */
+/* Whether `t` still waits for `lock` owned by `owner`, read now
+ * (wait_target: safe on a suspended thread). */
 static int still_waits(JNIEnv *jni, jthread t, jobject lock, jobject owner)
 {
-    jvmtiEnv *jvmti = hprof_jvmti;
     jint state = 0;
-    if ((*jvmti)->GetThreadState(jvmti, t, &state) != JVMTI_ERROR_NONE)
+    if ((*hprof_jvmti)->GetThreadState(hprof_jvmti, t, &state) != JVMTI_ERROR_NONE)
         return 0;
     jobject now = NULL, now_owner = NULL;
-    int same = 0;
-    if (state & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER) {
-        if ((*jvmti)->GetCurrentContendedMonitor(jvmti, t, &now) != JVMTI_ERROR_NONE || now == NULL)
-            return 0;
-        jvmtiMonitorUsage usage;
-        memset(&usage, 0, sizeof usage);
-        if ((*jvmti)->GetObjectMonitorUsage(jvmti, now, &usage) == JVMTI_ERROR_NONE) {
-            now_owner = usage.owner;
-            jvmti_free(usage.waiters);
-            jvmti_free(usage.notify_waiters);
-        }
-        if (now_owner == NULL && owns_monitor(jni, owner, now))   /* a virtual owner */
-            now_owner = (*jni)->NewLocalRef(jni, owner);
-    } else if ((state & JVMTI_THREAD_STATE_PARKED) && mon.park_blocker && mon.aos_class) {
-        now = (*jni)->GetObjectField(jni, t, mon.park_blocker);
-        if (now && (*jni)->IsInstanceOf(jni, now, mon.aos_class))
-            now_owner = (*jni)->GetObjectField(jni, now, mon.aos_owner);
-    }
-    same = now && now_owner && (*jni)->IsSameObject(jni, now, lock) && (*jni)->IsSameObject(jni, now_owner, owner);
+    int kind = wait_target(jni, t, state, &now, &now_owner);
+    if (kind == 1 && now_owner == NULL && owns_monitor(jni, owner, now))   /* a virtual owner */
+        now_owner = (*jni)->NewLocalRef(jni, owner);
+    int same = now && now_owner && (*jni)->IsSameObject(jni, now, lock) && (*jni)->IsSameObject(jni, now_owner, owner);
     if (now)
         (*jni)->DeleteLocalRef(jni, now);
     if (now_owner)
@@ -1185,6 +1154,24 @@ static int cycle_reads_same(JNIEnv *jni, const thread_snapshots *s, const uint32
             return 0;
     }
     return 1;
+}
+
+/* The snapshot is read thread by thread while threads move on, so a cycle in
+ * it may be an artefact (one lock read with two owners at two moments). A
+ * real deadlock does not move: keep a cycle only if its locks are distinct
+ * objects and every member, read again now, still waits for the same lock
+ * held by the same thread. ids: 1 + indexes in the snapshot. */
+static int cycle_confirmed(JNIEnv *jni, const thread_snapshots *s, const uint32_t *ids, uint32_t len)
+{
+    for (uint32_t i = 0; i < len; i++) {
+        const thread_snapshot *a = &s->t[ids[i] - 1];
+        if (a->lock == NULL || a->owner == NULL)
+            return 0;
+        for (uint32_t j = i + 1; j < len; j++)
+            if ((*jni)->IsSameObject(jni, a->lock, s->t[ids[j] - 1].lock))
+                return 0;
+    }
+    return cycle_reads_same(jni, s, ids, len);
 }
 
 /* A cycle read twice may still be an artefact: every read is of one thread at

@@ -32,6 +32,9 @@
 #include "jvmti_support.h"
 #include "vthread_mounts.h"
 
+/* How often the agent thread drains the samples and checks the signal. */
+#define SAMPLES_TICK_MS 20
+
 /* cpu=samples' state: made at its first start, kept across stop/start. */
 static struct {
     int             initialised;      /* queue, collector and handler exist */
@@ -80,6 +83,17 @@ static void map_existing_threads(JNIEnv *jni)
     }
     (*jni)->DeleteLocalRef(jni, me);
     (*jni)->DeleteLocalRef(jni, thread_class);
+}
+
+/* Sampling on, for every thread there is: named for the handler first (it
+ * finds a thread's serial by its JNIEnv), then a timer each. At a start, and
+ * when the signal moves (check_signal_owner). -1 (errno) if the threads
+ * could not be listed. */
+static int sample_every_thread(JNIEnv *jni)
+{
+    map_existing_threads(jni);
+    sampler_start();
+    return sampler_start_every_thread() < 0 ? -1 : 0;
 }
 
 /* ------------------------------------------------------------ events */
@@ -343,10 +357,8 @@ static int start(const collector_env *env, JNIEnv *jni)
     }
     if (env->live && !cpu.recompiled)
         recompile_for_debug_info(jni);
-    map_existing_threads(jni);
     find_virtual_threads(jni);
-    sampler_start();
-    if (sampler_start_every_thread() < 0)
+    if (sample_every_thread(jni) < 0)
         fprintf(stderr, "hprof: cannot list this process's threads (/proc/self/task): %s; only threads "
                 "started from now on are sampled\n", strerror(errno));
     return 0;
@@ -391,18 +403,12 @@ static void check_signal_owner(JNIEnv *jni)
     const char *where = dladdr(who, &info) && info.dli_fname ? info.dli_fname : "an unknown library";
     int from = 0, to = 0;
     int moved = sampler_move_signal(&from, &to) == 0;
-    int listed = 0;
-    if (moved) {
-        /* As at a start: threads named for the handler, timers made for all. */
-        map_existing_threads(jni);
-        sampler_start();
-        listed = sampler_start_every_thread() >= 0;
-    }
+    int listed = moved && sample_every_thread(jni) == 0;
     if (moved && listed)
         fprintf(stderr, "hprof: cpu=samples: the handler of signal %d (%s) was replaced after sampling began "
                 "(by %s); the signal is left to it and sampling moves to signal %d (SIGRTMIN+%d). Its "
                 "handler got this agent's timer signals for up to %d ms\n",
-                from, from == SIGPROF ? "SIGPROF" : "a real-time signal", where, to, to - SIGRTMIN, 20);
+                from, from == SIGPROF ? "SIGPROF" : "a real-time signal", where, to, to - SIGRTMIN, SAMPLES_TICK_MS);
     else if (to < 0)
         fprintf(stderr, "hprof: cpu=samples: the handler of signal %d was replaced after sampling began "
                 "(by %s) and no real-time signal is free: sampling stops here (the samples so far are "
@@ -572,7 +578,7 @@ static void live_summary(char *text, size_t size)
 const collector cpu_samples_collector = {
     .name = "cpu=samples", .wanted = wanted, .capabilities = capabilities, .subscribe = subscribe,
     .start = start, .thread_start = thread_start, .thread_end = thread_end,
-    .tick_ms = 20, .tick = tick, .dump = dump, .reset = reset, .stop = stop, .status = status,
+    .tick_ms = SAMPLES_TICK_MS, .tick = tick, .dump = dump, .reset = reset, .stop = stop, .status = status,
     .profile_kind = "cpu", .snapshot = snapshot,
     .live_summary = live_summary,
 };

@@ -55,22 +55,27 @@ static struct {
     int             made;
 } hooked = { PTHREAD_MUTEX_INITIALIZER, {0}, {0}, 0 };
 
-static void hooked_note(const char *name, unsigned what, int rewritten) {
-    size_t len = strlen(name);
-    char key[1024];
-    if (len + 1 > sizeof key) return;              /* not noted: such a class is always retransformed */
+/* A class's key in `hooked`: its name, then the insertions (one byte). 0 if
+ * the name is too long to note: such a class is always retransformed. */
+static uint32_t hooked_key(const char *name, size_t len, unsigned what, char key[1024]) {
+    if (len + 1 > 1024) return 0;
     memcpy(key, name, len);
     key[len] = (char)what;
+    return (uint32_t)len + 1;
+}
+
+static void hooked_note(const char *name, unsigned what, int rewritten) {
+    char key[1024];
+    uint32_t n = hooked_key(name, strlen(name), what, key);
+    if (n == 0) return;
     pthread_mutex_lock(&hooked.lock);
     if (!hooked.made) {
         keytab_init(&hooked.rewritten, 1u << 22);
         keytab_init(&hooked.left_alone, 1u << 22);
         hooked.made = 1;
     }
-    if (rewritten)
-        (void)keytab_intern(&hooked.rewritten, key, (uint32_t)len, NULL);
-    else
-        (void)keytab_intern(&hooked.left_alone, key, (uint32_t)len + 1, NULL);
+    /* Rewritten: by name alone (a stop restores it whatever it got). */
+    (void)keytab_intern(rewritten ? &hooked.rewritten : &hooked.left_alone, key, rewritten ? n - 1 : n, NULL);
     pthread_mutex_unlock(&hooked.lock);
 }
 
@@ -78,14 +83,13 @@ static void hooked_note(const char *name, unsigned what, int rewritten) {
  * to its original bytes). */
 static int hooked_must_retransform(const char *name, size_t len, unsigned what) {
     char key[1024];
-    if (len + 1 > sizeof key) return 1;
-    memcpy(key, name, len);
-    key[len] = (char)what;
+    uint32_t n = hooked_key(name, len, what, key);
+    if (n == 0) return 1;
     pthread_mutex_lock(&hooked.lock);
     int must = 1;
     if (hooked.made)
-        must = what == 0 ? keytab_find(&hooked.rewritten, key, (uint32_t)len) != KEYTAB_FULL
-                         : keytab_find(&hooked.left_alone, key, (uint32_t)len + 1) == KEYTAB_FULL;
+        must = what == 0 ? keytab_find(&hooked.rewritten, key, n - 1) != KEYTAB_FULL
+                         : keytab_find(&hooked.left_alone, key, n) == KEYTAB_FULL;
     else
         must = what != 0;                           /* nothing rewritten yet */
     pthread_mutex_unlock(&hooked.lock);

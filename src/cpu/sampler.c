@@ -395,14 +395,28 @@ static int signal_taken(int signo)
  * profiler: taking it over would silently break them). Then the highest
  * real-time signal nobody handles: glibc keeps those below SIGRTMIN, and
  * libraries that take one usually count up from SIGRTMIN. -1: none free. */
-static int choose_signal(void)
+static int free_realtime_signal(int except)
 {
-    if (!signal_taken(SIGPROF))
-        return SIGPROF;
     for (int s = SIGRTMAX; s >= SIGRTMIN; s--)
-        if (!signal_taken(s))
+        if (s != except && !signal_taken(s))
             return s;
     return -1;
+}
+
+static int choose_signal(void)
+{
+    return signal_taken(SIGPROF) ? free_realtime_signal(-1) : SIGPROF;
+}
+
+/* Our handler on signo; 0, or -1 with errno. */
+static int install_handler(int signo)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigprof;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    return sigaction(signo, &sa, NULL);
 }
 
 /* From this interval on, sampler=auto uses POSIX timers (see sampler_init). */
@@ -423,11 +437,6 @@ int sampler_init(JavaVM *vm, sample_queue *q, int interval_ms, uint32_t max_fram
     interval_ns = (long)interval_ms * 1000000L;
     interval_period = (uint64_t)interval_ns;
 
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_sigprof;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
     sample_signal = choose_signal();
     if (sample_signal < 0) {
         snprintf(err, errlen, "hprof: cpu=samples needs a signal: SIGPROF already has another handler "
@@ -438,7 +447,7 @@ int sampler_init(JavaVM *vm, sample_queue *q, int interval_ms, uint32_t max_fram
         fprintf(stderr, "hprof: SIGPROF already has a handler (another profiler, or the application's); "
                 "it is left alone and cpu=samples uses signal %d (SIGRTMIN+%d) instead\n",
                 sample_signal, sample_signal - SIGRTMIN);
-    if (sigaction(sample_signal, &sa, NULL) != 0) {
+    if (install_handler(sample_signal) != 0) {
         snprintf(err, errlen, "hprof: cannot install the handler of signal %d for cpu=samples: %s",
                  sample_signal, strerror(errno));
         return -1;
@@ -720,32 +729,30 @@ int sampler_handler_replaced(void **who)
     return 1;
 }
 
-int sampler_move_signal(int *from, int *to)
+/* Every timer deleted (sampler_stop, sampler_move_signal); timers_lock held. */
+static void release_every_slot_locked(void)
 {
-    *from = sample_signal;
-    int was_on = atomic_exchange(&sampling_on, 0);
-    int s = -1;
-    for (int k = SIGRTMAX; k >= SIGRTMIN && s < 0; k--)
-        if (k != sample_signal && !signal_taken(k))
-            s = k;
-    *to = s;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_sigprof;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    if (s >= 0 && sigaction(s, &sa, NULL) != 0)
-        s = -1;
-    /* Every timer goes, those a thread made while this was starting too:
-     * each still names the old signal. */
-    pthread_mutex_lock(&timers_lock);
     for (int i = 0; i < timers_cap; i++)
         if (timers[i].in_use)
             release_slot(i);
+}
+
+int sampler_move_signal(int *from, int *to)
+{
+    *from = sample_signal;
+    atomic_store(&sampling_on, 0);
+    /* Not ours again, even if its new owner set SIG_DFL or SIG_IGN. */
+    int s = free_realtime_signal(sample_signal);
+    if (s >= 0 && install_handler(s) != 0)
+        s = -1;
+    *to = s;
+    /* Every timer goes, those a thread made while this was starting too:
+     * each still names the old signal. */
+    pthread_mutex_lock(&timers_lock);
+    release_every_slot_locked();
     if (s >= 0)
         sample_signal = s;
     pthread_mutex_unlock(&timers_lock);
-    (void)was_on;
     return s < 0 ? -1 : 0;
 }
 
@@ -753,9 +760,7 @@ void sampler_stop(void)
 {
     atomic_store(&sampling_on, 0);
     pthread_mutex_lock(&timers_lock);
-    for (int i = 0; i < timers_cap; i++)
-        if (timers[i].in_use)
-            release_slot(i);
+    release_every_slot_locked();
     pthread_mutex_unlock(&timers_lock);
     /* Not SIG_DFL: a SIGPROF still in flight would then kill the process.
      * The handler stays installed and ignores signals once sampling_on is 0
