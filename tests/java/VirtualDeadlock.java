@@ -23,7 +23,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * Mode "churn": [tasks, default 20000] virtual threads, each taking two of
  * four locks (two ReentrantLocks, two monitors) always in the same global
- * order (so no deadlock can form) and holding them a few microseconds; many
+ * order (so no deadlock can form) and holding them a few microseconds (every
+ * fourth task yields while holding both, so others meet its locks); many
  * block briefly. Prints "CHURN tasks=N blocked_ns=T" and exits.
  *
  * On a JDK without virtual threads, prints "VirtualDeadlock: no virtual
@@ -182,6 +183,12 @@ public class VirtualDeadlock {
                 long t0 = System.nanoTime();
                 take(lo, rls, mons, () -> take(hi, rls, mons, () -> {
                     blockedNs.addAndGet(System.nanoTime() - t0);
+                    // Let another task run while both locks are held, so that tasks
+                    // contend however the two carriers are scheduled: without it, on a
+                    // loaded machine each task could finish before the next one starts
+                    // (a CI run once saw 6 contended episodes in 50,000 tasks).
+                    if (k % 4 == 0)
+                        Thread.yield();
                     long x = k;
                     for (int j = 0; j < 2000; j++)
                         x = x * 6364136223846793005L + 1442695040888963407L;
