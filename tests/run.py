@@ -495,6 +495,57 @@ def t_thread_churn_bounded(ctx):
         raise Fail("; ".join(problems))
 
 
+def t_thread_churn_binary_bounded(ctx):
+    """format=b, thread=n, 12,000 short threads and a dump every 0.3 s: each
+    dump names the threads it has not named yet, and their names must not
+    go into the agent's string table, which never forgets (thread=n forgets
+    ended threads). The `interning` bytes of `hprof status` must stay flat
+    from 2,000 threads seen on (with the names interned they grew by about
+    40 bytes a thread: 1.0 MB over 25,000), and the file must name every
+    churn thread, each resolved by its own UTF8 record."""
+    import hprof_reader
+    prof_path = ctx.path("churn.hprof")
+    p, so, se, cmd = spawn(ctx, "ThreadChurn", ["12000", "100", "2000"],
+                           "cpu=samples,thread=n,format=b,file=" + prof_path, "churn")
+    readings = []                   # (threads seen, interning bytes)
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and p.poll() is None:
+            time.sleep(0.3)
+            subprocess.run([os.path.join(BUILD, "hprof"), "dump", str(p.pid)], capture_output=True, text=True,
+                           timeout=60)
+            r = subprocess.run([os.path.join(BUILD, "hprof"), "status", str(p.pid)],
+                               capture_output=True, text=True, timeout=60)
+            mem = re.search(r"^memory: \d+ bytes in the agent's tables \(interning (\d+),", r.stdout, re.M)
+            thr = re.search(r"^threads: (\d+) seen", r.stdout, re.M)
+            if mem and thr:
+                readings.append((int(thr.group(1)), int(mem.group(1))))
+    finally:
+        r = reap(ctx, p, so, se, cmd)
+    if not re.search(r"CHURN started=12000 joined=12000", r.stderr):
+        raise Fail("ThreadChurn did not finish its threads: %s" % tail(r.stderr))
+    after = [(n, b) for n, b in readings if n >= 2000]
+    with hprof_reader.read(prof_path) as dump:
+        names = [dump.strings.get(t.name, "") for t in dump.threads.values()]
+        file_problems = list(dump.problems)
+    churn = sum(1 for n in names if n.startswith("churn-"))
+    ctx.note("%d status readings, %d from 2,000 threads on: interning %s; %d churn threads named in the file"
+             % (len(readings), len(after), "%d -> %d bytes (threads %d -> %d)" % (
+                 after[0][1], after[-1][1], after[0][0], after[-1][0]) if len(after) >= 2 else "-", churn))
+    problems = []
+    if len(after) < 2 or after[-1][0] - after[0][0] < 6000:
+        problems.append("too few status readings while the threads churned (test invalid): %s" % readings[-5:])
+    elif after[-1][1] - after[0][1] > 128 * 1024:
+        problems.append("the string table grew by %d bytes over %d threads: thread names are kept"
+                        % (after[-1][1] - after[0][1], after[-1][0] - after[0][0]))
+    if file_problems:
+        problems.append("the binary file does not hold together: %s" % "; ".join(file_problems[:3]))
+    if churn != 12000:
+        problems.append("%d churn threads named in the binary file, not 12000" % churn)
+    if problems:
+        raise Fail("; ".join(problems))
+
+
 # ---------------------------------------------------------------- SIGQUIT
 
 def t_binary_second_file(ctx):
@@ -1583,6 +1634,7 @@ JVM_TESTS = [
     ("cpu_split_timer", t_cpu_split_timer),
     ("thread_churn", t_thread_churn),
     ("thread_churn_bounded", t_thread_churn_bounded),
+    ("thread_churn_binary_bounded", t_thread_churn_binary_bounded),
     ("thread_churn_timer", t_thread_churn_timer),
     ("asan_agent", t_asan_agent),
     ("sigquit", t_sigquit),

@@ -36,7 +36,8 @@ experiment, against the blocked time the program measures itself.
                         VirtualThread.run with no carrier frame (ForkJoinPool,
                         Continuation); at most 5% of the task code's samples
                         are left to a carrier thread (those in a yield,
-                        between the unmount event and the unmount: 1-2%).
+                        between the unmount event and the unmount: 1-2%);
+                        the 8 virtual threads each have a THREAD END.
     vthread_deadlocks   tests/java/VirtualDeadlock cycles: a cycle of three
                         virtual threads through ReentrantLocks and one of two
                         through monitors, exactly (members, locks, owners),
@@ -150,7 +151,7 @@ def make_tests(Fail, Skip, parse_profile, final_monitor):
          "vdl-mon-b": (False, "VirtualDeadlock$VMonA", "vdl-mon-a")},
     ]
     status_want = {"vdl-rl-a": "P", "vdl-rl-b": "P", "vdl-rl-c": "P", "vdl-rl-waiter": "P",
-                   "vdl-mon-a": "MW", "vdl-mon-b": "MW", "vdl-mon-waiter": "MW"}
+                   "vdl-mon-a": "MW", "vdl-mon-b": "MW", "vdl-mon-waiter": "MW", "vdl-cond-waiter": "CW"}
     # monitor -> (owner, threads waiting to enter)
     monitors_want = {"VirtualDeadlock$VMonA": ("vdl-mon-a", {"vdl-mon-b", "vdl-mon-waiter"}),
                      "VirtualDeadlock$VMonB": ("vdl-mon-b", {"vdl-mon-a"})}
@@ -200,8 +201,15 @@ def make_tests(Fail, Skip, parse_profile, final_monitor):
             if got != (owner, enter):
                 problems.append("MONITOR %s: owner %s, waiting to enter %s (expected %s, %s)"
                                 % (cls, got[0], sorted(got[1]), owner, sorted(enter)))
-        if dump.virtual is None or dump.virtual[0] < 7 or dump.virtual[1] < 7:
-            problems.append("VIRTUAL THREADS line %s: expected at least the 7 blocked virtual threads listed"
+        # A monitor nobody owns, one virtual thread in its Object.wait.
+        ms = dump.monitors_of("VirtualDeadlock$VCond")
+        got = [(ms[0].owner, [prof.thread_name(t) for t in ms[0].waiting_to_enter],
+                [prof.thread_name(t) for t in ms[0].waiting_to_be_notified])] if len(ms) == 1 else ms
+        if got != [(None, [], ["vdl-cond-waiter"])]:
+            problems.append("MONITOR VirtualDeadlock$VCond: %s (expected no owner, nobody waiting to enter, "
+                            "vdl-cond-waiter waiting to be notified)" % got)
+        if dump.virtual is None or dump.virtual[0] < 8 or dump.virtual[1] < 8:
+            problems.append("VIRTUAL THREADS line %s: expected at least the 8 blocked virtual threads listed"
                             % (dump.virtual,))
         want = "hprof: 2 deadlocks found: see DEADLOCKS in %s" % path
         if want not in r.stderr:
@@ -347,6 +355,13 @@ def make_tests(Fail, Skip, parse_profile, final_monitor):
                             % (100 * share, 400 * se))
         if carrier_task > 0.05 * max(tasks, 1):
             problems.append("%d samples in Work.unit charged to a carrier thread" % carrier_task)
+        # The 8 task threads ended before the exit dump: each named once,
+        # with its THREAD END (VirtualThreadEnd; they get no ThreadEnd).
+        vcpu = [t for t in prof.threads.values() if re.match(r"^vcpu-[ab]-\d$", t.name)]
+        ctx.note("%d vcpu-* virtual threads named, %d with THREAD END" % (len(vcpu), sum(t.ended for t in vcpu)))
+        if len(vcpu) != 8 or not all(t.ended for t in vcpu):
+            problems.append("vcpu-* threads named %d times (expected 8), %d without THREAD END"
+                            % (len(vcpu), sum(not t.ended for t in vcpu)))
         if problems:
             raise Fail("; ".join(problems[:6]))
 

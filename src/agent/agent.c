@@ -104,6 +104,7 @@ static struct {
     char            options_text[sizeof ((command_request *)0)->options];
     int             active[N_COLLECTORS];   /* wanted by the last start's options */
     int             made[N_COLLECTORS];     /* started at least once */
+    int             vthread_ends;   /* a collector took can_support_virtual_threads: VirtualThreadEnd wanted */
     report_file     report;         /* file= */
     time_t          started, stopped_at;
     char            limits[4096];   /* what collectors must do without, one line each */
@@ -535,6 +536,21 @@ static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     thread_serial_forget(jni, thread);
 }
 
+/* Virtual threads get no ThreadEnd. Those given a serial (named by
+ * cpu=samples at their mount, or by a MONITOR DUMP that found them
+ * blocked) end here, so that a later dump says THREAD END and thread=n
+ * forgets them in time like platform threads; those without one (most)
+ * cost a map look-up. */
+static void JNICALL on_virtual_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread vthread)
+{
+    (void)jvmti;
+    serial_t serial = thread_serial_of(vthread);
+    if (serial) {
+        thread_mark_ended(serial);
+        thread_serial_forget(jni, vthread);
+    }
+}
+
 /* ------------------------------------------------------------ start, stop */
 
 /* Capabilities of the collectors these options want, added to the agent's
@@ -553,7 +569,13 @@ static int add_capabilities(const hprof_options *opt)
             say("hprof: %s cannot run in this JVM (see above)", all_collectors[i]->name);
             return -1;
         }
-    return jvmti_failed((*jvmti)->AddCapabilities(jvmti, &caps), "AddCapabilities") ? -1 : 0;
+    if (jvmti_failed((*jvmti)->AddCapabilities(jvmti, &caps), "AddCapabilities"))
+        return -1;
+    /* Only where a collector wanted it (it could name virtual threads): the
+     * capability alone has a cost at every mount on some JDKs. */
+    if (jvmti_has_virtual_threads(&caps))
+        agent.vthread_ends = 1;
+    return 0;
 }
 
 /* The orchestrator's own events, and each wanted collector's. */
@@ -568,14 +590,21 @@ static int subscribe(const hprof_options *opt)
         if (all_collectors[i]->wanted(opt) && all_collectors[i]->subscribe &&
             all_collectors[i]->subscribe(&env) != 0)
             return -1;
+    if (agent.vthread_ends && events_subscribe(EVENT_VIRTUAL_THREAD_END, EVENT_FN(on_virtual_thread_end)) != 0)
+        return -1;
     if (events_install(hprof_jvmti) != 0)
         return -1;
-    static int own_wanted;
+    static int own_wanted, vthread_ends_wanted;
     if (!own_wanted) {
         for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
             if (events_want(hprof_jvmti, own[i].ev) != 0)
                 return -1;
         own_wanted = 1;
+    }
+    if (agent.vthread_ends && !vthread_ends_wanted) {
+        if (events_want(hprof_jvmti, EVENT_VIRTUAL_THREAD_END) != 0)
+            return -1;
+        vthread_ends_wanted = 1;
     }
     return 0;
 }

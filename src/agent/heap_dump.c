@@ -19,6 +19,8 @@
  * their own, so that no two kinds of id can meet. */
 #define STRING_ID(serial) ((UINT64_C(1) << 60) | (uint64_t)(serial))
 #define FRAME_ID(serial)  ((UINT64_C(2) << 60) | (uint64_t)(serial))
+/* A thread's name: see write_thread_start. */
+#define THREAD_NAME_ID(serial) ((UINT64_C(3) << 60) | (uint64_t)(serial))
 
 /* ------------------------------------------------- binary table records */
 
@@ -40,47 +42,42 @@ static serial_t internal_name(serial_t class_serial)
     return string_intern(sig);
 }
 
-/* Thread names and groups go through the string table, so they are
- * interned before the UTF8 records are written. */
-static void intern_thread_names(const thread_news *news)
+/* UTF8 records for the strings interned since the last call. */
+static void write_new_strings(hb_writer *w)
 {
-    for (uint32_t i = news->from; i < news->to; i++) {
-        thread_info ti;
-        if (thread_get(THREAD_SERIAL_BASE + i, &ti) == 0) {
-            string_intern(ti.name);
-            string_intern(ti.group ? ti.group : "");
-        }
+    uint32_t nstrings = string_count();
+    for (uint32_t i = w->tables_written.strings; i < nstrings; i++) {
+        const char *s = string_get(STRING_SERIAL_BASE + i);
+        if (s)
+            hb_utf8(w, STRING_ID(STRING_SERIAL_BASE + i), s);
     }
+    w->tables_written.strings = nstrings;
 }
 
-/* START THREAD for threads this file has not named yet, END THREAD once
- * for each that has ended since (threads end in any order). */
-static void write_thread_records(hb_writer *w, thread_news *news)
+/* A thread's name gets a UTF8 record of its own, written just before its
+ * START THREAD, under an id made from the thread's serial: interning every
+ * name in the string table would make it grow with each thread a dump names,
+ * for as long as the JVM runs (thread=n forgets ended threads, a string
+ * table never forgets). Groups are few, interned by thread_add; one new
+ * since the UTF8 records above were written gets its record now. */
+static void write_thread_start(void *ctx, serial_t serial, const thread_info *ti)
 {
-    for (uint32_t i = news->from; i < news->to; i++) {
-        thread_info ti;
-        if (thread_get(THREAD_SERIAL_BASE + i, &ti) != 0)
-            continue;           /* forgotten (thread=n) */
-        hb_start_thread(w, THREAD_SERIAL_BASE + i, ti.object_id, EMPTY_TRACE_SERIAL,
-                        STRING_ID(string_intern(ti.name)),
-                        STRING_ID(string_intern(ti.group ? ti.group : "")), 0);
-        thread_news_started(news, THREAD_SERIAL_BASE + i);
-    }
-    for (uint32_t i = 0; i < news->n_ended; i++)
-        if (thread_news_may_end(news, news->ended[i]))
-            hb_end_thread(w, news->ended[i]);
-    w->tables_written.threads_started = news->to;
-    w->tables_written.thread_ended_seq = news->ended_seq;
+    hb_writer *w = ctx;
+    serial_t group = string_intern(ti->group ? ti->group : "");
+    if (group >= STRING_SERIAL_BASE + w->tables_written.strings)
+        write_new_strings(w);
+    hb_utf8(w, THREAD_NAME_ID(serial), ti->name);
+    hb_start_thread(w, serial, ti->object_id, EMPTY_TRACE_SERIAL, THREAD_NAME_ID(serial), STRING_ID(group), 0);
+}
+
+static void write_thread_end(void *ctx, serial_t serial)
+{
+    hb_end_thread(ctx, serial);
 }
 
 void heap_dump_binary_new_records(hb_writer *w)
 {
     uint32_t nclasses = class_count(), nframes = frame_count(), ntraces = trace_count();
-    thread_news news;
-    int have_news = thread_news_take(w->tables_written.threads_started, w->tables_written.thread_ended_seq,
-                                     &news) == 0;   /* out of memory: the thread records wait */
-    if (have_news)
-        intern_thread_names(&news);
     /* Names first: every record below refers to its names by id. */
     serial_t *names = calloc(nclasses > w->tables_written.classes ? nclasses - w->tables_written.classes : 1, sizeof *names);
     for (uint32_t i = w->tables_written.classes; names && i < nclasses; i++)
@@ -95,13 +92,7 @@ void heap_dump_binary_new_records(hb_writer *w)
             string_intern(mi.source_file ? mi.source_file : "Unknown");
         }
     }
-    uint32_t nstrings = string_count();
-    for (uint32_t i = w->tables_written.strings; i < nstrings; i++) {
-        const char *s = string_get(STRING_SERIAL_BASE + i);
-        if (s)
-            hb_utf8(w, STRING_ID(STRING_SERIAL_BASE + i), s);
-    }
-    w->tables_written.strings = nstrings;
+    write_new_strings(w);
     if (!w->tables_written.empty_trace) {
         hb_stack_trace(w, EMPTY_TRACE_SERIAL, 0, NULL, 0);
         w->tables_written.empty_trace = 1;
@@ -139,10 +130,8 @@ void heap_dump_binary_new_records(hb_writer *w)
         hb_stack_trace(w, TRACE_SERIAL_BASE + i, thread, ids, k);
     }
     w->tables_written.traces = ntraces;
-    if (have_news) {
-        write_thread_records(w, &news);
-        thread_news_free(&news);
-    }
+    /* Out of memory: the thread records wait for the next dump. */
+    (void)thread_records_write(&w->tables_written.threads, write_thread_start, write_thread_end, w);
 }
 
 /* ------------------------------------------------------ class layouts */

@@ -251,6 +251,13 @@ static size_t vt_cap_bit(unsigned char *mask)
     return bit / 8;
 }
 
+int jvmti_has_virtual_threads(const jvmtiCapabilities *caps)
+{
+    unsigned char mask;
+    size_t byte = vt_cap_bit(&mask);
+    return (((const unsigned char *)caps)[byte] & mask) != 0;
+}
+
 int jvmti_want_virtual_threads(const jvmtiCapabilities *potential, jvmtiCapabilities *caps)
 {
     unsigned char mask;
@@ -323,6 +330,15 @@ serial_t thread_serial_of(jthread thread)
     if ((*hprof_jvmti)->GetThreadLocalStorage(hprof_jvmti, thread, &data) != JVMTI_ERROR_NONE)
         return 0;
     return (serial_t)(uintptr_t)data;
+}
+
+serial_t thread_serial_of_self(jthread thread)
+{
+    serial_t serial = thread_serial_of(thread);
+    void *data = NULL;
+    if (serial == 0 && (*hprof_jvmti)->GetThreadLocalStorage(hprof_jvmti, NULL, &data) == JVMTI_ERROR_NONE)
+        serial = (serial_t)(uintptr_t)data;
+    return serial;
 }
 
 /* --------------------------------------------------------------- stacks */

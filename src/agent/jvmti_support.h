@@ -21,6 +21,8 @@ extern jvmtiEnv *hprof_jvmti;
  * potential offers it; 1 if offered. The JDK 17 headers the agent is built
  * with do not name it. */
 int  jvmti_want_virtual_threads(const jvmtiCapabilities *potential, jvmtiCapabilities *caps);
+/* Does caps hold can_support_virtual_threads? */
+int  jvmti_has_virtual_threads(const jvmtiCapabilities *caps);
 
 /* Report a failed JVMTI call on stderr with its error name; returns 1 if it failed. */
 int  jvmti_failed(jvmtiError err, const char *what);
@@ -44,6 +46,11 @@ serial_t class_serial_of_object(JNIEnv *jni, jobject object);
  * another thread: from the map thread_serial_remember fills, by the Thread
  * object's id (see jvmti_support.c for why not its thread-local storage). */
 serial_t thread_serial_of(jthread thread);
+/* The same for the calling thread (thread: its jthread, as an event gives
+ * it), also after its ThreadEnd took it out of the map: an exiting thread
+ * still locks its Thread object to wake join()ers, and can contend there.
+ * Its own JVMTI storage still names it. */
+serial_t thread_serial_of_self(jthread thread);
 void     thread_serial_remember(JNIEnv *jni, jthread thread, serial_t serial);
 /* At its ThreadEnd, the last event of a thread: out of the map (threads that
  * come and go must not make it grow). */

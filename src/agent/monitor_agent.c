@@ -110,15 +110,21 @@ typedef struct monitor_tls {
 
 static __thread monitor_tls mtls;
 
-/* The object each thread is waiting on in Object.wait, by thread serial:
- * MONITOR DUMP needs it for monitors nobody owns, and from JDK 23 on
+/* The object each thread is waiting on in Object.wait: MONITOR DUMP needs
+ * it for monitors nobody owns, and from JDK 23 on
  * GetCurrentContendedMonitor no longer returns it. Global refs, set at
- * MonitorWait, dropped at MonitorWaited; a map from serial to a slot of
- * `refs`, so it holds the threads waiting now, not every serial ever seen
- * (threads come and go: an array by serial grew by 8 bytes a thread). */
+ * MonitorWait, dropped at MonitorWaited; a map from the thread's key to a
+ * slot of `refs`, so it holds the threads waiting now, not every thread
+ * ever seen (threads come and go: an array by serial grew by 8 bytes a
+ * thread). A platform thread's key is its serial; a virtual thread's is
+ * its tid with the top bit set (most have no serial while they wait: a
+ * dump names those it lists). At most WAIT_OBJECTS_MAX threads: beyond,
+ * a dump lacks what the others wait on. */
+#define WAIT_KEY_OF_VTHREAD(tid) ((uint64_t)(tid) | (UINT64_C(1) << 63))
+#define WAIT_OBJECTS_MAX (1u << 18)
 static struct {
     pthread_mutex_t lock;
-    idmap           slot_of;       /* serial -> 1 + index in refs */
+    idmap           slot_of;       /* key -> 1 + index in refs */
     jobject        *refs;
     uint32_t       *free;          /* unused indexes of refs */
     uint32_t        n, cap, nfree;
@@ -129,6 +135,8 @@ static uint32_t wait_objects_take_slot(void)
 {
     if (wait_objects.nfree > 0)
         return wait_objects.free[--wait_objects.nfree];
+    if (wait_objects.n == WAIT_OBJECTS_MAX)
+        return UINT32_MAX;
     if (wait_objects.n == wait_objects.cap) {
         uint32_t cap = wait_objects.cap ? 2 * wait_objects.cap : 64;
         jobject *refs = realloc(wait_objects.refs, cap * sizeof *refs);
@@ -144,26 +152,26 @@ static uint32_t wait_objects_take_slot(void)
     return wait_objects.n++;
 }
 
-static void set_waiting_on(JNIEnv *jni, serial_t thread, jobject object)
+static void set_waiting_on(JNIEnv *jni, uint64_t key, jobject object)
 {
-    if (thread < THREAD_SERIAL_BASE)
-        return;
+    if (key < THREAD_SERIAL_BASE)
+        return;                 /* an unnamed thread (the agent's own) */
     jobject ref = object ? (*jni)->NewGlobalRef(jni, object) : NULL;
     jobject old = NULL;
     pthread_mutex_lock(&wait_objects.lock);
-    uint32_t slot = idmap_get(&wait_objects.slot_of, thread);
+    uint32_t slot = idmap_get(&wait_objects.slot_of, key);
     if (slot) {
         old = wait_objects.refs[slot - 1];
         if (ref) {
             wait_objects.refs[slot - 1] = ref;
             ref = NULL;
         } else {
-            idmap_remove(&wait_objects.slot_of, thread);
+            idmap_remove(&wait_objects.slot_of, key);
             wait_objects.free[wait_objects.nfree++] = slot - 1;
         }
     } else if (ref) {
         uint32_t i = wait_objects_take_slot();
-        if (i != UINT32_MAX && idmap_put(&wait_objects.slot_of, thread, i + 1) == 0) {
+        if (i != UINT32_MAX && idmap_put(&wait_objects.slot_of, key, i + 1) == 0) {
             wait_objects.refs[i] = ref;
             ref = NULL;
         } else if (i != UINT32_MAX) {
@@ -177,12 +185,12 @@ static void set_waiting_on(JNIEnv *jni, serial_t thread, jobject object)
         (*jni)->DeleteGlobalRef(jni, ref);     /* no room to keep it */
 }
 
-/* A local ref to the object `thread` waits on, or NULL. */
-static jobject get_waiting_on(JNIEnv *jni, serial_t thread)
+/* A local ref to the object the thread of `key` waits on, or NULL. */
+static jobject get_waiting_on(JNIEnv *jni, uint64_t key)
 {
     jobject local = NULL;
     pthread_mutex_lock(&wait_objects.lock);
-    uint32_t slot = idmap_get(&wait_objects.slot_of, thread);
+    uint32_t slot = idmap_get(&wait_objects.slot_of, key);
     if (slot)
         local = (*jni)->NewLocalRef(jni, wait_objects.refs[slot - 1]);
     pthread_mutex_unlock(&wait_objects.lock);
@@ -210,7 +218,8 @@ static serial_t trace_or_empty(serial_t trace, serial_t thread_serial, stack_id 
 
 static serial_t trace_here(jthread thread, int current, int park, stack_id *stack)
 {
-    serial_t thread_serial = mon.cfg.per_thread ? thread_serial_of(thread) : 0;
+    serial_t thread_serial = !mon.cfg.per_thread ? 0 : current ? thread_serial_of_self(thread)
+                                                               : thread_serial_of(thread);
     serial_t trace = stack_trace_of(&mon.traces, current ? NULL : thread, park ? mon.park_skip : NULL,
                                     park ? mon.n_park_skip : 0, thread_serial, stack);
     return trace_or_empty(trace, thread_serial, stack);
@@ -305,6 +314,8 @@ static void JNICALL on_wait(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobjec
     uint64_t tid = vthread_tid(jni, thread);
     if (tid) {
         vt_begin(jni, tid, VT_WAIT, thread, object, BLOCK_WAIT);
+        if (mon.inspect)
+            set_waiting_on(jni, WAIT_KEY_OF_VTHREAD(tid), object);
         return;
     }
     mtls.wait_class = class_serial_of_object(jni, object);
@@ -321,6 +332,8 @@ static void JNICALL on_waited(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobj
     uint64_t tid = vthread_tid(jni, thread);
     if (tid) {
         vt_end(jni, tid, VT_WAIT);
+        if (mon.inspect)
+            set_waiting_on(jni, WAIT_KEY_OF_VTHREAD(tid), NULL);
         return;
     }
     set_waiting_on(jni, thread_serial_of(thread), NULL);
@@ -1301,6 +1314,20 @@ static uint32_t append_serials(serial_t *lists, size_t *used, size_t cap, const 
     return (uint32_t)(*used - start);
 }
 
+static int listed_in(const serial_t *list, uint32_t n, serial_t serial)
+{
+    for (uint32_t j = 0; j < n; j++)
+        if (list[j] == serial)
+            return 1;
+    return 0;
+}
+
+/* The key of a snapshot's thread in wait_objects. */
+static uint64_t wait_key(JNIEnv *jni, const thread_snapshot *t)
+{
+    return t->is_virtual ? WAIT_KEY_OF_VTHREAD(vthread_tid(jni, t->thread)) : t->serial;
+}
+
 /* Unique monitors owned or wanted by the snapshot's threads, with their usage. */
 static uint32_t collect_monitors(JNIEnv *jni, const thread_snapshots *s,
                                  dump_monitor **out, serial_t **lists_out, char ***sigs_out)
@@ -1324,8 +1351,8 @@ static uint32_t collect_monitors(JNIEnv *jni, const thread_snapshots *s,
         }
         if ((*jvmti)->GetCurrentContendedMonitor(jvmti, snap[i].thread, &contended) != JVMTI_ERROR_NONE)
             contended = NULL;
-        jobject waited = (snap[i].state & JVMTI_THREAD_STATE_IN_OBJECT_WAIT)
-                       ? get_waiting_on(jni, snap[i].serial) : NULL;
+        jobject waited = (snap[i].state & JVMTI_THREAD_STATE_IN_OBJECT_WAIT) ? get_waiting_on(jni, wait_key(jni, &snap[i]))
+                                                                         : NULL;
         for (jint j = 0; j <= owned_n + 1; j++) {
             jobject o = j < owned_n ? owned[j] : j == owned_n ? contended : waited;
             if (o == NULL)
@@ -1383,6 +1410,21 @@ static uint32_t collect_monitors(JNIEnv *jni, const thread_snapshots *s,
         m->waiting_to_be_notified = lists + used;
         m->n_notify = append_serials(lists, &used, list_cap, usage.notify_waiters,
                                      usage.notify_waiter_count, NULL, 0, s);
+        /* Virtual threads in its Object.wait (JDK 23 on: not among
+         * usage.notify_waiters). */
+        for (uint32_t i = 0; i < n && used < list_cap; i++) {
+            const thread_snapshot *t = &snap[i];
+            if (!t->is_virtual || !t->serial || !(t->state & JVMTI_THREAD_STATE_IN_OBJECT_WAIT) ||
+                listed_in(m->waiting_to_be_notified, m->n_notify, t->serial))
+                continue;
+            jobject waited = get_waiting_on(jni, wait_key(jni, t));
+            if (waited != NULL && (*jni)->IsSameObject(jni, waited, objects[k])) {
+                lists[used++] = t->serial;
+                m->n_notify++;
+            }
+            if (waited != NULL)
+                (*jni)->DeleteLocalRef(jni, waited);
+        }
         m->waiting_to_enter = lists + used;
         m->n_enter = append_serials(lists, &used, list_cap, usage.waiters, usage.waiter_count,
                                     m->waiting_to_be_notified, m->n_notify, s);
@@ -1393,10 +1435,7 @@ static uint32_t collect_monitors(JNIEnv *jni, const thread_snapshots *s,
                 !(t->state & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER) ||
                 !(*jni)->IsSameObject(jni, t->lock, objects[k]))
                 continue;
-            int listed = 0;
-            for (uint32_t j = 0; j < m->n_enter && !listed; j++)
-                listed = m->waiting_to_enter[j] == t->serial;
-            if (!listed) {
+            if (!listed_in(m->waiting_to_enter, m->n_enter, t->serial)) {
                 lists[used++] = t->serial;
                 m->n_enter++;
             }

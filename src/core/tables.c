@@ -727,43 +727,41 @@ serial_t *thread_ended_since(uint64_t after, uint32_t *n_out, uint64_t *last_seq
     return out;
 }
 
-int thread_news_take(uint32_t started, uint64_t ended_seq, thread_news *news)
+int thread_records_write(thread_records_written *written, thread_start_record start, thread_end_record end,
+                         void *ctx)
 {
-    memset(news, 0, sizeof *news);
+    uint32_t n_ended;
+    uint64_t ended_seq;
     /* The ends first, then the count: every thread that has ended was added
      * before, so its serial is below the count read after. */
-    news->ended = thread_ended_since(ended_seq, &news->n_ended, &news->ended_seq);
-    if (news->ended == NULL)
+    serial_t *ended = thread_ended_since(written->ended_seq, &n_ended, &ended_seq);
+    uint32_t from = written->started, to = thread_count();
+    if (to < from)
+        to = from;
+    uint8_t *started_now = calloc((to - from) / 8 + 1, 1);  /* bit per index in [from, to) */
+    if (ended == NULL || started_now == NULL) {
+        free(ended);
+        free(started_now);
         return -1;
-    news->from = started;
-    news->to = thread_count();
-    if (news->to < news->from)
-        news->to = news->from;
-    news->started_now = calloc((news->to - news->from) / 8 + 1, 1);
+    }
+    for (uint32_t i = from; i < to; i++) {
+        thread_info ti;
+        if (thread_get(THREAD_SERIAL_BASE + i, &ti) != 0)
+            continue;           /* forgotten (thread=n) */
+        start(ctx, THREAD_SERIAL_BASE + i, &ti);
+        started_now[(i - from) / 8] |= (uint8_t)(1u << ((i - from) % 8));
+    }
+    for (uint32_t k = 0; k < n_ended; k++) {
+        uint32_t i = ended[k] - THREAD_SERIAL_BASE;
+        /* Below `from`: its START went out in an earlier dump (it was held then). */
+        if (i < from || (i < to && (started_now[(i - from) / 8] & (1u << ((i - from) % 8)))))
+            end(ctx, ended[k]);
+    }
+    written->started = to;
+    written->ended_seq = ended_seq;
+    free(ended);
+    free(started_now);
     return 0;
-}
-
-void thread_news_started(thread_news *news, serial_t serial)
-{
-    uint32_t i = serial - THREAD_SERIAL_BASE;
-    if (news->started_now && i >= news->from && i < news->to)
-        news->started_now[(i - news->from) / 8] |= (uint8_t)(1u << ((i - news->from) % 8));
-}
-
-int thread_news_may_end(const thread_news *news, serial_t serial)
-{
-    uint32_t i = serial - THREAD_SERIAL_BASE;
-    if (i < news->from)
-        return 1;               /* its START went out in an earlier dump (it was held then) */
-    return news->started_now && i < news->to &&
-           (news->started_now[(i - news->from) / 8] & (1u << ((i - news->from) % 8)));
-}
-
-void thread_news_free(thread_news *news)
-{
-    free(news->ended);
-    free(news->started_now);
-    memset(news, 0, sizeof *news);
 }
 
 /* ---------------------------------------------------------------- lifecycle */

@@ -145,22 +145,21 @@ uint64_t thread_forgotten_count(void);
  * threads whose end_seq is above `after`; *last_seq: what to pass as `after`
  * next time (ends of threads forgotten meanwhile are skipped). */
 serial_t *thread_ended_since(uint64_t after, uint32_t *n, uint64_t *last_seq);
-/* What a writer of THREAD START/END records has not written yet: STARTs for
- * serials from `from` to `to` (those still held), then ENDs for `ended`,
- * each only if its START is written (thread_news_may_end): a thread forgotten
- * before its START was written gets neither line. A writer remembers `to`
- * and `ended_seq` for the next time. */
-typedef struct thread_news {
-    uint32_t  from, to;         /* thread indexes (serial - THREAD_SERIAL_BASE) */
-    serial_t *ended;
-    uint32_t  n_ended;
-    uint64_t  ended_seq;
-    uint8_t  *started_now;      /* bit per index in [from, to): START written now */
-} thread_news;
-int  thread_news_take(uint32_t started, uint64_t ended_seq, thread_news *news);   /* -1: out of memory */
-void thread_news_started(thread_news *news, serial_t serial);
-int  thread_news_may_end(const thread_news *news, serial_t serial);
-void thread_news_free(thread_news *news);
+/* How far one file has its THREAD START/END records. Per file, because each
+ * file must be complete on its own; zeroed for a new file. */
+typedef struct thread_records_written {
+    uint32_t started;           /* START written for held serials below THREAD_SERIAL_BASE + this */
+    uint64_t ended_seq;         /* END written for threads that ended up to this (thread_ended_since) */
+} thread_records_written;
+/* The records a file lacks, through the writer's two callbacks: start() for
+ * every held thread added since, then end() for every thread that ended
+ * since, only if its START is in the file (written now or before): a thread
+ * forgotten before its START was written gets neither. Moves *written on.
+ * -1 when out of memory: nothing written, the records wait for the next dump. */
+typedef void (*thread_start_record)(void *ctx, serial_t serial, const thread_info *ti);
+typedef void (*thread_end_record)(void *ctx, serial_t serial);
+int thread_records_write(thread_records_written *written, thread_start_record start, thread_end_record end,
+                         void *ctx);
 
 /* Bytes of the payload arrays beside the keytabs (classes, methods with their
  * line tables, threads with their names), from their capacities: for `status`. */

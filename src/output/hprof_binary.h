@@ -38,6 +38,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../core/tables.h"
+
 #define HB_ID_SIZE          8u            /* bytes per identifier (object ids, string ids) */
 #define HB_DEFAULT_SEGMENT  (1u << 20)    /* heap dump segment buffer when 0 is asked for */
 
@@ -93,9 +95,9 @@ typedef struct hb_writer {
      * own: a second file (`dump file=`, net='s local fallback) starts from
      * zero. hb_open zeroes it; only the caller reads and moves it. */
     struct {
-        uint32_t strings, classes, frames, traces, threads_started;
+        uint32_t strings, classes, frames, traces;
         int      empty_trace;
-        uint64_t thread_ended_seq;  /* END THREAD written for threads that ended up to this (thread_ended_since) */
+        thread_records_written threads;     /* START THREAD / END THREAD */
     } tables_written;
 } hb_writer;
 

@@ -125,25 +125,21 @@ void text_note_trace(text_writer *w, serial_t trace)
     note_trace_used(w, trace);
 }
 
+static void write_thread_start(void *ctx, serial_t serial, const thread_info *ti)
+{
+    fprintf(((text_writer *)ctx)->out, "THREAD START (obj=%llx, id = %u, name=\"%s\", group=\"%s\")\n",
+            (unsigned long long)ti->object_id, serial, ti->name, ti->group);
+}
+
+static void write_thread_end(void *ctx, serial_t serial)
+{
+    fprintf(((text_writer *)ctx)->out, "THREAD END (id = %u)\n", serial);
+}
+
 static void write_thread_records(text_writer *w)
 {
-    thread_news news;
-    if (thread_news_take(w->threads_started, w->ended_seq_written, &news) != 0)
-        return;                 /* out of memory: the records wait for the next dump */
-    for (uint32_t i = news.from; i < news.to; i++) {
-        thread_info ti;
-        if (thread_get(THREAD_SERIAL_BASE + i, &ti) != 0)
-            continue;           /* forgotten (thread=n) */
-        fprintf(w->out, "THREAD START (obj=%llx, id = %u, name=\"%s\", group=\"%s\")\n",
-                (unsigned long long)ti.object_id, THREAD_SERIAL_BASE + i, ti.name, ti.group);
-        thread_news_started(&news, THREAD_SERIAL_BASE + i);
-    }
-    for (uint32_t i = 0; i < news.n_ended; i++)
-        if (thread_news_may_end(&news, news.ended[i]))
-            fprintf(w->out, "THREAD END (id = %u)\n", news.ended[i]);
-    w->threads_started = news.to;
-    w->ended_seq_written = news.ended_seq;
-    thread_news_free(&news);
+    /* Out of memory: the records wait for the next dump. */
+    (void)thread_records_write(&w->threads_written, write_thread_start, write_thread_end, w);
 }
 
 void text_write_new_records(text_writer *w)

@@ -24,9 +24,7 @@
 
 typedef struct text_writer {
     FILE          *out;
-    uint32_t       threads_started;  /* THREAD START written for serials below base + this */
-    uint64_t       ended_seq_written;/* THREAD END written for threads that ended up to this
-                                        (thread_ended_since) */
+    thread_records_written threads_written;  /* THREAD START/END */
     uint32_t       traces_written;   /* TRACE written for serials below base + this */
     int            empty_trace_written;
     /* cpu=old: HPROF's old prof format had no THREAD START/END records, and

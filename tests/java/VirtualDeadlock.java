@@ -15,7 +15,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *   through monitors: "vdl-mon-a" holds a VMonA and wants a VMonB,
  *   "vdl-mon-b" holds the VMonB and wants the VMonA: a cycle of two;
  *   not deadlocked: "vdl-rl-waiter" waits for RL_A (held by vdl-rl-a, not on
- *   the cycle), "vdl-mon-waiter" waits to enter the VMonA.
+ *   the cycle), "vdl-mon-waiter" waits to enter the VMonA; "vdl-cond-waiter"
+ *   waits in COND.wait() (a VCond nobody owns or notifies).
  * Every cycle member takes its first lock, meets the others at a barrier,
  * then asks for its second one, so both cycles always form. Once every
  * thread's Thread.getState() is WAITING (parked) or BLOCKED (monitor), main
@@ -42,11 +43,15 @@ public class VirtualDeadlock {
     static final class ChurnMon {
     }
 
+    static final class VCond {
+    }
+
     static final ReentrantLock RL_A = new ReentrantLock(false);
     static final ReentrantLock RL_B = new ReentrantLock(true);
     static final ReentrantLock RL_C = new ReentrantLock(false);
     static final VMonA MON_A = new VMonA();
     static final VMonB MON_B = new VMonB();
+    static final VCond COND = new VCond();
     static volatile long sink;
 
     interface Body {
@@ -127,10 +132,18 @@ public class VirtualDeadlock {
                 sink++;
             }
         });
+        Thread condWaiter = virtual("vdl-cond-waiter", () -> {
+            synchronized (COND) {
+                while (true)
+                    COND.wait();
+            }
+        });
         threads.add(rlWaiter);
         threads.add(monWaiter);
+        threads.add(condWaiter);
         rlWaiter.start();
         monWaiter.start();
+        condWaiter.start();
         waitBlocked(threads);
         System.out.println("READY");
         System.out.flush();
@@ -152,7 +165,7 @@ public class VirtualDeadlock {
         }
     }
 
-    /** Every cycle member and waiter blocked: WAITING (parked on a lock) or BLOCKED. */
+    /** Every cycle member and waiter blocked: WAITING (parked on a lock, or in Object.wait) or BLOCKED. */
     static boolean allBlocked(List<Thread> threads) {
         for (Thread t : threads) {
             Thread.State s = t.getState();

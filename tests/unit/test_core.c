@@ -248,30 +248,48 @@ TEST(idmap_remove_keeps_the_rest)
 }
 
 /* A writer's START/END records: an END only after its START (the soak once
- * got ENDs of threads that started after the writer counted them). */
-TEST(thread_news_end_only_after_start)
+ * got ENDs of threads that started after the writer counted them), none for
+ * a thread forgotten before its START was written. */
+typedef struct thread_records_seen {
+    char text[256];
+} thread_records_seen;
+
+static void seen_start(void *ctx, serial_t serial, const thread_info *ti)
+{
+    thread_records_seen *seen = ctx;
+    size_t n = strlen(seen->text);
+    snprintf(seen->text + n, sizeof seen->text - n, "S%u:%s ", serial - THREAD_SERIAL_BASE, ti->name);
+}
+
+static void seen_end(void *ctx, serial_t serial)
+{
+    thread_records_seen *seen = ctx;
+    size_t n = strlen(seen->text);
+    snprintf(seen->text + n, sizeof seen->text - n, "E%u ", serial - THREAD_SERIAL_BASE);
+}
+
+TEST(thread_records_end_only_after_start)
 {
     tables_init(NULL);
     thread_keep_ended(1);
+    thread_records_written written = {0, 0};
+    thread_records_seen seen = {""};
     serial_t a = thread_add("a", "g", 0);
-    thread_news news;
-    CHECK(thread_news_take(0, 0, &news) == 0 && news.from == 0 && news.to == 1 && news.n_ended == 0);
-    thread_news_started(&news, a);
-    uint32_t started = news.to;
-    uint64_t seq = news.ended_seq;
-    thread_news_free(&news);
+    CHECK(thread_records_write(&written, seen_start, seen_end, &seen) == 0);
+    CHECK(strcmp(seen.text, "S0:a ") == 0 && written.started == 1);
     serial_t b = thread_add("b", "g", 0), c = thread_add("c", "g", 0), d = thread_add("d", "g", 0);
     thread_mark_ended(a);
     thread_mark_ended(b);                       /* a is forgotten (bound 1) */
-    CHECK(thread_news_take(started, seq, &news) == 0 && news.from == 1 && news.to == 4);
-    CHECK(news.n_ended == 1 && news.ended[0] == b);
-    CHECK(thread_news_may_end(&news, b) == 0);  /* its START not written yet */
-    thread_news_started(&news, b);
-    CHECK(thread_news_may_end(&news, b) == 1);
-    CHECK(thread_news_may_end(&news, a) == 1);  /* START in an earlier pass */
-    CHECK(thread_news_may_end(&news, d + 1) == 0);
-    (void)c;
-    thread_news_free(&news);
+    thread_mark_ended(c);                       /* b is forgotten before its START was written */
+    seen.text[0] = '\0';
+    CHECK(thread_records_write(&written, seen_start, seen_end, &seen) == 0);
+    CHECK(strcmp(seen.text, "S2:c S3:d E2 ") == 0 && written.started == 4);
+    thread_mark_ended(d);                       /* c forgotten; d's START went out before */
+    seen.text[0] = '\0';
+    CHECK(thread_records_write(&written, seen_start, seen_end, &seen) == 0);
+    CHECK(strcmp(seen.text, "E3 ") == 0);
+    seen.text[0] = '\0';
+    CHECK(thread_records_write(&written, seen_start, seen_end, &seen) == 0 && seen.text[0] == '\0');
     tables_free();
 }
 
