@@ -53,7 +53,10 @@ Checks done:
   lock) or P (parked on) (S: suspended, accepted for both);
 * the monitor sections of one dump come in the order MONITOR TIME, MONITOR
   WAIT TIME, MONITOR DUMP, DEADLOCKS (after the dump's CPU SAMPLES section,
-  if any), and a file does not end in the middle of such a group;
+  if any), and a file does not end in the middle of such a group; without
+  MONITOR DUMP and DEADLOCKS where the header's limits say they are left
+  out (an agent attached to a JVM that tells monitor owners only to agents
+  loaded at start-up);
 * after the whole file: every trace referenced by a section exists, the
   ``method`` column equals the top frame's ``Class.method`` and, with
   ``thread=y`` traces, the thread has a THREAD START record; every thread a
@@ -418,24 +421,30 @@ def parse(text, check_thread_refs=True):
     def err(idx, msg):
         raise ParseError("line %d: %s: %r" % (idx + 1, msg, lines[idx] if idx < n else "<EOF>"))
 
-    # Where we are in a dump's group of monitor sections (index into MONITOR_GROUP).
+    # Where we are in a dump's group of monitor sections (index into
+    # monitor_group). An agent attached to a JVM that tells monitor owners
+    # only to agents loaded at start-up writes neither MONITOR DUMP nor
+    # DEADLOCKS, and says so among the header's limits.
+    monitor_group = MONITOR_GROUP
+    if any("MONITOR DUMP and DEADLOCKS are left out" in line for line in prof.header_text):
+        monitor_group = MONITOR_GROUP[:2]
     group = {"next": 0, "dump": None}
 
     def section_starts(idx, kind):
         if kind == "monitor_pinned":
             # Optional (JDKs with virtual threads): right after MONITOR WAIT TIME.
-            if MONITOR_GROUP[group["next"]] != "monitor_dump" or prof.section_order[-1][0] != "monitor_wait":
+            if not prof.section_order or prof.section_order[-1][0] != "monitor_wait":
                 err(idx, "MONITOR PINNED TIME section not right after MONITOR WAIT TIME")
         elif kind == "cpu":
             if group["next"] != 0:
                 err(idx, "CPU SAMPLES section inside a dump's monitor sections (%s expected)"
-                    % MONITOR_TITLES[MONITOR_GROUP[group["next"]]])
+                    % MONITOR_TITLES[monitor_group[group["next"]]])
         else:
-            want = MONITOR_GROUP[group["next"]]
+            want = monitor_group[group["next"]]
             if kind != want:
                 err(idx, "%s section where %s was expected (order: %s)"
-                    % (MONITOR_TITLES[kind], MONITOR_TITLES[want], ", ".join(MONITOR_TITLES[k] for k in MONITOR_GROUP)))
-            group["next"] = (group["next"] + 1) % len(MONITOR_GROUP)
+                    % (MONITOR_TITLES[kind], MONITOR_TITLES[want], ", ".join(MONITOR_TITLES[k] for k in monitor_group)))
+            group["next"] = (group["next"] + 1) % len(monitor_group)
         prof.section_order.append((kind, idx + 1))
 
     def parse_monitor_time(i, m):
@@ -755,8 +764,8 @@ def parse(text, check_thread_refs=True):
                                  % (sec.lineno, row.rank, row.method, tr.frames[0].qualname, tr.serial))
     if group["next"] != 0:
         raise ParseError("file ends after %s: the dump's %s section is missing"
-                         % (MONITOR_TITLES[MONITOR_GROUP[group["next"] - 1]],
-                            MONITOR_TITLES[MONITOR_GROUP[group["next"]]]))
+                         % (MONITOR_TITLES[monitor_group[group["next"] - 1]],
+                            MONITOR_TITLES[monitor_group[group["next"]]]))
     for sec in prof.monitor_times + prof.monitor_waits + prof.monitor_pinned:
         for row in sec.rows:
             if row.trace not in prof.traces:

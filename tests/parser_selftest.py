@@ -220,6 +220,24 @@ BROKEN_MONITOR = [
 ]
 
 
+def check_attached_without_dump():
+    """An agent attached where the JVM tells monitor owners only to agents
+    loaded at start-up leaves MONITOR DUMP and DEADLOCKS out, and says so in
+    the header's limits: accepted then, refused without that line."""
+    import re
+    text = re.sub(r"MONITOR DUMP BEGIN\n.*?DEADLOCKS END\n", "", _read(MONITOR_SAMPLE), flags=re.S)
+    assert "MONITOR DUMP" not in text and "DEADLOCKS" not in text
+    limit = ("monitor=y: this JVM tells which monitors a thread owns or waits for only to an agent loaded at "
+             "start-up: MONITOR DUMP and DEADLOCKS are left out after an attach (contention and waits are timed)\n")
+    p = H.parse(text.replace("--------\n", limit + "--------\n", 1))
+    assert [k for k, _ in p.section_order] == ["cpu", "monitor_time", "monitor_wait"] * 2, p.section_order
+    try:
+        H.parse(text)
+    except H.ParseError:
+        return
+    raise AssertionError("parser accepted monitor sections without MONITOR DUMP and no limit saying why")
+
+
 def check_broken():
     for name, make in BROKEN_MONITOR:
         text = make()
@@ -253,6 +271,7 @@ def check_collapsed():
 def main():
     check_good()
     check_good_monitor()
+    check_attached_without_dump()
     check_broken()
     check_collapsed()
 

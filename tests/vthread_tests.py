@@ -25,7 +25,8 @@ experiment, against the blocked time the program measures itself.
                         rows within 20% of the program's pinned time, one
                         episode per round, traces through PinnedWait.block
                         and <clinit>; the unpinned parks are in MONITOR TIME
-                        and not in MONITOR PINNED TIME.
+                        and not in MONITOR PINNED TIME; with thread=y, each
+                        round's rows belong to its own virtual thread.
     vthread_cpu_samples tests/java/VirtualCpu: 4 virtual threads do 7 units of
                         work each (taskA), 4 others 3 units (taskB), yielding
                         all the time (they change carriers): cpu=samples with
@@ -261,7 +262,10 @@ def make_tests(Fail, Skip, parse_profile, final_monitor):
         if ctx.jdk_name == "jdk17":
             raise Skip("JDK 17 has no virtual threads (JDK 21 and later): pinning not tested")
         path = ctx.path("vp.hprof.txt")
-        r = ctx.run("VirtualPinning", ["4", "150"], agent="monitor=y,depth=12,file=" + path, expect_rc=None)
+        # thread=y: each round's virtual thread has rows of its own (cutoff=0:
+        # rows of one thread each can fall under HPROF's default cutoff).
+        r = ctx.run("VirtualPinning", ["4", "150"], agent="monitor=y,depth=12,thread=y,cutoff=0,file=" + path,
+                    expect_rc=None)
         if r.rc == 3 and "no virtual threads" in r.stderr:
             raise Skip("%s has no virtual threads: pinning not tested" % ctx.jdk_name)
         m = re.search(r"^VP rounds=(\d+) pinned_ns=(\d+) unpinned_ns=(\d+)$", r.stderr, re.M)
@@ -300,6 +304,19 @@ def make_tests(Fail, Skip, parse_profile, final_monitor):
         if unpinned_n != rounds or not within(unpinned_ours_ms, unpinned_ms, 0.20):
             problems.append("unpinned parks in MONITOR TIME: %d, %.0f ms (program: %d, %.0f ms)"
                             % (unpinned_n, unpinned_ours_ms, rounds, unpinned_ms))
+        # thread=y: the rows of each round's park belong to that round's own
+        # virtual thread (group VirtualThreads), one thread a round each.
+        for sec, method in ((pin, "VirtualPinning$PinnedWait.block"), (mt, "VirtualPinning$Unpinned.block")):
+            owners = set()
+            for row in filter(through(method), sec.rows):
+                t = prof.threads.get(prof.traces[row.trace].thread)
+                if t is None or t.group != "VirtualThreads":
+                    problems.append("thread=y: a %s row of %s is not a virtual thread's (%s)"
+                                    % (method.split("$")[1], sec.kind, t.name if t else "no thread"))
+                else:
+                    owners.add(t.serial)
+            if len(owners) != rounds:
+                problems.append("thread=y: %s rows on %d virtual threads, not %d" % (method, len(owners), rounds))
         if problems:
             raise Fail("; ".join(problems))
 

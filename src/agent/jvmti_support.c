@@ -341,6 +341,30 @@ serial_t thread_serial_of_self(jthread thread)
     return serial;
 }
 
+static atomic_uint vthreads_given;
+
+serial_t vthread_serial_bounded(JNIEnv *jni, jthread vthread)
+{
+    serial_t serial = thread_serial_of(vthread);
+    if (serial)
+        return serial;
+    unsigned n = atomic_load_explicit(&vthreads_given, memory_order_relaxed);
+    while (n < VTHREADS_NAMED_MAX) {
+        if (atomic_compare_exchange_weak(&vthreads_given, &n, n + 1)) {
+            serial = thread_register(jni, vthread, NULL);
+            if (serial == 0)
+                atomic_fetch_sub(&vthreads_given, 1);
+            return serial;
+        }
+    }
+    return 0;
+}
+
+uint32_t vthreads_named(void)
+{
+    return atomic_load_explicit(&vthreads_given, memory_order_relaxed);
+}
+
 /* --------------------------------------------------------------- stacks */
 
 /* Walk no deeper than the trace keeps, plus a few frames of skip_classes on

@@ -51,6 +51,14 @@ serial_t thread_serial_of(jthread thread);
  * still locks its Thread object to wake join()ers, and can contend there.
  * Its own JVMTI storage still names it. */
 serial_t thread_serial_of_self(jthread thread);
+/* A virtual thread's serial, given now (thread_register) if it has none
+ * and fewer than VTHREADS_NAMED_MAX virtual threads have been given one:
+ * there may be millions, each would hold a thread record (thread=y keeps
+ * them all). 0 beyond: the caller charges what it records to no thread
+ * (monitor=y) or to the carrier (cpu=samples) and says so. */
+#define VTHREADS_NAMED_MAX 1000
+serial_t vthread_serial_bounded(JNIEnv *jni, jthread vthread);
+uint32_t vthreads_named(void);
 void     thread_serial_remember(JNIEnv *jni, jthread thread, serial_t serial);
 /* At its ThreadEnd, the last event of a thread: out of the map (threads that
  * come and go must not make it grow). */

@@ -4,6 +4,7 @@
 #include "events.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,7 @@ static struct {
     int            vt_jla_looked; /* the JavaLangAccess frame's class is in park_skip */
     uint64_t       vt_pinned;     /* parks of virtual threads that stayed on their carrier */
     uint64_t       vt_pinned_ns;
+    atomic_ullong  vt_unnamed;    /* thread=y: episodes of virtual threads beyond VTHREADS_NAMED_MAX */
 } mon;
 
 /* Unsafe.park(boolean, long) as the JVM implements it, and the binds seen
@@ -216,13 +218,18 @@ static serial_t trace_or_empty(serial_t trace, serial_t thread_serial, stack_id 
     return trace ? trace : trace_build(&mon.traces, thread_serial, NULL, 0, stack);
 }
 
+static serial_t trace_of_thread(jthread thread, int current, int park, serial_t thread_serial, stack_id *stack)
+{
+    serial_t trace = stack_trace_of(&mon.traces, current ? NULL : thread, park ? mon.park_skip : NULL,
+                                    park ? mon.n_park_skip : 0, thread_serial, stack);
+    return trace_or_empty(trace, thread_serial, stack);
+}
+
 static serial_t trace_here(jthread thread, int current, int park, stack_id *stack)
 {
     serial_t thread_serial = !mon.cfg.per_thread ? 0 : current ? thread_serial_of_self(thread)
                                                                : thread_serial_of(thread);
-    serial_t trace = stack_trace_of(&mon.traces, current ? NULL : thread, park ? mon.park_skip : NULL,
-                                    park ? mon.n_park_skip : 0, thread_serial, stack);
-    return trace_or_empty(trace, thread_serial, stack);
+    return trace_of_thread(thread, current, park, thread_serial, stack);
 }
 
 /* The tid of `thread` if it is a virtual thread, else 0 (a platform thread:
@@ -244,11 +251,19 @@ static void vt_begin(JNIEnv *jni, uint64_t tid, vt_what what, jthread thread, jo
 {
     vt_episode e, replaced;
     memset(&e, 0, sizeof e);
+    /* The clock first: the thread is in front of the lock from here, and
+     * naming it and walking its stack take time (more on a loaded machine),
+     * which the program waits too. */
+    e.start = now_ns();
     e.lock_class = class_serial_of_object(jni, lock);
     e.kind = kind;
-    e.trace = trace_here(thread, 1, what == VT_PARK, &e.stack);
+    /* thread=y: the rows of the first VTHREADS_NAMED_MAX virtual threads are
+     * their own; beyond, they have no thread (vt_unnamed counts them). */
+    serial_t who = 0;
+    if (mon.cfg.per_thread && (who = vthread_serial_bounded(jni, thread)) == 0)
+        atomic_fetch_add_explicit(&mon.vt_unnamed, 1, memory_order_relaxed);
+    e.trace = trace_of_thread(thread, 1, what == VT_PARK, who, &e.stack);
     e.ref = mon.inspect ? (*jni)->NewWeakGlobalRef(jni, thread) : NULL;
-    e.start = now_ns();
     int rc = vt_pending_begin(tid, what, &e, &replaced);
     if (rc == 1 && replaced.ref)
         (*jni)->DeleteWeakGlobalRef(jni, (jweak)replaced.ref);
@@ -284,10 +299,11 @@ static void JNICALL on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thr
         vt_begin(jni, tid, VT_ENTER, thread, object, BLOCK_ENTER);
         return;
     }
+    uint64_t start = now_ns();      /* first, as in vt_begin */
     mtls.enter_class = class_serial_of_object(jni, object);
     mtls.enter_stack = 0;
     mtls.enter_trace = trace_here(thread, 1, 0, &mtls.enter_stack);
-    mtls.enter_start = now_ns();
+    mtls.enter_start = start;
 }
 
 static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object)
@@ -1712,6 +1728,12 @@ static void dump(dump_target *t, JNIEnv *jni)
                      (unsigned long long)vt_pending_dropped(), VT_PENDING_MAX / 4 * 3);
             dump_note(t, line);
         }
+    }
+    uint64_t unnamed = atomic_load_explicit(&mon.vt_unnamed, memory_order_relaxed);
+    if (unnamed) {
+        snprintf(line, sizeof line, "hprof: monitor=y: thread=y: %llu episodes of virtual threads beyond the first "
+                 "%u named have rows without a thread", (unsigned long long)unnamed, VTHREADS_NAMED_MAX);
+        dump_note(t, line);
     }
     if (deadlocks) {
         snprintf(line, sizeof line, "hprof: %u deadlock%s found: see DEADLOCKS in %s", deadlocks,

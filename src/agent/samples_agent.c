@@ -473,7 +473,7 @@ static void dump(dump_target *t, JNIEnv *jni)
         char line[256];
         snprintf(line, sizeof line, "hprof: cpu=samples: thread=y: %u virtual threads have a THREAD of their own; "
                  "%llu mounts of virtual threads beyond the first %u were charged to their carrier thread",
-                 vthread_mounts_named(), (unsigned long long)unnamed, VTHREAD_MOUNTS_NAMED_MAX);
+                 vthreads_named(), (unsigned long long)unnamed, VTHREADS_NAMED_MAX);
         dump_note(t, line);
     }
     if (t->verbose) {

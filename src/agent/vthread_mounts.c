@@ -13,28 +13,16 @@ static const char MOUNT_ID[] = "com.sun.hotspot.events.VirtualThreadMount";
 static const char UNMOUNT_ID[] = "com.sun.hotspot.events.VirtualThreadUnmount";
 
 static jint mount_index = -1, unmount_index = -1;
-static atomic_uint named;
 static atomic_ullong unnamed;
 
-/* The serial of a virtual thread being mounted: its own, given at its first
- * mount while fewer than VTHREAD_MOUNTS_NAMED_MAX have one; else 0. Only
- * one carrier mounts a given virtual thread at a time. */
+/* The serial of a virtual thread being mounted (vthread_serial_bounded),
+ * or 0, counted. */
 static uint32_t serial_for(JNIEnv *jni, jthread vthread)
 {
-    serial_t serial = thread_serial_of(vthread);
-    if (serial)
-        return serial;
-    unsigned n = atomic_load_explicit(&named, memory_order_relaxed);
-    while (n < VTHREAD_MOUNTS_NAMED_MAX) {
-        if (atomic_compare_exchange_weak(&named, &n, n + 1)) {
-            serial = thread_register(jni, vthread, NULL);
-            if (serial == 0)
-                atomic_fetch_sub(&named, 1);
-            return serial;
-        }
-    }
-    atomic_fetch_add_explicit(&unnamed, 1, memory_order_relaxed);
-    return 0;
+    serial_t serial = vthread_serial_bounded(jni, vthread);
+    if (serial == 0)
+        atomic_fetch_add_explicit(&unnamed, 1, memory_order_relaxed);
+    return serial;
 }
 
 /* Extension events are called as jvmtiExtensionEvent, a variadic type:
@@ -120,11 +108,6 @@ void vthread_mounts_stop(jvmtiEnv *jvmti)
     (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, (jvmtiEvent)unmount_index, NULL);
     (*jvmti)->SetExtensionEventCallback(jvmti, mount_index, NULL);
     (*jvmti)->SetExtensionEventCallback(jvmti, unmount_index, NULL);
-}
-
-uint32_t vthread_mounts_named(void)
-{
-    return atomic_load(&named);
 }
 
 uint64_t vthread_mounts_unnamed(void)

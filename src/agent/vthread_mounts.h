@@ -5,8 +5,8 @@
  * HotSpot's extension events com.sun.hotspot.events.VirtualThreadMount and
  * VirtualThreadUnmount are posted on the carrier, just after a virtual
  * thread is mounted on it and just before it is unmounted. At a mount the
- * virtual thread gets a thread serial (the first VTHREAD_MOUNTS_NAMED_MAX
- * of them: there may be millions) and the sampler charges the carrier's
+ * virtual thread gets a thread serial (vthread_serial_bounded: the first
+ * VTHREADS_NAMED_MAX of them, there may be millions) and the sampler charges the carrier's
  * samples to it until the unmount (sampler_set_mounted). Beyond the bound
  * samples stay the carrier's, and the mounts are counted. The events need
  * can_support_virtual_threads (jvmti_want_virtual_threads).
@@ -18,15 +18,11 @@
 #include <jvmti.h>
 #include <stdint.h>
 
-#define VTHREAD_MOUNTS_NAMED_MAX 1000
-
 /* Turn the events on: 0, or -1 when this JVM does not offer them (said on
  * stderr once). */
 int  vthread_mounts_start(jvmtiEnv *jvmti);
 void vthread_mounts_stop(jvmtiEnv *jvmti);
-/* Virtual threads given a serial, and mounts of others (charged to their
- * carrier). */
-uint32_t vthread_mounts_named(void);
+/* Mounts of virtual threads without a serial (charged to their carrier). */
 uint64_t vthread_mounts_unnamed(void);
 
 #endif
