@@ -83,7 +83,11 @@ def make_tests(Fail, Skip, parse_profile, final_monitor):
 
     def check(ctx, mode):
         path = ctx.path("vc-%s.hprof.txt" % mode)
-        r = ctx.run("VirtualContention", [mode, "400", "2"], agent="monitor=y,file=" + path, expect_rc=None)
+        # Two carriers whatever the machine's CPU count (the default is one
+        # per CPU): the tasks spin while holding the locks, and on one carrier
+        # they would never contend (taskset -c 0 made the program invalid).
+        r = ctx.run("VirtualContention", [mode, "400", "2"], agent="monitor=y,file=" + path, expect_rc=None,
+                    jvm=["-Djdk.virtualThreadScheduler.parallelism=2"])
         if mode == "virtual" and r.rc == 3 and "no virtual threads" in r.stderr:
             raise Skip("%s has no virtual threads (JDK 21 and later): nothing to test" % ctx.jdk_name)
         if r.rc != 0:
