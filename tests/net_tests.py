@@ -269,31 +269,44 @@ def make_tests(Fail, parse_profile, spawn, reap):
             self.stop = True
             self.sock.close()
 
-    def run_with_dumps(ctx, agent, tag, ms, dumps):
+    def run_with_dumps(ctx, agent, tag, ms, dumps, grow=None):
         """CpuSplit with `dumps` SIGQUITs a second apart: (run, seconds until
-        its TRUTH line, i.e. its own work, and until the JVM's exit)."""
+        its TRUTH line, i.e. its own work, and until the JVM's exit, the
+        SIGQUITs sent). grow=(path, size): more SIGQUITs (up to 10 in all)
+        until the file at path is that large, each once the last dump is
+        done: how large each dump is depends on the machine's speed."""
         p, so, se, cmd = spawn(ctx, "CpuSplit", [ms], agent, tag)
         t0 = time.time()
-        for _ in range(dumps):
+        sent = 0
+        while p.poll() is None and (sent < dumps or (grow and sent < 10 and os.path.exists(grow[0]) and
+                                                     os.path.getsize(grow[0]) < grow[1])):
             time.sleep(1.0)
             p.send_signal(signal.SIGQUIT)
+            sent += 1
+            if grow:
+                deadline = time.time() + 30
+                while p.poll() is None and time.time() < deadline and \
+                        open(se, errors="replace").read().count("(SIGQUIT) ... done.") < sent:
+                    time.sleep(0.05)
         truth_at = None
         while p.poll() is None and time.time() - t0 < 120:
             if truth_at is None and "TRUTH" in open(se, errors="replace").read():
                 truth_at = time.time() - t0
             time.sleep(0.05)
         r = reap(ctx, p, so, se, cmd)
-        return r, truth_at if truth_at is not None else time.time() - t0, time.time() - t0
+        return r, truth_at if truth_at is not None else time.time() - t0, time.time() - t0, sent
 
     def t_net_slow_listener(ctx):
         ms, dumps = 6000, 4
         # The same work and dumps into a file: what the program's time is
         # with these heap dumps, network aside.
-        _r, file_work, _e = run_with_dumps(ctx, "cpu=samples,heap=dump,file=base.hprof.txt", "file", ms, dumps)
+        # As many dumps as make the report larger than the send queue's bound.
+        _r, file_work, _e, dumps = run_with_dumps(ctx, "cpu=samples,heap=dump,file=base.hprof.txt", "file", ms,
+                                                  dumps, grow=(ctx.path("base.hprof.txt"), QUEUE_BOUND + (2 << 20)))
         slow = SlowListener()
         try:
-            r, work, exited = run_with_dumps(ctx, "cpu=samples,heap=dump,net=127.0.0.1:%d" % slow.port,
-                                             "net", ms, dumps)
+            r, work, exited, _s = run_with_dumps(ctx, "cpu=samples,heap=dump,net=127.0.0.1:%d" % slow.port,
+                                                 "net", ms, dumps)
         finally:
             slow.close()
         problems = []
@@ -318,9 +331,10 @@ def make_tests(Fail, parse_profile, spawn, reap):
             if report < QUEUE_BOUND + (1 << 20):
                 problems.append("the report (%d bytes with file=) is not larger than the queue: the bound was not "
                                 "tested" % report)
-            ctx.note("program work %.1f s (%.1f s with file=), JVM exit at %.1f s; the listener took %d bytes; "
-                     "queue peak %s; %s; local file %d bytes" % (work, file_work, exited, slow.received,
-                                                                m.group(1) if m else "?", g.group(1), size))
+            ctx.note("%d SIGQUIT dumps, report %d bytes with file=; program work %.1f s (%.1f s with file=), JVM "
+                     "exit at %.1f s; the listener took %d bytes; queue peak %s; %s; local file %d bytes"
+                     % (dumps, report, work, file_work, exited, slow.received,
+                        m.group(1) if m else "?", g.group(1), size))
         if problems:
             raise Fail("; ".join(problems))
 
