@@ -70,7 +70,13 @@ static char *read_file(const char *path, size_t *len)
     return text;
 }
 
-static int find_in_argfile(const char *name, size_t name_len, char *found, size_t size)
+/* An option that matches: its name's length (up to its own options), else 0. */
+typedef size_t (*option_match)(const char *arg, size_t len);
+
+static int find_option(const char *args, size_t len, int read_argfiles, option_match match, char *found,
+                       size_t size);
+
+static int find_in_argfile(const char *name, size_t name_len, option_match match, char *found, size_t size)
 {
     char path[4096];
     if (name_len == 0 || name_len >= sizeof path || name[0] == '@')   /* "@@...": not a file */
@@ -81,12 +87,13 @@ static int find_in_argfile(const char *name, size_t name_len, char *found, size_
     char *text = read_file(path, &len);
     if (text == NULL)
         return 0;
-    int hit = jvm_args_find_debugger(text, len, 0, found, size);
+    int hit = find_option(text, len, 0, match, found, size);
     free(text);
     return hit;
 }
 
-int jvm_args_find_debugger(const char *args, size_t len, int read_argfiles, char *found, size_t size)
+static int find_option(const char *args, size_t len, int read_argfiles, option_match match, char *found,
+                       size_t size)
 {
     size_t at = 0;
     while (at < len) {
@@ -97,23 +104,43 @@ int jvm_args_find_debugger(const char *args, size_t len, int read_argfiles, char
             at++;
         const char *arg = args + start;
         size_t arg_len = at - start;
-        size_t name_len = debugger_option(arg, arg_len);
+        size_t name_len = match(arg, arg_len);
         if (name_len) {
             copy_out(found, size, arg, name_len);
             return 1;
         }
-        if (read_argfiles && arg_len > 1 && arg[0] == '@' && find_in_argfile(arg + 1, arg_len - 1, found, size))
+        if (read_argfiles && arg_len > 1 && arg[0] == '@' &&
+            find_in_argfile(arg + 1, arg_len - 1, match, found, size))
             return 1;
     }
     return 0;
 }
 
-int jvm_loads_debugger(char *found, size_t size)
+int jvm_args_find_debugger(const char *args, size_t len, int read_argfiles, char *found, size_t size)
+{
+    return find_option(args, len, read_argfiles, debugger_option, found, size);
+}
+
+/* -XX:+UseZGC (ergonomics never picks ZGC: it is always asked for). */
+static size_t zgc_option(const char *arg, size_t len)
+{
+    static const char zgc[] = "-XX:+UseZGC";
+    return len == sizeof zgc - 1 && starts_with(arg, len, zgc) ? len : 0;
+}
+
+int jvm_args_find_zgc(const char *args, size_t len, int read_argfiles, char *found, size_t size)
+{
+    return find_option(args, len, read_argfiles, zgc_option, found, size);
+}
+
+/* The process's command line (and its @files), then the launcher's and
+ * the JVM's environment variables. */
+static int jvm_started_with(option_match match, char *found, size_t size)
 {
     char option[256];
     size_t len = 0;
     char *cmdline = read_file("/proc/self/cmdline", &len);
-    int hit = cmdline != NULL && jvm_args_find_debugger(cmdline, len, 1, option, sizeof option);
+    int hit = cmdline != NULL && find_option(cmdline, len, 1, match, option, sizeof option);
     free(cmdline);
     if (hit) {
         snprintf(found, size, "%s on the command line", option);
@@ -122,10 +149,20 @@ int jvm_loads_debugger(char *found, size_t size)
     static const char *const variables[] = { "JDK_JAVA_OPTIONS", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS" };
     for (size_t i = 0; i < sizeof variables / sizeof variables[0]; i++) {
         const char *value = getenv(variables[i]);
-        if (value && jvm_args_find_debugger(value, strlen(value), 1, option, sizeof option)) {
+        if (value && find_option(value, strlen(value), 1, match, option, sizeof option)) {
             snprintf(found, size, "%s in %s", option, variables[i]);
             return 1;
         }
     }
     return 0;
+}
+
+int jvm_loads_debugger(char *found, size_t size)
+{
+    return jvm_started_with(debugger_option, found, size);
+}
+
+int jvm_uses_zgc(char *found, size_t size)
+{
+    return jvm_started_with(zgc_option, found, size);
 }

@@ -30,5 +30,10 @@ int jvm_args_find_debugger(const char *args, size_t len, int read_argfiles, char
  * Not seen: options a custom launcher passes to JNI_CreateJavaVM without
  * putting them on its command line, and -XX:VMOptionsFile=. */
 int jvm_loads_debugger(char *found, size_t size);
+/* Whether the JVM runs ZGC (-XX:+UseZGC, looked for in the same places):
+ * ZGC's collector thread has stopped when VMDeath comes, and a JVMTI
+ * ForceGarbageCollection then never returns (JDK 17 and 25). */
+int jvm_args_find_zgc(const char *args, size_t len, int read_argfiles, char *found, size_t size);
+int jvm_uses_zgc(char *found, size_t size);
 
 #endif

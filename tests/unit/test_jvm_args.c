@@ -66,3 +66,16 @@ TEST(jvm_args_reads_argument_files_one_level)
     unlink(file);
     unlink(inner);
 }
+
+/* ZGC is always asked for (ergonomics picks G1 or Serial): -XX:+UseZGC,
+ * whole, on the command line or in an @file; not -XX:-UseZGC nor others. */
+TEST(jvm_args_finds_zgc)
+{
+    char found[128];
+    static const char cmdline[] = "java\0-XX:+UseZGC\0-XX:+ZGenerational\0-cp\0.\0Main";
+    CHECK(jvm_args_find_zgc(cmdline, sizeof cmdline, 0, found, sizeof found) == 1);
+    CHECK_STR(found, "-XX:+UseZGC");
+    static const char off[] = "java\0-XX:-UseZGC\0-XX:+UseZGCx\0-XX:+UseG1GC\0Main";
+    CHECK(jvm_args_find_zgc(off, sizeof off, 0, found, sizeof found) == 0);
+    CHECK(jvm_args_find_zgc("-Xmx1g \"-XX:+UseZGC\"", 20, 0, found, sizeof found) == 1);
+}
