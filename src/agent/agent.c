@@ -522,6 +522,17 @@ static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread
             all_collectors[i]->thread_start(jni, thread, serial);
 }
 
+/* The thread table's side of a thread's end: marked ended (a later dump
+ * writes its THREAD END), and out of the tid -> serial map. */
+static void thread_ends(JNIEnv *jni, jthread thread)
+{
+    serial_t serial = thread_serial_of(thread);
+    if (serial) {
+        thread_mark_ended(serial);
+        thread_serial_forget(jni, thread);
+    }
+}
+
 /* Every collector ever started hears of a thread's end: each drops what it
  * keeps per thread, and cpu=times takes the thread's totals. */
 static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
@@ -530,10 +541,7 @@ static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     for (size_t i = 0; i < N_COLLECTORS; i++)
         if (agent.made[i] && all_collectors[i]->thread_end)
             all_collectors[i]->thread_end(jni, thread);
-    serial_t serial = thread_serial_of(thread);
-    if (serial)
-        thread_mark_ended(serial);
-    thread_serial_forget(jni, thread);
+    thread_ends(jni, thread);
 }
 
 /* Virtual threads get no ThreadEnd. Those given a serial (named by
@@ -544,11 +552,7 @@ static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 static void JNICALL on_virtual_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread vthread)
 {
     (void)jvmti;
-    serial_t serial = thread_serial_of(vthread);
-    if (serial) {
-        thread_mark_ended(serial);
-        thread_serial_forget(jni, vthread);
-    }
+    thread_ends(jni, vthread);
 }
 
 /* ------------------------------------------------------------ start, stop */

@@ -352,6 +352,7 @@ static int sites_make(const collector_env *env)
         return -1;
     }
     make_tag_maps(!o->heap_sample, H.cfg.dump);
+    H.zgc = jvm_uses_zgc(NULL, 0);
     H.made = 1;
     return 0;
 }
@@ -387,8 +388,6 @@ static int sites_start(const collector_env *env, JNIEnv *jni)
         }
     }
     H.cfg.cutoff = env->opt->cutoff;
-    char zgc[300];
-    H.zgc = jvm_uses_zgc(zgc, sizeof zgc);
     if (H.cfg.sample_interval)
         return sampling_on();
     jvmtiEnv *jvmti = hprof_jvmti;

@@ -260,11 +260,10 @@ int jvmti_has_virtual_threads(const jvmtiCapabilities *caps)
 
 int jvmti_want_virtual_threads(const jvmtiCapabilities *potential, jvmtiCapabilities *caps)
 {
-    unsigned char mask;
-    size_t byte = vt_cap_bit(&mask);
-    if (!(((const unsigned char *)potential)[byte] & mask))
+    if (!jvmti_has_virtual_threads(potential))
         return 0;
-    ((unsigned char *)caps)[byte] |= mask;
+    unsigned char mask;
+    ((unsigned char *)caps)[vt_cap_bit(&mask)] |= mask;
     return 1;
 }
 

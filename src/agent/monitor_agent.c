@@ -1310,6 +1310,14 @@ static uint32_t count_deadlocks(JNIEnv *jni)
     return found;
 }
 
+static int listed_in(const serial_t *list, uint32_t n, serial_t serial)
+{
+    for (uint32_t j = 0; j < n; j++)
+        if (list[j] == serial)
+            return 1;
+    return 0;
+}
+
 /* Serials of threads, those of the snapshot only: a thread that started
  * after the snapshot has no THREAD line in this dump (seen once in CI: a
  * waiter registered between GetAllThreads and GetObjectMonitorUsage), nor
@@ -1321,21 +1329,10 @@ static uint32_t append_serials(serial_t *lists, size_t *used, size_t cap, const 
     size_t start = *used;
     for (jint i = 0; i < count && *used < cap; i++) {
         serial_t id = thread_serial_of(threads[i]);
-        int excluded = member_of(s, id) == NULL;
-        for (uint32_t k = 0; k < n_except && !excluded; k++)
-            excluded = except[k] == id;
-        if (!excluded)
+        if (member_of(s, id) != NULL && !listed_in(except, n_except, id))
             lists[(*used)++] = id;
     }
     return (uint32_t)(*used - start);
-}
-
-static int listed_in(const serial_t *list, uint32_t n, serial_t serial)
-{
-    for (uint32_t j = 0; j < n; j++)
-        if (list[j] == serial)
-            return 1;
-    return 0;
 }
 
 /* The key of a snapshot's thread in wait_objects. */
@@ -1353,8 +1350,14 @@ static uint32_t collect_monitors(JNIEnv *jni, const thread_snapshots *s,
     uint32_t n = s->n;
     uint32_t cap = 16, count = 0;
     jobject *objects = malloc(cap * sizeof *objects);
-    if (objects == NULL)
+    /* What each thread waits on in Object.wait (local refs), read once:
+     * the monitors' notify lists below need the virtual threads' again. */
+    jobject *waited_of = calloc(n ? n : 1, sizeof *waited_of);
+    if (objects == NULL || waited_of == NULL) {
+        free(objects);
+        free(waited_of);
         return 0;
+    }
     for (uint32_t i = 0; i < n; i++) {
         if (snap[i].serial == 0)
             continue;                              /* not named: not in the dump */
@@ -1369,6 +1372,7 @@ static uint32_t collect_monitors(JNIEnv *jni, const thread_snapshots *s,
             contended = NULL;
         jobject waited = (snap[i].state & JVMTI_THREAD_STATE_IN_OBJECT_WAIT) ? get_waiting_on(jni, wait_key(jni, &snap[i]))
                                                                          : NULL;
+        waited_of[i] = waited;
         for (jint j = 0; j <= owned_n + 1; j++) {
             jobject o = j < owned_n ? owned[j] : j == owned_n ? contended : waited;
             if (o == NULL)
@@ -1430,16 +1434,12 @@ static uint32_t collect_monitors(JNIEnv *jni, const thread_snapshots *s,
          * usage.notify_waiters). */
         for (uint32_t i = 0; i < n && used < list_cap; i++) {
             const thread_snapshot *t = &snap[i];
-            if (!t->is_virtual || !t->serial || !(t->state & JVMTI_THREAD_STATE_IN_OBJECT_WAIT) ||
-                listed_in(m->waiting_to_be_notified, m->n_notify, t->serial))
-                continue;
-            jobject waited = get_waiting_on(jni, wait_key(jni, t));
-            if (waited != NULL && (*jni)->IsSameObject(jni, waited, objects[k])) {
+            if (t->is_virtual && t->serial && waited_of[i] != NULL &&
+                (*jni)->IsSameObject(jni, waited_of[i], objects[k]) &&
+                !listed_in(m->waiting_to_be_notified, m->n_notify, t->serial)) {
                 lists[used++] = t->serial;
                 m->n_notify++;
             }
-            if (waited != NULL)
-                (*jni)->DeleteLocalRef(jni, waited);
         }
         m->waiting_to_enter = lists + used;
         m->n_enter = append_serials(lists, &used, list_cap, usage.waiters, usage.waiter_count,
@@ -1461,6 +1461,7 @@ static uint32_t collect_monitors(JNIEnv *jni, const thread_snapshots *s,
         written++;
     }
     free(objects);
+    free(waited_of);
     *out = monitors;
     *lists_out = lists;
     *sigs_out = sigs;

@@ -177,7 +177,6 @@ static void post_method(JNIEnv *jni, jint type, jint id) {
         }
         if (entry2) {
             e.event_type = JVMPI_EVENT_METHOD_ENTRY2;
-            e.env_id = jni;
             e.u.method_entry2.method_id = method;
             e.u.method_entry2.obj_id = receiver_of(jni, method);
             jvmpi_notify(&e);

@@ -34,6 +34,6 @@ int jvm_loads_debugger(char *found, size_t size);
  * ZGC's collector thread has stopped when VMDeath comes, and a JVMTI
  * ForceGarbageCollection then never returns (JDK 17 and 25). */
 int jvm_args_find_zgc(const char *args, size_t len, int read_argfiles, char *found, size_t size);
-int jvm_uses_zgc(char *found, size_t size);
+int jvm_uses_zgc(char *found, size_t size);   /* found may be NULL (size 0) */
 
 #endif
