@@ -24,7 +24,7 @@ PURE_SRC  = src/core/keytab.c src/core/idmap.c src/core/tables.c src/core/trace_
 PROFILE_SRC = $(wildcard src/profile/*.c) build/flamegraph_assets.c
 # The class-file rewriter: a pure library (bytes in, bytes out).
 BCI_SRC   = $(wildcard src/bci/*.c)
-AGENT_SRC = $(PURE_SRC) src/cpu/sampler.c src/agent/agent.c src/agent/jvmti_support.c src/agent/monitor_agent.c \
+AGENT_SRC = $(PURE_SRC) src/cpu/sampler.c src/agent/agent.c src/agent/hprof_agent.c src/agent/jvmti_support.c src/agent/monitor_agent.c \
             src/agent/events.c src/agent/class_rewrite.c src/agent/samples_agent.c src/agent/vthread_mounts.c src/agent/times_agent.c src/agent/tracker_agent.c src/agent/heap_agent.c src/agent/heap_dump.c src/agent/field_layout.c src/options/command_reply.c build/tracker_classes.c
 # cpu=times' tracker classes (java.lang.HprofTracker), compiled into java.base's
 # package and embedded in the agent as byte arrays.
@@ -83,13 +83,12 @@ build/libhprof.so: build/.jdk-ok $(AGENT_SRC) $(HEADERS) Makefile
 	$(CC) $(BASE) $(CFLAGS) $(JNI_CFLAGS) \
 	    -fvisibility=hidden -shared -o $@ $(AGENT_SRC) -lpthread -lrt -ldl -lm -lz
 
-# The JVMPI layer (src/jvmpi): runs agents written to JVMPI on this JVM, on
-# the agent's event fan-out and class-file rewriter. Its header is installed
+# The JVMPI layer (src/jvmpi): runs agents written to JVMPI on this JVM, as
+# one collector under the agent's orchestrator (src/agent/agent.c), on its
+# event fan-out, tables and class-file rewriter. Its header is installed
 # for those agents: cc -Ibuild/include.
-JVMPI_SRC  = $(wildcard src/jvmpi/*.c) src/agent/events.c src/agent/field_layout.c src/output/hprof_binary.c \
-             src/options/options.c src/options/jvm_args.c src/options/command_reply.c src/agent/class_rewrite.c \
-             src/agent/jvmti_support.c src/core/tables.c src/core/keytab.c src/core/idmap.c src/core/trace_builder.c src/core/trace_cache.c src/core/stack_table.c \
-             $(BCI_SRC) build/jvmpi_tracker_class.c
+JVMPI_SRC  = $(wildcard src/jvmpi/*.c) $(PURE_SRC) src/agent/agent.c src/agent/events.c src/agent/field_layout.c \
+             src/options/command_reply.c src/agent/class_rewrite.c src/agent/jvmti_support.c build/jvmpi_tracker_class.c
 JVMPI_JAVA = $(wildcard src/jvmpi/java/java/lang/*.java)
 
 build/jvmpi_tracker_class.c: build/.jdk-ok $(JVMPI_JAVA) scripts/embed-classes

@@ -571,11 +571,48 @@ def make_tests(Fail, Skip, asan_env=None):
                 f.write("\n".join(tools))
         if problems:
             raise Fail("; ".join(problems))
-        want = ["dump 1 thread Attach Listener", "reset 1 thread Attach Listener", "dump 2 thread Attach Listener",
-                "dump 3 thread Attach Listener", "dump 4 thread Signal Dispatcher", "requests dump 4 reset 1"]
+        # Commands and SIGQUIT alike come through the orchestrator's agent
+        # thread, which the layer announces as any thread (THREAD_START).
+        want = ["dump 1 thread JVMPI layer", "reset 1 thread JVMPI layer", "dump 2 thread JVMPI layer",
+                "dump 3 thread JVMPI layer", "dump 4 thread JVMPI layer", "requests dump 4 reset 1"]
         lines = lines_of(out)
         if lines != want:
             raise Fail("expected %s, got %s" % (want, lines))
+
+    def t_attach_refused(ctx):
+        """libjvmpi.so into a running JVM without it: refused with the reason, the JVM unharmed."""
+        hprof = os.path.join(BUILD, "hprof")
+        if subprocess.run(["make", "-C", ROOT, "build/hprof"], capture_output=True).returncode != 0:
+            raise Fail("make build/hprof failed")
+        stop = ctx.path("stop")
+        if os.path.exists(stop):
+            os.remove(stop)
+        cmd = ctx.java_cmd("JvmpiCalls", ["idle"], jvm=["-Djvmpi.stop=" + stop])
+        env = dict(os.environ)
+        env.pop("HPROF_AGENT", None)
+        with open(ctx.path("idle.stdout"), "wb") as fo, open(ctx.path("idle.stderr"), "wb") as fe:
+            jvm = subprocess.Popen(cmd, stdout=fo, stderr=fe, stdin=subprocess.DEVNULL, cwd=ctx.out)
+        try:
+            deadline = time.time() + 30
+            while "READY" not in open(ctx.path("idle.stdout")).read():
+                if jvm.poll() is not None or time.time() > deadline:
+                    raise Fail("the JVM did not start: %s" % open(ctx.path("idle.stderr")).read()[-300:])
+                time.sleep(0.05)
+            r = subprocess.run([hprof, "attach", "--agent", LAYER, str(jvm.pid)], capture_output=True, text=True,
+                               env=env, timeout=60, stdin=subprocess.DEVNULL)
+            with open(ctx.path("attach.txt"), "w") as f:
+                f.write("rc %d\n%s%s" % (r.returncode, r.stdout, r.stderr))
+            if r.returncode == 0 or "it cannot be attached to a running JVM" not in r.stdout + r.stderr:
+                raise Fail("hprof attach --agent libjvmpi.so: rc %d, %r" % (r.returncode,
+                                                                          (r.stdout + r.stderr).strip()[-300:]))
+            open(stop, "w").close()
+            rc = jvm.wait(timeout=60)
+            if rc != 0:
+                raise Fail("the JVM exited %d after the refused attach" % rc)
+        finally:
+            if jvm.poll() is None:
+                jvm.kill()
+                jvm.wait()
 
     # ------------------------------------------------------------ enable / disable
 
@@ -678,6 +715,7 @@ def make_tests(Fail, Skip, asan_env=None):
              ("jvmpi_functions_jdwp", t_functions_jdwp),
              ("jvmpi_hook_refs", t_hook_refs), ("jvmpi_compiled", t_compiled),
              ("jvmpi_free", t_free), ("jvmpi_heap_dump", t_heap_dump), ("jvmpi_commands", t_commands),
+             ("jvmpi_attach_refused", t_attach_refused),
              ("jvmpi_monitors", t_monitors), ("jvmpi_instructions", t_instructions),
             ("jvmpi_toggle", t_toggle), ("jvmpi_agentlib", t_agentlib),
             ("jvmpi_checkjni", t_checkjni), ("jvmpi_asan", t_asan), ("jvmpi_loader_errors", t_loader_errors)], \

@@ -1,6 +1,8 @@
 /*
- * agent.c: the orchestrator. It owns the agent's state machine and walks the
- * list of collectors (collector.h) instead of naming each feature:
+ * agent.c: the orchestrator (orchestrator.h). It owns the agent's state
+ * machine and walks the product's list of collectors (collector.h) instead
+ * of naming each feature; libhprof.so (hprof_agent.c) and libjvmpi.so
+ * (src/jvmpi/collector.c) are each a product on it:
  *
  *   none ──OnLoad──> loaded ──VMInit──> running ⇄ stopped ──VMDeath──> finished
  *     └───────────────Agent_OnAttach (start)────┘
@@ -39,7 +41,6 @@
 #include "../core/keytab.h"
 #include "../core/tables.h"
 #include "../heap/site_table.h"
-#include "../cpu/sampler.h"
 #include "../options/command_reply.h"
 #include "../options/options.h"
 #include "../output/hprof_binary.h"
@@ -50,9 +51,8 @@
 #include "collector.h"
 #include "events.h"
 #include "jvmti_support.h"
-#include "tracker_agent.h"
+#include "orchestrator.h"
 
-#define AGENT_THREAD_NAME "HPROF agent"
 #define TICK_MS           20
 #define COMMAND_WAIT_S    300      /* longest an attach waits for its command (retransforms take time) */
 #define REPLY_MAX         16384
@@ -61,11 +61,6 @@
 #define ENDED_THREADS_KEPT 16384   /* thread=n: ended threads held for their THREAD records */
 #define ENDED_THREADS_KEPT_TEXT "16384"
 
-static const collector *const all_collectors[] = {
-    &cpu_samples_collector, &cpu_times_collector, &heap_sites_collector, &heap_dump_collector,
-    &monitor_collector,
-};
-#define N_COLLECTORS (sizeof all_collectors / sizeof all_collectors[0])
 
 typedef enum { AGENT_NONE = 0, AGENT_LOADED, AGENT_RUNNING, AGENT_STOPPED, AGENT_FINISHED } agent_state;
 
@@ -95,6 +90,7 @@ typedef struct command {
 /* Everything the orchestrator owns. `lock` guards all of it; the agent
  * thread holds it while it runs a command or a dump. */
 static struct {
+    const agent_product *product;   /* what this library is: its collectors, its report */
     pthread_mutex_t lock;
     pthread_cond_t  wake;           /* the agent thread: a command, a dump, or stop */
     pthread_cond_t  finished;       /* a command is done */
@@ -102,8 +98,8 @@ static struct {
     int             live;           /* attached to a running JVM (vs -agentpath at start-up) */
     hprof_options   opt;            /* options of the last start */
     char            options_text[sizeof ((command_request *)0)->options];
-    int             active[N_COLLECTORS];   /* wanted by the last start's options */
-    int             made[N_COLLECTORS];     /* started at least once */
+    int             active[PRODUCT_MAX_COLLECTORS];   /* wanted by the last start's options */
+    int             made[PRODUCT_MAX_COLLECTORS];     /* started at least once */
     int             vthread_ends;   /* a collector took can_support_virtual_threads: VirtualThreadEnd wanted */
     report_file     report;         /* file= */
     time_t          started, stopped_at;
@@ -120,23 +116,43 @@ static struct {
 } agent = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER,
             .finished = PTHREAD_COND_INITIALIZER };
 
+static const collector *collector_at(size_t i)
+{
+    return agent.product->collectors[i];
+}
+
 /* ------------------------------------------------------------ messages */
 
 /* A message for the user: to the command's reply when a command is running
  * (the `hprof` command prints it), else to the JVM's standard error. */
-static void say(const char *fmt, ...)
+static void vsay(const char *fmt, va_list ap)
 {
     char line[2048];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
     if (agent.reply) {
         size_t used = strlen(agent.reply);
         snprintf(agent.reply + used, REPLY_MAX - used, "%s\n", line);
     } else {
         fprintf(stderr, "%s\n", line);
     }
+}
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsay(fmt, ap);
+    va_end(ap);
+}
+
+/* Collectors call it under agent.lock (dump, reset) or at start-up. */
+void agent_say(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsay(fmt, ap);
+    va_end(ap);
 }
 
 /* collector_env.limit: said once per start, and kept for the report header. */
@@ -146,7 +162,7 @@ static void note_limit(const char *what)
         size_t used = strlen(agent.limits);
         snprintf(agent.limits + used, sizeof agent.limits - used, "%s%s", used ? "\n" : "", what);
     }
-    say("hprof: note: %s", what);
+    say("%s: note: %s", agent.product->name, what);
 }
 
 /* ------------------------------------------------------------ report files */
@@ -234,15 +250,9 @@ static void report_header(report_file *r)
     if (r->header_written || r->out == NULL)
         return;
     char notes[6144] = "";
-    size_t used = 0;
-    if (agent.opt.cpu == CPU_SAMPLES)
-        used += (size_t)snprintf(notes + used, sizeof notes - used, "CPU samples: every %d ms of a thread's CPU "
-                                 "time, driven by %s.", agent.opt.interval_ms, sampler_engine_name());
-    else if (agent.opt.cpu == CPU_TIMES)
-        used += (size_t)snprintf(notes + used, sizeof notes - used, "CPU TIME: exact calls, and each thread's CPU "
-                                 "time (ns, reported in ms) from calls inserted at method entry and exit. "
-                                 "On the JVM's service threads (Reference Handler, Finalizer, Common-Cleaner) "
-                                 "the JDK's own methods are not recorded; the user's code they run is.");
+    if (agent.product->header_notes)
+        agent.product->header_notes(&agent.opt, notes, sizeof notes);
+    size_t used = strlen(notes);
     if (agent.live && used < sizeof notes) {
         char date[64];
         text_format_date(agent.started, date, sizeof date);
@@ -345,16 +355,16 @@ static void send_live_summary(net_report *net)
 {
     static char text[16384];           /* agent.lock */
     size_t used = (size_t)snprintf(text, sizeof text, "elapsed %lld\n", (long long)(time(NULL) - agent.started));
-    for (size_t i = 0; i < N_COLLECTORS && used < sizeof text; i++) {
+    for (size_t i = 0; i < agent.product->n_collectors && used < sizeof text; i++) {
         if (!agent.made[i])
             continue;
-        if (all_collectors[i]->status) {
+        if (collector_at(i)->status) {
             char line[512];
-            all_collectors[i]->status(line, sizeof line);
+            collector_at(i)->status(line, sizeof line);
             used += (size_t)snprintf(text + used, sizeof text - used, "status %s\n", line);
         }
-        if (all_collectors[i]->live_summary && used < sizeof text) {
-            all_collectors[i]->live_summary(text + used, sizeof text - used);
+        if (collector_at(i)->live_summary && used < sizeof text) {
+            collector_at(i)->live_summary(text + used, sizeof text - used);
             used += strlen(text + used);
         }
     }
@@ -412,17 +422,17 @@ static void tell_output(void *ctx, int error, const char *line)
  * that was started and has one, after their dumps (heap=sites' census). */
 static void write_profile_outputs(dump_target *t, JNIEnv *jni)
 {
-    kind_profile profiles[N_COLLECTORS];
+    kind_profile profiles[PRODUCT_MAX_COLLECTORS];
     uint32_t n = 0;
-    for (size_t i = 0; i < N_COLLECTORS; i++) {
-        if (!agent.made[i] || all_collectors[i]->snapshot == NULL)
+    for (size_t i = 0; i < agent.product->n_collectors; i++) {
+        if (!agent.made[i] || collector_at(i)->snapshot == NULL)
             continue;
-        profile *p = all_collectors[i]->snapshot(jni);
+        profile *p = collector_at(i)->snapshot(jni);
         if (p)
-            profiles[n++] = (kind_profile){ all_collectors[i]->profile_kind, p };
+            profiles[n++] = (kind_profile){ collector_at(i)->profile_kind, p };
         else
             say("hprof: %s has no profile for pprof=, flamegraph= or collapsed= at this dump (out of "
-                "memory, or its first start did not keep whole stacks)", all_collectors[i]->name);
+                "memory, or its first start did not keep whole stacks)", collector_at(i)->name);
     }
     profile_outputs_write(&agent.opt, profiles, n, tell_output, t);
     for (uint32_t i = 0; i < n; i++)
@@ -433,18 +443,37 @@ static void write_profile_outputs(dump_target *t, JNIEnv *jni)
  * collectors these options start? */
 static int check_profile_outputs(const hprof_options *opt, char *err, size_t errlen)
 {
-    const char *kinds[N_COLLECTORS];
+    const char *kinds[PRODUCT_MAX_COLLECTORS];
     uint32_t n = 0;
-    for (size_t i = 0; i < N_COLLECTORS; i++)
-        if (all_collectors[i]->snapshot && all_collectors[i]->wanted(opt))
-            kinds[n++] = all_collectors[i]->profile_kind;
+    for (size_t i = 0; i < agent.product->n_collectors; i++)
+        if (collector_at(i)->snapshot && collector_at(i)->wanted(opt))
+            kinds[n++] = collector_at(i)->profile_kind;
     return profile_outputs_check(opt, kinds, n, err, errlen);
+}
+
+/* A dump for a product without a report (the JVMPI layer): each started
+ * collector does what a dump means to it; the target has no writers. */
+static void dump_without_report(const char *why, int final, JNIEnv *jni)
+{
+    static dump_target t;              /* one dump at a time (agent.lock) */
+    t = (dump_target){ 0, NULL, NULL, "", why, final, 0, agent.opt.cutoff, agent.opt.verbose, "" };
+    for (size_t i = 0; i < agent.product->n_collectors; i++)
+        if (agent.made[i] && collector_at(i)->dump)
+            collector_at(i)->dump(&t, jni);
+    /* What each did: the answer to `dump` (at SIGQUIT, nobody asked). */
+    if (t.notes[0] && agent.reply)
+        say("%.*s", (int)strlen(t.notes) - 1, t.notes);
+    agent.dumps++;
 }
 
 /* One dump into r: every collector that was started writes its sections
  * (cumulative since start or the last reset), then the records they name. */
 static void dump_into(report_file *r, const char *why, int final, JNIEnv *jni)
 {
+    if (!agent.product->report) {
+        dump_without_report(why, final, jni);
+        return;
+    }
     report_listener_gone(r);
     if (r->out == NULL)
         return;
@@ -458,9 +487,9 @@ static void dump_into(report_file *r, const char *why, int final, JNIEnv *jni)
     static dump_target t;              /* one dump at a time (agent.lock) */
     t = (dump_target){ r->format, &r->text, &r->bin, r->path, why, final, 0, agent.opt.cutoff,
                        agent.opt.verbose, "" };
-    for (size_t i = 0; i < N_COLLECTORS; i++)
-        if (agent.made[i] && all_collectors[i]->dump)
-            all_collectors[i]->dump(&t, jni);
+    for (size_t i = 0; i < agent.product->n_collectors; i++)
+        if (agent.made[i] && collector_at(i)->dump)
+            collector_at(i)->dump(&t, jni);
     if (r->format == 'a')
         text_write_new_records(&r->text);
     if (options_want_stacks(&agent.opt))
@@ -488,7 +517,7 @@ static void dump_into(report_file *r, const char *why, int final, JNIEnv *jni)
 static serial_t register_thread(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     (void)jvmti;
-    return thread_register(jni, thread, AGENT_THREAD_NAME);
+    return thread_register(jni, thread, agent.product->thread_name);
 }
 
 /* Threads alive now that have no serial yet (at VMInit: the JDK's own; at
@@ -517,9 +546,9 @@ static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread
         serial = register_thread(jvmti, jni, thread);
     /* Every collector hears of it, running or not: one that is starting
      * (it listed the threads already) must not miss this one. */
-    for (size_t i = 0; i < N_COLLECTORS; i++)
-        if (all_collectors[i]->thread_start)
-            all_collectors[i]->thread_start(jni, thread, serial);
+    for (size_t i = 0; i < agent.product->n_collectors; i++)
+        if (collector_at(i)->thread_start)
+            collector_at(i)->thread_start(jni, thread, serial);
 }
 
 /* The thread table's side of a thread's end: marked ended (a later dump
@@ -538,9 +567,9 @@ static void thread_ends(JNIEnv *jni, jthread thread)
 static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     (void)jvmti;
-    for (size_t i = 0; i < N_COLLECTORS; i++)
-        if (agent.made[i] && all_collectors[i]->thread_end)
-            all_collectors[i]->thread_end(jni, thread);
+    for (size_t i = 0; i < agent.product->n_collectors; i++)
+        if (agent.made[i] && collector_at(i)->thread_end)
+            collector_at(i)->thread_end(jni, thread);
     thread_ends(jni, thread);
 }
 
@@ -568,9 +597,9 @@ static int add_capabilities(const hprof_options *opt)
     if (jvmti_failed((*jvmti)->GetPotentialCapabilities(jvmti, &potential), "GetPotentialCapabilities"))
         return -1;
     collector_env env = { opt, agent.live, note_limit };
-    for (size_t i = 0; i < N_COLLECTORS; i++)
-        if (all_collectors[i]->wanted(opt) && all_collectors[i]->capabilities(&env, &potential, &caps) != 0) {
-            say("hprof: %s cannot run in this JVM (see above)", all_collectors[i]->name);
+    for (size_t i = 0; i < agent.product->n_collectors; i++)
+        if (collector_at(i)->wanted(opt) && collector_at(i)->capabilities(&env, &potential, &caps) != 0) {
+            say("%s: %s cannot run in this JVM (see above)", agent.product->name, collector_at(i)->name);
             return -1;
         }
     if (jvmti_failed((*jvmti)->AddCapabilities(jvmti, &caps), "AddCapabilities"))
@@ -590,9 +619,9 @@ static int subscribe(const hprof_options *opt)
         { JVMTI_EVENT_VM_DEATH, 1 },
     };
     collector_env env = { opt, agent.live, note_limit };
-    for (size_t i = 0; i < N_COLLECTORS; i++)
-        if (all_collectors[i]->wanted(opt) && all_collectors[i]->subscribe &&
-            all_collectors[i]->subscribe(&env) != 0)
+    for (size_t i = 0; i < agent.product->n_collectors; i++)
+        if (collector_at(i)->wanted(opt) && collector_at(i)->subscribe &&
+            collector_at(i)->subscribe(&env) != 0)
             return -1;
     if (agent.vthread_ends && events_subscribe(EVENT_VIRTUAL_THREAD_END, EVENT_FN(on_virtual_thread_end)) != 0)
         return -1;
@@ -621,23 +650,20 @@ static int start_collectors(JNIEnv *jni)
     register_existing_threads(hprof_jvmti, jni);
     collector_env env = { &agent.opt, agent.live, note_limit };
     int failed = 0;
-    for (size_t i = 0; i < N_COLLECTORS; i++) {
-        agent.active[i] = all_collectors[i]->wanted(&agent.opt);
+    for (size_t i = 0; i < agent.product->n_collectors; i++) {
+        agent.active[i] = collector_at(i)->wanted(&agent.opt);
         if (!agent.active[i])
             continue;
-        if (all_collectors[i]->start(&env, jni) != 0) {
-            say("hprof: %s could not start (see the message above)", all_collectors[i]->name);
+        if (collector_at(i)->start(&env, jni) != 0) {
+            say("%s: %s could not start (see the message above)", agent.product->name, collector_at(i)->name);
             agent.active[i] = 0;
             failed = 1;
             continue;
         }
         agent.made[i] = 1;
     }
-    int restart = agent.state == AGENT_STOPPED;
-    if (tracker_agent_apply(hprof_jvmti, jni) != 0)
+    if (agent.product->after_start && agent.product->after_start(jni, agent.state == AGENT_STOPPED) != 0)
         failed = 1;
-    else if (restart && tracker_agent_rewritten())
-        say("hprof: %u classes instrumented again", tracker_agent_rewritten());
     agent.state = AGENT_RUNNING;
     agent.started = time(NULL);
     report_header(&agent.report);
@@ -646,13 +672,11 @@ static int start_collectors(JNIEnv *jni)
 
 static void stop_collectors(JNIEnv *jni)
 {
-    for (size_t i = 0; i < N_COLLECTORS; i++)
-        if (agent.active[i] && all_collectors[i]->stop)
-            all_collectors[i]->stop(jni);
-    /* Classes rewritten for cpu=times or heap=sites get their own bytes back. */
-    tracker_agent_apply(hprof_jvmti, jni);
-    if (tracker_agent_rewritten())
-        say("hprof: %u classes restored to their original byte code", tracker_agent_rewritten());
+    for (size_t i = 0; i < agent.product->n_collectors; i++)
+        if (agent.active[i] && collector_at(i)->stop)
+            collector_at(i)->stop(jni);
+    if (agent.product->after_stop)
+        agent.product->after_stop(jni);
     agent.state = AGENT_STOPPED;
     agent.stopped_at = time(NULL);
 }
@@ -664,11 +688,13 @@ static void command_status(void)
     char date[64];
     time_t now = time(NULL);
     text_format_date(agent.started, date, sizeof date);
-    say("hprof: %s in JVM %d (%s), since %s (%lld s)", state_names[agent.state], (int)getpid(),
+    say("%s: %s in JVM %d (%s), since %s (%lld s)", agent.product->name, state_names[agent.state], (int)getpid(),
         agent.live ? "attached" : "loaded at start-up", date,
         (long long)((agent.state == AGENT_STOPPED ? agent.stopped_at : now) - agent.started));
-    say("options: %s", agent.options_text[0] ? agent.options_text : "(defaults)");
-    say("output: %s (%d dumps)", agent.report.out ? agent.report.path : "(closed)", agent.dumps);
+    if (agent.product->report) {
+        say("options: %s", agent.options_text[0] ? agent.options_text : "(defaults)");
+        say("output: %s (%d dumps)", agent.report.out ? agent.report.path : "(closed)", agent.dumps);
+    }
     /* Counted by the tables themselves (the soak bench watches it stay flat);
      * not counted: per-thread buffers, queues and the JVM's own JVMTI memory. */
     size_t interning = keytab_bytes_held(), payload = tables_payload_bytes(), sites = site_table_bytes();
@@ -677,10 +703,10 @@ static void command_status(void)
     uint64_t forgotten = thread_forgotten_count();
     say("threads: %u seen, %llu ended ones forgotten (%s)", thread_count(), (unsigned long long)forgotten,
         agent.opt.thread ? "thread=y: all kept" : "thread=n: the last " ENDED_THREADS_KEPT_TEXT " ended ones are kept");
-    for (size_t i = 0; i < N_COLLECTORS; i++)
-        if (agent.made[i] && all_collectors[i]->status) {
+    for (size_t i = 0; i < agent.product->n_collectors; i++)
+        if (agent.made[i] && collector_at(i)->status) {
             char line[512];
-            all_collectors[i]->status(line, sizeof line);
+            collector_at(i)->status(line, sizeof line);
             say("%s", line);
         }
     if (agent.limits[0])
@@ -764,8 +790,18 @@ static int command_dump(const command *c, JNIEnv *jni)
 static int run_command(const command *c, JNIEnv *jni)
 {
     if (agent.state == AGENT_FINISHED) {
-        say("hprof: the JVM is exiting; the last dump is written");
+        say("%s: the JVM is exiting; the last dump is written", agent.product->name);
         return -1;
+    }
+    if (!agent.product->report && c->req.command != COMMAND_STATUS) {
+        /* Its collectors answer (agent_say); there is no file to name. */
+        if (c->req.command == COMMAND_DUMP)
+            dump_into(&agent.report, "dump", 0, jni);
+        else if (c->req.command == COMMAND_RESET)
+            for (size_t i = 0; i < agent.product->n_collectors; i++)
+                if (agent.made[i] && collector_at(i)->reset)
+                    collector_at(i)->reset(jni);
+        return 0;
     }
     switch (c->req.command) {
     case COMMAND_START:
@@ -784,9 +820,9 @@ static int run_command(const command *c, JNIEnv *jni)
     case COMMAND_DUMP:
         return command_dump(c, jni);
     case COMMAND_RESET:
-        for (size_t i = 0; i < N_COLLECTORS; i++)
-            if (agent.made[i] && all_collectors[i]->reset)
-                all_collectors[i]->reset(jni);
+        for (size_t i = 0; i < agent.product->n_collectors; i++)
+            if (agent.made[i] && collector_at(i)->reset)
+                collector_at(i)->reset(jni);
         say("hprof: counts reset");
         return 0;
     case COMMAND_STATUS:
@@ -802,8 +838,8 @@ static int any_tick(void)
 {
     if (agent.state != AGENT_RUNNING)
         return 0;
-    for (size_t i = 0; i < N_COLLECTORS; i++)
-        if (agent.active[i] && all_collectors[i]->tick)
+    for (size_t i = 0; i < agent.product->n_collectors; i++)
+        if (agent.active[i] && collector_at(i)->tick)
             return 1;
     return 0;
 }
@@ -849,9 +885,9 @@ static void JNICALL agent_thread(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
             dump_into(&agent.report, "SIGQUIT", 0, jni);
         }
         int want_dump = 0;
-        for (size_t i = 0; agent.state == AGENT_RUNNING && i < N_COLLECTORS; i++)
-            if (agent.active[i] && all_collectors[i]->tick)
-                want_dump |= all_collectors[i]->tick(jni);
+        for (size_t i = 0; agent.state == AGENT_RUNNING && i < agent.product->n_collectors; i++)
+            if (agent.active[i] && collector_at(i)->tick)
+                want_dump |= collector_at(i)->tick(jni);
         if (want_dump)
             dump_into(&agent.report, "deadlock", 0, jni);
         net_waiting = report_net_tick();
@@ -865,12 +901,12 @@ static void start_agent_thread(JNIEnv *jni)
 {
     jclass thread_class = (*jni)->FindClass(jni, "java/lang/Thread");
     jmethodID init = thread_class ? (*jni)->GetMethodID(jni, thread_class, "<init>", "(Ljava/lang/String;)V") : NULL;
-    jstring name = init ? (*jni)->NewStringUTF(jni, AGENT_THREAD_NAME) : NULL;
+    jstring name = init ? (*jni)->NewStringUTF(jni, agent.product->thread_name) : NULL;
     jobject thread = name ? (*jni)->NewObject(jni, thread_class, init, name) : NULL;
     if (thread == NULL) {
         (*jni)->ExceptionClear(jni);
-        say("hprof: cannot create the agent thread; samples are collected and commands run at "
-            "dumps only");
+        say("%s: cannot create the agent thread; commands are not taken and data is written at "
+            "exit only", agent.product->name);
         return;
     }
     if (!jvmti_failed((*hprof_jvmti)->RunAgentThread(hprof_jvmti, thread, agent_thread, NULL,
@@ -904,7 +940,7 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     (void)thread;
     pthread_mutex_lock(&agent.lock);
     if (start_collectors(jni) != 0)
-        fprintf(stderr, "hprof: some collectors could not start (see above)\n");
+        fprintf(stderr, "%s: some collectors could not start (see above)\n", agent.product->name);
     start_agent_thread(jni);
     pthread_mutex_unlock(&agent.lock);
 }
@@ -930,17 +966,16 @@ static void finish_run(JNIEnv *jni)
 {
     int collected = agent.state == AGENT_RUNNING || agent.state == AGENT_STOPPED;
     if (collected) {
-        /* No more samples while the last dump is written. */
-        sampler_stop();
+        if (agent.product->before_last_dump)
+            agent.product->before_last_dump(jni);
         if (agent.opt.doe)
             dump_into(&agent.report, "exit", 1, jni);
     }
     /* net=: a listener that did not take it all gets it written locally. */
     if (report_deliver() != 0 && collected && agent.opt.doe)
         dump_into(&agent.report, "exit", 1, jni);
-    /* Allocations after the last dump are not counted. */
-    if (collected)
-        heap_sites_collector.stop(jni);
+    if (collected && agent.product->after_last_dump)
+        agent.product->after_last_dump(jni);
     agent.state = AGENT_FINISHED;
     agent.reply = NULL;
     report_close(&agent.report);
@@ -982,31 +1017,49 @@ static void on_process_exit(void)
     if ((agent.state == AGENT_RUNNING || agent.state == AGENT_STOPPED) && agent.thread_running &&
         !agent.thread_exited) {
         if (agent.opt.verbose)
-            fprintf(stderr, "hprof: the process is exiting without the JVM's end (an OutOfMemoryError?); "
-                    "writing the last dump now\n");
+            fprintf(stderr, "%s: the process is exiting without the JVM's end (an OutOfMemoryError?); "
+                    "writing the last dump now\n", agent.product->name);
         agent.exit_requested = 1;
         pthread_cond_broadcast(&agent.wake);
         if (wait_finished(EXIT_TAKEN_WAIT_S, &agent.exit_taken) != 0 ||
             wait_finished(EXIT_DUMP_WAIT_S, &agent.thread_exited) != 0)
-            fprintf(stderr, "hprof: the last dump did not finish in time; %s may be incomplete\n",
-                    agent.report.path);
+            fprintf(stderr, "%s: the last dump did not finish in time; %s may be incomplete\n",
+                    agent.product->name, agent.report.out ? agent.report.path : "its data");
     }
     pthread_mutex_unlock(&agent.lock);
 }
 
 /* ------------------------------------------------------------ loading */
 
-/* Parse and check a load's options: the command, then HPROF's options. */
-static int parse_load(const char *options, command *c, int first, char *err, size_t errlen)
+/* Parse and check a load's options: the command, then HPROF's options.
+ * at_start_up: Agent_OnLoad's, which is a start whatever the product takes
+ * at run time. */
+static int parse_load(const agent_product *product, const char *options, command *c, int first, int at_start_up,
+                      char *err, size_t errlen)
 {
     memset(c, 0, sizeof *c);
-    if (command_parse(options, &c->req, err, errlen) != 0 ||
-        options_parse(c->req.options, &c->opt, err, errlen) != 0 ||
+    if (command_parse(options, &c->req, err, errlen) != 0)
+        return -1;
+    if (first && product->attach_refused) {
+        snprintf(err, errlen, "%s: %s", product->name, product->attach_refused);
+        return -1;
+    }
+    if (!at_start_up && !(product->commands & PRODUCT_COMMAND(c->req.command))) {
+        snprintf(err, errlen, "%s: '%s' %s", product->name, command_name(c->req.command),
+                 product->commands_refused);
+        return -1;
+    }
+    if (!product->report && c->req.options[0]) {
+        snprintf(err, errlen, "%s: '%s' takes no options here (%.200s): there is no report of its own to "
+                 "write", product->name, command_name(c->req.command), c->req.options);
+        return -1;
+    }
+    if (options_parse(c->req.options, &c->opt, err, errlen) != 0 ||
         command_check(&c->req, &c->opt, err, errlen) != 0)
         return -1;
     if (first && c->req.command != COMMAND_START && !c->opt.help) {
-        snprintf(err, errlen, "hprof: '%s': hprof is not running in this JVM; start it first "
-                 "(hprof attach <pid> [options])", command_name(c->req.command));
+        snprintf(err, errlen, "%s: '%s': %s is not running in this JVM; start it first "
+                 "(hprof attach <pid> [options])", product->name, command_name(c->req.command), product->name);
         return -1;
     }
     if (c->req.command == COMMAND_START && options_check_implemented(&c->opt, err, errlen) != 0)
@@ -1019,8 +1072,8 @@ static int parse_load(const char *options, command *c, int first, char *err, siz
 static int first_load(JavaVM *vm, const command *c, int live, char *err, size_t errlen)
 {
     hprof_vm = vm;
-    if ((*vm)->GetEnv(vm, (void **)&hprof_jvmti, JVMTI_VERSION_1_2) != JNI_OK) {
-        snprintf(err, errlen, "hprof: this JVM does not provide JVMTI 1.2 or later");
+    if ((*vm)->GetEnv(vm, (void **)&hprof_jvmti, agent.product->jvmti_version) != JNI_OK) {
+        snprintf(err, errlen, "%s: %s", agent.product->name, agent.product->jvmti_missing);
         return -1;
     }
     agent.live = live;
@@ -1029,7 +1082,7 @@ static int first_load(JavaVM *vm, const command *c, int live, char *err, size_t 
     if (check_profile_outputs(&agent.opt, err, errlen) != 0)
         return -1;
     if (tables_init(NULL) != 0) {
-        snprintf(err, errlen, "hprof: out of memory at start-up");
+        snprintf(err, errlen, "%s: out of memory at start-up", agent.product->name);
         return -1;
     }
     /* thread=n: no trace names a thread, so an ended thread is needed only
@@ -1040,10 +1093,10 @@ static int first_load(JavaVM *vm, const command *c, int live, char *err, size_t 
     if (!agent.opt.thread)
         thread_keep_ended(ENDED_THREADS_KEPT);
     if (add_capabilities(&agent.opt) != 0) {
-        snprintf(err, errlen, "hprof: cannot set up JVMTI (see the error above)");
+        snprintf(err, errlen, "%s: cannot set up JVMTI (see the error above)", agent.product->name);
         return -1;
     }
-    if (report_open_main(&agent.report, &agent.opt, err, errlen) != 0)
+    if (agent.product->report && report_open_main(&agent.report, &agent.opt, err, errlen) != 0)
         return -1;
     static const struct { jvmtiEvent ev; event_fn fn; } own[] = {
         { JVMTI_EVENT_VM_INIT, EVENT_FN(on_vm_init) }, { JVMTI_EVENT_VM_DEATH, EVENT_FN(on_vm_death) },
@@ -1054,7 +1107,7 @@ static int first_load(JavaVM *vm, const command *c, int live, char *err, size_t 
         if ((!live || own[i].ev != JVMTI_EVENT_VM_INIT) && events_subscribe(own[i].ev, own[i].fn) != 0)
             return -1;
     if (subscribe(&agent.opt) != 0 || (!live && events_want(hprof_jvmti, JVMTI_EVENT_VM_INIT) != 0)) {
-        snprintf(err, errlen, "hprof: cannot set up JVMTI events (see the error above)");
+        snprintf(err, errlen, "%s: cannot set up JVMTI events (see the error above)", agent.product->name);
         return -1;
     }
     agent.state = AGENT_LOADED;
@@ -1064,20 +1117,20 @@ static int first_load(JavaVM *vm, const command *c, int live, char *err, size_t 
     return 0;
 }
 
-JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
+jint orchestrator_load(const agent_product *product, JavaVM *vm, const char *options)
 {
-    (void)reserved;
     static command c;
     char err[1024];
     if (agent.state != AGENT_NONE) {
         /* -agentpath (or -agentlib) given twice: one library, one agent; the
          * second's options would silently replace the first's. (Read
          * without agent.lock: start-up is single-threaded.) */
-        fprintf(stderr, "hprof: the agent is loaded twice (-agentpath/-agentlib given twice: '%s' and '%s'); "
-                "give all the options to one of them\n", agent.options_text, options ? options : "");
+        fprintf(stderr, "%s: the agent is loaded twice (-agentpath/-agentlib given twice: '%s' and '%s'); "
+                "give all the options to one of them\n", product->name, agent.options_text, options ? options : "");
         return JNI_ERR;
     }
-    if (parse_load(options, &c, 1, err, sizeof err) != 0) {
+    agent.product = product;
+    if (parse_load(product, options, &c, 0, 1, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
         return JNI_ERR;
     }
@@ -1103,9 +1156,8 @@ static void pin_library(void)
         dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
 }
 
-JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
+jint orchestrator_attach(const agent_product *product, JavaVM *vm, const char *options)
 {
-    (void)reserved;
     /* c: this load's command, parsed here; posted: the one the agent thread
      * runs, copied from c once the thread has finished the one before (the
      * first attach's start is not waited for). Both under agent.lock. */
@@ -1115,8 +1167,10 @@ JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
     reply[0] = '\0';
     pthread_mutex_lock(&agent.lock);
     int first = agent.state == AGENT_NONE;
+    if (first)
+        agent.product = product;
     int rc = -1;
-    if (parse_load(options, &c, first, err, sizeof err) != 0) {
+    if (parse_load(product, options, &c, first, 0, err, sizeof err) != 0) {
         snprintf(reply, sizeof reply, "%s\n", err);
     } else if (c.opt.help) {
         snprintf(reply, sizeof reply, "%s", options_usage());
@@ -1134,7 +1188,7 @@ JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
             report_close(&agent.report);
             agent.state = AGENT_NONE;
         } else if ((*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_8) != JNI_OK) {
-            say("hprof: no JNI environment on the attach thread");
+            say("%s: no JNI environment on the attach thread", product->name);
         } else {
             pin_library();
             start_agent_thread(jni);
@@ -1143,13 +1197,13 @@ JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
             agent.pending = &posted;
             agent.pending_async = 1;
             pthread_cond_broadcast(&agent.wake);
-            say("hprof: attached to JVM %d (%s), writing to %s", (int)getpid(),
+            say("%s: attached to JVM %d (%s), writing to %s", product->name, (int)getpid(),
                 agent.options_text[0] ? agent.options_text : "defaults", agent.report.path);
             rc = agent.thread_running ? 0 : -1;
         }
         agent.reply = NULL;
     } else if (!agent.thread_running) {
-        snprintf(reply, sizeof reply, "hprof: the agent is %s and has no thread to run '%s'\n",
+        snprintf(reply, sizeof reply, "%s: the agent is %s and has no thread to run '%s'\n", product->name,
                  state_names[agent.state], command_name(c.req.command));
     } else {
         /* The agent thread runs it; this (the Attach Listener) waits. */
@@ -1169,18 +1223,11 @@ JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
             rc = posted.rc;
         else {
             agent.pending = NULL;
-            say("hprof: '%s' did not finish within %d s", command_name(c.req.command), COMMAND_WAIT_S);
+            say("%s: '%s' did not finish within %d s", product->name, command_name(c.req.command), COMMAND_WAIT_S);
         }
         agent.reply = NULL;
     }
     pthread_mutex_unlock(&agent.lock);
     command_reply_send(c.req.reply, reply);
     return rc == 0 ? JNI_OK : JNI_ERR;
-}
-
-JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *vm)
-{
-    (void)vm;
-    /* The tables stay: a SIGPROF already queued may still run the handler,
-     * which only reads preallocated state, until the process is gone. */
 }

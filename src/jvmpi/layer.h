@@ -6,8 +6,10 @@
  *
  *   loader.c      Agent_OnLoad: loads the JVMPI agent, hands it a JavaVM
  *                 whose GetEnv answers the JVMPI versions
- *   commands.c    Agent_OnAttach: `hprof dump|reset|status <pid>` post
- *                 DATA_DUMP_REQUEST and DATA_RESET_REQUEST
+ *   collector.c   the layer as a collector under the profiler's
+ *                 orchestrator (src/agent/agent.c): VM start and end,
+ *                 threads, SIGQUIT and `hprof dump|reset|status <pid>`
+ *                 (DATA_DUMP_REQUEST, DATA_RESET_REQUEST), Agent_OnAttach
  *   interface.c   the JVMPI_Interface functions; which events are enabled
  *   threads.c     a record per thread, keyed by its JNIEnv * (JVMPI's
  *                 thread id): thread-local storage, the Thread object
@@ -37,7 +39,12 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "../agent/orchestrator.h"
 #include "jvmpi.h"
+
+/* ------------------------------------------------------------ collector.c */
+/* What libjvmpi.so is to the orchestrator: one collector, no report. */
+extern const agent_product jvmpi_product;
 
 /* ------------------------------------------------------------ loader.c */
 extern JavaVM   *jvmpi_vm;        /* the real JavaVM */
@@ -120,9 +127,11 @@ jobject   jvmpi_object_of(JNIEnv *jni, jobjectID id);
 
 /* ------------------------------------------------------------ translate.c */
 int  jvmpi_translate_subscribe(void);
-/* After events_install: the JVMTI events the layer always needs (VM start
- * and end, threads). 0, or -1 after a message. */
-int  jvmpi_translate_always(void);
+/* VMInit (the collector's start): the live phase begins; CLASS_LOAD of the
+ * classes loaded so far, the tracker, ARENA_NEW, the GC thread, JVM_INIT_DONE. */
+void jvmpi_translate_start(JNIEnv *jni);
+/* The VM ends (the last dump): the collections not reported yet, JVM_SHUT_DOWN. */
+void jvmpi_translate_finish(JNIEnv *jni);
 /* EnableEvent/DisableEvent of a JVMPI event: turn its JVMTI sources on or
  * off. JVMPI_SUCCESS or JVMPI_FAIL. */
 jint jvmpi_translate_switch(jint event_type, int on);

@@ -5,13 +5,15 @@
  * and a JavaVM whose GetEnv answers the JVMPI versions with the layer's
  * JVMPI_Interface and passes every other version to the real JVM.
  * Any failure stops the JVM at start-up with a message saying which.
+ * The layer's JVMTI environment, its capabilities and events, the VM's
+ * start and end, threads and commands are the profiler's orchestrator's
+ * (src/agent/agent.c), with the layer as its one collector (collector.c).
  */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../agent/events.h"
 #include "../agent/jvmti_support.h"
 #include "layer.h"
 
@@ -124,50 +126,6 @@ static jint load_agent(char *library, char *agent_options) {
     return JNI_OK;
 }
 
-/* What the layer uses, where this JVM offers it; tags are a must (ids). */
-static int add_capabilities(void) {
-    jvmtiCapabilities potential, caps;
-    memset(&caps, 0, sizeof caps);
-    if (jvmpi_failed((*jvmpi_jvmti)->GetPotentialCapabilities(jvmpi_jvmti, &potential),
-                     "GetPotentialCapabilities")) return -1;
-    caps.can_tag_objects = potential.can_tag_objects;
-    caps.can_get_source_file_name = potential.can_get_source_file_name;
-    caps.can_get_line_numbers = potential.can_get_line_numbers;
-    /* can_suspend: asked for at the agent's first SuspendThread (interface.c:
-     * may_suspend), so that a debugger listed after the layer gets it. */
-    caps.can_get_current_thread_cpu_time = potential.can_get_current_thread_cpu_time;
-    caps.can_get_thread_cpu_time = potential.can_get_thread_cpu_time;
-    caps.can_generate_monitor_events = potential.can_generate_monitor_events;
-    caps.can_generate_garbage_collection_events = potential.can_generate_garbage_collection_events;
-    caps.can_generate_vm_object_alloc_events = potential.can_generate_vm_object_alloc_events;
-    caps.can_generate_compiled_method_load_events = potential.can_generate_compiled_method_load_events;
-    caps.can_generate_object_free_events = potential.can_generate_object_free_events;
-    caps.can_get_owned_monitor_info = potential.can_get_owned_monitor_info;
-    caps.can_get_current_contended_monitor = potential.can_get_current_contended_monitor;
-    caps.can_get_monitor_info = potential.can_get_monitor_info;
-    if (!caps.can_tag_objects) {
-        fprintf(stderr, "jvmpi: this JVM cannot tag objects (JVMTI can_tag_objects): JVMPI object ids need it\n");
-        return -1;
-    }
-    if (jvmpi_methods_capabilities(&potential, &caps) != 0) return -1;
-    return jvmpi_failed((*jvmpi_jvmti)->AddCapabilities(jvmpi_jvmti, &caps), "AddCapabilities") ? -1 : 0;
-}
-
-static int setup_jvmti(JavaVM *vm) {
-    if ((*vm)->GetEnv(vm, (void **)&jvmpi_jvmti, JVMTI_VERSION_11) != JNI_OK) {
-        fprintf(stderr, "jvmpi: this JVM offers no JVMTI 11 environment: libjvmpi.so needs JDK 11 or later\n");
-        return -1;
-    }
-    hprof_vm = vm;
-    hprof_jvmti = jvmpi_jvmti;
-    if (add_capabilities() != 0) return -1;
-    if (jvmpi_translate_subscribe() != 0 || jvmpi_methods_subscribe() != 0 || jvmpi_allocs_subscribe() != 0 ||
-        jvmpi_gc_subscribe() != 0 || jvmpi_monitors_subscribe() != 0 || jvmpi_instructions_subscribe() != 0)
-        return -1;
-    if (events_install(jvmpi_jvmti) != 0 || jvmpi_hooks_setup(vm) != 0 || jvmpi_monitors_always() != 0) return -1;
-    return jvmpi_translate_always();
-}
-
 JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved) {
     (void)reserved;
     if (options == NULL || options[0] == '\0' || options[0] == '=') {
@@ -180,6 +138,16 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved) {
     if (agent_options != NULL) *agent_options++ = '\0';
     else agent_options = library + strlen(library);   /* "" : the agent gets no options */
     wrap_vm(vm);
-    if (setup_jvmti(vm) != 0) return JNI_ERR;
+    /* The layer's JVMTI environment, capabilities and events, through the
+     * orchestrator (collector.c); the JVMPI agent enables events from its
+     * JVM_OnLoad on, so they are all in place before it runs. */
+    if (orchestrator_load(&jvmpi_product, vm, "") != JNI_OK) return JNI_ERR;
     return load_agent(library, agent_options);
+}
+
+/* `hprof dump|reset|status <pid>` (or jcmd JVMTI.agent_load): the
+ * orchestrator's command protocol, answered by collector.c. */
+JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved) {
+    (void)reserved;
+    return orchestrator_attach(&jvmpi_product, vm, options);
 }

@@ -258,8 +258,7 @@ static void wrap_jni_if_wanted(void) {
         jvmpi_hooks_wrap_jni();
 }
 
-static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread) {
-    (void)jvmti; (void)thread;
+void jvmpi_translate_start(JNIEnv *jni) {
     atomic_store(&jvmpi_live, 1);
     jvmpi_thread_here(jni);                               /* main: THREAD_START */
     if (jvmpi_enabled(JVMPI_EVENT_CLASS_LOAD)) jvmpi_announce_loaded_classes(jni);
@@ -270,29 +269,9 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread) {
     if (jvmpi_enabled(JVMPI_EVENT_JVM_INIT_DONE)) jvmpi_post_bare(jni, JVMPI_EVENT_JVM_INIT_DONE);
 }
 
-static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni) {
-    (void)jvmti;
+void jvmpi_translate_finish(JNIEnv *jni) {
     jvmpi_gc_flush(jni);
     if (jvmpi_enabled(JVMPI_EVENT_JVM_SHUT_DOWN)) jvmpi_post_bare(jni, JVMPI_EVENT_JVM_SHUT_DOWN);
-}
-
-static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread) {
-    (void)jvmti; (void)thread;
-    jvmpi_thread_here(jni);
-}
-
-static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread) {
-    (void)jvmti; (void)thread;
-    jvmpi_thread_end(jni);
-}
-
-static void JNICALL on_data_dump(jvmtiEnv *jvmti) {
-    (void)jvmti;
-    JNIEnv *jni = NULL;
-    (*jvmpi_vm)->GetEnv(jvmpi_vm, (void **)&jni, JNI_VERSION_1_2);
-    if (!jvmpi_enabled(JVMPI_EVENT_DATA_DUMP_REQUEST) || jni == NULL) return;
-    jvmpi_thread_here(jni);                 /* "Signal Dispatcher", announced as any thread */
-    jvmpi_post_bare(jni, JVMPI_EVENT_DATA_DUMP_REQUEST);
 }
 
 /* ------------------------------------------------------------ compiled methods */
@@ -351,12 +330,7 @@ static void JNICALL on_compiled_unload(jvmtiEnv *jvmti, jmethodID method, const 
 
 int jvmpi_translate_subscribe(void) {
     static const struct { jvmtiEvent ev; event_fn fn; } subs[] = {
-        { JVMTI_EVENT_VM_INIT, EVENT_FN(on_vm_init) },
-        { JVMTI_EVENT_VM_DEATH, EVENT_FN(on_vm_death) },
-        { JVMTI_EVENT_THREAD_START, EVENT_FN(on_thread_start) },
-        { JVMTI_EVENT_THREAD_END, EVENT_FN(on_thread_end) },
         { JVMTI_EVENT_CLASS_PREPARE, EVENT_FN(on_class_prepare) },
-        { JVMTI_EVENT_DATA_DUMP_REQUEST, EVENT_FN(on_data_dump) },
         { JVMTI_EVENT_COMPILED_METHOD_LOAD, EVENT_FN(on_compiled_load) },
         { JVMTI_EVENT_COMPILED_METHOD_UNLOAD, EVENT_FN(on_compiled_unload) },
     };
@@ -365,20 +339,11 @@ int jvmpi_translate_subscribe(void) {
     return 0;
 }
 
-int jvmpi_translate_always(void) {
-    static const jvmtiEvent always[] = { JVMTI_EVENT_VM_INIT, JVMTI_EVENT_VM_DEATH, JVMTI_EVENT_THREAD_START,
-                                         JVMTI_EVENT_THREAD_END };
-    for (size_t i = 0; i < sizeof always / sizeof always[0]; i++)
-        if (events_want(jvmpi_jvmti, always[i]) != 0) return -1;
-    return 0;
-}
-
 /* The JVMTI event a JVMPI event comes from, or 0 if the layer makes it
  * without one (or never posts it: see the README). */
 static jvmtiEvent source_of(jint event_type) {
     switch (event_type) {
     case JVMPI_EVENT_CLASS_LOAD:                return JVMTI_EVENT_CLASS_PREPARE;
-    case JVMPI_EVENT_DATA_DUMP_REQUEST:         return JVMTI_EVENT_DATA_DUMP_REQUEST;
     case JVMPI_EVENT_COMPILED_METHOD_LOAD:      return JVMTI_EVENT_COMPILED_METHOD_LOAD;
     case JVMPI_EVENT_COMPILED_METHOD_UNLOAD:    return JVMTI_EVENT_COMPILED_METHOD_UNLOAD;
     default:                                    return (jvmtiEvent)0;
