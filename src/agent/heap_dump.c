@@ -12,6 +12,7 @@
 #include "../heap/heap_tags.h"
 #include "../heap/site_table.h"
 #include "field_layout.h"
+#include "heap_walk.h"
 #include "jvmti_support.h"
 
 /* Ids in the binary file. Objects are their dump tags (bit 62 set) and
@@ -165,8 +166,8 @@ static const char *type_name(uint8_t t)
 
 /* ------------------------------------------------------------ the walk */
 
-typedef struct obj_array_len { uint32_t number; uint32_t length; int64_t size; } obj_array_len;
-
+/* What heap=dump keeps around the shared walk (heap_walk.h), which
+ * assembles the objects; this file gives them their ids and writes them. */
 typedef struct walk {
     const heap_dump_target *t;
     jvmtiEnv    *tags;             /* whose tag map holds the ids: the dump's own environment,
@@ -175,24 +176,15 @@ typedef struct walk {
     FILE        *text;             /* format=a: the staging file */
     dclass      *classes;          /* by class serial - CLASS_SERIAL_BASE */
     uint32_t     nclasses;
+    uint32_t     max_positions;    /* the most values an instance has */
     serial_t     class_class;      /* java.lang.Class */
     uint32_t     next_number;      /* dump numbers handed out */
     int          out_of_numbers;
     /* thread objects: dump number -> thread serial and stack trace */
     struct { uint32_t number; serial_t serial, trace; } *threads;
     uint32_t     nthreads;
-    /* object arrays met but not yet visited: number -> length (open addressing) */
-    obj_array_len *lens;
-    uint32_t     lens_mask, lens_used;
-    /* the object being assembled */
-    int64_t      cur;              /* its tag, 0 if none */
-    int          cur_kind;         /* 0 none, 1 instance, 2 object array, 3 class */
-    dclass      *cur_class;
-    serial_t     cur_serial;       /* class being dumped (kind 3) */
-    uint64_t    *vals;             /* instance values, by position */
-    uint32_t     arr_next, arr_len;
     /* totals and progress */
-    uint64_t     objects, bytes, mismatches;
+    uint64_t     objects, bytes;
     /* Class objects that are not classes the dump describes (the mirrors of
      * int, void ...): written as instances of java.lang.Class at the end
      * unless the walk visited them. */
@@ -209,42 +201,6 @@ static dclass *class_of_serial(walk *w, serial_t s)
         return NULL;
     dclass *c = &w->classes[s - CLASS_SERIAL_BASE];
     return c->loaded ? c : NULL;
-}
-
-static uint32_t hash_number(uint32_t n) { return n * 2654435761u; }
-
-static void lens_put(walk *w, uint32_t number, uint32_t length, int64_t size)
-{
-    if ((w->lens_used + 1) * 2 > w->lens_mask) {
-        uint32_t mask = w->lens_mask ? w->lens_mask * 2 + 1 : 1023;
-        obj_array_len *n = calloc((size_t)mask + 1, sizeof *n);
-        if (n == NULL) { w->failed = ENOMEM; return; }
-        for (uint32_t i = 0; w->lens && i <= w->lens_mask; i++) {
-            if (w->lens[i].number == 0) continue;
-            uint32_t j = hash_number(w->lens[i].number) & mask;
-            while (n[j].number) j = (j + 1) & mask;
-            n[j] = w->lens[i];
-        }
-        free(w->lens);
-        w->lens = n;
-        w->lens_mask = mask;
-    }
-    uint32_t j = hash_number(number) & w->lens_mask;
-    while (w->lens[j].number) j = (j + 1) & w->lens_mask;
-    w->lens[j] = (obj_array_len){ number, length, size };
-    w->lens_used++;
-}
-
-static int lens_get(walk *w, uint32_t number, uint32_t *length, int64_t *size)
-{
-    if (w->lens == NULL) return -1;
-    for (uint32_t j = hash_number(number) & w->lens_mask; w->lens[j].number; j = (j + 1) & w->lens_mask)
-        if (w->lens[j].number == number) {
-            *length = w->lens[j].length;
-            *size = w->lens[j].size;
-            return 0;
-        }
-    return -1;
 }
 
 static uint32_t trace_of_tag(int64_t tag)
@@ -270,11 +226,36 @@ static void progress(walk *w)
     if (n > 0 && write(2, msg, (size_t)n) < 0) { /* nothing to do */ }
 }
 
+static void counted(walk *w, int64_t size)
+{
+    w->objects++;
+    w->bytes += (uint64_t)(size > 0 ? size : 0);
+    if ((w->objects & 0xFFFF) == 0)
+        progress(w);
+}
+
+/* ---- the sink: ids and classes ---- */
+
+static int sink_is_class_tag(void *ctx, jlong tag)
+{
+    (void)ctx;
+    return heap_tag_is_class(tag);
+}
+
+/* Classes are known by their serials, which are their Class objects' tags. */
+static fl_class *sink_class_of(void *ctx, jlong tag)
+{
+    dclass *c = heap_tag_is_class(tag) ? class_of_serial(ctx, (serial_t)tag) : NULL;
+    return c ? &c->f : NULL;
+}
+
 /* Gives an object its id for this dump: its tag becomes a dump tag, which
  * keeps the subsite of a tracked object. Class objects keep their serials. */
-static int64_t id_of(walk *w, jlong *tag_ptr)
+static jlong sink_id_of(void *ctx, jlong *tag_ptr, int *first)
 {
+    walk *w = ctx;
     int64_t tag = *tag_ptr;
+    *first = 0;
     if (heap_tag_is_class(tag) || heap_tag_is_dump(tag))
         return tag;
     if (w->next_number == UINT32_MAX) {
@@ -283,10 +264,40 @@ static int64_t id_of(walk *w, jlong *tag_ptr)
     }
     int64_t id = heap_tag_dump(heap_tag_subsite(tag), ++w->next_number);
     *tag_ptr = id;
+    *first = 1;
     return id;
 }
 
-/* ---- writing: the two formats ---- */
+/* First sight of an object: an instance's size for its class (text), and
+ * the mirrors of java.lang.Class. */
+static void sink_met(void *ctx, jlong id, jlong class_tag, jlong size, jint length)
+{
+    (void)length;
+    walk *w = ctx;
+    dclass *c = heap_tag_is_class(class_tag) ? class_of_serial(w, (serial_t)class_tag) : NULL;
+    if (c && !c->f.is_array && c->obj_size == 0)
+        c->obj_size = size;
+    if ((serial_t)class_tag != w->class_class || w->class_class == 0)
+        return;
+    if (w->nmirrors == w->mirrors_cap) {
+        uint32_t cap = w->mirrors_cap ? w->mirrors_cap * 2 : 16;
+        void *m = realloc(w->mirrors, cap * sizeof *w->mirrors);
+        if (m == NULL) { w->failed = ENOMEM; return; }
+        w->mirrors = m;
+        w->mirrors_cap = cap;
+    }
+    w->mirrors[w->nmirrors].id = id;
+    w->mirrors[w->nmirrors].size = size;
+    w->mirrors[w->nmirrors++].written = 0;
+}
+
+static int sink_failed(void *ctx)
+{
+    walk *w = ctx;
+    return w->failed || (w->bin && w->bin->error);
+}
+
+/* ---- the sink: writing, in the two formats ---- */
 
 static void text_field(FILE *f, const char *name, uint64_t id)
 {
@@ -328,127 +339,92 @@ static void write_class(walk *w, serial_t serial, dclass *c)
         }
 }
 
-/* The object being assembled is complete: write it. */
-static void finish_current(walk *w)
+static void sink_class_reference(void *ctx, fl_class *f, jvmtiHeapReferenceKind kind, jint index, jlong id)
 {
-    if (w->cur_kind == 1) {
-        dclass *c = w->cur_class;
-        uint32_t trace = trace_of_tag(w->cur);
-        if (w->bin) {
-            hb_instance_begin(w->bin, (uint64_t)w->cur, trace, (uint64_t)(w->cur_serial), c->f.value_len);
-            for (uint32_t i = 0; i < c->f.npos; i++)
-                hb_put_value(w->bin, c->f.pos[i].type, w->vals[i]);
-        } else {
-            fprintf(w->text, "OBJ %llx (sz=%lld, trace=%u, class=%s@%llx)\n", (unsigned long long)w->cur,
-                    (long long)c->obj_size, trace, c->name, (unsigned long long)w->cur_serial);
-            for (uint32_t i = 0; i < c->f.npos; i++)
-                if (c->f.pos[i].type == HB_OBJECT && w->vals[i])
-                    text_field(w->text, c->f.pos[i].name, w->vals[i]);
-        }
-        w->objects++;
-        w->bytes += (uint64_t)(c->obj_size > 0 ? c->obj_size : 0);
-        for (uint32_t i = 0; w->cur_serial == w->class_class && i < w->nmirrors; i++)
-            if (w->mirrors[i].id == w->cur) w->mirrors[i].written = 1;
-    } else if (w->cur_kind == 2) {
-        for (; w->arr_next < w->arr_len; w->arr_next++)
-            if (w->bin) hb_put_value(w->bin, HB_OBJECT, 0);
-    } else if (w->cur_kind == 3) {
-        write_class(w, w->cur_serial, w->cur_class);
-    }
-    w->cur_kind = 0;
-    w->cur = 0;
-    if ((w->objects & 0xFFFF) == 0)
-        progress(w);
+    (void)ctx; (void)index;
+    dclass *c = (dclass *)f;
+    if (kind == JVMTI_HEAP_REFERENCE_CLASS_LOADER)
+        c->loader = (uint64_t)id;
+    else if (kind == JVMTI_HEAP_REFERENCE_SIGNERS)
+        c->signers = (uint64_t)id;
+    else if (kind == JVMTI_HEAP_REFERENCE_PROTECTION_DOMAIN)
+        c->domain = (uint64_t)id;
 }
 
-/* Makes the object with tag `tag` (of class class_tag) the current one. */
-static int switch_to(walk *w, int64_t tag, int64_t class_tag)
+static void sink_static_value(void *ctx, fl_class *f, uint32_t pos, uint64_t bits)
 {
-    if (tag == w->cur && w->cur_kind)
-        return 0;
-    finish_current(w);
-    if (tag == 0)
-        return -1;
-    if (heap_tag_is_class(tag)) {                 /* a class: its statics follow */
-        dclass *c = class_of_serial(w, (serial_t)tag);
-        if (c == NULL) return -1;
-        w->cur = tag;
-        w->cur_kind = 3;
-        w->cur_class = c;
-        w->cur_serial = (serial_t)tag;
-        return 0;
-    }
-    dclass *c = heap_tag_is_class(class_tag) ? class_of_serial(w, (serial_t)class_tag) : NULL;
-    if (c == NULL)
-        return -1;
-    w->cur = tag;
-    w->cur_class = c;
-    w->cur_serial = (serial_t)class_tag;
-    if (c->f.is_array && c->f.elem_type != HB_OBJECT) /* primitive array: on_array_values writes it */
-        return 0;
-    if (c->f.is_array) {                            /* object array: elements follow */
-        uint32_t len = 0;
-        int64_t size = 0;
-        if (lens_get(w, (uint32_t)tag, &len, &size) != 0)
-            return w->cur_kind = 0, -1;
-        w->cur_kind = 2;
-        w->arr_next = 0;
-        w->arr_len = len;
-        uint32_t trace = trace_of_tag(tag);
-        if (w->bin)
-            hb_obj_array_begin(w->bin, (uint64_t)tag, trace, len, (uint64_t)class_tag);
-        else
-            fprintf(w->text, "ARR %llx (sz=%lld, trace=%u, nelems=%u, elem type=%s@%llx)\n",
-                    (unsigned long long)tag, (long long)size, trace, len, c->name,
-                    (unsigned long long)class_tag);
-        w->objects++;
-        w->bytes += (uint64_t)(size > 0 ? size : 0);
-        return 0;
-    }
-    w->cur_kind = 1;
-    memset(w->vals, 0, (size_t)c->f.npos * sizeof *w->vals);
-    return 0;
+    (void)ctx;
+    ((dclass *)f)->statics[pos].value.bits = bits;
 }
 
-static void array_element(walk *w, uint32_t index, uint64_t id)
+static void sink_class_done(void *ctx, fl_class *f, jlong tag)
 {
-    if (index >= w->arr_len || index < w->arr_next) {
-        w->mismatches++;
-        return;
+    write_class(ctx, (serial_t)tag, (dclass *)f);
+}
+
+static void sink_instance(void *ctx, fl_class *f, jlong class_tag, jlong id, const uint64_t *values)
+{
+    walk *w = ctx;
+    dclass *c = (dclass *)f;
+    uint32_t trace = trace_of_tag(id);
+    if (w->bin) {
+        hb_instance_begin(w->bin, (uint64_t)id, trace, (uint64_t)class_tag, c->f.value_len);
+        for (uint32_t i = 0; i < c->f.npos; i++)
+            hb_put_value(w->bin, c->f.pos[i].type, values[i]);
+    } else {
+        fprintf(w->text, "OBJ %llx (sz=%lld, trace=%u, class=%s@%llx)\n", (unsigned long long)id,
+                (long long)c->obj_size, trace, c->name, (unsigned long long)class_tag);
+        for (uint32_t i = 0; i < c->f.npos; i++)
+            if (c->f.pos[i].type == HB_OBJECT && values[i])
+                text_field(w->text, c->f.pos[i].name, values[i]);
     }
-    for (; w->arr_next < index; w->arr_next++)
-        if (w->bin) hb_put_value(w->bin, HB_OBJECT, 0);
+    for (uint32_t i = 0; (serial_t)class_tag == w->class_class && i < w->nmirrors; i++)
+        if (w->mirrors[i].id == id) w->mirrors[i].written = 1;
+    counted(w, c->obj_size);
+}
+
+static void sink_array_begin(void *ctx, fl_class *f, jlong class_tag, jlong id, uint32_t length, jlong size)
+{
+    walk *w = ctx;
+    dclass *c = (dclass *)f;
+    uint32_t trace = trace_of_tag(id);
     if (w->bin)
-        hb_put_value(w->bin, HB_OBJECT, id);
-    else {
+        hb_obj_array_begin(w->bin, (uint64_t)id, trace, length, (uint64_t)class_tag);
+    else
+        fprintf(w->text, "ARR %llx (sz=%lld, trace=%u, nelems=%u, elem type=%s@%llx)\n",
+                (unsigned long long)id, (long long)size, trace, length, c->name, (unsigned long long)class_tag);
+    counted(w, size);
+}
+
+static void sink_array_element(void *ctx, uint32_t index, jlong id)
+{
+    walk *w = ctx;
+    if (w->bin) {
+        hb_put_value(w->bin, HB_OBJECT, (uint64_t)id);
+    } else if (id != 0) {
         char label[32];
         snprintf(label, sizeof label, "[%u]", index);
-        text_field(w->text, label, id);
-    }
-    w->arr_next = index + 1;
-}
-
-/* A field value (reference id or primitive bits) at JVMTI field index. */
-static void field_value(walk *w, int is_static, jint index, uint8_t type, uint64_t bits)
-{
-    dclass *c = w->cur_class;
-    if (c->f.unprepared)        /* no layout: its values are left out, knowingly */
-        return;
-    const fl_slot *s = field_layout_slot(&c->f, index, type, is_static);
-    if (s == NULL) {
-        w->mismatches++;
-        return;
-    }
-    if (is_static) {
-        if (w->cur_kind == 3 && (uint32_t)s->pos < c->f.n_statics)
-            c->statics[s->pos].value.bits = bits;
-    } else if (w->cur_kind == 1 && (uint32_t)s->pos < c->f.npos) {
-        w->vals[s->pos] = bits;
+        text_field(w->text, label, (uint64_t)id);
     }
 }
 
-static void root(walk *w, jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info, int64_t id)
+static void sink_primitive_array(void *ctx, jlong class_tag, jlong id, jlong size, jint count, uint8_t type,
+                                 const void *elements)
 {
+    (void)class_tag;
+    walk *w = ctx;
+    uint32_t trace = trace_of_tag(id);
+    if (w->bin)
+        hb_prim_array(w->bin, (uint64_t)id, trace, type, (uint32_t)count, elements);
+    else
+        fprintf(w->text, "ARR %llx (sz=%lld, trace=%u, nelems=%d, elem type=%s)\n", (unsigned long long)id,
+                (long long)size, trace, count, type_name(type));
+    counted(w, size);
+}
+
+static void sink_root(void *ctx, jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info, jlong id)
+{
+    walk *w = ctx;
     /* Threads' roots name their thread by its object's tag. */
     serial_t thread = 0;
     jlong thread_tag = kind == JVMTI_HEAP_REFERENCE_STACK_LOCAL ? info->stack_local.thread_tag
@@ -500,112 +476,6 @@ static void root(walk *w, jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceI
     }
 }
 
-static jint JNICALL on_reference(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
-                                 jlong class_tag, jlong referrer_class_tag, jlong size, jlong *tag_ptr,
-                                 jlong *referrer_tag_ptr, jint length, void *user_data)
-{
-    walk *w = user_data;
-    if (w->failed || w->out_of_numbers || (w->bin && w->bin->error))
-        return JVMTI_VISIT_ABORT;
-    int fresh = !heap_tag_is_class(*tag_ptr) && !heap_tag_is_dump(*tag_ptr);
-    int64_t id = id_of(w, tag_ptr);
-    if (id == 0)
-        return JVMTI_VISIT_ABORT;
-    if (fresh) {
-        /* First sight of an object: note what its visit will need. */
-        dclass *c = heap_tag_is_class(class_tag) ? class_of_serial(w, (serial_t)class_tag) : NULL;
-        if (c && c->f.is_array && c->f.elem_type == HB_OBJECT && length >= 0)
-            lens_put(w, (uint32_t)id, (uint32_t)length, size);
-        else if (c && !c->f.is_array && c->obj_size == 0)
-            c->obj_size = size;
-        if ((serial_t)class_tag == w->class_class && w->class_class) {
-            if (w->nmirrors == w->mirrors_cap) {
-                uint32_t cap = w->mirrors_cap ? w->mirrors_cap * 2 : 16;
-                void *m = realloc(w->mirrors, cap * sizeof *w->mirrors);
-                if (m == NULL) { w->failed = ENOMEM; return JVMTI_VISIT_ABORT; }
-                w->mirrors = m;
-                w->mirrors_cap = cap;
-            }
-            w->mirrors[w->nmirrors].id = id;
-            w->mirrors[w->nmirrors].size = size;
-            w->mirrors[w->nmirrors++].written = 0;
-        }
-    }
-    if (referrer_tag_ptr == NULL) {
-        root(w, kind, info, id);
-        return JVMTI_VISIT_OBJECTS;
-    }
-    if (switch_to(w, *referrer_tag_ptr, referrer_class_tag) != 0) {
-        w->mismatches++;
-        return JVMTI_VISIT_OBJECTS;
-    }
-    switch (kind) {
-    case JVMTI_HEAP_REFERENCE_FIELD:
-        field_value(w, 0, info->field.index, HB_OBJECT, (uint64_t)id);
-        break;
-    case JVMTI_HEAP_REFERENCE_STATIC_FIELD:
-        field_value(w, 1, info->field.index, HB_OBJECT, (uint64_t)id);
-        break;
-    case JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT:
-        if (w->cur_kind == 2) array_element(w, (uint32_t)info->array.index, (uint64_t)id);
-        break;
-    case JVMTI_HEAP_REFERENCE_CLASS_LOADER:
-        if (w->cur_kind == 3) w->cur_class->loader = (uint64_t)id;
-        break;
-    case JVMTI_HEAP_REFERENCE_SIGNERS:
-        if (w->cur_kind == 3) w->cur_class->signers = (uint64_t)id;
-        break;
-    case JVMTI_HEAP_REFERENCE_PROTECTION_DOMAIN:
-        if (w->cur_kind == 3) w->cur_class->domain = (uint64_t)id;
-        break;
-    default:                 /* the class of an object, superclass, interfaces, constant pool */
-        break;
-    }
-    return JVMTI_VISIT_OBJECTS;
-}
-
-static uint8_t type_of_primitive(jvmtiPrimitiveType t)
-{
-    return hb_type_of_descriptor((char)t);        /* JVMTI's codes are the signature letters */
-}
-
-static jint JNICALL on_primitive_field(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
-                                       jlong object_class_tag, jlong *object_tag_ptr, jvalue value,
-                                       jvmtiPrimitiveType value_type, void *user_data)
-{
-    walk *w = user_data;
-    if (w->failed || (w->bin && w->bin->error))
-        return JVMTI_VISIT_ABORT;
-    if (switch_to(w, *object_tag_ptr, object_class_tag) != 0) {
-        w->mismatches++;
-        return 0;
-    }
-    field_value(w, kind == JVMTI_HEAP_REFERENCE_STATIC_FIELD, info->field.index,
-                type_of_primitive(value_type), field_layout_bits(value, value_type));
-    return 0;
-}
-
-static jint JNICALL on_array_values(jlong class_tag, jlong size, jlong *tag_ptr, jint element_count,
-                                    jvmtiPrimitiveType element_type, const void *elements, void *user_data)
-{
-    (void)class_tag;
-    walk *w = user_data;
-    if (w->failed || (w->bin && w->bin->error))
-        return JVMTI_VISIT_ABORT;
-    finish_current(w);
-    int64_t id = id_of(w, tag_ptr);
-    uint32_t trace = trace_of_tag(id);
-    uint8_t type = type_of_primitive(element_type);
-    if (w->bin)
-        hb_prim_array(w->bin, (uint64_t)id, trace, type, (uint32_t)element_count, elements);
-    else
-        fprintf(w->text, "ARR %llx (sz=%lld, trace=%u, nelems=%d, elem type=%s)\n", (unsigned long long)id,
-                (long long)size, trace, element_count, type_name(type));
-    w->objects++;
-    w->bytes += (uint64_t)(size > 0 ? size : 0);
-    return 0;
-}
-
 /* ------------------------------------------------------ before the walk */
 
 /* The layouts' view of the walk's classes: keyed by class serial. */
@@ -644,8 +514,6 @@ static void free_walk(walk *w)
     }
     free(w->classes);
     free(w->threads);
-    free(w->lens);
-    free(w->vals);
     free(w->mirrors);
 }
 
@@ -808,9 +676,7 @@ static int prepare(JNIEnv *jni, walk *w, const trace_builder *b)
     free(serials);
     if (rc != 0)
         return -1;
-    w->vals = calloc(maxpos, sizeof *w->vals);
-    if (w->vals == NULL)
-        return -1;
+    w->max_positions = maxpos;
 
     /* Threads: their objects get their dump numbers now, so that roots on
      * their stacks can name them. */
@@ -903,24 +769,23 @@ int heap_dump_write(JNIEnv *jni, const heap_dump_target *t, int depth, int linen
         text_note_trace(t->text, EMPTY_TRACE_SERIAL);
     }
 
-    jvmtiHeapCallbacks cb;
-    memset(&cb, 0, sizeof cb);
-    cb.heap_reference_callback = on_reference;
-    cb.primitive_field_callback = on_primitive_field;
-    cb.array_primitive_value_callback = on_array_values;
-    jvmtiError err = (*jvmti)->FollowReferences(jvmti, 0, NULL, NULL, &cb, &w);
-    finish_current(&w);
+    const heap_walk_sink sink = {
+        .ctx = &w, .is_class_tag = sink_is_class_tag, .class_of = sink_class_of, .id_of = sink_id_of,
+        .met = sink_met, .failed = sink_failed, .root = sink_root, .class_reference = sink_class_reference,
+        .static_value = sink_static_value, .class_done = sink_class_done, .instance = sink_instance,
+        .array_begin = sink_array_begin, .array_element = sink_array_element,
+        .primitive_array = sink_primitive_array, .follow = JVMTI_VISIT_OBJECTS,
+    };
+    heap_walk objects;
+    jvmtiError err = JVMTI_ERROR_OUT_OF_MEMORY;
+    if (heap_walk_init(&objects, &sink, w.max_positions) == 0)
+        err = heap_walk_run(&objects, jvmti, NULL);
     dclass *cc = class_of_serial(&w, w.class_class);
-    for (uint32_t i = 0; cc && i < w.nmirrors; i++) {
-        if (w.mirrors[i].written)
-            continue;
-        w.cur = w.mirrors[i].id;
-        w.cur_kind = 1;
-        w.cur_class = cc;
-        w.cur_serial = w.class_class;
-        memset(w.vals, 0, (size_t)cc->f.npos * sizeof *w.vals);
-        finish_current(&w);
-    }
+    uint64_t *no_values = cc ? calloc(cc->f.npos ? cc->f.npos : 1, sizeof *no_values) : NULL;
+    for (uint32_t i = 0; no_values && i < w.nmirrors; i++)
+        if (!w.mirrors[i].written)
+            sink_instance(&w, &cc->f, w.class_class, w.mirrors[i].id, no_values);
+    free(no_values);
     /* Classes the walk did not visit (array classes report no fields). */
     for (uint32_t i = 0; i < w.nclasses; i++)
         if (w.classes[i].loaded && !w.classes[i].dumped)
@@ -928,7 +793,7 @@ int heap_dump_write(JNIEnv *jni, const heap_dump_target *t, int depth, int linen
 
     drop_ids(own);
 
-    int bad = jvmti_failed(err, "FollowReferences") || w.failed || w.out_of_numbers;
+    int bad = jvmti_failed(err, "FollowReferences") || w.failed || w.out_of_numbers || objects.failed;
     if (w.bin) {
         hb_heap_end(w.bin);
         bad |= w.bin->error != 0;
@@ -954,9 +819,10 @@ int heap_dump_write(JNIEnv *jni, const heap_dump_target *t, int depth, int linen
                 (unsigned long long)w.objects, (unsigned long long)w.bytes, secs);
     if (w.out_of_numbers)
         fprintf(stderr, "hprof: heap dump: more than 2^32 objects; the dump is incomplete\n");
-    if (w.mismatches)
+    if (objects.mismatches)
         fprintf(stderr, "hprof: heap dump: %llu field values did not match the class layouts and were "
-                "left out\n", (unsigned long long)w.mismatches);
+                "left out\n", (unsigned long long)objects.mismatches);
+    heap_walk_free(&objects);
     free_walk(&w);
     return bad ? -1 : 0;
 }

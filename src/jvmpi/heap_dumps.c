@@ -29,7 +29,7 @@
 #include <string.h>
 
 #include "../agent/field_layout.h"
-#include "../core/keytab.h"
+#include "../agent/heap_walk.h"
 #include "../output/hprof_binary.h"
 #include "dump_buffer.h"
 #include "layer.h"
@@ -69,16 +69,7 @@ typedef struct walk {
     jlong        class_class;    /* java/lang/Class's id */
     thread_row  *threads;        /* sorted by id */
     int          n_threads;
-    keytab       array_keys;     /* arrays of references met but not yet visited: id -> */
-    uint32_t    *array_lengths;  /* their lengths, by keytab index */
-    uint32_t     array_cap;
-    /* the object being assembled */
-    jlong        cur;
-    int          cur_kind;       /* 0 none, 1 instance, 2 object array, 3 class */
-    hclass      *cur_class;
-    uint64_t    *vals;           /* instance values by position */
-    uint32_t     arr_next, arr_len;
-    uint64_t     mismatches;     /* values that fit no field, unknown classes */
+    uint32_t     max_positions;  /* the most values an instance has */
     int          failed;
     /* Classes loaded but not linked (class data sharing maps objects of
      * some into the heap before): their fields are unknown to JVMTI until
@@ -174,8 +165,8 @@ static int read_classes(JNIEnv *jni, walk *w) {
         if (field_layout_complete(&all, &w->classes[i].f, &stamp) != 0) rc = -1;
         if (w->classes[i].f.npos > most) most = w->classes[i].f.npos;
     }
-    w->vals = rc == 0 ? calloc(most, sizeof *w->vals) : NULL;
-    if (rc != 0 || w->vals == NULL) {
+    w->max_positions = most;
+    if (rc != 0) {
         fprintf(stderr, "jvmpi: HEAP_DUMP: out of memory or a JVMTI failure reading the %d loaded classes; no dump\n",
                 (int)n);
         return -1;
@@ -221,108 +212,54 @@ static void put_class(walk *w, hclass *c) {
         if (kept(w, c->f.statics[i].type)) put_value(b, c->f.statics[i].type, c->statics[i]);
 }
 
-static void put_instance(walk *w, hclass *c) {
+static void put_instance(walk *w, hclass *c, jlong id, const uint64_t *values) {
     uint32_t len = 0;
     for (uint32_t i = 0; i < c->f.npos; i++)
         if (kept(w, c->f.pos[i].type)) len += (uint32_t)hb_type_size(c->f.pos[i].type);
     put_u1(w->b, JVMPI_GC_INSTANCE_DUMP);
-    put_pointer(w->b, (void *)(intptr_t)w->cur);
+    put_pointer(w->b, (void *)(intptr_t)id);
     put_pointer(w->b, (void *)(intptr_t)c->id);
     put_u4(w->b, len);
     for (uint32_t i = 0; i < c->f.npos; i++)
-        if (kept(w, c->f.pos[i].type)) put_value(w->b, c->f.pos[i].type, w->vals[i]);
+        if (kept(w, c->f.pos[i].type)) put_value(w->b, c->f.pos[i].type, values[i]);
 }
 
-/* The object being assembled is complete: its record. */
-static void finish_current(walk *w) {
-    if (w->only == 0 && w->cur_kind == 1) put_instance(w, w->cur_class);
-    else if (w->only == 0 && w->cur_kind == 2)
-        for (; w->arr_next < w->arr_len; w->arr_next++) put_pointer(w->b, NULL);
-    else if (w->cur_kind == 3 && (w->only == 0 || w->only == w->cur)) put_class(w, w->cur_class);
-    w->cur_kind = 0;
-    w->cur = 0;
+/* ------------------------------------------------------------ the sink */
+
+/* The walk (src/agent/heap_walk.h, heap=dump's too) assembles the objects;
+ * these give them their ids and write their records. An OBJECT_DUMP of a
+ * class (w->only) writes that class's record and nothing else. */
+
+static int sink_is_class_tag(void *ctx, jlong tag) { return class_with_id(ctx, tag) != NULL; }
+
+static fl_class *sink_class_of(void *ctx, jlong tag) {
+    hclass *c = class_with_id(ctx, tag);
+    return c ? &c->f : NULL;
 }
 
-static int array_length(walk *w, jlong id, uint32_t *length) {
-    uint32_t i = keytab_find(&w->array_keys, &id, sizeof id);
-    if (i == KEYTAB_FULL) return -1;
-    *length = w->array_lengths[i];
-    return 0;
+/* Ids are tags that outlive the walk: any object may be met the first time. */
+static jlong sink_id_of(void *ctx, jlong *tag_ptr, int *first) {
+    (void)ctx;
+    *first = 1;
+    if (*tag_ptr == 0) *tag_ptr = jvmpi_next_tag();
+    return *tag_ptr;
 }
 
-static void note_array_length(walk *w, jlong id, uint32_t length) {
-    uint32_t i = keytab_intern(&w->array_keys, &id, sizeof id, NULL);
-    if (i == KEYTAB_FULL) { w->failed = 1; return; }
-    if (i >= w->array_cap) {
-        uint32_t cap = w->array_cap ? w->array_cap * 2 : 1024;
-        uint32_t *bigger = realloc(w->array_lengths, (size_t)cap * sizeof *bigger);
-        if (bigger == NULL) { w->failed = 1; return; }
-        w->array_lengths = bigger;
-        w->array_cap = cap;
+static int sink_failed(void *ctx) {
+    walk *w = ctx;
+    return w->failed || w->b->failed;
+}
+
+static void sink_class_reference(void *ctx, fl_class *f, jvmtiHeapReferenceKind kind, jint index, jlong id) {
+    walk *w = ctx;
+    hclass *c = (hclass *)f;
+    switch (kind) {
+    case JVMTI_HEAP_REFERENCE_CLASS_LOADER:      c->loader = id; return;
+    case JVMTI_HEAP_REFERENCE_SIGNERS:           c->signers = id; return;
+    case JVMTI_HEAP_REFERENCE_PROTECTION_DOMAIN: c->domain = id; return;
+    default: break;
     }
-    w->array_lengths[i] = length;
-}
-
-/* Makes the object with this tag (of the class with class_tag) the current one. */
-static int switch_to(walk *w, jlong tag, jlong class_tag) {
-    if (tag == w->cur && w->cur_kind) return 0;
-    finish_current(w);
-    hclass *c = class_with_id(w, tag);
-    if (c != NULL) {                                 /* a class: its statics follow */
-        w->cur = tag;
-        w->cur_kind = 3;
-        w->cur_class = c;
-        return 0;
-    }
-    c = class_with_id(w, class_tag);
-    if (c == NULL) return -1;
-    w->cur = tag;
-    w->cur_class = c;
-    if (c->kind != JVMPI_NORMAL_OBJECT && c->kind != JVMPI_CLASS) return 0;  /* primitive array: on_array */
-    if (c->kind == JVMPI_CLASS) {                    /* object array: its elements follow */
-        if (array_length(w, tag, &w->arr_len) != 0) return -1;
-        w->cur_kind = 2;
-        w->arr_next = 0;
-        if (w->only == 0) {
-            put_u1(w->b, JVMPI_GC_OBJ_ARRAY_DUMP);
-            put_pointer(w->b, (void *)(intptr_t)tag);
-            put_u4(w->b, w->arr_len);
-            put_pointer(w->b, (void *)(intptr_t)c->element_class);
-        }
-        return 0;
-    }
-    w->cur_kind = 1;
-    memset(w->vals, 0, (size_t)c->f.npos * sizeof *w->vals);
-    if (c->f.unprepared) {
-        int known = 0;
-        for (int i = 0; i < w->n_unlinked && !known; i++) known = w->unlinked[i] == c->id;
-        if (!known && w->n_unlinked < (int)(sizeof w->unlinked / sizeof w->unlinked[0]))
-            w->unlinked[w->n_unlinked++] = c->id;
-    }
-    return 0;
-}
-
-static void array_element(walk *w, uint32_t index, jlong id) {
-    if (index >= w->arr_len || index < w->arr_next) { w->mismatches++; return; }
-    if (w->only == 0) {
-        for (; w->arr_next < index; w->arr_next++) put_pointer(w->b, NULL);
-        put_pointer(w->b, (void *)(intptr_t)id);
-    }
-    w->arr_next = index + 1;
-}
-
-static void field_value(walk *w, int is_static, jint index, uint8_t type, uint64_t bits) {
-    hclass *c = w->cur_class;
-    if (c->f.unprepared) return;                     /* no layout: no values, knowingly */
-    const fl_slot *s = field_layout_slot(&c->f, index, type, is_static);
-    if (s == NULL) { w->mismatches++; return; }
-    if (is_static && w->cur_kind == 3) c->statics[s->pos] = bits;
-    else if (!is_static && w->cur_kind == 1) w->vals[s->pos] = bits;
-}
-
-static void constant_pool_entry(walk *w, jint index, jlong id) {
-    hclass *c = w->cur_class;
-    if (w->cur_kind != 3 || index < 0 || index > 0xFFFF || c->n_cp == 0xFFFF) return;
+    if (index < 0 || index > 0xFFFF || c->n_cp == 0xFFFF) return;     /* a constant-pool entry */
     if (c->n_cp == c->cp_cap) {
         uint32_t cap = c->cp_cap ? c->cp_cap * 2 : 8;
         uint16_t *indexes = realloc(c->cp_index, cap * sizeof *indexes);
@@ -334,6 +271,57 @@ static void constant_pool_entry(walk *w, jint index, jlong id) {
     }
     c->cp_index[c->n_cp] = (uint16_t)index;
     c->cp_id[c->n_cp++] = id;
+}
+
+static void sink_static_value(void *ctx, fl_class *f, uint32_t pos, uint64_t bits) {
+    (void)ctx;
+    ((hclass *)f)->statics[pos] = bits;
+}
+
+static void sink_class_done(void *ctx, fl_class *f, jlong tag) {
+    walk *w = ctx;
+    if (w->only == 0 || w->only == tag) put_class(w, (hclass *)f);
+}
+
+static void sink_instance(void *ctx, fl_class *f, jlong class_tag, jlong id, const uint64_t *values) {
+    (void)class_tag;
+    walk *w = ctx;
+    hclass *c = (hclass *)f;
+    if (c->f.unprepared) {                   /* linked after the walk, which then runs again */
+        int known = 0;
+        for (int i = 0; i < w->n_unlinked && !known; i++) known = w->unlinked[i] == c->id;
+        if (!known && w->n_unlinked < (int)(sizeof w->unlinked / sizeof w->unlinked[0]))
+            w->unlinked[w->n_unlinked++] = c->id;
+    }
+    if (w->only == 0) put_instance(w, c, id, values);
+}
+
+static void sink_array_begin(void *ctx, fl_class *f, jlong class_tag, jlong id, uint32_t length, jlong size) {
+    (void)class_tag; (void)size;
+    walk *w = ctx;
+    if (w->only != 0) return;
+    put_u1(w->b, JVMPI_GC_OBJ_ARRAY_DUMP);
+    put_pointer(w->b, (void *)(intptr_t)id);
+    put_u4(w->b, length);
+    put_pointer(w->b, (void *)(intptr_t)((hclass *)f)->element_class);
+}
+
+static void sink_array_element(void *ctx, uint32_t index, jlong id) {
+    (void)index;
+    walk *w = ctx;
+    if (w->only == 0) put_pointer(w->b, (void *)(intptr_t)id);
+}
+
+static void sink_primitive_array(void *ctx, jlong class_tag, jlong id, jlong size, jint n, uint8_t type,
+                                 const void *elements) {
+    (void)class_tag; (void)size;
+    walk *w = ctx;
+    if (w->only) return;
+    put_u1(w->b, JVMPI_GC_PRIM_ARRAY_DUMP);
+    put_pointer(w->b, (void *)(intptr_t)id);
+    put_u4(w->b, (uint32_t)n);
+    put_u1(w->b, type);
+    if (w->level == 2) put_elements(w->b, elements, (size_t)n, (int)hb_type_size(type));
 }
 
 /* ------------------------------------------------------------ roots */
@@ -354,7 +342,9 @@ static uint32_t frame_number(const thread_row *t, jint depth) {
     return frame >= 0 && frame < t->frames ? (uint32_t)frame : UINT32_MAX;
 }
 
-static void put_root(walk *w, jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info, jlong id) {
+static void sink_root(void *ctx, jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info, jlong id) {
+    walk *w = ctx;
+    if (w->only) return;
     dump_buffer *b = w->b;
     const void *object = (const void *)(intptr_t)id;
     switch (kind) {
@@ -395,69 +385,26 @@ static jlong id_of_tag(jlong *tag_ptr) {
     return *tag_ptr;
 }
 
-static jint JNICALL on_reference(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
-                                 jlong class_tag, jlong referrer_class_tag, jlong size, jlong *tag_ptr,
-                                 jlong *referrer_tag_ptr, jint length, void *user_data) {
-    (void)size;
-    walk *w = user_data;
-    if (w->failed || w->b->failed) return JVMTI_VISIT_ABORT;
-    jlong id = id_of_tag(tag_ptr);
-    /* An array of references: its length, for when the walk visits it. */
-    if (length >= 0 && w->only == 0) {
-        hclass *c = class_with_id(w, class_tag);
-        if (c && c->kind == JVMPI_CLASS) note_array_length(w, id, (uint32_t)length);
+/* FollowReferences from the roots (initial NULL: levels 1 and 2) or from
+ * one class (OBJECT_DUMP). Its error; *mismatches: values that fit no field. */
+static jvmtiError walk_objects(walk *w, jobject initial, uint64_t *mismatches) {
+    const heap_walk_sink sink = {
+        .ctx = w, .is_class_tag = sink_is_class_tag, .class_of = sink_class_of, .id_of = sink_id_of,
+        .failed = sink_failed, .root = sink_root, .class_reference = sink_class_reference,
+        .static_value = sink_static_value, .class_done = sink_class_done, .instance = sink_instance,
+        .array_begin = sink_array_begin, .array_element = sink_array_element,
+        .primitive_array = sink_primitive_array, .follow = w->only ? 0 : JVMTI_VISIT_OBJECTS,
+    };
+    heap_walk objects;
+    if (heap_walk_init(&objects, &sink, w->max_positions) != 0) {
+        w->failed = 1;
+        return JVMTI_ERROR_NONE;
     }
-    if (referrer_tag_ptr == NULL) {
-        if (w->only == 0) put_root(w, kind, info, id);
-        return JVMTI_VISIT_OBJECTS;
-    }
-    if (switch_to(w, *referrer_tag_ptr, referrer_class_tag) != 0) {
-        w->mismatches++;
-        return w->only ? 0 : JVMTI_VISIT_OBJECTS;
-    }
-    switch (kind) {
-    case JVMTI_HEAP_REFERENCE_FIELD:         field_value(w, 0, info->field.index, HB_OBJECT, (uint64_t)id); break;
-    case JVMTI_HEAP_REFERENCE_STATIC_FIELD:  field_value(w, 1, info->field.index, HB_OBJECT, (uint64_t)id); break;
-    case JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT: if (w->cur_kind == 2) array_element(w, (uint32_t)info->array.index, id); break;
-    case JVMTI_HEAP_REFERENCE_CONSTANT_POOL: constant_pool_entry(w, info->constant_pool.index, id); break;
-    case JVMTI_HEAP_REFERENCE_CLASS_LOADER:  if (w->cur_kind == 3) w->cur_class->loader = id; break;
-    case JVMTI_HEAP_REFERENCE_SIGNERS:       if (w->cur_kind == 3) w->cur_class->signers = id; break;
-    case JVMTI_HEAP_REFERENCE_PROTECTION_DOMAIN: if (w->cur_kind == 3) w->cur_class->domain = id; break;
-    default: break;                      /* an object's class, a superclass, an interface */
-    }
-    /* OBJECT_DUMP of a class: its own references only, no further. */
-    return w->only ? 0 : JVMTI_VISIT_OBJECTS;
-}
-
-static jint JNICALL on_primitive_field(jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info,
-                                       jlong object_class_tag, jlong *object_tag_ptr, jvalue value,
-                                       jvmtiPrimitiveType value_type, void *user_data) {
-    walk *w = user_data;
-    if (w->failed || w->b->failed) return JVMTI_VISIT_ABORT;
-    if (switch_to(w, id_of_tag(object_tag_ptr), object_class_tag) != 0) {
-        w->mismatches++;
-        return 0;
-    }
-    field_value(w, kind == JVMTI_HEAP_REFERENCE_STATIC_FIELD, info->field.index,
-                hb_type_of_descriptor((char)value_type), field_layout_bits(value, value_type));
-    return 0;
-}
-
-static jint JNICALL on_array_values(jlong class_tag, jlong size, jlong *tag_ptr, jint n,
-                                    jvmtiPrimitiveType element_type, const void *elements, void *user_data) {
-    (void)class_tag; (void)size;
-    walk *w = user_data;
-    if (w->failed || w->b->failed) return JVMTI_VISIT_ABORT;
-    finish_current(w);
-    if (w->only) return 0;
-    uint8_t type = hb_type_of_descriptor((char)element_type);
-    int width = (int)hb_type_size(type);
-    put_u1(w->b, JVMPI_GC_PRIM_ARRAY_DUMP);
-    put_pointer(w->b, (void *)(intptr_t)id_of_tag(tag_ptr));
-    put_u4(w->b, (uint32_t)n);
-    put_u1(w->b, type);
-    if (w->level == 2) put_elements(w->b, elements, (size_t)n, width);
-    return 0;
+    jvmtiError err = heap_walk_run(&objects, jvmpi_jvmti, initial);
+    if (objects.failed || objects.stopped) w->failed = 1;
+    *mismatches = objects.mismatches;
+    heap_walk_free(&objects);
+    return err;
 }
 
 /* ------------------------------------------------------------ level 0 */
@@ -517,9 +464,6 @@ static void free_walk(walk *w) {
     }
     free(w->classes);
     free(w->threads);
-    free(w->vals);
-    free(w->array_lengths);
-    keytab_free(&w->array_keys);
 }
 
 /* The known threads' ids (their Thread objects'), JNIEnvs and traces. */
@@ -560,7 +504,6 @@ static jint heap_dump(JNIEnv *jni, jint level, int may_link) {
     memset(&w, 0, sizeof w);
     w.b = &b;
     w.level = level;
-    keytab_init(&w.array_keys, UINT32_MAX - 1);
     jint *status = NULL;
     JVMPI_CallTrace *traces = NULL;
     if (read_classes(jni, &w) != 0 || (level > 0 && (traces = read_threads(jni, &w, &status)) == NULL)) {
@@ -571,15 +514,12 @@ static jint heap_dump(JNIEnv *jni, jint level, int may_link) {
     memset(&callbacks, 0, sizeof callbacks);
     jvmpi_ids_hold();
     jvmtiError err;
+    uint64_t mismatches = 0;
     if (level == JVMPI_DUMP_LEVEL_0) {
         callbacks.heap_iteration_callback = level0_record;
         err = (*jvmpi_jvmti)->IterateThroughHeap(jvmpi_jvmti, 0, NULL, &callbacks, &w);
     } else {
-        callbacks.heap_reference_callback = on_reference;
-        callbacks.primitive_field_callback = on_primitive_field;
-        callbacks.array_primitive_value_callback = on_array_values;
-        err = (*jvmpi_jvmti)->FollowReferences(jvmpi_jvmti, 0, NULL, NULL, &callbacks, &w);
-        finish_current(&w);
+        err = walk_objects(&w, NULL, &mismatches);
         /* Classes the walk did not describe (array classes report no references). */
         for (uint32_t i = 0; i < w.n_classes; i++) put_class(&w, &w.classes[i]);
     }
@@ -598,9 +538,9 @@ static jint heap_dump(JNIEnv *jni, jint level, int may_link) {
     } else if (b.failed || w.failed) {
         fprintf(stderr, "jvmpi: HEAP_DUMP: out of memory after %zu bytes of records; no dump\n", b.used);
     } else {
-        if (w.mismatches)
+        if (mismatches)
             fprintf(stderr, "jvmpi: HEAP_DUMP: %llu values fitted no field of their class's layout and were "
-                    "left out\n", (unsigned long long)w.mismatches);
+                    "left out\n", (unsigned long long)mismatches);
         JVMPI_Event e = jvmpi_event(JVMPI_EVENT_HEAP_DUMP | JVMPI_REQUESTED_EVENT, jni);
         e.u.heap_dump.dump_level = level;
         e.u.heap_dump.begin = b.bytes;
@@ -633,7 +573,6 @@ jint jvmpi_class_dump(JNIEnv *jni, jclass klass, struct dump_buffer *b) {
     w.b = b;
     w.level = 2;
     w.only = (jlong)(intptr_t)jvmpi_id_of(klass);
-    keytab_init(&w.array_keys, UINT32_MAX - 1);
     jint result = JVMPI_FAIL;
     link_class(jni, klass);                         /* its statics are unknown until it is linked */
     if (w.only != 0 && read_classes(jni, &w) == 0) {
@@ -645,14 +584,10 @@ jint jvmpi_class_dump(JNIEnv *jni, jclass klass, struct dump_buffer *b) {
             none.id = w.only;
             put_class(&w, &none);
         } else {
-            jvmtiHeapCallbacks callbacks;
-            memset(&callbacks, 0, sizeof callbacks);
-            callbacks.heap_reference_callback = on_reference;
-            callbacks.primitive_field_callback = on_primitive_field;
+            uint64_t mismatches = 0;
             jvmpi_ids_hold();
-            jvmtiError err = (*jvmpi_jvmti)->FollowReferences(jvmpi_jvmti, 0, NULL, klass, &callbacks, &w);
+            jvmtiError err = walk_objects(&w, klass, &mismatches);
             jvmpi_ids_release();
-            finish_current(&w);
             put_class(&w, c);                       /* if the walk reported nothing of it */
             if (jvmpi_failed(err, "FollowReferences (OBJECT_DUMP of a class)")) b->failed = 1;
         }

@@ -1,0 +1,89 @@
+/*
+ * heap_walk: one JVMTI FollowReferences walk, turned into whole objects, for
+ * every heap dump this project writes: heap=dump's HPROF records
+ * (heap_dump.c) and the JVMPI layer's HEAP_DUMP and OBJECT_DUMP
+ * (src/jvmpi/heap_dumps.c).
+ *
+ * JVMTI reports one reference at a time (referrer, referee, a field index)
+ * and one primitive field at a time; HotSpot reports all of one object's in
+ * a row. The walk assembles them into the object they belong to, by its
+ * class's layout (field_layout.h), and hands a sink one complete object at
+ * a time: an instance with its values in the dump's order, an object array
+ * element by element (nulls included), a primitive array, a class with its
+ * statics, a root. What an id is, which classes there are and the bytes
+ * written are the sink's; a sink is called inside JVMTI heap callbacks,
+ * where neither JNI nor JVMTI may be used.
+ */
+#ifndef HPROF_HEAP_WALK_H
+#define HPROF_HEAP_WALK_H
+
+#include <jni.h>
+#include <jvmti.h>
+#include <stdint.h>
+
+#include "field_layout.h"
+
+typedef struct heap_walk_sink {
+    void *ctx;
+    /* Is this tag a Class object's (a class the dump may describe)? */
+    int   (*is_class_tag)(void *ctx, jlong tag);
+    /* The layout of the class whose Class object has this tag, NULL if the
+     * dump does not know it. */
+    fl_class *(*class_of)(void *ctx, jlong tag);
+    /* The id of the object whose tag is *tag (the sink may tag it now);
+     * 0 stops the walk. *first: 1 if the walk may not have met it before. */
+    jlong (*id_of)(void *ctx, jlong *tag, int *first);
+    /* Optional: an object met the first time (its id, its class's tag, its
+     * size, an array's length or -1). */
+    void  (*met)(void *ctx, jlong id, jlong class_tag, jlong size, jint length);
+    /* Optional: 1 once the sink cannot go on (its writer failed). */
+    int   (*failed)(void *ctx);
+    void  (*root)(void *ctx, jvmtiHeapReferenceKind kind, const jvmtiHeapReferenceInfo *info, jlong id);
+    /* A class's loader, signers, protection domain, or constant-pool entry (index). */
+    void  (*class_reference)(void *ctx, fl_class *c, jvmtiHeapReferenceKind kind, jint index, jlong id);
+    /* A static field's value (fl_slot.pos: the index in c->statics). */
+    void  (*static_value)(void *ctx, fl_class *c, uint32_t pos, uint64_t bits);
+    /* A class whose statics the walk reported (tag: its Class object's). */
+    void  (*class_done)(void *ctx, fl_class *c, jlong tag);
+    /* An instance, values[i] for c->pos[i] (ids or primitive bits, 0 if not reported). */
+    void  (*instance)(void *ctx, fl_class *c, jlong class_tag, jlong id, const uint64_t *values);
+    /* An array of references: its header, then array_element for each index in order (id 0: null). */
+    void  (*array_begin)(void *ctx, fl_class *c, jlong class_tag, jlong id, uint32_t length, jlong size);
+    void  (*array_element)(void *ctx, uint32_t index, jlong id);
+    void  (*primitive_array)(void *ctx, jlong class_tag, jlong id, jlong size, jint count, uint8_t type,
+                             const void *elements);
+    /* What a reference callback returns: JVMTI_VISIT_OBJECTS, or 0 to stay
+     * with the initial object's own references (an OBJECT_DUMP of a class). */
+    jint  follow;
+} heap_walk_sink;
+
+/* An array of references met, before its visit: its length and size by id. */
+typedef struct heap_walk_array { jlong id; uint32_t length; jlong size; } heap_walk_array;
+
+typedef struct heap_walk {
+    const heap_walk_sink *sink;
+    uint64_t *values;             /* the instance being assembled, by position */
+    uint32_t  max_positions;
+    heap_walk_array *arrays;      /* open addressing on id */
+    uint32_t  arrays_mask, arrays_used;
+    /* the object being assembled */
+    jlong     cur, cur_class_tag;
+    int       cur_kind;           /* HEAP_WALK_NONE, _INSTANCE, _ARRAY, _CLASS */
+    fl_class *cur_class;
+    uint32_t  next_element, n_elements;
+    /* results */
+    uint64_t  mismatches;         /* values that fit no field, objects of unknown classes */
+    int       failed;             /* out of memory */
+    int       stopped;            /* the sink gave no id */
+} heap_walk;
+
+/* A walk whose instances have at most max_positions values. 0, or -1 when
+ * out of memory. */
+int  heap_walk_init(heap_walk *w, const heap_walk_sink *sink, uint32_t max_positions);
+/* FollowReferences from the heap roots (initial NULL) or from one object,
+ * then the last object handed over. Its error; w->failed and w->stopped say
+ * whether the walk itself gave up. */
+jvmtiError heap_walk_run(heap_walk *w, jvmtiEnv *jvmti, jobject initial);
+void heap_walk_free(heap_walk *w);
+
+#endif
