@@ -39,6 +39,15 @@ experiment, against the blocked time the program measures itself.
                         are left to a carrier thread (those in a yield,
                         between the unmount event and the unmount: 1-2%);
                         the 8 virtual threads each have a THREAD END.
+    vthread_cpu_times   the same program under cpu=times,depth=2: a virtual
+                        thread's time is its own (its carriers' CPU time while
+                        it was mounted), not its carrier's, which counts the
+                        other virtual threads it ran between the yields:
+                        Work.unit called exactly 28 times under taskA and 12
+                        under taskB; taskA's share of their time within 7
+                        points of 70%; their sum at most the JVM's whole CPU
+                        time (os.wait4) and at least 40% of it (the carrier's
+                        clock made it several times the JVM's CPU time).
     vthread_deadlocks   tests/java/VirtualDeadlock cycles: a cycle of three
                         virtual threads through ReentrantLocks and one of two
                         through monitors, exactly (members, locks, owners),
@@ -386,7 +395,56 @@ def make_tests(Fail, Skip, parse_profile, final_monitor):
         if problems:
             raise Fail("; ".join(problems[:6]))
 
+    def t_vthread_cpu_times(ctx):
+        if ctx.jdk_name == "jdk17":
+            raise Skip("JDK 17 has no virtual threads (JDK 21 and later): cpu=times on virtual threads not tested")
+        import os
+        import subprocess
+        import times_tests
+        path = ctx.path("vcpu-times.hprof.txt")
+        cmd = ctx.java_cmd("VirtualCpu", ["400000000"], agent="cpu=times,depth=2,cutoff=0,file=" + path)
+        with open(ctx.path("vcpu-times.stderr"), "wb") as fe:
+            p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=fe, stdin=subprocess.DEVNULL, cwd=ctx.out)
+            _, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        stderr = open(ctx.path("vcpu-times.stderr"), errors="replace").read()
+        if p.returncode == 3 and "no virtual threads" in stderr:
+            raise Skip("%s has no virtual threads: cpu=times on virtual threads not tested" % ctx.jdk_name)
+        if p.returncode != 0 or "VirtualCpu: done" not in stderr:
+            raise Fail("VirtualCpu failed (exit code %d); stderr: %s" % (p.returncode, stderr.strip()[-400:]))
+        jvm_ms = 1000.0 * (usage.ru_utime + usage.ru_stime)
+        total, rows = times_tests.cpu_time_sections(path, Fail)[-1]
+        prof = parse_profile(path)
+        calls = {"a": 0, "b": 0}
+        ms = {"a": 0.0, "b": 0.0}
+        for row in rows:
+            quals = [f.qualname for f in prof.traces[row.trace].frames]
+            if quals[:1] != ["VirtualCpu$Work.unit"]:
+                continue
+            kind = "a" if "VirtualCpu.taskA" in quals else "b" if "VirtualCpu.taskB" in quals else None
+            if kind:
+                calls[kind] += row.count
+                ms[kind] += row.ms
+        work = ms["a"] + ms["b"]
+        share = ms["a"] / work if work else 0.0
+        ctx.note("Work.unit: %d calls under taskA, %d under taskB; %.0f ms + %.0f ms = %.0f ms of the JVM's %.0f "
+                 "ms of CPU; taskA's share %.1f%% (truth 70%%)" % (calls["a"], calls["b"], ms["a"], ms["b"], work,
+                                                                  jvm_ms, 100 * share))
+        problems = []
+        if calls != {"a": 28, "b": 12}:
+            problems.append("Work.unit calls %s, expected taskA 28, taskB 12" % calls)
+        if abs(share - 0.7) > 0.07:
+            problems.append("taskA's share of Work.unit's time %.1f%%, not within 7 points of 70%%" % (100 * share))
+        if work > jvm_ms:
+            problems.append("Work.unit's time %.0f ms is more than the JVM's whole CPU time %.0f ms: virtual "
+                            "threads were charged their carriers' time" % (work, jvm_ms))
+        if work < 0.4 * jvm_ms:
+            problems.append("Work.unit's time %.0f ms is under 40%% of the JVM's CPU time %.0f ms" % (work, jvm_ms))
+        if problems:
+            raise Fail("; ".join(problems))
+
     return [("vthread_contention", t_vthread_contention), ("vthread_platform", t_vthread_platform),
             ("vthread_pinning", t_vthread_pinning), ("vthread_cpu_samples", t_vthread_cpu_samples),
+            ("vthread_cpu_times", t_vthread_cpu_times),
             ("vthread_deadlocks", t_vthread_deadlocks), ("vthread_deadlock_periodic", t_vthread_deadlock_periodic),
             ("vthread_deadlock_churn", t_vthread_deadlock_churn)]

@@ -251,6 +251,16 @@ static size_t vt_cap_bit(unsigned char *mask)
     return bit / 8;
 }
 
+int jvmti_is_current(JNIEnv *jni, jthread thread)
+{
+    jthread self = NULL;
+    if ((*hprof_jvmti)->GetCurrentThread(hprof_jvmti, &self) != JVMTI_ERROR_NONE || self == NULL)
+        return 0;
+    int same = (*jni)->IsSameObject(jni, self, thread) == JNI_TRUE;
+    (*jni)->DeleteLocalRef(jni, self);
+    return same;
+}
+
 int jvmti_has_virtual_threads(const jvmtiCapabilities *caps)
 {
     unsigned char mask;
@@ -265,6 +275,68 @@ int jvmti_want_virtual_threads(const jvmtiCapabilities *potential, jvmtiCapabili
     unsigned char mask;
     ((unsigned char *)caps)[vt_cap_bit(&mask)] |= mask;
     return 1;
+}
+
+/* The two events' indexes, the same for every environment: found once. */
+static jint mount_event = -1, unmount_event = -1;
+
+static int find_mount_events(jvmtiEnv *jvmti)
+{
+    static const char mount_id[] = "com.sun.hotspot.events.VirtualThreadMount";
+    static const char unmount_id[] = "com.sun.hotspot.events.VirtualThreadUnmount";
+    if (mount_event >= 0)
+        return 0;
+    jint n = 0, mount = -1, unmount = -1;
+    jvmtiExtensionEventInfo *events = NULL;
+    if (jvmti_failed((*jvmti)->GetExtensionEvents(jvmti, &n, &events), "GetExtensionEvents"))
+        return -1;
+    for (jint i = 0; i < n; i++) {
+        if (strcmp(events[i].id, mount_id) == 0)
+            mount = events[i].extension_event_index;
+        else if (strcmp(events[i].id, unmount_id) == 0)
+            unmount = events[i].extension_event_index;
+        for (jint p = 0; p < events[i].param_count; p++)
+            jvmti_free(events[i].params[p].name);
+        jvmti_free(events[i].params);
+        jvmti_free(events[i].id);
+        jvmti_free(events[i].short_description);
+    }
+    jvmti_free(events);
+    if (mount < 0 || unmount < 0)
+        return -1;
+    mount_event = mount;
+    unmount_event = unmount;
+    return 0;
+}
+
+int jvmti_mount_events_on(jvmtiEnv *jvmti, jvmtiExtensionEvent on_mount, jvmtiExtensionEvent on_unmount)
+{
+    if (find_mount_events(jvmti) != 0)
+        return -1;
+    /* HotSpot posts them to an environment that set a callback and enabled
+     * them, by their index as the event type. */
+    if (jvmti_failed((*jvmti)->SetExtensionEventCallback(jvmti, mount_event, on_mount),
+                     "SetExtensionEventCallback (VirtualThreadMount)") ||
+        jvmti_failed((*jvmti)->SetExtensionEventCallback(jvmti, unmount_event, on_unmount),
+                     "SetExtensionEventCallback (VirtualThreadUnmount)") ||
+        jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, (jvmtiEvent)mount_event, NULL),
+                     "SetEventNotificationMode (VirtualThreadMount)") ||
+        jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, (jvmtiEvent)unmount_event, NULL),
+                     "SetEventNotificationMode (VirtualThreadUnmount)")) {
+        jvmti_mount_events_off(jvmti);
+        return -1;
+    }
+    return 0;
+}
+
+void jvmti_mount_events_off(jvmtiEnv *jvmti)
+{
+    if (mount_event < 0)
+        return;
+    (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, (jvmtiEvent)mount_event, NULL);
+    (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, (jvmtiEvent)unmount_event, NULL);
+    (*jvmti)->SetExtensionEventCallback(jvmti, mount_event, NULL);
+    (*jvmti)->SetExtensionEventCallback(jvmti, unmount_event, NULL);
 }
 
 serial_t thread_register(JNIEnv *jni, jthread thread, const char *except_name)

@@ -21,8 +21,17 @@ extern jvmtiEnv *hprof_jvmti;
  * potential offers it; 1 if offered. The JDK 17 headers the agent is built
  * with do not name it. */
 int  jvmti_want_virtual_threads(const jvmtiCapabilities *potential, jvmtiCapabilities *caps);
+/* Is this thread JVMTI's current thread (GetCurrentThread)? */
+int  jvmti_is_current(JNIEnv *jni, jthread thread);
 /* Does caps hold can_support_virtual_threads? */
 int  jvmti_has_virtual_threads(const jvmtiCapabilities *caps);
+/* HotSpot's extension events VirtualThreadMount and VirtualThreadUnmount
+ * (posted on the carrier just after a mount and just before an unmount;
+ * called as jvmtiExtensionEvent, (jvmtiEnv *, JNIEnv *, jthread vthread)),
+ * to these callbacks of this environment, on or off. 0, or -1 when this JVM
+ * has not both (nothing said) or JVMTI failed (said). */
+int  jvmti_mount_events_on(jvmtiEnv *jvmti, jvmtiExtensionEvent on_mount, jvmtiExtensionEvent on_unmount);
+void jvmti_mount_events_off(jvmtiEnv *jvmti);
 
 /* Report a failed JVMTI call on stderr with its error name; returns 1 if it failed. */
 int  jvmti_failed(jvmtiError err, const char *what);

@@ -36,11 +36,13 @@
 
 #include "../core/stack_profile.h"
 #include "../core/trace_builder.h"
+#include "../cpu/thread_cpu.h"
 #include "../cpu/times_table.h"
 #include "../output/old_prof_writer.h"
 #include "events.h"
 #include "jvmti_support.h"
 #include "tracker_agent.h"
+#include "vthread_clock.h"
 
 /* The report's settings (from the first start). */
 typedef struct times_config {
@@ -62,12 +64,9 @@ static struct {
     int             epoch;           /* HprofTracker.engaged while running */
     int             running;
     int             vt_end;          /* VirtualThreadEnd offered (JDK 21+) */
+    int             vthread_clocks;  /* virtual threads timed by their own clocks (vthread_clock.h) */
 } T = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-/* The calling thread's perf_event task-clock counter, whose mmap'ed page the
- * tracker reads (see HprofThreadState.now). Three words: TLS must stay small. */
-static __thread int   thread_perf_fd = -1;
-static __thread void *thread_perf_page;
 /* Set while a virtual thread's state is retired (on_virtual_thread_end). */
 static __thread int   retiring_virtual_thread;
 
@@ -101,24 +100,22 @@ static jlong is_service_thread(JNIEnv *jni) {
 
 /* The natives of cpu=times (bound by tracker_agent.c). */
 
-JNIEXPORT jboolean JNICALL Java_java_lang_HprofTracker_register(JNIEnv *jni, jclass cls, jlongArray info) {
+JNIEXPORT jboolean JNICALL Java_java_lang_HprofTracker_register(JNIEnv *jni, jclass cls, jthread thread,
+                                                              jlongArray info) {
     (void)cls;
     if (T.tracker == NULL || atomic_load(&tracker_linking)) return JNI_FALSE;
-    if (thread_perf_fd < 0) {
-        struct perf_event_attr a;
-        memset(&a, 0, sizeof a);
-        a.size = sizeof a;
-        a.type = PERF_TYPE_SOFTWARE;
-        a.config = PERF_COUNT_SW_TASK_CLOCK;
-        int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-        if (fd >= 0) {
-            void *page = mmap(NULL, (size_t)sysconf(_SC_PAGESIZE), PROT_READ, MAP_SHARED, fd, 0);
-            if (page == MAP_FAILED) { close(fd); fd = -1; }
-            else { thread_perf_fd = fd; thread_perf_page = page; }
-        }
-    }
-    jlong v[3] = { (jlong)(uintptr_t)thread_perf_page, (jlong)syscall(SYS_gettid), is_service_thread(jni) };
-    (*jni)->SetLongArrayRegion(jni, info, 0, 3, v);
+    /* A virtual thread runs the JDK's code before its VirtualThreadStart and
+     * after its VirtualThreadEnd (when its state was retired), where JVMTI
+     * sees only the carrier: no state then (one made after the end would
+     * never be retired, one per virtual thread; its stacks are the carrier's). */
+    int is_virtual = T.vthread_clocks && vthread_clock_is_virtual(jni, thread);
+    if (is_virtual && !vthread_clock_live(thread)) return JNI_FALSE;
+    /* A carrier's time while it runs virtual threads is theirs (their own
+     * clocks count it): its state subtracts it (info[4]). */
+    jlong lent = !is_virtual && T.vthread_clocks ? (jlong)(uintptr_t)vthread_clock_lent_word() : 0;
+    jlong v[5] = { (jlong)(uintptr_t)thread_cpu_page(), (jlong)syscall(SYS_gettid), is_service_thread(jni),
+                   is_virtual, lent };
+    (*jni)->SetLongArrayRegion(jni, info, 0, 5, v);
     return JNI_TRUE;
 }
 
@@ -130,6 +127,13 @@ JNIEXPORT jlong JNICALL Java_java_lang_HprofTracker_cpuTime(JNIEnv *jni, jclass 
 }
 
 /* Linux's clock id for another thread's CPU clock (CPUCLOCK_SCHED, per thread). */
+/* A virtual thread's own CPU time (vthread_clock.h): not its carrier's. */
+JNIEXPORT jlong JNICALL Java_java_lang_HprofTracker_virtualCpuTime(JNIEnv *jni, jclass cls, jthread thread) {
+    (void)jni; (void)cls;
+    if (atomic_load(&tracker_linking) || thread == NULL) return -1;
+    return vthread_clock_now(thread);
+}
+
 JNIEXPORT jlong JNICALL Java_java_lang_HprofTracker_cpuTimeOf(JNIEnv *jni, jclass cls, jint tid) {
     (void)jni; (void)cls;
     struct timespec ts;
@@ -138,9 +142,14 @@ JNIEXPORT jlong JNICALL Java_java_lang_HprofTracker_cpuTimeOf(JNIEnv *jni, jclas
     return (jlong)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-JNIEXPORT jint JNICALL Java_java_lang_HprofTracker_trace(JNIEnv *jni, jclass cls) {
-    (void)jni; (void)cls;
+JNIEXPORT jint JNICALL Java_java_lang_HprofTracker_trace(JNIEnv *jni, jclass cls, jthread thread) {
+    (void)cls;
     if (atomic_load(&tracker_linking)) return 0;
+    /* Around a virtual thread's mounts the Java thread is the virtual one
+     * while JVMTI's is still (or already) the carrier: the walk would name
+     * the key with the carrier's stack, for every thread that makes it. */
+    if (T.vthread_clocks && thread != NULL && vthread_clock_is_virtual(jni, thread) && !jvmti_is_current(jni, thread))
+        return 0;
     serial_t thread_serial = T.cfg.per_thread ? thread_serial_of(NULL) : 0;
     stack_id stack = 0;
     serial_t trace = stack_trace_of(&T.builder, NULL, tracker_classes, 2, thread_serial,
@@ -185,15 +194,6 @@ static serial_t trace_of_key(serial_t key, stack_id *stack) {
     return trace;
 }
 
-static void close_thread_counter(void) {
-    if (thread_perf_fd >= 0) {
-        munmap(thread_perf_page, (size_t)sysconf(_SC_PAGESIZE));
-        close(thread_perf_fd);
-        thread_perf_fd = -1;
-        thread_perf_page = NULL;
-    }
-}
-
 static uint64_t nonnegative(jlong v) { return v > 0 ? (uint64_t)v : 0; }
 
 JNIEXPORT void JNICALL Java_java_lang_HprofTracker_retire(JNIEnv *jni, jclass cls, jintArray serials,
@@ -225,7 +225,7 @@ JNIEXPORT void JNICALL Java_java_lang_HprofTracker_retire(JNIEnv *jni, jclass cl
     if (t) (*jni)->ReleaseLongArrayElements(jni, cpu, t, JNI_ABORT);
     if (all) (*jni)->ReleaseLongArrayElements(jni, total, all, JNI_ABORT);
     if (!retiring_virtual_thread)
-        close_thread_counter();            /* the carrier's counter serves its other virtual threads */
+        thread_cpu_close();                /* the carrier's counter serves its other virtual threads */
 }
 
 /* ------------------------------------------------------------ collector */
@@ -283,6 +283,10 @@ static int start(const collector_env *env, JNIEnv *jni) {
         if (tracker_jni_failed(jni, T.snapshot, "finding HprofTracker.snapshot")) return -1;
         (*jni)->SetStaticIntField(jni, tracker, depth,
                                   T.cfg.full_stacks ? STACK_MAX_FRAMES : T.cfg.depth > 0 ? T.cfg.depth : 1);
+        /* thread=y: a trace names its thread, so each thread names its own keys. */
+        jfieldID share = (*jni)->GetStaticFieldID(jni, tracker, "shareNames", "Z");
+        if (tracker_jni_failed(jni, share, "finding HprofTracker.shareNames")) return -1;
+        (*jni)->SetStaticBooleanField(jni, tracker, share, T.cfg.per_thread ? JNI_FALSE : JNI_TRUE);
         T.tracker = tracker;
     } else if (trace_depth != T.cfg.depth || env->opt->thread != T.cfg.per_thread || old_prof != T.cfg.old_prof ||
                (!old_prof && options_want_stacks(env->opt) != T.cfg.full_stacks)) {
@@ -292,6 +296,9 @@ static int start(const collector_env *env, JNIEnv *jni) {
     T.cfg.cutoff = env->opt->cutoff;
     /* A new number each start: threads drop shadow stacks from before a stop. */
     T.epoch = T.epoch + 1 > 0 ? T.epoch + 1 : 1;
+    /* Before counting starts: a virtual thread's first call must find its clock. */
+    if (T.vt_end)
+        T.vthread_clocks = vthread_clock_start(hprof_vm, jni) == 0;
     (*jni)->SetStaticIntField(jni, tracker, T.engaged, T.epoch);
     T.running = 1;
     tracker_agent_want(1, -1);
@@ -305,20 +312,21 @@ static int start(const collector_env *env, JNIEnv *jni) {
  * virtual thread ever run (100,000 of them ran a 512 MB heap out). The
  * carrier's counter stays. */
 static void JNICALL on_virtual_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread) {
-    (void)jvmti; (void)thread;
+    (void)jvmti;
     if (T.tracker == NULL) return;
     retiring_virtual_thread = 1;
     (*jni)->CallStaticVoidMethod(jni, T.tracker, T.thread_end);
     retiring_virtual_thread = 0;
     if ((*jni)->ExceptionCheck(jni)) (*jni)->ExceptionClear(jni);
+    vthread_clock_end(thread);
 }
 
 static void thread_end(JNIEnv *jni, jthread thread) {
     (void)thread;
-    if (T.tracker == NULL) { close_thread_counter(); return; }
+    if (T.tracker == NULL) { thread_cpu_close(); return; }
     (*jni)->CallStaticVoidMethod(jni, T.tracker, T.thread_end);
     if ((*jni)->ExceptionCheck(jni)) (*jni)->ExceptionClear(jni);
-    close_thread_counter();
+    thread_cpu_close();
 }
 
 /* Every count since start-up: threads that ended, and the live ones' (each
@@ -433,6 +441,7 @@ static void stop(JNIEnv *jni) {
     tracker_agent_want(0, -1);
     if (T.vt_end)
         events_unwant(hprof_jvmti, EVENT_VIRTUAL_THREAD_END);
+    vthread_clock_stop();
 }
 
 static void status(char *line, size_t size) {

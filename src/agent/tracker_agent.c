@@ -116,13 +116,25 @@ static int32_t next_method_id(void *context, const bci_method_info *m) {
     return (n << 2) | (jdk ? 2 : 0) | ((m->flags & BCI_METHOD_SHORT) && !(m->flags & BCI_METHOD_LEAF) ? 1 : 0);
 }
 
+/* The classes that mount and unmount virtual threads (JDK 21+): their
+ * methods change what Thread.currentThread() returns halfway (mount()
+ * enters on the carrier and returns on the virtual thread, unmount() the
+ * other way round), so an entry and its exit would land on two threads'
+ * shadow stacks, and the frame left open on one of them took all the time
+ * after it (CPU TIME said 120,000 s for a 2 s run). They are the
+ * scheduler's, not the task's: not timed. The task's own frames are. */
+static int switches_threads(const char *name, size_t len) {
+    return (len == 23 && memcmp(name, "java/lang/VirtualThread", 23) == 0) ||
+           (len == 28 && memcmp(name, "jdk/internal/vm/Continuation", 28) == 0);
+}
+
 /* What the hook inserts into a class of this name (BCI_* bits; 0: nothing). */
 static unsigned what_for(const char *name, size_t len, int times, int allocations) {
     unsigned what = 0;
     if (len == 16 && memcmp(name, "java/lang/Object", 16) == 0) {
         if (allocations) what = BCI_OBJECT_INIT;
     } else {
-        if (times) what |= BCI_ENTRY_EXIT | BCI_COUNT_LEAVES;
+        if (times && !switches_threads(name, len)) what |= BCI_ENTRY_EXIT | BCI_COUNT_LEAVES;
         if (allocations) what |= BCI_NEWARRAY;
     }
     return what;
@@ -180,9 +192,9 @@ int tracker_jni_failed(JNIEnv *jni, const void *result, const char *what) {
  * lookup, which runs Java code, never happens inside the tracker. */
 static int bind_natives(JNIEnv *jni, jclass tracker, int say_why) {
     static const struct { const char *name, *sig; } natives[] = {
-        { "register", "([J)Z" }, { "cpuTime", "()J" }, { "cpuTimeOf", "(I)J" },
-        { "trace", "()I" }, { "retire", "([I[J[J[JII)V" }, { "allocated", "(Ljava/lang/Object;I)V" },
-        { "keysFullTrace", "()I" },
+        { "register", "(Ljava/lang/Thread;[J)Z" }, { "cpuTime", "()J" }, { "cpuTimeOf", "(I)J" },
+        { "trace", "(Ljava/lang/Thread;)I" }, { "retire", "([I[J[J[JII)V" }, { "allocated", "(Ljava/lang/Object;I)V" },
+        { "keysFullTrace", "()I" }, { "virtualCpuTime", "(Ljava/lang/Thread;)J" },
     };
     atomic_store(&tracker_linking, 1);
     int ok = 1;
@@ -190,12 +202,13 @@ static int bind_natives(JNIEnv *jni, jclass tracker, int say_why) {
         jmethodID m = (*jni)->GetStaticMethodID(jni, tracker, natives[i].name, natives[i].sig);
         if (tracker_jni_failed(jni, m, "finding a native of " TRACKER)) { ok = 0; break; }
         switch (i) {
-        case 0: (*jni)->CallStaticBooleanMethod(jni, tracker, m, NULL); break;
+        case 0: (*jni)->CallStaticBooleanMethod(jni, tracker, m, NULL, NULL); break;
         case 1: (*jni)->CallStaticLongMethod(jni, tracker, m); break;
         case 2: (*jni)->CallStaticLongMethod(jni, tracker, m, (jint)0); break;
-        case 3: (*jni)->CallStaticIntMethod(jni, tracker, m); break;
+        case 3: (*jni)->CallStaticIntMethod(jni, tracker, m, NULL); break;
         case 4: (*jni)->CallStaticVoidMethod(jni, tracker, m, NULL, NULL, NULL, NULL, (jint)0, (jint)0); break;
         case 5: (*jni)->CallStaticVoidMethod(jni, tracker, m, NULL, (jint)-1); break;
+        case 7: (*jni)->CallStaticLongMethod(jni, tracker, m, NULL); break;
         default: (*jni)->CallStaticIntMethod(jni, tracker, m); break;
         }
         if (!say_why && (*jni)->ExceptionCheck(jni)) { (*jni)->ExceptionClear(jni); ok = 0; break; }

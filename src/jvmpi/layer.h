@@ -51,8 +51,11 @@ extern JavaVM   *jvmpi_vm;        /* the real JavaVM */
 extern jvmtiEnv *jvmpi_jvmti;     /* the layer's own JVMTI environment */
 /* The JVMPI agent's library, as -agentpath named it. */
 const char *jvmpi_agent_library(void);
-/* The agent's NotifyEvent, or NULL before JVM_OnLoad set it. */
+/* The agent's NotifyEvent (nothing before JVM_OnLoad set it, nor after
+ * jvmpi_close_events but on the thread that called it). */
 void jvmpi_notify(JVMPI_Event *event);
+/* From now on, events only on the calling thread (which posts JVM_SHUT_DOWN). */
+void jvmpi_close_events(void);
 /* An event of this type on this thread, its specific part zeroed. */
 static inline JVMPI_Event jvmpi_event(jint type, JNIEnv *jni) {
     JVMPI_Event e;

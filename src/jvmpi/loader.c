@@ -32,7 +32,23 @@ static JavaVM wrapped_vm = &wrapped_functions;
 
 int jvmpi_failed(jvmtiError err, const char *what) { return jvmti_failed(err, what); }
 
+/* Set as JVM_SHUT_DOWN is posted: it is the last event. Agents clean up in
+ * it (close their files, free their tables), so an event after it, or
+ * beside it from another thread (a thread of the JVM or of the layer that
+ * ends at the same time), could meet freed memory. The thread that posts it
+ * goes on getting events: those the agent requests from its handler
+ * (RequestEvent answers synchronously). */
+static atomic_int closed;
+static _Thread_local int posting_shut_down;
+
+void jvmpi_close_events(void) {
+    posting_shut_down = 1;
+    atomic_store(&closed, 1);
+}
+
 void jvmpi_notify(JVMPI_Event *event) {
+    if (atomic_load_explicit(&closed, memory_order_relaxed) && !posting_shut_down)
+        return;
     void (*notify)(JVMPI_Event *) = jvmpi_interface.NotifyEvent;
     if (notify != NULL) notify(event);
 }

@@ -271,6 +271,7 @@ void jvmpi_translate_start(JNIEnv *jni) {
 
 void jvmpi_translate_finish(JNIEnv *jni) {
     jvmpi_gc_flush(jni);
+    jvmpi_close_events();
     if (jvmpi_enabled(JVMPI_EVENT_JVM_SHUT_DOWN)) jvmpi_post_bare(jni, JVMPI_EVENT_JVM_SHUT_DOWN);
 }
 

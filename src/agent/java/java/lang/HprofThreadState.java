@@ -36,49 +36,78 @@ final class HprofThreadState {
      * keys hold only the user's frames, their time includes the JDK's
      * callees. */
     final boolean service;
+    /* A virtual thread: its time is its own clock's (the carriers' CPU time
+     * while it was mounted, kept by the agent), not the carrier's page, which
+     * counts the other virtual threads the carrier ran. lastCpu: its last
+     * reading, for snapshots (taken on another thread). */
+    final boolean virtual;
+    volatile long lastCpu;
+    /* A carrier of virtual threads: the address of the CPU ns it spent running
+     * them (the agent adds each mount's at its unmount), which its own clock
+     * leaves out. 0 for other threads. */
+    final long lent;
 
     /* shadow stack */
     int epoch;                         /* HprofTracker.engaged when it was last used */
     int sp;
     int overflow;                      /* frames beyond MAX_DEPTH, not tracked */
-    int[] ids = new int[64];
-    long[] start = new long[64];       /* CPU ns at entry */
-    long[] child = new long[64];       /* CPU ns of finished callees */
-    boolean[] timedCallee = new boolean[64];   /* a callee of this frame was timed */
-    int[] acc = new int[64];           /* accumulator of the frame's key */
+    /* Small at first, grown as needed: a virtual thread has a state each,
+     * and most run one short task (100,000 of them at 6 KB each made the
+     * heap grow by hundreds of MB). */
+    int[] ids = new int[16];
+    long[] start = new long[16];       /* CPU ns at entry */
+    long[] child = new long[16];       /* CPU ns of finished callees */
+    boolean[] timedCallee = new boolean[16];   /* a callee of this frame was timed */
+    int[] acc = new int[16];           /* accumulator of the frame's key */
 
     /* accumulators: one per key (the ids of the top `depth` frames) */
     int nacc;
     boolean full;                      /* MAX_KEYS or MAX_KEY_IDS reached: new keys fold into fullAcc */
     int fullAcc;                       /* the accumulator of [unwalkable].tracker_keys_full */
-    int[] keyLen = new int[16];
-    int[] keyStart = new int[16];      /* key a is keys[keyStart[a] .. + keyLen[a]) */
+    int[] keyLen = new int[8];
+    int[] keyStart = new int[8];       /* key a is keys[keyStart[a] .. + keyLen[a]) */
     int keyUsed;
-    int[] keys = new int[64];
-    int[] serial = new int[16];
-    long[] count = new long[16];
-    long[] self = new long[16];
-    long[] total = new long[16];       /* CPU ns, callees included (cpu=old's time) */
-    int[] index = new int[64];         /* open addressing: accumulator + 1, 0 = empty */
+    int[] keys = new int[32];
+    int[] serial = new int[8];
+    long[] count = new long[8];
+    long[] self = new long[8];
+    long[] total = new long[8];        /* CPU ns, callees included (cpu=old's time) */
+    int[] index = new int[16];         /* open addressing: accumulator + 1, 0 = empty */
     /* keyOf's cache: [caller's accumulator, callee id, accumulator + 1] per
      * slot (0: empty), up to MAX_PAIRS slots (384 KB). */
     private static final int MAX_PAIRS = 1 << 15;
-    private int[] pairs = new int[3 * 256];
+    private int[] pairs = new int[3 * 16];
 
     /* clock */
     private int seq;
     private long anchorCpu, anchorWall;
 
-    HprofThreadState(Thread thread, long page, int tid, int depth, boolean service) {
+    HprofThreadState(Thread thread, long page, int tid, int depth, boolean service, boolean virtual, long lent) {
         this.thread = thread;
+        this.lent = lent;
         this.service = service;
+        this.virtual = virtual;
         this.page = page;
         this.tid = tid;
         this.depth = depth < 1 ? 1 : depth;
         this.seq = -1;
     }
 
-    private long now() {
+    /* Where JVMTI does not see the virtual thread (the JDK's code around its
+     * start and end), its clock stands still. */
+    long virtualNow() {
+        long c = HprofTracker.virtualCpuTime(thread);
+        if (c >= 0) lastCpu = c;
+        return lastCpu;
+    }
+
+    /** This thread's CPU time now, ns: on this thread only. */
+    long now() {
+        if (virtual) return virtualNow();
+        return lent == 0 ? ownNow() : ownNow() - U.getLongVolatile(null, lent);
+    }
+
+    private long ownNow() {
         long wall = System.nanoTime();
         if (page != 0 && U.getIntVolatile(null, page + 8) == seq)
             return anchorCpu + (wall - anchorWall);
@@ -215,7 +244,7 @@ final class HprofThreadState {
         int base = keyUsed, top = sp - 1;
         keyUsed += n;
         for (int k = 0; k < n; k++) keys[base + k] = ids[top - k];
-        serial[a] = HprofTracker.trace();
+        serial[a] = HprofTracker.nameOf(thread, keys, base, n);
         index[slot] = a + 1;
         if (nacc * 2 > index.length) rehash();
         return a;

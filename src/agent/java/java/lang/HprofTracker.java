@@ -14,6 +14,7 @@
  */
 package java.lang;
 
+import jdk.internal.misc.Unsafe;
 import jdk.internal.vm.annotation.DontInline;
 
 public final class HprofTracker {
@@ -30,7 +31,7 @@ public final class HprofTracker {
      * whole, so the lock-free lookup of a thread's own entry is always right. */
     private static volatile HprofThreadState[] table = new HprofThreadState[256];
     private static int used;                       /* live entries and tombstones */
-    private static final HprofThreadState TOMBSTONE = new HprofThreadState(null, 0, 0, 1, false);
+    private static final HprofThreadState TOMBSTONE = new HprofThreadState(null, 0, 0, 1, false, false, 0);
 
     /* Not inlined into the instrumented methods (HotSpot honours @DontInline in
      * java.base): inlined, the tracker would make every small method too big
@@ -113,7 +114,7 @@ public final class HprofTracker {
     static final long QUICK_NS = 1000;
 
     /* Per method id, shared by all threads without locks (a lost update only
-     * delays a decision); grown under the class lock, each array published
+     * delays a decision); grown under TABLE_LOCK, each array published
      * whole, so readers check each one's length. (No holder class: the boot
      * loader could not find it, only the classes the agent defines exist.) */
     private static volatile byte[] mode = new byte[1 << 12];
@@ -140,13 +141,44 @@ public final class HprofTracker {
         if (n >= LEARN_CALLS) m[id] = total / n < QUICK_NS ? COUNT_ONLY : TIMED;
     }
 
-    private static synchronized void growLearn(int id) {
-        int n = mode.length;
-        if (id < n && id < learnCalls.length && id < learnNs.length) return;
-        while (n <= id) n *= 2;
-        long[] t = new long[n]; System.arraycopy(learnNs, 0, t, 0, learnNs.length); learnNs = t;
-        int[] c = new int[n]; System.arraycopy(learnCalls, 0, c, 0, learnCalls.length); learnCalls = c;
-        byte[] m = new byte[n]; System.arraycopy(mode, 0, m, 0, mode.length); mode = m;
+    private static void growLearn(int id) {
+        lock(TABLE_LOCK);
+        try {
+            int n = mode.length;
+            if (id < n && id < learnCalls.length && id < learnNs.length) return;
+            while (n <= id) n *= 2;
+            long[] t = new long[n]; System.arraycopy(learnNs, 0, t, 0, learnNs.length); learnNs = t;
+            int[] c = new int[n]; System.arraycopy(learnCalls, 0, c, 0, learnCalls.length); learnCalls = c;
+            byte[] m = new byte[n]; System.arraycopy(mode, 0, m, 0, mode.length); mode = m;
+        } finally {
+            unlock(TABLE_LOCK);
+        }
+    }
+
+    /* ---- the tracker's locks ----
+     * Spin locks, not monitors. A virtual thread that blocks on a monitor
+     * (JDK 24 and later) unmounts, and its carrier goes on running the
+     * JDK's scheduler code, instrumented like any, which comes back here:
+     * with monitors, a carrier blocked on the tracker's lock while the
+     * virtual thread to be handed the lock waited for a carrier, and the
+     * JVM hung (100,000 virtual threads under cpu=times, JDK 25; the main
+     * thread waiting in awaitTermination forever). Nothing between lock()
+     * and unlock() blocks or unmounts, so a waiter spins only while the
+     * holder runs its few instructions. Natives only (Unsafe's CAS and
+     * volatile accesses): this code must call nothing instrumented. */
+    private static final Unsafe U = Unsafe.getUnsafe();
+    /* A lock is an instance of this class (the agent defines no other), its word lockWord. */
+    private volatile int lockWord;
+    private static final long LOCK_WORD = U.objectFieldOffset(HprofTracker.class, "lockWord");
+    /* TABLE_LOCK guards the thread table and the learning arrays' growth; NAMES_LOCK the key names. */
+    private static final HprofTracker TABLE_LOCK = new HprofTracker(), NAMES_LOCK = new HprofTracker();
+
+    private static void lock(HprofTracker l) {
+        while (U.getIntVolatile(l, LOCK_WORD) != 0 || !U.compareAndSetInt(l, LOCK_WORD, 0, 1)) { }
+    }
+
+    private static void unlock(HprofTracker l) {
+        U.putIntVolatile(l, LOCK_WORD, 0);
     }
 
     /* The calling thread's state; its shadow stack is emptied when counting
@@ -167,10 +199,12 @@ public final class HprofTracker {
     }
 
     private static HprofThreadState create(Thread t) {
-        long[] info = new long[3];
-        if (!register(info)) return null;
-        HprofThreadState s = new HprofThreadState(t, info[0], (int) info[1], depth, info[2] != 0);
-        synchronized (HprofTracker.class) {
+        long[] info = new long[5];
+        if (!register(t, info)) return null;
+        HprofThreadState s = new HprofThreadState(t, info[0], (int) info[1], depth, info[2] != 0, info[3] != 0,
+                                                  info[4]);
+        lock(TABLE_LOCK);
+        try {
             HprofThreadState[] tab = table;
             if ((used + 1) * 2 > tab.length) {
                 int live = 0;
@@ -186,6 +220,8 @@ public final class HprofTracker {
             put(tab, s);
             used++;
             table = tab;
+        } finally {
+            unlock(TABLE_LOCK);
         }
         return s;
     }
@@ -200,18 +236,21 @@ public final class HprofTracker {
     /** Called by the agent (ThreadEnd, on the ending thread): hand the totals over. */
     static void threadEnd() {
         Thread t = Thread.currentThread();
-        synchronized (HprofTracker.class) {
+        lock(TABLE_LOCK);
+        try {
             HprofThreadState[] tab = table;
             int mask = tab.length - 1;
             for (int i = System.identityHashCode(t) & mask; tab[i] != null; i = (i + 1) & mask) {
                 HprofThreadState s = tab[i];
                 if (s.thread == t) {
-                    s.closeOpenFrames(cpuTime());
+                    s.closeOpenFrames(s.now());
                     retire(s.serial, s.count, s.self, s.total, s.nacc, s.tid);
                     tab[i] = TOMBSTONE;
                     return;
                 }
             }
+        } finally {
+            unlock(TABLE_LOCK);
         }
     }
 
@@ -221,7 +260,8 @@ public final class HprofTracker {
      * total cpu ns] quadruples (trace 0: keys the agent could not name).
      */
     static long[] snapshot() {
-        synchronized (HprofTracker.class) {
+        lock(TABLE_LOCK);
+        try {
             HprofThreadState[] tab = table;
             int n = 0;
             for (HprofThreadState s : tab) if (s != null && s != TOMBSTONE) n += s.nacc;
@@ -229,26 +269,134 @@ public final class HprofTracker {
             int k = 0;
             for (HprofThreadState s : tab) {
                 if (s == null || s == TOMBSTONE) continue;
-                k = s.snapshotInto(out, k, cpuTimeOf(s.tid));
+                /* A virtual thread's clock is read on itself only: its open
+                 * calls count up to its last reading. */
+                k = s.snapshotInto(out, k, s.virtual ? s.lastCpu
+                                           : s.lent == 0 ? cpuTimeOf(s.tid)
+                                           : cpuTimeOf(s.tid) - U.getLongVolatile(null, s.lent));
             }
             if (k == out.length) return out;
             long[] trimmed = new long[k];
             System.arraycopy(out, 0, trimmed, 0, k);
             return trimmed;
+        } finally {
+            unlock(TABLE_LOCK);
         }
+    }
+
+    /* ---- key names shared by all threads ---- */
+
+    /** thread=n: a key's name (its trace) does not depend on the thread, so
+     *  a key named once, by a walk of the stack that made it, is named so
+     *  for every thread. Without this, each thread walked its stack again
+     *  for every key it made: a virtual thread runs one task, so 100,000
+     *  of them made 100,000 times the same few walks (a 9x slowdown of the
+     *  work itself on JDK 25). Set by the agent before counting starts. */
+    static boolean shareNames;
+    private static final int MAX_NAMES = 1 << 20;
+    private static final int MAX_NAME_IDS = 1 << 22;     /* 16 MB of ids at most */
+    private static int names;                              /* keys named */
+    private static int nameIdsUsed;
+    private static int[] nameIds = new int[256];           /* key k is nameIds[nameStart[k] .. + nameLen[k]) */
+    private static int[] nameStart = new int[64], nameLen = new int[64], nameSerial = new int[64];
+    private static int[] nameIndex = new int[128];         /* open addressing: k + 1, 0 = empty */
+
+    private static int nameHash(int[] key, int base, int n) {
+        int h = n;
+        for (int k = 0; k < n; k++) h = h * 0x9E3779B1 + key[base + k];
+        return h ^ (h >>> 15);
+    }
+
+    /* The slot of this key in nameIndex: its entry, or the empty slot where it goes. NAMES held. */
+    private static int nameSlot(int[] key, int base, int n, int h) {
+        int mask = nameIndex.length - 1;
+        for (int i = h & mask; ; i = (i + 1) & mask) {
+            int e = nameIndex[i];
+            if (e == 0) return i;
+            int a = e - 1;
+            if (nameLen[a] != n) continue;
+            int s = nameStart[a], k = 0;
+            while (k < n && nameIds[s + k] == key[base + k]) k++;
+            if (k == n) return i;
+        }
+    }
+
+    /** The trace serial of the key key[base .. base + n), which the calling
+     *  thread's stack has on top now: named by a walk of that stack, the
+     *  first time any thread made the key (thread=n). */
+    static int nameOf(Thread t, int[] key, int base, int n) {
+        if (!shareNames) return trace(t);
+        int h = nameHash(key, base, n);
+        lock(NAMES_LOCK);
+        try {
+            int e = nameIndex[nameSlot(key, base, n, h)];
+            if (e != 0) return nameSerial[e - 1];
+        } finally {
+            unlock(NAMES_LOCK);
+        }
+        int serial = trace(t);                /* outside the lock: a stack walk */
+        if (serial == 0) return 0;            /* not named now: not kept */
+        lock(NAMES_LOCK);
+        try {
+            int i = nameSlot(key, base, n, h);
+            if (nameIndex[i] != 0) return nameSerial[nameIndex[i] - 1];   /* named meanwhile */
+            if (names >= MAX_NAMES || nameIdsUsed > MAX_NAME_IDS - n) return serial;
+            if (names == nameLen.length) {
+                int m = names * 2;
+                int[] a = new int[m], b = new int[m], c = new int[m];
+                System.arraycopy(nameStart, 0, a, 0, names);
+                System.arraycopy(nameLen, 0, b, 0, names);
+                System.arraycopy(nameSerial, 0, c, 0, names);
+                nameStart = a; nameLen = b; nameSerial = c;
+            }
+            if (nameIdsUsed + n > nameIds.length) {
+                int m = nameIds.length * 2;
+                while (m < nameIdsUsed + n) m *= 2;
+                int[] a = new int[m];
+                System.arraycopy(nameIds, 0, a, 0, nameIdsUsed);
+                nameIds = a;
+            }
+            int k = names++;
+            nameStart[k] = nameIdsUsed;
+            nameLen[k] = n;
+            nameSerial[k] = serial;
+            System.arraycopy(key, base, nameIds, nameIdsUsed, n);
+            nameIdsUsed += n;
+            nameIndex[i] = k + 1;
+            if (names * 2 > nameIndex.length) {
+                int[] bigger = new int[nameIndex.length * 2];
+                int mask = bigger.length - 1;
+                for (int a = 0; a < names; a++) {
+                    int j = nameHash(nameIds, nameStart[a], nameLen[a]) & mask;
+                    while (bigger[j] != 0) j = (j + 1) & mask;
+                    bigger[j] = a + 1;
+                }
+                nameIndex = bigger;
+            }
+        } finally {
+            unlock(NAMES_LOCK);
+        }
+        return serial;
     }
 
     /* Natives, registered by the agent when it defines this class. */
     /** Sets up the calling thread: info[0] = address of its perf_event
      *  page (0 if none), info[1] = its kernel thread id, info[2] = 1 if it
-     *  is one of the JVM's service threads. False: not now. */
-    private static native boolean register(long[] info);
+     *  is one of the JVM's service threads, info[3] = 1 if it is a virtual
+     *  thread timed by its own clock, info[4] = the address of the CPU ns
+     *  it lent, as a carrier, to virtual threads (0 if none). False: not now. */
+    private static native boolean register(Thread t, long[] info);
     /** CPU time of the calling thread, ns (CLOCK_THREAD_CPUTIME_ID). */
     static native long cpuTime();
+    /** Virtual thread t's own CPU time, ns (its carriers' while it was
+     *  mounted), read on t; -1 while JVMTI does not see it alive. */
+    static native long virtualCpuTime(Thread t);
     /** CPU time of thread `tid` of this process, ns. */
     static native long cpuTimeOf(int tid);
-    /** The trace serial of the calling thread's stack (tracker frames skipped). */
-    static native int trace();
+    /** The trace serial of the calling thread's stack (tracker frames
+     *  skipped), t being Thread.currentThread(); 0 where JVMTI sees another
+     *  thread (a virtual thread's carrier, around its mounts). */
+    static native int trace(Thread t);
     /** The key of [unwalkable].tracker_keys_full: a thread's keys are full. */
     static native int keysFullTrace();
     /** heap=sites: record one allocation (its site, and a tag to see it die). */

@@ -1,0 +1,172 @@
+/* vthread_clock: see vthread_clock.h. */
+#include "vthread_clock.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../cpu/thread_cpu.h"
+#include "jvmti_support.h"
+
+/* One virtual thread's clock. Only events and calls on that virtual thread
+ * touch it, and it runs on one carrier at a time: no lock. */
+typedef struct vthread_time {
+    jlong spent;                 /* CPU ns of its mounts that ended */
+    jlong mounted_at;            /* the carrier's CPU ns at its mount; -1 while unmounted */
+} vthread_time;
+
+/* The storage of a virtual thread that ended: code it runs after its
+ * VirtualThreadEnd (the JDK's clean-up in VirtualThread.run) is not its own. */
+static vthread_time ended;
+
+static struct {
+    jvmtiEnv *env;               /* this module's: its thread-local storage holds the clocks */
+    jclass    virtual_class;     /* java.lang.VirtualThread (global reference) */
+    int       on;
+} clocks;
+
+/* CPU ns this OS thread, a carrier, spent running virtual threads
+ * (between their mounts and unmounts): theirs, not the carrier's. */
+static __thread jlong lent_to_virtual_threads;
+
+jlong *vthread_clock_lent_word(void)
+{
+    return &lent_to_virtual_threads;
+}
+
+/* The calling OS thread's (the carrier's) CPU time, ns. */
+static jlong carrier_cpu(void)
+{
+    return (jlong)thread_cpu_now();
+}
+
+static vthread_time *clock_of(jthread vthread)
+{
+    void *data = NULL;
+    if ((*clocks.env)->GetThreadLocalStorage(clocks.env, vthread, &data) != JVMTI_ERROR_NONE)
+        return NULL;
+    return data;
+}
+
+/* Extension events: (jvmtiEnv *, JNIEnv *, jthread virtual_thread). */
+static void JNICALL on_mount(jvmtiEnv *jvmti, ...)
+{
+    va_list ap;
+    va_start(ap, jvmti);
+    (void)va_arg(ap, JNIEnv *);
+    jthread vthread = va_arg(ap, jthread);
+    va_end(ap);
+    vthread_time *t = vthread ? clock_of(vthread) : NULL;
+    if (t && t != &ended)
+        t->mounted_at = carrier_cpu();
+}
+
+static void JNICALL on_unmount(jvmtiEnv *jvmti, ...)
+{
+    va_list ap;
+    va_start(ap, jvmti);
+    (void)va_arg(ap, JNIEnv *);
+    jthread vthread = va_arg(ap, jthread);
+    va_end(ap);
+    vthread_time *t = vthread ? clock_of(vthread) : NULL;
+    if (t && t != &ended && t->mounted_at >= 0) {
+        jlong span = carrier_cpu() - t->mounted_at;
+        t->spent += span;
+        t->mounted_at = -1;
+        /* Read by the carrier's tracker state (a plain volatile read in Java). */
+        __atomic_store_n(&lent_to_virtual_threads, lent_to_virtual_threads + span, __ATOMIC_RELEASE);
+    }
+}
+
+int vthread_clock_start(JavaVM *vm, JNIEnv *jni)
+{
+    if (clocks.env == NULL) {
+        jclass vt = (*jni)->FindClass(jni, "java/lang/VirtualThread");
+        if (vt == NULL) {                   /* JDK 17: no virtual threads */
+            (*jni)->ExceptionClear(jni);
+            return -1;
+        }
+        jvmtiEnv *env = NULL;
+        jvmtiCapabilities potential, caps;
+        memset(&caps, 0, sizeof caps);
+        if ((*vm)->GetEnv(vm, (void **)&env, JVMTI_VERSION_1_2) != JNI_OK) {
+            (*jni)->DeleteLocalRef(jni, vt);
+            return -1;
+        }
+        if (jvmti_failed((*env)->GetPotentialCapabilities(env, &potential), "GetPotentialCapabilities") ||
+            !jvmti_want_virtual_threads(&potential, &caps) ||
+            jvmti_failed((*env)->AddCapabilities(env, &caps), "AddCapabilities (virtual-thread clocks)")) {
+            (*env)->DisposeEnvironment(env);
+            (*jni)->DeleteLocalRef(jni, vt);
+            return -1;
+        }
+        clocks.virtual_class = (*jni)->NewGlobalRef(jni, vt);
+        (*jni)->DeleteLocalRef(jni, vt);
+        clocks.env = env;
+    }
+    if (clocks.on)
+        return 0;
+    if (jvmti_mount_events_on(clocks.env, (jvmtiExtensionEvent)on_mount, (jvmtiExtensionEvent)on_unmount) != 0) {
+        fprintf(stderr, "hprof: warning: cpu=times: this JVM does not tell when a virtual thread is mounted "
+                "(no VirtualThreadMount event): a virtual thread's time is its carrier's, other virtual "
+                "threads' included\n");
+        return -1;
+    }
+    clocks.on = 1;
+    return 0;
+}
+
+void vthread_clock_stop(void)
+{
+    if (clocks.on)
+        jvmti_mount_events_off(clocks.env);
+    clocks.on = 0;
+}
+
+int vthread_clock_is_virtual(JNIEnv *jni, jthread thread)
+{
+    return clocks.virtual_class != NULL && thread != NULL &&
+           (*jni)->IsInstanceOf(jni, thread, clocks.virtual_class) == JNI_TRUE;
+}
+
+int vthread_clock_live(jthread vthread)
+{
+    void *data = NULL;
+    return clocks.env != NULL &&
+           (*clocks.env)->GetThreadLocalStorage(clocks.env, vthread, &data) == JVMTI_ERROR_NONE && data != &ended;
+}
+
+jlong vthread_clock_now(jthread vthread)
+{
+    if (!clocks.on)
+        return -1;
+    void *data = NULL;
+    if ((*clocks.env)->GetThreadLocalStorage(clocks.env, vthread, &data) != JVMTI_ERROR_NONE || data == &ended)
+        return -1;
+    vthread_time *t = data;
+    jlong now = carrier_cpu();
+    if (t == NULL) {
+        /* Its first reading: it is mounted now, and its time starts here. */
+        t = malloc(sizeof *t);
+        if (t == NULL)
+            return -1;
+        t->spent = 0;
+        t->mounted_at = now;
+        if ((*clocks.env)->SetThreadLocalStorage(clocks.env, vthread, t) != JVMTI_ERROR_NONE) {
+            free(t);
+            return -1;
+        }
+    }
+    return t->spent + (t->mounted_at >= 0 ? now - t->mounted_at : 0);
+}
+
+void vthread_clock_end(jthread vthread)
+{
+    if (clocks.env == NULL)
+        return;
+    vthread_time *t = clock_of(vthread);
+    if ((*clocks.env)->SetThreadLocalStorage(clocks.env, vthread, &ended) == JVMTI_ERROR_NONE && t != &ended)
+        free(t);
+}
