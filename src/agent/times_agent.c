@@ -131,7 +131,7 @@ JNIEXPORT jlong JNICALL Java_java_lang_HprofTracker_cpuTime(JNIEnv *jni, jclass 
 JNIEXPORT jlong JNICALL Java_java_lang_HprofTracker_virtualCpuTime(JNIEnv *jni, jclass cls, jthread thread) {
     (void)jni; (void)cls;
     if (atomic_load(&tracker_linking) || thread == NULL) return -1;
-    return vthread_clock_now(thread);
+    return vthread_clock_now(jni, thread);
 }
 
 JNIEXPORT jlong JNICALL Java_java_lang_HprofTracker_cpuTimeOf(JNIEnv *jni, jclass cls, jint tid) {

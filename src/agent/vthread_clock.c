@@ -138,23 +138,30 @@ int vthread_clock_live(jthread vthread)
            (*clocks.env)->GetThreadLocalStorage(clocks.env, vthread, &data) == JVMTI_ERROR_NONE && data != &ended;
 }
 
-jlong vthread_clock_now(jthread vthread)
+jlong vthread_clock_now(JNIEnv *jni, jthread vthread)
 {
     if (!clocks.on)
         return -1;
+    /* The current thread's storage (NULL): HotSpot reads it directly, where
+     * naming the thread costs a handshake-safe look-up on every call. It is
+     * the virtual thread's while JVMTI sees it mounted; around its mounts
+     * JVMTI's current thread is the carrier, whose storage here is always
+     * empty: that is checked before a clock is made. */
     void *data = NULL;
-    if ((*clocks.env)->GetThreadLocalStorage(clocks.env, vthread, &data) != JVMTI_ERROR_NONE || data == &ended)
+    if ((*clocks.env)->GetThreadLocalStorage(clocks.env, NULL, &data) != JVMTI_ERROR_NONE || data == &ended)
         return -1;
     vthread_time *t = data;
     jlong now = carrier_cpu();
     if (t == NULL) {
+        if (!jvmti_is_current(jni, vthread))
+            return -1;
         /* Its first reading: it is mounted now, and its time starts here. */
         t = malloc(sizeof *t);
         if (t == NULL)
             return -1;
         t->spent = 0;
         t->mounted_at = now;
-        if ((*clocks.env)->SetThreadLocalStorage(clocks.env, vthread, t) != JVMTI_ERROR_NONE) {
+        if ((*clocks.env)->SetThreadLocalStorage(clocks.env, NULL, t) != JVMTI_ERROR_NONE) {
             free(t);
             return -1;
         }

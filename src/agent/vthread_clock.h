@@ -34,7 +34,7 @@ int   vthread_clock_is_virtual(JNIEnv *jni, jthread thread);
 int   vthread_clock_live(jthread vthread);
 /* A virtual thread's CPU time, ns, read on itself; -1 if it has no clock
  * now (the clocks are off, or JVMTI does not see it alive). */
-jlong vthread_clock_now(jthread vthread);
+jlong vthread_clock_now(JNIEnv *jni, jthread vthread);
 /* A virtual thread ends (on itself): its clock is freed, and it is marked
  * ended. */
 void  vthread_clock_end(jthread vthread);
