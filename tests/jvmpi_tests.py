@@ -515,20 +515,35 @@ def make_tests(Fail, Skip, asan_env=None):
 
     # ------------------------------------------------------------ hprof dump / reset
 
-    def t_commands(ctx):
-        build_agents()
+    def start_idle(ctx, agent_spec=None):
+        """JvmpiCalls idle (with the layer running agent_spec, or no agent),
+        READY; returns (the JVM, build/hprof, its environment, the file
+        whose creation stops the JVM)."""
         hprof = os.path.join(BUILD, "hprof")
         if subprocess.run(["make", "-C", ROOT, "build/hprof"], capture_output=True).returncode != 0:
             raise Fail("make build/hprof failed")
-        out, stop = ctx.path("requests.txt"), ctx.path("stop")
+        stop = ctx.path("stop")
         if os.path.exists(stop):
             os.remove(stop)
-        cmd = ctx.java_cmd("JvmpiCalls", ["idle"], agent=agent("request_logger") + "=out=" + out,
-                           agent_path=LAYER, jvm=["-Djvmpi.stop=" + stop])
+        cmd = ctx.java_cmd("JvmpiCalls", ["idle"], agent=agent_spec, agent_path=LAYER if agent_spec else None,
+                           jvm=["-Djvmpi.stop=" + stop])
         env = dict(os.environ)
         env.pop("HPROF_AGENT", None)
         with open(ctx.path("idle.stdout"), "wb") as fo, open(ctx.path("idle.stderr"), "wb") as fe:
             jvm = subprocess.Popen(cmd, stdout=fo, stderr=fe, stdin=subprocess.DEVNULL, cwd=ctx.out)
+        deadline = time.time() + 30
+        while "READY" not in open(ctx.path("idle.stdout")).read():
+            if jvm.poll() is not None or time.time() > deadline:
+                jvm.kill()
+                jvm.wait()
+                raise Fail("the JVM did not start: %s" % open(ctx.path("idle.stderr")).read()[-300:])
+            time.sleep(0.05)
+        return jvm, hprof, env, stop
+
+    def t_commands(ctx):
+        build_agents()
+        out = ctx.path("requests.txt")
+        jvm, hprof, env, stop = start_idle(ctx, agent("request_logger") + "=out=" + out)
         tools = []
 
         def tool(*args):
@@ -538,11 +553,6 @@ def make_tests(Fail, Skip, asan_env=None):
             return r
 
         try:
-            deadline = time.time() + 30
-            while "READY" not in open(ctx.path("idle.stdout")).read():
-                if jvm.poll() is not None or time.time() > deadline:
-                    raise Fail("the JVM did not start: %s" % open(ctx.path("idle.stderr")).read()[-300:])
-                time.sleep(0.05)
             problems = []
             for args, rc, text in ((["dump"], 0, "DATA_DUMP_REQUEST posted to the JVMPI agent"),
                                    (["reset"], 0, "DATA_RESET_REQUEST posted to the JVMPI agent"),
@@ -581,23 +591,8 @@ def make_tests(Fail, Skip, asan_env=None):
 
     def t_attach_refused(ctx):
         """libjvmpi.so into a running JVM without it: refused with the reason, the JVM unharmed."""
-        hprof = os.path.join(BUILD, "hprof")
-        if subprocess.run(["make", "-C", ROOT, "build/hprof"], capture_output=True).returncode != 0:
-            raise Fail("make build/hprof failed")
-        stop = ctx.path("stop")
-        if os.path.exists(stop):
-            os.remove(stop)
-        cmd = ctx.java_cmd("JvmpiCalls", ["idle"], jvm=["-Djvmpi.stop=" + stop])
-        env = dict(os.environ)
-        env.pop("HPROF_AGENT", None)
-        with open(ctx.path("idle.stdout"), "wb") as fo, open(ctx.path("idle.stderr"), "wb") as fe:
-            jvm = subprocess.Popen(cmd, stdout=fo, stderr=fe, stdin=subprocess.DEVNULL, cwd=ctx.out)
+        jvm, hprof, env, stop = start_idle(ctx)
         try:
-            deadline = time.time() + 30
-            while "READY" not in open(ctx.path("idle.stdout")).read():
-                if jvm.poll() is not None or time.time() > deadline:
-                    raise Fail("the JVM did not start: %s" % open(ctx.path("idle.stderr")).read()[-300:])
-                time.sleep(0.05)
             r = subprocess.run([hprof, "attach", "--agent", LAYER, str(jvm.pid)], capture_output=True, text=True,
                                env=env, timeout=60, stdin=subprocess.DEVNULL)
             with open(ctx.path("attach.txt"), "w") as f:

@@ -50,16 +50,23 @@ static vthread_time *clock_of(jthread vthread)
     return data;
 }
 
-/* Extension events: (jvmtiEnv *, JNIEnv *, jthread virtual_thread). */
+/* Extension events are called as jvmtiExtensionEvent, a variadic type:
+ * (jvmtiEnv *, JNIEnv *, jthread virtual_thread). Its clock, if it has one. */
+static vthread_time *clock_of_event(va_list ap)
+{
+    (void)va_arg(ap, JNIEnv *);
+    jthread vthread = va_arg(ap, jthread);
+    vthread_time *t = vthread ? clock_of(vthread) : NULL;
+    return t != &ended ? t : NULL;
+}
+
 static void JNICALL on_mount(jvmtiEnv *jvmti, ...)
 {
     va_list ap;
     va_start(ap, jvmti);
-    (void)va_arg(ap, JNIEnv *);
-    jthread vthread = va_arg(ap, jthread);
+    vthread_time *t = clock_of_event(ap);
     va_end(ap);
-    vthread_time *t = vthread ? clock_of(vthread) : NULL;
-    if (t && t != &ended)
+    if (t)
         t->mounted_at = carrier_cpu();
 }
 
@@ -67,11 +74,9 @@ static void JNICALL on_unmount(jvmtiEnv *jvmti, ...)
 {
     va_list ap;
     va_start(ap, jvmti);
-    (void)va_arg(ap, JNIEnv *);
-    jthread vthread = va_arg(ap, jthread);
+    vthread_time *t = clock_of_event(ap);
     va_end(ap);
-    vthread_time *t = vthread ? clock_of(vthread) : NULL;
-    if (t && t != &ended && t->mounted_at >= 0) {
+    if (t && t->mounted_at >= 0) {
         jlong span = carrier_cpu() - t->mounted_at;
         t->spent += span;
         t->mounted_at = -1;
