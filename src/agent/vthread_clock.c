@@ -28,8 +28,12 @@ static struct {
 } clocks;
 
 /* CPU ns this OS thread, a carrier, spent running virtual threads
- * (between their mounts and unmounts): theirs, not the carrier's. */
+ * (between their mounts and unmounts): theirs, not the carrier's. Every
+ * virtual thread's span counts, with a clock or not (one running since
+ * before an attach has none until it calls instrumented code). */
 static __thread jlong lent_to_virtual_threads;
+/* The carrier's CPU ns at the mount of the virtual thread it runs; -1 if none. */
+static __thread jlong carrier_mounted_at = -1;
 
 jlong *vthread_clock_lent_word(void)
 {
@@ -66,8 +70,9 @@ static void JNICALL on_mount(jvmtiEnv *jvmti, ...)
     va_start(ap, jvmti);
     vthread_time *t = clock_of_event(ap);
     va_end(ap);
+    carrier_mounted_at = carrier_cpu();
     if (t)
-        t->mounted_at = carrier_cpu();
+        t->mounted_at = carrier_mounted_at;
 }
 
 static void JNICALL on_unmount(jvmtiEnv *jvmti, ...)
@@ -76,12 +81,16 @@ static void JNICALL on_unmount(jvmtiEnv *jvmti, ...)
     va_start(ap, jvmti);
     vthread_time *t = clock_of_event(ap);
     va_end(ap);
+    jlong now = carrier_cpu();
     if (t && t->mounted_at >= 0) {
-        jlong span = carrier_cpu() - t->mounted_at;
-        t->spent += span;
+        t->spent += now - t->mounted_at;
         t->mounted_at = -1;
+    }
+    if (carrier_mounted_at >= 0) {
         /* Read by the carrier's tracker state (a plain volatile read in Java). */
-        __atomic_store_n(&lent_to_virtual_threads, lent_to_virtual_threads + span, __ATOMIC_RELEASE);
+        __atomic_store_n(&lent_to_virtual_threads, lent_to_virtual_threads + (now - carrier_mounted_at),
+                         __ATOMIC_RELEASE);
+        carrier_mounted_at = -1;
     }
 }
 
