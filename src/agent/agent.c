@@ -846,10 +846,19 @@ static int any_tick(void)
 
 static void finish_run(JNIEnv *jni);
 
+/* Set on the agent thread (orchestrator_own_thread). */
+static _Thread_local int on_agent_thread;
+
+int orchestrator_own_thread(void)
+{
+    return on_agent_thread;
+}
+
 static void JNICALL agent_thread(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 {
     (void)jvmti;
     (void)arg;
+    on_agent_thread = 1;
     int net_waiting = 0;
     pthread_mutex_lock(&agent.lock);
     while (!agent.thread_stop) {

@@ -54,6 +54,10 @@ jint orchestrator_load(const agent_product *product, JavaVM *vm, const char *opt
  * in a running JVM), later ones carry a command. */
 jint orchestrator_attach(const agent_product *product, JavaVM *vm, const char *options);
 
+/* Is the calling thread the orchestrator's agent thread? (It ends as the VM
+ * ends, beside the last dump.) */
+int orchestrator_own_thread(void);
+
 /* A line for the user: to the running command's reply (the `hprof`
  * command prints it), else to the JVM's standard error. For collectors
  * whose work is an answer (the JVMPI layer's dump and reset). */
