@@ -22,14 +22,12 @@
 #include "collector.h"
 
 #include <errno.h>
-#include <linux/perf_event.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -121,12 +119,9 @@ JNIEXPORT jboolean JNICALL Java_java_lang_HprofTracker_register(JNIEnv *jni, jcl
 
 JNIEXPORT jlong JNICALL Java_java_lang_HprofTracker_cpuTime(JNIEnv *jni, jclass cls) {
     (void)jni; (void)cls;
-    struct timespec ts;
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
-    return (jlong)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    return (jlong)thread_cpu_exact();
 }
 
-/* Linux's clock id for another thread's CPU clock (CPUCLOCK_SCHED, per thread). */
 /* A virtual thread's own CPU time (vthread_clock.h): not its carrier's. */
 JNIEXPORT jlong JNICALL Java_java_lang_HprofTracker_virtualCpuTime(JNIEnv *jni, jclass cls, jthread thread) {
     (void)jni; (void)cls;
@@ -134,6 +129,7 @@ JNIEXPORT jlong JNICALL Java_java_lang_HprofTracker_virtualCpuTime(JNIEnv *jni, 
     return vthread_clock_now(jni, thread);
 }
 
+/* Linux's clock id for another thread's CPU clock (CPUCLOCK_SCHED, per thread). */
 JNIEXPORT jlong JNICALL Java_java_lang_HprofTracker_cpuTimeOf(JNIEnv *jni, jclass cls, jint tid) {
     (void)jni; (void)cls;
     struct timespec ts;

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../cpu/thread_cpu.h"
 #include "jvmti_support.h"
