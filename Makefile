@@ -16,7 +16,7 @@ PURE_SRC  = src/core/keytab.c src/core/idmap.c src/core/tables.c src/core/trace_
             src/cpu/sample_queue.c src/cpu/cpu_collector.c src/cpu/times_table.c \
             src/output/text_writer.c src/output/old_prof_writer.c src/output/profile_outputs.c src/output/output_file.c src/output/hprof_binary.c \
             src/output/net_sink.c src/output/net_report.c \
-            src/monitor/monitor_table.c src/monitor/deadlock.c src/monitor/vthread_pending.c src/heap/site_table.c $(BCI_SRC) \
+            src/monitor/monitor_table.c src/monitor/deadlock.c src/monitor/vthread_pending.c src/heap/site_table.c src/heap/object_store.c $(BCI_SRC) \
             $(PROFILE_SRC)
 # The profile model and the writers over it (pprof, flame graph, collapsed):
 # pure C, shared by the agent and build/hprof. The flame graph page's script
@@ -121,13 +121,19 @@ build/asan/libhprof.so: build/.jdk-ok $(AGENT_SRC) $(HEADERS) Makefile
 	$(CC) $(BASE) $(SAN_FLAGS) $(JNI_CFLAGS) \
 	    -fvisibility=hidden -shared -o $@ $(AGENT_SRC) -lpthread -lrt -ldl -lm -lz
 
-unit: build/unit/unit_tests build/asan/unit_tests
+unit: build/unit/unit_tests build/asan/unit_tests build/tsan/unit_tests
 build/unit/unit_tests: $(PURE_SRC) $(CLI_SRC) $(READER_SRC) $(ANALYSIS_SRC) $(UNIT_SRC) $(HEADERS) Makefile
 	@mkdir -p build/unit
 	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ $(PURE_SRC) $(CLI_SRC) $(READER_SRC) $(ANALYSIS_SRC) $(UNIT_SRC) -lpthread -lm -lz
 build/asan/unit_tests: $(PURE_SRC) $(CLI_SRC) $(READER_SRC) $(ANALYSIS_SRC) $(UNIT_SRC) $(HEADERS) Makefile
 	@mkdir -p build/asan
 	$(CC) $(BASE) $(SAN_FLAGS) -Isrc -o $@ $(PURE_SRC) $(CLI_SRC) $(READER_SRC) $(ANALYSIS_SRC) $(UNIT_SRC) -lpthread -lm -lz
+
+# ThreadSanitizer: the lock-free and multi-threaded parts (object store,
+# site table, sample queue) under real threads.
+build/tsan/unit_tests: $(PURE_SRC) $(CLI_SRC) $(READER_SRC) $(ANALYSIS_SRC) $(UNIT_SRC) $(HEADERS) Makefile
+	@mkdir -p build/tsan
+	$(CC) $(BASE) -g -O1 -fsanitize=thread -Isrc -o $@ $(PURE_SRC) $(CLI_SRC) $(READER_SRC) $(ANALYSIS_SRC) $(UNIT_SRC) -lpthread -lm -lz
 
 demo: build/libhprof.so build/hprof
 	@demo/run

@@ -7,7 +7,7 @@
     tests/run.py --list          # list test names
 
 Steps: `make -C <root>` (the agent), `make -C <root> unit` and the C unit test
-binaries build/unit/unit_tests and build/asan/unit_tests, javac of
+binaries build/unit/unit_tests, build/asan/unit_tests and build/tsan/unit_tests, javac of
 tests/java/*.java (--release 17) into build/tests/classes, then each JVM test
 on each JDK, sequentially (the bci_* tests, tests/bci/bcitests.py, build their
 own corpus into build/tests/bci and run build/hprof-bci).  One line per result: `PASS name [jdk17]`,
@@ -1755,7 +1755,8 @@ def selected(name, filters):
 
 
 def run_unit(res, filters):
-    if not (not filters or any(f in "unit" or f in "asan" or "unit" in f or "asan" in f for f in filters)):
+    if not (not filters or any(f in "unit" or f in "asan" or f in "tsan" or "unit" in f or "asan" in f
+                               or "tsan" in f for f in filters)):
         return
     d = os.path.join(OUT, "unit")
     os.makedirs(d, exist_ok=True)
@@ -1765,18 +1766,24 @@ def run_unit(res, filters):
         res.emit("FAIL", "unit", "make unit failed (rc %d), see %s: %s" % (rc, log, tail(read(log), 2)))
         return
     for kind, binary in (("unit", os.path.join(BUILD, "unit", "unit_tests")),
-                         ("asan", os.path.join(BUILD, "asan", "unit_tests"))):
+                         ("asan", os.path.join(BUILD, "asan", "unit_tests")),
+                         ("tsan", os.path.join(BUILD, "tsan", "unit_tests"))):
         if not os.path.isfile(binary):
             res.emit("FAIL", "%s: %s" % (kind, binary), "not built by make unit")
             continue
         outp = os.path.join(d, kind + ".out")
-        with open(outp, "wb") as f:
-            try:
-                p = subprocess.run([binary], stdout=f, stderr=subprocess.STDOUT, timeout=300, cwd=ROOT,
-                                   stdin=subprocess.DEVNULL)
-                rc = p.returncode
-            except subprocess.TimeoutExpired:
-                rc = None
+        # ThreadSanitizer cannot start under some kernels' address-space
+        # randomization ("unexpected memory mapping"): then again without it.
+        for argv in ([binary], ["setarch", os.uname().machine, "-R", binary]):
+            with open(outp, "wb") as f:
+                try:
+                    p = subprocess.run(argv, stdout=f, stderr=subprocess.STDOUT, timeout=300, cwd=ROOT,
+                                       stdin=subprocess.DEVNULL)
+                    rc = p.returncode
+                except subprocess.TimeoutExpired:
+                    rc = None
+            if kind != "tsan" or "unexpected memory mapping" not in read(outp):
+                break
         text = read(outp)
         n_pass = n_fail = 0
         for line in text.splitlines():
@@ -1824,7 +1831,7 @@ def main():
     if args.list:
         for n, _ in NOJDK_TESTS + JVM_TESTS:
             print(n)
-        print("unit / asan (C unit tests)")
+        print("unit / asan / tsan (C unit tests)")
         return 0
 
     res = Results()

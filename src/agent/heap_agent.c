@@ -14,6 +14,7 @@
 #include "../core/stack_profile.h"
 #include "../core/trace_builder.h"
 #include "../heap/heap_tags.h"
+#include "../heap/object_store.h"
 #include "../heap/site_table.h"
 #include "../options/jvm_args.h"
 #include "../output/hprof_binary.h"
@@ -30,36 +31,41 @@ static struct {
     jclass        tracker;           /* global ref (exact mode) */
     jfieldID      heap_engaged;
     jmethodID     allocate_instance; /* jdk.internal.misc.Unsafe.allocateInstance (exact mode) */
+    jmethodID     clone;             /* java.lang.Object.clone (exact mode) */
     serial_t      skip[3];           /* tracker classes and java.lang.Object, left out of traces */
     atomic_uint   warned_lost;
     int           made;              /* heap=sites set up (first start) */
     jvmtiEvent    event;             /* the allocation event wanted while counting, or 0 */
+    int           gc_events;         /* GarbageCollectionFinish wanted while counting */
     int           dump_depth, dump_lineno;   /* heap=dump's traces */
     int           zgc;               /* -XX:+UseZGC: no GC in the exit dump (see collect) */
 } H;
 
-/* ------------------------------------------------------------ tag maps */
+/* ------------------------------------------------------------ tracked objects */
 
-/* Exact mode tags every allocated object, and HotSpot keeps an env's tags in
- * one hash table behind one lock: with two allocating threads, they spend
- * more time waiting for that lock (and for the JVM's removal of dead entries
- * after each GC, which holds it) than recording. So allocation tags go into
- * the tag maps of extra JVMTI environments, a thread always to the same one:
- * smaller tables, and threads seldom share a lock. The cost is one heap
- * iteration per map for the live census. Class tags stay in hprof_jvmti.
- * Measured on AllocBench, 2 threads on 2 cores, JDK 17: 13.8 s wall with
- * one map, 8.4-10.2 s with 2 to 8 (CPU time about the same). */
-#define EXACT_TAG_MAPS 4
-static jvmtiEnv   *tag_maps[EXACT_TAG_MAPS];
-static int         n_tag_maps;
-static atomic_uint next_tag_map;
-static __thread int thread_tag_map;         /* index + 1; 0: not chosen yet */
-
-static jvmtiEnv *thread_tag_env(void)
+/* Each tracked object is a JNI weak global reference in the object store
+ * (see object_store.h for why not a JVMTI tag). These run on a thread with
+ * a JNIEnv: the allocating thread, or the agent thread's sweep and census. */
+static int weak_dead(void *ctx, void *handle)
 {
-    if (thread_tag_map == 0)
-        thread_tag_map = 1 + (int)(atomic_fetch_add(&next_tag_map, 1) % (unsigned)n_tag_maps);
-    return tag_maps[thread_tag_map - 1];
+    JNIEnv *jni = ctx;
+    return (*jni)->IsSameObject(jni, (jweak)handle, NULL);
+}
+
+static void weak_release(void *ctx, void *handle)
+{
+    JNIEnv *jni = ctx;
+    (*jni)->DeleteWeakGlobalRef(jni, (jweak)handle);
+}
+
+static const object_store_ops weak_ops = { weak_dead, weak_release };
+
+/* GarbageCollectionFinish (on the VM thread, at a safepoint: no JNI): the
+ * store's weak references may have been cleared, a sweep is worth it. */
+static void JNICALL on_gc_finish(jvmtiEnv *jvmti)
+{
+    (void)jvmti;
+    object_store_gc_done();
 }
 
 /* ------------------------------------------------------------ recording */
@@ -135,9 +141,40 @@ void heap_agent_thread_end(JNIEnv *jni)
 {
     while (n_pending > 0)
         pending_remove(jni, n_pending - 1);
+    object_store_thread_end();
 }
 
-/* One allocation: name its site, tag the object with its subsite, count it.
+typedef struct same_object {
+    JNIEnv *jni;
+    jobject object;
+} same_object;
+
+static int is_same_object(void *ctx, void *handle)
+{
+    same_object *o = ctx;
+    return (*o->jni)->IsSameObject(o->jni, (jweak)handle, o->object);
+}
+
+/* In a VMObjectAlloc event: JNI's NewObject runs the constructor, which the
+ * tracker saw and recorded on this thread, and then posts the event. The
+ * event then comes from the native method that called NewObject: only
+ * there are the thread's last records searched (not for Object.clone,
+ * native too, whose copy runs no constructor). */
+static int recorded_already(JNIEnv *jni, jobject object)
+{
+    jmethodID method = NULL;
+    jlocation location;
+    jboolean native = JNI_FALSE;
+    if ((*hprof_jvmti)->GetFrameLocation(hprof_jvmti, NULL, 0, &method, &location) != JVMTI_ERROR_NONE ||
+        method == H.clone || (*hprof_jvmti)->IsMethodNative(hprof_jvmti, method, &native) != JVMTI_ERROR_NONE ||
+        !native)
+        return 0;
+    same_object o = { jni, object };
+    return object_store_recent(is_same_object, &o, 256);
+}
+
+/* One allocation: name its site, keep a weak reference to the object with
+ * its subsite in the object store, count it.
  * Runs on the allocating thread, in Java code (the tracker's native) or in
  * a JVMTI event; it calls no Java code, so it cannot recurse.
  *
@@ -145,11 +182,9 @@ void heap_agent_thread_end(JNIEnv *jni)
  * Object.<init>'s) are on top of the stack; each object passes there once,
  * but may have come from VMObjectAlloc before (see pending).
  * above < 0: from a JVMTI event, where the object may have been recorded
- * already (JNI's NewObject runs the constructor, which the tracker sees, and
- * then posts VMObjectAlloc): an object already tagged is left alone. */
+ * already (see recorded_already). */
 static void record(JNIEnv *jni, jobject object, jclass klass, jlong size, jthread thread, jint above)
 {
-    jvmtiEnv *jvmti = thread_tag_env();
     serial_t thread_serial = H.cfg.per_thread ? thread_serial_of(thread) : 0;
     serial_t trace;
     stack_id stack = 0;
@@ -158,8 +193,7 @@ static void record(JNIEnv *jni, jobject object, jclass klass, jlong size, jthrea
             return;
         trace = stack_trace_here(jni, &H.builder, heap_trace_cache(), above, thread_serial, &stack);
     } else {
-        jlong tag = 0;
-        if ((*jvmti)->GetTag(jvmti, object, &tag) != JVMTI_ERROR_NONE || tag != 0)
+        if (!H.cfg.sample_interval && recorded_already(jni, object))
             return;
         trace = stack_trace_of(&H.builder, NULL, H.skip, 3, thread_serial, &stack);
     }
@@ -174,14 +208,19 @@ static void record(JNIEnv *jni, jobject object, jclass klass, jlong size, jthrea
         phase != JVMTI_PHASE_LIVE)
         return;
     subsite_t s = trace && cls && size >= 0 ? site_intern(trace, stack, cls, (uint64_t)size) : 0;
-    if (s == 0 || (*jvmti)->SetTag(jvmti, object, heap_tag_alloc(s)) != JVMTI_ERROR_NONE) {
+    jweak weak = s ? (*jni)->NewWeakGlobalRef(jni, object) : NULL;
+    if (weak && object_store_add(&weak_ops, jni, weak, s) != 0) {
+        (*jni)->DeleteWeakGlobalRef(jni, weak);
+        weak = NULL;
+    }
+    if (weak == NULL) {
         site_count_lost(1);
         if (atomic_exchange(&H.warned_lost, 1) == 0)
             fprintf(stderr, "hprof: heap=sites: an allocation could not be recorded (%s); such "
                     "objects are counted under SITES as lost\n",
                     !trace ? "its stack could not be walked, or the trace table is full" :
                     !cls ? "its class could not be named" : size < 0 ? "its size is unknown" :
-                    s == 0 ? "the site table is full or out of memory" : "SetTag failed");
+                    s == 0 ? "the site table is full or out of memory" : "out of memory");
         return;
     }
     site_count_alloc(s);
@@ -233,6 +272,8 @@ static int sites_capabilities(const collector_env *env, const jvmtiCapabilities 
 {
     if (tag_capability(potential, caps) != 0)
         return -1;
+    /* Without GC events the store is swept at every tick instead. */
+    caps->can_generate_garbage_collection_events = potential->can_generate_garbage_collection_events;
     if (env->opt->heap_sample) {
         if (!potential->can_generate_sampled_object_alloc_events) {
             fprintf(stderr, "hprof: heap_sample= needs JVMTI SampledObjectAlloc (JDK 11 or later)\n");
@@ -269,37 +310,13 @@ static int sites_subscribe(const collector_env *env)
 {
     if (events_subscribe(JVMTI_EVENT_VM_OBJECT_ALLOC, EVENT_FN(on_object_alloc_event)) |
         events_subscribe(JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, EVENT_FN(on_object_alloc_event)) |
+        events_subscribe(JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, EVENT_FN(on_gc_finish)) |
         tracker_agent_subscribe())
         return -1;
     /* Sampled, at start-up: on before any thread has a TLAB (sampling_on). */
     if (!env->live && env->opt->heap_sample && !H.made)
         return sites_make(env) != 0 || sampling_on() != 0 ? -1 : 0;
     return 0;
-}
-
-/* The agent's own environment holds class tags; exact mode without a heap
- * dump spreads allocation tags over extra environments (see tag_maps). */
-static void make_tag_maps(int exact, int with_dump)
-{
-    if (n_tag_maps)
-        return;
-    tag_maps[0] = hprof_jvmti;
-    n_tag_maps = 1;
-    /* Not with heap=dump, whose walk reads allocation tags in hprof_jvmti;
-     * nor when sampling, whose tags are few. */
-    if (!exact || with_dump)
-        return;
-    jvmtiCapabilities caps;
-    memset(&caps, 0, sizeof caps);
-    caps.can_tag_objects = 1;
-    for (int i = 0; i < EXACT_TAG_MAPS; i++) {
-        jvmtiEnv *e = NULL;
-        if ((*hprof_vm)->GetEnv(hprof_vm, (void **)&e, JVMTI_VERSION_1_2) != JNI_OK || e == NULL ||
-            jvmti_failed((*e)->AddCapabilities(e, &caps), "AddCapabilities(can_tag_objects)"))
-            break;
-        tag_maps[i] = e;
-        n_tag_maps = i + 1;
-    }
 }
 
 /* Exact mode: the tracker's switch, Unsafe.allocateInstance (objects it
@@ -319,6 +336,11 @@ static int exact_setup(const collector_env *env, JNIEnv *jni)
         H.allocate_instance = (*jni)->GetMethodID(jni, unsafe, "allocateInstance",
                                                   "(Ljava/lang/Class;)Ljava/lang/Object;");
         (*jni)->DeleteLocalRef(jni, unsafe);
+    }
+    jclass object = (*jni)->FindClass(jni, "java/lang/Object");
+    if (object) {
+        H.clone = (*jni)->GetMethodID(jni, object, "clone", "()Ljava/lang/Object;");
+        (*jni)->DeleteLocalRef(jni, object);
     }
     if ((*jni)->ExceptionCheck(jni))                /* none: objects it makes may count twice */
         (*jni)->ExceptionClear(jni);
@@ -351,7 +373,6 @@ static int sites_make(const collector_env *env)
         fprintf(stderr, "hprof: out of memory at start-up (heap=sites)\n");
         return -1;
     }
-    make_tag_maps(!o->heap_sample, H.cfg.dump);
     H.zgc = jvm_uses_zgc(NULL, 0);
     H.made = 1;
     return 0;
@@ -362,10 +383,23 @@ static int sites_make(const collector_env *env)
  * thread's current TLAB goes unsampled: at start-up this is done in
  * Agent_OnLoad, before any TLAB (at VMInit, 37% of AllocTruth's first
  * 2.4 MB on the main thread were missed). */
+/* GC events while counting: each GC is a reason to sweep the store. Without
+ * the capability (no HotSpot lacks it) every tick sweeps. */
+static void gc_events_on(void)
+{
+    jvmtiCapabilities caps;
+    memset(&caps, 0, sizeof caps);
+    if (!H.gc_events && (*hprof_jvmti)->GetCapabilities(hprof_jvmti, &caps) == JVMTI_ERROR_NONE &&
+        caps.can_generate_garbage_collection_events &&
+        events_want(hprof_jvmti, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH) == 0)
+        H.gc_events = 1;
+}
+
 static int sampling_on(void)
 {
     if (H.event == JVMTI_EVENT_SAMPLED_OBJECT_ALLOC)
         return 0;
+    gc_events_on();
     jvmtiEnv *jvmti = hprof_jvmti;
     jint interval = H.cfg.sample_interval > INT32_MAX ? INT32_MAX : (jint)H.cfg.sample_interval;
     if (jvmti_failed((*jvmti)->SetHeapSamplingInterval(jvmti, interval), "SetHeapSamplingInterval") ||
@@ -401,6 +435,7 @@ static int sites_start(const collector_env *env, JNIEnv *jni)
             return -1;
         H.event = JVMTI_EVENT_VM_OBJECT_ALLOC;
     }
+    gc_events_on();
     (*jni)->SetStaticIntField(jni, H.tracker, H.heap_engaged, 1);
     tracker_agent_want(-1, 1);
     atomic_store(&H.counting, 1);
@@ -419,6 +454,20 @@ static void sites_stop(JNIEnv *jni)
         events_unwant(hprof_jvmti, H.event);
         H.event = 0;
     }
+    if (H.gc_events) {
+        events_unwant(hprof_jvmti, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH);
+        H.gc_events = 0;
+    }
+}
+
+/* The store's sweep, on the agent thread (every tick: cheap when no GC
+ * came since the last, as it looks only at chunks retired before one). */
+static int sites_tick(JNIEnv *jni)
+{
+    if (!H.gc_events)
+        object_store_gc_done();
+    object_store_sweep(&weak_ops, jni);
+    return 0;
 }
 
 static void sites_thread_end(JNIEnv *jni, jthread thread)
@@ -427,16 +476,29 @@ static void sites_thread_end(JNIEnv *jni, jthread thread)
     heap_agent_thread_end(jni);
 }
 
-/* One tagged object in the heap: its subsite has one more live object. */
-static jint JNICALL count_live(jlong class_tag, jlong size, jlong *tag_ptr, jint length, void *user_data)
+/* One tracked object still in the heap: its subsite has one more live object. */
+static void count_live(void *arg, void *handle, subsite_t s)
 {
-    (void)class_tag; (void)size; (void)length; (void)user_data;
-    site_census_add(heap_tag_subsite(*tag_ptr));
-    return 0;
+    (void)arg;
+    (void)handle;
+    site_census_add(s);
+}
+
+/* A dead object's handle gives INVALID_OBJECT: nothing to tag. */
+static void tag_tracked(void *to, void *handle, subsite_t s)
+{
+    jvmtiEnv *env = to;
+    (*env)->SetTag(env, (jweak)handle, heap_tag_alloc(s));
+}
+
+void heap_agent_tag_tracked(JNIEnv *jni, jvmtiEnv *to)
+{
+    if (H.made)
+        object_store_each(&weak_ops, jni, tag_tracked, to);
 }
 
 /* Force a GC and count the live tagged objects, once per dump. */
-static void collect(dump_target *t)
+static void collect(dump_target *t, JNIEnv *jni)
 {
     if (t->heap_collected)
         return;
@@ -450,18 +512,14 @@ static void collect(dump_target *t)
                      "were taken without a collection (objects no longer reachable may be counted live)");
     else
         jvmti_failed((*jvmti)->ForceGarbageCollection(jvmti), "ForceGarbageCollection");
-    /* Live counts come from counting the tagged objects in the heap after
-     * the GC, not from ObjectFree events: since JDK 16 the JVM posts those
-     * lazily, and some came after the report (a benchmark's evicted cache
-     * entries were still "live" at exit). The agent asks for none. */
+    /* Live counts come from the tracked objects whose weak references the
+     * GC left, not from ObjectFree events (and not from JVMTI tags, see
+     * object_store.h): since JDK 16 the JVM posts those lazily, and some
+     * came after the report (a benchmark's evicted cache entries were still
+     * "live" at exit). */
     if (H.made) {
-        jvmtiHeapCallbacks cb;
-        memset(&cb, 0, sizeof cb);
-        cb.heap_iteration_callback = count_live;
         site_census_begin();
-        for (int i = 0; i < n_tag_maps; i++)
-            jvmti_failed((*tag_maps[i])->IterateThroughHeap(tag_maps[i], JVMTI_HEAP_FILTER_UNTAGGED, NULL, &cb, NULL),
-                         "IterateThroughHeap (counting live objects)");
+        object_store_each(&weak_ops, jni, count_live, NULL);
     }
 }
 
@@ -536,10 +594,9 @@ static profile *sites_snapshot(JNIEnv *jni)
 
 static void sites_dump(dump_target *t, JNIEnv *jni)
 {
-    (void)jni;
     if (!H.made)
         return;
-    collect(t);
+    collect(t, jni);
     site_row *rows = NULL, totals;
     uint32_t n = 0;
     if (site_stack_rows(H.cfg.sample_interval, &rows, &n) != 0) {
@@ -559,11 +616,14 @@ static void sites_dump(dump_target *t, JNIEnv *jni)
     free(rows);
 }
 
+/* Objects allocated before a reset are no longer counted, live or not: their
+ * entries go too. */
 static void sites_reset(JNIEnv *jni)
 {
-    (void)jni;
-    if (H.made)
+    if (H.made) {
         site_table_reset();
+        object_store_clear(&weak_ops, jni);
+    }
 }
 
 static void sites_status(char *line, size_t size)
@@ -581,6 +641,7 @@ static void sites_status(char *line, size_t size)
 const collector heap_sites_collector = {
     .name = "heap=sites", .wanted = sites_wanted, .capabilities = sites_capabilities,
     .subscribe = sites_subscribe, .start = sites_start, .thread_end = sites_thread_end,
+    .tick_ms = 20, .tick = sites_tick,
     .dump = sites_dump, .reset = sites_reset, .stop = sites_stop, .status = sites_status,
     .profile_kind = "alloc", .snapshot = sites_snapshot,
 };
@@ -596,7 +657,6 @@ static int dump_capabilities(const collector_env *env, const jvmtiCapabilities *
 static int dump_start(const collector_env *env, JNIEnv *jni)
 {
     (void)jni;
-    make_tag_maps(0, 1);
     H.dump_depth = env->opt->depth;
     H.dump_lineno = env->opt->lineno;
     return 0;
@@ -604,7 +664,7 @@ static int dump_start(const collector_env *env, JNIEnv *jni)
 
 static void heap_dump_dump(dump_target *t, JNIEnv *jni)
 {
-    collect(t);
+    collect(t, jni);
     heap_dump_target target = { t->format, t->text, t->binary, t->out_path };
     heap_dump_write(jni, &target, H.dump_depth, H.dump_lineno);
 }

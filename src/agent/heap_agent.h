@@ -4,9 +4,9 @@
  * Exact (heap_sample=0, the default): tracker_agent inserts calls at every
  * allocation (Object.<init> and the array instructions); objects the VM
  * allocates itself (reflection, clone, JNI) come from VMObjectAlloc. Each
- * object gets a JVMTI tag naming its subsite (site_table.h); before a report
- * the agent forces a GC and counts the tagged objects left in the heap, so
- * live counts are exact at that moment.
+ * object goes in the object store (object_store.h) with its subsite
+ * (site_table.h); before a report the agent forces a GC and counts the
+ * store's objects left in the heap, so live counts are exact at that moment.
  *
  * The collectors heap_sites_collector and heap_dump_collector (collector.h)
  * are defined in heap_agent.c.
@@ -35,5 +35,9 @@ typedef struct heap_config {
 
 /* ThreadEnd, on the ending thread: drops what the thread kept. */
 void heap_agent_thread_end(JNIEnv *jni);
+
+/* For a heap dump: every object heap=sites tracks that is still in the heap
+ * gets its allocation tag (heap_tags.h) in `to`. */
+void heap_agent_tag_tracked(JNIEnv *jni, jvmtiEnv *to);
 
 #endif

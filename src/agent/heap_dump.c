@@ -1,5 +1,6 @@
 /* heap_dump: see heap_dump.h. */
 #include "heap_dump.h"
+#include "heap_agent.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -541,65 +542,12 @@ static jvmtiEnv *dump_env_open(void)
     return env;
 }
 
-/* Objects heap=sites tracks carry their allocation tag in the agent's
- * environment; the dump environment gets the same tag, so that the walk
- * writes them with their allocation traces. HotSpot's GetObjectsWithTags
- * compares every entry of the tag map with every tag asked for: the copy
- * costs (tracked objects) x (subsites). Past this many comparisons the dump
- * walks in the agent's environment instead and takes its tags off after
- * (a pass over the heap: about 0.5 us per object on JDK 17). */
-#define COPY_COMPARISONS_MAX (UINT64_C(1) << 28)
-
-static int copying_tags_pays(void)
-{
-    uint32_t subsites = site_subsite_count();
-    if (subsites == 0)
-        return 1;
-    site_row *rows = NULL, totals;
-    uint32_t n = 0;
-    if (site_rows(0, &rows, &n, &totals) != 0)
-        return 0;
-    free(rows);
-    return (totals.live_objs + 1) * subsites <= COPY_COMPARISONS_MAX;
-}
-
-/* The subsites are asked for in batches; each batch's local references go
- * in one PopLocalFrame. */
-static int copy_allocation_tags(JNIEnv *jni, jvmtiEnv *to)
-{
-    enum { BATCH = 4096 };
-    uint32_t n = site_subsite_count();
-    jlong tags[BATCH];
-    for (uint32_t first = 1; first <= n; first += BATCH) {
-        jint k = 0;
-        for (uint32_t s = first; s <= n && k < BATCH; s++)
-            tags[k++] = heap_tag_alloc(s);
-        if ((*jni)->PushLocalFrame(jni, 16) != 0)
-            return -1;
-        jint count = 0;
-        jobject *objects = NULL;
-        jlong *found = NULL;
-        jvmtiError err = (*hprof_jvmti)->GetObjectsWithTags(hprof_jvmti, k, tags, &count, &objects, &found);
-        if (err == JVMTI_ERROR_NONE)
-            for (jint i = 0; i < count; i++)
-                (*to)->SetTag(to, objects[i], found[i]);
-        jvmti_free(objects);
-        jvmti_free(found);
-        (*jni)->PopLocalFrame(jni, NULL);
-        if (jvmti_failed(err, "GetObjectsWithTags"))
-            return -1;
-    }
-    return 0;
-}
-
-/* After a walk in the agent's environment: allocation tags back (or none). */
+/* After a walk in the agent's environment: the ids off, class tags kept. */
 static jint JNICALL restore_tag(jlong class_tag, jlong size, jlong *tag_ptr, jint length, void *user_data)
 {
     (void)class_tag; (void)size; (void)length; (void)user_data;
-    if (heap_tag_is_dump(*tag_ptr)) {
-        subsite_t s = heap_tag_subsite(*tag_ptr);
-        *tag_ptr = s ? heap_tag_alloc(s) : 0;
-    }
+    if (heap_tag_is_dump(*tag_ptr) || heap_tag_subsite(*tag_ptr))
+        *tag_ptr = 0;
     return 0;
 }
 
@@ -621,8 +569,10 @@ static void drop_ids(jvmtiEnv *own)
 static int prepare(JNIEnv *jni, walk *w, const trace_builder *b)
 {
     jvmtiEnv *jvmti = hprof_jvmti;
-    if (w->tags != jvmti && copy_allocation_tags(jni, w->tags) != 0)
-        return -1;
+    /* Objects heap=sites tracks are tagged with their subsite, which the
+     * walk keeps in their ids (so their records carry their allocation
+     * traces). */
+    heap_agent_tag_tracked(jni, w->tags);
     jint n = 0;
     jclass *classes = NULL;
     if (jvmti_failed((*jvmti)->GetLoadedClasses(jvmti, &n, &classes), "GetLoadedClasses"))
@@ -732,7 +682,7 @@ int heap_dump_write(JNIEnv *jni, const heap_dump_target *t, int depth, int linen
     walk w;
     memset(&w, 0, sizeof w);
     w.t = t;
-    jvmtiEnv *own = copying_tags_pays() ? dump_env_open() : NULL;
+    jvmtiEnv *own = dump_env_open();
     w.tags = own ? own : hprof_jvmti;
     jvmtiEnv *jvmti = w.tags;
     w.last_progress = time(NULL);

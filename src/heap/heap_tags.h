@@ -5,7 +5,8 @@
  *   0                      untagged
  *   1 .. 2^32-1            a Class object; the tag is its class serial
  *                          (jvmti_support.c caches class serials this way)
- *   bit 63 set             an allocation heap=sites tracks: low 30 bits are
+ *   bit 63 set             an allocation heap=sites tracks, tagged for a heap
+ *                          dump from the object store: low 30 bits are
  *                          its subsite (site_table.h), which gives its trace,
  *                          class and size
  *   bit 62 set, 63 clear   an object's id in a heap dump. Bits 32..61 keep
@@ -13,10 +14,9 @@
  *                          and bits 0..31 a number unique within the dump, so
  *                          the tag itself is the object's id in the dump.
  *                          Normally only in the JVMTI environment the dump
- *                          creates for itself and then disposes of; when
- *                          heap=sites tracks too many objects to copy their
- *                          tags there, in the agent's own, and the allocation
- *                          tag is put back (or 0) after the dump (heap_dump.c).
+ *                          creates for itself and then disposes of; when it
+ *                          cannot have one, in the agent's own, and set back
+ *                          to 0 after the dump (heap_dump.c).
  * Pure header: no JVMTI, tested in the unit tests.
  */
 #ifndef HPROF_HEAP_TAGS_H
