@@ -145,31 +145,36 @@ void heap_agent_thread_end(JNIEnv *jni)
 }
 
 typedef struct same_object {
-    JNIEnv *jni;
-    jobject object;
+    JNIEnv  *jni;
+    jobject  object;
+    serial_t class_serial;
 } same_object;
 
-static int is_same_object(void *ctx, void *handle)
+/* Only an entry of the object's class costs a JNI call. */
+static int is_same_object(void *ctx, void *handle, subsite_t s)
 {
     same_object *o = ctx;
-    return (*o->jni)->IsSameObject(o->jni, (jweak)handle, o->object);
+    serial_t cls = 0;
+    return site_get(s, NULL, &cls, NULL) == 0 && cls == o->class_serial &&
+           (*o->jni)->IsSameObject(o->jni, (jweak)handle, o->object);
 }
 
 /* In a VMObjectAlloc event: JNI's NewObject runs the constructor, which the
  * tracker saw and recorded on this thread, and then posts the event. The
  * event then comes from the native method that called NewObject: only
- * there are the thread's last records searched (not for Object.clone,
- * native too, whose copy runs no constructor). */
-static int recorded_already(JNIEnv *jni, jobject object)
+ * there are the thread's last records searched, not for the natives whose
+ * objects get no constructor (Object.clone) or get it later
+ * (Unsafe.allocateInstance, see pending). */
+static int recorded_already(JNIEnv *jni, jobject object, serial_t class_serial)
 {
     jmethodID method = NULL;
     jlocation location;
     jboolean native = JNI_FALSE;
     if ((*hprof_jvmti)->GetFrameLocation(hprof_jvmti, NULL, 0, &method, &location) != JVMTI_ERROR_NONE ||
-        method == H.clone || (*hprof_jvmti)->IsMethodNative(hprof_jvmti, method, &native) != JVMTI_ERROR_NONE ||
-        !native)
+        method == H.clone || method == H.allocate_instance ||
+        (*hprof_jvmti)->IsMethodNative(hprof_jvmti, method, &native) != JVMTI_ERROR_NONE || !native)
         return 0;
-    same_object o = { jni, object };
+    same_object o = { jni, object, class_serial };
     return object_store_recent(is_same_object, &o, 256);
 }
 
@@ -186,18 +191,20 @@ static int recorded_already(JNIEnv *jni, jobject object)
 static void record(JNIEnv *jni, jobject object, jclass klass, jlong size, jthread thread, jint above)
 {
     serial_t thread_serial = H.cfg.per_thread ? thread_serial_of(thread) : 0;
-    serial_t trace;
+    serial_t trace, cls = 0;
     stack_id stack = 0;
     if (above >= 0) {
         if (n_pending > 0 && pending_take(jni, object))
             return;
         trace = stack_trace_here(jni, &H.builder, heap_trace_cache(), above, thread_serial, &stack);
     } else {
-        if (!H.cfg.sample_interval && recorded_already(jni, object))
+        cls = klass ? class_serial_of_klass(klass) : class_serial_of_object(jni, object);
+        if (!H.cfg.sample_interval && cls && recorded_already(jni, object, cls))
             return;
         trace = stack_trace_of(&H.builder, NULL, H.skip, 3, thread_serial, &stack);
     }
-    serial_t cls = klass ? class_serial_of_klass(klass) : class_serial_of_object(jni, object);
+    if (cls == 0)
+        cls = klass ? class_serial_of_klass(klass) : class_serial_of_object(jni, object);
     if (size < 0 && (*hprof_jvmti)->GetObjectSize(hprof_jvmti, object, &size) != JVMTI_ERROR_NONE)
         size = -1;
     /* An allocation event from a thread still running while the VM shuts

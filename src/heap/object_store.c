@@ -265,14 +265,14 @@ void object_store_thread_end(void)
     mine = NULL;
 }
 
-int object_store_recent(int (*match)(void *ctx, void *handle), void *ctx, unsigned max)
+int object_store_recent(int (*match)(void *ctx, void *handle, subsite_t s), void *ctx, unsigned max)
 {
     store_chunk *c = my_chunk();
     if (c == NULL)
         return 0;
     unsigned n = atomic_load_explicit(&c->used, memory_order_relaxed);
     for (unsigned i = n; i > 0 && n - i < max; i--)
-        if (match(ctx, c->handle[i - 1]))
+        if (match(ctx, c->handle[i - 1], c->subsite[i - 1]))
             return 1;
     return 0;
 }

@@ -63,9 +63,9 @@ size_t object_store_sweep(const object_store_ops *ops, void *ctx);
 void object_store_each(const object_store_ops *ops, void *ctx,
                        void (*visit)(void *arg, void *handle, subsite_t s), void *arg);
 
-/* The calling thread's last `max` entries: 1 if match(ctx, handle) holds
- * for one of them. */
-int  object_store_recent(int (*match)(void *ctx, void *handle), void *ctx, unsigned max);
+/* The calling thread's last `max` entries: 1 if match(ctx, handle, subsite)
+ * holds for one of them. */
+int  object_store_recent(int (*match)(void *ctx, void *handle, subsite_t s), void *ctx, unsigned max);
 
 /* Every entry released (`reset`), except those in chunks threads are
  * filling, which cannot be touched while they add. */

@@ -138,19 +138,27 @@ TEST(object_store_packs_survivors_densely)
     free(o);
 }
 
+static int dead_of_subsite_1(void *ctx, void *handle, subsite_t s)
+{
+    return s == 1 && fake_dead(ctx, handle);
+}
+
 TEST(object_store_recent_finds_only_the_last_entries)
 {
     fake_object *o = fakes(10);
     for (size_t i = 0; i < 10; i++)
         object_store_add(&fake_ops, &releases, &o[i], 1);
-    CHECK(object_store_recent(fake_dead, NULL, 3) == 0);      /* all alive: no match */
+    CHECK(object_store_recent(dead_of_subsite_1, NULL, 3) == 0);      /* all alive: no match */
     atomic_store(&o[8].alive, 0);
-    CHECK(object_store_recent(fake_dead, NULL, 3) == 1);
-    CHECK(object_store_recent(fake_dead, NULL, 1) == 0);      /* o[9] only */
+    CHECK(object_store_recent(dead_of_subsite_1, NULL, 3) == 1);
+    CHECK(object_store_recent(dead_of_subsite_1, NULL, 1) == 0);      /* o[9] only */
     atomic_store(&o[8].alive, 1);
     atomic_store(&o[2].alive, 0);
-    CHECK(object_store_recent(fake_dead, NULL, 7) == 0);
-    CHECK(object_store_recent(fake_dead, NULL, 8) == 1);
+    CHECK(object_store_recent(dead_of_subsite_1, NULL, 7) == 0);
+    CHECK(object_store_recent(dead_of_subsite_1, NULL, 8) == 1);
+    object_store_add(&fake_ops, &releases, &o[0], 2);
+    atomic_store(&o[0].alive, 0);
+    CHECK(object_store_recent(dead_of_subsite_1, NULL, 1) == 0);  /* the subsite is given */
     object_store_free(&fake_ops, &releases);
     free(o);
 }
