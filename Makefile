@@ -138,7 +138,7 @@ build/tsan/unit_tests: $(PURE_SRC) $(CLI_SRC) $(READER_SRC) $(ANALYSIS_SRC) $(UN
 demo: build/libhprof.so build/hprof
 	@demo/run
 
-test: build/libhprof.so build/hprof-bci build/hprof build/tests/echo_agent.so jvmpi-test-agents
+test: build/libhprof.so build/hprof-bci build/hprof build/tests/echo_agent.so build/tests/libjni_alloc.so jvmpi-test-agents
 	@python3 tests/run.py
 
 bench: build/libhprof.so build/libjvmpi.so build/bench/libjvmpi_counter.so
@@ -155,6 +155,11 @@ build/hprof: src/cli/hprof_main.c $(CLI_SRC) $(FRONT_SRC) src/output/net_sink.c 
 build/tests/echo_agent.so: build/.jdk-ok tests/attach/echo_agent.c Makefile
 	@mkdir -p build/tests
 	$(CC) $(BASE) $(CFLAGS) $(JNI_CFLAGS) -shared -o $@ tests/attach/echo_agent.c
+
+# Natives of tests/java/JniAlloc.java (heap_sites_jni).
+build/tests/libjni_alloc.so: build/.jdk-ok tests/jni/jni_alloc.c Makefile
+	@mkdir -p build/tests
+	$(CC) $(BASE) $(CFLAGS) $(JNI_CFLAGS) -shared -o $@ tests/jni/jni_alloc.c
 
 # Writes known and synthetic profiles through the pprof, collapsed and flame
 # graph writers, for tests/writer_tests.py (go tool pprof, flamegraph.pl,

@@ -5,6 +5,9 @@ a real JVM, against truths the programs know about themselves.
                         every site exactly as the program made them (by new,
                         new[], multianewarray's inner arrays, reflection and
                         clone), live counted after a GC; -Xverify:all
+    heap_sites_jni      JniAlloc's objects made by JNI: NewObject's exactly,
+                        once each; AllocObject's and NewObjectArray's exact
+                        or not reported (HotSpot posts no VMObjectAlloc)
     heap_sites_sampled  heap_sample=4k: the same sites estimated within 30%,
                         and the section marked as estimated
     heap_sites_evict    an LRU cache: 2,000,000 byte[1000] through it, exactly
@@ -216,6 +219,41 @@ def make_tests(Fail, parse_profile, Skip):
         if problems:
             raise Fail("; ".join(problems))
         ctx.note("every site exact (%d truths), %d rows" % (len(want), len(rows)))
+
+    def t_heap_sites_jni(ctx):
+        """Objects native code makes through JNI. NewObject's run their
+        constructor, which the tracker sees: exact. The JVMTI specification
+        allows a VMObjectAlloc for them as well, which must not count them
+        twice. AllocObject's and NewObjectArray's have no byte code to
+        instrument and HotSpot (17, 25) posts no VMObjectAlloc for them, so
+        they are not seen; if a JVM reports them, they must be exact."""
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        lib_dir = os.path.join(root, "build", "tests")
+        if not os.path.isfile(os.path.join(lib_dir, "libjni_alloc.so")):
+            r = subprocess.run(["make", "-C", root, "build/tests/libjni_alloc.so"],
+                               capture_output=True, text=True, timeout=120)
+            if r.returncode != 0:
+                raise Fail("cannot build build/tests/libjni_alloc.so: %s" % tail_of(r.stdout + r.stderr))
+        path = ctx.path("sites.txt")
+        r = ctx.run("JniAlloc", [], agent="heap=sites,depth=8,cutoff=0,file=" + path,
+                    jvm=["-Djava.library.path=" + lib_dir])
+        want = truths(r.stderr, Fail)
+        _, rows = sites_sections(path, Fail)[-1]
+        prof = parse_profile(path)
+        problems = []
+        notes = []
+        for cls, frame, alloc, live in want:
+            got = site_totals(prof, rows, cls, frame)
+            if got[0] == 0 and frame != "JniAlloc.newObject":
+                notes.append("%s (%s): not reported by the JVM" % (cls, frame))
+            elif got[0] != alloc or got[1] != live:
+                problems.append("%s at %s: %d allocated, %d live; expected exactly %d and %d"
+                                % (cls, frame, got[0], got[1], alloc, live))
+            else:
+                notes.append("%s (%s): %d allocated, %d live" % (cls, frame, alloc, live))
+        if problems:
+            raise Fail("; ".join(problems))
+        ctx.note("; ".join(notes))
 
     def t_heap_sites_zgc(ctx):
         """ZGC's collector thread has stopped when VMDeath comes, and a
@@ -458,7 +496,8 @@ def make_tests(Fail, parse_profile, Skip):
             raise Fail("; ".join(problems))
         ctx.note([l for l in r.stderr.splitlines() if "hprof" in l][-1])
 
-    return [("heap_sites_exact", t_heap_sites_exact), ("heap_sites_zgc", t_heap_sites_zgc),
+    return [("heap_sites_exact", t_heap_sites_exact), ("heap_sites_jni", t_heap_sites_jni),
+            ("heap_sites_zgc", t_heap_sites_zgc),
             ("heap_sites_sampled", t_heap_sites_sampled),
             ("heap_sites_evict", t_heap_sites_evict), ("heap_dump_binary", t_heap_dump_binary), ("heap_dump_text", t_heap_dump_text),
             ("heap_all_traces", t_heap_all_traces),

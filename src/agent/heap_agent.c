@@ -95,9 +95,8 @@ static __thread int   n_pending;
 
 /* In a VMObjectAlloc event: the VM allocated the object for
  * Unsafe.allocateInstance, which is how method handles and, since JDK 18,
- * reflection create an object before they call its constructor. (The VM's
- * own Strings, clone() and JNI's AllocObject get no constructor; JNI's
- * NewObject posts the event after its constructor ran.) */
+ * reflection create an object before they call its constructor. (clone()'s
+ * copies get no constructor.) */
 static int constructor_follows(void)
 {
     jmethodID method = NULL;
@@ -160,11 +159,12 @@ static int is_same_object(void *ctx, void *handle, subsite_t s)
 }
 
 /* In a VMObjectAlloc event: JNI's NewObject runs the constructor, which the
- * tracker saw and recorded on this thread, and then posts the event. The
- * event then comes from the native method that called NewObject: only
- * there are the thread's last records searched, not for the natives whose
- * objects get no constructor (Object.clone) or get it later
- * (Unsafe.allocateInstance, see pending). */
+ * tracker saw and recorded on this thread, and the JVMTI specification lets
+ * a JVM post the event for such an object after that (HotSpot 17 and 25 do
+ * not: heap_sites_jni). The event then comes from the native method that
+ * called NewObject: only there are the thread's last records searched, not
+ * for the natives whose objects get no constructor (Object.clone) or get it
+ * later (Unsafe.allocateInstance, see pending). */
 static int recorded_already(JNIEnv *jni, jobject object, serial_t class_serial)
 {
     jmethodID method = NULL;
@@ -247,7 +247,8 @@ JNIEXPORT void JNICALL Java_java_lang_HprofTracker_allocated(JNIEnv *jni, jclass
 }
 
 /* VMObjectAlloc (exact mode: what the VM allocates without byte code the
- * tracker sees: reflection's arrays, clone(), JNI's AllocObject and arrays)
+ * tracker sees: reflection's arrays, clone(), Unsafe.allocateInstance; not
+ * JNI's AllocObject and New*Array, for which HotSpot posts no event)
  * and SampledObjectAlloc (heap_sample=): both events have this signature. */
 static void JNICALL on_object_alloc_event(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
                                           jclass klass, jlong size)
