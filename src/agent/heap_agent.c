@@ -141,6 +141,7 @@ void heap_agent_thread_end(JNIEnv *jni)
     while (n_pending > 0)
         pending_remove(jni, n_pending - 1);
     object_store_thread_end();
+    site_table_thread_end();
 }
 
 typedef struct same_object {

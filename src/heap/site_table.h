@@ -36,8 +36,11 @@ void site_table_free(void);
 /* Bytes the table holds now (slot array, chunk index, chunks made): for `status`. */
 size_t site_table_bytes(void);
 
-/* The subsite of (trace, stack, class, size), created if new; 0 when full. */
+/* The subsite of (trace, stack, class, size), created if new; 0 when full.
+ * Each thread keeps a cache of its last subsites (8 KB, malloc'ed at its
+ * first call): site_table_thread_end frees the calling thread's. */
 subsite_t site_intern(serial_t trace, stack_id stack, serial_t class_serial, uint64_t size);
+void site_table_thread_end(void);
 
 /* One object of subsite s allocated / freed. Async-safe: atomics only. */
 void site_count_alloc(subsite_t s);
