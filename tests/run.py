@@ -1552,10 +1552,11 @@ def t_asan_agent(ctx):
              % (ctx.path("deadlocks.pb.gz"), ctx.path("deadlocks.hprof.txt")), deadlocks),
             # cpu=times: every class rewritten by the ASan-built rewriter as it loads.
             ("TimesTruth", ["exit"], "cpu=times,cutoff=0,file=%s" % ctx.path("times.hprof.txt"), times_rows),
-            # heap=all: allocation hooks, tags, the census, the heap walk and the text dump.
+            # heap=all: allocation hooks, the object store, the census, the dump's tags from
+            # the store, the heap walk and the text dump.
             ("AllocTruth", [], "heap=all,depth=16,cutoff=0,file=%s" % ctx.path("heap.hprof.txt"), heap_all),
             # heap=sites alone: the stack walk from the native, trace caches, the
-            # extra tag maps, per-thread traces (thread=y).
+            # object store's sweeps, per-thread traces (thread=y).
             ("AllocTruth", [], "heap=sites,thread=y,cutoff=0,pprof=%s,flamegraph=%s,file=%s"
              % (ctx.path("sites.pb.gz"), ctx.path("sites.html"), ctx.path("sites.hprof.txt")), heap_sites)]
     for main, args, opts, check in runs:

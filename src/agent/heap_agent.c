@@ -85,8 +85,8 @@ static trace_cache *heap_trace_cache(void)
 /* Instances the VM allocated on this thread (VMObjectAlloc, recorded then)
  * whose constructor will run next and reach the tracker: since JDK 18,
  * reflection allocates the object first and calls the constructor after. The
- * tracker asks the JVM for no tag (that costs a tag map lookup), so it
- * checks this short list, of weak references, instead. Oldest dropped when
+ * tracker checks this short list, of weak references, rather than the
+ * object store. Oldest dropped when
  * full; an entry goes when its constructor came, its object died, or its
  * thread ends (see constructor_follows for which objects enter). */
 #define PENDING_MAX 4
