@@ -642,9 +642,14 @@ static void sites_status(char *line, size_t size)
     memset(&totals, 0, sizeof totals);
     if (H.made && site_rows(H.cfg.sample_interval, &rows, &n, &totals) == 0)
         free(rows);
-    snprintf(line, size, "heap=sites: %s, %llu objects (%llu bytes) allocated at %u sites%s",
+    /* The store: its chunks' bytes here, plus a JNI weak reference (8 bytes
+     * in the JVM) per entry. */
+    object_store_stats st = object_store_stats_now();
+    snprintf(line, size, "heap=sites: %s, %llu objects (%llu bytes) allocated at %u sites%s; %zu objects "
+             "tracked (%zu of them not swept since a GC), %zu KB of entries",
              atomic_load(&H.counting) ? "counting" : "stopped", (unsigned long long)totals.alloc_objs,
-             (unsigned long long)totals.alloc_bytes, n, H.cfg.sample_interval ? " (estimated from samples)" : "");
+             (unsigned long long)totals.alloc_bytes, n, H.cfg.sample_interval ? " (estimated from samples)" : "",
+             st.entries, st.young_entries, st.bytes / 1024);
 }
 
 const collector heap_sites_collector = {

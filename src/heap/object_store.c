@@ -354,7 +354,7 @@ void object_store_free(const object_store_ops *ops, void *ctx)
 
 object_store_stats object_store_stats_now(void)
 {
-    object_store_stats s = { 0, 0, 0, 0 };
+    object_store_stats s = { 0, 0, 0, 0, 0 };
     pthread_mutex_lock(&st.lock);
     s.young_entries = st.young_entries;
     for (store_chunk *c = st.active; c; c = c->next)
@@ -362,6 +362,7 @@ object_store_stats object_store_stats_now(void)
     pthread_mutex_unlock(&st.lock);
     s.entries += s.young_entries + atomic_load(&st.old_entries);
     s.chunks = atomic_load(&st.chunks);
+    s.bytes = s.chunks * sizeof(store_chunk);
     s.released = atomic_load(&st.released);
     return s;
 }

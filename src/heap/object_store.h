@@ -75,6 +75,7 @@ typedef struct object_store_stats {
     size_t entries;          /* in all chunks (live or not yet swept) */
     size_t young_entries;    /* retired, not yet swept */
     size_t chunks;           /* chunks allocated (each OBJECT_STORE_CHUNK entries) */
+    size_t bytes;            /* their memory */
     size_t released;         /* entries released since the start */
 } object_store_stats;
 object_store_stats object_store_stats_now(void);
