@@ -49,7 +49,16 @@ static int is_tagged(jobject object) {
  * allocation costs no class signature. */
 typedef struct class_kind { jobjectID klass, class_id; jint kind; } class_kind;
 #define KINDS 64
-static _Thread_local class_kind kinds[KINDS];
+/* In the thread's record, not in thread-local storage: the library's TLS is
+ * all static (it has initial-exec variables), and glibc leaves little room
+ * for that in a library loaded at run time; 1.5 KB here made the ASan build
+ * fail to load ("cannot allocate memory in static TLS block"). */
+static class_kind *thread_kinds(JNIEnv *jni) {
+    jvmpi_thread *t = jvmpi_thread_here(jni);
+    if (t == NULL) return NULL;
+    if (t->class_kinds == NULL) t->class_kinds = calloc(KINDS, sizeof(class_kind));
+    return t->class_kinds;
+}
 
 static jobjectID element_class_id(JNIEnv *jni, jclass klass) {
     jclass class_class = (*jni)->GetObjectClass(jni, klass);
@@ -69,10 +78,13 @@ static jobjectID element_class_id(JNIEnv *jni, jclass klass) {
     return id;
 }
 
-static const class_kind *kind_of(JNIEnv *jni, jclass klass) {
+/* A thread without a record (none yet, or out of memory) gets the answer in
+ * *uncached, worked out each time. */
+static const class_kind *kind_of(JNIEnv *jni, jclass klass, class_kind *uncached) {
     jobjectID klass_id = jvmpi_id_of(klass);
     if (klass_id == NULL) return NULL;
-    class_kind *k = &kinds[((uintptr_t)klass_id >> 3) % KINDS];
+    class_kind *kinds = thread_kinds(jni);
+    class_kind *k = kinds ? &kinds[((uintptr_t)klass_id >> 3) % KINDS] : uncached;
     if (k->klass == klass_id) return k;
     char *sig = NULL;
     if (jvmpi_failed((*jvmpi_jvmti)->GetClassSignature(jvmpi_jvmti, klass, &sig, NULL), "GetClassSignature"))
@@ -88,7 +100,8 @@ static const class_kind *kind_of(JNIEnv *jni, jclass klass) {
 }
 
 static void post_alloc(JNIEnv *jni, jobject object, jclass klass, jobjectID id, int requested) {
-    const class_kind *k = kind_of(jni, klass);
+    class_kind uncached = { NULL, NULL, 0 };
+    const class_kind *k = kind_of(jni, klass, &uncached);
     if (k == NULL) return;
     jlong size = 0;
     (*jvmpi_jvmti)->GetObjectSize(jvmpi_jvmti, object, &size);

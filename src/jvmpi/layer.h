@@ -93,6 +93,7 @@ typedef struct jvmpi_thread {
     _Atomic(jobjectID) waiting_on; /* the object it waits on in Object.wait, NULL if none */
     JNIEnv   *contended_owner;   /* the owner of the monitor it blocked on, as it began */
     unsigned long contended_entries; /* that monitor's contended entries then (monitors.c) */
+    void     *class_kinds;       /* allocs.c's cache of the classes it allocated last (malloc'ed) */
     struct jvmpi_thread *next;
 } jvmpi_thread;
 

@@ -159,6 +159,7 @@ static void forget(JNIEnv *jni, jvmpi_thread *t) {
     jvmpi_in_layer = 1;
     if (t->thread) (*jni)->DeleteGlobalRef(jni, t->thread);
     jvmpi_in_layer = was;
+    free(t->class_kinds);
     free(t);
 }
 
