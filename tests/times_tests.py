@@ -13,7 +13,8 @@ real JVM, against truths the programs measure themselves.
                      never returns: their open calls are in the report
     times_churn      5000 short threads: every thread's totals handed over at
                      its end (work() counted exactly 5000 times), its CPU time
-                     within the threads' own, no perf counter left open
+                     within 20% of what the program measured around the
+                     calls, no perf counter left open
     times_depth      depth=2 and thread=y: traces of at most 2 frames, one
                      trace per thread
     times_jdk_verify every class of every JDK module instrumented, loaded and
@@ -282,21 +283,26 @@ def make_tests(Fail, parse_profile):
     def t_times_churn(ctx):
         path = ctx.path("churn.txt")
         r = ctx.run("ThreadChurn", ["5000", "50", "300000"], agent="cpu=times,cutoff=0,file=" + path)
-        m = re.search(r"CHURN started=5000 joined=5000 thread_cpu_ns=(\d+)", r.stderr)
+        m = re.search(r"CHURN started=5000 joined=5000 thread_cpu_ns=(\d+) work_cpu_ns=(\d+)", r.stderr)
         res = re.search(r"RESOURCES fds_before=(-?\d+) fds_after=(-?\d+)", r.stderr)
         if not m or not res:
             raise Fail("ThreadChurn did not finish: %s" % r.stderr[-400:])
-        churn_ms = int(m.group(1)) / 1e6
+        # work()'s own CPU, as the program measured it around each call: the
+        # threads' whole CPU also holds their start and end, which the agent
+        # (its per-thread clock and state) makes longer, by 0.3 to 0.65 ms a
+        # thread from run to run on 2 busy cores.
+        churn_ms, work_truth_ms = int(m.group(1)) / 1e6, int(m.group(2)) / 1e6
         fds_before, fds_after = int(res.group(1)), int(res.group(2))
         total, rows = cpu_time_sections(path, Fail)[-1]
         work_calls, work_ms = calls_of(rows, "ThreadChurn.work"), ms_of(rows, "ThreadChurn.work")
-        ctx.note("cpu=times churn: work() %d calls, %.0f ms CPU (threads used %.0f ms); fds %d -> %d"
-                 % (work_calls, work_ms, churn_ms, fds_before, fds_after))
+        ctx.note("cpu=times churn: work() %d calls, %.0f ms CPU (the program measured %.0f ms; the threads "
+                 "used %.0f ms); fds %d -> %d" % (work_calls, work_ms, work_truth_ms, churn_ms, fds_before, fds_after))
         problems = []
         if work_calls != 5000:
             problems.append("ThreadChurn.work: %d calls from 5000 ended threads, expected 5000" % work_calls)
-        if not 0.5 * churn_ms <= work_ms <= 1.05 * churn_ms + total * 0.0001:
-            problems.append("work() %.0f ms of CPU; the threads used %.0f ms in all" % (work_ms, churn_ms))
+        if not 0.8 * work_truth_ms <= work_ms <= 1.2 * work_truth_ms + total * 0.0001:
+            problems.append("work() %.0f ms of CPU; the program measured %.0f ms in it (the threads used %.0f ms "
+                            "in all)" % (work_ms, work_truth_ms, churn_ms))
         if fds_after > fds_before + 20:
             problems.append("file descriptors grew from %d to %d over 5000 threads (perf counters leaked?)"
                             % (fds_before, fds_after))

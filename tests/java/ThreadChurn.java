@@ -7,7 +7,8 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Starts and joins threads by the thousand: `total` short threads named
  * churn-<n>, in batches of `batch`, each doing a little CPU work.
- * stderr: "CHURN started=<n> joined=<n> thread_cpu_ns=<sum of the churn threads' CPU time>"
+ * stderr: "CHURN started=<n> joined=<n> thread_cpu_ns=<sum of the churn threads' CPU time>
+ * work_cpu_ns=<the part of it spent in work()>"
  * and "RESOURCES fds_before=<n> fds_after=<n> timers_before=<n> timers_after=<n>": open
  * file descriptors and POSIX timers of the process (/proc/self/fd, /proc/self/timers),
  * which a profiler that leaked its per-thread timers or perf events would grow.
@@ -16,7 +17,7 @@ import java.util.concurrent.atomic.AtomicLong;
 public class ThreadChurn {
     static volatile long sink;
     static final ThreadMXBean MX = ManagementFactory.getThreadMXBean();
-    static final AtomicLong CPU = new AtomicLong();
+    static final AtomicLong CPU = new AtomicLong(), WORK_CPU = new AtomicLong();
 
     static long work(long x, int iters) {
         for (int i = 0; i < iters; i++) {
@@ -54,8 +55,11 @@ public class ThreadChurn {
             for (int j = 0; j < batch && started < total; j++, started++) {
                 final long seed = started;
                 Thread t = new Thread(() -> {
+                    long before = MX.getCurrentThreadCpuTime();
                     sink += work(seed, iters);
-                    CPU.addAndGet(MX.getCurrentThreadCpuTime());
+                    long after = MX.getCurrentThreadCpuTime();
+                    WORK_CPU.addAndGet(after - before);
+                    CPU.addAndGet(after);
                 }, "churn-" + started);
                 t.start();
                 ts.add(t);
@@ -67,6 +71,7 @@ public class ThreadChurn {
         }
         System.err.println("RESOURCES fds_before=" + fdsBefore + " fds_after=" + countFds()
                            + " timers_before=" + timersBefore + " timers_after=" + countTimers());
-        System.err.println("CHURN started=" + started + " joined=" + joined + " thread_cpu_ns=" + CPU.get());
+        System.err.println("CHURN started=" + started + " joined=" + joined + " thread_cpu_ns=" + CPU.get()
+                           + " work_cpu_ns=" + WORK_CPU.get());
     }
 }
