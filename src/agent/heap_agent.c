@@ -387,11 +387,6 @@ static int sites_make(const collector_env *env)
     return 0;
 }
 
-/* heap_sample=: JVMTI SampledObjectAlloc on (idempotent). HotSpot puts a
- * thread's next sample point in its TLAB when the TLAB is refilled, so a
- * thread's current TLAB goes unsampled: at start-up this is done in
- * Agent_OnLoad, before any TLAB (at VMInit, 37% of AllocTruth's first
- * 2.4 MB on the main thread were missed). */
 /* GC events while counting: each GC is a reason to sweep the store. Without
  * the capability (no HotSpot lacks it) every tick sweeps. */
 static void gc_events_on(void)
@@ -404,6 +399,11 @@ static void gc_events_on(void)
         H.gc_events = 1;
 }
 
+/* heap_sample=: JVMTI SampledObjectAlloc on (idempotent). HotSpot puts a
+ * thread's next sample point in its TLAB when the TLAB is refilled, so a
+ * thread's current TLAB goes unsampled: at start-up this is done in
+ * Agent_OnLoad, before any TLAB (at VMInit, 37% of AllocTruth's first
+ * 2.4 MB on the main thread were missed). */
 static int sampling_on(void)
 {
     if (H.event == JVMTI_EVENT_SAMPLED_OBJECT_ALLOC)
@@ -506,7 +506,7 @@ void heap_agent_tag_tracked(JNIEnv *jni, jvmtiEnv *to)
         object_store_each(&weak_ops, jni, tag_tracked, to);
 }
 
-/* Force a GC and count the live tagged objects, once per dump. */
+/* Force a GC and count the tracked objects still live, once per dump. */
 static void collect(dump_target *t, JNIEnv *jni)
 {
     if (t->heap_collected)

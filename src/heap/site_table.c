@@ -146,7 +146,8 @@ static int grow_slots(void)
     return 0;
 }
 
-static subsite_t intern_locked(serial_t trace, stack_id stack, serial_t class_serial, uint64_t size);
+static subsite_t intern_locked(uint32_t hash, serial_t trace, stack_id stack, serial_t class_serial,
+                               uint64_t size);
 
 subsite_t site_intern(serial_t trace, stack_id stack, serial_t class_serial, uint64_t size)
 {
@@ -161,16 +162,17 @@ subsite_t site_intern(serial_t trace, stack_id stack, serial_t class_serial, uin
     if (c && c->generation == generation && c->trace == trace && c->stack == stack &&
         c->class_serial == class_serial && c->size == size)
         return c->subsite;
-    subsite_t made = intern_locked(trace, stack, class_serial, size);
+    subsite_t made = intern_locked(hash, trace, stack, class_serial, size);
     if (made && c)
         *c = (tcache_entry){ trace, class_serial, stack, size, made, generation };
     return made;
 }
 
-static subsite_t intern_locked(serial_t trace, stack_id stack, serial_t class_serial, uint64_t size)
+static subsite_t intern_locked(uint32_t hash, serial_t trace, stack_id stack, serial_t class_serial,
+                               uint64_t size)
 {
     pthread_mutex_lock(&S.lock);
-    uint32_t j = hash_key(trace, stack, class_serial, size) & S.slot_mask;
+    uint32_t j = hash & S.slot_mask;
     for (uint32_t s; (s = S.slots[j]) != 0; j = (j + 1) & S.slot_mask) {
         subsite *e = subsite_at(s);
         if (e->trace == trace && e->stack == stack && e->class_serial == class_serial && e->size == size) {

@@ -54,8 +54,8 @@ typedef struct class_kind { jobjectID klass, class_id; jint kind; } class_kind;
  * for that in a library loaded at run time; 1.5 KB here made the ASan build
  * fail to load ("cannot allocate memory in static TLS block"). */
 static class_kind *thread_kinds(JNIEnv *jni) {
-    jvmpi_thread *t = jvmpi_thread_here(jni);
-    if (t == NULL) return NULL;
+    jvmpi_thread *t = jvmpi_thread_current();           /* none is made here */
+    if (t == NULL || t->env != jni) return NULL;
     if (t->class_kinds == NULL) t->class_kinds = calloc(KINDS, sizeof(class_kind));
     return t->class_kinds;
 }
