@@ -14,6 +14,12 @@ exact heap=sites and heap_sample=.
                  objects. heap_sample=: the Finalizable estimate within 30%.
                  Peak RSS and CPU per run (os.wait4) go to the notes, as
                  ratios to the run without the agent: not asserted.
+    finalizer_empty  cpu=times on tests/java/EmptyFinalizer.java: 100,000
+                 objects of a class whose finalize() only returns make no
+                 java.lang.ref.Finalizer (the JVM's rule for an empty
+                 finalizer holds on the rewritten class), 100,000 of a class
+                 with a real finalize() make 100,000; their constructors
+                 counted exactly.
 """
 
 import os
@@ -112,4 +118,34 @@ def make_tests(Fail, Run, times_tests, heap_tests):
         if problems:
             raise Fail("; ".join(problems))
 
-    return [("finalizers", t_finalizers)]
+    def t_finalizer_empty(ctx):
+        """An empty finalize() stays empty under cpu=times (EmptyFinalizer.java):
+        its class's instances are not registered for finalization, those of a
+        class with a real finalize() are; their constructors are counted."""
+        n = 100_000
+        path = ctx.path("times.txt")
+        r = ctx.run("EmptyFinalizer", [n], "cpu=times,cutoff=0,file=" + path)
+        t = {}
+        for line in r.stderr.splitlines():
+            if line.startswith("TRUTH "):
+                t = dict((k, int(v)) for k, v in (kv.split("=") for kv in line.split()[1:]))
+        if not t:
+            raise Fail("no TRUTH line: %s" % r.stderr.strip()[-300:])
+        problems = []
+        if t["after_real"] - t["after_empty"] < n:
+            problems.append("test program invalid: %d objects with a real finalize() made %d Finalizers"
+                            % (n, t["after_real"] - t["after_empty"]))
+        if t["after_empty"] - t["finalizers_before"] > 100:
+            problems.append("%d objects whose finalize() is empty made %d Finalizers: the inserted calls "
+                            "made the empty finalizer non-empty" % (n, t["after_empty"] - t["finalizers_before"]))
+        rows = times_tests.cpu_time_sections(path, Fail)[-1][1]
+        for m in ("EmptyFinalizer$Base.<init>", "EmptyFinalizer$Empty.<init>", "EmptyFinalizer$Real.<init>"):
+            got = times_tests.calls_of(rows, m)
+            if got != n:
+                problems.append("cpu=times: %s %d calls, expected exactly %d" % (m, got, n))
+        if problems:
+            raise Fail("; ".join(problems))
+        ctx.note("Finalizers: %d before, %d after %d empty, %d after %d real"
+                 % (t["finalizers_before"], t["after_empty"], n, t["after_real"], n))
+
+    return [("finalizers", t_finalizers), ("finalizer_empty", t_finalizer_empty)]

@@ -60,8 +60,8 @@ typedef struct bci_method_info {
 
 enum {
     BCI_METHOD_LEAF  = 1u << 0, /* gets methodCount only (BCI_COUNT_LEAVES) */
-    BCI_METHOD_SHORT = 1u << 1, /* a leaf but for calls: no loop, switch, jsr or
-                                   monitorenter, at most BCI_LEAF_MAX_CODE bytes */
+    BCI_METHOD_SHORT = 1u << 1, /* a leaf but for calls and length: no loop (forward
+                                   switches only), jsr or monitorenter */
 };
 
 /* Called once per method that has code, before it is rewritten. Returns the

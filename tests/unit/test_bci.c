@@ -343,6 +343,80 @@ TEST(bci_method_flags_leaf_and_short)
     CHECK(seen_flags == 0);
     if (out) bci_free(out);
     free(in5.b);
+    /* longer than BCI_LEAF_MAX_CODE, no call, no loop: short (it learns), not a leaf */
+    uint8_t longer[BCI_LEAF_MAX_CODE + 40];
+    memset(longer, 0x00, sizeof longer);                     /* nops */
+    longer[sizeof longer - 2] = 0x1a; longer[sizeof longer - 1] = 0xac;    /* iload_0; ireturn */
+    bytes in6 = make_class(49, longer, sizeof longer, NULL, 0, NULL, 0);
+    CHECK(bci_rewrite(in6.b, in6.n, &c, &out, &n, err, sizeof err) == BCI_OK);
+    CHECK(seen_flags == BCI_METHOD_SHORT);
+    if (out) bci_free(out);
+    free(in6.b);
+    /* the same with a loop at its end (goto itself): neither */
+    longer[sizeof longer - 3] = 0xa7; longer[sizeof longer - 2] = 0x00; longer[sizeof longer - 1] = 0x00;
+    bytes in7 = make_class(49, longer, sizeof longer, NULL, 0, NULL, 0);
+    CHECK(bci_rewrite(in7.b, in7.n, &c, &out, &n, err, sizeof err) == BCI_OK);
+    CHECK(seen_flags == 0);
+    if (out) bci_free(out);
+    free(in7.b);
+}
+
+/* class T { <access> <name><desc> { <code> } }, no attribute but Code:
+ * 1 "T" 2 Class 3 "java/lang/Object" 4 Class 5 name 6 desc 7 "Code" */
+static bytes make_method(const char *name, const char *desc, unsigned access, const uint8_t *code,
+                         uint32_t code_len) {
+    bytes o = { 0 };
+    p4(&o, 0xCAFEBABE); p2(&o, 0); p2(&o, 52);
+    p2(&o, 8);
+    utf8(&o, "T"); p1(&o, 7); p2(&o, 1); utf8(&o, "java/lang/Object"); p1(&o, 7); p2(&o, 3);
+    utf8(&o, name); utf8(&o, desc); utf8(&o, "Code");
+    p2(&o, 0x21); p2(&o, 2); p2(&o, 4); p2(&o, 0); p2(&o, 0);
+    p2(&o, 1);
+    p2(&o, access); p2(&o, 5); p2(&o, 6); p2(&o, 1);
+    p2(&o, 7); p4(&o, 12 + code_len);
+    p2(&o, 2); p2(&o, 2); p4(&o, code_len); put(&o, code, code_len); p2(&o, 0); p2(&o, 0);
+    p2(&o, 0);
+    return o;
+}
+
+static int ids_asked;
+static int32_t count_asks(void *ctx, const bci_method_info *m) { (void)ctx; (void)m; ids_asked++; return 3; }
+
+/* An instance finalize()V that only returns is left as it is (a call in it
+ * would make the JVM register every instance for finalization); any other
+ * finalize is instrumented like any method. */
+TEST(bci_empty_finalizer_left_alone)
+{
+    static const bci_config c = { BCI_ENTRY_EXIT | BCI_COUNT_LEAVES, "Trk", count_asks, NULL };
+    static const uint8_t ret[] = { 0xb1 };                      /* return */
+    static const uint8_t work[] = { 0x2a, 0x57, 0xb1 };         /* aload_0; pop; return */
+    struct { const char *name, *desc; unsigned access; const uint8_t *code; uint32_t len; int kept; } cases[] = {
+        { "finalize", "()V", 0x0004, ret, sizeof ret, 1 },      /* protected: empty */
+        { "finalize", "()V", 0x0014, ret, sizeof ret, 1 },      /* protected final (Jython's PyObject) */
+        { "finalize", "()V", 0x0004, work, sizeof work, 0 },    /* does something */
+        { "finalize", "()V", 0x0009, ret, sizeof ret, 0 },      /* static: not a finalizer */
+        { "finalize", "(I)V", 0x0004, ret, sizeof ret, 0 },     /* another signature */
+        { "finalizx", "()V", 0x0004, ret, sizeof ret, 0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bytes in = make_method(cases[i].name, cases[i].desc, cases[i].access, cases[i].code, cases[i].len);
+        uint8_t *out = NULL; size_t n; char err[256];
+        ids_asked = 0;
+        bci_result r = bci_rewrite(in.b, in.n, &c, &out, &n, err, sizeof err);
+        if (cases[i].kept) {
+            CHECK(r == BCI_UNCHANGED && out == NULL && ids_asked == 0);
+        } else {
+            CHECK(r == BCI_OK && ids_asked == 1);
+            parsed p;
+            CHECK(parse_out(&p, out, n) == 0);
+            /* a leaf: iconst_3; invokestatic methodCount; then the code as it was */
+            CHECK(p.code_len == cases[i].len + 4 && p.code[0] == 0x06 && p.code[1] == 0xb8);
+            CHECK(memcmp(p.code + 4, cases[i].code, cases[i].len) == 0);
+            classfile_free(&p.cf);
+        }
+        if (out) bci_free(out);
+        free(in.b);
+    }
 }
 
 /* The return instructions of a void method, found past a tableswitch, a

@@ -101,7 +101,7 @@ public final class HprofTracker {
     }
 
     /* ---- short methods (odd ids): timed until shown always quick ----
-     * A short method (no loop, at most 128 bytes: see the rewriter's
+     * A short method (no loop, of any length: see the rewriter's
      * BCI_METHOD_SHORT) is timed while it learns. After LEARN_CALLS calls in
      * a row without a timed callee, it is only counted from then on (like a
      * leaf: its time goes to its caller) if they took under QUICK_NS each,
