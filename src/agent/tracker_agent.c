@@ -2,6 +2,7 @@
 #include "tracker_agent.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,6 +186,12 @@ int tracker_jni_failed(JNIEnv *jni, const void *result, const char *what) {
     return 1;
 }
 
+/* HprofTracker.lock()'s yield after spinning (see there). */
+JNIEXPORT void JNICALL Java_java_lang_HprofTracker_yieldCpu(JNIEnv *jni, jclass cls) {
+    (void)jni; (void)cls;
+    sched_yield();
+}
+
 /* The natives are found by name: HotSpot looks a native of a boot-loader
  * class up in the agent libraries too (RegisterNatives on a java.base class
  * makes HotSpot print a warning on stdout). They are exported by the
@@ -194,7 +201,7 @@ static int bind_natives(JNIEnv *jni, jclass tracker, int say_why) {
     static const struct { const char *name, *sig; } natives[] = {
         { "register", "(Ljava/lang/Thread;[J)Z" }, { "cpuTime", "()J" }, { "cpuTimeOf", "(I)J" },
         { "trace", "(Ljava/lang/Thread;)I" }, { "retire", "([I[J[J[JII)V" }, { "allocated", "(Ljava/lang/Object;I)V" },
-        { "keysFullTrace", "()I" }, { "virtualCpuTime", "(Ljava/lang/Thread;)J" },
+        { "keysFullTrace", "()I" }, { "virtualCpuTime", "(Ljava/lang/Thread;)J" }, { "yieldCpu", "()V" },
     };
     atomic_store(&tracker_linking, 1);
     int ok = 1;
@@ -209,6 +216,7 @@ static int bind_natives(JNIEnv *jni, jclass tracker, int say_why) {
         case 4: (*jni)->CallStaticVoidMethod(jni, tracker, m, NULL, NULL, NULL, NULL, (jint)0, (jint)0); break;
         case 5: (*jni)->CallStaticVoidMethod(jni, tracker, m, NULL, (jint)-1); break;
         case 7: (*jni)->CallStaticLongMethod(jni, tracker, m, NULL); break;
+        case 8: (*jni)->CallStaticVoidMethod(jni, tracker, m); break;
         default: (*jni)->CallStaticIntMethod(jni, tracker, m); break;
         }
         if (!say_why && (*jni)->ExceptionCheck(jni)) { (*jni)->ExceptionClear(jni); ok = 0; break; }

@@ -174,7 +174,14 @@ public final class HprofTracker {
     private static final HprofTracker TABLE_LOCK = new HprofTracker(), NAMES_LOCK = new HprofTracker();
 
     private static void lock(HprofTracker l) {
-        while (U.getIntVolatile(l, LOCK_WORD) != 0 || !U.compareAndSetInt(l, LOCK_WORD, 0, 1)) { }
+        for (int spins = 0; U.getIntVolatile(l, LOCK_WORD) != 0 || !U.compareAndSetInt(l, LOCK_WORD, 0, 1); ) {
+            /* The holder runs a few instructions, unless the OS took its CPU
+             * away (2 cores, threads starting and ending): then spinning on
+             * burns this thread's time slice, and the holder waits for it.
+             * sched_yield, in a native: Thread.yield and onSpinWait are
+             * instrumented, and parking could take the program's permit. */
+            if (++spins == 64) { spins = 0; yieldCpu(); }
+        }
     }
 
     private static void unlock(HprofTracker l) {
@@ -393,6 +400,8 @@ public final class HprofTracker {
     static native long virtualCpuTime(Thread t);
     /** CPU time of thread `tid` of this process, ns. */
     static native long cpuTimeOf(int tid);
+    /** sched_yield(): a spinning lock() gives the CPU to the lock's holder. */
+    private static native void yieldCpu();
     /** The trace serial of the calling thread's stack (tracker frames
      *  skipped), t being Thread.currentThread(); 0 where JVMTI sees another
      *  thread (a virtual thread's carrier, around its mounts). */
