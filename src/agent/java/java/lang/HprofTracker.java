@@ -188,6 +188,28 @@ public final class HprofTracker {
         U.putIntVolatile(l, LOCK_WORD, 0);
     }
 
+    /* A thread's place in the table: its id (Thread.tid, unique, read with
+     * Unsafe: Thread.getId is instrumented), spread. Not
+     * System.identityHashCode: on JDK 25 its compiled form called into the
+     * runtime (JVM_IHashCode) at every call of every instrumented method,
+     * 21% of H2's CPU under cpu=times (perf). Where the field is missing (a
+     * JDK that renamed it), the identity hash. */
+    private static final long TID_OFFSET = tidOffset();
+
+    private static long tidOffset() {
+        try {
+            return U.objectFieldOffset(Thread.class, "tid");     /* InternalError if absent */
+        } catch (Throwable e) {
+            return -1;
+        }
+    }
+
+    private static int hashOf(Thread t) {
+        if (TID_OFFSET < 0) return System.identityHashCode(t);
+        long h = U.getLong(t, TID_OFFSET) * 0x9E3779B97F4A7C15L;
+        return (int) (h >>> 32);
+    }
+
     /* The calling thread's state; its shadow stack is emptied when counting
      * restarted (`start` after `stop`) since the thread last came here: the
      * frames it holds were entered before the stop and left unseen. */
@@ -195,7 +217,7 @@ public final class HprofTracker {
         Thread t = Thread.currentThread();
         HprofThreadState[] tab = table;
         int mask = tab.length - 1;
-        for (int i = System.identityHashCode(t) & mask; ; i = (i + 1) & mask) {
+        for (int i = hashOf(t) & mask; ; i = (i + 1) & mask) {
             HprofThreadState s = tab[i];
             if (s == null) { s = create(t); if (s != null) s.epoch = epoch; return s; }
             if (s.thread == t) {
@@ -235,7 +257,7 @@ public final class HprofTracker {
 
     private static void put(HprofThreadState[] tab, HprofThreadState s) {
         int mask = tab.length - 1;
-        int i = System.identityHashCode(s.thread) & mask;
+        int i = hashOf(s.thread) & mask;
         while (tab[i] != null) i = (i + 1) & mask;
         tab[i] = s;
     }
@@ -247,7 +269,7 @@ public final class HprofTracker {
         try {
             HprofThreadState[] tab = table;
             int mask = tab.length - 1;
-            for (int i = System.identityHashCode(t) & mask; tab[i] != null; i = (i + 1) & mask) {
+            for (int i = hashOf(t) & mask; tab[i] != null; i = (i + 1) & mask) {
                 HprofThreadState s = tab[i];
                 if (s.thread == t) {
                     s.closeOpenFrames(s.now());
