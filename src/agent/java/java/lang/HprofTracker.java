@@ -190,10 +190,11 @@ public final class HprofTracker {
 
     /* A thread's place in the table: its id (Thread.tid, unique, read with
      * Unsafe: Thread.getId is instrumented), spread. Not
-     * System.identityHashCode: on JDK 25 its compiled form called into the
-     * runtime (JVM_IHashCode) at every call of every instrumented method,
-     * 21% of H2's CPU under cpu=times (perf). Where the field is missing (a
-     * JDK that renamed it), the identity hash. */
+     * System.identityHashCode: its compiled form calls into the runtime
+     * (JVM_IHashCode) when the Thread's monitor is inflated (Thread.join
+     * waits on it), here at every call of every instrumented method: 21% of
+     * H2's CPU under cpu=times on JDK 25 (perf), and slower on JDK 17 too.
+     * Where the field is missing (a JDK that renamed it), the identity hash. */
     private static final long TID_OFFSET = tidOffset();
 
     private static long tidOffset() {
