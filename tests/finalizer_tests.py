@@ -30,6 +30,15 @@ ROUNDS, PER_ROUND = 20, 50_000
 N = ROUNDS * PER_ROUND
 
 
+def truth_fields(stderr):
+    """The program's last "TRUTH key=n key=n ..." line as {key: n}; {} if none."""
+    t = {}
+    for line in stderr.splitlines():
+        if line.startswith("TRUTH "):
+            t = dict((k, int(v)) for k, v in (kv.split("=") for kv in line.split()[1:]))
+    return t
+
+
 def make_tests(Fail, Run, times_tests, heap_tests):
     def run_measured(ctx, agent, tag):
         """ctx.run, with the child's CPU time and peak RSS (os.wait4)."""
@@ -55,10 +64,7 @@ def make_tests(Fail, Run, times_tests, heap_tests):
         problems = []
         if "OutOfMemoryError" in r.stderr:
             problems.append("%s: OutOfMemoryError" % tag)
-        t = {}
-        for line in r.stderr.splitlines():
-            if line.startswith("TRUTH "):
-                t = dict((k, int(v)) for k, v in (kv.split("=") for kv in line.split()[1:]))
+        t = truth_fields(r.stderr)
         if r.rc != 0:
             problems.append("%s: exit code %d (2: not every object finalized, 3: OutOfMemoryError): %s"
                             % (tag, r.rc, r.stderr.strip()[-300:]))
@@ -125,10 +131,7 @@ def make_tests(Fail, Run, times_tests, heap_tests):
         n = 100_000
         path = ctx.path("times.txt")
         r = ctx.run("EmptyFinalizer", [n], "cpu=times,cutoff=0,file=" + path)
-        t = {}
-        for line in r.stderr.splitlines():
-            if line.startswith("TRUTH "):
-                t = dict((k, int(v)) for k, v in (kv.split("=") for kv in line.split()[1:]))
+        t = truth_fields(r.stderr)
         if not t:
             raise Fail("no TRUTH line: %s" % r.stderr.strip()[-300:])
         problems = []

@@ -20,6 +20,9 @@ enum {
     CP_INVOKE_DYNAMIC = 18, CP_MODULE = 19, CP_PACKAGE = 20,
 };
 
+/* Method access flags the rewriter reads. */
+enum { ACC_STATIC = 0x0008 };
+
 typedef struct cp_entry {
     uint8_t        tag;     /* 0 for the unusable slot after a long/double */
     uint16_t       len;     /* UTF8: byte length */

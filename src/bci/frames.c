@@ -93,7 +93,7 @@ int state_initial(type_context *c, type_state *s, uint16_t access, const char *n
     for (uint16_t i = 0; i < s->max_locals; i++) s->locals[i] = vt(VT_TOP);
     s->sp = 0;
     uint32_t slot = 0;
-    if (!(access & 0x0008)) {                                   /* not ACC_STATIC */
+    if (!(access & ACC_STATIC)) {
         if (s->max_locals < 1) return terr(c, "max_locals too small for `this`");
         int init = name_len == 6 && memcmp(name, "<init>", 6) == 0;
         int object = c->cf->this_name_len == 16 && memcmp(c->cf->this_name, "java/lang/Object", 16) == 0;

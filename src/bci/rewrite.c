@@ -602,7 +602,7 @@ enum { REF_ENTRY, REF_EXIT, REF_COUNT, REF_NEWARRAY, REF_OBJECT_INIT };
  * (1.2 million Finalizers waiting, the live heap 6x as big, CPU 1.5x). Left
  * alone, it is neither counted nor timed; the JVM never calls it either. */
 static int is_empty_finalizer(const method_rewrite *m) {
-    return !(m->access & 0x0008) && m->name_len == 8 && memcmp(m->name, "finalize", 8) == 0
+    return !(m->access & ACC_STATIC) && m->name_len == 8 && memcmp(m->name, "finalize", 8) == 0
            && m->desc_len == 3 && memcmp(m->desc, "()V", 3) == 0
            && m->code_len == 1 && m->code[0] == OP_RETURN;
 }
