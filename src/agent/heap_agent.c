@@ -97,12 +97,10 @@ static __thread int   n_pending;
  * Unsafe.allocateInstance, which is how method handles and, since JDK 18,
  * reflection create an object before they call its constructor. (clone()'s
  * copies get no constructor.) */
-static int constructor_follows(void)
+static int constructor_follows(JNIEnv *jni)
 {
-    jmethodID method = NULL;
-    jlocation location;
-    return (*hprof_jvmti)->GetFrameLocation(hprof_jvmti, NULL, 0, &method, &location) == JVMTI_ERROR_NONE &&
-           method == H.allocate_instance;
+    jmethodID method = top_method_here(jni);
+    return method != NULL && method == H.allocate_instance;
 }
 
 static void pending_remove(JNIEnv *jni, int i)
@@ -168,11 +166,9 @@ static int is_same_object(void *ctx, void *handle, subsite_t s)
  * later (Unsafe.allocateInstance, see pending). */
 static int recorded_already(JNIEnv *jni, jobject object, serial_t class_serial)
 {
-    jmethodID method = NULL;
-    jlocation location;
+    jmethodID method = top_method_here(jni);
     jboolean native = JNI_FALSE;
-    if ((*hprof_jvmti)->GetFrameLocation(hprof_jvmti, NULL, 0, &method, &location) != JVMTI_ERROR_NONE ||
-        method == H.clone || method == H.allocate_instance ||
+    if (method == NULL || method == H.clone || method == H.allocate_instance ||
         (*hprof_jvmti)->IsMethodNative(hprof_jvmti, method, &native) != JVMTI_ERROR_NONE || !native)
         return 0;
     same_object o = { jni, object, class_serial };
@@ -202,7 +198,11 @@ static void record(JNIEnv *jni, jobject object, jclass klass, jlong size, jthrea
         cls = klass ? class_serial_of_klass(klass) : class_serial_of_object(jni, object);
         if (!H.cfg.sample_interval && cls && recorded_already(jni, object, cls))
             return;
-        trace = stack_trace_of(&H.builder, NULL, H.skip, 3, thread_serial, &stack);
+        /* The cheap walk here too: GetStackTrace of the current thread
+         * stops every virtual thread's mounts and unmounts while it runs
+         * (JDK 21+), so on a virtual thread each Unsafe.allocateInstance
+         * (a lambda's allocation) made all the carriers wait. */
+        trace = stack_trace_here_skipping(jni, &H.builder, heap_trace_cache(), H.skip, 3, thread_serial, &stack);
     }
     if (cls == 0)
         cls = klass ? class_serial_of_klass(klass) : class_serial_of_object(jni, object);
@@ -232,7 +232,7 @@ static void record(JNIEnv *jni, jobject object, jclass klass, jlong size, jthrea
         return;
     }
     site_count_alloc(s);
-    if (above < 0 && H.allocate_instance && constructor_follows())
+    if (above < 0 && H.allocate_instance && constructor_follows(jni))
         pending_add(jni, object);
 }
 

@@ -505,6 +505,19 @@ static int walk_fast(JNIEnv *jni, frame_ref *frames, jint want, jint keep, jint 
     return 1;
 }
 
+jmethodID top_method_here(JNIEnv *jni)
+{
+    frame_ref top;
+    jint count = 0;
+    if (jni && async_get_call_trace && walk_fast(jni, &top, 1, 0, &count) && count == 1)
+        return (jmethodID)top.method;
+    jmethodID method = NULL;
+    jlocation location;
+    if ((*hprof_jvmti)->GetFrameLocation(hprof_jvmti, NULL, 0, &method, &location) != JVMTI_ERROR_NONE)
+        return NULL;
+    return method;
+}
+
 /* Frames a walk for b takes: the trace's, or whole stacks. */
 static jint walk_depth(const trace_builder *b)
 {

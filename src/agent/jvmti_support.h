@@ -104,6 +104,12 @@ serial_t stack_trace_here_skipping(JNIEnv *jni, const trace_builder *b, trace_ca
                                    const serial_t *skip_classes, int n_skip, serial_t thread_serial,
                                    stack_id *stack);
 
+/* The method of the calling thread's top frame (a native's, in an event
+ * it posts), or NULL. By the cheap walk where it can: JVMTI's
+ * GetFrameLocation, like GetStackTrace, holds up every virtual thread's
+ * mounts and unmounts while it runs (JDK 21+). */
+jmethodID top_method_here(JNIEnv *jni);
+
 /* The calling thread's trace cache number `which` (one per collector that
  * walks: they have builders of their own), made on first use with
  * 2^log2_slots slots of `depth` frames (up to 256) and freed when the thread ends. NULL
