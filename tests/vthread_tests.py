@@ -453,8 +453,66 @@ def make_tests(Fail, Skip, parse_profile, final_monitor):
         if problems:
             raise Fail("; ".join(problems))
 
+    def virtual_many(ctx, agent, n, tag):
+        """VirtualMany with n virtual threads under agent: (profile path, its TRUTH as a dict)."""
+        path = ctx.path(tag + ".hprof.txt")
+        r = ctx.run("VirtualMany", [str(n)], agent=agent + ",file=" + path, expect_rc=None)
+        if r.rc == 3 and "no virtual threads" in r.stderr:
+            raise Skip("%s has no virtual threads: many virtual threads not tested" % ctx.jdk_name)
+        if r.rc != 0 or "VirtualMany: done" not in r.stderr:
+            raise Fail("VirtualMany (%s) failed (exit code %d); stderr: %s" % (agent, r.rc, r.stderr.strip()[-400:]))
+        truth = {}
+        for line in r.stderr.splitlines():
+            if line.startswith("TRUTH "):
+                truth = dict((k, int(v)) for k, v in (kv.split("=") for kv in line.split()[1:]))
+        if not truth:
+            raise Fail("VirtualMany printed no TRUTH line: %s" % r.stderr.strip()[-400:])
+        return path, truth
+
+    def t_vthread_many_times(ctx):
+        """cpu=times on many short virtual threads: exact counts with the
+        shared counters (thread=n) and with each thread's own (thread=y), and
+        no state left behind by a virtual thread that ended."""
+        if ctx.jdk_name == "jdk17":
+            raise Skip("JDK 17 has no virtual threads (JDK 21 and later): many virtual threads not tested")
+        import times_tests
+        problems, notes = [], []
+        for agent, n, tag in (("cpu=times,cutoff=0", 20000, "many-times"),
+                              ("cpu=times,thread=y,cutoff=0", 2000, "many-times-threads")):
+            path, truth = virtual_many(ctx, agent, n, tag)
+            total, rows = times_tests.cpu_time_sections(path, Fail)[-1]
+            work = sum(r.count for r in rows if r.method == "VirtualMany$Step.work")
+            tasks = sum(r.count for r in rows if r.method == "VirtualMany.task")
+            notes.append("%s: Step.work %d calls (truth %d), task %d (truth %d), %d states alive at the end"
+                         % (agent, work, truth["work_calls"], tasks, n, truth["states"]))
+            if work != truth["work_calls"] or tasks != n:
+                problems.append("%s: Step.work %d calls, task %d; expected exactly %d and %d"
+                                % (agent, work, tasks, truth["work_calls"], n))
+            # The platform threads' states: main, the carriers, the JDK's own.
+            if truth["states"] > 64:
+                problems.append("%s: %d cpu=times states alive after every virtual thread ended"
+                                % (agent, truth["states"]))
+        ctx.note("; ".join(notes))
+        if problems:
+            raise Fail("; ".join(problems))
+
+    def t_vthread_many_sites(ctx):
+        """Exact heap=sites on many short virtual threads: the objects made by
+        `new` and by reflection (the VM's allocation event, then the tracker)
+        are each counted once."""
+        if ctx.jdk_name == "jdk17":
+            raise Skip("JDK 17 has no virtual threads (JDK 21 and later): many virtual threads not tested")
+        import heap_tests
+        path, truth = virtual_many(ctx, "heap=sites,cutoff=0", 20000, "many-sites")
+        interval, rows = heap_tests.sites_sections(path, Fail)[-1]
+        made = sum(r.alloc_objs for r in rows if r.cls == "VirtualMany$Made")
+        ctx.note("VirtualMany$Made: %d allocated (truth %d)" % (made, truth["made"]))
+        if made != truth["made"]:
+            raise Fail("VirtualMany$Made: %d allocated, expected exactly %d" % (made, truth["made"]))
+
     return [("vthread_contention", t_vthread_contention), ("vthread_platform", t_vthread_platform),
             ("vthread_pinning", t_vthread_pinning), ("vthread_cpu_samples", t_vthread_cpu_samples),
-            ("vthread_cpu_times", t_vthread_cpu_times),
+            ("vthread_cpu_times", t_vthread_cpu_times), ("vthread_many_times", t_vthread_many_times),
+            ("vthread_many_sites", t_vthread_many_sites),
             ("vthread_deadlocks", t_vthread_deadlocks), ("vthread_deadlock_periodic", t_vthread_deadlock_periodic),
             ("vthread_deadlock_churn", t_vthread_deadlock_churn)]

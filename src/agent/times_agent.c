@@ -67,6 +67,11 @@ static struct {
 
 /* Set while a virtual thread's state is retired (on_virtual_thread_end). */
 static __thread int   retiring_virtual_thread;
+/* Thread.tid of the virtual thread that ended last on this carrier: the
+ * JDK's code after its VirtualThreadEnd (unmounting it) still runs with it
+ * as Thread.currentThread(), and must not give it a new state. */
+static __thread jlong ended_virtual_thread;
+static jfieldID       thread_tid;         /* java.lang.Thread.tid, when virtual threads are timed */
 
 /* ------------------------------------------------------------ natives */
 
@@ -107,12 +112,24 @@ JNIEXPORT jboolean JNICALL Java_java_lang_HprofTracker_register(JNIEnv *jni, jcl
      * sees only the carrier: no state then (one made after the end would
      * never be retired, one per virtual thread; its stacks are the carrier's). */
     int is_virtual = T.vthread_clocks && vthread_clock_is_virtual(jni, thread);
-    if (is_virtual && !vthread_clock_live(thread)) return JNI_FALSE;
-    /* A carrier's time while it runs virtual threads is theirs (their own
-     * clocks count it): its state subtracts it (info[4]). */
-    jlong lent = !is_virtual && T.vthread_clocks ? (jlong)(uintptr_t)vthread_clock_lent_word() : 0;
-    jlong v[5] = { (jlong)(uintptr_t)thread_cpu_page(), (jlong)syscall(SYS_gettid), is_service_thread(jni),
-                   is_virtual, lent };
+    /* The end is told by the carrier (ended_virtual_thread), not asked of
+     * JVMTI: GetThreadLocalStorage of a virtual thread that had ended made
+     * HotSpot a new JvmtiThreadState for it, with empty storage, so the
+     * check passed, and every virtual thread left a state behind (20,000
+     * states alive after 20,000 had ended: vthread_many_times); it also
+     * took a sixth of the carriers' time, under a contended lock. Those
+     * that have not started yet get a state, retired at their end. */
+    if (is_virtual && (*jni)->GetLongField(jni, thread, thread_tid) == ended_virtual_thread) return JNI_FALSE;
+    jlong v[5] = { 0, 0, 0, 1, 0 };          /* a virtual thread: its own clock, no page, not a service thread */
+    if (!is_virtual) {
+        v[0] = (jlong)(uintptr_t)thread_cpu_page();
+        v[1] = (jlong)syscall(SYS_gettid);
+        v[2] = is_service_thread(jni);
+        v[3] = 0;
+        /* A carrier's time while it runs virtual threads is theirs (their
+         * own clocks count it): its state subtracts it. */
+        v[4] = T.vthread_clocks ? (jlong)(uintptr_t)vthread_clock_lent_word() : 0;
+    }
     (*jni)->SetLongArrayRegion(jni, info, 0, 5, v);
     return JNI_TRUE;
 }
@@ -148,8 +165,10 @@ JNIEXPORT jint JNICALL Java_java_lang_HprofTracker_trace(JNIEnv *jni, jclass cls
         return 0;
     serial_t thread_serial = T.cfg.per_thread ? thread_serial_of(NULL) : 0;
     stack_id stack = 0;
-    serial_t trace = stack_trace_of(&T.builder, NULL, tracker_classes, 2, thread_serial,
-                                    T.cfg.full_stacks ? &stack : NULL);
+    /* The cheap walk (see heap_agent's record): on a virtual thread,
+     * GetStackTrace would hold up every carrier's mounts while it runs. */
+    serial_t trace = stack_trace_here_skipping(jni, &T.builder, NULL, tracker_classes, 2, thread_serial,
+                                               T.cfg.full_stacks ? &stack : NULL);
     if (trace > INT32_MAX || stack > INT32_MAX) return 0;
     return !T.cfg.full_stacks ? (jint)trace : stack ? (jint)stack : -(jint)trace;
 }
@@ -289,12 +308,24 @@ static int start(const collector_env *env, JNIEnv *jni) {
         env->limit("cpu=times|old: cpu=, depth=, thread= and whole stacks (pprof=, flamegraph=, collapsed=) "
                    "keep the values of the first start");
     }
+    stack_walk_fast_init();              /* the tracker's trace(): the cheap walk */
     T.cfg.cutoff = env->opt->cutoff;
     /* A new number each start: threads drop shadow stacks from before a stop. */
     T.epoch = T.epoch + 1 > 0 ? T.epoch + 1 : 1;
     /* Before counting starts: a virtual thread's first call must find its clock. */
     if (T.vt_end)
         T.vthread_clocks = vthread_clock_start(hprof_vm, jni) == 0;
+    if (T.vthread_clocks && thread_tid == NULL) {
+        jclass thread_class = (*jni)->FindClass(jni, "java/lang/Thread");
+        thread_tid = thread_class ? (*jni)->GetFieldID(jni, thread_class, "tid", "J") : NULL;
+        if (thread_tid == NULL) {
+            (*jni)->ExceptionClear(jni);
+            T.vthread_clocks = 0;
+            fprintf(stderr, "hprof: cpu=times: java.lang.Thread has no field tid; virtual threads are timed "
+                            "on their carriers' clocks\n");
+        }
+        if (thread_class) (*jni)->DeleteLocalRef(jni, thread_class);
+    }
     (*jni)->SetStaticIntField(jni, tracker, T.engaged, T.epoch);
     T.running = 1;
     tracker_agent_want(1, -1);
@@ -314,6 +345,7 @@ static void JNICALL on_virtual_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread 
     (*jni)->CallStaticVoidMethod(jni, T.tracker, T.thread_end);
     retiring_virtual_thread = 0;
     if ((*jni)->ExceptionCheck(jni)) (*jni)->ExceptionClear(jni);
+    if (thread_tid) ended_virtual_thread = (*jni)->GetLongField(jni, thread, thread_tid);
     vthread_clock_end(thread);
 }
 

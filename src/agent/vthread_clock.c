@@ -144,13 +144,6 @@ int vthread_clock_is_virtual(JNIEnv *jni, jthread thread)
            (*jni)->IsInstanceOf(jni, thread, clocks.virtual_class) == JNI_TRUE;
 }
 
-int vthread_clock_live(jthread vthread)
-{
-    void *data = NULL;
-    return clocks.env != NULL &&
-           (*clocks.env)->GetThreadLocalStorage(clocks.env, vthread, &data) == JVMTI_ERROR_NONE && data != &ended;
-}
-
 jlong vthread_clock_now(JNIEnv *jni, jthread vthread)
 {
     if (!clocks.on)

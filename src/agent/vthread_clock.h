@@ -28,10 +28,6 @@ void  vthread_clock_stop(void);
 jlong *vthread_clock_lent_word(void);
 /* Is this Thread object a virtual thread's? */
 int   vthread_clock_is_virtual(JNIEnv *jni, jthread thread);
-/* Does JVMTI see this virtual thread alive: started and not ended? The JDK
- * runs code on a virtual thread before its VirtualThreadStart and after its
- * VirtualThreadEnd, where JVMTI sees only its carrier. */
-int   vthread_clock_live(jthread vthread);
 /* A virtual thread's CPU time, ns, read on itself; -1 if it has no clock
  * now (the clocks are off, or JVMTI does not see it alive). */
 jlong vthread_clock_now(JNIEnv *jni, jthread vthread);

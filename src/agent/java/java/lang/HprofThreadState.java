@@ -46,6 +46,10 @@ final class HprofThreadState {
      * them (the agent adds each mount's at its unmount), which its own clock
      * leaves out. 0 for other threads. */
     final long lent;
+    /* A virtual thread with thread=n: its frames' keys are shared keys, its
+     * counts go to the shared counters (see HprofTracker.sharedKeyOf); it
+     * has no accumulators of its own. */
+    final boolean shared;
 
     /* shadow stack */
     int epoch;                         /* HprofTracker.engaged when it was last used */
@@ -60,23 +64,24 @@ final class HprofThreadState {
     boolean[] timedCallee = new boolean[16];   /* a callee of this frame was timed */
     int[] acc = new int[16];           /* accumulator of the frame's key */
 
-    /* accumulators: one per key (the ids of the top `depth` frames) */
+    /* accumulators: one per key (the ids of the top `depth` frames); none
+     * when shared */
     int nacc;
     boolean full;                      /* MAX_KEYS or MAX_KEY_IDS reached: new keys fold into fullAcc */
     int fullAcc;                       /* the accumulator of [unwalkable].tracker_keys_full */
-    int[] keyLen = new int[8];
-    int[] keyStart = new int[8];       /* key a is keys[keyStart[a] .. + keyLen[a]) */
+    int[] keyLen;
+    int[] keyStart;                    /* key a is keys[keyStart[a] .. + keyLen[a]) */
     int keyUsed;
-    int[] keys = new int[32];
-    int[] serial = new int[8];
-    long[] count = new long[8];
-    long[] self = new long[8];
-    long[] total = new long[8];        /* CPU ns, callees included (cpu=old's time) */
-    int[] index = new int[16];         /* open addressing: accumulator + 1, 0 = empty */
+    int[] keys;
+    int[] serial;
+    long[] count;
+    long[] self;
+    long[] total;                      /* CPU ns, callees included (cpu=old's time) */
+    int[] index;                       /* open addressing: accumulator + 1, 0 = empty */
     /* keyOf's cache: [caller's accumulator, callee id, accumulator + 1] per
      * slot (0: empty), up to MAX_PAIRS slots (384 KB). */
     private static final int MAX_PAIRS = 1 << 15;
-    private int[] pairs = new int[3 * 16];
+    private int[] pairs;
 
     /* clock */
     private int seq;
@@ -91,6 +96,12 @@ final class HprofThreadState {
         this.tid = tid;
         this.depth = depth < 1 ? 1 : depth;
         this.seq = -1;
+        this.shared = virtual && HprofTracker.shareNames;
+        if (!shared) {
+            keyLen = new int[8]; keyStart = new int[8]; keys = new int[32]; serial = new int[8];
+            count = new long[8]; self = new long[8]; total = new long[8];
+            index = new int[16]; pairs = new int[3 * 16];
+        }
     }
 
     /* Where JVMTI does not see the virtual thread (the JDK's code around its
@@ -133,6 +144,12 @@ final class HprofThreadState {
         child[p] = 0;
         timedCallee[p] = false;
         sp = p + 1;
+        if (shared) {
+            int a = HprofTracker.sharedKeyOf(this, p > 0 ? acc[p - 1] : -1, id);
+            acc[p] = a;
+            HprofTracker.sharedAdd(a, HprofTracker.CALLS, 1);
+            return;
+        }
         int a = keyOf(p, id);
         acc[p] = a;
         count[a]++;
@@ -149,6 +166,12 @@ final class HprofThreadState {
         }
         ids[p] = id;
         sp = p + 1;
+        if (shared) {
+            int a = HprofTracker.sharedKeyOf(this, p > 0 ? acc[p - 1] : -1, id);
+            sp = p;
+            HprofTracker.sharedAdd(a, HprofTracker.CALLS, 1);
+            return;
+        }
         int a = keyOf(p, id);
         sp = p;
         count[a]++;
@@ -176,8 +199,13 @@ final class HprofThreadState {
         long elapsed = t - start[p];
         if (elapsed < 0) elapsed = 0;
         long own = elapsed - child[p];
-        self[acc[p]] += own < 0 ? 0 : own;
-        total[acc[p]] += elapsed;
+        if (shared) {
+            if (own > 0) HprofTracker.sharedAdd(acc[p], HprofTracker.SELF, own);
+            HprofTracker.sharedAdd(acc[p], HprofTracker.TOTAL, elapsed);
+        } else {
+            self[acc[p]] += own < 0 ? 0 : own;
+            total[acc[p]] += elapsed;
+        }
         if (p > 0) { child[p - 1] += elapsed; timedCallee[p - 1] = true; }
         int id = ids[p];
         if ((id & 1) != 0) HprofTracker.learnFrom(id, elapsed, timedCallee[p]);
@@ -209,6 +237,15 @@ final class HprofThreadState {
         }
         pc[b] = parent; pc[b + 1] = id; pc[b + 2] = a + 1;
         return a;
+    }
+
+    /** The shared key of the top frame's stack (shared). */
+    int sharedLookup() {
+        int n = sp < depth ? sp : depth;
+        int top = sp - 1;
+        int[] key = new int[n];
+        for (int k = 0; k < n; k++) key[k] = ids[top - k];
+        return HprofTracker.sharedKey(thread, key, 0, n);
     }
 
     private int lookup() {
@@ -320,18 +357,25 @@ final class HprofThreadState {
         for (int a = 0; a < n && k + SNAPSHOT_WIDTH <= out.length; a++) {
             out[k++] = ser[a]; out[k++] = cnt[a]; out[k++] = slf[a]; out[k++] = tot[a];
         }
+        addOpenCalls(out, base, (k - base) / SNAPSHOT_WIDTH, now);
+        return k;
+    }
+
+    /** Adds the calls open now to the accumulators' [serial, calls, self,
+     *  total] rows at out[base ..], of which there are n (for shared states,
+     *  the shared keys'): each counts up to `now`. Racy as snapshotInto. */
+    void addOpenCalls(long[] out, int base, int n, long now) {
         int depthNow = sp;
         int[] accs = acc; long[] st = start; long[] ch = child;
-        if (depthNow > accs.length || depthNow > st.length || depthNow > ch.length) return k;
+        if (depthNow > accs.length || depthNow > st.length || depthNow > ch.length) return;
         for (int p = 0; p < depthNow; p++) {
             long end = p + 1 < depthNow ? st[p + 1] : now;
             long own = end - st[p] - ch[p];
             long open = now - st[p];
             int a = accs[p];
-            if (a < 0 || a >= n || base + SNAPSHOT_WIDTH * a + 3 >= k) continue;
+            if (a < 0 || a >= n || base + SNAPSHOT_WIDTH * a + 3 >= out.length) continue;
             if (own > 0) out[base + SNAPSHOT_WIDTH * a + 2] += own;
             if (open > 0) out[base + SNAPSHOT_WIDTH * a + 3] += open;
         }
-        return k;
     }
 }

@@ -167,7 +167,8 @@ public final class HprofTracker {
      * holder runs its few instructions. Natives only (Unsafe's CAS and
      * volatile accesses): this code must call nothing instrumented. */
     private static final Unsafe U = Unsafe.getUnsafe();
-    /* A lock is an instance of this class (the agent defines no other), its word lockWord. */
+    /* A lock is an instance of this class (the agent defines no other), its
+     * word lockWord; so are a shared key's counters (see sharedAdd). */
     private volatile int lockWord;
     private static final long LOCK_WORD = U.objectFieldOffset(HprofTracker.class, "lockWord");
     /* TABLE_LOCK guards the thread table and the learning arrays' growth; NAMES_LOCK the key names. */
@@ -274,7 +275,7 @@ public final class HprofTracker {
                 HprofThreadState s = tab[i];
                 if (s.thread == t) {
                     s.closeOpenFrames(s.now());
-                    retire(s.serial, s.count, s.self, s.total, s.nacc, s.tid);
+                    if (!s.shared) retire(s.serial, s.count, s.self, s.total, s.nacc, s.tid);
                     tab[i] = TOMBSTONE;
                     return;
                 }
@@ -293,12 +294,21 @@ public final class HprofTracker {
         lock(TABLE_LOCK);
         try {
             HprofThreadState[] tab = table;
-            int n = 0;
+            int shared;
+            int[] serials;
+            lock(NAMES_LOCK);
+            try {
+                shared = names;
+                serials = nameSerial;
+            } finally {
+                unlock(NAMES_LOCK);
+            }
+            int n = shared;
             for (HprofThreadState s : tab) if (s != null && s != TOMBSTONE) n += s.nacc;
             long[] out = new long[HprofThreadState.SNAPSHOT_WIDTH * n];
-            int k = 0;
+            int k = sharedSnapshot(out, shared, serials, tab);
             for (HprofThreadState s : tab) {
-                if (s == null || s == TOMBSTONE) continue;
+                if (s == null || s == TOMBSTONE || s.shared) continue;
                 /* A virtual thread's clock is read on itself only: its open
                  * calls count up to its last reading. */
                 k = s.snapshotInto(out, k, s.virtual ? s.lastCpu
@@ -325,7 +335,11 @@ public final class HprofTracker {
     static boolean shareNames;
     private static final int MAX_NAMES = 1 << 20;
     private static final int MAX_NAME_IDS = 1 << 22;     /* 16 MB of ids at most */
-    private static int names;                              /* keys named */
+    /* Shared keys 0 and 1 have no stack: calls whose stack could not be
+     * named (trace 0), and calls of new stacks once the table is full
+     * ([unwalkable].tracker_keys_full, named at its first use). */
+    static final int UNNAMED = 0, FULL = 1;
+    private static int names = 2;                          /* keys named, UNNAMED and FULL included */
     private static int nameIdsUsed;
     private static int[] nameIds = new int[256];           /* key k is nameIds[nameStart[k] .. + nameLen[k]) */
     private static int[] nameStart = new int[64], nameLen = new int[64], nameSerial = new int[64];
@@ -355,58 +369,197 @@ public final class HprofTracker {
      *  thread's stack has on top now: named by a walk of that stack, the
      *  first time any thread made the key (thread=n). */
     static int nameOf(Thread t, int[] key, int base, int n) {
-        if (!shareNames) return trace(t);
+        return shareNames ? named(t, key, base, n, false) : trace(t);
+    }
+
+    /** thread=n: the shared key (an index into the shared counters) of
+     *  key[base .. base + n), named as nameOf names it; UNNAMED if its
+     *  stack could not be named now, FULL once the table is full. */
+    static int sharedKey(Thread t, int[] key, int base, int n) {
+        return named(t, key, base, n, true);
+    }
+
+    private static int named(Thread t, int[] key, int base, int n, boolean asKey) {
         int h = nameHash(key, base, n);
         lock(NAMES_LOCK);
         try {
             int e = nameIndex[nameSlot(key, base, n, h)];
-            if (e != 0) return nameSerial[e - 1];
+            if (e != 0) return asKey ? e - 1 : nameSerial[e - 1];
         } finally {
             unlock(NAMES_LOCK);
         }
         int serial = trace(t);                /* outside the lock: a stack walk */
-        if (serial == 0) return 0;            /* not named now: not kept */
+        if (serial == 0) return asKey ? UNNAMED : 0;     /* not named now: not kept */
         lock(NAMES_LOCK);
         try {
             int i = nameSlot(key, base, n, h);
-            if (nameIndex[i] != 0) return nameSerial[nameIndex[i] - 1];   /* named meanwhile */
-            if (names >= MAX_NAMES || nameIdsUsed > MAX_NAME_IDS - n) return serial;
-            if (names == nameLen.length) {
-                int m = names * 2;
-                int[] a = new int[m], b = new int[m], c = new int[m];
-                System.arraycopy(nameStart, 0, a, 0, names);
-                System.arraycopy(nameLen, 0, b, 0, names);
-                System.arraycopy(nameSerial, 0, c, 0, names);
-                nameStart = a; nameLen = b; nameSerial = c;
+            if (nameIndex[i] != 0) return asKey ? nameIndex[i] - 1 : nameSerial[nameIndex[i] - 1];
+            if (names >= MAX_NAMES || nameIdsUsed > MAX_NAME_IDS - n) {
+                if (!asKey) return serial;
+                if (nameSerial[FULL] == 0) nameSerial[FULL] = keysFullTrace();
+                return FULL;
             }
-            if (nameIdsUsed + n > nameIds.length) {
-                int m = nameIds.length * 2;
-                while (m < nameIdsUsed + n) m *= 2;
-                int[] a = new int[m];
-                System.arraycopy(nameIds, 0, a, 0, nameIdsUsed);
-                nameIds = a;
-            }
-            int k = names++;
-            nameStart[k] = nameIdsUsed;
-            nameLen[k] = n;
-            nameSerial[k] = serial;
-            System.arraycopy(key, base, nameIds, nameIdsUsed, n);
-            nameIdsUsed += n;
+            int k = addName(key, base, n, serial);
             nameIndex[i] = k + 1;
             if (names * 2 > nameIndex.length) {
                 int[] bigger = new int[nameIndex.length * 2];
                 int mask = bigger.length - 1;
-                for (int a = 0; a < names; a++) {
+                for (int a = FULL + 1; a < names; a++) {
                     int j = nameHash(nameIds, nameStart[a], nameLen[a]) & mask;
                     while (bigger[j] != 0) j = (j + 1) & mask;
                     bigger[j] = a + 1;
                 }
                 nameIndex = bigger;
             }
+            return asKey ? k : serial;
         } finally {
             unlock(NAMES_LOCK);
         }
-        return serial;
+    }
+
+    /* A new key, its shared counters made first. NAMES held. */
+    private static int addName(int[] key, int base, int n, int serial) {
+        if (names == nameLen.length) {
+            int m = names * 2;
+            int[] a = new int[m], b = new int[m], c = new int[m];
+            System.arraycopy(nameStart, 0, a, 0, names);
+            System.arraycopy(nameLen, 0, b, 0, names);
+            System.arraycopy(nameSerial, 0, c, 0, names);
+            nameStart = a; nameLen = b; nameSerial = c;
+        }
+        if (nameIdsUsed + n > nameIds.length) {
+            int m = nameIds.length * 2;
+            while (m < nameIdsUsed + n) m *= 2;
+            int[] a = new int[m];
+            System.arraycopy(nameIds, 0, a, 0, nameIdsUsed);
+            nameIds = a;
+        }
+        int k = names;
+        makeSharedCounters(k);
+        names = k + 1;
+        nameStart[k] = nameIdsUsed;
+        nameLen[k] = n;
+        nameSerial[k] = serial;
+        System.arraycopy(key, base, nameIds, nameIdsUsed, n);
+        nameIdsUsed += n;
+        return k;
+    }
+
+    /* ---- thread=n: virtual threads count into shared counters ----
+     * A virtual thread runs one task, usually short, on whatever carrier is
+     * free. With counters of its own, each of 100,000 virtual threads made
+     * its keys again, grew tables for them and handed them to the agent at
+     * its end, and the states of those alive (about 1.5 KB each, 32,000 at
+     * a time) made work for the GC: cpu=times cost 2.5 times more with
+     * virtual threads than with platform threads doing the same tasks. So,
+     * with thread=n, a virtual thread keeps only its shadow stack: a frame's
+     * key is the shared key of its stack (the names table's index), and its
+     * calls and times are added, atomically, to the shared counters [calls,
+     * self ns, total ns] of that key, whichever carrier it runs on. The
+     * counters of a key are an instance of this class (fields calls, selfNs,
+     * totalNs), made before the key is handed out and never moved, so no add
+     * is lost to a copy; the directory of their chunks is what grows. */
+    private static final int CHUNK_BITS = 10, CHUNK_MASK = (1 << CHUNK_BITS) - 1;
+    static final int CALLS = 0, SELF = 1, TOTAL = 2;
+    private long calls, selfNs, totalNs;
+    private static final long CALLS_AT = U.objectFieldOffset(HprofTracker.class, "calls");
+    private static final long SELF_AT = U.objectFieldOffset(HprofTracker.class, "selfNs");
+    private static final long TOTAL_AT = U.objectFieldOffset(HprofTracker.class, "totalNs");
+    private static volatile HprofTracker[][] sharedCounters = new HprofTracker[16][];
+    static {
+        makeSharedCounters(UNNAMED);
+        makeSharedCounters(FULL);
+    }
+
+    /* Key k's counters. NAMES held (or class initialisation). */
+    private static void makeSharedCounters(int k) {
+        HprofTracker[][] dir = sharedCounters;
+        int c = k >>> CHUNK_BITS;
+        if (c >= dir.length) {
+            HprofTracker[][] bigger = new HprofTracker[dir.length * 2][];
+            System.arraycopy(dir, 0, bigger, 0, dir.length);
+            dir = bigger;
+        }
+        if (dir[c] == null) dir[c] = new HprofTracker[1 << CHUNK_BITS];
+        dir[c][k & CHUNK_MASK] = new HprofTracker();
+        sharedCounters = dir;                  /* volatile: published before key k is handed out */
+    }
+
+    private static HprofTracker counters(int key) {
+        HprofTracker[] chunk = sharedCounters[key >>> CHUNK_BITS];
+        HprofTracker c = chunk == null ? null : chunk[key & CHUNK_MASK];
+        if (c != null) return c;
+        /* Not seen yet on this thread (the key came through the pairs
+         * cache, a plain read): the lock orders it after its making. */
+        lock(NAMES_LOCK);
+        try {
+            return sharedCounters[key >>> CHUNK_BITS][key & CHUNK_MASK];
+        } finally {
+            unlock(NAMES_LOCK);
+        }
+    }
+
+    static void sharedAdd(int key, int what, long v) {
+        U.getAndAddLong(counters(key), what == CALLS ? CALLS_AT : what == SELF ? SELF_AT : TOTAL_AT, v);
+    }
+
+    /* (caller's shared key, callee id) -> callee's shared key, as each
+     * state's pairs cache (see HprofThreadState.keyOf) but for all virtual
+     * threads. An entry is one long, so a reader sees it whole: caller + 1
+     * in bits 0-20, the id in bits 21-42, key + 1 in bits 43-63 (0: empty).
+     * Ids of 22 bits or more are not cached. Grown (emptied) as keys are
+     * added. */
+    private static volatile long[] sharedPairs = new long[1 << 12];
+    private static final int MAX_SHARED_PAIRS = 1 << 16;
+
+    /** The shared key of frame p of s (a virtual thread's state, thread=n):
+     *  its caller's key `parent` (-1 at the bottom) and its own id. */
+    static int sharedKeyOf(HprofThreadState s, int parent, int id) {
+        long[] pc = sharedPairs;
+        int h = parent * 0x9E3779B1 ^ id * 0x85EBCA6B;
+        h ^= h >>> 16;
+        int i = h & (pc.length - 1);
+        long tag = (parent + 1) | (long) id << 21;
+        long e = pc[i];
+        if ((e & ((1L << 43) - 1)) == tag && e != 0 && id >>> 22 == 0) return (int) (e >>> 43) - 1;
+        int k = s.sharedLookup();
+        /* Only a real key's callee has one key whatever the stack below.
+         * UNNAMED is kept: such keys are made where the thread's stack
+         * cannot be walked as its own (the JDK's code around a virtual
+         * thread's mounts, trace()), so they would be walked for in vain
+         * by every virtual thread (13 walks each in VThreadBench). Their
+         * calls are left out of the profile, as they were before. */
+        if (parent == UNNAMED || parent == FULL || id >>> 22 != 0) return k;
+        if (names > 2 * pc.length && pc.length < MAX_SHARED_PAIRS) {
+            sharedPairs = new long[pc.length * 4];
+            return k;
+        }
+        pc[i] = tag | (long) (k + 1) << 43;
+        return k;
+    }
+
+    /* thread=n: the shared counters as [serial, calls, self, total] from
+     * out[0] on, open calls of the virtual threads added; keys without a
+     * count left out. The number of longs used. TABLE_LOCK held. */
+    private static int sharedSnapshot(long[] out, int shared, int[] serials, HprofThreadState[] tab) {
+        HprofTracker[][] dir = sharedCounters;
+        for (int a = 0; a < shared; a++) {
+            HprofTracker c = dir[a >>> CHUNK_BITS][a & CHUNK_MASK];
+            int o = HprofThreadState.SNAPSHOT_WIDTH * a;
+            out[o] = serials[a];
+            out[o + 1] = U.getLongVolatile(c, CALLS_AT);
+            out[o + 2] = U.getLongVolatile(c, SELF_AT);
+            out[o + 3] = U.getLongVolatile(c, TOTAL_AT);
+        }
+        for (HprofThreadState s : tab)
+            if (s != null && s != TOMBSTONE && s.shared) s.addOpenCalls(out, 0, shared, s.lastCpu);
+        int k = 0;
+        for (int o = 0; o < HprofThreadState.SNAPSHOT_WIDTH * shared; o += HprofThreadState.SNAPSHOT_WIDTH) {
+            if (out[o + 1] == 0 && out[o + 2] == 0 && out[o + 3] == 0) continue;
+            for (int j = 0; j < HprofThreadState.SNAPSHOT_WIDTH; j++) out[k + j] = out[o + j];
+            k += HprofThreadState.SNAPSHOT_WIDTH;
+        }
+        return k;
     }
 
     /* Natives, registered by the agent when it defines this class. */
