@@ -312,6 +312,8 @@ static void find_virtual_threads(JNIEnv *jni)
     }
     jmethodID run = (*jni)->GetMethodID(jni, vt, "run", "(Ljava/lang/Runnable;)V");
     (*jni)->ExceptionClear(jni);
+    jmethodID run_continuation = (*jni)->GetMethodID(jni, vt, "runContinuation", "()V");
+    (*jni)->ExceptionClear(jni);
     jclass cont = (*jni)->FindClass(jni, "jdk/internal/vm/Continuation");
     (*jni)->ExceptionClear(jni);
     jmethodID enter = cont ? (*jni)->GetStaticMethodID(jni, cont, "enterSpecial",
@@ -320,7 +322,7 @@ static void find_virtual_threads(JNIEnv *jni)
     if (run == NULL || enter == NULL)
         fprintf(stderr, "hprof: warning: cpu=samples: VirtualThread.run(Runnable) or Continuation.enterSpecial "
                 "not found in this JDK: stacks of virtual threads may go on into their carrier's frames\n");
-    cpu_collector_set_stack_ends(run, enter);
+    cpu_collector_set_stack_ends(run, enter, run_continuation);
     if (cont)
         (*jni)->DeleteLocalRef(jni, cont);
     (*jni)->DeleteLocalRef(jni, vt);

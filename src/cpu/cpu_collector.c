@@ -114,13 +114,15 @@ void cpu_collector_add_lost(const char *reason, uint64_t count)
     pthread_mutex_unlock(&lock);
 }
 
-static const void *stack_entry, *stack_boundary;   /* cpu_collector_set_stack_ends; under the lock */
+/* cpu_collector_set_stack_ends; under the lock */
+static const void *stack_entry, *stack_boundary, *stack_carrier_only;
 
-void cpu_collector_set_stack_ends(const void *entry, const void *boundary)
+void cpu_collector_set_stack_ends(const void *entry, const void *boundary, const void *carrier_only)
 {
     pthread_mutex_lock(&lock);
     stack_entry = entry;
     stack_boundary = boundary;
+    stack_carrier_only = carrier_only;
     pthread_mutex_unlock(&lock);
 }
 
@@ -138,10 +140,14 @@ static void record(const raw_sample *s, uint32_t max_frames)
     if (n > CPU_MAX_FRAMES)
         n = CPU_MAX_FRAMES;
     for (uint32_t i = 0; (stack_entry || stack_boundary) && i < n; i++) {
-        if (s->frames[i].method == stack_entry)
+        if (s->frames[i].method == stack_entry) {
             n = i + 1;                  /* the frames below are the carrier's */
-        else if (s->frames[i].method == stack_boundary && i > 0)
+        } else if (s->frames[i].method == stack_boundary && i > 0) {
             n = i;                      /* this one too */
+        } else if (s->frames[i].method == stack_carrier_only && stack_carrier_only && s->carrier_serial) {
+            thread = s->carrier_serial; /* no frame of the virtual thread on top */
+            break;
+        }
     }
     trace_builder b = { .depth = cfg.depth, .lineno = cfg.lineno, .full_stacks = cfg.keep_stacks,
                         .resolve = cfg.resolve, .context = cfg.resolve_context };

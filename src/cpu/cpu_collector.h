@@ -48,9 +48,13 @@ void cpu_collector_free(void);
  * .enterSpecial and the scheduler's): at `entry` (kept: VirtualThread.run),
  * or just above `boundary` (not kept: Continuation.enterSpecial, reached
  * first when the frames below the top ones are still frozen in the heap
- * after a remount: HotSpot thaws them lazily). Samples recorded from now on
- * are cut there. NULL: none. */
-void cpu_collector_set_stack_ends(const void *entry, const void *boundary);
+ * after a remount: HotSpot thaws them lazily). A sample charged to a
+ * virtual thread whose walk meets `carrier_only` (VirtualThread
+ * .runContinuation, which only carriers run) before either is its
+ * carrier's: taken between the mount and the thread's first frame, or
+ * after its last and before the unmount; it goes to the carrier, whole.
+ * Samples recorded from now on are cut there. NULL: none. */
+void cpu_collector_set_stack_ends(const void *entry, const void *boundary, const void *carrier_only);
 
 /* Move every published sample out of the queue; returns how many. */
 uint32_t cpu_collector_drain(sample_queue *q);

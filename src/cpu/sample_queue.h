@@ -25,6 +25,7 @@ typedef frame_ref sample_frame;      /* AsyncGetCallTrace writes these directly 
 typedef struct raw_sample {
     atomic_size_t sequence;      /* queue bookkeeping: owned by the queue */
     uint32_t      thread_serial; /* who was sampled (0 if unknown) */
+    uint32_t      carrier_serial;/* the carrier's, when thread_serial is a virtual thread it runs; else 0 */
     int32_t       num_frames;    /* > 0 frames; <= 0 an AsyncGetCallTrace failure code */
     uint32_t      weight;        /* intervals of CPU this sample stands for (>= 1) */
     sample_frame  frames[];      /* capacity = queue's max_frames */

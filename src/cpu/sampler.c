@@ -329,7 +329,9 @@ static void on_sigprof(int signo, siginfo_t *info, void *ucontext)
         if (trace.num_frames > 0)
             atomic_fetch_add_explicit(&sampler_lost.recovered_from_caller, 1, memory_order_relaxed);
     }
-    s->thread_serial = mounted_serial ? mounted_serial : t->thread_serial;
+    uint32_t mounted = mounted_serial;
+    s->thread_serial = mounted ? mounted : t->thread_serial;
+    s->carrier_serial = mounted ? t->thread_serial : 0;
     s->num_frames = trace.num_frames;
     /* A POSIX CPU timer is checked at kernel ticks: one signal may stand for
      * several expired intervals, which the kernel counts as overruns. */

@@ -138,14 +138,15 @@ static serial_t fake_resolve(const void *method, void *ctx)
     return method_add(id, &d);
 }
 
-static void push(sample_queue *q, uint32_t thread, int32_t n, const uintptr_t *methods,
-                 const int32_t *bcis)
+static void push_on(sample_queue *q, uint32_t thread, uint32_t carrier, int32_t n, const uintptr_t *methods,
+                    const int32_t *bcis)
 {
     raw_sample *s = sample_queue_claim(q);
     CHECK(s != NULL);
     if (s == NULL)
         return;
     s->thread_serial = thread;
+    s->carrier_serial = carrier;
     s->num_frames = n;
     s->weight = 1;
     for (int32_t i = 0; i < n; i++) {
@@ -153,6 +154,11 @@ static void push(sample_queue *q, uint32_t thread, int32_t n, const uintptr_t *m
         s->frames[i].bci = bcis[i];
     }
     sample_queue_publish(q, s);
+}
+
+static void push(sample_queue *q, uint32_t thread, int32_t n, const uintptr_t *methods, const int32_t *bcis)
+{
+    push_on(q, thread, 0, n, methods, bcis);
 }
 
 static void setup_collector(sample_queue *q, int depth, int lineno, int per_thread)
@@ -229,7 +235,7 @@ TEST(collector_cuts_stacks_at_the_root)
 {
     sample_queue q;
     setup_collector(&q, 8, 0, 0);
-    cpu_collector_set_stack_ends((const void *)(uintptr_t)0xb2, (const void *)(uintptr_t)0xb5);
+    cpu_collector_set_stack_ends((const void *)(uintptr_t)0xb2, (const void *)(uintptr_t)0xb5, NULL);
     uintptr_t mounted[] = { 0xb1, 0xb2, 0xb3, 0xb4 };   /* b2: the entry; b3, b4: the carrier's */
     int32_t bcis[] = { 1, 1, 1, 1 };
     uintptr_t thawed[] = { 0xb1, 0xb5, 0xb3, 0xb4 };    /* b5: the boundary, not kept */
@@ -251,7 +257,41 @@ TEST(collector_cuts_stacks_at_the_root)
     CHECK(strstr(buf, "pkg.Work.mb2;pkg.Work.mb1 3\n") != NULL);
     CHECK(strstr(buf, "pkg.Work.mb4;pkg.Work.mb3 1\n") != NULL);
     CHECK(strstr(buf, "\npkg.Work.mb1 2\n") != NULL || strncmp(buf, "pkg.Work.mb1 2\n", 15) == 0);
-    cpu_collector_set_stack_ends(NULL, NULL);
+    cpu_collector_set_stack_ends(NULL, NULL, NULL);
+    teardown_collector(&q);
+}
+
+/* A sample charged to a virtual thread (thread=y) whose walk meets a frame
+ * only carriers run (VirtualThread.runContinuation) before the thread's
+ * entry is its carrier's: taken in the scheduler's code around a mount. */
+TEST(collector_gives_carrier_samples_to_the_carrier)
+{
+    sample_queue q;
+    setup_collector(&q, 8, 0, 1);
+    cpu_collector_set_stack_ends((const void *)(uintptr_t)0xb2, (const void *)(uintptr_t)0xb5,
+                                 (const void *)(uintptr_t)0xb3);
+    uint32_t vthread = THREAD_SERIAL_BASE + 5, carrier = THREAD_SERIAL_BASE + 1;
+    uintptr_t mounted[] = { 0xb1, 0xb2, 0xb3, 0xb4 };   /* the thread's frames, its entry, the carrier's */
+    uintptr_t between[] = { 0xb1, 0xb3, 0xb4 };         /* b1 called by runContinuation: no entry above */
+    int32_t bcis[] = { 1, 1, 1, 1 };
+    push_on(&q, vthread, carrier, 4, mounted, bcis);
+    push_on(&q, vthread, carrier, 3, between, bcis);
+    push_on(&q, vthread, carrier, 3, between, bcis);
+    push(&q, carrier, 3, between, bcis);                 /* a carrier's own: unchanged */
+    push_on(&q, vthread, 0, 3, between, bcis);           /* no carrier known: left to the thread */
+    CHECK(cpu_collector_drain(&q) == 5);
+    cpu_row *rows; uint32_t n; uint64_t total;
+    CHECK(cpu_collector_rows(&rows, &n, &total) == 0 && total == 5 && n == 3);
+    serial_t th; const serial_t *frames; uint32_t nf;
+    CHECK(rows[0].count == 3 && trace_get(rows[0].trace, &th, &frames, &nf) == 0 && th == carrier && nf == 3);
+    uint32_t lengths = 0;               /* the thread's two: cut at its entry (2 frames), and whole (3) */
+    for (uint32_t i = 1; i < n; i++) {
+        CHECK(rows[i].count == 1 && trace_get(rows[i].trace, &th, &frames, &nf) == 0 && th == vthread);
+        lengths += nf;
+    }
+    CHECK(lengths == 5);
+    free(rows);
+    cpu_collector_set_stack_ends(NULL, NULL, NULL);
     teardown_collector(&q);
 }
 

@@ -208,8 +208,12 @@ TEST(object_store_threads_add_while_the_store_is_swept)
         object_store_gc_done();
         object_store_sweep(&fake_ops, &releases);
         if (k % 50 == 0) {
+            /* Not dead_visited: here objects die at any time, during the
+             * census too (after it released the dead), where in the JVM
+             * they die only in a GC and the census follows one. The
+             * quiet census at the end checks it. */
             census c = take_census();
-            CHECK(c.dead_visited == 0 && c.wrong_subsite == 0);
+            CHECK(c.wrong_subsite == 0);
         }
     }
     int all_added = 1;
