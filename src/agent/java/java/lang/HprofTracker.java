@@ -448,10 +448,10 @@ public final class HprofTracker {
     /* ---- thread=n: virtual threads count into shared counters ----
      * A virtual thread runs one task, usually short, on whatever carrier is
      * free. With counters of its own, each of 100,000 virtual threads made
-     * its keys again, grew tables for them and handed them to the agent at
-     * its end, and the states of those alive (about 1.5 KB each, 32,000 at
-     * a time) made work for the GC: cpu=times cost 2.5 times more with
-     * virtual threads than with platform threads doing the same tasks. So,
+     * its keys again, grew tables for them (a state was about 1.5 KB) and
+     * handed them to the agent at its end: with the states left behind (see
+     * the agent's register), cpu=times cost 2.5 times more with virtual
+     * threads than with platform threads doing the same tasks. So,
      * with thread=n, a virtual thread keeps only its shadow stack: a frame's
      * key is the shared key of its stack (the names table's index), and its
      * calls and times are added, atomically, to the shared counters [calls,
