@@ -461,10 +461,8 @@ def make_tests(Fail, Skip, parse_profile, final_monitor):
             raise Skip("%s has no virtual threads: many virtual threads not tested" % ctx.jdk_name)
         if r.rc != 0 or "VirtualMany: done" not in r.stderr:
             raise Fail("VirtualMany (%s) failed (exit code %d); stderr: %s" % (agent, r.rc, r.stderr.strip()[-400:]))
-        truth = {}
-        for line in r.stderr.splitlines():
-            if line.startswith("TRUTH "):
-                truth = dict((k, int(v)) for k, v in (kv.split("=") for kv in line.split()[1:]))
+        import finalizer_tests
+        truth = finalizer_tests.truth_fields(r.stderr)
         if not truth:
             raise Fail("VirtualMany printed no TRUTH line: %s" % r.stderr.strip()[-400:])
         return path, truth

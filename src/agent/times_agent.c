@@ -120,12 +120,11 @@ JNIEXPORT jboolean JNICALL Java_java_lang_HprofTracker_register(JNIEnv *jni, jcl
      * took a sixth of the carriers' time, under a contended lock. Those
      * that have not started yet get a state, retired at their end. */
     if (is_virtual && (*jni)->GetLongField(jni, thread, thread_tid) == ended_virtual_thread) return JNI_FALSE;
-    jlong v[5] = { 0, 0, 0, 1, 0 };          /* a virtual thread: its own clock, no page, not a service thread */
+    jlong v[5] = { 0, 0, 0, is_virtual, 0 };  /* a virtual thread: its own clock, no page, not a service thread */
     if (!is_virtual) {
         v[0] = (jlong)(uintptr_t)thread_cpu_page();
         v[1] = (jlong)syscall(SYS_gettid);
         v[2] = is_service_thread(jni);
-        v[3] = 0;
         /* A carrier's time while it runs virtual threads is theirs (their
          * own clocks count it): its state subtracts it. */
         v[4] = T.vthread_clocks ? (jlong)(uintptr_t)vthread_clock_lent_word() : 0;

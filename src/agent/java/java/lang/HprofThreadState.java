@@ -144,15 +144,9 @@ final class HprofThreadState {
         child[p] = 0;
         timedCallee[p] = false;
         sp = p + 1;
-        if (shared) {
-            int a = HprofTracker.sharedKeyOf(this, p > 0 ? acc[p - 1] : -1, id);
-            acc[p] = a;
-            HprofTracker.sharedAdd(a, HprofTracker.CALLS, 1);
-            return;
-        }
         int a = keyOf(p, id);
         acc[p] = a;
-        count[a]++;
+        countCall(a);
     }
 
     /** A call of leaf method `id`, counted under the key it would have on
@@ -166,15 +160,14 @@ final class HprofThreadState {
         }
         ids[p] = id;
         sp = p + 1;
-        if (shared) {
-            int a = HprofTracker.sharedKeyOf(this, p > 0 ? acc[p - 1] : -1, id);
-            sp = p;
-            HprofTracker.sharedAdd(a, HprofTracker.CALLS, 1);
-            return;
-        }
         int a = keyOf(p, id);
         sp = p;
-        count[a]++;
+        countCall(a);
+    }
+
+    private void countCall(int a) {
+        if (shared) HprofTracker.sharedAdd(a, HprofTracker.CALLS, 1);
+        else count[a]++;
     }
 
     void exit(int id) {
@@ -211,7 +204,9 @@ final class HprofThreadState {
         if ((id & 1) != 0) HprofTracker.learnFrom(id, elapsed, timedCallee[p]);
     }
 
-    /** The accumulator of the key of frame p (ids[p] == id, sp == p + 1).
+    /** The accumulator of the key of frame p (ids[p] == id, sp == p + 1);
+     *  when shared, its shared key (HprofTracker.sharedKeyOf, the same cache
+     *  for all virtual threads).
      *  A callee's key is a function of its caller's key and its own id, so a
      *  direct-mapped cache of (caller's accumulator, id) pairs answers nearly
      *  every call with one probe, where lookup() hashes `depth` ids and reads
@@ -220,8 +215,9 @@ final class HprofThreadState {
      *  frame called more than a few methods: cpu=times on javac 5.1x -> 3.8x
      *  CPU, CallBench 8.4x -> 6.2x (bench/run, no agent = 1). */
     private int keyOf(int p, int id) {
-        if (full) return lookup();   /* new keys fold into fullAcc: its pairs would lie */
         int parent = p > 0 ? acc[p - 1] : -1;
+        if (shared) return HprofTracker.sharedKeyOf(this, parent, id);
+        if (full) return lookup();   /* new keys fold into fullAcc: its pairs would lie */
         int[] pc = pairs;
         int slots = pc.length / 3;
         int h = parent * 0x9E3779B1 ^ id * 0x85EBCA6B;
