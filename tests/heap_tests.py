@@ -255,6 +255,32 @@ def make_tests(Fail, parse_profile, Skip):
             raise Fail("; ".join(problems))
         ctx.note("; ".join(notes))
 
+    def t_heap_sites_class_unload(ctx):
+        """The agent keeps no class alive: heap=sites caches each thread's
+        recent classes (by the tracker's identity hash) with weak references.
+        A class loader whose only class was allocated 1,000 times must be
+        unloaded after System.gc() as without the agent (a cache that held
+        the class kept it: UNLOADED false), and a second class of the same
+        name, allocated after on the same thread, is a site of its own: both
+        counted exactly."""
+        path = ctx.path("sites.txt")
+        r = ctx.run("ClassUnload", [], agent="heap=sites,cutoff=0,file=" + path)
+        want = truths(r.stderr, Fail)
+        problems = []
+        if "UNLOADED true" not in r.stderr:
+            problems.append("the dropped class loader was not unloaded under heap=sites (%s)"
+                            % ("UNLOADED false" if "UNLOADED false" in r.stderr else "no UNLOADED line"))
+        _, rows = sites_sections(path, Fail)[-1]
+        prof = parse_profile(path)
+        got = sorted((row.alloc_objs, row.live_objs) for row in rows if row.cls == want[0][0]
+                     and prof.traces.get(row.trace) is not None and prof.traces[row.trace].has_method(want[0][1]))
+        expected = sorted((alloc, live) for _, _, alloc, live in want)
+        if got != expected:
+            problems.append("%s rows (allocated, live) %s; expected %s (one per class)" % (want[0][0], got, expected))
+        if problems:
+            raise Fail("; ".join(problems))
+        ctx.note("%s: %s, loader unloaded" % (want[0][0], got))
+
     def t_heap_sites_zgc(ctx):
         """ZGC's collector thread has stopped when VMDeath comes, and a
         ForceGarbageCollection there never returned: the JVM never exited
@@ -498,6 +524,7 @@ def make_tests(Fail, parse_profile, Skip):
 
     return [("heap_sites_exact", t_heap_sites_exact), ("heap_sites_jni", t_heap_sites_jni),
             ("heap_sites_zgc", t_heap_sites_zgc),
+            ("heap_sites_class_unload", t_heap_sites_class_unload),
             ("heap_sites_sampled", t_heap_sites_sampled),
             ("heap_sites_evict", t_heap_sites_evict), ("heap_dump_binary", t_heap_dump_binary), ("heap_dump_text", t_heap_dump_text),
             ("heap_all_traces", t_heap_all_traces),

@@ -97,10 +97,9 @@ static __thread int   n_pending;
  * Unsafe.allocateInstance, which is how method handles and, since JDK 18,
  * reflection create an object before they call its constructor. (clone()'s
  * copies get no constructor.) */
-static int constructor_follows(JNIEnv *jni)
+static int constructor_follows(jmethodID top)
 {
-    jmethodID method = top_method_here(jni);
-    return method != NULL && method == H.allocate_instance;
+    return top != NULL && top == H.allocate_instance;
 }
 
 static void pending_remove(JNIEnv *jni, int i)
@@ -134,10 +133,70 @@ static int pending_take(JNIEnv *jni, jobject object)
     return 0;
 }
 
+/* Each thread's classes, for the tracker's allocations: by the class's
+ * identity hash (which the tracker passes), a JNI weak reference to the class
+ * (not to keep it, or its loader, alive), its serial, and an instance's size.
+ * A hit costs one or two IsSameObject. Naming a class otherwise is
+ * GetObjectClass, JVMTI's GetTag (the serial is in the class's tag) and
+ * GetObjectSize: on H2 with 8 threads, 12% of the process's CPU, most of it
+ * waiting for the lock of the JVMTI environment's tag table. Two ways per
+ * set, the newest first; allocated on first use (a __thread array would be
+ * static TLS), emptied at the thread's end. A miss costs more than the old
+ * way (the weak reference is made, an old one dropped): 64 sets of one way
+ * missed often enough on H2 to gain nothing. */
+enum { CLASS_SETS = 256, CLASS_WAYS = 2 };
+typedef struct class_slot {
+    jweak    klass;          /* NULL: empty slot */
+    jint     hash;
+    serial_t serial;
+    jlong    size;           /* an instance's size; -1 for an array class (each its own) */
+} class_slot;
+static __thread class_slot *class_slots;
+
+/* The serial of object's class klass (0 if it cannot be named), and its
+ * size into *size (-1 if unknown). */
+static serial_t class_serial_cached(JNIEnv *jni, jobject object, jclass klass, jint hash, jlong *size)
+{
+    class_slot *slots = class_slots;
+    if (slots == NULL)
+        slots = class_slots = calloc(CLASS_SETS * CLASS_WAYS, sizeof *slots);
+    class_slot *set = slots ? &slots[((uint32_t)hash % CLASS_SETS) * CLASS_WAYS] : NULL;
+    for (int way = 0; set && way < CLASS_WAYS; way++) {
+        class_slot *slot = &set[way];
+        if (slot->klass && slot->hash == hash && (*jni)->IsSameObject(jni, slot->klass, klass)) {
+            *size = slot->size;
+            if (*size < 0 && (*hprof_jvmti)->GetObjectSize(hprof_jvmti, object, size) != JVMTI_ERROR_NONE)
+                *size = -1;
+            return slot->serial;
+        }
+    }
+    serial_t serial = class_serial_of_klass(klass);
+    jboolean array = JNI_TRUE;
+    if ((*hprof_jvmti)->GetObjectSize(hprof_jvmti, object, size) != JVMTI_ERROR_NONE)
+        *size = -1;
+    if (set == NULL || serial == 0 || *size < 0 ||
+        (*hprof_jvmti)->IsArrayClass(hprof_jvmti, klass, &array) != JVMTI_ERROR_NONE)
+        return serial;
+    jweak weak = (*jni)->NewWeakGlobalRef(jni, klass);
+    if (weak == NULL)
+        return serial;
+    if (set[CLASS_WAYS - 1].klass)
+        (*jni)->DeleteWeakGlobalRef(jni, set[CLASS_WAYS - 1].klass);
+    memmove(&set[1], &set[0], (CLASS_WAYS - 1) * sizeof *set);
+    set[0] = (class_slot){ weak, hash, serial, array ? -1 : *size };
+    return serial;
+}
+
 void heap_agent_thread_end(JNIEnv *jni)
 {
     while (n_pending > 0)
         pending_remove(jni, n_pending - 1);
+    class_slot *slots = class_slots;
+    class_slots = NULL;
+    for (int i = 0; slots && i < CLASS_SETS * CLASS_WAYS; i++)
+        if (slots[i].klass)
+            (*jni)->DeleteWeakGlobalRef(jni, slots[i].klass);
+    free(slots);
     object_store_thread_end();
     site_table_thread_end();
 }
@@ -164,9 +223,8 @@ static int is_same_object(void *ctx, void *handle, subsite_t s)
  * called NewObject: only there are the thread's last records searched, not
  * for the natives whose objects get no constructor (Object.clone) or get it
  * later (Unsafe.allocateInstance, see pending). */
-static int recorded_already(JNIEnv *jni, jobject object, serial_t class_serial)
+static int recorded_already(JNIEnv *jni, jobject object, serial_t class_serial, jmethodID method)
 {
-    jmethodID method = top_method_here(jni);
     jboolean native = JNI_FALSE;
     if (method == NULL || method == H.clone || method == H.allocate_instance ||
         (*hprof_jvmti)->IsMethodNative(hprof_jvmti, method, &native) != JVMTI_ERROR_NONE || !native)
@@ -181,28 +239,39 @@ static int recorded_already(JNIEnv *jni, jobject object, serial_t class_serial)
  * a JVMTI event; it calls no Java code, so it cannot recurse.
  *
  * above >= 0: from the tracker, which says how many of its own frames (and
- * Object.<init>'s) are on top of the stack; each object passes there once,
+ * Object.<init>'s) are on top of the stack, and gives the object's class and
+ * its identity hash (class_serial_cached); each object passes there once,
  * but may have come from VMObjectAlloc before (see pending).
  * above < 0: from a JVMTI event, where the object may have been recorded
  * already (see recorded_already). */
-static void record(JNIEnv *jni, jobject object, jclass klass, jlong size, jthread thread, jint above)
+static void record(JNIEnv *jni, jobject object, jclass klass, jint class_hash, jlong size, jthread thread,
+                   jint above)
 {
     serial_t thread_serial = H.cfg.per_thread ? thread_serial_of(thread) : 0;
     serial_t trace, cls = 0;
     stack_id stack = 0;
+    jmethodID top = NULL;                /* events only: the top frame's method */
     if (above >= 0) {
         if (n_pending > 0 && pending_take(jni, object))
             return;
         trace = stack_trace_here(jni, &H.builder, heap_trace_cache(), above, thread_serial, &stack);
+        if (klass)
+            cls = class_serial_cached(jni, object, klass, class_hash, &size);
     } else {
-        cls = klass ? class_serial_of_klass(klass) : class_serial_of_object(jni, object);
-        if (!H.cfg.sample_interval && cls && recorded_already(jni, object, cls))
-            return;
         /* The cheap walk here too: GetStackTrace of the current thread
          * stops every virtual thread's mounts and unmounts while it runs
          * (JDK 21+), so on a virtual thread each Unsafe.allocateInstance
-         * (a lambda's allocation) made all the carriers wait. */
-        trace = stack_trace_here_skipping(jni, &H.builder, heap_trace_cache(), H.skip, 3, thread_serial, &stack);
+         * (a lambda's allocation) made all the carriers wait. The walk also
+         * gives the top frame's method, which says whether the object was
+         * recorded already or will be at its constructor (a 1-frame walk of
+         * its own, twice per event, was a quarter of an event's cost). */
+        trace = stack_trace_here_skipping(jni, &H.builder, heap_trace_cache(), H.skip, 3, thread_serial, &stack,
+                                          &top);
+        if (top == NULL && !H.cfg.sample_interval)
+            top = top_method_here(jni);
+        cls = klass ? class_serial_of_klass(klass) : class_serial_of_object(jni, object);
+        if (!H.cfg.sample_interval && cls && recorded_already(jni, object, cls, top))
+            return;
     }
     if (cls == 0)
         cls = klass ? class_serial_of_klass(klass) : class_serial_of_object(jni, object);
@@ -232,19 +301,20 @@ static void record(JNIEnv *jni, jobject object, jclass klass, jlong size, jthrea
         return;
     }
     site_count_alloc(s);
-    if (above < 0 && H.allocate_instance && constructor_follows(jni))
+    if (above < 0 && H.allocate_instance && constructor_follows(top))
         pending_add(jni, object);
 }
 
 /* HprofTracker.allocated: objectInit and newArray (exact mode). */
 JNIEXPORT void JNICALL Java_java_lang_HprofTracker_allocated(JNIEnv *jni, jclass cls, jobject object,
-                                                             jint above)
+                                                             jclass klass, jint class_hash, jint above)
 {
     (void)cls;
     if (atomic_load_explicit(&tracker_linking, memory_order_relaxed) ||
-        !atomic_load_explicit(&H.counting, memory_order_relaxed) || object == NULL || above < 0)
+        !atomic_load_explicit(&H.counting, memory_order_relaxed) || object == NULL || klass == NULL ||
+        above < 0)
         return;
-    record(jni, object, NULL, -1, NULL, above);
+    record(jni, object, klass, class_hash, -1, NULL, above);
 }
 
 /* VMObjectAlloc (exact mode: what the VM allocates without byte code the
@@ -256,7 +326,7 @@ static void JNICALL on_object_alloc_event(jvmtiEnv *jvmti, JNIEnv *jni, jthread 
 {
     (void)jvmti;
     if (atomic_load_explicit(&H.counting, memory_order_relaxed))
-        record(jni, object, klass, size, thread, -1);
+        record(jni, object, klass, 0, size, thread, -1);
 }
 
 /* ------------------------------------------------------------ set-up */

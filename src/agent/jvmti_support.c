@@ -596,8 +596,10 @@ serial_t stack_trace_of(const trace_builder *b, jthread thread, const serial_t *
 
 serial_t stack_trace_here_skipping(JNIEnv *jni, const trace_builder *b, trace_cache *cache,
                                    const serial_t *skip_classes, int n_skip, serial_t thread_serial,
-                                   stack_id *stack)
+                                   stack_id *stack, jmethodID *top)
 {
+    if (top)
+        *top = NULL;
     /* Usually one frame per skipped class is on top (Unsafe.park under
      * LockSupport.park*): walk that far first, and again deeper only if the
      * walk was cut short of the trace's depth. */
@@ -609,6 +611,8 @@ serial_t stack_trace_here_skipping(JNIEnv *jni, const trace_builder *b, trace_ca
     jint count = 0, first = 0;
     if (want <= 0 || !jni || !async_get_call_trace || !walk_fast(jni, frames, want, 0, &count))
         return stack_trace_of(b, NULL, skip_classes, n_skip, thread_serial, stack);
+    if (top && count > 0)
+        *top = (jmethodID)frames[0].method;
     first = frames_to_skip(frames, count, skip_classes, n_skip);
     if (count == want && count - first < depth && want < WALK_MAX) {
         want = depth + SKIP_MARGIN < WALK_MAX ? depth + SKIP_MARGIN : WALK_MAX;

@@ -99,10 +99,12 @@ serial_t stack_trace_here(JNIEnv *jni, const trace_builder *b, trace_cache *cach
 /* The same for a walk that starts in a JNI native the caller does not know
  * the callers of (e.g. a wrapped Unsafe.park): the frames on top whose class
  * is one of skip_classes are left out, as stack_trace_of does, but the walk
- * and the cache are those of stack_trace_here. */
+ * and the cache are those of stack_trace_here. If top is not NULL, it gets
+ * the method of the top frame, skipped or not (NULL if the cheap walk could
+ * not be used: then top_method_here). */
 serial_t stack_trace_here_skipping(JNIEnv *jni, const trace_builder *b, trace_cache *cache,
                                    const serial_t *skip_classes, int n_skip, serial_t thread_serial,
-                                   stack_id *stack);
+                                   stack_id *stack, jmethodID *top);
 
 /* The method of the calling thread's top frame (a native's, in an event
  * it posts), or NULL. By the cheap walk where it can: JVMTI's

@@ -501,7 +501,7 @@ static void JNICALL wrapped_park(JNIEnv *env, jobject unsafe, jboolean absolute,
         int cached_frames = mon.traces.full_stacks ? STACK_MAX_FRAMES : mon.traces.depth;
         e->trace = stack_trace_here_skipping(env, &mon.traces,
                                              thread_trace_cache(TRACE_CACHE_MONITOR, 6, cached_frames),
-                                             mon.park_skip, mon.n_park_skip, thread_serial, &e->stack);
+                                             mon.park_skip, mon.n_park_skip, thread_serial, &e->stack, NULL);
         e->trace = trace_or_empty(e->trace, thread_serial, &e->stack);
         e->walked = start;
         start = now_ns();

@@ -167,7 +167,7 @@ JNIEXPORT jint JNICALL Java_java_lang_HprofTracker_trace(JNIEnv *jni, jclass cls
     /* The cheap walk (see heap_agent's record): on a virtual thread,
      * GetStackTrace would hold up every carrier's mounts while it runs. */
     serial_t trace = stack_trace_here_skipping(jni, &T.builder, NULL, tracker_classes, 2, thread_serial,
-                                               T.cfg.full_stacks ? &stack : NULL);
+                                               T.cfg.full_stacks ? &stack : NULL, NULL);
     if (trace > INT32_MAX || stack > INT32_MAX) return 0;
     return !T.cfg.full_stacks ? (jint)trace : stack ? (jint)stack : -(jint)trace;
 }

@@ -200,7 +200,7 @@ JNIEXPORT void JNICALL Java_java_lang_HprofTracker_yieldCpu(JNIEnv *jni, jclass 
 static int bind_natives(JNIEnv *jni, jclass tracker, int say_why) {
     static const struct { const char *name, *sig; } natives[] = {
         { "register", "(Ljava/lang/Thread;[J)Z" }, { "cpuTime", "()J" }, { "cpuTimeOf", "(I)J" },
-        { "trace", "(Ljava/lang/Thread;)I" }, { "retire", "([I[J[J[JII)V" }, { "allocated", "(Ljava/lang/Object;I)V" },
+        { "trace", "(Ljava/lang/Thread;)I" }, { "retire", "([I[J[J[JII)V" }, { "allocated", "(Ljava/lang/Object;Ljava/lang/Class;II)V" },
         { "keysFullTrace", "()I" }, { "virtualCpuTime", "(Ljava/lang/Thread;)J" }, { "yieldCpu", "()V" },
     };
     atomic_store(&tracker_linking, 1);
@@ -214,7 +214,7 @@ static int bind_natives(JNIEnv *jni, jclass tracker, int say_why) {
         case 2: (*jni)->CallStaticLongMethod(jni, tracker, m, (jint)0); break;
         case 3: (*jni)->CallStaticIntMethod(jni, tracker, m, NULL); break;
         case 4: (*jni)->CallStaticVoidMethod(jni, tracker, m, NULL, NULL, NULL, NULL, (jint)0, (jint)0); break;
-        case 5: (*jni)->CallStaticVoidMethod(jni, tracker, m, NULL, (jint)-1); break;
+        case 5: (*jni)->CallStaticVoidMethod(jni, tracker, m, NULL, NULL, (jint)0, (jint)-1); break;
         case 7: (*jni)->CallStaticLongMethod(jni, tracker, m, NULL); break;
         case 8: (*jni)->CallStaticVoidMethod(jni, tracker, m); break;
         default: (*jni)->CallStaticIntMethod(jni, tracker, m); break;

@@ -75,15 +75,24 @@ public final class HprofTracker {
      * the stack, at the native, that are not the allocation's: the agent
      * starts its stack walk below them instead of walking and checking them. */
 
+    /* With the object go its class and the class's identity hash, both
+     * intrinsics here: the agent keeps each thread's recent classes by that
+     * hash, so that naming the class costs it one JNI call instead of
+     * JVMTI's tag lookup behind a lock shared by all threads. */
+
     @DontInline
     public static void objectInit(Object o) {
-        if (heapEngaged != 0) allocated(o, 3);      /* allocated, objectInit, Object.<init> */
+        if (heapEngaged != 0) {
+            Class<?> c = o.getClass();
+            allocated(o, c, System.identityHashCode(c), 3);   /* allocated, objectInit, Object.<init> */
+        }
     }
 
     @DontInline
     public static void newArray(Object a) {
         if (heapEngaged == 0) return;
-        allocated(a, 2);                            /* allocated, newArray */
+        Class<?> c = a.getClass();
+        allocated(a, c, System.identityHashCode(c), 2);       /* allocated, newArray */
         if (a instanceof Object[] outer) innerArrays(outer, 3);
     }
 
@@ -95,7 +104,8 @@ public final class HprofTracker {
         if (c == null || !c.isArray()) return;
         for (Object inner : outer) {
             if (inner == null) continue;
-            allocated(inner, above);
+            Class<?> ic = inner.getClass();
+            allocated(inner, ic, System.identityHashCode(ic), above);
             if (inner instanceof Object[] deeper) innerArrays(deeper, above + 1);
         }
     }
@@ -585,7 +595,7 @@ public final class HprofTracker {
     /** The key of [unwalkable].tracker_keys_full: a thread's keys are full. */
     static native int keysFullTrace();
     /** heap=sites: record one allocation (its site, and a tag to see it die). */
-    static native void allocated(Object o, int above);
+    static native void allocated(Object o, Class<?> c, int classHash, int above);
     /** A finished thread's totals. */
     private static native void retire(int[] serial, long[] count, long[] self, long[] total, int n, int tid);
 }
