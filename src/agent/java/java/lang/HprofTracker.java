@@ -71,14 +71,13 @@ public final class HprofTracker {
     /** 1 while heap=sites counts allocations. */
     static volatile int heapEngaged;
 
-    /* The second argument of allocated() is the number of frames on top of
-     * the stack, at the native, that are not the allocation's: the agent
-     * starts its stack walk below them instead of walking and checking them. */
-
-    /* With the object go its class and the class's identity hash, both
-     * intrinsics here: the agent keeps each thread's recent classes by that
-     * hash, so that naming the class costs it one JNI call instead of
-     * JVMTI's tag lookup behind a lock shared by all threads. */
+    /* allocated(object, its class, the class's identity hash, above):
+     * the class and hash are intrinsics here, and the agent keeps each
+     * thread's recent classes by that hash, so that naming the class costs it
+     * one JNI call instead of JVMTI's tag lookup behind a lock shared by all
+     * threads. `above` is the number of frames on top of the stack, at the
+     * native, that are not the allocation's: the agent starts its stack walk
+     * below them instead of walking and checking them. */
 
     @DontInline
     public static void objectInit(Object o) {
