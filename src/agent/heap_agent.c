@@ -248,15 +248,14 @@ static void record(JNIEnv *jni, jobject object, jclass klass, jint class_hash, j
                    jint above)
 {
     serial_t thread_serial = H.cfg.per_thread ? thread_serial_of(thread) : 0;
-    serial_t trace, cls = 0;
+    serial_t trace, cls;                 /* size: the event's, or class_serial_cached's */
     stack_id stack = 0;
     jmethodID top = NULL;                /* events only: the top frame's method */
     if (above >= 0) {
         if (n_pending > 0 && pending_take(jni, object))
             return;
         trace = stack_trace_here(jni, &H.builder, heap_trace_cache(), above, thread_serial, &stack);
-        if (klass)
-            cls = class_serial_cached(jni, object, klass, class_hash, &size);
+        cls = class_serial_cached(jni, object, klass, class_hash, &size);
     } else {
         /* The cheap walk here too: GetStackTrace of the current thread
          * stops every virtual thread's mounts and unmounts while it runs
@@ -273,10 +272,6 @@ static void record(JNIEnv *jni, jobject object, jclass klass, jint class_hash, j
         if (!H.cfg.sample_interval && cls && recorded_already(jni, object, cls, top))
             return;
     }
-    if (cls == 0)
-        cls = klass ? class_serial_of_klass(klass) : class_serial_of_object(jni, object);
-    if (size < 0 && (*hprof_jvmti)->GetObjectSize(hprof_jvmti, object, &size) != JVMTI_ERROR_NONE)
-        size = -1;
     /* An allocation event from a thread still running while the VM shuts
      * down (seen on JDK 25: GetStackTrace says WRONG_PHASE) is after the
      * end of the profile, not a loss. */

@@ -191,7 +191,7 @@ void jvmti_hold_locals(JNIEnv *jni, jint n)
         (*jni)->ExceptionClear(jni);        /* out of memory: only -Xcheck:jni would notice */
 }
 
-static jlong tid_of(JNIEnv *jni, jthread thread)
+jfieldID thread_tid_field(JNIEnv *jni)
 {
     if (!atomic_load_explicit(&tids.tid_looked_up, memory_order_acquire)) {
         jclass c = (*jni)->FindClass(jni, "java/lang/Thread");
@@ -208,7 +208,13 @@ static jlong tid_of(JNIEnv *jni, jthread thread)
         }
         pthread_mutex_unlock(&tids.lock);
     }
-    return tids.tid ? (*jni)->GetLongField(jni, thread, tids.tid) : 0;
+    return tids.tid;
+}
+
+static jlong tid_of(JNIEnv *jni, jthread thread)
+{
+    jfieldID tid = thread_tid_field(jni);
+    return tid ? (*jni)->GetLongField(jni, thread, tid) : 0;
 }
 
 void thread_serial_remember(JNIEnv *jni, jthread thread, serial_t serial)

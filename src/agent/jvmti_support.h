@@ -69,6 +69,10 @@ serial_t thread_serial_of_self(jthread thread);
 serial_t vthread_serial_bounded(JNIEnv *jni, jthread vthread);
 uint32_t vthreads_named(void);
 void     thread_serial_remember(JNIEnv *jni, jthread thread, serial_t serial);
+
+/* java.lang.Thread's `tid` field (unique for the life of the VM, readable
+ * at any time), looked up once; NULL if this JDK has none. */
+jfieldID thread_tid_field(JNIEnv *jni);
 /* At its ThreadEnd, the last event of a thread: out of the map (threads that
  * come and go must not make it grow). */
 void     thread_serial_forget(JNIEnv *jni, jthread thread);

@@ -628,12 +628,9 @@ static void find_virtual_threads(jvmtiEnv *jvmti, JNIEnv *jni)
             (*jni)->ExceptionClear(jni);
             return;
         }
-        jclass thread_class = (*jni)->FindClass(jni, "java/lang/Thread");
-        mon.thread_tid = thread_class ? (*jni)->GetFieldID(jni, thread_class, "tid", "J") : NULL;
+        mon.thread_tid = thread_tid_field(jni);
         if (lookup_failed(jni, mon.thread_tid, "Thread.tid"))
             mon.thread_tid = NULL;
-        if (thread_class)
-            (*jni)->DeleteLocalRef(jni, thread_class);
         mon.vt_park[0] = (*jni)->GetMethodID(jni, vt, "park", "()V");
         (*jni)->ExceptionClear(jni);
         mon.vt_park[1] = (*jni)->GetMethodID(jni, vt, "parkNanos", "(J)V");

@@ -314,16 +314,10 @@ static int start(const collector_env *env, JNIEnv *jni) {
     /* Before counting starts: a virtual thread's first call must find its clock. */
     if (T.vt_end)
         T.vthread_clocks = vthread_clock_start(hprof_vm, jni) == 0;
-    if (T.vthread_clocks && thread_tid == NULL) {
-        jclass thread_class = (*jni)->FindClass(jni, "java/lang/Thread");
-        thread_tid = thread_class ? (*jni)->GetFieldID(jni, thread_class, "tid", "J") : NULL;
-        if (thread_tid == NULL) {
-            (*jni)->ExceptionClear(jni);
-            T.vthread_clocks = 0;
-            fprintf(stderr, "hprof: cpu=times: java.lang.Thread has no field tid; virtual threads are timed "
-                            "on their carriers' clocks\n");
-        }
-        if (thread_class) (*jni)->DeleteLocalRef(jni, thread_class);
+    if (T.vthread_clocks && thread_tid == NULL && (thread_tid = thread_tid_field(jni)) == NULL) {
+        T.vthread_clocks = 0;
+        fprintf(stderr, "hprof: cpu=times: java.lang.Thread has no field tid; virtual threads are timed "
+                        "on their carriers' clocks\n");
     }
     (*jni)->SetStaticIntField(jni, tracker, T.engaged, T.epoch);
     T.running = 1;

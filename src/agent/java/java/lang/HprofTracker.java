@@ -593,7 +593,7 @@ public final class HprofTracker {
     static native int trace(Thread t);
     /** The key of [unwalkable].tracker_keys_full: a thread's keys are full. */
     static native int keysFullTrace();
-    /** heap=sites: record one allocation (its site, and a tag to see it die). */
+    /** heap=sites: record one allocation (its site, and a weak reference to see it die). */
     static native void allocated(Object o, Class<?> c, int classHash, int above);
     /** A finished thread's totals. */
     private static native void retire(int[] serial, long[] count, long[] self, long[] total, int n, int tid);
