@@ -1667,7 +1667,7 @@ JVM_TESTS = [
 import times_tests  # noqa: E402  (cpu=times)
 JVM_TESTS += times_tests.make_tests(Fail, parse_profile)
 import vthread_tests  # noqa: E402  (monitor=y on virtual threads)
-JVM_TESTS += vthread_tests.make_tests(Fail, Skip, parse_profile, final_monitor)
+JVM_TESTS += vthread_tests.make_tests(Fail, Skip, parse_profile, final_monitor, spawn, reap, AGENT)
 import heap_tests  # noqa: E402  (heap=)
 JVM_TESTS += heap_tests.make_tests(Fail, parse_profile, Skip)
 import finalizer_tests  # noqa: E402  (finalizable objects under cpu=times and heap=sites)

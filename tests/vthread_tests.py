@@ -18,6 +18,15 @@ experiment, against the blocked time the program measures itself.
     vthread_platform    the same 400 tasks on 8 platform threads, the same
                         checks (on every JDK): what virtual threads added
                         changed nothing there.
+    vthread_contention_debugger  the same as vthread_contention beside a
+                        debugger (-agentlib:jdwp after ours: breakpoints are
+                        left to it): virtual threads' parks are timed from
+                        their unmounts to their mounts instead, the same
+                        checks.
+    vthread_contention_attach  the same with monitor=y attached (jcmd
+                        JVMTI.agent_load) while the program waits to start
+                        its tasks: no breakpoints after an attach, the
+                        unmounts and mounts time the parks, the same checks.
     vthread_pinning     tests/java/VirtualPinning: virtual threads parked on
                         a ReentrantLock inside a class initializer (pinned to
                         their carrier) for a known time, and the same lock
@@ -27,6 +36,10 @@ experiment, against the blocked time the program measures itself.
                         and <clinit>; the unpinned parks are in MONITOR TIME
                         and not in MONITOR PINNED TIME; with thread=y, each
                         round's rows belong to its own virtual thread.
+    vthread_pinning_debugger  the same beside a debugger (-agentlib:jdwp
+                        after ours), where the unmounts and mounts time the
+                        parks: a pinned park's failed yield does not end its
+                        episode, the wrapper of Unsafe.park does.
     vthread_cpu_samples tests/java/VirtualCpu: 4 virtual threads do 7 units of
                         work each (taskA), 4 others 3 units (taskB), yielding
                         all the time (they change carriers): cpu=samples with
@@ -55,6 +68,9 @@ experiment, against the blocked time the program measures itself.
                         MONITOR DUMP; the two waiters that are not on a cycle
                         are listed (MW/P) and not deadlocked; the monitors'
                         owners and waiters are the virtual threads.
+    vthread_deadlocks_debugger  the same beside a debugger (-agentlib:jdwp after
+                        ours): the parked members are found through the
+                        episodes their unmounts began.
     vthread_deadlock_periodic  the same with deadlock=200: a dump while the
                         JVM runs reports both cycles, and the exit dump again.
     vthread_deadlock_churn  50,000 virtual threads taking two of four locks
@@ -63,7 +79,10 @@ experiment, against the blocked time the program measures itself.
                         no cycle is ever reported, no dump but the exit one.
 """
 
+import os
 import re
+import subprocess
+import time
 
 VT_MON = "VirtualContention$MonLock"
 NONFAIR = "java.util.concurrent.locks.ReentrantLock$NonfairSync"
@@ -71,7 +90,7 @@ FAIR = "java.util.concurrent.locks.ReentrantLock$FairSync"
 HIDDEN = ("java.util.concurrent.locks.LockSupport", "jdk.internal.misc.Unsafe", "java.lang.VirtualThread")
 
 
-def make_tests(Fail, Skip, parse_profile, final_monitor):
+def make_tests(Fail, Skip, parse_profile, final_monitor, spawn, reap, agent_path):
     def truth(stderr, mode):
         m = re.search(r"^VC mode=%s tasks=(\d+) rl_ns=(\d+) rl_slow=(\d+) mon_ns=(\d+) mon_slow=(\d+)$" % mode,
                       stderr, re.M)
@@ -90,8 +109,43 @@ def make_tests(Fail, Skip, parse_profile, final_monitor):
     def rel(ours, want):
         return "%+.1f%%" % (100.0 * (ours - want) / want) if want else "n/a"
 
-    def check(ctx, mode):
-        path = ctx.path("vc-%s.hprof.txt" % mode)
+    def run_attached(ctx, mode, path, jvm):
+        """VirtualContention waiting for its go file while monitor=y is
+        attached through jcmd; then its tasks run."""
+        jcmd = os.path.join(ctx.jdk, "bin", "jcmd")
+        if not os.path.isfile(jcmd):
+            raise Skip("no jcmd in %s: monitor=y after an attach not tested" % ctx.jdk)
+        go = ctx.path("vc-go")
+        if os.path.exists(go):
+            os.unlink(go)
+        p, so, se, cmd = spawn(ctx, "VirtualContention", [mode, "400", "2", go], None, "vc-attach", jvm=jvm)
+        try:
+            deadline = time.time() + 30
+            while True:
+                with open(se, errors="replace") as f:
+                    err = f.read()
+                if "VC waiting" in err or "no virtual threads" in err or p.poll() is not None:
+                    break
+                if time.time() > deadline:
+                    raise Fail("VirtualContention did not wait for its go file within 30 s: %s" % err[-300:])
+                time.sleep(0.02)
+            if "VC waiting" in err:
+                j = subprocess.run([jcmd, str(p.pid), "JVMTI.agent_load", agent_path,
+                                    '"start,monitor=y,file=%s"' % path], capture_output=True, text=True, timeout=120)
+                if j.returncode != 0 or "return code: 0" not in j.stdout:
+                    raise Fail("jcmd JVMTI.agent_load start,monitor=y failed (rc %d): %s %s"
+                               % (j.returncode, j.stdout.strip(), j.stderr.strip()))
+                open(go, "w").close()
+            return reap(ctx, p, so, se, cmd, want_rc=None)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+
+    def check(ctx, mode, how="start"):
+        """how: the agent loaded at start-up ("start"), beside a debugger
+        loaded after it ("debugger"), or attached ("attach")."""
+        path = ctx.path("vc-%s-%s.hprof.txt" % (mode, how))
         # Two carriers whatever the machine's CPU count (the default is one
         # per CPU): the tasks spin while holding the locks, and on one carrier
         # they would never contend (taskset -c 0 made the program invalid).
@@ -99,8 +153,16 @@ def make_tests(Fail, Skip, parse_profile, final_monitor):
         # program itself measured too little (a fresh-clone CI once saw 135 ms
         # in front of synchronized) tests nothing, and runs again, twice at most.
         for attempt in range(3):
-            r = ctx.run("VirtualContention", [mode, "400", "2"], agent="monitor=y,file=" + path, expect_rc=None,
-                        jvm=["-Djdk.virtualThreadScheduler.parallelism=2"])
+            jvm = ["-Djdk.virtualThreadScheduler.parallelism=2"]
+            if how == "attach":
+                r = run_attached(ctx, mode, path, jvm)
+            else:
+                if how == "debugger":
+                    # After our agent, so that it is the debugger HotSpot gives
+                    # the breakpoints to; it listens and is never attached to.
+                    jvm = jvm + ["-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0"]
+                r = ctx.run("VirtualContention", [mode, "400", "2"], agent="monitor=y,file=" + path,
+                            expect_rc=None, jvm=jvm)
             if mode == "virtual" and r.rc == 3 and "no virtual threads" in r.stderr:
                 raise Skip("%s has no virtual threads (JDK 21 and later): nothing to test" % ctx.jdk_name)
             if r.rc != 0:
@@ -113,7 +175,14 @@ def make_tests(Fail, Skip, parse_profile, final_monitor):
                     raise
                 ctx.note("run %d: %s; run again" % (attempt + 1, e))
         prof = parse_profile(path)
-        mt, mw, _, dl = final_monitor(prof)
+        if how == "attach":
+            # No MONITOR DUMP nor DEADLOCKS after an attach (HotSpot tells
+            # which monitors a thread owns only to agents loaded at start-up).
+            mt, mw, dl = prof.final_monitor_time, prof.final_monitor_wait, None
+            if mt is None or mw is None:
+                raise Fail("no MONITOR TIME or MONITOR WAIT TIME after the attach")
+        else:
+            mt, mw, _, dl = final_monitor(prof)
         classes = mt.by_class()
         # The program's lock is taken with lock(); the pool's own locks
         # (platform mode: LinkedBlockingQueue's, with lockInterruptibly) are
@@ -152,10 +221,15 @@ def make_tests(Fail, Skip, parse_profile, final_monitor):
         bad = sorted(set(r.monitor for r in mw.rows if r.monitor in (NONFAIR, VT_MON)))
         if bad:
             problems.append("MONITOR WAIT TIME has contention rows: %s" % bad)
-        if dl.cycles:
+        if dl is not None and dl.cycles:
             problems.append("DEADLOCKS reports %d cycles in a program without deadlock" % len(dl.cycles))
-        if "warning" in r.stderr:
+        if "hprof: warning" in r.stderr:
             problems.append("the agent warned: %s" % r.stderr.strip()[-300:])
+        if mode == "virtual" and how != "start":
+            # Said with verbose= notes, or in the agent's status: which way
+            # the parks were timed.
+            ctx.note("beside a debugger or attached: %s" % ("; ".join(
+                l for l in r.stderr.splitlines() if "virtual threads: parks" in l) or "no note"))
         if problems:
             raise Fail("; ".join(problems))
 
@@ -166,6 +240,18 @@ def make_tests(Fail, Skip, parse_profile, final_monitor):
 
     def t_vthread_platform(ctx):
         check(ctx, "platform")
+
+    def t_vthread_contention_debugger(ctx):
+        if ctx.jdk_name == "jdk17":
+            raise Skip("JDK 17 has no virtual threads (JDK 21 and later): monitor=y beside a debugger on virtual "
+                       "threads not tested")
+        check(ctx, "virtual", "debugger")
+
+    def t_vthread_contention_attach(ctx):
+        if ctx.jdk_name == "jdk17":
+            raise Skip("JDK 17 has no virtual threads (JDK 21 and later): monitor=y attached on virtual threads "
+                       "not tested")
+        check(ctx, "virtual", "attach")
 
     # VirtualDeadlock cycles: {thread: (parked, lock class, held by)} per cycle.
     cycles_want = [
@@ -193,19 +279,19 @@ def make_tests(Fail, Skip, parse_profile, final_monitor):
         if sorted(map(sorted, got)) != sorted(map(sorted, cycles_want)) or any(w not in got for w in cycles_want):
             problems.append("%s: cycles %s, expected exactly %s" % (what, got, cycles_want))
 
-    def run_cycles(ctx, hold_ms, options):
+    def run_cycles(ctx, hold_ms, options, jvm=()):
         path = ctx.path("vdl.hprof.txt")
         r = ctx.run("VirtualDeadlock", ["cycles", str(hold_ms)], agent="monitor=y,%sfile=%s" % (options, path),
-                    expect_rc=None)
+                    expect_rc=None, jvm=jvm)
         skip_without_vthreads(ctx, r)
         if r.rc != 0 or "READY" not in r.stdout:
             raise Fail("VirtualDeadlock did not get its threads in place (exit code %d); stderr: %s"
                        % (r.rc, r.stderr.strip()[-400:]))
         return r, path, parse_profile(path)
 
-    def t_vthread_deadlocks(ctx):
+    def deadlocks(ctx, jvm=()):
         skip_without_vthreads(ctx)
-        r, path, prof = run_cycles(ctx, 500, "")
+        r, path, prof = run_cycles(ctx, 500, "", jvm)
         _, _, dump, dl = final_monitor(prof)
         problems = []
         check_cycles(prof, dl, problems, "DEADLOCKS")
@@ -240,6 +326,14 @@ def make_tests(Fail, Skip, parse_profile, final_monitor):
             problems.append("stderr lacks %r" % want)
         if problems:
             raise Fail("; ".join(problems))
+
+    def t_vthread_deadlocks(ctx):
+        deadlocks(ctx)
+
+    def t_vthread_deadlocks_debugger(ctx):
+        # After ours: HotSpot gives the debugger the breakpoints, the
+        # virtual threads' parks are found by their unmounts instead.
+        deadlocks(ctx, ["-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0"])
 
     def t_vthread_deadlock_periodic(ctx):
         skip_without_vthreads(ctx)
@@ -281,14 +375,17 @@ def make_tests(Fail, Skip, parse_profile, final_monitor):
         if problems:
             raise Fail("; ".join(problems))
 
-    def t_vthread_pinning(ctx):
+    def pinning(ctx, how):
         if ctx.jdk_name == "jdk17":
             raise Skip("JDK 17 has no virtual threads (JDK 21 and later): pinning not tested")
         path = ctx.path("vp.hprof.txt")
+        jvm = []
+        if how == "debugger":       # after ours: HotSpot gives it the breakpoints
+            jvm = ["-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0"]
         # thread=y: each round's virtual thread has rows of its own (cutoff=0:
         # rows of one thread each can fall under HPROF's default cutoff).
         r = ctx.run("VirtualPinning", ["4", "150"], agent="monitor=y,depth=12,thread=y,cutoff=0,file=" + path,
-                    expect_rc=None)
+                    expect_rc=None, jvm=jvm)
         if r.rc == 3 and "no virtual threads" in r.stderr:
             raise Skip("%s has no virtual threads: pinning not tested" % ctx.jdk_name)
         m = re.search(r"^VP rounds=(\d+) pinned_ns=(\d+) unpinned_ns=(\d+)$", r.stderr, re.M)
@@ -342,6 +439,12 @@ def make_tests(Fail, Skip, parse_profile, final_monitor):
                 problems.append("thread=y: %s rows on %d virtual threads, not %d" % (method, len(owners), rounds))
         if problems:
             raise Fail("; ".join(problems))
+
+    def t_vthread_pinning(ctx):
+        pinning(ctx, "start")
+
+    def t_vthread_pinning_debugger(ctx):
+        pinning(ctx, "debugger")
 
     carrier_frames = ("java.util.concurrent.ForkJoin", "jdk.internal.vm.Continuation.",
                       "java.lang.VirtualThread.runContinuation")
@@ -509,8 +612,10 @@ def make_tests(Fail, Skip, parse_profile, final_monitor):
             raise Fail("VirtualMany$Made: %d allocated, expected exactly %d" % (made, truth["made"]))
 
     return [("vthread_contention", t_vthread_contention), ("vthread_platform", t_vthread_platform),
-            ("vthread_pinning", t_vthread_pinning), ("vthread_cpu_samples", t_vthread_cpu_samples),
+            ("vthread_contention_debugger", t_vthread_contention_debugger),
+            ("vthread_contention_attach", t_vthread_contention_attach),
+            ("vthread_pinning", t_vthread_pinning), ("vthread_pinning_debugger", t_vthread_pinning_debugger), ("vthread_cpu_samples", t_vthread_cpu_samples),
             ("vthread_cpu_times", t_vthread_cpu_times), ("vthread_many_times", t_vthread_many_times),
             ("vthread_many_sites", t_vthread_many_sites),
-            ("vthread_deadlocks", t_vthread_deadlocks), ("vthread_deadlock_periodic", t_vthread_deadlock_periodic),
+            ("vthread_deadlocks", t_vthread_deadlocks), ("vthread_deadlocks_debugger", t_vthread_deadlocks_debugger), ("vthread_deadlock_periodic", t_vthread_deadlock_periodic),
             ("vthread_deadlock_churn", t_vthread_deadlock_churn)]

@@ -335,6 +335,22 @@ int jvmti_mount_events_on(jvmtiEnv *jvmti, jvmtiExtensionEvent on_mount, jvmtiEx
     return 0;
 }
 
+jvmtiEnv *jvmti_virtual_thread_env(JavaVM *vm)
+{
+    jvmtiEnv *env = NULL;
+    jvmtiCapabilities potential, caps;
+    memset(&caps, 0, sizeof caps);
+    if ((*vm)->GetEnv(vm, (void **)&env, JVMTI_VERSION_1_2) != JNI_OK || env == NULL)
+        return NULL;
+    if (jvmti_failed((*env)->GetPotentialCapabilities(env, &potential), "GetPotentialCapabilities") ||
+        !jvmti_want_virtual_threads(&potential, &caps) ||
+        jvmti_failed((*env)->AddCapabilities(env, &caps), "AddCapabilities (can_support_virtual_threads)")) {
+        (*env)->DisposeEnvironment(env);
+        return NULL;
+    }
+    return env;
+}
+
 void jvmti_mount_events_off(jvmtiEnv *jvmti)
 {
     if (mount_event < 0)

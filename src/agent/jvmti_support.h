@@ -32,6 +32,11 @@ int  jvmti_has_virtual_threads(const jvmtiCapabilities *caps);
  * has not both (nothing said) or JVMTI failed (said). */
 int  jvmti_mount_events_on(jvmtiEnv *jvmti, jvmtiExtensionEvent on_mount, jvmtiExtensionEvent on_unmount);
 void jvmti_mount_events_off(jvmtiEnv *jvmti);
+/* A JVMTI environment of a module's own, with can_support_virtual_threads,
+ * for callbacks of the mount events (an environment has one callback per
+ * event, and the agent's is cpu=samples'); NULL where this JVM offers none
+ * (nothing said). Disposed of with DisposeEnvironment. */
+jvmtiEnv *jvmti_virtual_thread_env(JavaVM *vm);
 
 /* Report a failed JVMTI call on stderr with its error name; returns 1 if it failed. */
 int  jvmti_failed(jvmtiError err, const char *what);

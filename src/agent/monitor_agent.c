@@ -4,6 +4,7 @@
 #include "events.h"
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,6 +20,8 @@
 #include "../monitor/vthread_pending.h"
 #include "../options/jvm_args.h"
 #include "jvmti_support.h"
+
+#define PARK_SKIP_MAX 6
 
 static struct {
     monitor_config cfg;
@@ -41,8 +44,8 @@ static struct {
     int            debugger_loads;/* breakpoints left to a debugger agent (debugger_needs_breakpoints) */
     int            deadlock_ms;   /* deadlock=: the tick's period */
     uint32_t       reported;      /* deadlock cycles in the last dump */
-    serial_t       park_skip[4];  /* LockSupport, Unsafe, VirtualThread, JavaLangAccess's: */
-    int            n_park_skip;   /* the frames park traces leave out */
+    serial_t       park_skip[PARK_SKIP_MAX]; /* LockSupport, Unsafe, VirtualThread, and the */
+    int            n_park_skip;   /* JDK's classes between: the frames park traces leave out */
     /* Virtual threads (JDK 21 and later; see README "How monitor=y works"). */
     jclass         vthread_class; /* java.lang.VirtualThread (global ref), NULL before JDK 21 */
     jfieldID       thread_tid;    /* Thread.tid: the key of their pending episodes */
@@ -50,7 +53,15 @@ static struct {
     jlocation      vt_exits[2][8];/* their `return` instructions */
     int            vt_n_exits[2];
     int            vt_breakpoints;/* set: virtual threads' parks are timed by them */
-    int            vt_jla_looked; /* the JavaLangAccess frame's class is in park_skip */
+    /* Without breakpoints (after an attach, beside a debugger): timed from
+     * the unmount of a parking virtual thread to its mount, events of an
+     * environment of monitor=y's own (vt_mount_events_on). */
+    jvmtiEnv      *vt_mount_env;
+    int            vt_mounts;     /* set: virtual threads' parks are timed by them */
+    jfieldID       vt_state;      /* VirtualThread.state, */
+    jint           vt_parking[2]; /* PARKING and TIMED_PARKING in it (-1: none): a yield that failed */
+    int            vt_callers_looked; /* looks for the JDK's frames between LockSupport and
+                                       * VirtualThread (skip_park_callers); 16: done */
     uint64_t       vt_pinned;     /* parks of virtual threads that stayed on their carrier */
     uint64_t       vt_pinned_ns;
     atomic_ullong  vt_unnamed;    /* thread=y: episodes of virtual threads beyond VTHREADS_NAMED_MAX */
@@ -360,6 +371,43 @@ static void JNICALL on_waited(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobj
     }
 }
 
+/* The frames between a virtual thread's park and LockSupport's (the JDK's
+ * JavaLangAccess implementation, System$2.parkVirtualThread; on JDK 21 also
+ * jdk.internal.misc.VirtualThreads), looked at once, from the top of the
+ * parking thread's stack: their classes join park_skip, so that park traces
+ * begin at the caller of LockSupport as platform threads' do. */
+static void skip_park_callers(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    serial_t found[PARK_SKIP_MAX];
+    int n_found = 0, reached = 0;
+    mon.vt_callers_looked++;
+    for (jint depth = 0; depth < 8 && !reached; depth++) {
+        jmethodID method = NULL;
+        jlocation at;
+        jclass holder = NULL;
+        if ((*jvmti)->GetFrameLocation(jvmti, thread, depth, &method, &at) != JVMTI_ERROR_NONE ||
+            (*jvmti)->GetMethodDeclaringClass(jvmti, method, &holder) != JVMTI_ERROR_NONE)
+            return;
+        serial_t c = class_serial_of_klass(holder);
+        (*jni)->DeleteLocalRef(jni, holder);
+        if (c == mon.lock_support)
+            reached = 1;
+        int known = 0;
+        for (int i = 0; i < mon.n_park_skip; i++)
+            known |= mon.park_skip[i] == c;
+        if (c && !known && !reached && n_found < PARK_SKIP_MAX)
+            found[n_found++] = c;
+    }
+    /* Not reached: this park was not LockSupport's, and its frames say
+     * nothing about the others' (looked at again, 16 times at most). */
+    if (reached)
+        mon.vt_callers_looked = 16;
+    for (int i = 0; reached && i < n_found && mon.n_park_skip < PARK_SKIP_MAX; i++) {
+        mon.park_skip[mon.n_park_skip] = found[i];
+        __atomic_store_n(&mon.n_park_skip, mon.n_park_skip + 1, __ATOMIC_RELEASE);
+    }
+}
+
 /* LockSupport.park(blocker) calls setBlocker(t, blocker), parks, then calls
  * setBlocker(t, null); Condition.await brackets its wait the same way with
  * setCurrentBlocker(this) ... setCurrentBlocker(null) around plain park()s.
@@ -386,21 +434,8 @@ static void vt_park_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jlo
     jobject blocker = (*jni)->GetObjectField(jni, thread, mon.park_blocker);
     if (blocker == NULL)                    /* sleep, or park() outside any blocker: not a lock */
         return;
-    if (!mon.vt_jla_looked && mon.n_park_skip < 4) {
-        /* park's caller: LockSupport, or JavaLangAccess's implementation
-         * (System$2.parkVirtualThread): frames traces leave out too. */
-        jmethodID caller = NULL;
-        jlocation at;
-        jclass holder = NULL;
-        mon.vt_jla_looked = 1;
-        if ((*jvmti)->GetFrameLocation(jvmti, thread, 1, &caller, &at) == JVMTI_ERROR_NONE &&
-            (*jvmti)->GetMethodDeclaringClass(jvmti, caller, &holder) == JVMTI_ERROR_NONE) {
-            serial_t c = class_serial_of_klass(holder);
-            if (c && c != mon.lock_support)
-                mon.park_skip[mon.n_park_skip++] = c;
-            (*jni)->DeleteLocalRef(jni, holder);
-        }
-    }
+    if (mon.vt_callers_looked < 16)
+        skip_park_callers(jvmti, jni, thread);
     block_kind kind = mon.aos_class && (*jni)->IsInstanceOf(jni, blocker, mon.aos_class)
                     ? BLOCK_PARK : BLOCK_PARK_WAIT;
     vt_begin(jni, tid, VT_PARK, thread, blocker, kind);
@@ -440,6 +475,65 @@ static void JNICALL on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, 
     (*jni)->DeleteLocalRef(jni, blocker);
 }
 
+/* Without breakpoints: HotSpot posts VirtualThreadUnmount on the carrier
+ * as a virtual thread begins to yield (VirtualThread.yieldContinuation, the
+ * thread still mounted, its stack whole) and VirtualThreadMount when it has
+ * been mounted again, on whichever carrier. A park on a lock is an unmount
+ * with the thread's parkBlocker set (sleeps, Thread.yield and monitors
+ * leave it empty). Extension events are called as jvmtiExtensionEvent,
+ * a variadic type: (jvmtiEnv *, JNIEnv *, jthread virtual_thread). */
+static void JNICALL on_vt_unmount(jvmtiEnv *jvmti, ...)
+{
+    va_list ap;
+    va_start(ap, jvmti);
+    JNIEnv *jni = va_arg(ap, JNIEnv *);
+    jthread vthread = va_arg(ap, jthread);
+    va_end(ap);
+    if (!mon.running || jni == NULL || vthread == NULL)
+        return;
+    jobject blocker = (*jni)->GetObjectField(jni, vthread, mon.park_blocker);
+    if (blocker == NULL)
+        return;
+    uint64_t tid = vthread_tid(jni, vthread);
+    if (tid) {
+        if (mon.vt_callers_looked < 16)
+            skip_park_callers(hprof_jvmti, jni, vthread);
+        block_kind kind = mon.aos_class && (*jni)->IsInstanceOf(jni, blocker, mon.aos_class)
+                        ? BLOCK_PARK : BLOCK_PARK_WAIT;
+        vt_begin(jni, tid, VT_PARK, vthread, blocker, kind);
+    }
+    (*jni)->DeleteLocalRef(jni, blocker);
+}
+
+/* The end of the episode; or, when the yield failed (the thread is pinned
+ * to its carrier: still PARKING), not yet: it now parks its carrier in
+ * Unsafe.park (VirtualThread.parkOnCarrierThread), whose wrapper ends it. */
+static void JNICALL on_vt_mount(jvmtiEnv *jvmti, ...)
+{
+    va_list ap;
+    va_start(ap, jvmti);
+    JNIEnv *jni = va_arg(ap, JNIEnv *);
+    jthread vthread = va_arg(ap, jthread);
+    va_end(ap);
+    if (jni == NULL || vthread == NULL)
+        return;
+    jobject blocker = (*jni)->GetObjectField(jni, vthread, mon.park_blocker);
+    if (blocker == NULL)                    /* not back from a park on a lock: nothing pending */
+        return;
+    (*jni)->DeleteLocalRef(jni, blocker);
+    uint64_t tid = vthread_tid(jni, vthread);
+    if (tid == 0)
+        return;
+    jint state = (*jni)->GetIntField(jni, vthread, mon.vt_state);
+    if (state != mon.vt_parking[0] && state != mon.vt_parking[1]) {
+        vt_end(jni, tid, VT_PARK);
+        return;
+    }
+    vt_episode e;                           /* pinned, with no wrapper to end it: not timed */
+    if (!mon.park_wrapped && vt_pending_end(tid, VT_PARK, &e) && e.ref)
+        (*jni)->DeleteWeakGlobalRef(jni, (jweak)e.ref);
+}
+
 /* Unsafe.park, wrapped: every LockSupport.park* and Condition.await ends
  * here with the thread's parkBlocker already set (setBlocker or
  * setCurrentBlocker ran before). Timing the park itself costs two clock reads
@@ -454,16 +548,19 @@ static void JNICALL wrapped_park(JNIEnv *env, jobject unsafe, jboolean absolute,
         return;
     }
     if ((*hprof_jvmti)->GetCurrentThread(hprof_jvmti, &thread) == JVMTI_ERROR_NONE && thread) {
-        uint64_t tid = mon.vt_breakpoints ? vthread_tid(env, thread) : 0;
+        uint64_t tid = mon.vt_breakpoints || mon.vt_mounts ? vthread_tid(env, thread) : 0;
         if (tid) {
             /* A virtual thread that could not yield parks its carrier
              * (VirtualThread.parkOnCarrierThread): pinned. The breakpoints
-             * on VirtualThread.park time the whole park; this only counts. */
+             * on VirtualThread.park time the whole park, this only counts;
+             * timed by the unmount instead, the episode ends here. */
             uint64_t t0 = now_ns();
             original_park(env, unsafe, absolute, time);
             if (vt_pending_mark_pinned(tid, VT_PARK)) {
                 __atomic_add_fetch(&mon.vt_pinned, 1, __ATOMIC_RELAXED);
                 __atomic_add_fetch(&mon.vt_pinned_ns, now_ns() - t0, __ATOMIC_RELAXED);
+                if (mon.vt_mounts)
+                    vt_end(env, tid, VT_PARK);
             }
             (*env)->DeleteLocalRef(env, thread);
             return;
@@ -616,10 +713,38 @@ static int void_returns(jvmtiEnv *jvmti, jmethodID method, jlocation *out, int m
     return n;
 }
 
+/* Without breakpoints, the unmounts and mounts of virtual threads time
+ * their parks (on_vt_unmount): 0, or -1 where this JVM does not post them. */
+static int vt_mount_events_on(JNIEnv *jni)
+{
+    if (mon.vt_state == NULL) {
+        mon.vt_state = (*jni)->GetFieldID(jni, mon.vthread_class, "state", "I");
+        for (int i = 0; i < 2 && mon.vt_state; i++) {
+            /* VirtualThread's own constants: their values change between JDKs. */
+            jfieldID f = (*jni)->GetStaticFieldID(jni, mon.vthread_class, i ? "TIMED_PARKING" : "PARKING", "I");
+            (*jni)->ExceptionClear(jni);
+            mon.vt_parking[i] = f ? (*jni)->GetStaticIntField(jni, mon.vthread_class, f) : -1;
+        }
+        (*jni)->ExceptionClear(jni);
+        if (mon.vt_state == NULL || mon.vt_parking[0] < 0) {
+            mon.vt_state = NULL;
+            return -1;
+        }
+    }
+    if (mon.vt_mount_env == NULL && (mon.vt_mount_env = jvmti_virtual_thread_env(hprof_vm)) == NULL)
+        return -1;
+    if (jvmti_mount_events_on(mon.vt_mount_env, (jvmtiExtensionEvent)on_vt_mount,
+                              (jvmtiExtensionEvent)on_vt_unmount) != 0)
+        return -1;
+    mon.vt_mounts = 1;
+    return 0;
+}
+
 /* Virtual threads (JDK 21 and later): their contended enters and waits are
  * told apart by Thread.tid (vthread_tid), their parks timed by breakpoints
- * on VirtualThread.park and parkNanos (vt_park_breakpoint). Says once what
- * is not timed when something is missing. */
+ * on VirtualThread.park and parkNanos (vt_park_breakpoint) or, without
+ * breakpoints, by their unmounts and mounts (vt_mount_events_on). Says once
+ * what is not timed when something is missing. */
 static void find_virtual_threads(jvmtiEnv *jvmti, JNIEnv *jni)
 {
     if (mon.vthread_class == NULL) {
@@ -636,20 +761,22 @@ static void find_virtual_threads(jvmtiEnv *jvmti, JNIEnv *jni)
         mon.vt_park[1] = (*jni)->GetMethodID(jni, vt, "parkNanos", "(J)V");
         (*jni)->ExceptionClear(jni);
         serial_t vt_serial = class_serial_of_klass(vt);
-        if (vt_serial && mon.n_park_skip < 4)
+        if (vt_serial && mon.n_park_skip < PARK_SKIP_MAX)
             mon.park_skip[mon.n_park_skip++] = vt_serial;
         mon.vthread_class = mon.thread_tid ? (*jni)->NewGlobalRef(jni, vt) : NULL;
         (*jni)->DeleteLocalRef(jni, vt);
         if (mon.vthread_class == NULL)
             return;
     }
-    if (mon.vt_breakpoints || mon.park_blocker == NULL || mon.debugger_loads)
-        return;                             /* debugger_loads: said at start-up */
+    if (mon.vt_breakpoints || mon.vt_mounts || mon.park_blocker == NULL)
+        return;
     jvmtiCapabilities caps;
     memset(&caps, 0, sizeof caps);
     const char *missing = NULL;
-    if ((*jvmti)->GetCapabilities(jvmti, &caps) != JVMTI_ERROR_NONE || !caps.can_generate_breakpoint_events ||
-        !caps.can_get_bytecodes)
+    if (mon.debugger_loads)
+        missing = "breakpoints are left to the debugger";
+    else if ((*jvmti)->GetCapabilities(jvmti, &caps) != JVMTI_ERROR_NONE || !caps.can_generate_breakpoint_events ||
+             !caps.can_get_bytecodes)
         missing = "breakpoints and byte codes are not offered to this agent";
     else if (mon.vt_park[0] == NULL || mon.vt_park[1] == NULL)
         missing = "VirtualThread.park()/parkNanos(long) not found in this JDK";
@@ -676,8 +803,10 @@ static void find_virtual_threads(jvmtiEnv *jvmti, JNIEnv *jni)
             mon.vt_breakpoints = 1;         /* so that clear_vthread_breakpoints clears what was set */
             clear_vthread_breakpoints(jvmti);
         }
-        fprintf(stderr, "hprof: warning: monitor=y: %s: parks of virtual threads on java.util.concurrent "
-                "locks are not timed\n", missing);
+        if (vt_mount_events_on(jni) == 0)
+            return;
+        fprintf(stderr, "hprof: warning: monitor=y: %s, and this JVM does not tell when a virtual thread "
+                "is unmounted: parks of virtual threads on java.util.concurrent locks are not timed\n", missing);
         return;
     }
     mon.vt_breakpoints = 1;
@@ -738,8 +867,9 @@ static int debugger_needs_breakpoints(const collector_env *env, int virtual_thre
     char line[1024];
     snprintf(line, sizeof line, "monitor=y: a debugger loads in this JVM (%s) and breakpoints are left to it "
              "(HotSpot gives them to one agent only): %s", debugger,
-             virtual_threads ? "parks of virtual threads are not timed, nor parks on java.util.concurrent "
-                               "locks if Unsafe.park cannot be wrapped"
+             virtual_threads ? "parks of virtual threads are timed from their unmounts to their mounts, and "
+                               "parks on java.util.concurrent locks are not timed if Unsafe.park cannot be "
+                               "wrapped"
                              : "parks on java.util.concurrent locks are not timed if Unsafe.park cannot be "
                                "wrapped");
     env->limit(line);
@@ -781,9 +911,9 @@ static int capabilities(const collector_env *env, const jvmtiCapabilities *poten
     caps->can_tag_objects = potential->can_tag_objects;   /* class serials cached in tags */
     caps->can_generate_native_method_bind_events = potential->can_generate_native_method_bind_events;
     if (!potential->can_generate_breakpoint_events && !mon.debugger_loads)
-        env->limit(env->live ? "monitor=y: this JVM offers breakpoints only at start-up: parking on "
-                               "java.util.concurrent locks is not timed after an attach (contended "
-                               "synchronized, waits, the monitor dump and deadlocks are)"
+        env->limit(env->live ? "monitor=y: this JVM offers breakpoints only at start-up: platform threads' "
+                               "parks on java.util.concurrent locks are not timed after an attach (contended "
+                               "synchronized, waits and virtual threads' parks are)"
                              : "monitor=y: no breakpoint events in this JVM: parking on "
                                "java.util.concurrent locks is not timed");
     return 0;
@@ -869,8 +999,11 @@ static void find_lock_support(jvmtiEnv *jvmti, JNIEnv *jni)
         return;
     jvmtiCapabilities caps;
     memset(&caps, 0, sizeof caps);
-    if ((*jvmti)->GetCapabilities(jvmti, &caps) != JVMTI_ERROR_NONE || !caps.can_generate_breakpoint_events)
+    if ((*jvmti)->GetCapabilities(jvmti, &caps) != JVMTI_ERROR_NONE || !caps.can_generate_breakpoint_events) {
+        mon.set_blocker = NULL;             /* no breakpoints: park_method says so */
+        mon.set_current_blocker = NULL;
         return;
+    }
     if (jvmti_failed((*jvmti)->SetBreakpoint(jvmti, mon.set_blocker, 0), "SetBreakpoint (LockSupport)"))
         mon.set_blocker = NULL;
     if (mon.set_current_blocker &&
@@ -891,7 +1024,7 @@ static const char *park_method(void)
         return "parks timed in a wrapper of Unsafe.park";
     if (mon.set_blocker || mon.set_current_blocker)
         return "parks timed by breakpoints on LockSupport";
-    return "parks not timed";
+    return "parks of platform threads not timed";
 }
 
 /* ---------------------------------------------------------------- dumps */
@@ -1690,6 +1823,9 @@ static void stop(JNIEnv *jni)
     for (size_t i = 0; i < sizeof monitor_events / sizeof monitor_events[0]; i++)
         events_unwant(hprof_jvmti, monitor_events[i]);
     clear_vthread_breakpoints(hprof_jvmti);
+    if (mon.vt_mounts)
+        jvmti_mount_events_off(mon.vt_mount_env);
+    mon.vt_mounts = 0;
     if (!mon.park_wrapped && (mon.set_blocker || mon.set_current_blocker))
         clear_park_breakpoints(hprof_jvmti);
 }
@@ -1720,7 +1856,8 @@ static void dump(dump_target *t, JNIEnv *jni)
         if (mon.vthread_class) {
             snprintf(line, sizeof line, "hprof: monitor=y: virtual threads: parks %s, %llu of them pinned to "
                      "their carrier (%.3f s); %llu episodes not timed (more than %u pending)",
-                     mon.vt_breakpoints ? "timed by breakpoints on VirtualThread.park" : "not timed",
+                     mon.vt_breakpoints ? "timed by breakpoints on VirtualThread.park"
+                     : mon.vt_mounts ? "timed from their unmounts to their mounts" : "not timed",
                      (unsigned long long)__atomic_load_n(&mon.vt_pinned, __ATOMIC_RELAXED),
                      (double)__atomic_load_n(&mon.vt_pinned_ns, __ATOMIC_RELAXED) / 1e9,
                      (unsigned long long)vt_pending_dropped(), VT_PENDING_MAX / 4 * 3);

@@ -101,17 +101,8 @@ int vthread_clock_start(JavaVM *vm, JNIEnv *jni)
             (*jni)->ExceptionClear(jni);
             return -1;
         }
-        jvmtiEnv *env = NULL;
-        jvmtiCapabilities potential, caps;
-        memset(&caps, 0, sizeof caps);
-        if ((*vm)->GetEnv(vm, (void **)&env, JVMTI_VERSION_1_2) != JNI_OK) {
-            (*jni)->DeleteLocalRef(jni, vt);
-            return -1;
-        }
-        if (jvmti_failed((*env)->GetPotentialCapabilities(env, &potential), "GetPotentialCapabilities") ||
-            !jvmti_want_virtual_threads(&potential, &caps) ||
-            jvmti_failed((*env)->AddCapabilities(env, &caps), "AddCapabilities (virtual-thread clocks)")) {
-            (*env)->DisposeEnvironment(env);
+        jvmtiEnv *env = jvmti_virtual_thread_env(vm);
+        if (env == NULL) {
             (*jni)->DeleteLocalRef(jni, vt);
             return -1;
         }

@@ -30,6 +30,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *   VirtualContention: no virtual threads in this JDK
  * and exits with 3.
  * args: mode (virtual | platform) [tasks, default 400] [hold ms, default 2]
+ *       [go file: print "VC waiting" and start the tasks once it exists,
+ *        so that a profiler attached meanwhile sees them all; 60 s at most]
  */
 public class VirtualContention {
     private static final class MonLock {
@@ -84,6 +86,15 @@ public class VirtualContention {
             throw new IllegalArgumentException("mode: virtual or platform, not " + mode);
         }
         Contention.spin(50_000_000L, 7); // warm up spin() before the measured tasks
+        if (args.length > 3) {
+            java.io.File go = new java.io.File(args[3]);
+            System.err.println("VC waiting for " + go);
+            for (long waited = 0; !go.exists(); waited += 10) {
+                if (waited > 60_000)
+                    throw new IllegalStateException("VirtualContention: " + go + " did not appear in 60 s");
+                Thread.sleep(10);
+            }
+        }
         List<Future<?>> fs = new ArrayList<>();
         for (int i = 0; i < tasks; i++) {
             final long seed = i + 1;
