@@ -32,7 +32,12 @@ static struct {
     jfieldID      heap_engaged;
     jmethodID     allocate_instance; /* jdk.internal.misc.Unsafe.allocateInstance (exact mode) */
     jmethodID     clone;             /* java.lang.Object.clone (exact mode) */
-    serial_t      skip[3];           /* tracker classes and java.lang.Object, left out of traces */
+    /* Left out of the top of an event's trace: the tracker's classes,
+     * java.lang.Object (clone), Unsafe (allocateInstance) and the method
+     * handles' classes that call it for a lambda or a constructor handle
+     * (SKIP_METHOD_HANDLES): the trace of a capturing lambda begins where
+     * the program made it, not in four frames of java.lang.invoke. */
+    serial_t      skip[5];
     atomic_uint   warned_lost;
     int           made;              /* heap=sites set up (first start) */
     jvmtiEvent    event;             /* the allocation event wanted while counting, or 0 */
@@ -264,7 +269,7 @@ static void record(JNIEnv *jni, jobject object, jclass klass, jint class_hash, j
          * gives the top frame's method, which says whether the object was
          * recorded already or will be at its constructor (a 1-frame walk of
          * its own, twice per event, was a quarter of an event's cost). */
-        trace = stack_trace_here_skipping(jni, &H.builder, heap_trace_cache(), H.skip, 3, thread_serial, &stack,
+        trace = stack_trace_here_skipping(jni, &H.builder, heap_trace_cache(), H.skip, 5, thread_serial, &stack,
                                           &top);
         if (top == NULL && !H.cfg.sample_interval)
             top = top_method_here(jni);
@@ -494,6 +499,13 @@ static int sites_start(const collector_env *env, JNIEnv *jni)
             H.skip[2] = class_serial_of_klass(object);
             (*jni)->DeleteLocalRef(jni, object);
         }
+        jclass unsafe = (*jni)->FindClass(jni, "jdk/internal/misc/Unsafe");
+        if (unsafe) {
+            H.skip[3] = class_serial_of_klass(unsafe);
+            (*jni)->DeleteLocalRef(jni, unsafe);
+        }
+        (*jni)->ExceptionClear(jni);
+        H.skip[4] = SKIP_METHOD_HANDLES;
     }
     H.cfg.cutoff = env->opt->cutoff;
     if (H.cfg.sample_interval)

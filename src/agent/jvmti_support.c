@@ -590,7 +590,9 @@ static jint frames_to_skip(const frame_ref *frames, jint count, const serial_t *
         int skip = 0;
         if (m != 0 && method_get(m, &mi) == 0)
             for (int k = 0; k < n_skip && !skip; k++)
-                skip = skip_classes[k] && mi.class_serial == skip_classes[k];
+                skip = skip_classes[k] == SKIP_METHOD_HANDLES
+                     ? mi.class_name && strncmp(mi.class_name, "java.lang.invoke.", 17) == 0
+                     : skip_classes[k] && mi.class_serial == skip_classes[k];
         if (!skip)
             break;
         first++;

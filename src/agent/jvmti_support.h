@@ -89,9 +89,14 @@ void     thread_serial_forget(JNIEnv *jni, jthread thread);
  * are registered only when a report names them (monitor=y's dump). */
 serial_t thread_register(JNIEnv *jni, jthread thread, const char *except_name);
 
+/* In skip_classes: every class of java.lang.invoke, the plumbing of method
+ * handles and lambdas (DirectMethodHandle, its Holder, Invokers$Holder, the
+ * LambdaForm hidden classes), which Java's own stack traces hide. */
+#define SKIP_METHOD_HANDLES ((serial_t)UINT32_MAX)
+
 /* The trace of a thread's current stack (thread NULL: the calling thread),
  * skipping the frames on top whose class is one of skip_classes (class
- * serials), cut to b->depth. 0 on failure.
+ * serials, or SKIP_METHOD_HANDLES), cut to b->depth. 0 on failure.
  * These walks, when b->full_stacks, go as deep as STACK_MAX_FRAMES and put
  * the whole stack in *stack (may be NULL; unchanged on failure): the trace
  * is then derived from the same walk (trace_build). */

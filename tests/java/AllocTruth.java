@@ -12,6 +12,9 @@ import java.lang.reflect.Constructor;
  *   Refl           1,000 by Constructor.newInstance (reflection), 10 kept
  *   Copy           500 by clone() (the VM allocates those itself), all kept,
  *                  and the one they are cloned from, dead at exit
+ *   AllocTruth$$Lambda  a capturing lambda made 2,000 times in makeLambda
+ *                  (through method handles and Unsafe.allocateInstance), 20
+ *                  kept; its class's name is printed as the JVM names it
  *
  * argv[0] = "wait": then wait for a line on stdin before exiting (so a test
  * can take a dump first); default: exit at once.
@@ -38,6 +41,9 @@ public class AllocTruth {
     static int[] makeBigInts() { return new int[100]; }
     static long[][] makeGrid() { return new long[2][3]; }
     static Copy makeOriginal() { return new Copy(7); }
+    static Runnable makeLambda(int i) { return () -> sink += i; }
+    static Runnable[] keptLambdas = new Runnable[20];
+    static volatile Runnable lastLambda;
 
     public static void main(String[] args) throws Exception {
         for (int i = 0; i < 100_000; i++) {
@@ -56,6 +62,12 @@ public class AllocTruth {
             Refl r = ctor.newInstance();
             if (i < 10) keptRefl[i] = r;
         }
+        for (int i = 0; i < 2_000; i++) {
+            Runnable l = makeLambda(i);
+            if (i < 20) keptLambdas[i] = l;
+            lastLambda = l;
+        }
+        lastLambda = null;
         Copy original = makeOriginal();
         for (int i = 0; i < 500; i++) keptCopies[i] = original.copy();
         System.gc();
@@ -67,6 +79,7 @@ public class AllocTruth {
         System.err.println("TRUTH long[] AllocTruth.makeGrid 6000 6000");
         System.err.println("TRUTH AllocTruth$Refl AllocTruth.main 1000 10");
         System.err.println("TRUTH AllocTruth$Copy AllocTruth$Copy.copy 500 500");
+        System.err.println("TRUTH " + keptLambdas[0].getClass().getName() + " AllocTruth.makeLambda 2000 20");
         // main's local is dead once main returns, when the exit dump is taken
         System.err.println("TRUTH AllocTruth$Copy AllocTruth.makeOriginal 1 0");
         if (args.length > 0 && args[0].equals("wait")) {
