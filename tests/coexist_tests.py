@@ -29,7 +29,8 @@ whose true profile is known, and checks both still work.
                        answers the JDWP handshake, the contention is right
                        (run.py's check_contention), and one note on stderr
                        (and in the report's Limits) says the breakpoints
-                       are left to the debugger and which parks go untimed
+                       are left to the debugger, which parks go untimed and
+                       (JDK 21+) that virtual threads' are timed otherwise
     coexist_sites      heap=sites on AllocTruth with the debugger agent and a
                        JFR recording (settings=profile, which samples
                        allocations too) both on: every site's allocated and
@@ -128,8 +129,9 @@ def make_tests(Fail, parse_profile, final_section, cpu_truth, times_truth, cpu_t
             if len(said) != 1:
                 problems.append("expected one note on stderr starting %r, got %d: %s"
                                 % (note, len(said), r.stderr[-800:]))
-            elif ("parks of virtual threads are not timed" in said[0]) != vthreads or "not timed" not in said[0]:
-                problems.append("the note does not say which parks go untimed on this JDK: %s" % said[0])
+            elif ("parks of virtual threads are timed from their unmounts" in said[0]) != vthreads or \
+                    "not timed" not in said[0]:
+                problems.append("the note does not say how parks are timed on this JDK: %s" % said[0])
             if note not in read(path):
                 problems.append("the report's Limits do not have the note")
             if "breakpoints and byte codes are not offered" in r.stderr:
