@@ -60,7 +60,7 @@ static struct {
     int            vt_mounts;     /* set: virtual threads' parks are timed by them */
     jfieldID       vt_state;      /* VirtualThread.state, */
     jint           vt_parking[2]; /* PARKING and TIMED_PARKING in it (-1: none): a yield that failed */
-    int            vt_callers_looked; /* looks for the JDK's frames between LockSupport and
+    atomic_int     vt_callers_looked; /* looks for the JDK's frames between LockSupport and
                                        * VirtualThread (skip_park_callers); 16: done */
     uint64_t       vt_pinned;     /* parks of virtual threads that stayed on their carrier */
     uint64_t       vt_pinned_ns;
@@ -378,16 +378,22 @@ static void JNICALL on_waited(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobj
  * begin at the caller of LockSupport as platform threads' do. */
 static void skip_park_callers(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
+    /* One thread looks at a time; the others' parks go on without waiting. */
+    static pthread_mutex_t looking = PTHREAD_MUTEX_INITIALIZER;
+    if (pthread_mutex_trylock(&looking) != 0)
+        return;
     serial_t found[PARK_SKIP_MAX];
-    int n_found = 0, reached = 0;
+    int n_found = 0, reached = 0, failed = 0;
     mon.vt_callers_looked++;
     for (jint depth = 0; depth < 8 && !reached; depth++) {
         jmethodID method = NULL;
         jlocation at;
         jclass holder = NULL;
         if ((*jvmti)->GetFrameLocation(jvmti, thread, depth, &method, &at) != JVMTI_ERROR_NONE ||
-            (*jvmti)->GetMethodDeclaringClass(jvmti, method, &holder) != JVMTI_ERROR_NONE)
-            return;
+            (*jvmti)->GetMethodDeclaringClass(jvmti, method, &holder) != JVMTI_ERROR_NONE) {
+            failed = 1;
+            break;
+        }
         serial_t c = class_serial_of_klass(holder);
         (*jni)->DeleteLocalRef(jni, holder);
         if (c == mon.lock_support)
@@ -400,12 +406,14 @@ static void skip_park_callers(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     }
     /* Not reached: this park was not LockSupport's, and its frames say
      * nothing about the others' (looked at again, 16 times at most). */
-    if (reached)
+    if (reached && !failed) {
         mon.vt_callers_looked = 16;
-    for (int i = 0; reached && i < n_found && mon.n_park_skip < PARK_SKIP_MAX; i++) {
-        mon.park_skip[mon.n_park_skip] = found[i];
-        __atomic_store_n(&mon.n_park_skip, mon.n_park_skip + 1, __ATOMIC_RELEASE);
+        for (int i = 0; i < n_found && mon.n_park_skip < PARK_SKIP_MAX; i++) {
+            mon.park_skip[mon.n_park_skip] = found[i];
+            __atomic_store_n(&mon.n_park_skip, mon.n_park_skip + 1, __ATOMIC_RELEASE);
+        }
     }
+    pthread_mutex_unlock(&looking);
 }
 
 /* LockSupport.park(blocker) calls setBlocker(t, blocker), parks, then calls
