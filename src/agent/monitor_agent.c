@@ -416,6 +416,17 @@ static void skip_park_callers(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     pthread_mutex_unlock(&looking);
 }
 
+/* A virtual thread's park on blocker begins (at the entry of
+ * VirtualThread.park, or at its unmount). */
+static void vt_park_begins(jvmtiEnv *jvmti, JNIEnv *jni, uint64_t tid, jthread thread, jobject blocker)
+{
+    if (mon.vt_callers_looked < 16)
+        skip_park_callers(jvmti, jni, thread);
+    block_kind kind = mon.aos_class && (*jni)->IsInstanceOf(jni, blocker, mon.aos_class)
+                    ? BLOCK_PARK : BLOCK_PARK_WAIT;
+    vt_begin(jni, tid, VT_PARK, thread, blocker, kind);
+}
+
 /* LockSupport.park(blocker) calls setBlocker(t, blocker), parks, then calls
  * setBlocker(t, null); Condition.await brackets its wait the same way with
  * setCurrentBlocker(this) ... setCurrentBlocker(null) around plain park()s.
@@ -442,11 +453,7 @@ static void vt_park_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jlo
     jobject blocker = (*jni)->GetObjectField(jni, thread, mon.park_blocker);
     if (blocker == NULL)                    /* sleep, or park() outside any blocker: not a lock */
         return;
-    if (mon.vt_callers_looked < 16)
-        skip_park_callers(jvmti, jni, thread);
-    block_kind kind = mon.aos_class && (*jni)->IsInstanceOf(jni, blocker, mon.aos_class)
-                    ? BLOCK_PARK : BLOCK_PARK_WAIT;
-    vt_begin(jni, tid, VT_PARK, thread, blocker, kind);
+    vt_park_begins(jvmti, jni, tid, thread, blocker);
     (*jni)->DeleteLocalRef(jni, blocker);
 }
 
@@ -489,27 +496,30 @@ static void JNICALL on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, 
  * been mounted again, on whichever carrier. A park on a lock is an unmount
  * with the thread's parkBlocker set (sleeps, Thread.yield and monitors
  * leave it empty). Extension events are called as jvmtiExtensionEvent,
- * a variadic type: (jvmtiEnv *, JNIEnv *, jthread virtual_thread). */
+ * a variadic type: (jvmtiEnv *, JNIEnv *, jthread virtual_thread); the
+ * thread's parkBlocker (a local reference), or NULL. */
+static jobject vt_event_blocker(va_list ap, JNIEnv **jni, jthread *vthread)
+{
+    *jni = va_arg(ap, JNIEnv *);
+    *vthread = va_arg(ap, jthread);
+    return *jni && *vthread ? (**jni)->GetObjectField(*jni, *vthread, mon.park_blocker) : NULL;
+}
+
 static void JNICALL on_vt_unmount(jvmtiEnv *jvmti, ...)
 {
+    if (!mon.running)
+        return;
+    JNIEnv *jni;
+    jthread vthread;
     va_list ap;
     va_start(ap, jvmti);
-    JNIEnv *jni = va_arg(ap, JNIEnv *);
-    jthread vthread = va_arg(ap, jthread);
+    jobject blocker = vt_event_blocker(ap, &jni, &vthread);
     va_end(ap);
-    if (!mon.running || jni == NULL || vthread == NULL)
-        return;
-    jobject blocker = (*jni)->GetObjectField(jni, vthread, mon.park_blocker);
     if (blocker == NULL)
         return;
     uint64_t tid = vthread_tid(jni, vthread);
-    if (tid) {
-        if (mon.vt_callers_looked < 16)
-            skip_park_callers(hprof_jvmti, jni, vthread);
-        block_kind kind = mon.aos_class && (*jni)->IsInstanceOf(jni, blocker, mon.aos_class)
-                        ? BLOCK_PARK : BLOCK_PARK_WAIT;
-        vt_begin(jni, tid, VT_PARK, vthread, blocker, kind);
-    }
+    if (tid)
+        vt_park_begins(hprof_jvmti, jni, tid, vthread, blocker);
     (*jni)->DeleteLocalRef(jni, blocker);
 }
 
@@ -518,14 +528,12 @@ static void JNICALL on_vt_unmount(jvmtiEnv *jvmti, ...)
  * Unsafe.park (VirtualThread.parkOnCarrierThread), whose wrapper ends it. */
 static void JNICALL on_vt_mount(jvmtiEnv *jvmti, ...)
 {
+    JNIEnv *jni;
+    jthread vthread;
     va_list ap;
     va_start(ap, jvmti);
-    JNIEnv *jni = va_arg(ap, JNIEnv *);
-    jthread vthread = va_arg(ap, jthread);
+    jobject blocker = vt_event_blocker(ap, &jni, &vthread);
     va_end(ap);
-    if (jni == NULL || vthread == NULL)
-        return;
-    jobject blocker = (*jni)->GetObjectField(jni, vthread, mon.park_blocker);
     if (blocker == NULL)                    /* not back from a park on a lock: nothing pending */
         return;
     (*jni)->DeleteLocalRef(jni, blocker);
