@@ -16,6 +16,11 @@ true profile is known.
     frontend_diff            WorkShift at 80% then 20% in alpha: `hprof diff`
                              says alpha's share shrank and beta's grew, by
                              about the 60 points the switch moved
+    frontend_diff_lambdas    two heap=sites runs of AllocTruth, whose
+                             lambda class is AllocTruth$$Lambda.0x<address>
+                             at another address in each run (JDK 25):
+                             `hprof diff` matches it, no row changes, no
+                             address in the output
     frontend_alloc           AllocTruth with heap=sites (text and binary):
                              the report's class table shows 100,000
                              AllocTruth$Small allocated, 25,000 live, and
@@ -171,6 +176,23 @@ def make_tests(Fail, Skip, parse_profile):
         if not stacks or "WorkShift.alpha" not in stacks[0].group(7) and "WorkShift.beta" not in stacks[0].group(7):
             raise Fail("diff: the stack that changed most is %s" % (stacks[0].group(7) if stacks else None))
 
+    def t_diff_lambdas(ctx):
+        paths = [ctx.path("lambdas-%d.hprof.txt" % i) for i in (1, 2)]
+        names = []
+        for p in paths:
+            ctx.run("AllocTruth", [], agent="heap=sites,depth=8,cutoff=0,file=" + p)
+            with open(p) as f:
+                names.append(sorted(set(re.findall(r"AllocTruth\$\$Lambda\S*", f.read()))))
+        out = hprof(ctx, ["diff", paths[0], paths[1]]).stdout
+        ctx.note("lambda classes: %s, then %s; %s" % (names[0], names[1],
+                 "the same name in both runs (the test shows nothing here)" if names[0] == names[1]
+                 else "other addresses"))
+        # Rows of a diff: change before% after% before after delta name.
+        rows = [line.strip() for line in out.splitlines() if "0x" in line or
+                ("$$Lambda" in line and not re.match(r"^\s*\S+\s+\S+\s+\S+\s+\S+\s+\S+\s+0\s", line))]
+        if rows:
+            raise Fail("hprof diff of two runs of the same program shows their lambdas: %s" % rows[:4])
+
     def t_alloc(ctx):
         problems = []
         for fmt in ("", ",format=b"):
@@ -212,6 +234,7 @@ def make_tests(Fail, Skip, parse_profile):
         ("frontend_report_cpu", t_report_cpu),
         ("frontend_convert", t_convert),
         ("frontend_diff", t_diff),
+        ("frontend_diff_lambdas", t_diff_lambdas),
         ("frontend_alloc", t_alloc),
         ("frontend_html", t_html),
     ]

@@ -4,6 +4,35 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A frame's name as analyses compare it: without the addresses HotSpot
+ * puts in hidden classes' names (Foo$$Lambda.0x0000000095042210.run,
+ * LambdaForm$MH.0x....invoke: "Name/0x..." in the JVM), which differ from
+ * run to run, so that a diff of two runs matches their lambdas. A Java
+ * identifier cannot start with a digit, so ".0x<hex>" followed by '.' or
+ * the end is never part of a real name. Returns the new length. */
+size_t analysis_frame_name(const profile_frame *f, char *buf, size_t size)
+{
+    int got = profile_frame_name(f, buf, size);
+    size_t len = got < 0 ? 0 : (size_t)got < size ? (size_t)got : size - 1;
+    buf[len] = '\0';
+    size_t out = 0;
+    for (size_t i = 0; i < len; ) {
+        if (buf[i] == '.' && i + 3 <= len && buf[i + 1] == '0' && buf[i + 2] == 'x') {
+            size_t j = i + 3;
+            while (j < len && ((buf[j] >= '0' && buf[j] <= '9') || (buf[j] >= 'a' && buf[j] <= 'f') ||
+                               (buf[j] >= 'A' && buf[j] <= 'F')))
+                j++;
+            if (j > i + 3 && (j == len || buf[j] == '.')) {
+                i = j;
+                continue;
+            }
+        }
+        buf[out++] = buf[i++];
+    }
+    buf[out] = '\0';
+    return out;
+}
+
 /* ------------------------------------------------------------ methods */
 
 typedef struct named_frame {
@@ -31,8 +60,7 @@ static int64_t number_methods(const profile *p, string_store *names, uint32_t *m
     }
     char buf[2048];
     for (uint32_t id = 1; id <= nframes; id++) {
-        int len = profile_frame_name(profile_frame_get(p, id), buf, sizeof buf);
-        size_t n = len < 0 ? 0 : (size_t)len < sizeof buf ? (size_t)len : sizeof buf - 1;
+        size_t n = analysis_frame_name(profile_frame_get(p, id), buf, sizeof buf);
         nf[id - 1] = (named_frame){ string_store_add(names, buf, n), id };
         if (nf[id - 1].name == NULL) {
             free(nf);
@@ -172,8 +200,7 @@ const char *stack_key(const profile *p, const profile_sample *s, string_store *n
     char *key = malloc(cap);
     char name[2048];
     for (uint32_t k = s->depth; key && k-- > 0; ) {
-        int got = profile_frame_name(profile_frame_get(p, s->frames[k]), name, sizeof name);
-        size_t n = got < 0 ? 0 : (size_t)got < sizeof name ? (size_t)got : sizeof name - 1;
+        size_t n = analysis_frame_name(profile_frame_get(p, s->frames[k]), name, sizeof name);
         if (len + n + 2 > cap) {
             while (len + n + 2 > cap)
                 cap *= 2;

@@ -5,7 +5,8 @@
  * method's self value is the value of the stacks it is the leaf of, its total
  * (inclusive) value that of every stack it is in, counted once per stack even
  * when it recurses. Stacks are compared between two profiles by their frames'
- * names, not by trace serials, which differ from run to run.
+ * names, not by trace serials, which differ from run to run, and without
+ * the addresses in hidden classes' names (lambdas, LambdaForms), which do too.
  *
  * Pure C, no JVMTI. Names returned live in an analysis_names store owned by
  * the caller (a string_store).
@@ -13,10 +14,16 @@
 #ifndef HPROF_ANALYSIS_H
 #define HPROF_ANALYSIS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../profile/profile.h"
 #include "../reader/string_store.h"
+
+/* f's name ("class.method") in buf, as analyses compare it: a hidden
+ * class's ".0x<hex>" address left out (Foo$$Lambda.0x7f0a.run ->
+ * Foo$$Lambda.run). Returns its length (cut to size - 1). */
+size_t analysis_frame_name(const profile_frame *f, char *buf, size_t size);
 
 typedef struct method_stat {
     const char *name;

@@ -366,6 +366,47 @@ TEST(method_stats_count_recursion_once)
     profile_free(p);
 }
 
+TEST(diff_matches_hidden_classes_of_two_runs)
+{
+    /* The same lambda and LambdaForm in two runs, at other addresses: one
+     * row each; a name that only looks alike stays as it is. */
+    profile_value_type type = { "samples", "count" };
+    profile *pb = profile_new("t", &type, 1), *pa = profile_new("t", &type, 1);
+    int64_t one = 1;
+    uint32_t ids[3];
+    ids[0] = profile_frame_id(pb, "Foo$$Lambda.0x0000000095042210", "run", "", "", 0);
+    ids[1] = profile_frame_id(pb, "java.lang.invoke.LambdaForm$MH.0x00007f00c0001000", "invoke", "", "", 0);
+    ids[2] = profile_frame_id(pb, "Foo", "main", "", "", 1);
+    profile_add(pb, ids, 3, NULL, &one);
+    ids[0] = profile_frame_id(pa, "Foo$$Lambda.0x00000000aa0c1800", "run", "", "", 0);
+    ids[1] = profile_frame_id(pa, "java.lang.invoke.LambdaForm$MH.0x00007f00c0002400", "invoke", "", "", 0);
+    ids[2] = profile_frame_id(pa, "Foo", "main", "", "", 1);
+    profile_add(pa, ids, 3, NULL, &one);
+    string_store *names = string_store_new();
+    diff_row *rows;
+    uint32_t n;
+    CHECK(diff_stacks(pb, pa, 0, names, &rows, &n) == 0 && n == 1);
+    CHECK_STR(rows[0].name, "Foo.main;java.lang.invoke.LambdaForm$MH.invoke;Foo$$Lambda.run");
+    CHECK(rows[0].before == 1 && rows[0].after == 1);
+    free(rows);
+    CHECK(diff_methods(pb, pa, 0, names, &rows, &n) == 0 && n == 3);
+    free(rows);
+    char buf[64];
+    profile_frame f = { .class_name = "a.B$0x12", .method = "c0x" };
+    CHECK(analysis_frame_name(&f, buf, sizeof buf) == 12);
+    CHECK_STR(buf, "a.B$0x12.c0x");
+    f.class_name = "p.Q.0xZZ";      /* no hex digit after 0x: not an address */
+    f.method = "m";
+    CHECK(analysis_frame_name(&f, buf, sizeof buf) == 10);
+    CHECK_STR(buf, "p.Q.0xZZ.m");
+    f.class_name = "p.Q$$Lambda.0x1f";
+    CHECK(analysis_frame_name(&f, buf, 8) == 7);   /* cut first, then read */
+    CHECK_STR(buf, "p.Q$$La");
+    string_store_free(names);
+    profile_free(pb);
+    profile_free(pa);
+}
+
 TEST(diff_matches_stacks_by_frames_and_orders_by_share_change)
 {
     const char *before[] = { "a;main", "b;main" };
