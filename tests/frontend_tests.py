@@ -20,7 +20,8 @@ true profile is known.
                              lambda class is AllocTruth$$Lambda.0x<address>
                              at another address in each run (JDK 25):
                              `hprof diff` matches it, no row changes, no
-                             address in the output
+                             address in the output nor in its differential
+                             flame graph
     frontend_alloc           AllocTruth with heap=sites (text and binary):
                              the report's class table shows 100,000
                              AllocTruth$Small allocated, 25,000 live, and
@@ -192,6 +193,14 @@ def make_tests(Fail, Skip, parse_profile):
                 ("$$Lambda" in line and not re.match(r"^\s*\S+\s+\S+\s+\S+\s+\S+\s+\S+\s+0\s", line))]
         if rows:
             raise Fail("hprof diff of two runs of the same program shows their lambdas: %s" % rows[:4])
+        # The differential flame graph merges the two runs' stacks the same way.
+        page = ctx.path("lambdas-diff.html")
+        hprof(ctx, ["diff", paths[0], paths[1], "--to", "flamegraph", "-o", page])
+        with open(page, errors="replace") as f:
+            html = f.read()
+        if "$$Lambda" not in html or re.search(r"\$\$Lambda(\$\d+)?\.0x", html):
+            raise Fail("the differential flame graph %s: %s" % (
+                page, "names no lambda" if "$$Lambda" not in html else "keeps a lambda's address"))
 
     def t_alloc(ctx):
         problems = []

@@ -4,33 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A frame's name as analyses compare it: without the addresses HotSpot
- * puts in hidden classes' names (Foo$$Lambda.0x0000000095042210.run,
- * LambdaForm$MH.0x....invoke: "Name/0x..." in the JVM), which differ from
- * run to run, so that a diff of two runs matches their lambdas. A Java
- * identifier cannot start with a digit, so ".0x<hex>" followed by '.' or
- * the end is never part of a real name. Returns the new length. */
 size_t analysis_frame_name(const profile_frame *f, char *buf, size_t size)
 {
     int got = profile_frame_name(f, buf, size);
     size_t len = got < 0 ? 0 : (size_t)got < size ? (size_t)got : size - 1;
     buf[len] = '\0';
-    size_t out = 0;
-    for (size_t i = 0; i < len; ) {
-        if (buf[i] == '.' && i + 3 <= len && buf[i + 1] == '0' && buf[i + 2] == 'x') {
-            size_t j = i + 3;
-            while (j < len && ((buf[j] >= '0' && buf[j] <= '9') || (buf[j] >= 'a' && buf[j] <= 'f') ||
-                               (buf[j] >= 'A' && buf[j] <= 'F')))
-                j++;
-            if (j > i + 3 && (j == len || buf[j] == '.')) {
-                i = j;
-                continue;
-            }
-        }
-        buf[out++] = buf[i++];
-    }
-    buf[out] = '\0';
-    return out;
+    return profile_name_drop_addresses(buf, len);
 }
 
 /* ------------------------------------------------------------ methods */

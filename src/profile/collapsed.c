@@ -19,7 +19,7 @@ static profile *merge_by_name(const profile *p, uint32_t value_index)
     strtab names;
     strtab_init(&names);
     uint32_t *name_of = NULL, *frame_of = NULL;
-    int ok = merged != NULL && strtab_add_frame_names(&names, p, &name_of) == 0 &&
+    int ok = merged != NULL && strtab_add_frame_names(&names, p, &name_of, 0) == 0 &&
              (frame_of = calloc((size_t)profile_frame_count(p) + 1, sizeof *frame_of)) != NULL;
     for (uint32_t id = 1; ok && id <= profile_frame_count(p); id++)
         ok = (frame_of[id] = profile_frame_id(merged, "", strtab_get(&names, name_of[id]), "", "", 0)) != 0;

@@ -64,7 +64,7 @@ static int add_stack(flame_tree *t, const profile_sample *s, const uint32_t *nam
 int flame_tree_add(flame_tree *t, const profile *p, uint32_t value_index, int baseline)
 {
     uint32_t *name_of = NULL;
-    if (value_index >= profile_value_count(p) || strtab_add_frame_names(&t->names, p, &name_of) != 0)
+    if (value_index >= profile_value_count(p) || strtab_add_frame_names(&t->names, p, &name_of, t->drop_addresses) != 0)
         return -1;
     profile_sample s;
     int rc = 0;

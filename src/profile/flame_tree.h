@@ -26,6 +26,9 @@ typedef struct flame_tree {
     uint32_t    count, cap;
     strtab      names;
     idmap       children;     /* (parent, name) -> child */
+    int         drop_addresses; /* names without hidden classes' addresses
+                                 * (profile_name_drop_addresses): set for a
+                                 * differential graph of two runs */
 } flame_tree;
 
 #define FLAME_ROOT_NAME "all"

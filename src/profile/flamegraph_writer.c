@@ -257,7 +257,11 @@ static flame_tree *build_trees(const flamegraph_section *sections, uint32_t n)
         const flamegraph_section *s = &sections[i];
         if (s->profile == NULL)
             continue;
-        if (flame_tree_init(&trees[i]) != 0 || flame_tree_add(&trees[i], s->profile, s->value_index, 0) != 0 ||
+        int ok = flame_tree_init(&trees[i]) == 0;
+        /* A differential graph compares two runs: their lambdas match by
+         * name only without the hidden classes' addresses. */
+        trees[i].drop_addresses = s->baseline != NULL;
+        if (!ok || flame_tree_add(&trees[i], s->profile, s->value_index, 0) != 0 ||
             (s->baseline && flame_tree_add(&trees[i], s->baseline, s->value_index, 1) != 0)) {
             free_trees(trees, n);
             return NULL;

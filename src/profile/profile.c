@@ -241,6 +241,28 @@ int64_t profile_total(const profile *p, uint32_t value_index)
     return total;
 }
 
+/* A Java identifier cannot start with a digit, so ".0x<hex>" followed by
+ * '.' or the end is never part of a real name. */
+size_t profile_name_drop_addresses(char *name, size_t len)
+{
+    size_t out = 0;
+    for (size_t i = 0; i < len; ) {
+        if (name[i] == '.' && i + 3 <= len && name[i + 1] == '0' && name[i + 2] == 'x') {
+            size_t j = i + 3;
+            while (j < len && ((name[j] >= '0' && name[j] <= '9') || (name[j] >= 'a' && name[j] <= 'f') ||
+                               (name[j] >= 'A' && name[j] <= 'F')))
+                j++;
+            if (j > i + 3 && (j == len || name[j] == '.')) {
+                i = j;
+                continue;
+            }
+        }
+        name[out++] = name[i++];
+    }
+    name[out] = '\0';
+    return out;
+}
+
 int profile_frame_name(const profile_frame *f, char *buf, size_t size)
 {
     if (f->class_name[0] == 0)

@@ -31,7 +31,7 @@ void strtab_free(strtab *t)
 }
 
 /* The frame's shown name in buf, or in a malloc'ed buffer (*heap) when long. */
-static const char *frame_name(const profile_frame *f, char *buf, size_t size, char **heap)
+static char *frame_name(const profile_frame *f, char *buf, size_t size, char **heap)
 {
     int n = profile_frame_name(f, buf, size);
     if (n < 0 || (size_t)n < size)
@@ -42,7 +42,7 @@ static const char *frame_name(const profile_frame *f, char *buf, size_t size, ch
     return *heap;
 }
 
-int strtab_add_frame_names(strtab *t, const profile *p, uint32_t **name_of)
+int strtab_add_frame_names(strtab *t, const profile *p, uint32_t **name_of, int drop_addresses)
 {
     uint32_t nframes = profile_frame_count(p);
     uint32_t *names = calloc((size_t)nframes + 1, sizeof *names);
@@ -51,7 +51,9 @@ int strtab_add_frame_names(strtab *t, const profile *p, uint32_t **name_of)
     char buf[512];
     for (uint32_t id = 1; id <= nframes; id++) {
         char *heap = NULL;
-        const char *name = frame_name(profile_frame_get(p, id), buf, sizeof buf, &heap);
+        char *name = frame_name(profile_frame_get(p, id), buf, sizeof buf, &heap);
+        if (name && drop_addresses)
+            profile_name_drop_addresses(name, strlen(name));
         names[id] = name ? strtab_add(t, name) : UINT32_MAX;
         free(heap);
         if (names[id] == UINT32_MAX) {
