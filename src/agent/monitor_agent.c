@@ -495,59 +495,49 @@ static void JNICALL on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, 
  * thread still mounted, its stack whole) and VirtualThreadMount when it has
  * been mounted again, on whichever carrier. A park on a lock is an unmount
  * with the thread's parkBlocker set (sleeps, Thread.yield and monitors
- * leave it empty). Extension events are called as jvmtiExtensionEvent,
- * a variadic type: (jvmtiEnv *, JNIEnv *, jthread virtual_thread); the
- * thread's parkBlocker (a local reference), or NULL. */
-static jobject vt_event_blocker(va_list ap, JNIEnv **jni, jthread *vthread)
+ * leave it empty): the episode begins. At the mount that follows it ends;
+ * or, when the yield failed (the thread is pinned to its carrier: still
+ * PARKING), not yet: it now parks its carrier in Unsafe.park
+ * (VirtualThread.parkOnCarrierThread), whose wrapper ends it.
+ * ap: the events' arguments after the jvmtiEnv (jvmtiExtensionEvent is
+ * variadic): JNIEnv *, jthread virtual_thread. */
+static void vt_mount_event(va_list ap, int unmount)
 {
-    *jni = va_arg(ap, JNIEnv *);
-    *vthread = va_arg(ap, jthread);
-    return *jni && *vthread ? (**jni)->GetObjectField(*jni, *vthread, mon.park_blocker) : NULL;
+    JNIEnv *jni = va_arg(ap, JNIEnv *);
+    jthread vthread = va_arg(ap, jthread);
+    if (jni == NULL || vthread == NULL || (unmount && !mon.running))
+        return;
+    jobject blocker = (*jni)->GetObjectField(jni, vthread, mon.park_blocker);
+    if (blocker == NULL)                    /* not a park on a lock, nor back from one */
+        return;
+    uint64_t tid = vthread_tid(jni, vthread);
+    if (tid && unmount) {
+        vt_park_begins(hprof_jvmti, jni, tid, vthread, blocker);
+    } else if (tid) {
+        jint state = (*jni)->GetIntField(jni, vthread, mon.vt_state);
+        vt_episode e;
+        if (state != mon.vt_parking[0] && state != mon.vt_parking[1])
+            vt_end(jni, tid, VT_PARK);
+        else if (!mon.park_wrapped && vt_pending_end(tid, VT_PARK, &e) && e.ref)
+            (*jni)->DeleteWeakGlobalRef(jni, (jweak)e.ref);   /* pinned, no wrapper to end it: not timed */
+    }
+    (*jni)->DeleteLocalRef(jni, blocker);
 }
 
 static void JNICALL on_vt_unmount(jvmtiEnv *jvmti, ...)
 {
-    if (!mon.running)
-        return;
-    JNIEnv *jni;
-    jthread vthread;
     va_list ap;
     va_start(ap, jvmti);
-    jobject blocker = vt_event_blocker(ap, &jni, &vthread);
+    vt_mount_event(ap, 1);
     va_end(ap);
-    if (blocker == NULL)
-        return;
-    uint64_t tid = vthread_tid(jni, vthread);
-    if (tid)
-        vt_park_begins(hprof_jvmti, jni, tid, vthread, blocker);
-    (*jni)->DeleteLocalRef(jni, blocker);
 }
 
-/* The end of the episode; or, when the yield failed (the thread is pinned
- * to its carrier: still PARKING), not yet: it now parks its carrier in
- * Unsafe.park (VirtualThread.parkOnCarrierThread), whose wrapper ends it. */
 static void JNICALL on_vt_mount(jvmtiEnv *jvmti, ...)
 {
-    JNIEnv *jni;
-    jthread vthread;
     va_list ap;
     va_start(ap, jvmti);
-    jobject blocker = vt_event_blocker(ap, &jni, &vthread);
+    vt_mount_event(ap, 0);
     va_end(ap);
-    if (blocker == NULL)                    /* not back from a park on a lock: nothing pending */
-        return;
-    (*jni)->DeleteLocalRef(jni, blocker);
-    uint64_t tid = vthread_tid(jni, vthread);
-    if (tid == 0)
-        return;
-    jint state = (*jni)->GetIntField(jni, vthread, mon.vt_state);
-    if (state != mon.vt_parking[0] && state != mon.vt_parking[1]) {
-        vt_end(jni, tid, VT_PARK);
-        return;
-    }
-    vt_episode e;                           /* pinned, with no wrapper to end it: not timed */
-    if (!mon.park_wrapped && vt_pending_end(tid, VT_PARK, &e) && e.ref)
-        (*jni)->DeleteWeakGlobalRef(jni, (jweak)e.ref);
 }
 
 /* Unsafe.park, wrapped: every LockSupport.park* and Condition.await ends
