@@ -1492,7 +1492,8 @@ def t_asan_agent(ctx):
     deadlock check) on Deadlocks, then cpu=times (the rewriter on every
     class the JVM loads) on TimesTruth, then heap=all and heap=sites on
     AllocTruth; pprof=, flamegraph= and collapsed= beside them (whole stacks,
-    the writers); then net= to a raw listener."""
+    the writers); on JDK 21+ monitor=y on virtual threads beside a debugger
+    (their parks timed by the mount events); then net= to a raw listener."""
     env = asan_env()
     if env is None:
         raise Skip("gcc's libasan.so not found")
@@ -1543,6 +1544,14 @@ def t_asan_agent(ctx):
             raise Fail("%s under ASan: %s" % (main, "; ".join(problems)))
         return "%d DEADLOCKS sections, %d cycles in the last" % (len(prof.deadlocks), len(dl.cycles))
 
+    def vthread_parks(main, prof):
+        mt = prof.final_monitor_time
+        parks = sum(r.count for r in mt.rows if r.monitor == "java.util.concurrent.locks.ReentrantLock$NonfairSync") \
+            if mt else 0
+        if parks == 0:
+            raise Fail("%s under ASan, beside a debugger: no park on the ReentrantLock timed" % main)
+        return "%d ReentrantLock parks of virtual threads timed by their unmounts" % parks
+
     runs = [("CpuSplit", ["2000"], "cpu=samples,interval=1,depth=64,thread=y,collapsed=%s,pprof=%s,flamegraph=%s,file=%s"
              % (ctx.path("split.collapsed"), ctx.path("split.pb.gz"), ctx.path("split.html"),
                 ctx.path("split.hprof.txt")), samples),
@@ -1559,8 +1568,14 @@ def t_asan_agent(ctx):
             # object store's sweeps, per-thread traces (thread=y).
             ("AllocTruth", [], "heap=sites,thread=y,cutoff=0,pprof=%s,flamegraph=%s,file=%s"
              % (ctx.path("sites.pb.gz"), ctx.path("sites.html"), ctx.path("sites.hprof.txt")), heap_sites)]
-    for main, args, opts, check in runs:
-        r = ctx.run(main, args, agent=opts, agent_path=ASAN_AGENT, env=env,
+    if ctx.jdk_name != "jdk17":
+        # monitor=y's handlers of the mount events (breakpoints left to jdwp).
+        runs.append(("VirtualContention", ["virtual", "200", "1"], "monitor=y,file=%s" % ctx.path("vc.hprof.txt"),
+                     vthread_parks, ["-Djdk.virtualThreadScheduler.parallelism=2",
+                                     "-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0"]))
+    for run in runs:
+        main, args, opts, check = run[:4]
+        r = ctx.run(main, args, agent=opts, agent_path=ASAN_AGENT, env=env, jvm=run[4] if len(run) > 4 else (),
                     tag="asan-" + main + ("-sites" if "heap=sites" in opts else ""), timeout=300)
         bad = [l for l in r.stderr.splitlines() if "AddressSanitizer" in l or "runtime error:" in l
                or "LeakSanitizer" in l]
