@@ -154,13 +154,23 @@ typedef struct class_slot {
     jweak    klass;          /* NULL: empty slot */
     jint     hash;
     serial_t serial;
-    jlong    size;           /* an instance's size; -1 for an array class (each its own) */
+    int32_t  size;           /* an instance's size; -1 for an array class (each its own) */
+    int32_t  lambda;         /* a lambda's class (made through method handles: is_lambda_class) */
 } class_slot;
 static __thread class_slot *class_slots;
 
-/* The serial of object's class klass (0 if it cannot be named), and its
- * size into *size (-1 if unknown). */
-static serial_t class_serial_cached(JNIEnv *jni, jobject object, jclass klass, jint hash, jlong *size)
+/* A lambda's class, Foo$$Lambda/0x... (JDK 21+) or Foo$$Lambda$12/0x... (JDK
+ * 17): its instances are made through method handles, whose frames
+ * (java.lang.invoke) stand between its constructor and the program. */
+static int is_lambda_class(serial_t serial)
+{
+    const char *name = serial ? class_java_name(serial) : NULL;
+    return name != NULL && strstr(name, "$$Lambda") != NULL;
+}
+
+/* The serial of object's class klass (0 if it cannot be named), its size
+ * into *size (-1 if unknown), and whether it is a lambda's into *lambda. */
+static serial_t class_serial_cached(JNIEnv *jni, jobject object, jclass klass, jint hash, jlong *size, int *lambda)
 {
     class_slot *slots = class_slots;
     if (slots == NULL)
@@ -170,16 +180,18 @@ static serial_t class_serial_cached(JNIEnv *jni, jobject object, jclass klass, j
         class_slot *slot = &set[way];
         if (slot->klass && slot->hash == hash && (*jni)->IsSameObject(jni, slot->klass, klass)) {
             *size = slot->size;
+            *lambda = slot->lambda;
             if (*size < 0 && (*hprof_jvmti)->GetObjectSize(hprof_jvmti, object, size) != JVMTI_ERROR_NONE)
                 *size = -1;
             return slot->serial;
         }
     }
     serial_t serial = class_serial_of_klass(klass);
+    *lambda = is_lambda_class(serial);
     jboolean array = JNI_TRUE;
     if ((*hprof_jvmti)->GetObjectSize(hprof_jvmti, object, size) != JVMTI_ERROR_NONE)
         *size = -1;
-    if (set == NULL || serial == 0 || *size < 0 ||
+    if (set == NULL || serial == 0 || *size < 0 || *size > INT32_MAX ||
         (*hprof_jvmti)->IsArrayClass(hprof_jvmti, klass, &array) != JVMTI_ERROR_NONE)
         return serial;
     jweak weak = (*jni)->NewWeakGlobalRef(jni, klass);
@@ -188,7 +200,7 @@ static serial_t class_serial_cached(JNIEnv *jni, jobject object, jclass klass, j
     if (set[CLASS_WAYS - 1].klass)
         (*jni)->DeleteWeakGlobalRef(jni, set[CLASS_WAYS - 1].klass);
     memmove(&set[1], &set[0], (CLASS_WAYS - 1) * sizeof *set);
-    set[0] = (class_slot){ weak, hash, serial, array ? -1 : *size };
+    set[0] = (class_slot){ weak, hash, serial, array ? -1 : (int32_t)*size, *lambda };
     return serial;
 }
 
@@ -259,8 +271,19 @@ static void record(JNIEnv *jni, jobject object, jclass klass, jint class_hash, j
     if (above >= 0) {
         if (n_pending > 0 && pending_take(jni, object))
             return;
-        trace = stack_trace_here(jni, &H.builder, heap_trace_cache(), above, thread_serial, &stack);
-        cls = class_serial_cached(jni, object, klass, class_hash, &size);
+        int lambda = 0;
+        cls = class_serial_cached(jni, object, klass, class_hash, &size, &lambda);
+        if (lambda) {
+            /* Made through method handles (JDK 17; on 21+ the VM allocates
+             * it, see VMObjectAlloc): its trace begins where the program made
+             * it, as an event's does, not at its constructor under two frames
+             * of java.lang.invoke. */
+            serial_t skip[5] = { H.skip[0], H.skip[1], H.skip[2], cls, SKIP_METHOD_HANDLES };
+            trace = stack_trace_here_skipping(jni, &H.builder, heap_trace_cache(), skip, 5, thread_serial, &stack,
+                                              NULL);
+        } else {
+            trace = stack_trace_here(jni, &H.builder, heap_trace_cache(), above, thread_serial, &stack);
+        }
     } else {
         /* The cheap walk here too: GetStackTrace of the current thread
          * stops every virtual thread's mounts and unmounts while it runs
