@@ -210,6 +210,13 @@ static jobject get_waiting_on(JNIEnv *jni, uint64_t key)
     return local;
 }
 
+/* The kind of a park on blocker (see block_kind): on an
+ * AbstractOwnableSynchronizer, contention; on anything else, a wait. */
+static block_kind park_kind(JNIEnv *jni, jobject blocker)
+{
+    return mon.aos_class && (*jni)->IsInstanceOf(jni, blocker, mon.aos_class) ? BLOCK_PARK : BLOCK_PARK_WAIT;
+}
+
 static uint64_t now_ns(void)
 {
     struct timespec ts;
@@ -422,9 +429,7 @@ static void vt_park_begins(jvmtiEnv *jvmti, JNIEnv *jni, uint64_t tid, jthread t
 {
     if (mon.vt_callers_looked < 16)
         skip_park_callers(jvmti, jni, thread);
-    block_kind kind = mon.aos_class && (*jni)->IsInstanceOf(jni, blocker, mon.aos_class)
-                    ? BLOCK_PARK : BLOCK_PARK_WAIT;
-    vt_begin(jni, tid, VT_PARK, thread, blocker, kind);
+    vt_begin(jni, tid, VT_PARK, thread, blocker, park_kind(jni, blocker));
 }
 
 /* LockSupport.park(blocker) calls setBlocker(t, blocker), parks, then calls
@@ -483,9 +488,8 @@ static void JNICALL on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, 
     if (mtls.park_start) {
         uint64_t parked = now_ns() - mtls.park_start;
         mtls.park_start = 0;
-        block_kind kind = mon.aos_class && (*jni)->IsInstanceOf(jni, blocker, mon.aos_class)
-                        ? BLOCK_PARK : BLOCK_PARK_WAIT;
-        monitor_table_add(mtls.park_trace, mtls.park_stack, class_serial_of_object(jni, blocker), kind, parked);
+        monitor_table_add(mtls.park_trace, mtls.park_stack, class_serial_of_object(jni, blocker),
+                          park_kind(jni, blocker), parked);
     }
     (*jni)->DeleteLocalRef(jni, blocker);
 }
@@ -591,8 +595,7 @@ static void JNICALL wrapped_park(JNIEnv *env, jobject unsafe, jboolean absolute,
             (*env)->DeleteWeakGlobalRef(env, e->lock);
         e->lock = (*env)->NewWeakGlobalRef(env, blocker);   /* NULL: not remembered, still timed */
         e->lock_class = class_serial_of_object(env, blocker);
-        e->kind = mon.aos_class && (*env)->IsInstanceOf(env, blocker, mon.aos_class)
-                ? BLOCK_PARK : BLOCK_PARK_WAIT;
+        e->kind = park_kind(env, blocker);
         e->trace = 0;
         e->stack = 0;
     }
