@@ -21,6 +21,24 @@ HPROF = os.path.join(ROOT, "build", "hprof")
 RE_TIME_ROW = re.compile(r"^ *\d+ +[\d.]+% +[\d.]+% +(\d+) +(\d+) (\S+)$")
 
 
+def agent_load(ctx, pid, options, Fail, Skip, expect_ok=True, library=AGENT):
+    """JVMTI.agent_load through the JDK's jcmd. Its parser splits
+    name=value arguments, so the options are quoted inside the string."""
+    exe = os.path.join(ctx.jdk, "bin", "jcmd")
+    if not os.path.isfile(exe):
+        raise Skip("no jcmd in %s" % ctx.jdk)
+    arg = '"%s"' % options if "=" in options else options
+    t0 = time.time()
+    r = subprocess.run([exe, str(pid), "JVMTI.agent_load", library, arg], capture_output=True,
+                       text=True, timeout=300)
+    ctx.note("jcmd %s: %.2f s, %s" % (options, time.time() - t0, r.stdout.strip().splitlines()[-1:]))
+    ok = r.returncode == 0 and "return code: 0" in r.stdout
+    if expect_ok is not None and ok != expect_ok:
+        raise Fail("jcmd JVMTI.agent_load %s: %s (rc %d): %s %s"
+                   % (options, "failed" if expect_ok else "succeeded", r.returncode, r.stdout, r.stderr))
+    return r
+
+
 def make_tests(Fail, Skip, parse_profile, spawn, reap, asan=None):
     """asan: (the ASan-built agent's path, the environment a JVM needs to run
     it, a function that builds it), or None."""
@@ -75,21 +93,7 @@ def make_tests(Fail, Skip, parse_profile, spawn, reap, asan=None):
                 self.p.wait()
 
     def jcmd(ctx, pid, options, expect_ok=True, library=AGENT):
-        """JVMTI.agent_load through the JDK's jcmd. Its parser splits
-        name=value arguments, so the options are quoted inside the string."""
-        exe = os.path.join(ctx.jdk, "bin", "jcmd")
-        if not os.path.isfile(exe):
-            raise Skip("no jcmd in %s" % ctx.jdk)
-        arg = '"%s"' % options if "=" in options else options
-        t0 = time.time()
-        r = subprocess.run([exe, str(pid), "JVMTI.agent_load", library, arg], capture_output=True,
-                           text=True, timeout=300)
-        ctx.note("jcmd %s: %.2f s, %s" % (options, time.time() - t0, r.stdout.strip().splitlines()[-1:]))
-        ok = r.returncode == 0 and "return code: 0" in r.stdout
-        if expect_ok is not None and ok != expect_ok:
-            raise Fail("jcmd JVMTI.agent_load %s: %s (rc %d): %s %s"
-                       % (options, "failed" if expect_ok else "succeeded", r.returncode, r.stdout, r.stderr))
-        return r
+        return agent_load(ctx, pid, options, Fail, Skip, expect_ok, library)
 
     def hprof_cli(ctx, command, pid, options=None, expect_rc=0):
         if not os.path.isfile(HPROF):

@@ -43,6 +43,9 @@ import socket
 import subprocess
 import time
 
+# A debugger agent that listens on a free port and is never attached to.
+JDWP_SERVER = "-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0"
+
 import heap_tests
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -69,12 +72,10 @@ def make_tests(Fail, parse_profile, final_section, cpu_truth, times_truth, cpu_t
     def t_jdwp(ctx):
         path = ctx.path("jdwp.txt")
         r = ctx.run("CpuSplit", ["5000"], agent="cpu=samples,depth=64,file=" + path,
-                    jvm=["-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0"])
+                    jvm=[JDWP_SERVER])
         if not re.search(r"Listening for transport dt_socket at address: \d+", r.stdout + r.stderr):
             raise Fail("JDWP did not say it listens: %s" % (r.stdout + r.stderr)[-400:])
         check_split(ctx, r, path, "with jdwp")
-
-    JDWP_SERVER = "-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0"
 
     def jdwp_port(p, so, se, seconds=60):
         """The port JDWP says it listens on (stdout), while the JVM runs."""
@@ -162,7 +163,7 @@ def make_tests(Fail, parse_profile, final_section, cpu_truth, times_truth, cpu_t
     def t_sites(ctx):
         path, jfr = ctx.path("sites.txt"), ctx.path("sites.jfr")
         r = ctx.run("AllocTruth", [], agent="heap=sites,depth=16,cutoff=0,file=" + path,
-                    jvm=["-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0",
+                    jvm=[JDWP_SERVER,
                          "-XX:StartFlightRecording=filename=%s,settings=profile" % jfr])
         want = heap_tests.truths(r.stderr, Fail)
         _, rows = heap_tests.sites_sections(path, Fail)[-1]

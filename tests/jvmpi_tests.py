@@ -161,6 +161,8 @@ import signal
 import subprocess
 import time
 
+from coexist_tests import JDWP_SERVER
+
 TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(TESTS_DIR)
 BUILD = os.path.join(ROOT, "build")
@@ -416,7 +418,7 @@ def make_tests(Fail, Skip, asan_env=None):
         """HotSpot lets one JVMTI agent at a time hold can_suspend, and the
         debugger does not start without it: the layer, listed before it,
         leaves it to the debugger; SuspendThread does nothing then, said once."""
-        r = t_functions(ctx, jvm=["-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0"])
+        r = t_functions(ctx, jvm=[JDWP_SERVER])
         problems = []
         if not re.search(r"^Listening for transport dt_socket at address: \d+$", r.stdout, re.M):
             problems.append("JDWP did not listen: %s" % (r.stdout + r.stderr)[-600:])

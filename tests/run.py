@@ -1571,8 +1571,7 @@ def t_asan_agent(ctx):
     if ctx.jdk_name != "jdk17":
         # monitor=y's handlers of the mount events (breakpoints left to jdwp).
         runs.append(("VirtualContention", ["virtual", "200", "1"], "monitor=y,file=%s" % ctx.path("vc.hprof.txt"),
-                     vthread_parks, ["-Djdk.virtualThreadScheduler.parallelism=2",
-                                     "-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0"]))
+                     vthread_parks, ["-Djdk.virtualThreadScheduler.parallelism=2", coexist_tests.JDWP_SERVER]))
     for run in runs:
         main, args, opts, check = run[:4]
         r = ctx.run(main, args, agent=opts, agent_path=ASAN_AGENT, env=env, jvm=run[4] if len(run) > 4 else (),
@@ -1682,7 +1681,7 @@ JVM_TESTS = [
 import times_tests  # noqa: E402  (cpu=times)
 JVM_TESTS += times_tests.make_tests(Fail, parse_profile)
 import vthread_tests  # noqa: E402  (monitor=y on virtual threads)
-JVM_TESTS += vthread_tests.make_tests(Fail, Skip, parse_profile, final_monitor, spawn, reap, AGENT)
+JVM_TESTS += vthread_tests.make_tests(Fail, Skip, parse_profile, final_monitor, spawn, reap)
 import heap_tests  # noqa: E402  (heap=)
 JVM_TESTS += heap_tests.make_tests(Fail, parse_profile, Skip)
 import finalizer_tests  # noqa: E402  (finalizable objects under cpu=times and heap=sites)

@@ -81,8 +81,10 @@ experiment, against the blocked time the program measures itself.
 
 import os
 import re
-import subprocess
 import time
+
+import attach_tests
+from coexist_tests import JDWP_SERVER
 
 VT_MON = "VirtualContention$MonLock"
 NONFAIR = "java.util.concurrent.locks.ReentrantLock$NonfairSync"
@@ -90,7 +92,7 @@ FAIR = "java.util.concurrent.locks.ReentrantLock$FairSync"
 HIDDEN = ("java.util.concurrent.locks.LockSupport", "jdk.internal.misc.Unsafe", "java.lang.VirtualThread")
 
 
-def make_tests(Fail, Skip, parse_profile, final_monitor, spawn, reap, agent_path):
+def make_tests(Fail, Skip, parse_profile, final_monitor, spawn, reap):
     def truth(stderr, mode):
         m = re.search(r"^VC mode=%s tasks=(\d+) rl_ns=(\d+) rl_slow=(\d+) mon_ns=(\d+) mon_slow=(\d+)$" % mode,
                       stderr, re.M)
@@ -112,9 +114,6 @@ def make_tests(Fail, Skip, parse_profile, final_monitor, spawn, reap, agent_path
     def run_attached(ctx, mode, path, jvm):
         """VirtualContention waiting for its go file while monitor=y is
         attached through jcmd; then its tasks run."""
-        jcmd = os.path.join(ctx.jdk, "bin", "jcmd")
-        if not os.path.isfile(jcmd):
-            raise Skip("no jcmd in %s: monitor=y after an attach not tested" % ctx.jdk)
         go = ctx.path("vc-go")
         if os.path.exists(go):
             os.unlink(go)
@@ -130,11 +129,7 @@ def make_tests(Fail, Skip, parse_profile, final_monitor, spawn, reap, agent_path
                     raise Fail("VirtualContention did not wait for its go file within 30 s: %s" % err[-300:])
                 time.sleep(0.02)
             if "VC waiting" in err:
-                j = subprocess.run([jcmd, str(p.pid), "JVMTI.agent_load", agent_path,
-                                    '"start,monitor=y,file=%s"' % path], capture_output=True, text=True, timeout=120)
-                if j.returncode != 0 or "return code: 0" not in j.stdout:
-                    raise Fail("jcmd JVMTI.agent_load start,monitor=y failed (rc %d): %s %s"
-                               % (j.returncode, j.stdout.strip(), j.stderr.strip()))
+                attach_tests.agent_load(ctx, p.pid, "start,monitor=y,file=" + path, Fail, Skip)
                 open(go, "w").close()
             return reap(ctx, p, so, se, cmd, want_rc=None)
         finally:
@@ -160,7 +155,7 @@ def make_tests(Fail, Skip, parse_profile, final_monitor, spawn, reap, agent_path
                 if how == "debugger":
                     # After our agent, so that it is the debugger HotSpot gives
                     # the breakpoints to; it listens and is never attached to.
-                    jvm = jvm + ["-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0"]
+                    jvm = jvm + [JDWP_SERVER]
                 r = ctx.run("VirtualContention", [mode, "400", "2"], agent="monitor=y,file=" + path,
                             expect_rc=None, jvm=jvm)
             if mode == "virtual" and r.rc == 3 and "no virtual threads" in r.stderr:
@@ -333,7 +328,7 @@ def make_tests(Fail, Skip, parse_profile, final_monitor, spawn, reap, agent_path
     def t_vthread_deadlocks_debugger(ctx):
         # After ours: HotSpot gives the debugger the breakpoints, the
         # virtual threads' parks are found by their unmounts instead.
-        deadlocks(ctx, ["-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0"])
+        deadlocks(ctx, [JDWP_SERVER])
 
     def t_vthread_deadlock_periodic(ctx):
         skip_without_vthreads(ctx)
@@ -381,7 +376,7 @@ def make_tests(Fail, Skip, parse_profile, final_monitor, spawn, reap, agent_path
         path = ctx.path("vp.hprof.txt")
         jvm = []
         if how == "debugger":       # after ours: HotSpot gives it the breakpoints
-            jvm = ["-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0"]
+            jvm = [JDWP_SERVER]
         # thread=y: each round's virtual thread has rows of its own (cutoff=0:
         # rows of one thread each can fall under HPROF's default cutoff).
         r = ctx.run("VirtualPinning", ["4", "150"], agent="monitor=y,depth=12,thread=y,cutoff=0,file=" + path,
