@@ -36,6 +36,13 @@ experiment, against the blocked time the program measures itself.
                         and <clinit>; the unpinned parks are in MONITOR TIME
                         and not in MONITOR PINNED TIME; with thread=y, each
                         round's rows belong to its own virtual thread.
+                        Then monitors (-Djdk.reflect.useNativeAccessorOnly=
+                        true): enters in class initializers and under
+                        reflection's native invoke0, and waits in class
+                        initializers, in MONITOR PINNED TIME within 20%, one
+                        episode a round, and in MONITOR TIME / MONITOR WAIT
+                        TIME too; plain enters and waits not in it from
+                        JDK 24 (pinned always before).
     vthread_pinning_debugger  the same beside a debugger (-agentlib:jdwp
                         after ours), where the unmounts and mounts time the
                         parks: a pinned park's failed yield does not end its
@@ -374,9 +381,11 @@ def make_tests(Fail, Skip, parse_profile, final_monitor, spawn, reap):
         if ctx.jdk_name == "jdk17":
             raise Skip("JDK 17 has no virtual threads (JDK 21 and later): pinning not tested")
         path = ctx.path("vp.hprof.txt")
-        jvm = []
+        # Method.invoke through the native NativeMethodAccessorImpl.invoke0:
+        # NativeFrameWait's monitor enter has a native frame below it.
+        jvm = ["-Djdk.reflect.useNativeAccessorOnly=true"]
         if how == "debugger":       # after ours: HotSpot gives it the breakpoints
-            jvm = [JDWP_SERVER]
+            jvm.append(JDWP_SERVER)
         # thread=y: each round's virtual thread has rows of its own (cutoff=0:
         # rows of one thread each can fall under HPROF's default cutoff).
         r = ctx.run("VirtualPinning", ["4", "150"], agent="monitor=y,depth=12,thread=y,cutoff=0,file=" + path,
@@ -432,8 +441,53 @@ def make_tests(Fail, Skip, parse_profile, final_monitor, spawn, reap):
                     owners.add(t.serial)
             if len(owners) != rounds:
                 problems.append("thread=y: %s rows on %d virtual threads, not %d" % (method, len(owners), rounds))
+        problems += pinned_monitors(prof, r.stderr, mt, pin, through, ctx)
         if problems:
             raise Fail("; ".join(problems))
+
+    def pinned_monitors(prof, stderr, mt, pin, through, ctx):
+        """VirtualPinning's monitor enters and waits: in MONITOR PINNED TIME
+        exactly when the JVM pins them (JFR's jdk.VirtualThreadPinned agrees:
+        under a class initializer or a native frame from JDK 24, always before)."""
+        m = re.search(r"^VPM rounds=(\d+) clinit_ns=(\d+) native_ns=(\d+) plain_ns=(\d+) native_frame=([01]) "
+                      r"monitors_unmount=([01])$", stderr, re.M)
+        w = re.search(r"^VPW rounds=(\d+) clinit_ns=(\d+) plain_ns=(\d+)$", stderr, re.M)
+        if not m or not w:
+            return ["no VPM/VPW line from VirtualPinning"]
+        rounds = int(m.group(1))
+        native_frame, unmount = m.group(5) == "1", m.group(6) == "1"
+        waits = prof.final_monitor_wait
+        cases = [  # (method, program's ms, pinned?, the ordinary section)
+            ("VirtualPinning$MonitorPinnedWait.block", int(m.group(2)) / 1e6, True, mt),
+            ("VirtualPinning$NativeFrameWait.block", int(m.group(3)) / 1e6, True, mt),
+            ("VirtualPinning$MonitorUnpinned.block", int(m.group(4)) / 1e6, not unmount, mt),
+            ("VirtualPinning$PinnedWaiting.block", int(w.group(2)) / 1e6, True, waits),
+            ("VirtualPinning$PlainWaiting.block", int(w.group(3)) / 1e6, not unmount, waits)]
+        problems, notes = [], []
+        for method, truth_ms, pinned, section in cases:
+            short = method.split("$")[1]
+            if short.startswith("NativeFrame") and not native_frame:
+                ctx.note("no native frame under NativeFrameWait (jdk.reflect.useNativeAccessorOnly ignored): "
+                         "that case is not checked")
+                continue
+            ms, n = pin.time_of(through(method))
+            notes.append("%s %.0f ms in %d (program %.0f ms in %d%s)"
+                         % (short, ms, n, truth_ms, rounds, "" if pinned else ", not pinned"))
+            if truth_ms < 0.8 * rounds * 150:     # each blocks about 150 ms (VirtualPinning 4 150)
+                problems.append("test program invalid: %s blocked only %.0f ms" % (short, truth_ms))
+            if pinned and (n != rounds or not within(ms, truth_ms, 0.20)):
+                problems.append("%s: MONITOR PINNED TIME %.0f ms in %d episodes, program %.0f ms in %d"
+                                % (short, ms, n, truth_ms, rounds))
+            if not pinned and n:
+                problems.append("%s is not pinned from JDK 24 on, yet MONITOR PINNED TIME has %d episodes, %.0f ms"
+                                % (short, n, ms))
+            if section is not None:     # every episode also has its ordinary row
+                oms, on = section.time_of(through(method))
+                if on != rounds or not within(oms, truth_ms, 0.20):
+                    problems.append("%s: %s %.0f ms in %d episodes, program %.0f ms in %d"
+                                    % (short, section.kind, oms, on, truth_ms, rounds))
+        ctx.note("monitors: " + "; ".join(notes))
+        return problems
 
     def t_vthread_pinning(ctx):
         pinning(ctx, "start")

@@ -651,6 +651,36 @@ serial_t stack_trace_here_skipping(JNIEnv *jni, const trace_builder *b, trace_ca
     return cached_trace(b, cache, thread_serial, frames + first, n, stack);
 }
 
+int stack_has_vm_entry_here(void)
+{
+    enum { CHUNK = 64, FRAMES_MAX = 4096 };
+    jvmtiFrameInfo info[CHUNK];
+    int on_top = 1;                         /* still in the natives on top */
+    for (jint start = 0; start < FRAMES_MAX; start += CHUNK) {
+        jint count = 0;
+        jvmtiError err = (*hprof_jvmti)->GetStackTrace(hprof_jvmti, NULL, start, CHUNK, info, &count);
+        if (err == JVMTI_ERROR_ILLEGAL_ARGUMENT && start > 0)
+            return 0;                       /* the stack was a multiple of CHUNK frames deep */
+        if (err != JVMTI_ERROR_NONE)
+            return -1;
+        for (jint i = 0; i < count; i++) {
+            if (info[i].location < 0) {     /* native */
+                if (!on_top)
+                    return 1;
+                continue;
+            }
+            on_top = 0;
+            method_info mi;
+            serial_t m = resolve_method(info[i].method, NULL);
+            if (m != 0 && method_get(m, &mi) == 0 && mi.name && strcmp(mi.name, "<clinit>") == 0)
+                return 1;
+        }
+        if (count < CHUNK)
+            return 0;
+    }
+    return 0;
+}
+
 /* Per-thread trace caches: one pthread key each, whose destructor frees the
  * thread's cache when it ends. The __thread words are all a thread carries. */
 static pthread_key_t  cache_keys[TRACE_CACHES];

@@ -64,6 +64,10 @@ static struct {
                                        * VirtualThread (skip_park_callers); 16: done */
     uint64_t       vt_pinned;     /* parks of virtual threads that stayed on their carrier */
     uint64_t       vt_pinned_ns;
+    int            vt_monitors_pin; /* JDK 21-23 (no VirtualThread.BLOCKING): a virtual thread
+                                     * blocked in a monitor never unmounts (vt_monitor_pins) */
+    uint64_t       vt_pinned_monitor;    /* contended enters and waits that stayed on their carrier */
+    uint64_t       vt_pinned_monitor_ns;
     atomic_ullong  vt_unnamed;    /* thread=y: episodes of virtual threads beyond VTHREADS_NAMED_MAX */
 } mon;
 
@@ -261,6 +265,18 @@ static uint64_t vthread_tid(JNIEnv *jni, jthread thread)
     return tid > 0 ? (uint64_t)tid : 0;
 }
 
+/* Whether a virtual thread about to block entering or waiting on a
+ * monitor stays mounted, blocking its carrier (pinned): always before JDK
+ * 24; from JDK 24 (JEP 491) only when it cannot unmount, under a native
+ * frame or a class initializer, both of which the VM entered from C. The
+ * JVM also pins in rarer cases JVMTI does not show (a monitor taken by JNI's
+ * MonitorEnter, the JDK's own critical sections): those stay ordinary rows.
+ * The walk is of the whole stack, at an event where the thread blocks. */
+static int vt_monitor_pins(void)
+{
+    return mon.vt_monitors_pin || stack_has_vm_entry_here() == 1;
+}
+
 /* Begin a virtual thread's episode: its stack and lock now, before it blocks.
  * With MONITOR DUMP and deadlock detection on, the episode keeps a weak
  * reference to the thread: virtual threads are not among GetAllThreads',
@@ -281,6 +297,8 @@ static void vt_begin(JNIEnv *jni, uint64_t tid, vt_what what, jthread thread, jo
     if (mon.cfg.per_thread && (who = vthread_serial_bounded(jni, thread)) == 0)
         atomic_fetch_add_explicit(&mon.vt_unnamed, 1, memory_order_relaxed);
     e.trace = trace_of_thread(thread, 1, what == VT_PARK, who, &e.stack);
+    /* A park's pinning is known only when it parks (wrapped_park). */
+    e.pinned = what != VT_PARK && vt_monitor_pins();
     e.ref = mon.inspect ? (*jni)->NewWeakGlobalRef(jni, thread) : NULL;
     int rc = vt_pending_begin(tid, what, &e, &replaced);
     if (rc == 1 && replaced.ref)
@@ -297,8 +315,13 @@ static void vt_end(JNIEnv *jni, uint64_t tid, vt_what what)
         return;
     uint64_t blocked = now_ns() - e.start;
     monitor_table_add(e.trace, e.stack, e.lock_class, (block_kind)e.kind, blocked);
-    if (e.pinned)                           /* its carrier was blocked too: MONITOR PINNED TIME */
+    if (e.pinned) {                         /* its carrier was blocked too: MONITOR PINNED TIME */
         monitor_table_add(e.trace, e.stack, e.lock_class, BLOCK_PINNED, blocked);
+        if (what != VT_PARK) {              /* parks are counted by wrapped_park */
+            __atomic_add_fetch(&mon.vt_pinned_monitor, 1, __ATOMIC_RELAXED);
+            __atomic_add_fetch(&mon.vt_pinned_monitor_ns, blocked, __ATOMIC_RELAXED);
+        }
+    }
     if (e.ref)
         (*jni)->DeleteWeakGlobalRef(jni, (jweak)e.ref);
 }
@@ -765,6 +788,9 @@ static void find_virtual_threads(jvmtiEnv *jvmti, JNIEnv *jni)
         mon.thread_tid = thread_tid_field(jni);
         if (lookup_failed(jni, mon.thread_tid, "Thread.tid"))
             mon.thread_tid = NULL;
+        /* JEP 491's state of a virtual thread unmounted in a monitor (JDK 24). */
+        mon.vt_monitors_pin = (*jni)->GetStaticFieldID(jni, vt, "BLOCKING", "I") == NULL;
+        (*jni)->ExceptionClear(jni);
         mon.vt_park[0] = (*jni)->GetMethodID(jni, vt, "park", "()V");
         (*jni)->ExceptionClear(jni);
         mon.vt_park[1] = (*jni)->GetMethodID(jni, vt, "parkNanos", "(J)V");
@@ -1864,11 +1890,16 @@ static void dump(dump_target *t, JNIEnv *jni)
         dump_note(t, line);
         if (mon.vthread_class) {
             snprintf(line, sizeof line, "hprof: monitor=y: virtual threads: parks %s, %llu of them pinned to "
-                     "their carrier (%.3f s); %llu episodes not timed (more than %u pending)",
+                     "their carrier (%.3f s); %llu contended monitor enters and waits pinned (%.3f s, %s); "
+                     "%llu episodes not timed (more than %u pending)",
                      mon.vt_breakpoints ? "timed by breakpoints on VirtualThread.park"
                      : mon.vt_mounts ? "timed from their unmounts to their mounts" : "not timed",
                      (unsigned long long)__atomic_load_n(&mon.vt_pinned, __ATOMIC_RELAXED),
                      (double)__atomic_load_n(&mon.vt_pinned_ns, __ATOMIC_RELAXED) / 1e9,
+                     (unsigned long long)__atomic_load_n(&mon.vt_pinned_monitor, __ATOMIC_RELAXED),
+                     (double)__atomic_load_n(&mon.vt_pinned_monitor_ns, __ATOMIC_RELAXED) / 1e9,
+                     mon.vt_monitors_pin ? "all of them: this JDK never unmounts in a monitor"
+                                         : "under a native frame or a class initializer",
                      (unsigned long long)vt_pending_dropped(), VT_PENDING_MAX / 4 * 3);
             dump_note(t, line);
         }
