@@ -138,7 +138,7 @@ build/tsan/unit_tests: $(PURE_SRC) $(CLI_SRC) $(READER_SRC) $(ANALYSIS_SRC) $(UN
 demo: build/libhprof.so build/hprof
 	@demo/run
 
-test: build/libhprof.so build/hprof-bci build/hprof build/tests/echo_agent.so build/tests/libjni_alloc.so jvmpi-test-agents
+test: build/libhprof.so build/hprof-bci build/hprof build/tests/echo_agent.so build/tests/libjni_alloc.so build/tests/libvirtual_pinning.so jvmpi-test-agents
 	@python3 tests/run.py
 
 bench: build/libhprof.so build/libjvmpi.so build/bench/libjvmpi_counter.so
@@ -160,6 +160,11 @@ build/tests/echo_agent.so: build/.jdk-ok tests/attach/echo_agent.c Makefile
 build/tests/libjni_alloc.so: build/.jdk-ok tests/jni/jni_alloc.c Makefile
 	@mkdir -p build/tests
 	$(CC) $(BASE) $(CFLAGS) $(JNI_CFLAGS) -shared -o $@ tests/jni/jni_alloc.c
+
+# Natives of tests/java/VirtualPinning.java (vthread_pinning).
+build/tests/libvirtual_pinning.so: build/.jdk-ok tests/jni/virtual_pinning.c Makefile
+	@mkdir -p build/tests
+	$(CC) $(BASE) $(CFLAGS) $(JNI_CFLAGS) -shared -o $@ tests/jni/virtual_pinning.c
 
 # Writes known and synthetic profiles through the pprof, collapsed and flame
 # graph writers, for tests/writer_tests.py (go tool pprof, flamegraph.pl,

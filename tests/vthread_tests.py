@@ -37,8 +37,9 @@ experiment, against the blocked time the program measures itself.
                         and not in MONITOR PINNED TIME; with thread=y, each
                         round's rows belong to its own virtual thread.
                         Then monitors (-Djdk.reflect.useNativeAccessorOnly=
-                        true): enters in class initializers and under
-                        reflection's native invoke0, and waits in class
+                        true): enters in class initializers, under
+                        reflection's native invoke0 and by JNI's MonitorEnter
+                        (build/tests/libvirtual_pinning.so), and waits in class
                         initializers, in MONITOR PINNED TIME within 20%, one
                         episode a round, and in MONITOR TIME / MONITOR WAIT
                         TIME too; plain enters and waits not in it from
@@ -88,6 +89,7 @@ experiment, against the blocked time the program measures itself.
 
 import os
 import re
+import subprocess
 import time
 
 import attach_tests
@@ -388,8 +390,8 @@ def make_tests(Fail, Skip, parse_profile, final_monitor, spawn, reap):
             jvm.append(JDWP_SERVER)
         # thread=y: each round's virtual thread has rows of its own (cutoff=0:
         # rows of one thread each can fall under HPROF's default cutoff).
-        r = ctx.run("VirtualPinning", ["4", "150"], agent="monitor=y,depth=12,thread=y,cutoff=0,file=" + path,
-                    expect_rc=None, jvm=jvm)
+        r = ctx.run("VirtualPinning", ["4", "150", pinning_natives()],
+                    agent="monitor=y,depth=12,thread=y,cutoff=0,file=" + path, expect_rc=None, jvm=jvm)
         if r.rc == 3 and "no virtual threads" in r.stderr:
             raise Skip("%s has no virtual threads: pinning not tested" % ctx.jdk_name)
         m = re.search(r"^VP rounds=(\d+) pinned_ns=(\d+) unpinned_ns=(\d+)$", r.stderr, re.M)
@@ -445,6 +447,17 @@ def make_tests(Fail, Skip, parse_profile, final_monitor, spawn, reap):
         if problems:
             raise Fail("; ".join(problems))
 
+    def pinning_natives():
+        """build/tests/libvirtual_pinning.so (made by `make test`; here if missing)."""
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        lib = os.path.join(root, "build", "tests", "libvirtual_pinning.so")
+        if not os.path.isfile(lib):
+            r = subprocess.run(["make", "-C", root, "build/tests/libvirtual_pinning.so"],
+                               capture_output=True, text=True, timeout=120)
+            if r.returncode != 0:
+                raise Fail("cannot build %s: %s" % (lib, (r.stdout + r.stderr)[-400:]))
+        return lib
+
     def pinned_monitors(prof, stderr, mt, pin, through, ctx):
         """VirtualPinning's monitor enters and waits: in MONITOR PINNED TIME
         exactly when the JVM pins them (JFR's jdk.VirtualThreadPinned agrees:
@@ -452,8 +465,9 @@ def make_tests(Fail, Skip, parse_profile, final_monitor, spawn, reap):
         m = re.search(r"^VPM rounds=(\d+) clinit_ns=(\d+) native_ns=(\d+) plain_ns=(\d+) native_frame=([01]) "
                       r"monitors_unmount=([01])$", stderr, re.M)
         w = re.search(r"^VPW rounds=(\d+) clinit_ns=(\d+) plain_ns=(\d+)$", stderr, re.M)
-        if not m or not w:
-            return ["no VPM/VPW line from VirtualPinning"]
+        j = re.search(r"^VPJ rounds=(\d+) jni_ns=(\d+)$", stderr, re.M)
+        if not m or not w or not j:
+            return ["no VPM/VPW/VPJ line from VirtualPinning"]
         rounds = int(m.group(1))
         native_frame, unmount = m.group(5) == "1", m.group(6) == "1"
         waits = prof.final_monitor_wait
@@ -461,6 +475,7 @@ def make_tests(Fail, Skip, parse_profile, final_monitor, spawn, reap):
             ("VirtualPinning$MonitorPinnedWait.block", int(m.group(2)) / 1e6, True, mt),
             ("VirtualPinning$NativeFrameWait.block", int(m.group(3)) / 1e6, True, mt),
             ("VirtualPinning$MonitorUnpinned.block", int(m.group(4)) / 1e6, not unmount, mt),
+            ("VirtualPinning$JniEnter.block", int(j.group(2)) / 1e6, True, mt),
             ("VirtualPinning$PinnedWaiting.block", int(w.group(2)) / 1e6, True, waits),
             ("VirtualPinning$PlainWaiting.block", int(w.group(3)) / 1e6, not unmount, waits)]
         problems, notes = [], []

@@ -651,11 +651,11 @@ serial_t stack_trace_here_skipping(JNIEnv *jni, const trace_builder *b, trace_ca
     return cached_trace(b, cache, thread_serial, frames + first, n, stack);
 }
 
-int stack_has_vm_entry_here(void)
+int stack_has_vm_entry_here(int skip_top_natives)
 {
     enum { CHUNK = 64, FRAMES_MAX = 4096 };
     jvmtiFrameInfo info[CHUNK];
-    int on_top = 1;                         /* still in the natives on top */
+    int on_top = skip_top_natives;          /* still in the natives on top, skipped */
     for (jint start = 0; start < FRAMES_MAX; start += CHUNK) {
         jint count = 0;
         jvmtiError err = (*hprof_jvmti)->GetStackTrace(hprof_jvmti, NULL, start, CHUNK, info, &count);

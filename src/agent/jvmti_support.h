@@ -128,11 +128,13 @@ jmethodID top_method_here(JNIEnv *jni);
 
 /* 1 if the calling thread's stack has a frame the JVM entered from C: a
  * native method's, or a class initializer's (the VM runs <clinit> through
- * a call from C); 0 if not, -1 if the walk failed. The natives on top are
- * the blocking call itself (Object.wait0), not counted. Whole stacks, up to
- * 4,096 frames. A virtual thread cannot unmount across such a frame
- * (JEP 491): monitor=y asks at a virtual thread's contended enter. */
-int stack_has_vm_entry_here(void);
+ * a call from C); 0 if not, -1 if the walk failed. skip_top_natives: the
+ * natives on top are the blocking call itself (Object.wait0), not counted;
+ * without it a native on top counts (JNI's MonitorEnter from a native
+ * method). Whole stacks, up to 4,096 frames. A virtual thread cannot
+ * unmount across such a frame (JEP 491): monitor=y asks at a virtual
+ * thread's contended enter and wait. */
+int stack_has_vm_entry_here(int skip_top_natives);
 
 /* The calling thread's trace cache number `which` (one per collector that
  * walks: they have builders of their own), made on first use with

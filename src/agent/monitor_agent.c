@@ -268,13 +268,15 @@ static uint64_t vthread_tid(JNIEnv *jni, jthread thread)
 /* Whether a virtual thread about to block entering or waiting on a
  * monitor stays mounted, blocking its carrier (pinned): always before JDK
  * 24; from JDK 24 (JEP 491) only when it cannot unmount, under a native
- * frame or a class initializer, both of which the VM entered from C. The
- * JVM also pins in rarer cases JVMTI does not show (a monitor taken by JNI's
- * MonitorEnter, the JDK's own critical sections): those stay ordinary rows.
- * The walk is of the whole stack, at an event where the thread blocks. */
-static int vt_monitor_pins(void)
+ * frame (JNI's MonitorEnter in a native method too) or a class initializer,
+ * both of which the VM entered from C. A wait's own native (Object.wait0)
+ * is on top and does not count. The JVM also pins in rarer cases JVMTI does
+ * not show (the JDK's own critical sections, a monitor held from JNI while
+ * blocking elsewhere): those stay ordinary rows. The walk is of the whole
+ * stack, at an event where the thread blocks. */
+static int vt_monitor_pins(vt_what what)
 {
-    return mon.vt_monitors_pin || stack_has_vm_entry_here() == 1;
+    return mon.vt_monitors_pin || stack_has_vm_entry_here(what == VT_WAIT) == 1;
 }
 
 /* Begin a virtual thread's episode: its stack and lock now, before it blocks.
@@ -298,7 +300,7 @@ static void vt_begin(JNIEnv *jni, uint64_t tid, vt_what what, jthread thread, jo
         atomic_fetch_add_explicit(&mon.vt_unnamed, 1, memory_order_relaxed);
     e.trace = trace_of_thread(thread, 1, what == VT_PARK, who, &e.stack);
     /* A park's pinning is known only when it parks (wrapped_park). */
-    e.pinned = what != VT_PARK && vt_monitor_pins();
+    e.pinned = what != VT_PARK && vt_monitor_pins(what);
     e.ref = mon.inspect ? (*jni)->NewWeakGlobalRef(jni, thread) : NULL;
     int rc = vt_pending_begin(tid, what, &e, &replaced);
     if (rc == 1 && replaced.ref)

@@ -31,12 +31,15 @@ import java.util.concurrent.locks.ReentrantLock;
  * summed per kind.
  * stderr: "VP rounds=N pinned_ns=T unpinned_ns=U", then "VPM rounds=N
  * clinit_ns=C native_ns=V plain_ns=P native_frame=0|1 monitors_unmount=0|1",
- * then "VPW rounds=N clinit_ns=C plain_ns=P"
+ * then "VPW rounds=N clinit_ns=C plain_ns=P", then, given a library of
+ * natives (3rd argument: the path of build/tests/libvirtual_pinning.so),
+ * the monitor entered by JNI's MonitorEnter in a native method
+ * (JniEnter.block, pinned: a native frame): "VPJ rounds=N jni_ns=J"
  * (native_frame: whether NativeFrameWait.block saw a native frame below it;
  * monitors_unmount: JDK 24 or later), then "VirtualPinning: done".
  * On a JDK without virtual threads: "VirtualPinning: no virtual threads in
  * this JDK", exit code 3.
- * args: [rounds, 1..4, default 4] [hold ms, default 150]
+ * args: [rounds, 1..4, default 4] [hold ms, default 150] [natives library]
  */
 public class VirtualPinning {
     static final ReentrantLock LOCK = new ReentrantLock();
@@ -45,6 +48,7 @@ public class VirtualPinning {
     static final AtomicLong MON_CLINIT_NS = new AtomicLong(), MON_NATIVE_NS = new AtomicLong(),
                             MON_PLAIN_NS = new AtomicLong();
     static volatile boolean nativeFrameSeen;
+    static final AtomicLong JNI_NS = new AtomicLong();
     static final AtomicLong WAIT_CLINIT_NS = new AtomicLong(), WAIT_PLAIN_NS = new AtomicLong();
     static long holdMs = 150;
 
@@ -116,6 +120,17 @@ public class VirtualPinning {
     static final class PlainWaiting {
         static void block() {
             timedWait(WAIT_PLAIN_NS);
+        }
+    }
+
+    /** MonitorEnter(monitor) then MonitorExit, in C. */
+    static native void enterFromNative(Object monitor);
+
+    static final class JniEnter {
+        static void block() {
+            long t0 = System.nanoTime();
+            enterFromNative(MON);
+            JNI_NS.addAndGet(System.nanoTime() - t0);
         }
     }
 
@@ -254,6 +269,12 @@ public class VirtualPinning {
         }
         System.err.println("VPW rounds=" + rounds + " clinit_ns=" + WAIT_CLINIT_NS.get() + " plain_ns="
                            + WAIT_PLAIN_NS.get());
+        if (args.length > 2) {
+            System.load(args[2]);
+            for (int i = 0; i < rounds; i++)
+                holdMonitorAgainst(JniEnter::block, holdMs);
+            System.err.println("VPJ rounds=" + rounds + " jni_ns=" + JNI_NS.get());
+        }
         System.err.println("VirtualPinning: done");
     }
 }
