@@ -17,6 +17,11 @@ real JVM, against truths the programs measure themselves.
                      calls, no perf counter left open
     times_depth      depth=2 and thread=y: traces of at most 2 frames, one
                      trace per thread
+    times_filter     include= and exclude= (tests/java/TimesFilter: App calls
+                     Lib): the class left out has no row and its CPU time
+                     (within 15% of the program's) is its caller's own;
+                     include= alone leaves only its class's rows; calls of
+                     the others exact; a bad pattern refused, named
     times_jdk_verify every class of every JDK module instrumented, loaded and
                      linked with -Xverify:all: zero VerifyErrors, nothing
                      left uninstrumented
@@ -259,6 +264,60 @@ def make_tests(Fail, parse_profile):
         if problems:
             raise Fail("; ".join(problems))
 
+    def t_times_filter(ctx):
+        """include= and exclude= on TimesFilter (App calls Lib): the default
+        run has Lib's rows (the test is valid); excluded, Lib has no row and
+        its time is App.run's own; included alone, App's methods are the only
+        rows. Bad values are refused at start-up with the option named."""
+        runs = {}
+        for name, opt in (("all", ""), ("exclude", ",exclude=TimesFilter$Lib"),
+                          ("include", ",include=TimesFilter$App")):
+            path = ctx.path("times-filter-%s.txt" % name)
+            r = ctx.run("TimesFilter", [], agent="cpu=times,cutoff=0,file=" + path + opt)
+            m = re.search(r"^TF lib_cpu_ns=(\d+) own_cpu_ns=(\d+) tiny=(\d+)$", r.stderr, re.M)
+            if not m:
+                raise Fail("%s: no TF line from TimesFilter: %s" % (name, r.stderr.strip()[-300:]))
+            total, rows = cpu_time_sections(path, Fail)[-1]
+            runs[name] = (int(m.group(1)) / 1e6, int(m.group(2)) / 1e6, rows)
+        problems, notes = [], []
+        lib_ms, own_ms, rows = runs["all"]
+        notes.append("all: Lib.spin %.0f ms in %d calls (program %.0f ms), Lib.tiny %d calls"
+                     % (ms_of(rows, "TimesFilter$Lib.spin"), calls_of(rows, "TimesFilter$Lib.spin"), lib_ms,
+                        calls_of(rows, "TimesFilter$Lib.tiny")))
+        if calls_of(rows, "TimesFilter$Lib.spin") != 3 or calls_of(rows, "TimesFilter$Lib.tiny") != 100000:
+            problems.append("without a filter Lib.spin/tiny have %d/%d calls, expected 3/100000 (test invalid)"
+                            % (calls_of(rows, "TimesFilter$Lib.spin"), calls_of(rows, "TimesFilter$Lib.tiny")))
+        for name in ("exclude", "include"):
+            lib_ms, own_ms, rows = runs[name]
+            run_ms, own_ours = ms_of(rows, "TimesFilter$App.run"), ms_of(rows, "TimesFilter$App.own")
+            notes.append("%s: App.run self %.0f ms (Lib's %.0f ms), App.own %.0f ms (program %.0f ms), %d rows"
+                         % (name, run_ms, lib_ms, own_ours, own_ms, len(rows)))
+            lib_rows = [r.method for r in rows if r.method.startswith("TimesFilter$Lib.")]
+            if lib_rows:
+                problems.append("%s: rows of the class left out: %s" % (name, sorted(set(lib_rows))))
+            if calls_of(rows, "TimesFilter$App.run") != 1 or calls_of(rows, "TimesFilter$App.own") != 1:
+                problems.append("%s: App.run/own have %d/%d calls, expected 1/1" % (
+                    name, calls_of(rows, "TimesFilter$App.run"), calls_of(rows, "TimesFilter$App.own")))
+            # Lib's time is now App.run's own (plus 100,000 uncounted tiny calls).
+            if not (0.85 * lib_ms <= run_ms <= 1.15 * lib_ms + 20):
+                problems.append("%s: App.run's self time %.0f ms is not Lib's %.0f ms" % (name, run_ms, lib_ms))
+            if not (0.85 * own_ms <= own_ours <= 1.15 * own_ms + 5):
+                problems.append("%s: App.own %.0f ms against the program's %.0f ms" % (name, own_ours, own_ms))
+        others = sorted({r.method for r in runs["include"][2] if not r.method.startswith("TimesFilter$App.")})
+        if others:
+            problems.append("include=TimesFilter$App: rows of other classes: %s" % others[:5])
+        if calls_of(runs["exclude"][2], "TimesFilter.main") != 1:
+            problems.append("exclude=: TimesFilter.main (not excluded) has %d calls"
+                            % calls_of(runs["exclude"][2], "TimesFilter.main"))
+        r = ctx.run("TimesFilter", [], agent="cpu=times,exclude=TimesFilter.*.Lib,file=" + ctx.path("bad.txt"),
+                    expect_rc=None)
+        if r.rc == 0 or "exclude=" not in r.stderr or "only at the end" not in r.stderr:
+            problems.append("a bad exclude= was not refused with its name (exit code %d): %s"
+                            % (r.rc, r.stderr.strip()[-200:]))
+        ctx.note("; ".join(notes))
+        if problems:
+            raise Fail("; ".join(problems))
+
     def t_times_jdk_verify(ctx):
         path = ctx.path("jdk.txt")
         r = ctx.run("LoadAllClasses", [], agent="cpu=times,verbose=n,file=" + path,
@@ -418,5 +477,5 @@ def make_tests(Fail, parse_profile):
             raise Fail("; ".join(problems))
 
     return [("times_counts", t_times_counts), ("times_exit", t_times_exit), ("times_churn", t_times_churn),
-            ("times_depth", t_times_depth), ("times_old", t_times_old), ("times_jdk_verify", t_times_jdk_verify),
+            ("times_depth", t_times_depth), ("times_filter", t_times_filter), ("times_old", t_times_old), ("times_jdk_verify", t_times_jdk_verify),
             ("times_javac", t_times_javac)]

@@ -321,6 +321,7 @@ static int start(const collector_env *env, JNIEnv *jni) {
     }
     (*jni)->SetStaticIntField(jni, tracker, T.engaged, T.epoch);
     T.running = 1;
+    tracker_agent_filter(&env->opt->include, &env->opt->exclude);
     tracker_agent_want(1, -1);
     if (T.vt_end)
         events_want(hprof_jvmti, EVENT_VIRTUAL_THREAD_END);

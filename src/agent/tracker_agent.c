@@ -11,6 +11,7 @@
 
 #include "../bci/bci.h"
 #include "../core/keytab.h"
+#include "../options/class_filter.h"
 #include "class_rewrite.h"
 #include "events.h"
 #include "jvmti_support.h"
@@ -27,7 +28,8 @@ serial_t   tracker_classes[2];
 
 static struct {
     tracker_config cfg;             /* what the rewriter inserts now (read by the hook) */
-    struct { int times, allocations; } applied;  /* what the loaded classes were last retransformed for */
+    struct { int times, allocations; unsigned filters; } applied;  /* what the loaded classes were last
+                                                                   * retransformed for (filters: generation) */
     atomic_int     ready;           /* the tracker exists: instrument classes */
     atomic_int     next_id;         /* method ids handed to the rewriter */
     atomic_uint    rewritten, failed;
@@ -129,13 +131,41 @@ static int switches_threads(const char *name, size_t len) {
            (len == 28 && memcmp(name, "jdk/internal/vm/Continuation", 28) == 0);
 }
 
+/* cpu=times' include= and exclude=, as the last start set them: read by
+ * the hook on any thread that loads a class, hence the lock (class loads
+ * are not frequent enough for it to matter). `generation` tells apply that
+ * they changed. */
+static struct {
+    pthread_mutex_t lock;
+    class_filter    include, exclude;
+    unsigned        generation;
+} filters = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+void tracker_agent_filter(const class_filter *include, const class_filter *exclude) {
+    pthread_mutex_lock(&filters.lock);
+    if (memcmp(include, &filters.include, sizeof *include) != 0 ||
+        memcmp(exclude, &filters.exclude, sizeof *exclude) != 0) {
+        filters.include = *include;
+        filters.exclude = *exclude;
+        filters.generation++;
+    }
+    pthread_mutex_unlock(&filters.lock);
+}
+
+static int times_class(const char *name, size_t len) {
+    pthread_mutex_lock(&filters.lock);
+    int yes = class_filter_times(&filters.include, &filters.exclude, name, len);
+    pthread_mutex_unlock(&filters.lock);
+    return yes;
+}
+
 /* What the hook inserts into a class of this name (BCI_* bits; 0: nothing). */
 static unsigned what_for(const char *name, size_t len, int times, int allocations) {
     unsigned what = 0;
     if (len == 16 && memcmp(name, "java/lang/Object", 16) == 0) {
         if (allocations) what = BCI_OBJECT_INIT;
     } else {
-        if (times && !switches_threads(name, len)) what |= BCI_ENTRY_EXIT | BCI_COUNT_LEAVES;
+        if (times && !switches_threads(name, len) && times_class(name, len)) what |= BCI_ENTRY_EXIT | BCI_COUNT_LEAVES;
         if (allocations) what |= BCI_NEWARRAY;
     }
     return what;
@@ -278,7 +308,11 @@ jclass tracker_agent_define(JNIEnv *jni, int live) {
  * (`hooked`). The hook is wanted while anything is or was instrumented. */
 int tracker_agent_apply(jvmtiEnv *jvmti, JNIEnv *jni) {
     int times = atomic_load(&T.cfg.times), allocations = atomic_load(&T.cfg.allocations);
-    if (times == T.applied.times && allocations == T.applied.allocations) return 0;
+    pthread_mutex_lock(&filters.lock);
+    unsigned generation = filters.generation;
+    pthread_mutex_unlock(&filters.lock);
+    if (times == T.applied.times && allocations == T.applied.allocations &&
+        (!times || generation == T.applied.filters)) return 0;
     if (!T.hook_wanted) {
         if (events_want(jvmti, JVMTI_EVENT_CLASS_FILE_LOAD_HOOK) != 0) return -1;
         T.hook_wanted = 1;
@@ -312,6 +346,7 @@ int tracker_agent_apply(jvmtiEnv *jvmti, JNIEnv *jni) {
     }
     T.applied.times = times;
     T.applied.allocations = allocations;
+    T.applied.filters = generation;
     if (atomic_load(&T.failed))
         fprintf(stderr, "hprof: %u classes %s, %u left as they were (see above)\n", atomic_load(&T.rewritten),
                 restoring ? "restored" : "instrumented", atomic_load(&T.failed));

@@ -18,6 +18,7 @@
 #include <stdatomic.h>
 
 #include "../core/tables.h"
+#include "../options/class_filter.h"
 
 typedef struct tracker_config {
     atomic_int times;          /* cpu=times: calls at method entry and exit */
@@ -35,6 +36,10 @@ jclass tracker_agent_define(JNIEnv *jni, int live);
 /* What classes should get from now on (-1: leave that part as it is); the
  * loaded classes follow at the next tracker_agent_apply. */
 void tracker_agent_want(int times, int allocations);
+/* cpu=times' include= and exclude= (options.h): the classes whose methods
+ * get entry and exit calls from now on (n 0: no such option); the loaded
+ * classes follow at the next tracker_agent_apply. */
+void tracker_agent_filter(const class_filter *include, const class_filter *exclude);
 /* Retransform the loaded classes if what is wanted changed since the last
  * call: instrumented, or restored to their original bytes when nothing is
  * wanted. The orchestrator calls it once after starting or stopping

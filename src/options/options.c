@@ -57,6 +57,12 @@ static const char usage_text[] =
 "                       estimates, at near-zero overhead\n"
 "deadlock=<ms>          with monitor=y, look for       0 (at dumps only)\n"
 "                       deadlocks this often; a new one is dumped at once\n"
+"include=<classes>      cpu=times: time only these     all\n"
+"exclude=<classes>      cpu=times: do not time these   none\n"
+"                       classes, ':' between names; a trailing * matches\n"
+"                       every name that begins so (java.*:jdk.*:sun.*).\n"
+"                       The time of a method left out counts as its\n"
+"                       caller's own; its calls are not counted\n"
 "\n"
 "heap=all is the default, as in HPROF, only when none of cpu=, heap= and\n"
 "monitor= is given.\n"
@@ -188,6 +194,11 @@ static int parse_one(hprof_options *o, const char *name, const char *value,
         o->help = 1;
         return 0;
     }
+    if (value == NULL && (strchr(name, '*') || strchr(name, '.'))) {
+        set_err(err, errlen, "hprof: '%s' is not an option; include= and exclude= separate their class "
+                "names with ':', not ',' (exclude=java.*:jdk.*)", name);
+        return -1;
+    }
     if (value == NULL) {
         set_err(err, errlen, "hprof: option '%s' needs a value (%s=<value>); "
                 "run with -agentlib:hprof=help for the list of options", name, name);
@@ -297,10 +308,15 @@ static int parse_one(hprof_options *o, const char *name, const char *value,
     }
     if (strcmp(name, "net") == 0)
         return parse_net(value, o->net, err, errlen);
+    if (strcmp(name, "include") == 0)
+        return class_filter_parse(name, value, &o->include, err, errlen);
+    if (strcmp(name, "exclude") == 0)
+        return class_filter_parse(name, value, &o->exclude, err, errlen);
 
     set_err(err, errlen, "hprof: unknown option '%s'. Options are: help, heap, cpu, monitor, "
             "format, file, net, depth, interval, cutoff, lineno, thread, doe, msa, force, "
-            "verbose, collapsed, pprof, flamegraph, sampler, heap_sample, deadlock (run with -agentlib:hprof=help for details)", name);
+            "verbose, collapsed, pprof, flamegraph, sampler, heap_sample, deadlock, include, exclude (run with "
+            "-agentlib:hprof=help for details)", name);
     return -1;
 }
 
@@ -382,6 +398,12 @@ finish:
                 out->pprof[0] ? "pprof" : out->flamegraph[0] ? "flamegraph" : "collapsed",
                 out->pprof[0] ? "pprof" : out->flamegraph[0] ? "flamegraph" : "collapsed",
                 out->pprof[0] ? out->pprof : out->flamegraph[0] ? out->flamegraph : out->collapsed);
+        return -1;
+    }
+    if ((out->include.n || out->exclude.n) && out->cpu != CPU_TIMES && out->cpu != CPU_OLD) {
+        set_err(err, errlen, "hprof: option '%s=' chooses the classes cpu=times times, and cpu=times is not "
+                "on; add cpu=times (cpu=samples and heap=sites see every class)",
+                out->include.n ? "include" : "exclude");
         return -1;
     }
     if (out->deadlock_ms && !out->monitor) {

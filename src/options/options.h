@@ -12,6 +12,8 @@
 typedef enum { CPU_OFF = 0, CPU_SAMPLES, CPU_TIMES, CPU_OLD } cpu_mode;
 typedef enum { HEAP_OFF = 0, HEAP_DUMP, HEAP_SITES, HEAP_ALL } heap_mode;
 
+#include "class_filter.h"
+
 #define OPTIONS_PATH_MAX   4096
 #define OPTIONS_MAX_DEPTH  256        /* frames recorded per sample */
 
@@ -38,6 +40,8 @@ typedef struct hprof_options {
     char      sampler;                /* 'a' auto, 'p' perf events, 't' POSIX timers */
     uint64_t  heap_sample;            /* heap=sites: sample one allocation per this many bytes, 0 = every one */
     int       deadlock_ms;            /* monitor=y: check for deadlocks this often, 0 = only at dumps */
+    class_filter include;             /* cpu=times: time only these classes (n 0: all) */
+    class_filter exclude;             /* cpu=times: and not these */
 } hprof_options;
 
 /* Does any output of whole stacks (collapsed=, pprof=, flamegraph=) want

@@ -107,7 +107,7 @@ TEST(options_usage_lists_every_option)
     const char *names[] = { "heap=", "cpu=", "monitor=", "format=", "file=", "net=", "depth=",
                             "interval=", "cutoff=", "lineno=", "thread=", "doe=", "msa=",
                             "force=", "verbose=", "collapsed=", "pprof=", "flamegraph=", "sampler=",
-                            "deadlock=" };
+                            "deadlock=", "include=", "exclude=" };
     for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
         CHECK(strstr(options_usage(), names[i]) != NULL);
 }
@@ -178,4 +178,60 @@ TEST(options_commands_split)
     CHECK(!r.command_given);
     CHECK_STR(r.options, "stopped=1");
     CHECK_STR(command_name(COMMAND_DUMP), "dump");
+}
+
+TEST(options_class_filters)
+{
+    CHECK(options_parse("cpu=times,exclude=java.*:jdk.*:com.example.Parser", &o, err, sizeof err) == 0);
+    CHECK(o.exclude.n == 3 && o.include.n == 0);
+    /* Prefixes end at the '*': java.* is java/..., not javax/... */
+    CHECK(class_filter_matches(&o.exclude, "java/lang/String", 16));
+    CHECK(!class_filter_matches(&o.exclude, "javax/swing/JButton", 19));
+    CHECK(class_filter_matches(&o.exclude, "jdk/internal/misc/Unsafe", 24));
+    /* An exact name: that class only, not its nested classes nor longer names. */
+    CHECK(class_filter_matches(&o.exclude, "com/example/Parser", 18));
+    CHECK(!class_filter_matches(&o.exclude, "com/example/Parser$Node", 23));
+    CHECK(!class_filter_matches(&o.exclude, "com/example/ParserTest", 22));
+    CHECK(!class_filter_matches(&o.exclude, "com/example", 11));
+    CHECK(class_filter_times(&o.include, &o.exclude, "com/example/Main", 16));
+    CHECK(!class_filter_times(&o.include, &o.exclude, "java/util/HashMap", 17));
+    /* include: only those; exclude still wins inside them. */
+    CHECK(options_parse("cpu=times,include=com.example.*,exclude=com.example.Parser*", &o, err, sizeof err) == 0);
+    CHECK(class_filter_times(&o.include, &o.exclude, "com/example/Main", 16));
+    CHECK(!class_filter_times(&o.include, &o.exclude, "com/example/Parser$Node", 23));
+    CHECK(!class_filter_times(&o.include, &o.exclude, "org/other/Main", 14));
+    CHECK(options_parse("cpu=old,include=*", &o, err, sizeof err) == 0 &&
+          class_filter_times(&o.include, NULL, "a/B", 3));
+    CHECK(class_filter_times(NULL, NULL, "a/B", 3));
+    /* Nested classes by '$'. */
+    CHECK(options_parse("cpu=times,exclude=Outer$Inner", &o, err, sizeof err) == 0 &&
+          class_filter_matches(&o.exclude, "Outer$Inner", 11));
+}
+
+TEST(options_class_filter_errors)
+{
+    CHECK(options_parse("cpu=samples,exclude=java.*", &o, err, sizeof err) == -1);
+    CHECK(strstr(err, "'exclude='") && strstr(err, "cpu=times"));
+    CHECK(options_parse("heap=sites,include=a.*", &o, err, sizeof err) == -1 && strstr(err, "'include='"));
+    CHECK(options_parse("cpu=times,exclude=", &o, err, sizeof err) == -1 && strstr(err, "needs class names"));
+    CHECK(options_parse("cpu=times,exclude=java.*::jdk.*", &o, err, sizeof err) == -1 && strstr(err, "empty"));
+    CHECK(options_parse("cpu=times,exclude=java.*.Foo", &o, err, sizeof err) == -1 &&
+          strstr(err, "java.*.Foo") && strstr(err, "only at the end"));
+    CHECK(options_parse("cpu=times,exclude=java.", &o, err, sizeof err) == -1 && strstr(err, "java.*"));
+    CHECK(options_parse("cpu=times,exclude=a..b", &o, err, sizeof err) == -1 && strstr(err, "a..b"));
+    CHECK(options_parse("cpu=times,exclude=a/b", &o, err, sizeof err) == -1 && strstr(err, "a/b"));
+    /* ',' instead of ':': the stray name is an unknown option, and the message says why. */
+    CHECK(options_parse("cpu=times,exclude=java.*,jdk.*", &o, err, sizeof err) == -1 &&
+          strstr(err, "'jdk.*'") && strstr(err, "with ':'"));
+    CHECK(options_parse("cpu=times,include=a.B,c.D", &o, err, sizeof err) == -1 && strstr(err, "'c.D'"));
+    char many[CLASS_FILTER_TEXT_MAX + 64];
+    strcpy(many, "cpu=times,exclude=");
+    while (strlen(many) < sizeof many - 8)
+        strcat(many, "a.b.c:");
+    strcat(many, "d");
+    CHECK(options_parse(many, &o, err, sizeof err) == -1 && strstr(err, "too long"));
+    strcpy(many, "cpu=times,exclude=");
+    for (int i = 0; i < CLASS_FILTER_MAX + 1; i++)
+        strcat(many, i ? ":x" : "x");
+    CHECK(options_parse(many, &o, err, sizeof err) == -1 && strstr(err, "more than 64"));
 }
