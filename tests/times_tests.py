@@ -21,7 +21,8 @@ real JVM, against truths the programs measure themselves.
                      Lib): the class left out has no row and its CPU time
                      (within 15% of the program's) is its caller's own;
                      include= alone leaves only its class's rows; calls of
-                     the others exact; a bad pattern refused, named
+                     the others exact; a pattern matching no class said
+                     once at the dump; a bad pattern refused, named
     times_jdk_verify every class of every JDK module instrumented, loaded and
                      linked with -Xverify:all: zero VerifyErrors, nothing
                      left uninstrumented
@@ -269,11 +270,15 @@ def make_tests(Fail, parse_profile):
         run has Lib's rows (the test is valid); excluded, Lib has no row and
         its time is App.run's own; included alone, App's methods are the only
         rows. Bad values are refused at start-up with the option named."""
-        runs = {}
-        for name, opt in (("all", ""), ("exclude", ",exclude=TimesFilter$Lib"),
+        runs, typo_said = {}, {}
+        # com.exmple.* matches nothing: the dump says so (a typo?), once.
+        for name, opt in (("all", ""), ("exclude", ",exclude=TimesFilter$Lib:com.exmple.*"),
                           ("include", ",include=TimesFilter$App")):
             path = ctx.path("times-filter-%s.txt" % name)
             r = ctx.run("TimesFilter", [], agent="cpu=times,cutoff=0,file=" + path + opt)
+            typo_said[name] = r.stderr.count("no class loaded so far matches")
+            if name == "exclude" and "matches exclude=com.exmple.* (a typo?)" not in r.stderr:
+                typo_said[name] = -1
             m = re.search(r"^TF lib_cpu_ns=(\d+) own_cpu_ns=(\d+) tiny=(\d+)$", r.stderr, re.M)
             if not m:
                 raise Fail("%s: no TF line from TimesFilter: %s" % (name, r.stderr.strip()[-300:]))
@@ -309,6 +314,9 @@ def make_tests(Fail, parse_profile):
         if calls_of(runs["exclude"][2], "TimesFilter.main") != 1:
             problems.append("exclude=: TimesFilter.main (not excluded) has %d calls"
                             % calls_of(runs["exclude"][2], "TimesFilter.main"))
+        if typo_said != {"all": 0, "exclude": 1, "include": 0}:
+            problems.append("the note on patterns that match no class: %s times per run, expected once for "
+                            "exclude=com.exmple.* and never otherwise" % typo_said)
         r = ctx.run("TimesFilter", [], agent="cpu=times,exclude=TimesFilter.*.Lib,file=" + ctx.path("bad.txt"),
                     expect_rc=None)
         if r.rc == 0 or "exclude=" not in r.stderr or "only at the end" not in r.stderr:

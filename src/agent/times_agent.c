@@ -440,6 +440,12 @@ static void dump(dump_target *t, JNIEnv *jni) {
         text_write_cpu_times(t->text, rows, n, total, t->cutoff, time(NULL));
     free(rows);
     times_table_free(&all);
+    char unmatched[512];
+    if (t->verbose && tracker_agent_unmatched(unmatched, sizeof unmatched) > 0) {
+        char line[640];
+        snprintf(line, sizeof line, "hprof: cpu=times: no class loaded so far matches %s (a typo?)", unmatched);
+        dump_note(t, line);
+    }
     if (t->final) (*jni)->SetStaticIntField(jni, T.tracker, T.engaged, 0);
 }
 

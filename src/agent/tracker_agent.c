@@ -134,10 +134,12 @@ static int switches_threads(const char *name, size_t len) {
 /* cpu=times' include= and exclude=, as the last start set them: read by
  * the hook on any thread that loads a class, hence the lock (class loads
  * are not frequent enough for it to matter). `generation` tells apply that
- * they changed. */
+ * they changed; `hit` which patterns some class has matched (a pattern that
+ * matches nothing is most often a typo: the dump says so). */
 static struct {
     pthread_mutex_t lock;
     class_filter    include, exclude;
+    uint8_t         include_hit[CLASS_FILTER_MAX], exclude_hit[CLASS_FILTER_MAX];
     unsigned        generation;
 } filters = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -147,6 +149,8 @@ void tracker_agent_filter(const class_filter *include, const class_filter *exclu
         memcmp(exclude, &filters.exclude, sizeof *exclude) != 0) {
         filters.include = *include;
         filters.exclude = *exclude;
+        memset(filters.include_hit, 0, sizeof filters.include_hit);
+        memset(filters.exclude_hit, 0, sizeof filters.exclude_hit);
         filters.generation++;
     }
     pthread_mutex_unlock(&filters.lock);
@@ -154,9 +158,34 @@ void tracker_agent_filter(const class_filter *include, const class_filter *exclu
 
 static int times_class(const char *name, size_t len) {
     pthread_mutex_lock(&filters.lock);
-    int yes = class_filter_times(&filters.include, &filters.exclude, name, len);
+    int in = filters.include.n ? class_filter_which(&filters.include, name, len) : 0;
+    int ex = filters.exclude.n ? class_filter_which(&filters.exclude, name, len) : -1;
+    if (filters.include.n && in >= 0) filters.include_hit[in] = 1;
+    if (ex >= 0) filters.exclude_hit[ex] = 1;
     pthread_mutex_unlock(&filters.lock);
-    return yes;
+    return in >= 0 && ex < 0;
+}
+
+int tracker_agent_unmatched(char *buf, size_t size) {
+    int n = 0;
+    size_t used = 0;
+    if (size) buf[0] = '\0';
+    pthread_mutex_lock(&filters.lock);
+    for (int k = 0; k < 2; k++) {
+        const class_filter *f = k ? &filters.exclude : &filters.include;
+        const uint8_t *hit = k ? filters.exclude_hit : filters.include_hit;
+        for (int i = 0; i < f->n; i++) {
+            if (hit[i]) continue;
+            char pattern[CLASS_FILTER_TEXT_MAX];
+            class_filter_pattern(f, i, pattern, sizeof pattern);
+            if (used < size)
+                used += (size_t)snprintf(buf + used, size - used, "%s%s=%s", n ? ", " : "",
+                                         k ? "exclude" : "include", pattern);
+            n++;
+        }
+    }
+    pthread_mutex_unlock(&filters.lock);
+    return n;
 }
 
 /* What the hook inserts into a class of this name (BCI_* bits; 0: nothing). */

@@ -40,6 +40,9 @@ void tracker_agent_want(int times, int allocations);
  * get entry and exit calls from now on (n 0: no such option); the loaded
  * classes follow at the next tracker_agent_apply. */
 void tracker_agent_filter(const class_filter *include, const class_filter *exclude);
+/* The patterns of those that no class loaded so far has matched, as
+ * "exclude=com.exmple.*, ..." into buf (cut to size); how many. */
+int  tracker_agent_unmatched(char *buf, size_t size);
 /* Retransform the loaded classes if what is wanted changed since the last
  * call: instrumented, or restored to their original bytes when nothing is
  * wanted. The orchestrator calls it once after starting or stopping

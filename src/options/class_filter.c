@@ -84,15 +84,34 @@ int class_filter_parse(const char *option, const char *text, class_filter *out, 
     return 0;
 }
 
-int class_filter_matches(const class_filter *f, const char *name, size_t len)
+int class_filter_which(const class_filter *f, const char *name, size_t len)
 {
     for (int i = 0; i < f->n; i++) {
         size_t n = f->len[i];
         if (f->prefix[i] ? len >= n : len == n)
             if (memcmp(name, f->names + f->start[i], n) == 0)
-                return 1;
+                return i;
     }
-    return 0;
+    return -1;
+}
+
+int class_filter_matches(const class_filter *f, const char *name, size_t len)
+{
+    return class_filter_which(f, name, len) >= 0;
+}
+
+void class_filter_pattern(const class_filter *f, int i, char *buf, size_t size)
+{
+    if (size == 0)
+        return;
+    size_t n = 0;
+    for (size_t k = 0; k < f->len[i] && n + 1 < size; k++) {
+        char c = f->names[f->start[i] + k];
+        buf[n++] = c == '/' ? '.' : c;
+    }
+    if (f->prefix[i] && n + 1 < size)
+        buf[n++] = '*';
+    buf[n] = '\0';
 }
 
 int class_filter_times(const class_filter *include, const class_filter *exclude, const char *name, size_t len)

@@ -29,6 +29,10 @@ int class_filter_parse(const char *option, const char *text, class_filter *out, 
 
 /* Does a class of this internal name (len bytes) match one of f's patterns? */
 int class_filter_matches(const class_filter *f, const char *name, size_t len);
+/* The first pattern of f it matches (its index), or -1. */
+int class_filter_which(const class_filter *f, const char *name, size_t len);
+/* Pattern i as the user wrote it (Java form, '*' restored) into buf. */
+void class_filter_pattern(const class_filter *f, int i, char *buf, size_t size);
 
 /* Whether cpu=times times a class: it matches include (or include is
  * empty) and does not match exclude. Either may be NULL (not given). */

@@ -203,6 +203,18 @@ TEST(options_class_filters)
     CHECK(options_parse("cpu=old,include=*", &o, err, sizeof err) == 0 &&
           class_filter_times(&o.include, NULL, "a/B", 3));
     CHECK(class_filter_times(NULL, NULL, "a/B", 3));
+    /* Which pattern matched, and each as the user wrote it (for the dump's note). */
+    CHECK(options_parse("cpu=times,exclude=com.a.*:com.b.C:*", &o, err, sizeof err) == 0);
+    CHECK(class_filter_which(&o.exclude, "com/b/C", 7) == 1 && class_filter_which(&o.exclude, "x", 1) == 2);
+    char text[64];
+    class_filter_pattern(&o.exclude, 0, text, sizeof text);
+    CHECK_STR(text, "com.a.*");
+    class_filter_pattern(&o.exclude, 1, text, sizeof text);
+    CHECK_STR(text, "com.b.C");
+    class_filter_pattern(&o.exclude, 2, text, sizeof text);
+    CHECK_STR(text, "*");
+    class_filter_pattern(&o.exclude, 0, text, 4);
+    CHECK_STR(text, "com");
     /* Nested classes by '$'. */
     CHECK(options_parse("cpu=times,exclude=Outer$Inner", &o, err, sizeof err) == 0 &&
           class_filter_matches(&o.exclude, "Outer$Inner", 11));
