@@ -1,20 +1,9 @@
 /* class_filter.c: see class_filter.h. */
 #include "class_filter.h"
+#include "option_error.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err == NULL || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 /* Characters of a class name as the JVM allows them in a binary name we
  * accept here: letters, digits, '_', '$', '.', and any byte of a non-ASCII

@@ -1,8 +1,8 @@
 /* options.c: see options.h. */
 #include "options.h"
+#include "option_error.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,17 +93,6 @@ static const char usage_text[] =
 const char *options_usage(void)
 {
     return usage_text;
-}
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err == NULL || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
 }
 
 static void defaults(hprof_options *o)
