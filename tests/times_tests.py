@@ -23,6 +23,12 @@ real JVM, against truths the programs measure themselves.
                      include= alone leaves only its class's rows; calls of
                      the others exact; a pattern matching no class said
                      once at the dump; a bad pattern refused, named
+    times_jdk_boundary jdk=boundary (tests/java/TimesJdkBoundary): the
+                     JDK's methods called by the program counted exactly,
+                     also from a counted Comparator; none of the JDK's calls
+                     inside the JDK (TimSort, Formatter, parseInt's
+                     exceptions) has a row; counts after 1,000 exceptions
+                     thrown through unrecorded frames still exact
     times_jdk_verify every class of every JDK module instrumented, loaded and
                      linked with -Xverify:all: zero VerifyErrors, nothing
                      left uninstrumented
@@ -326,6 +332,57 @@ def make_tests(Fail, parse_profile):
         if problems:
             raise Fail("; ".join(problems))
 
+    def t_times_jdk_boundary(ctx):
+        """jdk=boundary on TimesJdkBoundary: the JDK's methods called from the
+        program counted exactly (also from a counted method of its own: the
+        Comparator's Integer.compare), the JDK's calls inside the JDK not
+        recorded (TimSort, Formatter, the exceptions of parseInt); after
+        1,000 exceptions thrown through unrecorded JDK frames the counts that
+        follow are still exact. jdk=all, the control, has those rows."""
+        counts, nrows = {}, {}
+        for mode in ("all", "boundary"):
+            path = ctx.path("times-jdk-%s.txt" % mode)
+            r = ctx.run("TimesJdkBoundary", [], agent="cpu=times,cutoff=0,depth=3,jdk=%s,file=%s" % (mode, path))
+            m = re.search(r"^TJ parses=(\d+) sorts=(\d+) compares=(\d+) formats=(\d+)$", r.stderr, re.M)
+            if not m:
+                raise Fail("%s: no TJ line: %s" % (mode, r.stderr.strip()[-300:]))
+            parses, sorts, compares, formats = (int(g) for g in m.groups())
+            total, rows = cpu_time_sections(path, Fail)[-1]
+            counts[mode] = rows
+            nrows[mode] = len(rows)
+        inner = ("java.util.TimSort.", "java.util.Formatter.", "java.lang.NumberFormatException.",
+                 "java.util.Arrays.sort", "java.util.ArrayList.sort")
+        problems = []
+        rows = counts["all"]
+        if calls_of(rows, "java.util.TimSort.sort") != sorts or calls_of(rows, "java.lang.NumberFormatException."
+                                                                          "forInputString") != parses:
+            problems.append("jdk=all: TimSort.sort %d calls, NumberFormatException.forInputString %d (test invalid)"
+                            % (calls_of(rows, "java.util.TimSort.sort"),
+                               calls_of(rows, "java.lang.NumberFormatException.forInputString")))
+        rows = counts["boundary"]
+        want = {"java.util.Collections.sort": sorts, "java.lang.String.format": formats,
+                "java.lang.Integer.parseInt": parses,          # the outer one only: parseInt(s, 10) is the JDK's call
+                "TimesJdkBoundary$ByValue.compare": 2 * compares,   # the bridge and the real one
+                "java.lang.Integer.compare": compares, "TimesJdkBoundary.sortAll": 1,
+                "TimesJdkBoundary.formatAll": 1, "TimesJdkBoundary.main": 1}
+        got = {k: calls_of(rows, k) for k in want}
+        if got != want:
+            problems.append("jdk=boundary calls %s, expected %s" % (
+                {k: v for k, v in got.items() if v != want[k]}, {k: v for k, v in want.items() if got[k] != v}))
+        leaked = sorted({r.method for r in rows if r.method.startswith(inner)})
+        if leaked:
+            problems.append("jdk=boundary: rows of the JDK's calls inside the JDK: %s" % leaked[:6])
+        ctx.note("rows: jdk=all %d, jdk=boundary %d; boundary: Collections.sort %d calls, Integer.compare %d "
+                 "(program: %d compares), String.format %d, Integer.parseInt %d"
+                 % (nrows["all"], nrows["boundary"], got["java.util.Collections.sort"],
+                    got["java.lang.Integer.compare"], compares, got["java.lang.String.format"],
+                    got["java.lang.Integer.parseInt"]))
+        r = ctx.run("TimesJdkBoundary", [], agent="cpu=times,jdk=some,file=" + ctx.path("bad.txt"), expect_rc=None)
+        if r.rc == 0 or "'jdk'" not in r.stderr or "boundary" not in r.stderr:
+            problems.append("jdk=some was not refused with the option named (exit code %d)" % r.rc)
+        if problems:
+            raise Fail("; ".join(problems))
+
     def t_times_jdk_verify(ctx):
         path = ctx.path("jdk.txt")
         r = ctx.run("LoadAllClasses", [], agent="cpu=times,verbose=n,file=" + path,
@@ -485,5 +542,6 @@ def make_tests(Fail, parse_profile):
             raise Fail("; ".join(problems))
 
     return [("times_counts", t_times_counts), ("times_exit", t_times_exit), ("times_churn", t_times_churn),
-            ("times_depth", t_times_depth), ("times_filter", t_times_filter), ("times_old", t_times_old), ("times_jdk_verify", t_times_jdk_verify),
+            ("times_depth", t_times_depth), ("times_filter", t_times_filter),
+            ("times_jdk_boundary", t_times_jdk_boundary), ("times_old", t_times_old), ("times_jdk_verify", t_times_jdk_verify),
             ("times_javac", t_times_javac)]

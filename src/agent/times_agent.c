@@ -46,6 +46,7 @@
 typedef struct times_config {
     int depth, lineno, per_thread;
     int old_prof;                    /* cpu=old: the old prof format, depth 2 */
+    int jdk_boundary;                /* jdk=boundary (HprofThreadState.boundary) */
     int full_stacks;                 /* keys are whole stacks (see above) */
     double cutoff;
 } times_config;
@@ -281,6 +282,7 @@ static int start(const collector_env *env, JNIEnv *jni) {
         T.cfg.lineno = env->opt->lineno;
         T.cfg.per_thread = env->opt->thread;
         T.cfg.full_stacks = !old_prof && options_want_stacks(env->opt);
+        T.cfg.jdk_boundary = env->opt->jdk_boundary;
         T.builder.depth = trace_depth;
         T.builder.full_stacks = T.cfg.full_stacks;
         T.builder.lineno = env->opt->lineno;
@@ -301,11 +303,15 @@ static int start(const collector_env *env, JNIEnv *jni) {
         jfieldID share = (*jni)->GetStaticFieldID(jni, tracker, "shareNames", "Z");
         if (tracker_jni_failed(jni, share, "finding HprofTracker.shareNames")) return -1;
         (*jni)->SetStaticBooleanField(jni, tracker, share, T.cfg.per_thread ? JNI_FALSE : JNI_TRUE);
+        jfieldID boundary = (*jni)->GetStaticFieldID(jni, tracker, "jdkBoundary", "Z");
+        if (tracker_jni_failed(jni, boundary, "finding HprofTracker.jdkBoundary")) return -1;
+        (*jni)->SetStaticBooleanField(jni, tracker, boundary, T.cfg.jdk_boundary ? JNI_TRUE : JNI_FALSE);
         T.tracker = tracker;
     } else if (trace_depth != T.cfg.depth || env->opt->thread != T.cfg.per_thread || old_prof != T.cfg.old_prof ||
-               (!old_prof && options_want_stacks(env->opt) != T.cfg.full_stacks)) {
-        env->limit("cpu=times|old: cpu=, depth=, thread= and whole stacks (pprof=, flamegraph=, collapsed=) "
-                   "keep the values of the first start");
+               (!old_prof && options_want_stacks(env->opt) != T.cfg.full_stacks) ||
+               env->opt->jdk_boundary != T.cfg.jdk_boundary) {
+        env->limit("cpu=times|old: cpu=, depth=, thread=, jdk= and whole stacks (pprof=, flamegraph=, "
+                   "collapsed=) keep the values of the first start");
     }
     stack_walk_fast_init();              /* the tracker's trace(): the cheap walk */
     T.cfg.cutoff = env->opt->cutoff;

@@ -57,6 +57,9 @@ static const char usage_text[] =
 "                       estimates, at near-zero overhead\n"
 "deadlock=<ms>          with monitor=y, look for       0 (at dumps only)\n"
 "                       deadlocks this often; a new one is dumped at once\n"
+"jdk=all|boundary       cpu=times: the JDK's calls     all\n"
+"                       boundary: only those made from outside the JDK,\n"
+"                       each timed with the JDK's work below it\n"
 "include=<classes>      cpu=times: time only these     all\n"
 "exclude=<classes>      cpu=times: do not time these   none\n"
 "                       classes, ':' between names; a trailing * matches\n"
@@ -297,6 +300,15 @@ static int parse_one(hprof_options *o, const char *name, const char *value,
     }
     if (strcmp(name, "net") == 0)
         return parse_net(value, o->net, err, errlen);
+    if (strcmp(name, "jdk") == 0) {
+        if (strcmp(value, "all") != 0 && strcmp(value, "boundary") != 0) {
+            set_err(err, errlen, "hprof: bad value '%s' for option 'jdk': accepted values are all (every "
+                    "call of the JDK's methods) or boundary (only those made from outside the JDK)", value);
+            return -1;
+        }
+        o->jdk_boundary = value[0] == 'b';
+        return 0;
+    }
     if (strcmp(name, "include") == 0)
         return class_filter_parse(name, value, &o->include, err, errlen);
     if (strcmp(name, "exclude") == 0)
@@ -304,7 +316,7 @@ static int parse_one(hprof_options *o, const char *name, const char *value,
 
     set_err(err, errlen, "hprof: unknown option '%s'. Options are: help, heap, cpu, monitor, "
             "format, file, net, depth, interval, cutoff, lineno, thread, doe, msa, force, "
-            "verbose, collapsed, pprof, flamegraph, sampler, heap_sample, deadlock, include, exclude (run with "
+            "verbose, collapsed, pprof, flamegraph, sampler, heap_sample, deadlock, jdk, include, exclude (run with "
             "-agentlib:hprof=help for details)", name);
     return -1;
 }
@@ -387,6 +399,11 @@ finish:
                 out->pprof[0] ? "pprof" : out->flamegraph[0] ? "flamegraph" : "collapsed",
                 out->pprof[0] ? "pprof" : out->flamegraph[0] ? "flamegraph" : "collapsed",
                 out->pprof[0] ? out->pprof : out->flamegraph[0] ? out->flamegraph : out->collapsed);
+        return -1;
+    }
+    if (out->jdk_boundary && out->cpu != CPU_TIMES && out->cpu != CPU_OLD) {
+        set_err(err, errlen, "hprof: option 'jdk=boundary' chooses the calls cpu=times records, and cpu=times "
+                "is not on; add cpu=times");
         return -1;
     }
     if ((out->include.n || out->exclude.n) && out->cpu != CPU_TIMES && out->cpu != CPU_OLD) {

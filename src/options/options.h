@@ -40,6 +40,7 @@ typedef struct hprof_options {
     char      sampler;                /* 'a' auto, 'p' perf events, 't' POSIX timers */
     uint64_t  heap_sample;            /* heap=sites: sample one allocation per this many bytes, 0 = every one */
     int       deadlock_ms;            /* monitor=y: check for deadlocks this often, 0 = only at dumps */
+    int       jdk_boundary;           /* jdk=boundary: cpu=times records the JDK's calls only from outside it */
     class_filter include;             /* cpu=times: time only these classes (n 0: all) */
     class_filter exclude;             /* cpu=times: and not these */
 } hprof_options;

@@ -107,7 +107,7 @@ TEST(options_usage_lists_every_option)
     const char *names[] = { "heap=", "cpu=", "monitor=", "format=", "file=", "net=", "depth=",
                             "interval=", "cutoff=", "lineno=", "thread=", "doe=", "msa=",
                             "force=", "verbose=", "collapsed=", "pprof=", "flamegraph=", "sampler=",
-                            "deadlock=", "include=", "exclude=" };
+                            "deadlock=", "jdk=", "include=", "exclude=" };
     for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
         CHECK(strstr(options_usage(), names[i]) != NULL);
 }
@@ -218,6 +218,16 @@ TEST(options_class_filters)
     /* Nested classes by '$'. */
     CHECK(options_parse("cpu=times,exclude=Outer$Inner", &o, err, sizeof err) == 0 &&
           class_filter_matches(&o.exclude, "Outer$Inner", 11));
+}
+
+TEST(options_jdk_calls)
+{
+    CHECK(options_parse("cpu=times", &o, err, sizeof err) == 0 && !o.jdk_boundary);
+    CHECK(options_parse("cpu=times,jdk=boundary", &o, err, sizeof err) == 0 && o.jdk_boundary);
+    CHECK(options_parse("cpu=old,jdk=all", &o, err, sizeof err) == 0 && !o.jdk_boundary);
+    CHECK(options_parse("cpu=times,jdk=edge", &o, err, sizeof err) == -1 && strstr(err, "'jdk'") &&
+          strstr(err, "boundary"));
+    CHECK(options_parse("cpu=samples,jdk=boundary", &o, err, sizeof err) == -1 && strstr(err, "cpu=times"));
 }
 
 TEST(options_class_filter_errors)

@@ -50,6 +50,15 @@ final class HprofThreadState {
      * counts go to the shared counters (see HprofTracker.sharedKeyOf); it
      * has no accumulators of its own. */
     final boolean shared;
+    /* jdk=boundary: a call of the JDK's (id bit 1) made from a JDK frame is
+     * not recorded: that frame counts it in jdkOpen[] instead of pushing a
+     * frame, and its exit takes it back. So a JDK method called by the
+     * user's code is one row, timed with all the JDK's work below it (the
+     * user's callbacks under it still get frames of their own). A user's
+     * method only counted (countOnly) pushes no frame either: userOpen[]
+     * of the frame on top says one is running, so that the JDK calls it
+     * makes are seen as made from outside the JDK. */
+    final boolean boundary;
 
     /* shadow stack */
     int epoch;                         /* HprofTracker.engaged when it was last used */
@@ -63,6 +72,8 @@ final class HprofThreadState {
     long[] child = new long[16];       /* CPU ns of finished callees */
     boolean[] timedCallee = new boolean[16];   /* a callee of this frame was timed */
     int[] acc = new int[16];           /* accumulator of the frame's key */
+    int[] jdkOpen = new int[16];       /* jdk=boundary: JDK calls open inside this JDK frame */
+    int[] userOpen = new int[16];      /* jdk=boundary: counted calls of the user's open above it */
 
     /* accumulators: one per key (the ids of the top `depth` frames); none
      * when shared */
@@ -97,6 +108,7 @@ final class HprofThreadState {
         this.depth = depth < 1 ? 1 : depth;
         this.seq = -1;
         this.shared = virtual && HprofTracker.shareNames;
+        this.boundary = HprofTracker.jdkBoundary;
         if (!shared) {
             keyLen = new int[8]; keyStart = new int[8]; keys = new int[32]; serial = new int[8];
             count = new long[8]; self = new long[8]; total = new long[8];
@@ -130,9 +142,23 @@ final class HprofThreadState {
         return anchorCpu;
     }
 
+    /** jdk=boundary: is the JDK running now, called by the JDK? The frame on
+     *  top is the JDK's and no counted method of the user's runs above it.
+     *  (Not while frames beyond MAX_DEPTH are open: overflow counts those.) */
+    private boolean insideJdk() {
+        int p = sp - 1;
+        return p >= 0 && overflow == 0 && (ids[p] & 2) != 0 && userOpen[p] == 0;
+    }
+
     void enter(int id) {
         if (service && (id & 2) != 0) return;
-        if ((id & 1) != 0 && HprofTracker.countOnly(id)) { count(id); return; }
+        /* Before countOnly: the exit makes the same choice. */
+        if (boundary && (id & 2) != 0 && insideJdk()) { jdkOpen[sp - 1]++; return; }
+        if ((id & 1) != 0 && HprofTracker.countOnly(id)) {
+            count(id);
+            if (boundary && (id & 2) == 0 && sp > 0 && overflow == 0) userOpen[sp - 1]++;
+            return;
+        }
         long t = now();
         int p = sp;
         if (p == ids.length) {
@@ -143,6 +169,8 @@ final class HprofThreadState {
         start[p] = t;
         child[p] = 0;
         timedCallee[p] = false;
+        jdkOpen[p] = 0;
+        userOpen[p] = 0;
         sp = p + 1;
         int a = keyOf(p, id);
         acc[p] = a;
@@ -153,6 +181,7 @@ final class HprofThreadState {
      *  top of this stack; its time stays with the caller. */
     void count(int id) {
         if (overflow > 0 || (service && (id & 2) != 0)) return;
+        if (boundary && (id & 2) != 0 && insideJdk()) return;
         int p = sp;
         if (p == ids.length) {
             if (p >= MAX_DEPTH) return;
@@ -172,10 +201,18 @@ final class HprofThreadState {
 
     void exit(int id) {
         if (service && (id & 2) != 0) return;
+        /* The JDK running inside the JDK, with JDK calls open: this is the
+         * exit of the last of them (a frame or a counted method of the
+         * user's would be on top otherwise). */
+        if (boundary && (id & 2) != 0 && insideJdk() && jdkOpen[sp - 1] > 0) {
+            jdkOpen[sp - 1]--;
+            return;
+        }
         boolean counted = (id & 1) != 0 && HprofTracker.countOnly(id);
         if (overflow > 0) { if (!counted) overflow--; return; }
         int p = sp - 1;
         if (p >= 0 && ids[p] == id) { pop(now()); return; }
+        if (counted && boundary && (id & 2) == 0 && p >= 0 && userOpen[p] > 0) userOpen[p]--;
         if (counted || p < 0) return;     /* a counted call's exit, or nothing to end */
         /* Exits we missed (a frame left by an exception no handler of ours
          * could see, e.g. thrown by super(...)), or a method entered before
@@ -317,6 +354,7 @@ final class HprofThreadState {
     private void growStack() {
         int n = ids.length * 2;
         ids = copy(ids, n); acc = copy(acc, n);
+        jdkOpen = copy(jdkOpen, n); userOpen = copy(userOpen, n);
         start = copy(start, n); child = copy(child, n);
         boolean[] tc = new boolean[n];
         System.arraycopy(timedCallee, 0, tc, 0, timedCallee.length);

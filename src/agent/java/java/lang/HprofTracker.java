@@ -342,6 +342,9 @@ public final class HprofTracker {
      *  of them made 100,000 times the same few walks (a 9x slowdown of the
      *  work itself on JDK 25). Set by the agent before counting starts. */
     static boolean shareNames;
+    /** jdk=boundary (HprofThreadState.boundary); set by the agent before
+     *  counting starts, read once by each thread's state. */
+    static boolean jdkBoundary;
     private static final int MAX_NAMES = 1 << 20;
     private static final int MAX_NAME_IDS = 1 << 22;     /* 16 MB of ids at most */
     /* Shared keys 0 and 1 have no stack: calls whose stack could not be
