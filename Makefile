@@ -207,8 +207,8 @@ FUZZ_SEED  ?= 1
 FUZZ_TIME  ?= 100
 
 FUZZ_SRC_bci           = $(BCI_SRC)
-FUZZ_SRC_options       = src/options/options.c
-FUZZ_SRC_attach        = $(CLI_SRC) src/options/options.c src/output/net_sink.c
+FUZZ_SRC_options       = src/options/options.c src/options/class_filter.c
+FUZZ_SRC_attach        = $(CLI_SRC) src/options/options.c src/options/class_filter.c src/output/net_sink.c
 FUZZ_SRC_net           = src/cli/listen.c src/output/net_sink.c
 FUZZ_SRC_text_reader   = $(FRONT_SRC)
 FUZZ_SRC_binary_reader = $(FRONT_SRC)
