@@ -72,8 +72,9 @@ final class HprofThreadState {
     long[] child = new long[16];       /* CPU ns of finished callees */
     boolean[] timedCallee = new boolean[16];   /* a callee of this frame was timed */
     int[] acc = new int[16];           /* accumulator of the frame's key */
-    int[] jdkOpen = new int[16];       /* jdk=boundary: JDK calls open inside this JDK frame */
-    int[] userOpen = new int[16];      /* jdk=boundary: counted calls of the user's open above it */
+    /* jdk=boundary only (null otherwise: a virtual thread has a state each) */
+    int[] jdkOpen;                     /* JDK calls open inside this JDK frame */
+    int[] userOpen;                    /* counted calls of the user's open above it */
 
     /* accumulators: one per key (the ids of the top `depth` frames); none
      * when shared */
@@ -109,6 +110,7 @@ final class HprofThreadState {
         this.seq = -1;
         this.shared = virtual && HprofTracker.shareNames;
         this.boundary = HprofTracker.jdkBoundary;
+        if (boundary) { jdkOpen = new int[16]; userOpen = new int[16]; }
         if (!shared) {
             keyLen = new int[8]; keyStart = new int[8]; keys = new int[32]; serial = new int[8];
             count = new long[8]; self = new long[8]; total = new long[8];
@@ -169,8 +171,7 @@ final class HprofThreadState {
         start[p] = t;
         child[p] = 0;
         timedCallee[p] = false;
-        jdkOpen[p] = 0;
-        userOpen[p] = 0;
+        if (boundary) { jdkOpen[p] = 0; userOpen[p] = 0; }
         sp = p + 1;
         int a = keyOf(p, id);
         acc[p] = a;
@@ -354,7 +355,7 @@ final class HprofThreadState {
     private void growStack() {
         int n = ids.length * 2;
         ids = copy(ids, n); acc = copy(acc, n);
-        jdkOpen = copy(jdkOpen, n); userOpen = copy(userOpen, n);
+        if (boundary) { jdkOpen = copy(jdkOpen, n); userOpen = copy(userOpen, n); }
         start = copy(start, n); child = copy(child, n);
         boolean[] tc = new boolean[n];
         System.arraycopy(timedCallee, 0, tc, 0, timedCallee.length);
