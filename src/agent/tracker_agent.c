@@ -157,13 +157,13 @@ void tracker_agent_filter(const class_filter *include, const class_filter *exclu
 }
 
 static int times_class(const char *name, size_t len) {
+    int in, ex;
     pthread_mutex_lock(&filters.lock);
-    int in = filters.include.n ? class_filter_which(&filters.include, name, len) : 0;
-    int ex = filters.exclude.n ? class_filter_which(&filters.exclude, name, len) : -1;
-    if (filters.include.n && in >= 0) filters.include_hit[in] = 1;
+    int yes = class_filter_times(&filters.include, &filters.exclude, name, len, &in, &ex);
+    if (in >= 0) filters.include_hit[in] = 1;
     if (ex >= 0) filters.exclude_hit[ex] = 1;
     pthread_mutex_unlock(&filters.lock);
-    return in >= 0 && ex < 0;
+    return yes;
 }
 
 int tracker_agent_unmatched(char *buf, size_t size) {

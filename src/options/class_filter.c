@@ -103,9 +103,14 @@ void class_filter_pattern(const class_filter *f, int i, char *buf, size_t size)
     buf[n] = '\0';
 }
 
-int class_filter_times(const class_filter *include, const class_filter *exclude, const char *name, size_t len)
+int class_filter_times(const class_filter *include, const class_filter *exclude, const char *name, size_t len,
+                       int *include_match, int *exclude_match)
 {
-    if (include && include->n && !class_filter_matches(include, name, len))
-        return 0;
-    return !(exclude && exclude->n && class_filter_matches(exclude, name, len));
+    int in = include && include->n ? class_filter_which(include, name, len) : -1;
+    int ex = exclude && exclude->n ? class_filter_which(exclude, name, len) : -1;
+    if (include_match)
+        *include_match = in;
+    if (exclude_match)
+        *exclude_match = ex;
+    return (in >= 0 || !(include && include->n)) && ex < 0;
 }

@@ -35,7 +35,10 @@ int class_filter_which(const class_filter *f, const char *name, size_t len);
 void class_filter_pattern(const class_filter *f, int i, char *buf, size_t size);
 
 /* Whether cpu=times times a class: it matches include (or include is
- * empty) and does not match exclude. Either may be NULL (not given). */
-int class_filter_times(const class_filter *include, const class_filter *exclude, const char *name, size_t len);
+ * empty) and does not match exclude. Either may be NULL (not given).
+ * include_match / exclude_match (may be NULL) get the index of the pattern
+ * of each that the name matched, or -1. */
+int class_filter_times(const class_filter *include, const class_filter *exclude, const char *name, size_t len,
+                       int *include_match, int *exclude_match);
 
 #endif

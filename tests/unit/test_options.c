@@ -193,16 +193,16 @@ TEST(options_class_filters)
     CHECK(!class_filter_matches(&o.exclude, "com/example/Parser$Node", 23));
     CHECK(!class_filter_matches(&o.exclude, "com/example/ParserTest", 22));
     CHECK(!class_filter_matches(&o.exclude, "com/example", 11));
-    CHECK(class_filter_times(&o.include, &o.exclude, "com/example/Main", 16));
-    CHECK(!class_filter_times(&o.include, &o.exclude, "java/util/HashMap", 17));
+    CHECK(class_filter_times(&o.include, &o.exclude, "com/example/Main", 16, NULL, NULL));
+    CHECK(!class_filter_times(&o.include, &o.exclude, "java/util/HashMap", 17, NULL, NULL));
     /* include: only those; exclude still wins inside them. */
     CHECK(options_parse("cpu=times,include=com.example.*,exclude=com.example.Parser*", &o, err, sizeof err) == 0);
-    CHECK(class_filter_times(&o.include, &o.exclude, "com/example/Main", 16));
-    CHECK(!class_filter_times(&o.include, &o.exclude, "com/example/Parser$Node", 23));
-    CHECK(!class_filter_times(&o.include, &o.exclude, "org/other/Main", 14));
+    CHECK(class_filter_times(&o.include, &o.exclude, "com/example/Main", 16, NULL, NULL));
+    CHECK(!class_filter_times(&o.include, &o.exclude, "com/example/Parser$Node", 23, NULL, NULL));
+    CHECK(!class_filter_times(&o.include, &o.exclude, "org/other/Main", 14, NULL, NULL));
     CHECK(options_parse("cpu=old,include=*", &o, err, sizeof err) == 0 &&
-          class_filter_times(&o.include, NULL, "a/B", 3));
-    CHECK(class_filter_times(NULL, NULL, "a/B", 3));
+          class_filter_times(&o.include, NULL, "a/B", 3, NULL, NULL));
+    CHECK(class_filter_times(NULL, NULL, "a/B", 3, NULL, NULL));
     /* Which pattern matched, and each as the user wrote it (for the dump's note). */
     CHECK(options_parse("cpu=times,exclude=com.a.*:com.b.C:*", &o, err, sizeof err) == 0);
     CHECK(class_filter_which(&o.exclude, "com/b/C", 7) == 1 && class_filter_which(&o.exclude, "x", 1) == 2);
