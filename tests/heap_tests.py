@@ -188,6 +188,18 @@ def trace_methods(d, serial):
     return out
 
 
+def test_natives(name, Fail):
+    """build/tests/<name>, the natives of a test program (made by `make
+    test`), built here if missing; its path."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    lib = os.path.join(root, "build", "tests", name)
+    if not os.path.isfile(lib):
+        r = subprocess.run(["make", "-C", root, "build/tests/" + name], capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:
+            raise Fail("cannot build build/tests/%s: %s" % (name, tail_of(r.stdout + r.stderr)))
+    return lib
+
+
 def make_tests(Fail, parse_profile, Skip):
     def check_traces_written(prof, rows, problems):
         missing = sorted({r.trace for r in rows if r.trace not in prof.traces})
@@ -241,13 +253,7 @@ def make_tests(Fail, parse_profile, Skip):
         twice. AllocObject's and NewObjectArray's have no byte code to
         instrument and HotSpot (17, 25) posts no VMObjectAlloc for them, so
         they are not seen; if a JVM reports them, they must be exact."""
-        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        lib_dir = os.path.join(root, "build", "tests")
-        if not os.path.isfile(os.path.join(lib_dir, "libjni_alloc.so")):
-            r = subprocess.run(["make", "-C", root, "build/tests/libjni_alloc.so"],
-                               capture_output=True, text=True, timeout=120)
-            if r.returncode != 0:
-                raise Fail("cannot build build/tests/libjni_alloc.so: %s" % tail_of(r.stdout + r.stderr))
+        lib_dir = os.path.dirname(test_natives("libjni_alloc.so", Fail))
         path = ctx.path("sites.txt")
         r = ctx.run("JniAlloc", [], agent="heap=sites,depth=8,cutoff=0,file=" + path,
                     jvm=["-Djava.library.path=" + lib_dir])

@@ -89,10 +89,10 @@ experiment, against the blocked time the program measures itself.
 
 import os
 import re
-import subprocess
 import time
 
 import attach_tests
+import heap_tests
 from coexist_tests import JDWP_SERVER
 
 VT_MON = "VirtualContention$MonLock"
@@ -390,7 +390,7 @@ def make_tests(Fail, Skip, parse_profile, final_monitor, spawn, reap):
             jvm.append(JDWP_SERVER)
         # thread=y: each round's virtual thread has rows of its own (cutoff=0:
         # rows of one thread each can fall under HPROF's default cutoff).
-        r = ctx.run("VirtualPinning", ["4", "150", pinning_natives()],
+        r = ctx.run("VirtualPinning", ["4", "150", heap_tests.test_natives("libvirtual_pinning.so", Fail)],
                     agent="monitor=y,depth=12,thread=y,cutoff=0,file=" + path, expect_rc=None, jvm=jvm)
         if r.rc == 3 and "no virtual threads" in r.stderr:
             raise Skip("%s has no virtual threads: pinning not tested" % ctx.jdk_name)
@@ -446,17 +446,6 @@ def make_tests(Fail, Skip, parse_profile, final_monitor, spawn, reap):
         problems += pinned_monitors(prof, r.stderr, mt, pin, through, ctx)
         if problems:
             raise Fail("; ".join(problems))
-
-    def pinning_natives():
-        """build/tests/libvirtual_pinning.so (made by `make test`; here if missing)."""
-        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        lib = os.path.join(root, "build", "tests", "libvirtual_pinning.so")
-        if not os.path.isfile(lib):
-            r = subprocess.run(["make", "-C", root, "build/tests/libvirtual_pinning.so"],
-                               capture_output=True, text=True, timeout=120)
-            if r.returncode != 0:
-                raise Fail("cannot build %s: %s" % (lib, (r.stdout + r.stderr)[-400:]))
-        return lib
 
     def pinned_monitors(prof, stderr, mt, pin, through, ctx):
         """VirtualPinning's monitor enters and waits: in MONITOR PINNED TIME
@@ -667,7 +656,6 @@ def make_tests(Fail, Skip, parse_profile, final_monitor, spawn, reap):
         are each counted once."""
         if ctx.jdk_name == "jdk17":
             raise Skip("JDK 17 has no virtual threads (JDK 21 and later): many virtual threads not tested")
-        import heap_tests
         path, truth = virtual_many(ctx, "heap=sites,cutoff=0", 20000, "many-sites")
         interval, rows = heap_tests.sites_sections(path, Fail)[-1]
         made = sum(r.alloc_objs for r in rows if r.cls == "VirtualMany$Made")
