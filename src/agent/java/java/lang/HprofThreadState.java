@@ -315,7 +315,7 @@ final class HprofThreadState {
         int base = keyUsed, top = sp - 1;
         keyUsed += n;
         for (int k = 0; k < n; k++) keys[base + k] = ids[top - k];
-        serial[a] = HprofTracker.nameOf(thread, keys, base, n);
+        serial[a] = HprofTracker.trace(thread);
         index[slot] = a + 1;
         if (nacc * 2 > index.length) rehash();
         return a;

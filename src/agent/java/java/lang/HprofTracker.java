@@ -333,14 +333,19 @@ public final class HprofTracker {
         }
     }
 
-    /* ---- key names shared by all threads ---- */
+    /* ---- key names shared by virtual threads ---- */
 
     /** thread=n: a key's name (its trace) does not depend on the thread, so
      *  a key named once, by a walk of the stack that made it, is named so
-     *  for every thread. Without this, each thread walked its stack again
-     *  for every key it made: a virtual thread runs one task, so 100,000
-     *  of them made 100,000 times the same few walks (a 9x slowdown of the
-     *  work itself on JDK 25). Set by the agent before counting starts. */
+     *  for every virtual thread. Without this, each virtual thread walked its
+     *  stack again for every key it made: a virtual thread runs one task, so
+     *  100,000 of them made 100,000 times the same few walks (a 9x slowdown
+     *  of the work itself on JDK 25). A platform thread lives long and names
+     *  each of its keys once in its own table (HprofThreadState.add): in this
+     *  table too, its keys were held twice, with shared counters it never
+     *  uses (javac: 82,000 keys, 8 MB more of live heap, and its peak RSS
+     *  1.56x the run without the agent against 1.47x before the counters).
+     *  Set by the agent before counting starts. */
     static boolean shareNames;
     /** jdk=boundary (HprofThreadState.boundary); set by the agent before
      *  counting starts, read once by each thread's state. */
@@ -377,37 +382,27 @@ public final class HprofTracker {
         }
     }
 
-    /** The trace serial of the key key[base .. base + n), which the calling
-     *  thread's stack has on top now: named by a walk of that stack, the
-     *  first time any thread made the key (thread=n). */
-    static int nameOf(Thread t, int[] key, int base, int n) {
-        return shareNames ? named(t, key, base, n, false) : trace(t);
-    }
-
     /** thread=n: the shared key (an index into the shared counters) of
-     *  key[base .. base + n), named as nameOf names it; UNNAMED if its
-     *  stack could not be named now, FULL once the table is full. */
+     *  key[base .. base + n), which the calling virtual thread's stack has on
+     *  top now, named by a walk of that stack the first time any virtual
+     *  thread made it; UNNAMED if its stack could not be named now, FULL
+     *  once the table is full. */
     static int sharedKey(Thread t, int[] key, int base, int n) {
-        return named(t, key, base, n, true);
-    }
-
-    private static int named(Thread t, int[] key, int base, int n, boolean asKey) {
         int h = nameHash(key, base, n);
         lock(NAMES_LOCK);
         try {
             int e = nameIndex[nameSlot(key, base, n, h)];
-            if (e != 0) return asKey ? e - 1 : nameSerial[e - 1];
+            if (e != 0) return e - 1;
         } finally {
             unlock(NAMES_LOCK);
         }
         int serial = trace(t);                /* outside the lock: a stack walk */
-        if (serial == 0) return asKey ? UNNAMED : 0;     /* not named now: not kept */
+        if (serial == 0) return UNNAMED;      /* not named now: not kept */
         lock(NAMES_LOCK);
         try {
             int i = nameSlot(key, base, n, h);
-            if (nameIndex[i] != 0) return asKey ? nameIndex[i] - 1 : nameSerial[nameIndex[i] - 1];
+            if (nameIndex[i] != 0) return nameIndex[i] - 1;
             if (names >= MAX_NAMES || nameIdsUsed > MAX_NAME_IDS - n) {
-                if (!asKey) return serial;
                 if (nameSerial[FULL] == 0) nameSerial[FULL] = keysFullTrace();
                 return FULL;
             }
@@ -423,7 +418,7 @@ public final class HprofTracker {
                 }
                 nameIndex = bigger;
             }
-            return asKey ? k : serial;
+            return k;
         } finally {
             unlock(NAMES_LOCK);
         }
