@@ -28,7 +28,8 @@ real JVM, against truths the programs measure themselves.
                      also from a counted Comparator; none of the JDK's calls
                      inside the JDK (TimSort, Formatter, parseInt's
                      exceptions) has a row; counts after 1,000 exceptions
-                     thrown through unrecorded frames still exact
+                     thrown through unrecorded frames still exact; jdk=none:
+                     no row of the JDK's, the program's counts exact
     times_jdk_verify every class of every JDK module instrumented, loaded and
                      linked with -Xverify:all: zero VerifyErrors, nothing
                      left uninstrumented
@@ -338,9 +339,12 @@ def make_tests(Fail, parse_profile):
         Comparator's Integer.compare), the JDK's calls inside the JDK not
         recorded (TimSort, Formatter, the exceptions of parseInt); after
         1,000 exceptions thrown through unrecorded JDK frames the counts that
-        follow are still exact. jdk=all, the control, has those rows."""
+        follow are still exact. jdk=all, the control, has those rows.
+        jdk=none: no row of a JDK class at all (they are not instrumented),
+        the program's own calls (the Comparator called back by TimSort
+        among them) counted exactly."""
         counts, nrows = {}, {}
-        for mode in ("all", "boundary"):
+        for mode in ("all", "boundary", "none"):
             path = ctx.path("times-jdk-%s.txt" % mode)
             r = ctx.run("TimesJdkBoundary", [], agent="cpu=times,cutoff=0,depth=3,jdk=%s,file=%s" % (mode, path))
             m = re.search(r"^TJ parses=(\d+) sorts=(\d+) compares=(\d+) formats=(\d+)$", r.stderr, re.M)
@@ -372,13 +376,24 @@ def make_tests(Fail, parse_profile):
         leaked = sorted({r.method for r in rows if r.method.startswith(inner)})
         if leaked:
             problems.append("jdk=boundary: rows of the JDK's calls inside the JDK: %s" % leaked[:6])
-        ctx.note("rows: jdk=all %d, jdk=boundary %d; boundary: Collections.sort %d calls, Integer.compare %d "
-                 "(program: %d compares), String.format %d, Integer.parseInt %d"
-                 % (nrows["all"], nrows["boundary"], got["java.util.Collections.sort"],
+        rows = counts["none"]
+        want_none = {k: v for k, v in want.items() if k.startswith("TimesJdkBoundary")}
+        got_none = {k: calls_of(rows, k) for k in want_none}
+        if got_none != want_none:
+            problems.append("jdk=none calls %s, expected %s" % (
+                {k: v for k, v in got_none.items() if v != want_none[k]},
+                {k: v for k, v in want_none.items() if got_none[k] != v}))
+        jdk_rows = sorted({r.method for r in rows if r.method.startswith(("java.", "javax.", "jdk.", "sun.",
+                                                                          "com.sun."))})
+        if jdk_rows:
+            problems.append("jdk=none: %d rows of the JDK's classes: %s" % (len(jdk_rows), jdk_rows[:6]))
+        ctx.note("rows: jdk=all %d, jdk=boundary %d, jdk=none %d; boundary: Collections.sort %d calls, "
+                 "Integer.compare %d (program: %d compares), String.format %d, Integer.parseInt %d"
+                 % (nrows["all"], nrows["boundary"], nrows["none"], got["java.util.Collections.sort"],
                     got["java.lang.Integer.compare"], compares, got["java.lang.String.format"],
                     got["java.lang.Integer.parseInt"]))
         r = ctx.run("TimesJdkBoundary", [], agent="cpu=times,jdk=some,file=" + ctx.path("bad.txt"), expect_rc=None)
-        if r.rc == 0 or "'jdk'" not in r.stderr or "boundary" not in r.stderr:
+        if r.rc == 0 or "'jdk'" not in r.stderr or "boundary" not in r.stderr or "none" not in r.stderr:
             problems.append("jdk=some was not refused with the option named (exit code %d)" % r.rc)
         if problems:
             raise Fail("; ".join(problems))

@@ -46,7 +46,7 @@
 typedef struct times_config {
     int depth, lineno, per_thread;
     int old_prof;                    /* cpu=old: the old prof format, depth 2 */
-    int jdk_boundary;                /* jdk=boundary (HprofThreadState.boundary) */
+    int jdk_calls;                   /* jdk= (JDK_CALLS_*; boundary: HprofThreadState.boundary) */
     int full_stacks;                 /* keys are whole stacks (see above) */
     double cutoff;
 } times_config;
@@ -282,7 +282,7 @@ static int start(const collector_env *env, JNIEnv *jni) {
         T.cfg.lineno = env->opt->lineno;
         T.cfg.per_thread = env->opt->thread;
         T.cfg.full_stacks = !old_prof && options_want_stacks(env->opt);
-        T.cfg.jdk_boundary = env->opt->jdk_boundary;
+        T.cfg.jdk_calls = env->opt->jdk_calls;
         T.builder.depth = trace_depth;
         T.builder.full_stacks = T.cfg.full_stacks;
         T.builder.lineno = env->opt->lineno;
@@ -305,11 +305,12 @@ static int start(const collector_env *env, JNIEnv *jni) {
         (*jni)->SetStaticBooleanField(jni, tracker, share, T.cfg.per_thread ? JNI_FALSE : JNI_TRUE);
         jfieldID boundary = (*jni)->GetStaticFieldID(jni, tracker, "jdkBoundary", "Z");
         if (tracker_jni_failed(jni, boundary, "finding HprofTracker.jdkBoundary")) return -1;
-        (*jni)->SetStaticBooleanField(jni, tracker, boundary, T.cfg.jdk_boundary ? JNI_TRUE : JNI_FALSE);
+        (*jni)->SetStaticBooleanField(jni, tracker, boundary,
+                                      T.cfg.jdk_calls == JDK_CALLS_BOUNDARY ? JNI_TRUE : JNI_FALSE);
         T.tracker = tracker;
     } else if (trace_depth != T.cfg.depth || env->opt->thread != T.cfg.per_thread || old_prof != T.cfg.old_prof ||
                (!old_prof && options_want_stacks(env->opt) != T.cfg.full_stacks) ||
-               env->opt->jdk_boundary != T.cfg.jdk_boundary) {
+               env->opt->jdk_calls != T.cfg.jdk_calls) {
         env->limit("cpu=times|old: cpu=, depth=, thread=, jdk= and whole stacks (pprof=, flamegraph=, "
                    "collapsed=) keep the values of the first start");
     }
@@ -327,7 +328,7 @@ static int start(const collector_env *env, JNIEnv *jni) {
     }
     (*jni)->SetStaticIntField(jni, tracker, T.engaged, T.epoch);
     T.running = 1;
-    tracker_agent_filter(&env->opt->include, &env->opt->exclude);
+    tracker_agent_filter(&env->opt->include, &env->opt->exclude, T.cfg.jdk_calls == JDK_CALLS_NONE);
     tracker_agent_want(1, -1);
     if (T.vt_end)
         events_want(hprof_jvmti, EVENT_VIRTUAL_THREAD_END);

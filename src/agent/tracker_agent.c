@@ -140,15 +140,17 @@ static struct {
     pthread_mutex_t lock;
     class_filter    include, exclude;
     uint8_t         include_hit[CLASS_FILTER_MAX], exclude_hit[CLASS_FILTER_MAX];
+    int             leave_jdk;      /* jdk=none */
     unsigned        generation;
 } filters = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-void tracker_agent_filter(const class_filter *include, const class_filter *exclude) {
+void tracker_agent_filter(const class_filter *include, const class_filter *exclude, int leave_jdk) {
     pthread_mutex_lock(&filters.lock);
     if (memcmp(include, &filters.include, sizeof *include) != 0 ||
-        memcmp(exclude, &filters.exclude, sizeof *exclude) != 0) {
+        memcmp(exclude, &filters.exclude, sizeof *exclude) != 0 || leave_jdk != filters.leave_jdk) {
         filters.include = *include;
         filters.exclude = *exclude;
+        filters.leave_jdk = leave_jdk;
         memset(filters.include_hit, 0, sizeof filters.include_hit);
         memset(filters.exclude_hit, 0, sizeof filters.exclude_hit);
         filters.generation++;
@@ -156,10 +158,12 @@ void tracker_agent_filter(const class_filter *include, const class_filter *exclu
     pthread_mutex_unlock(&filters.lock);
 }
 
-static int times_class(const char *name, size_t len) {
+/* Is a class of this name (of the JDK's loaders if jdk) timed? */
+static int times_class(const char *name, size_t len, int jdk) {
     int in, ex;
     pthread_mutex_lock(&filters.lock);
-    int yes = class_filter_times(&filters.include, &filters.exclude, name, len, &in, &ex);
+    int yes = class_filter_times(&filters.include, &filters.exclude, name, len, &in, &ex) &&
+              !(jdk && filters.leave_jdk);
     if (in >= 0) filters.include_hit[in] = 1;
     if (ex >= 0) filters.exclude_hit[ex] = 1;
     pthread_mutex_unlock(&filters.lock);
@@ -188,16 +192,24 @@ int tracker_agent_unmatched(char *buf, size_t size) {
     return n;
 }
 
-/* What the hook inserts into a class of this name (BCI_* bits; 0: nothing). */
-static unsigned what_for(const char *name, size_t len, int times, int allocations) {
+/* What the hook inserts into a class of this name, of the boot or platform
+ * loader if jdk (BCI_* bits; 0: nothing). */
+static unsigned what_for(const char *name, size_t len, int jdk, int times, int allocations) {
     unsigned what = 0;
     if (len == 16 && memcmp(name, "java/lang/Object", 16) == 0) {
         if (allocations) what = BCI_OBJECT_INIT;
     } else {
-        if (times && !switches_threads(name, len) && times_class(name, len)) what |= BCI_ENTRY_EXIT | BCI_COUNT_LEAVES;
+        if (times && !switches_threads(name, len) && times_class(name, len, jdk))
+            what |= BCI_ENTRY_EXIT | BCI_COUNT_LEAVES;
         if (allocations) what |= BCI_NEWARRAY;
     }
     return what;
+}
+
+/* The boot loader (NULL) or the platform loader: its classes are the JDK's. */
+static int is_jdk_loader(JNIEnv *jni, jobject loader) {
+    return loader == NULL || (T.platform_loader != NULL && jni != NULL &&
+                              (*jni)->IsSameObject(jni, loader, T.platform_loader));
 }
 
 static void JNICALL on_class_file_load(jvmtiEnv *jvmti, JNIEnv *jni, jclass being_redefined,
@@ -206,10 +218,9 @@ static void JNICALL on_class_file_load(jvmtiEnv *jvmti, JNIEnv *jni, jclass bein
                                        jint *new_len, unsigned char **new_data) {
     (void)being_redefined; (void)domain;
     if (!atomic_load(&T.ready) || name == NULL || is_tracker(name)) return;
-    unsigned what = what_for(name, strlen(name), atomic_load(&T.cfg.times), atomic_load(&T.cfg.allocations));
+    int jdk = is_jdk_loader(jni, loader);
+    unsigned what = what_for(name, strlen(name), jdk, atomic_load(&T.cfg.times), atomic_load(&T.cfg.allocations));
     if (what == 0) return;
-    int jdk = loader == NULL || (T.platform_loader != NULL && jni != NULL &&
-                                 (*jni)->IsSameObject(jni, loader, T.platform_loader));
     bci_config c = { what, TRACKER, next_method_id, &jdk };
     int r = class_rewrite_in_hook(jvmti, &c, name, data, len, new_len, new_data, "hprof");
     if (r >= 0) hooked_note(name, what, r > 0);
@@ -339,6 +350,7 @@ int tracker_agent_apply(jvmtiEnv *jvmti, JNIEnv *jni) {
     int times = atomic_load(&T.cfg.times), allocations = atomic_load(&T.cfg.allocations);
     pthread_mutex_lock(&filters.lock);
     unsigned generation = filters.generation;
+    int leave_jdk = filters.leave_jdk;
     pthread_mutex_unlock(&filters.lock);
     if (times == T.applied.times && allocations == T.applied.allocations &&
         (!times || generation == T.applied.filters)) return 0;
@@ -360,7 +372,14 @@ int tracker_agent_apply(jvmtiEnv *jvmti, JNIEnv *jni) {
             if ((*jvmti)->GetClassSignature(jvmti, classes[i], &sig, NULL) == JVMTI_ERROR_NONE && sig &&
                 sig[0] == 'L') {
                 size_t len = strlen(sig) - 2;
-                must = hooked_must_retransform(sig + 1, len, what_for(sig + 1, len, times, allocations));
+                /* The loader matters only with jdk=none (one more JVMTI call a class). */
+                int jdk = 0;
+                jobject loader = NULL;
+                if (times && leave_jdk && (*jvmti)->GetClassLoader(jvmti, classes[i], &loader) == JVMTI_ERROR_NONE) {
+                    jdk = is_jdk_loader(jni, loader);
+                    if (loader) (*jni)->DeleteLocalRef(jni, loader);
+                }
+                must = hooked_must_retransform(sig + 1, len, what_for(sig + 1, len, jdk, times, allocations));
             }
             jvmti_free(sig);
             jclass c = classes[i];

@@ -36,10 +36,11 @@ jclass tracker_agent_define(JNIEnv *jni, int live);
 /* What classes should get from now on (-1: leave that part as it is); the
  * loaded classes follow at the next tracker_agent_apply. */
 void tracker_agent_want(int times, int allocations);
-/* cpu=times' include= and exclude= (options.h): the classes whose methods
- * get entry and exit calls from now on (n 0: no such option); the loaded
+/* cpu=times' include= and exclude= (options.h), and jdk=none (leave_jdk:
+ * no class of the boot or platform loader): the classes whose methods get
+ * entry and exit calls from now on (n 0: no such option); the loaded
  * classes follow at the next tracker_agent_apply. */
-void tracker_agent_filter(const class_filter *include, const class_filter *exclude);
+void tracker_agent_filter(const class_filter *include, const class_filter *exclude, int leave_jdk);
 /* The patterns of those that no class loaded so far has matched, as
  * "exclude=com.exmple.*, ..." into buf (cut to size); how many. */
 int  tracker_agent_unmatched(char *buf, size_t size);

@@ -57,9 +57,11 @@ static const char usage_text[] =
 "                       estimates, at near-zero overhead\n"
 "deadlock=<ms>          with monitor=y, look for       0 (at dumps only)\n"
 "                       deadlocks this often; a new one is dumped at once\n"
-"jdk=all|boundary       cpu=times: the JDK's calls     all\n"
+"jdk=all|boundary|none  cpu=times: the JDK's calls     all\n"
 "                       boundary: only those made from outside the JDK,\n"
-"                       each timed with the JDK's work below it\n"
+"                       each timed with the JDK's work below it; none:\n"
+"                       the JDK's classes are not timed (their time is\n"
+"                       their caller's)\n"
 "include=<classes>      cpu=times: time only these     all\n"
 "exclude=<classes>      cpu=times: do not time these   none\n"
 "                       classes, ':' between names; a trailing * matches\n"
@@ -301,12 +303,18 @@ static int parse_one(hprof_options *o, const char *name, const char *value,
     if (strcmp(name, "net") == 0)
         return parse_net(value, o->net, err, errlen);
     if (strcmp(name, "jdk") == 0) {
-        if (strcmp(value, "all") != 0 && strcmp(value, "boundary") != 0) {
+        if (strcmp(value, "all") == 0)
+            o->jdk_calls = JDK_CALLS_ALL;
+        else if (strcmp(value, "boundary") == 0)
+            o->jdk_calls = JDK_CALLS_BOUNDARY;
+        else if (strcmp(value, "none") == 0)
+            o->jdk_calls = JDK_CALLS_NONE;
+        else {
             set_err(err, errlen, "hprof: bad value '%s' for option 'jdk': accepted values are all (every "
-                    "call of the JDK's methods) or boundary (only those made from outside the JDK)", value);
+                    "call of the JDK's methods), boundary (only those made from outside the JDK) or none "
+                    "(the JDK's classes not timed)", value);
             return -1;
         }
-        o->jdk_boundary = value[0] == 'b';
         return 0;
     }
     if (strcmp(name, "include") == 0)
@@ -401,9 +409,9 @@ finish:
                 out->pprof[0] ? out->pprof : out->flamegraph[0] ? out->flamegraph : out->collapsed);
         return -1;
     }
-    if (out->jdk_boundary && out->cpu != CPU_TIMES && out->cpu != CPU_OLD) {
-        set_err(err, errlen, "hprof: option 'jdk=boundary' chooses the calls cpu=times records, and cpu=times "
-                "is not on; add cpu=times");
+    if (out->jdk_calls != JDK_CALLS_ALL && out->cpu != CPU_TIMES && out->cpu != CPU_OLD) {
+        set_err(err, errlen, "hprof: option 'jdk=%s' chooses the calls cpu=times records, and cpu=times "
+                "is not on; add cpu=times", out->jdk_calls == JDK_CALLS_NONE ? "none" : "boundary");
         return -1;
     }
     if ((out->include.n || out->exclude.n) && out->cpu != CPU_TIMES && out->cpu != CPU_OLD) {

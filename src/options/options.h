@@ -17,6 +17,13 @@ typedef enum { HEAP_OFF = 0, HEAP_DUMP, HEAP_SITES, HEAP_ALL } heap_mode;
 #define OPTIONS_PATH_MAX   4096
 #define OPTIONS_MAX_DEPTH  256        /* frames recorded per sample */
 
+/* jdk=: the JDK's methods are those of the boot and platform loaders' classes. */
+enum {
+    JDK_CALLS_ALL,        /* every call (HPROF's meaning) */
+    JDK_CALLS_BOUNDARY,   /* only those made from outside the JDK, timed with the JDK's work below */
+    JDK_CALLS_NONE,       /* none: the JDK's classes are not instrumented; their time is their caller's */
+};
+
 typedef struct hprof_options {
     int       help;                   /* "help": print usage and exit */
     cpu_mode  cpu;
@@ -40,7 +47,7 @@ typedef struct hprof_options {
     char      sampler;                /* 'a' auto, 'p' perf events, 't' POSIX timers */
     uint64_t  heap_sample;            /* heap=sites: sample one allocation per this many bytes, 0 = every one */
     int       deadlock_ms;            /* monitor=y: check for deadlocks this often, 0 = only at dumps */
-    int       jdk_boundary;           /* jdk=boundary: cpu=times records the JDK's calls only from outside it */
+    int       jdk_calls;              /* cpu=times: which of the JDK's calls it records (JDK_CALLS_*) */
     class_filter include;             /* cpu=times: time only these classes (n 0: all) */
     class_filter exclude;             /* cpu=times: and not these */
 } hprof_options;

@@ -222,12 +222,15 @@ TEST(options_class_filters)
 
 TEST(options_jdk_calls)
 {
-    CHECK(options_parse("cpu=times", &o, err, sizeof err) == 0 && !o.jdk_boundary);
-    CHECK(options_parse("cpu=times,jdk=boundary", &o, err, sizeof err) == 0 && o.jdk_boundary);
-    CHECK(options_parse("cpu=old,jdk=all", &o, err, sizeof err) == 0 && !o.jdk_boundary);
+    CHECK(options_parse("cpu=times", &o, err, sizeof err) == 0 && o.jdk_calls == JDK_CALLS_ALL);
+    CHECK(options_parse("cpu=times,jdk=boundary", &o, err, sizeof err) == 0 && o.jdk_calls == JDK_CALLS_BOUNDARY);
+    CHECK(options_parse("cpu=times,jdk=none", &o, err, sizeof err) == 0 && o.jdk_calls == JDK_CALLS_NONE);
+    CHECK(options_parse("cpu=old,jdk=all", &o, err, sizeof err) == 0 && o.jdk_calls == JDK_CALLS_ALL);
     CHECK(options_parse("cpu=times,jdk=edge", &o, err, sizeof err) == -1 && strstr(err, "'jdk'") &&
-          strstr(err, "boundary"));
+          strstr(err, "boundary") && strstr(err, "none"));
     CHECK(options_parse("cpu=samples,jdk=boundary", &o, err, sizeof err) == -1 && strstr(err, "cpu=times"));
+    CHECK(options_parse("heap=sites,jdk=none", &o, err, sizeof err) == -1 && strstr(err, "'jdk=none'") &&
+          strstr(err, "cpu=times"));
 }
 
 TEST(options_class_filter_errors)
