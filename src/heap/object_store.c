@@ -5,7 +5,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-/* Past this many unswept entries (about 80 MB with their OopStorage slots),
+/* Past this many unswept entries (about 75 MB with their OopStorage slots),
  * a thread retiring a chunk sweeps a few itself. */
 #define YOUNG_HELP  (4u << 20)
 #define HELP_CHUNKS 4
@@ -13,11 +13,20 @@
  * last such sweep, plus this many. */
 #define OLD_SLACK   (1u << 20)
 
+/* A handle is kept as a 32-bit offset, in HANDLE_ALIGN units, from its
+ * chunk's base (the first handle written to it): 8 bytes an entry instead
+ * of 12. HotSpot's weak handles are 8-byte slots of OopStorage blocks
+ * (malloc'ed), tagged alike in their low bit, so any two differ by a
+ * multiple of 8, and the offset reaches +-16 GB. A handle that does not fit
+ * (only seen with made-up handles) starts a new chunk. */
+#define HANDLE_ALIGN 8
+
 typedef struct store_chunk {
     struct store_chunk *next, *prev;     /* active list: both; young and old: next */
     atomic_uint used;                    /* entries written; published with release */
     unsigned    stamp;                   /* GCs seen when retired */
-    void       *handle[OBJECT_STORE_CHUNK];
+    uintptr_t   base;                    /* set with the first entry */
+    int32_t     offset[OBJECT_STORE_CHUNK];
     subsite_t   subsite[OBJECT_STORE_CHUNK];
 } store_chunk;
 
@@ -27,7 +36,8 @@ static struct {
     store_chunk    *active;         /* chunks threads are filling */
     store_chunk    *young, *young_tail;  /* retired, oldest first */
     size_t          young_entries;
-    store_chunk    *old;            /* full chunks of entries that survived a sweep */
+    store_chunk    *old;            /* chunks of entries that survived a sweep: full
+                                       unless a handle did not fit (see pack) */
     store_chunk    *fill;           /* survivors being packed; not full */
     atomic_size_t   old_entries;    /* in old and fill */
     size_t          old_base;       /* old_entries after the last sweep of old */
@@ -45,6 +55,24 @@ static unsigned used_of(store_chunk *c)
     return atomic_load_explicit(&c->used, memory_order_acquire);
 }
 
+static void *handle_at(const store_chunk *c, unsigned i)
+{
+    return (void *)(c->base + (uintptr_t)((intptr_t)c->offset[i] * HANDLE_ALIGN));
+}
+
+/* 1 if handle fits in c, its offset in *offset; an empty chunk takes any
+ * handle as its base. */
+static int offset_in(store_chunk *c, unsigned used, void *handle, int32_t *offset)
+{
+    if (used == 0)
+        c->base = (uintptr_t)handle;
+    intptr_t d = (intptr_t)((uintptr_t)handle - c->base);  /* two's complement difference */
+    if (d % HANDLE_ALIGN != 0 || d / HANDLE_ALIGN < INT32_MIN || d / HANDLE_ALIGN > INT32_MAX)
+        return 0;
+    *offset = (int32_t)(d / HANDLE_ALIGN);
+    return 1;
+}
+
 static store_chunk *chunk_new(void)
 {
     store_chunk *c = malloc(sizeof *c);
@@ -53,6 +81,7 @@ static store_chunk *chunk_new(void)
     c->next = c->prev = NULL;
     atomic_init(&c->used, 0);
     c->stamp = 0;
+    c->base = 0;
     atomic_fetch_add(&st.chunks, 1);
     return c;
 }
@@ -71,13 +100,13 @@ static void compact(store_chunk *c, const object_store_ops *ops, void *ctx)
     unsigned n = used_of(c), kept = 0;
     size_t released = 0;
     for (unsigned i = 0; i < n; i++) {
-        void *h = c->handle[i];
+        void *h = handle_at(c, i);
         if (ops->dead(ctx, h)) {
             ops->release(ctx, h);
             released++;
             continue;
         }
-        c->handle[kept] = h;
+        c->offset[kept] = c->offset[i];          /* same chunk, same base */
         c->subsite[kept] = c->subsite[i];
         kept++;
     }
@@ -85,9 +114,18 @@ static void compact(store_chunk *c, const object_store_ops *ops, void *ctx)
     atomic_fetch_add(&st.released, released);
 }
 
+/* fill joins the old list, full or not. */
+static void close_fill(void)
+{
+    st.fill->next = st.old;
+    st.old = st.fill;
+    st.fill = NULL;
+}
+
 /* A compacted chunk's entries join the old ones, packed densely: they fill
  * up `fill`, and what is left of c becomes the next fill. No allocation,
- * so a sweep cannot fail (sweep_lock). */
+ * so a sweep cannot fail (sweep_lock). An entry whose handle does not fit
+ * fill's base (never with HotSpot's handles) closes fill early. */
 static void pack(store_chunk *c)
 {
     unsigned n = used_of(c);
@@ -100,24 +138,27 @@ static void pack(store_chunk *c)
         st.fill = c;
         return;
     }
-    unsigned f = used_of(st.fill), move = OBJECT_STORE_CHUNK - f;
-    if (move > n)
-        move = n;
-    for (unsigned i = 0; i < move; i++) {
-        st.fill->handle[f + i] = c->handle[n - move + i];
-        st.fill->subsite[f + i] = c->subsite[n - move + i];
+    unsigned f = used_of(st.fill), moved = 0;
+    while (f < OBJECT_STORE_CHUNK && moved < n) {
+        unsigned from = n - 1 - moved;
+        int32_t offset;
+        if (!offset_in(st.fill, f, handle_at(c, from), &offset))
+            break;
+        st.fill->offset[f] = offset;
+        st.fill->subsite[f] = c->subsite[from];
+        f++;
+        moved++;
     }
-    atomic_store_explicit(&st.fill->used, f + move, memory_order_relaxed);
-    atomic_store_explicit(&c->used, n - move, memory_order_relaxed);
-    if (f + move == OBJECT_STORE_CHUNK) {
-        st.fill->next = st.old;
-        st.old = st.fill;
-        st.fill = NULL;
-    }
-    if (n - move == 0)
+    atomic_store_explicit(&st.fill->used, f, memory_order_relaxed);
+    atomic_store_explicit(&c->used, n - moved, memory_order_relaxed);
+    if (moved == n) {
         chunk_free(c);
-    else
-        st.fill = c;                     /* fill was full, so it is NULL now */
+        if (f == OBJECT_STORE_CHUNK)
+            close_fill();
+    } else {
+        close_fill();                    /* full, or the next entry does not fit */
+        st.fill = c;
+    }
 }
 
 /* The oldest young chunk if `all` or retired before the last GC (lock). */
@@ -224,7 +265,9 @@ static void retire(store_chunk *c)
 int object_store_add(const object_store_ops *ops, void *ctx, void *handle, subsite_t s)
 {
     store_chunk *c = my_chunk();
-    if (c == NULL || atomic_load_explicit(&c->used, memory_order_relaxed) == OBJECT_STORE_CHUNK) {
+    unsigned u = c ? atomic_load_explicit(&c->used, memory_order_relaxed) : 0;
+    int32_t offset = 0;
+    if (c == NULL || u == OBJECT_STORE_CHUNK || !offset_in(c, u, handle, &offset)) {
         store_chunk *fresh = chunk_new();
         pthread_mutex_lock(&st.lock);
         if (c)
@@ -246,9 +289,10 @@ int object_store_add(const object_store_ops *ops, void *ctx, void *handle, subsi
         }
         if (c == NULL)
             return -1;
+        u = 0;
+        offset_in(c, 0, handle, &offset);    /* the base: offset 0 */
     }
-    unsigned u = atomic_load_explicit(&c->used, memory_order_relaxed);
-    c->handle[u] = handle;
+    c->offset[u] = offset;
     c->subsite[u] = s;
     atomic_store_explicit(&c->used, u + 1, memory_order_release);
     return 0;
@@ -272,7 +316,7 @@ int object_store_recent(int (*match)(void *ctx, void *handle, subsite_t s), void
         return 0;
     unsigned n = atomic_load_explicit(&c->used, memory_order_relaxed);
     for (unsigned i = n; i > 0 && n - i < max; i--)
-        if (match(ctx, c->handle[i - 1], c->subsite[i - 1]))
+        if (match(ctx, handle_at(c, i - 1), c->subsite[i - 1]))
             return 1;
     return 0;
 }
@@ -295,14 +339,14 @@ void object_store_each(const object_store_ops *ops, void *ctx,
     st.old_swept_at = atomic_load(&st.gcs);
     for (store_chunk *c = st.old; c; c = c->next)
         for (unsigned i = 0, n = used_of(c); i < n; i++)
-            visit(arg, c->handle[i], c->subsite[i]);
+            visit(arg, handle_at(c, i), c->subsite[i]);
     if (st.fill)
         for (unsigned i = 0, n = used_of(st.fill); i < n; i++)
-            visit(arg, st.fill->handle[i], st.fill->subsite[i]);
+            visit(arg, handle_at(st.fill, i), st.fill->subsite[i]);
     for (store_chunk *c = st.active; c; c = c->next)
         for (unsigned i = 0, n = used_of(c); i < n; i++)
-            if (!ops->dead(ctx, c->handle[i]))
-                visit(arg, c->handle[i], c->subsite[i]);
+            if (!ops->dead(ctx, handle_at(c, i)))
+                visit(arg, handle_at(c, i), c->subsite[i]);
     pthread_mutex_unlock(&st.lock);
     pthread_mutex_unlock(&st.sweep_lock);
 }
@@ -313,7 +357,7 @@ static void release_list(store_chunk *list, const object_store_ops *ops, void *c
         store_chunk *c = list;
         list = c->next;
         for (unsigned i = 0, n = used_of(c); i < n; i++)
-            ops->release(ctx, c->handle[i]);
+            ops->release(ctx, handle_at(c, i));
         atomic_fetch_add(&st.released, used_of(c));
         chunk_free(c);
     }
@@ -328,11 +372,8 @@ void object_store_clear(const object_store_ops *ops, void *ctx)
     st.young_entries = 0;
     pthread_mutex_unlock(&st.lock);
     release_list(young, ops, ctx);
-    if (st.fill) {
-        st.fill->next = st.old;
-        st.old = st.fill;
-        st.fill = NULL;
-    }
+    if (st.fill)
+        close_fill();
     release_list(st.old, ops, ctx);
     st.old = NULL;
     atomic_store(&st.old_entries, 0);
