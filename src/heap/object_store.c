@@ -4,8 +4,9 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
-/* Past this many unswept entries (about 75 MB with their OopStorage slots),
+/* Past this many unswept entries (about 55 MB with their OopStorage slots),
  * a thread retiring a chunk sweeps a few itself. */
 #define YOUNG_HELP  (4u << 20)
 #define HELP_CHUNKS 4
@@ -13,22 +14,178 @@
  * last such sweep, plus this many. */
 #define OLD_SLACK   (1u << 20)
 
-/* A handle is kept as a 32-bit offset, in HANDLE_ALIGN units, from its
- * chunk's base (the first handle written to it): 8 bytes an entry instead
- * of 12. HotSpot's weak handles are 8-byte slots of OopStorage blocks
- * (malloc'ed), tagged alike in their low bit, so any two differ by a
- * multiple of 8, and the offset reaches +-16 GB. A handle that does not fit
- * (only seen with made-up handles) starts a new chunk. */
-#define HANDLE_ALIGN 8
+/* ------------------------------------------------------------ entries
+ *
+ * A chunk is a byte stream of entries, each two varints (7 bits a byte, low
+ * group first): the zigzag-coded difference from the entry before of the
+ * handle's slot (the handle shifted right by 3) and of the subsite. The
+ * first entry's differences are from 0.
+ *
+ * Why: a young object holds its entry until the GC after it, and on
+ * programs that allocate hundreds of MB between GCs that is most of what
+ * the agent adds to the process (JDK 25, H2: about 6 million objects). As
+ * fixed fields an entry was 12 bytes, then 8 (the handle as an offset from
+ * the chunk's first one); here it is about 2-3. HotSpot's weak handles are
+ * 8-byte slots of OopStorage blocks: one thread's handles are mostly a slot
+ * or a few apart (one byte), and a thread's allocations in a row mostly
+ * have subsites interned together (one or two bytes). Any handle can be
+ * coded; one chunk's handles share their 3 low bits (HotSpot tags every
+ * weak handle alike), and one that does not starts a new chunk.
+ *
+ * A stream is read from its start only. Removing entries (a sweep) and
+ * moving them to the front of their chunk (packing) rewrite it in place:
+ * the writer never overtakes the reader, because the varint of a sum of
+ * differences is never longer than those of its terms together
+ * (zigzag(a + b) <= zigzag(a) + zigzag(b) + 2 < 2^(7p+1) + 1 when the
+ * longer term has p groups: at most p + 1 groups). */
+
+#define ENTRY_MAX   15                  /* 10 bytes for a 64-bit difference, 5 for a 32-bit one */
+#define CHUNK_BYTES OBJECT_STORE_CHUNK_BYTES
+#define RECENT_STEP 256                 /* each thread's marks in its own chunk */
 
 typedef struct store_chunk {
     struct store_chunk *next, *prev;     /* active list: both; young and old: next */
-    atomic_uint used;                    /* entries written; published with release */
+    atomic_uint bytes;                   /* of data written; published with release */
+    atomic_uint entries;                 /* in those bytes */
     unsigned    stamp;                   /* GCs seen when retired */
-    uintptr_t   base;                    /* set with the first entry */
-    int32_t     offset[OBJECT_STORE_CHUNK];
-    subsite_t   subsite[OBJECT_STORE_CHUNK];
+    unsigned    tag;                     /* the low 3 bits of every handle here */
+    uint64_t    last_slot;               /* the last entry's, to append after it */
+    subsite_t   last_subsite;
+    unsigned char data[CHUNK_BYTES];
 } store_chunk;
+
+_Static_assert(sizeof(store_chunk) <= 8192, "a chunk with its header is at most 8 KB");
+
+static uint64_t zigzag(int64_t d)
+{
+    return ((uint64_t)d << 1) ^ (0 - ((uint64_t)d >> 63));
+}
+
+static int64_t unzigzag(uint64_t z)
+{
+    return (int64_t)((z >> 1) ^ (0 - (z & 1)));
+}
+
+static unsigned put_varint(unsigned char *p, uint64_t v)
+{
+    unsigned n = 0;
+    while (v >= 0x80) {
+        p[n++] = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (unsigned char)v;
+    return n;
+}
+
+static uint64_t get_varint(const unsigned char *p, unsigned *pos)
+{
+    uint64_t v = 0;
+    unsigned shift = 0;
+    unsigned char b;
+    do {
+        b = p[(*pos)++];
+        v |= (uint64_t)(b & 0x7f) << shift;
+        shift += 7;
+    } while (b & 0x80);
+    return v;
+}
+
+/* (slot, s) after (last_slot, last_s) at p: its length. Slots are below
+ * 2^61, so their difference is exact in 64 bits. */
+static unsigned encode(unsigned char *p, uint64_t slot, subsite_t s, uint64_t last_slot, subsite_t last_s)
+{
+    unsigned n = put_varint(p, zigzag((int64_t)(slot - last_slot)));
+    return n + put_varint(p + n, zigzag((int64_t)s - (int64_t)last_s));
+}
+
+/* Reads a chunk's entries in order. */
+typedef struct cursor {
+    const store_chunk *c;
+    unsigned  pos, end;
+    unsigned  index;                     /* entries read */
+    uint64_t  slot;                      /* the entry just read */
+    subsite_t subsite;
+} cursor;
+
+static void cursor_start(cursor *k, const store_chunk *c, unsigned end)
+{
+    k->c = c;
+    k->pos = 0;
+    k->end = end;
+    k->index = 0;
+    k->slot = 0;
+    k->subsite = 0;
+}
+
+static int cursor_next(cursor *k)
+{
+    if (k->pos >= k->end)
+        return 0;
+    k->slot += (uint64_t)unzigzag(get_varint(k->c->data, &k->pos));
+    k->subsite = (subsite_t)((int64_t)k->subsite + unzigzag(get_varint(k->c->data, &k->pos)));
+    k->index++;
+    return 1;
+}
+
+static void *cursor_handle(const cursor *k)
+{
+    return (void *)(uintptr_t)(k->slot << 3 | k->c->tag);
+}
+
+/* Rewrites a chunk from its front, in place (see above). */
+typedef struct rewriter {
+    store_chunk *c;
+    unsigned     pos, entries;
+    uint64_t     slot;
+    subsite_t    subsite;
+} rewriter;
+
+static void rewrite_put(rewriter *w, uint64_t slot, subsite_t s)
+{
+    w->pos += encode(w->c->data + w->pos, slot, s, w->slot, w->subsite);
+    w->slot = slot;
+    w->subsite = s;
+    w->entries++;
+}
+
+static void rewrite_end(rewriter *w)
+{
+    w->c->last_slot = w->slot;
+    w->c->last_subsite = w->subsite;
+    atomic_store_explicit(&w->c->entries, w->entries, memory_order_relaxed);
+    atomic_store_explicit(&w->c->bytes, w->pos, memory_order_relaxed);
+}
+
+/* Appends (handle, s) to c's end: 1, or 0 when it does not fit (no room, or
+ * another tag). Only the thread filling c, or the sweeper for `fill`. */
+static int append(store_chunk *c, void *handle, subsite_t s)
+{
+    uintptr_t h = (uintptr_t)handle;
+    unsigned n = atomic_load_explicit(&c->bytes, memory_order_relaxed);
+    if (n == 0) {
+        c->tag = (unsigned)(h & 7);
+        c->last_slot = 0;
+        c->last_subsite = 0;
+    } else if ((h & 7) != c->tag) {
+        return 0;
+    }
+    unsigned char spare[ENTRY_MAX];
+    unsigned char *p = n + ENTRY_MAX <= CHUNK_BYTES ? c->data + n : spare;
+    unsigned len = encode(p, h >> 3, s, c->last_slot, c->last_subsite);
+    if (p == spare) {
+        if (n + len > CHUNK_BYTES)
+            return 0;
+        memcpy(c->data + n, spare, len);
+    }
+    c->last_slot = h >> 3;
+    c->last_subsite = s;
+    atomic_store_explicit(&c->entries, atomic_load_explicit(&c->entries, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    atomic_store_explicit(&c->bytes, n + len, memory_order_release);
+    return 1;
+}
+
+/* ------------------------------------------------------------ the store */
 
 static struct {
     pthread_mutex_t lock;           /* active, young and their counts */
@@ -36,8 +193,7 @@ static struct {
     store_chunk    *active;         /* chunks threads are filling */
     store_chunk    *young, *young_tail;  /* retired, oldest first */
     size_t          young_entries;
-    store_chunk    *old;            /* chunks of entries that survived a sweep: full
-                                       unless a handle did not fit (see pack) */
+    store_chunk    *old;            /* chunks of entries that survived a sweep */
     store_chunk    *fill;           /* survivors being packed; not full */
     atomic_size_t   old_entries;    /* in old and fill */
     size_t          old_base;       /* old_entries after the last sweep of old */
@@ -47,30 +203,27 @@ static struct {
     atomic_size_t   chunks, released;
 } st = { .lock = PTHREAD_MUTEX_INITIALIZER, .sweep_lock = PTHREAD_MUTEX_INITIALIZER };
 
+/* Each thread's chunk, and marks in it every RECENT_STEP entries (the last
+ * two), where object_store_recent starts reading. */
+typedef struct recent_mark {
+    unsigned  index, pos;
+    uint64_t  slot;
+    subsite_t subsite;
+} recent_mark;
+
 static __thread store_chunk *mine;
 static __thread unsigned     mine_generation;
+static __thread recent_mark  marks[2];   /* [1] the latest */
+static __thread unsigned     nmarks;
 
-static unsigned used_of(store_chunk *c)
+static unsigned bytes_of(store_chunk *c)
 {
-    return atomic_load_explicit(&c->used, memory_order_acquire);
+    return atomic_load_explicit(&c->bytes, memory_order_acquire);
 }
 
-static void *handle_at(const store_chunk *c, unsigned i)
+static unsigned entries_of(store_chunk *c)
 {
-    return (void *)(c->base + (uintptr_t)((intptr_t)c->offset[i] * HANDLE_ALIGN));
-}
-
-/* 1 if handle fits in c, its offset in *offset; an empty chunk takes any
- * handle as its base. */
-static int offset_in(store_chunk *c, unsigned used, void *handle, int32_t *offset)
-{
-    if (used == 0)
-        c->base = (uintptr_t)handle;
-    intptr_t d = (intptr_t)((uintptr_t)handle - c->base);  /* two's complement difference */
-    if (d % HANDLE_ALIGN != 0 || d / HANDLE_ALIGN < INT32_MIN || d / HANDLE_ALIGN > INT32_MAX)
-        return 0;
-    *offset = (int32_t)(d / HANDLE_ALIGN);
-    return 1;
+    return atomic_load_explicit(&c->entries, memory_order_relaxed);
 }
 
 static store_chunk *chunk_new(void)
@@ -79,9 +232,12 @@ static store_chunk *chunk_new(void)
     if (c == NULL)
         return NULL;
     c->next = c->prev = NULL;
-    atomic_init(&c->used, 0);
+    atomic_init(&c->bytes, 0);
+    atomic_init(&c->entries, 0);
     c->stamp = 0;
-    c->base = 0;
+    c->tag = 0;
+    c->last_slot = 0;
+    c->last_subsite = 0;
     atomic_fetch_add(&st.chunks, 1);
     return c;
 }
@@ -97,24 +253,24 @@ static void chunk_free(store_chunk *c)
 /* Releases c's dead entries and moves the rest to its front (sweep_lock). */
 static void compact(store_chunk *c, const object_store_ops *ops, void *ctx)
 {
-    unsigned n = used_of(c), kept = 0;
+    cursor k;
+    cursor_start(&k, c, bytes_of(c));
+    rewriter w = { c, 0, 0, 0, 0 };
     size_t released = 0;
-    for (unsigned i = 0; i < n; i++) {
-        void *h = handle_at(c, i);
+    while (cursor_next(&k)) {
+        void *h = cursor_handle(&k);
         if (ops->dead(ctx, h)) {
             ops->release(ctx, h);
             released++;
             continue;
         }
-        c->offset[kept] = c->offset[i];          /* same chunk, same base */
-        c->subsite[kept] = c->subsite[i];
-        kept++;
+        rewrite_put(&w, k.slot, k.subsite);
     }
-    atomic_store_explicit(&c->used, kept, memory_order_relaxed);
+    rewrite_end(&w);
     atomic_fetch_add(&st.released, released);
 }
 
-/* fill joins the old list, full or not. */
+/* fill joins the old list. */
 static void close_fill(void)
 {
     st.fill->next = st.old;
@@ -123,42 +279,37 @@ static void close_fill(void)
 }
 
 /* A compacted chunk's entries join the old ones, packed densely: they fill
- * up `fill`, and what is left of c becomes the next fill. No allocation,
- * so a sweep cannot fail (sweep_lock). An entry whose handle does not fit
- * fill's base (never with HotSpot's handles) closes fill early. */
+ * up `fill`, and what is left of c moves to its front and c becomes the
+ * next fill. No allocation, so a sweep cannot fail (sweep_lock). */
 static void pack(store_chunk *c)
 {
-    unsigned n = used_of(c);
+    unsigned n = entries_of(c);
     atomic_fetch_add(&st.old_entries, n);
     if (n == 0) {
         chunk_free(c);
         return;
     }
+    if (st.fill && st.fill->tag != c->tag)
+        close_fill();
     if (st.fill == NULL) {
         st.fill = c;
         return;
     }
-    unsigned f = used_of(st.fill), moved = 0;
-    while (f < OBJECT_STORE_CHUNK && moved < n) {
-        unsigned from = n - 1 - moved;
-        int32_t offset;
-        if (!offset_in(st.fill, f, handle_at(c, from), &offset))
-            break;
-        st.fill->offset[f] = offset;
-        st.fill->subsite[f] = c->subsite[from];
-        f++;
-        moved++;
-    }
-    atomic_store_explicit(&st.fill->used, f, memory_order_relaxed);
-    atomic_store_explicit(&c->used, n - moved, memory_order_relaxed);
-    if (moved == n) {
-        chunk_free(c);
-        if (f == OBJECT_STORE_CHUNK)
-            close_fill();
-    } else {
-        close_fill();                    /* full, or the next entry does not fit */
+    cursor k;
+    cursor_start(&k, c, bytes_of(c));
+    while (cursor_next(&k)) {
+        if (append(st.fill, cursor_handle(&k), k.subsite))
+            continue;
+        close_fill();
+        rewriter w = { c, 0, 0, 0, 0 };
+        do
+            rewrite_put(&w, k.slot, k.subsite);
+        while (cursor_next(&k));
+        rewrite_end(&w);
         st.fill = c;
+        return;
     }
+    chunk_free(c);
 }
 
 /* The oldest young chunk if `all` or retired before the last GC (lock). */
@@ -170,7 +321,7 @@ static store_chunk *young_take(int all)
     st.young = c->next;
     if (st.young == NULL)
         st.young_tail = NULL;
-    st.young_entries -= used_of(c);
+    st.young_entries -= entries_of(c);
     c->next = NULL;
     return c;
 }
@@ -248,7 +399,7 @@ static void retire(store_chunk *c)
     if (c->next)
         c->next->prev = c->prev;
     c->next = c->prev = NULL;
-    unsigned n = used_of(c);
+    unsigned n = entries_of(c);
     if (n == 0) {
         chunk_free(c);
         return;
@@ -262,39 +413,49 @@ static void retire(store_chunk *c)
     st.young_entries += n;
 }
 
+/* After an entry added to the thread's chunk c: a mark every RECENT_STEP. */
+static void mark_if_due(store_chunk *c)
+{
+    unsigned e = entries_of(c);
+    if (e % RECENT_STEP != 0)
+        return;
+    marks[0] = marks[1];
+    marks[1] = (recent_mark){ e, atomic_load_explicit(&c->bytes, memory_order_relaxed), c->last_slot,
+                              c->last_subsite };
+    nmarks++;
+}
+
 int object_store_add(const object_store_ops *ops, void *ctx, void *handle, subsite_t s)
 {
     store_chunk *c = my_chunk();
-    unsigned u = c ? atomic_load_explicit(&c->used, memory_order_relaxed) : 0;
-    int32_t offset = 0;
-    if (c == NULL || u == OBJECT_STORE_CHUNK || !offset_in(c, u, handle, &offset)) {
-        store_chunk *fresh = chunk_new();
-        pthread_mutex_lock(&st.lock);
-        if (c)
-            retire(c);
-        if (fresh) {
-            fresh->next = st.active;
-            if (st.active)
-                st.active->prev = fresh;
-            st.active = fresh;
-        }
-        int behind = st.young_entries > YOUNG_HELP && st.young &&
-                     st.young->stamp != atomic_load_explicit(&st.gcs, memory_order_relaxed);
-        pthread_mutex_unlock(&st.lock);
-        mine = c = fresh;
-        mine_generation = atomic_load_explicit(&st.generation, memory_order_relaxed);
-        if (behind && pthread_mutex_trylock(&st.sweep_lock) == 0) {
-            sweep_young(ops, ctx, HELP_CHUNKS);
-            pthread_mutex_unlock(&st.sweep_lock);
-        }
-        if (c == NULL)
-            return -1;
-        u = 0;
-        offset_in(c, 0, handle, &offset);    /* the base: offset 0 */
+    if (c && append(c, handle, s)) {
+        mark_if_due(c);
+        return 0;
     }
-    c->offset[u] = offset;
-    c->subsite[u] = s;
-    atomic_store_explicit(&c->used, u + 1, memory_order_release);
+    store_chunk *fresh = chunk_new();
+    pthread_mutex_lock(&st.lock);
+    if (c)
+        retire(c);
+    if (fresh) {
+        fresh->next = st.active;
+        if (st.active)
+            st.active->prev = fresh;
+        st.active = fresh;
+    }
+    int behind = st.young_entries > YOUNG_HELP && st.young &&
+                 st.young->stamp != atomic_load_explicit(&st.gcs, memory_order_relaxed);
+    pthread_mutex_unlock(&st.lock);
+    mine = c = fresh;
+    mine_generation = atomic_load_explicit(&st.generation, memory_order_relaxed);
+    nmarks = 0;
+    if (behind && pthread_mutex_trylock(&st.sweep_lock) == 0) {
+        sweep_young(ops, ctx, HELP_CHUNKS);
+        pthread_mutex_unlock(&st.sweep_lock);
+    }
+    if (c == NULL)
+        return -1;
+    append(c, handle, s);                /* an empty chunk takes any entry */
+    mark_if_due(c);
     return 0;
 }
 
@@ -314,14 +475,32 @@ int object_store_recent(int (*match)(void *ctx, void *handle, subsite_t s), void
     store_chunk *c = my_chunk();
     if (c == NULL)
         return 0;
-    unsigned n = atomic_load_explicit(&c->used, memory_order_relaxed);
-    for (unsigned i = n; i > 0 && n - i < max; i--)
-        if (match(ctx, handle_at(c, i - 1), c->subsite[i - 1]))
+    unsigned n = entries_of(c), from = n > max ? n - max : 0;
+    cursor k;
+    cursor_start(&k, c, atomic_load_explicit(&c->bytes, memory_order_relaxed));
+    const recent_mark *start = nmarks >= 1 && marks[1].index <= from ? &marks[1]
+                             : nmarks >= 2 && marks[0].index <= from ? &marks[0] : NULL;
+    if (start) {
+        k.pos = start->pos;
+        k.index = start->index;
+        k.slot = start->slot;
+        k.subsite = start->subsite;
+    }
+    while (cursor_next(&k))
+        if (k.index > from && match(ctx, cursor_handle(&k), k.subsite))
             return 1;
     return 0;
 }
 
 /* ------------------------------------------------------------ census, clear */
+
+static void visit_all(store_chunk *c, void (*visit)(void *arg, void *handle, subsite_t s), void *arg)
+{
+    cursor k;
+    cursor_start(&k, c, bytes_of(c));
+    while (cursor_next(&k))
+        visit(arg, cursor_handle(&k), k.subsite);
+}
 
 void object_store_each(const object_store_ops *ops, void *ctx,
                        void (*visit)(void *arg, void *handle, subsite_t s), void *arg)
@@ -338,15 +517,16 @@ void object_store_each(const object_store_ops *ops, void *ctx,
     sweep_old(ops, ctx);
     st.old_swept_at = atomic_load(&st.gcs);
     for (store_chunk *c = st.old; c; c = c->next)
-        for (unsigned i = 0, n = used_of(c); i < n; i++)
-            visit(arg, handle_at(c, i), c->subsite[i]);
+        visit_all(c, visit, arg);
     if (st.fill)
-        for (unsigned i = 0, n = used_of(st.fill); i < n; i++)
-            visit(arg, handle_at(st.fill, i), st.fill->subsite[i]);
-    for (store_chunk *c = st.active; c; c = c->next)
-        for (unsigned i = 0, n = used_of(c); i < n; i++)
-            if (!ops->dead(ctx, handle_at(c, i)))
-                visit(arg, handle_at(c, i), c->subsite[i]);
+        visit_all(st.fill, visit, arg);
+    for (store_chunk *c = st.active; c; c = c->next) {
+        cursor k;
+        cursor_start(&k, c, bytes_of(c));
+        while (cursor_next(&k))
+            if (!ops->dead(ctx, cursor_handle(&k)))
+                visit(arg, cursor_handle(&k), k.subsite);
+    }
     pthread_mutex_unlock(&st.lock);
     pthread_mutex_unlock(&st.sweep_lock);
 }
@@ -356,9 +536,11 @@ static void release_list(store_chunk *list, const object_store_ops *ops, void *c
     while (list) {
         store_chunk *c = list;
         list = c->next;
-        for (unsigned i = 0, n = used_of(c); i < n; i++)
-            ops->release(ctx, handle_at(c, i));
-        atomic_fetch_add(&st.released, used_of(c));
+        cursor k;
+        cursor_start(&k, c, bytes_of(c));
+        while (cursor_next(&k))
+            ops->release(ctx, cursor_handle(&k));
+        atomic_fetch_add(&st.released, k.index);
         chunk_free(c);
     }
 }
@@ -399,7 +581,7 @@ object_store_stats object_store_stats_now(void)
     pthread_mutex_lock(&st.lock);
     s.young_entries = st.young_entries;
     for (store_chunk *c = st.active; c; c = c->next)
-        s.entries += used_of(c);
+        s.entries += entries_of(c);
     pthread_mutex_unlock(&st.lock);
     s.entries += s.young_entries + atomic_load(&st.old_entries);
     s.chunks = atomic_load(&st.chunks);

@@ -12,10 +12,12 @@
  * process's CPU went to the table (find 22%, malloc 8.5%, dead-entry removal
  * 5.5%, rehash 3%): 54 s of CPU against 6 s without the agent. A JNI weak
  * global reference costs one OopStorage slot and no search, and an entry
- * here is 12 bytes written in order: 22.5 s for the same run (before
- * sweeping).
+ * here is written in order: 22.5 s for the same run (before sweeping).
  *
- * Entries go in fixed chunks. Each thread appends to its own chunk, with no
+ * Entries go in chunks of 8 KB, each a stream of entries of about 2-3 bytes
+ * (differences from the entry before, as varints: see object_store.c), for
+ * a young object holds its entry until the GC after it, and a program may
+ * allocate millions between GCs. Each thread appends to its own chunk, with no
  * lock; a full chunk is retired to the "young" list, stamped with the number
  * of GCs seen so far. Weak handles are cleared only by a GC, so a sweep
  * (object_store_sweep, on the agent thread after a GC) looks only at young
@@ -74,14 +76,14 @@ void object_store_clear(const object_store_ops *ops, void *ctx);
 typedef struct object_store_stats {
     size_t entries;          /* in all chunks (live or not yet swept) */
     size_t young_entries;    /* retired, not yet swept */
-    size_t chunks;           /* chunks allocated (each OBJECT_STORE_CHUNK entries) */
+    size_t chunks;           /* chunks allocated */
     size_t bytes;            /* their memory */
     size_t released;         /* entries released since the start */
 } object_store_stats;
 object_store_stats object_store_stats_now(void);
 
-/* Entries per chunk. */
-#define OBJECT_STORE_CHUNK 1024u
+/* A chunk's bytes of entries (with its header, 8 KB). */
+#define OBJECT_STORE_CHUNK_BYTES (8192u - 64u)
 
 /* Everything freed, handles released with ops (unit tests; a stopped agent
  * keeps its store). Not while threads add. */
