@@ -182,16 +182,20 @@ static int subscribe(const collector_env *env)
  * it again, now with debug information at every instruction. The price is a
  * warm-up: the program runs partly interpreted for a moment.
  * The compiled methods come from GenerateEvents(COMPILED_METHOD_LOAD), which
- * posts one event per compiled method on this thread, into `compiled`. */
+ * posts one event per compiled method on this thread, into `compiled`.
+ * Meanwhile the JIT's compiler threads post their own events for what they
+ * compile now (with full debug information, since the event is on): those
+ * are not collected, so `compiled` has one writer (two made a realloc race,
+ * an uninitialized jmethodID seen under ASan after an attach on JDK 17). */
 static struct {
-    int        collecting;
     jmethodID *methods;
     size_t     n, cap;
 } compiled;
+static __thread int collecting_here;   /* this thread is in GenerateEvents */
 
 static void note_compiled(jmethodID method)
 {
-    if (!compiled.collecting)
+    if (!collecting_here)
         return;
     if (compiled.n == compiled.cap) {
         size_t cap = compiled.cap ? compiled.cap * 2 : 1024;
@@ -212,9 +216,9 @@ static void recompile_for_debug_info(JNIEnv *jni)
     if ((*jvmti)->GetCapabilities(jvmti, &caps) != JVMTI_ERROR_NONE || !caps.can_retransform_classes ||
         !caps.can_generate_compiled_method_load_events)
         return;
-    compiled.collecting = 1;
+    collecting_here = 1;
     jvmti_failed((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD), "GenerateEvents");
-    compiled.collecting = 0;
+    collecting_here = 0;
     /* Their classes, once each (by class serial), that can be retransformed. */
     jclass *classes = calloc(compiled.n ? compiled.n : 1, sizeof *classes);
     serial_t *seen = calloc(compiled.n ? compiled.n : 1, sizeof *seen);
