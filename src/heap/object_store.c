@@ -40,7 +40,7 @@
  * longer term has p groups: at most p + 1 groups). */
 
 #define ENTRY_MAX   15                  /* 10 bytes for a 64-bit difference, 5 for a 32-bit one */
-#define CHUNK_BYTES OBJECT_STORE_CHUNK_BYTES
+#define CHUNK_BYTES (8192u - 64u)       /* a chunk's entries; with its header, 8 KB */
 #define RECENT_STEP 256                 /* each thread's marks in its own chunk */
 
 typedef struct store_chunk {

@@ -82,9 +82,6 @@ typedef struct object_store_stats {
 } object_store_stats;
 object_store_stats object_store_stats_now(void);
 
-/* A chunk's bytes of entries (with its header, 8 KB). */
-#define OBJECT_STORE_CHUNK_BYTES (8192u - 64u)
-
 /* Everything freed, handles released with ops (unit tests; a stopped agent
  * keeps its store). Not while threads add. */
 void object_store_free(const object_store_ops *ops, void *ctx);

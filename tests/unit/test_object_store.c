@@ -8,8 +8,9 @@
 
 #include "heap/object_store.h"
 
-/* 8-byte aligned, as HotSpot's weak handles are: the store keeps a handle
- * as an offset from its chunk's first one, in 8-byte units. */
+/* 8-byte aligned, as HotSpot's weak handles are: one chunk's handles share
+ * their low 3 bits (a handle with others starts a chunk), so the chunk
+ * counts these tests expect hold only for aligned handles. */
 typedef struct fake_object {
     _Alignas(8) atomic_int alive;
     atomic_int released;    /* times its handle was released */
