@@ -579,20 +579,75 @@ serial_t stack_trace_here(JNIEnv *jni, const trace_builder *b, trace_cache *cach
     return cached_trace(b, cache, thread_serial, frames + first, (uint32_t)(count - first), stack);
 }
 
+/* What frames_to_skip needs of a method: its class, and whether that class
+ * is in java.lang.invoke. Asking the method table takes its lock three times
+ * (the method, its record, its class's name): a fifth of a lambda's
+ * allocation (a VMObjectAlloc event under several frames of method handles)
+ * went to those locks, which the threads that allocate share. So each
+ * thread keeps a small direct-mapped memo, by jmethodID (which HotSpot never
+ * reuses for another method, as the method table itself assumes); it is
+ * allocated at the first skip and freed by its pthread key's destructor. */
+typedef struct skip_memo {
+    jmethodID method;        /* NULL: empty */
+    serial_t  class_serial;
+    int       invoke;        /* the class is in java.lang.invoke */
+} skip_memo;
+enum { SKIP_MEMO_SLOTS = 256 };
+static pthread_key_t  skip_memo_key;
+static pthread_once_t skip_memo_once = PTHREAD_ONCE_INIT;
+static int            skip_memo_key_ok;
+static __thread skip_memo *thread_skip_memo;
+static __thread unsigned char thread_skip_memo_failed;
+
+static void make_skip_memo_key(void) { skip_memo_key_ok = pthread_key_create(&skip_memo_key, free) == 0; }
+
+/* What frames_to_skip needs of method, into *out, from the memo or the
+ * method table (then remembered): -1 if the method is unknown (its class
+ * unloaded). */
+static int skip_memo_get(jmethodID method, skip_memo *out)
+{
+    skip_memo *memo = thread_skip_memo, *slot = NULL;
+    if (memo == NULL && !thread_skip_memo_failed) {
+        (void)pthread_once(&skip_memo_once, make_skip_memo_key);
+        memo = skip_memo_key_ok ? calloc(SKIP_MEMO_SLOTS, sizeof *memo) : NULL;
+        if (memo && pthread_setspecific(skip_memo_key, memo) != 0) {
+            free(memo);
+            memo = NULL;
+        }
+        thread_skip_memo = memo;
+        thread_skip_memo_failed = memo == NULL;  /* no memory: the table each time, don't retry */
+    }
+    if (memo) {
+        uintptr_t h = (uintptr_t)method;
+        slot = &memo[((h ^ (h >> 9)) >> 3) & (SKIP_MEMO_SLOTS - 1)];
+        if (slot->method == method) {
+            *out = *slot;
+            return 0;
+        }
+    }
+    method_info mi;
+    serial_t m = resolve_method(method, NULL);
+    if (m == 0 || method_get(m, &mi) != 0)
+        return -1;
+    *out = (skip_memo){ method, mi.class_serial,
+                        mi.class_name && strncmp(mi.class_name, "java.lang.invoke.", 17) == 0 };
+    if (slot)
+        *slot = *out;
+    return 0;
+}
+
 /* How many of the top `count` frames belong to skip_classes (known through
  * the method table rather than asking JVMTI per frame). */
 static jint frames_to_skip(const frame_ref *frames, jint count, const serial_t *skip_classes, int n_skip)
 {
     jint first = 0;
     while (n_skip && first < count) {
-        method_info mi;
-        serial_t m = resolve_method(frames[first].method, NULL);
+        skip_memo known;
         int skip = 0;
-        if (m != 0 && method_get(m, &mi) == 0)
+        if (skip_memo_get((jmethodID)frames[first].method, &known) == 0)
             for (int k = 0; k < n_skip && !skip; k++)
-                skip = skip_classes[k] == SKIP_METHOD_HANDLES
-                     ? mi.class_name && strncmp(mi.class_name, "java.lang.invoke.", 17) == 0
-                     : skip_classes[k] && mi.class_serial == skip_classes[k];
+                skip = skip_classes[k] == SKIP_METHOD_HANDLES ? known.invoke
+                     : skip_classes[k] && known.class_serial == skip_classes[k];
         if (!skip)
             break;
         first++;
