@@ -579,6 +579,42 @@ serial_t stack_trace_here(JNIEnv *jni, const trace_builder *b, trace_cache *cach
     return cached_trace(b, cache, thread_serial, frames + first, (uint32_t)(count - first), stack);
 }
 
+/* What a thread allocates for itself (its trace caches, frames_to_skip's
+ * memo) is freed when it ends by the destructor of a pthread key, one per
+ * kind, all made once. */
+static pthread_key_t  cache_keys[TRACE_CACHES];
+static pthread_key_t  skip_memo_key;
+static pthread_once_t thread_keys_once = PTHREAD_ONCE_INIT;
+static int            thread_keys_ok;
+
+static void free_thread_cache(void *c) { trace_cache_free(c); }
+static void make_thread_keys(void)
+{
+    int ok = 1;
+    for (int i = 0; i < TRACE_CACHES; i++)
+        ok &= pthread_key_create(&cache_keys[i], free_thread_cache) == 0;
+    ok &= pthread_key_create(&skip_memo_key, free) == 0;
+    thread_keys_ok = ok;
+}
+
+/* 1 if the keys exist: only then may a thread allocate for itself. */
+static int thread_keys_ready(void)
+{
+    (void)pthread_once(&thread_keys_once, make_thread_keys);
+    return thread_keys_ok;
+}
+
+/* p (NULL or just allocated) as the calling thread's under key, to be freed
+ * by destroy when the thread ends; NULL, p freed now, if that fails. */
+static void *thread_own(pthread_key_t key, void *p, void (*destroy)(void *))
+{
+    if (p && pthread_setspecific(key, p) != 0) {
+        destroy(p);
+        return NULL;
+    }
+    return p;
+}
+
 /* What frames_to_skip needs of a method: its class, and whether that class
  * is in java.lang.invoke. Asking the method table takes its lock three times
  * (the method, its record, its class's name): a fifth of a lambda's
@@ -593,13 +629,8 @@ typedef struct skip_memo {
     int       invoke;        /* the class is in java.lang.invoke */
 } skip_memo;
 enum { SKIP_MEMO_SLOTS = 256 };
-static pthread_key_t  skip_memo_key;
-static pthread_once_t skip_memo_once = PTHREAD_ONCE_INIT;
-static int            skip_memo_key_ok;
 static __thread skip_memo *thread_skip_memo;
 static __thread unsigned char thread_skip_memo_failed;
-
-static void make_skip_memo_key(void) { skip_memo_key_ok = pthread_key_create(&skip_memo_key, free) == 0; }
 
 /* What frames_to_skip needs of method, into *out, from the memo or the
  * method table (then remembered): -1 if the method is unknown (its class
@@ -608,12 +639,8 @@ static int skip_memo_get(jmethodID method, skip_memo *out)
 {
     skip_memo *memo = thread_skip_memo, *slot = NULL;
     if (memo == NULL && !thread_skip_memo_failed) {
-        (void)pthread_once(&skip_memo_once, make_skip_memo_key);
-        memo = skip_memo_key_ok ? calloc(SKIP_MEMO_SLOTS, sizeof *memo) : NULL;
-        if (memo && pthread_setspecific(skip_memo_key, memo) != 0) {
-            free(memo);
-            memo = NULL;
-        }
+        memo = thread_keys_ready() ? calloc(SKIP_MEMO_SLOTS, sizeof *memo) : NULL;
+        memo = thread_own(skip_memo_key, memo, free);
         thread_skip_memo = memo;
         thread_skip_memo_failed = memo == NULL;  /* no memory: the table each time, don't retry */
     }
@@ -736,22 +763,10 @@ int stack_has_vm_entry_here(int skip_top_natives)
     return 0;
 }
 
-/* Per-thread trace caches: one pthread key each, whose destructor frees the
- * thread's cache when it ends. The __thread words are all a thread carries. */
-static pthread_key_t  cache_keys[TRACE_CACHES];
-static pthread_once_t cache_keys_once = PTHREAD_ONCE_INIT;
-static int            cache_keys_ok;
+/* Per-thread trace caches (see thread_trace_cache): the __thread words are
+ * all a thread carries; the caches are freed by their keys' destructors. */
 static __thread trace_cache *thread_caches[TRACE_CACHES];
 static __thread unsigned char thread_cache_failed[TRACE_CACHES];
-
-static void free_thread_cache(void *c) { trace_cache_free(c); }
-static void make_cache_keys(void)
-{
-    int ok = 1;
-    for (int i = 0; i < TRACE_CACHES; i++)
-        ok &= pthread_key_create(&cache_keys[i], free_thread_cache) == 0;
-    cache_keys_ok = ok;
-}
 
 trace_cache *thread_trace_cache(int which, unsigned log2_slots, int depth)
 {
@@ -759,14 +774,10 @@ trace_cache *thread_trace_cache(int which, unsigned log2_slots, int depth)
         return NULL;
     if (thread_caches[which] || thread_cache_failed[which])
         return thread_caches[which];
-    (void)pthread_once(&cache_keys_once, make_cache_keys);
     trace_cache *c = NULL;
-    if (cache_keys_ok && depth > 0 && depth <= WALK_MAX)
+    if (depth > 0 && depth <= WALK_MAX && thread_keys_ready())
         c = trace_cache_new(log2_slots, (uint32_t)depth);
-    if (c && pthread_setspecific(cache_keys[which], c) != 0) {
-        trace_cache_free(c);
-        c = NULL;
-    }
+    c = thread_own(cache_keys[which], c, free_thread_cache);
     thread_caches[which] = c;
     thread_cache_failed[which] = c == NULL;   /* walk without a cache, don't retry each time */
     return c;
