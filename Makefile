@@ -17,14 +17,18 @@ PURE_SRC  = src/core/keytab.c src/core/idmap.c src/core/tables.c src/core/trace_
             src/output/text_writer.c src/output/old_prof_writer.c src/output/profile_outputs.c src/output/output_file.c src/output/hprof_binary.c \
             src/output/net_sink.c src/output/net_report.c \
             src/monitor/monitor_table.c src/monitor/deadlock.c src/monitor/vthread_pending.c src/heap/site_table.c src/heap/object_store.c $(BCI_SRC) \
-            $(PROFILE_SRC)
+            $(PROFILE_SRC) $(NATIVE_SRC)
+# Native code, read from bytes (pure C): ELF symbol tables, x86-64 call-frame
+# rules from .eh_frame, C++ demangling, /proc/self/maps lines. The sampler
+# walks native stacks with these tables and names native frames with them.
+NATIVE_SRC = $(wildcard src/native/*.c)
 # The profile model and the writers over it (pprof, flame graph, collapsed):
 # pure C, shared by the agent and build/hprof. The flame graph page's script
 # and style sheet are embedded from their own files.
 PROFILE_SRC = $(wildcard src/profile/*.c) build/flamegraph_assets.c
 # The class-file rewriter: a pure library (bytes in, bytes out).
 BCI_SRC   = $(wildcard src/bci/*.c)
-AGENT_SRC = $(PURE_SRC) src/cpu/sampler.c src/cpu/thread_cpu.c src/agent/agent.c src/agent/hprof_agent.c src/agent/jvmti_support.c src/agent/monitor_agent.c \
+AGENT_SRC = $(PURE_SRC) src/cpu/sampler.c src/cpu/native_libs.c src/cpu/native_names.c src/cpu/thread_cpu.c src/agent/agent.c src/agent/hprof_agent.c src/agent/jvmti_support.c src/agent/monitor_agent.c \
             src/agent/events.c src/agent/class_rewrite.c src/agent/samples_agent.c src/agent/vthread_mounts.c src/agent/vthread_clock.c src/agent/times_agent.c src/agent/tracker_agent.c src/agent/heap_agent.c src/agent/heap_dump.c src/agent/heap_walk.c src/agent/field_layout.c src/options/command_reply.c build/tracker_classes.c
 # cpu=times' tracker classes (java.lang.HprofTracker), compiled into java.base's
 # package and embedded in the agent as byte arrays.
@@ -138,7 +142,7 @@ build/tsan/unit_tests: $(PURE_SRC) $(CLI_SRC) $(READER_SRC) $(ANALYSIS_SRC) $(UN
 demo: build/libhprof.so build/hprof
 	@demo/run
 
-test: build/libhprof.so build/hprof-bci build/hprof build/tests/echo_agent.so build/tests/libjni_alloc.so build/tests/libvirtual_pinning.so jvmpi-test-agents
+test: build/libhprof.so build/hprof-bci build/hprof build/tests/echo_agent.so build/tests/libjni_alloc.so build/tests/libjni_burn.so build/tests/libvirtual_pinning.so jvmpi-test-agents
 	@python3 tests/run.py
 
 bench: build/libhprof.so build/libjvmpi.so build/bench/libjvmpi_counter.so
@@ -160,6 +164,12 @@ build/tests/echo_agent.so: build/.jdk-ok tests/attach/echo_agent.c Makefile
 build/tests/libjni_alloc.so: build/.jdk-ok tests/jni/jni_alloc.c Makefile
 	@mkdir -p build/tests
 	$(CC) $(BASE) $(CFLAGS) $(JNI_CFLAGS) -shared -o $@ tests/jni/jni_alloc.c
+
+# Natives of tests/java/JniBurn.java (native_jni): no frame pointers, so that
+# the sampler must unwind them by their .eh_frame rules.
+build/tests/libjni_burn.so: build/.jdk-ok tests/jni/jni_burn.c Makefile
+	@mkdir -p build/tests
+	$(CC) $(BASE) -O2 -fomit-frame-pointer $(JNI_CFLAGS) -shared -o $@ tests/jni/jni_burn.c
 
 # Natives of tests/java/VirtualPinning.java (vthread_pinning).
 build/tests/libvirtual_pinning.so: build/.jdk-ok tests/jni/virtual_pinning.c Makefile
@@ -193,6 +203,7 @@ check-tools: build/hprof-bci build/fuzz/seeds/.ok
 #   net            hprof listen's reader of the agent's frames (src/cli/listen.c)
 #   text_reader    hprof report/convert on HPROF text files (src/reader)
 #   binary_reader  the same on HPROF binary files
+#   elf            the ELF reader: symbols, call-frame rules, demangler (src/native)
 # `make fuzz`: every target (or FUZZ_TARGETS=...) for FUZZ_TIME seconds each
 # (an hour each: make fuzz FUZZ_TIME=3600) over FUZZ_JOBS processes, at most
 # FUZZ_ITERS inputs, all derived from FUZZ_SEED (a run repeats exactly;
@@ -200,7 +211,7 @@ check-tools: build/hprof-bci build/fuzz/seeds/.ok
 # files compiled below) and the regression inputs tests/fuzz/regress/<target>.
 # A crashing input is saved as build/fuzz/crash-*; `build/fuzz/fuzz_<target>
 # FILE` replays it. `make test` runs each target for a fixed number of inputs.
-FUZZ_TARGETS ?= bci options attach net text_reader binary_reader
+FUZZ_TARGETS ?= bci options attach net text_reader binary_reader elf
 FUZZ_ITERS ?= 1000000000
 FUZZ_JOBS  ?= 2
 FUZZ_SEED  ?= 1
@@ -212,7 +223,9 @@ FUZZ_SRC_attach        = $(CLI_SRC) src/options/options.c src/options/class_filt
 FUZZ_SRC_net           = src/cli/listen.c src/output/net_sink.c
 FUZZ_SRC_text_reader   = $(FRONT_SRC)
 FUZZ_SRC_binary_reader = $(FRONT_SRC)
+FUZZ_SRC_elf           = $(NATIVE_SRC)
 FUZZ_FILE_bci           = tests/fuzz/fuzz_bci.c
+FUZZ_FILE_elf           = tests/fuzz/fuzz_elf.c
 FUZZ_FILE_options       = tests/fuzz/fuzz_options.c
 FUZZ_FILE_attach        = tests/fuzz/fuzz_attach.c
 FUZZ_FILE_net           = tests/fuzz/fuzz_net.c
@@ -231,7 +244,7 @@ build/fuzz/fuzz_$(1)_libfuzzer: tests/fuzz/fuzz_target.h $$(FUZZ_FILE_$(1)) $$(F
 	clang $$(BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	    -Isrc $$(FUZZ_FLAGS_$(1)) -o $$@ $$(FUZZ_FILE_$(1)) $$(FUZZ_SRC_$(1)) $$(FUZZ_LIBS)
 endef
-ALL_FUZZ_TARGETS = bci options attach net text_reader binary_reader
+ALL_FUZZ_TARGETS = bci options attach net text_reader binary_reader elf
 $(foreach t,$(ALL_FUZZ_TARGETS),$(eval $(call FUZZ_TARGET_RULES,$(t))))
 
 fuzz: $(foreach t,$(FUZZ_TARGETS),build/fuzz/fuzz_$(t)) build/fuzz/seeds/.ok

@@ -314,6 +314,7 @@ CPU_END = "CPU SAMPLES END"
 # Other section kinds of the format; accepted (skipped) so the parser keeps
 # working when the agent grows cpu=times / heap= output.
 OTHER_SECTIONS = [
+    (re.compile(r"^CPU SUMMARY BEGIN \(total = \d+\) .+$"), "CPU SUMMARY END", "cpu_summary"),
     (re.compile(r"^CPU TIME \(ms\) BEGIN \(total = \d+\) .+$"), "CPU TIME (ms) END", "cpu_time"),
     (re.compile(r"^SITES BEGIN \(ordered by live bytes(, estimated from allocation samples every \d+ bytes)?\) .+$"),
      "SITES END", "sites"),

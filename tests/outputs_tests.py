@@ -210,7 +210,22 @@ def make_tests(Fail, Skip, parse_profile, H, heap_tests):
         out = Counter()
         for r in sec.rows:
             t = prof.traces[r.trace]
-            out[t.top.qualname if t.top else "<empty>"] += r.count
+            out[leaf_name(t.top) if t.top else "<empty>"] += r.count
+        return out
+
+    def leaf_name(frame):
+        """A TRACE frame as the whole-stack outputs name it: a native
+        function (class "[libfoo.so]", native=y) by its name alone."""
+        if frame.cls.startswith("[") and frame.cls != "[unwalkable]":
+            return frame.method
+        return frame.qualname
+
+    def as_text(counts):
+        """Whole-stack names as the HPROF text file writes them: spaces and
+        parentheses of C++ names become '_', '[' and ']'."""
+        out = Counter()
+        for name, n in counts.items():
+            out[name.replace(" ", "_").replace("(", "[").replace(")", "]")] += n
         return out
 
     def compare_counts(what, a, b, problems):
@@ -256,11 +271,11 @@ def make_tests(Fail, Skip, parse_profile, H, heap_tests):
         if pp.period_type != ("cpu", "nanoseconds") or pp.period != INTERVAL_NS:
             problems.append("pprof period %r %d, expected cpu/nanoseconds 10000000" % (pp.period_type, pp.period))
         text = text_self_counts(prof, sec)
-        compare_counts("self counts (text vs pprof)", text, pp.by_leaf("samples"), problems)
+        compare_counts("self counts (text vs pprof)", text, as_text(pp.by_leaf("samples")), problems)
         leaves = Counter()
         for frames, count in stacks:
             leaves[frames[-1]] += count
-        compare_counts("self counts (text vs collapsed)", text, leaves, problems)
+        compare_counts("self counts (text vs collapsed)", text, as_text(leaves), problems)
         return text
 
     def t_outputs_cpu(ctx):

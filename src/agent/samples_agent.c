@@ -24,6 +24,8 @@
 #include <unistd.h>
 
 #include "../cpu/cpu_collector.h"
+#include "../cpu/native_libs.h"
+#include "../cpu/native_names.h"
 #include "../cpu/sample_queue.h"
 #include "../cpu/sampler.h"
 #include "collector.h"
@@ -34,6 +36,10 @@
 
 /* How often the agent thread drains the samples and checks the signal. */
 #define SAMPLES_TICK_MS 20
+/* native=y: how often (in ticks) threads that are not Java threads, which
+ * start and end without an event, and newly loaded libraries are looked for:
+ * a GC worker the JVM starts is sampled from at most 100 ms on. */
+#define RESCAN_TICKS 5
 
 /* cpu=samples' state: made at its first start, kept across stop/start. */
 static struct {
@@ -46,6 +52,8 @@ static struct {
     int             recompiled;       /* compiled code thrown away once after an attach */
     int             vt_support;       /* can_support_virtual_threads was granted */
     int             vt_mounts;        /* thread=y: samples charged per virtual thread */
+    int             native;           /* native=y: every thread, native frames */
+    unsigned        ticks;
 } cpu;
 
 /* ------------------------------------------------------------ JNIEnvs */
@@ -272,8 +280,9 @@ static int init_once(const collector_env *env)
     const hprof_options *opt = env->opt;
     if (cpu.initialised) {
         if (opt->interval_ms != cpu.interval_ms || opt->depth != cpu.depth || opt->lineno != cpu.lineno ||
-            opt->thread != cpu.per_thread || options_want_stacks(opt) != cpu.keep_stacks)
-            env->limit("cpu=samples: interval=, depth=, lineno=, thread= and whether whole stacks are "
+            opt->thread != cpu.per_thread || options_want_stacks(opt) != cpu.keep_stacks ||
+            opt->native != cpu.native)
+            env->limit("cpu=samples: interval=, depth=, lineno=, thread=, native= and whether whole stacks are "
                        "kept (pprof=, flamegraph=, collapsed=) keep the values of the first start (the "
                        "samples already counted use them)");
         return 0;
@@ -286,9 +295,12 @@ static int init_once(const collector_env *env)
     cpu.keep_stacks = options_want_stacks(opt);
     /* Without whole-stack outputs, walking deeper than depth= is wasted work. */
     cpu.walk_depth = cpu.keep_stacks ? CPU_MAX_FRAMES : opt->depth > 0 ? opt->depth : 1;
+    cpu.native = opt->native;
     cpu_collector_config cc = {
         .depth = opt->depth, .lineno = opt->lineno, .per_thread = opt->thread,
         .keep_stacks = cpu.keep_stacks, .resolve = resolve_method,
+        .resolve_native = cpu.native ? native_frame_method : NULL,
+        .os_thread = cpu.native ? os_thread_serial : NULL,
     };
     if (sample_queue_init(&cpu.queue, queue_capacity(opt->interval_ms), (uint32_t)cpu.walk_depth) != 0 ||
         cpu_collector_init(&cc) != 0) {
@@ -299,6 +311,12 @@ static int init_once(const collector_env *env)
     if (sampler_init(hprof_vm, &cpu.queue, opt->interval_ms, (uint32_t)cpu.walk_depth, engine, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
         return -1;
+    }
+    if (cpu.native) {
+        /* The objects' symbols and call-frame rules are read before the
+         * first signal, so that the handler can walk native frames from it. */
+        native_libs_refresh();
+        sampler_native(1);
     }
     cpu.initialised = 1;
     return 0;
@@ -425,10 +443,26 @@ static void check_signal_owner(JNIEnv *jni)
                 "(/proc/self/task): only threads started from now on are sampled\n", from, where, to);
 }
 
+/* native=y: threads started without an event get their timers, those that
+ * ended lose them (and their names end), new libraries are read. */
+static void rescan(void)
+{
+    pid_t *live = NULL;
+    size_t n = 0;
+    native_libs_refresh();
+    if (sampler_rescan_threads(&live, &n) >= 0 && live != NULL) {
+        cpu_collector_drain(&cpu.queue);   /* samples of ended threads are named first */
+        os_threads_reconcile(live, n);
+    }
+    free(live);
+}
+
 static int tick(JNIEnv *jni)
 {
     check_signal_owner(jni);
     cpu_collector_drain(&cpu.queue);
+    if (cpu.native && cpu.running && ++cpu.ticks % RESCAN_TICKS == 0)
+        rescan();
     return 0;
 }
 
@@ -471,6 +505,11 @@ static void dump(dump_target *t, JNIEnv *jni)
         write_binary_samples(t->binary, rows, n, total);
     } else {
         text_write_new_records(t->text);
+        cpu_summary summary;
+        if (cpu.native && cpu_collector_summary(&summary) == 0) {
+            text_write_cpu_summary(t->text, &summary, cpu.interval_ms, time(NULL));
+            cpu_summary_free(&summary);
+        }
         text_write_cpu_samples(t->text, rows, n, total, t->cutoff, time(NULL));
     }
     free(rows);

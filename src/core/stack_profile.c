@@ -10,6 +10,10 @@ static uint32_t frame_of(profile *p, const stack_frame *f)
     if (method_get(f->method, &mi) != 0)
         return profile_frame_id(p, "[unwalkable]", "unknown_method", "", "", PROFILE_LINE_UNKNOWN);
     int32_t line = f->line > 0 ? f->line : f->line == LINE_NATIVE ? PROFILE_LINE_NATIVE : PROFILE_LINE_UNKNOWN;
+    /* A native function is named as C and C++ programmers know it, without
+     * the "[object]" class; the object is its file (pprof's filename). */
+    if (mi.kind != FRAME_KIND_JAVA)
+        return profile_frame_id(p, "", mi.name, "", mi.source_file ? mi.source_file : "", line);
     return profile_frame_id(p, mi.class_name, mi.name, mi.signature, mi.source_file, line);
 }
 

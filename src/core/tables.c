@@ -287,6 +287,7 @@ typedef struct method_entry {
     const char *signature;
     const char *source_file;
     int         is_native;
+    int         kind;             /* FRAME_KIND_* */
     line_entry *lines;            /* sorted by start_bci; owned */
     uint32_t    line_count;
 } method_entry;
@@ -347,6 +348,7 @@ serial_t method_add(uint64_t id, const method_desc *d)
         e->signature = sig;
         e->source_file = src;
         e->is_native = d->is_native;
+        e->kind = d->kind;
         e->lines = lines;
         e->line_count = lines ? d->line_count : 0;
         lines = NULL;
@@ -375,6 +377,7 @@ int method_get(serial_t serial, method_info *out)
         out->signature = e->signature;
         out->source_file = e->source_file;
         out->is_native = e->is_native;
+        out->kind = e->kind;
     }
     pthread_mutex_unlock(&methods.lock);
     if (e == NULL)

@@ -73,6 +73,16 @@ const char *class_java_name(serial_t serial);     /* "java.lang.String", "byte[]
 uint32_t    class_count(void);
 
 /* ---- methods, keyed by an opaque 64-bit id (a jmethodID for Java methods) ---- */
+/* What code a method is. Native functions are methods too: class
+ * "[<object>]" (e.g. "[libjvm.so]"), name the demangled function, is_native
+ * set, source_file the object's base name. */
+enum {
+    FRAME_KIND_JAVA = 0,          /* a Java method (and the [unwalkable] pseudo methods) */
+    FRAME_KIND_NATIVE,            /* native code outside the JVM: libc, JNI libraries, the launcher */
+    FRAME_KIND_JVM,               /* the JVM's own code (libjvm.so): GC, JIT, runtime */
+    FRAME_KIND_KERNEL,            /* the kernel, on the thread's behalf */
+};
+
 typedef struct line_entry {
     int32_t start_bci;     /* first byte-code index of this line */
     int32_t line;
@@ -84,6 +94,7 @@ typedef struct method_desc {
     const char       *signature;      /* "(I)V"; may be NULL */
     const char       *source_file;    /* NULL when the class has none */
     int               is_native;
+    int               kind;           /* FRAME_KIND_* (0: Java) */
     const line_entry *lines;          /* copied; may be NULL */
     uint32_t          line_count;
 } method_desc;
@@ -95,6 +106,7 @@ typedef struct method_info {
     const char *signature;            /* "" when unknown */
     const char *source_file;          /* NULL when unknown */
     int         is_native;
+    int         kind;                 /* FRAME_KIND_* */
 } method_info;
 
 serial_t method_find(uint64_t id);                          /* 0 if not known */

@@ -13,6 +13,7 @@ static const char *const reasons[] = {
     "not_walkable_not_Java", "unknown_Java", "not_walkable_Java", "unknown_state",
     "thread_exit", "deopt", "safepoint",
     "unknown_failure", "unresolved_method", "buffer_full", "tracker_keys_full",
+    "native_read_failed", "native_no_unwind_info", "native_depth_limit", "native_unknown_code",
 };
 #define REASON_COUNT (sizeof reasons / sizeof reasons[0])
 

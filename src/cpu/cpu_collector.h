@@ -33,7 +33,57 @@ typedef struct cpu_collector_config {
     int      keep_stacks;      /* count whole stacks (pprof=, flamegraph=, collapsed=) */
     method_resolver resolve;
     void    *resolve_context;
+    /* Native walks (sampler_native): the method of a native frame's address
+     * (SAMPLE_TAG_NATIVE_PC), and the thread serial of a thread that is not
+     * a Java thread, by its kernel thread id. NULL: no native frames. */
+    serial_t (*resolve_native)(uint64_t pc, void *context);
+    serial_t (*os_thread)(int32_t tid, void *context);
 } cpu_collector_config;
+
+/* Where the CPU went, by what the sampled thread was doing: the summary a
+ * report opens with. */
+enum {
+    CPU_CATEGORY_JAVA = 0,        /* a Java thread in Java code */
+    CPU_CATEGORY_GC,              /* the garbage collector's threads */
+    CPU_CATEGORY_JIT,             /* the JIT compilers' threads */
+    CPU_CATEGORY_VM,              /* the JVM's other threads, and Java threads inside libjvm.so */
+    CPU_CATEGORY_NATIVE,          /* native code: JNI libraries, libc, threads native code started */
+    CPU_CATEGORY_UNKNOWN,         /* no frame could be had */
+    CPU_CATEGORIES
+};
+/* Inline: the text writer names categories in build/hprof too, which has no
+ * collector. */
+static inline const char *cpu_category_name(int category)
+{
+    switch (category) {
+    case CPU_CATEGORY_JAVA:   return "Java";
+    case CPU_CATEGORY_GC:     return "GC";
+    case CPU_CATEGORY_JIT:    return "JIT compiler";
+    case CPU_CATEGORY_VM:     return "VM";
+    case CPU_CATEGORY_NATIVE: return "native";
+    default:                  return "unknown";
+    }
+}
+/* The category of a thread that is not a Java thread, by its OS name
+ * ("GC Thread#0", "C2 CompilerThre", "VM Thread"). */
+int cpu_category_of_thread_name(const char *name);
+
+typedef struct cpu_thread_count {
+    serial_t thread;
+    uint64_t count;
+} cpu_thread_count;
+
+typedef struct cpu_summary {
+    uint64_t          total;
+    uint64_t          by_category[CPU_CATEGORIES];
+    cpu_thread_count *threads;    /* by count, descending (malloc'd: cpu_summary_free) */
+    uint32_t          nthreads;
+} cpu_summary;
+
+/* Samples since the start (or the last reset) by category and by thread,
+ * whatever thread= says. 0, or -1 when out of memory. */
+int  cpu_collector_summary(cpu_summary *out);
+void cpu_summary_free(cpu_summary *summary);
 
 typedef struct cpu_row {
     serial_t trace;
@@ -85,7 +135,8 @@ void cpu_collector_reset(void);
  * when out of memory; the caller frees it. */
 profile *cpu_collector_profile(int64_t interval_ns);
 
-/* Name of an AsyncGetCallTrace failure code ("GC_active", ...). */
+/* Name of an AsyncGetCallTrace failure code ("GC_active", ...), or of a
+ * sampler's stop code (positive: "native_read_failed", ...). */
 const char *cpu_failure_reason(int32_t code);
 
 #endif

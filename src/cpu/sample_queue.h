@@ -22,12 +22,41 @@
 
 typedef frame_ref sample_frame;      /* AsyncGetCallTrace writes these directly */
 
+/* Frames that are not Java frames carry a tag in the method's top bits,
+ * where no jmethodID (a user-space pointer) has any:
+ * - a native frame: the address of an instruction (the interrupted PC for
+ *   the top frame, a return address minus one below it, so that it lies
+ *   inside the call), named later by the ELF symbols of its object;
+ * - a stack that ends early: the reason, one of the sampler_stop_* codes,
+ *   put below the last frame the walk could make. */
+#define SAMPLE_TAG_MASK      (3ull << 62)
+#define SAMPLE_TAG_NATIVE_PC (2ull << 62)
+#define SAMPLE_TAG_STOP      (3ull << 62)
+#define SAMPLE_NATIVE_FRAME(pc)  ((const void *)(uintptr_t)(SAMPLE_TAG_NATIVE_PC | (uint64_t)(pc)))
+#define SAMPLE_STOP_FRAME(code)  ((const void *)(uintptr_t)(SAMPLE_TAG_STOP | (uint64_t)(uint32_t)(code)))
+#define SAMPLE_FRAME_TAG(method) ((uint64_t)(uintptr_t)(method) & SAMPLE_TAG_MASK)
+#define SAMPLE_FRAME_VALUE(method) ((uint64_t)(uintptr_t)(method) & ~SAMPLE_TAG_MASK)
+
+/* Why a native walk ended early, in a SAMPLE_TAG_STOP frame (positive codes;
+ * zero and negative ones are AsyncGetCallTrace's). */
+enum {
+    SAMPLER_STOP_READ_FAILED = 1,    /* a stack address could not be read */
+    SAMPLER_STOP_NO_UNWIND_INFO,     /* code with no call-frame rule and no frame pointer */
+    SAMPLER_STOP_DEPTH,              /* deeper than the walk may go */
+    SAMPLER_STOP_UNKNOWN_CODE,       /* a return address in no known object (thread root or code
+                                      * the agent does not know, told apart when named) */
+};
+/* A thread that is no Java thread, interrupted in code of no known object. */
+#define SAMPLER_NO_NATIVE_FRAME (-11)
+
 typedef struct raw_sample {
     atomic_size_t sequence;      /* queue bookkeeping: owned by the queue */
     uint32_t      thread_serial; /* who was sampled (0 if unknown) */
     uint32_t      carrier_serial;/* the carrier's, when thread_serial is a virtual thread it runs; else 0 */
     int32_t       num_frames;    /* > 0 frames; <= 0 an AsyncGetCallTrace failure code */
     uint32_t      weight;        /* intervals of CPU this sample stands for (>= 1) */
+    int32_t       os_tid;        /* the kernel's thread id, for threads that are not Java
+                                  * threads (thread_serial 0: named by the agent) */
     sample_frame  frames[];      /* capacity = queue's max_frames */
 } raw_sample;
 

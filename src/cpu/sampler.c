@@ -1,5 +1,6 @@
 /* sampler.c: see sampler.h. */
 #include "sampler.h"
+#include "native_libs.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -52,6 +54,8 @@ static uint64_t      interval_period;   /* interval_ns as PERF_EVENT_IOC_PERIOD 
 static atomic_int    sampling_on;
 static int           sample_signal = SIGPROF;  /* SIGPROF, or a real-time signal if it is taken */
 static atomic_int    generation;        /* sampler_start calls: thread states older are stale */
+static atomic_int    native_walks;      /* sampler_native: every thread, native frames too */
+static pid_t         self_pid;          /* for process_vm_readv on our own memory */
 
 /* Per-thread state read by the handler. initial-exec TLS: reading it from a
  * signal handler never calls into the dynamic linker (no malloc). */
@@ -64,6 +68,9 @@ typedef struct thread_state {
     int      not_java;             /* the generation in which it was seen to run no Java (GC,
                                       JIT): its timer is disarmed */
     int      generation;           /* sampler_start's count when this state was filled */
+    int      native_only;          /* the generation in which it was seen to run no Java while
+                                      native walks are on: sampled by its native frames */
+    pid_t    tid;                  /* its kernel thread id, when native_only */
 } thread_state;
 
 static __thread thread_state tls __attribute__((tls_model("initial-exec")));
@@ -194,12 +201,13 @@ static uint32_t serial_of_env(const void *env)
 
 /* A timer made for a thread from outside (sampler_thread_start_other): the
  * thread's state is filled at its first signal, its serial found by its
- * JNIEnv. GetEnv only reads the JVM's thread-local pointer to its current
+ * JNIEnv. Returns 1 for a Java thread, 2 for one sampled by its native
+ * frames only (sampler_native on), 0 if it is not sampled. GetEnv only reads the JVM's thread-local pointer to its current
  * thread, as async profilers do here. A thread that runs no Java (GC) or is
  * not the program's (a JIT compiler thread, hidden from JVMTI, so never
  * named) gets its timer disarmed instead, so it costs one signal in all; if
  * it is a thread whose ThreadStart was still on its way, that event re-arms
- * it (sampler_thread_start). Returns 0 if this thread is not sampled. */
+ * it (sampler_thread_start). */
 static int adopt_thread(thread_state *t, const siginfo_t *info)
 {
     t->env = NULL;                 /* stale state (from before a stop) is dropped */
@@ -213,6 +221,17 @@ static int adopt_thread(thread_state *t, const siginfo_t *info)
     uint32_t serial = 0;
     if ((*java_vm)->GetEnv(java_vm, (void **)&env, JNI_VERSION_1_6) != JNI_OK || env == NULL ||
         ((serial = serial_of_env(env)) == 0 && atomic_load_explicit(&env_names_complete, memory_order_relaxed))) {
+        if (atomic_load_explicit(&native_walks, memory_order_relaxed)) {
+            /* GC workers, JIT compilers, the VM thread, a library's own
+             * threads: sampled by their native stacks, named by the agent
+             * from their kernel thread id. */
+            t->tid = (pid_t)syscall(SYS_gettid);
+            t->perf_fd = is_perf ? info->si_fd : -1;
+            t->has_perf = is_perf;
+            t->first_period = is_perf;
+            t->native_only = atomic_load_explicit(&generation, memory_order_relaxed);
+            return 2;
+        }
         t->not_java = atomic_load_explicit(&generation, memory_order_relaxed);
         if (!is_perf) {
             struct itimerspec off;
@@ -294,6 +313,168 @@ static void walk_from_previous_instruction(asgct_trace *trace, void *ucontext)
     async_get_call_trace(trace, trace->num_frames_requested, &uc);
 }
 
+/* ---- native stacks ----
+ * Reads of the interrupted stack go through process_vm_readv on our own
+ * process: a bad address (a frame pointer that holds data, a stale rule)
+ * makes the system call fail with EFAULT instead of faulting in the handler.
+ * A window of the stack is read at once and reused, since a walk goes up
+ * through neighbouring addresses: about one system call per few frames. */
+#define STACK_WINDOW 512
+#define NATIVE_MAX_FRAMES 128
+
+typedef struct stack_window {
+    uintptr_t     base;
+    size_t        len;
+    unsigned char bytes[STACK_WINDOW];
+} stack_window;
+
+static int read_stack_word(stack_window *w, uintptr_t addr, uintptr_t *out)
+{
+    if ((addr & 7) != 0 || addr < 4096)
+        return 0;
+    if (!(addr >= w->base && addr - w->base + 8 <= w->len)) {
+        /* Two remote pieces split at the page boundary: a transfer stops
+         * at the first piece that faults, so a window that runs off the end
+         * of the stack still gives the part before it. */
+        uintptr_t page_end = (addr | 4095) + 1;
+        size_t first = page_end - addr < STACK_WINDOW ? page_end - addr : STACK_WINDOW;
+        struct iovec local = { w->bytes, STACK_WINDOW };
+        struct iovec remote[2] = { { (void *)addr, first }, { (void *)page_end, STACK_WINDOW - first } };
+        long n = syscall(SYS_process_vm_readv, self_pid, &local, 1UL, remote, first < STACK_WINDOW ? 2UL : 1UL, 0UL);
+        if (n < 8)
+            return 0;
+        w->base = addr;
+        w->len = (size_t)n;
+    }
+    memcpy(out, w->bytes + (addr - w->base), sizeof *out);
+    return 1;
+}
+
+/* The native frames of an interrupted thread, top first, into frames[]:
+ * the interrupted PC, then each return address minus one (inside the call,
+ * so that it names the caller's line, not the next one). The walk follows
+ * each object's call-frame rules (.eh_frame), or its frame pointer where an
+ * object has none, and ends where the code belongs to no object: in a Java
+ * thread that is the code cache (compiled Java, the interpreter, HotSpot's
+ * stubs), where AsyncGetCallTrace takes over. *stop: why it ended early
+ * (SAMPLER_STOP_*), 0 if it ended where it should. */
+static uint32_t walk_native(const void *ucontext, sample_frame *frames, uint32_t max, int32_t *stop)
+{
+    *stop = 0;
+#if defined(__x86_64__)
+    const greg_t *regs = ((const ucontext_t *)ucontext)->uc_mcontext.gregs;
+    uintptr_t pc = (uintptr_t)regs[REG_RIP], sp = (uintptr_t)regs[REG_RSP], fp = (uintptr_t)regs[REG_RBP];
+    stack_window window = { 0, 0, { 0 } };
+    uint32_t n = 0;
+    if (max > NATIVE_MAX_FRAMES)
+        max = NATIVE_MAX_FRAMES;
+    if (max == 0)
+        return 0;
+    while (n < max) {
+        uintptr_t at = n == 0 ? pc : pc - 1;     /* the call instruction, below the top */
+        const native_lib *lib = native_libs_find(at);
+        if (lib == NULL) {
+            if (n > 0)
+                *stop = SAMPLER_STOP_UNKNOWN_CODE;   /* the caller decides (Java, thread root) */
+            return n;
+        }
+        frames[n].bci = BCI_NATIVE;
+        frames[n].method = SAMPLE_NATIVE_FRAME(at);
+        n++;
+        const frame_rule *rule = native_lib_rule(lib, at);
+        uintptr_t cfa, ra, caller_fp = fp;
+        if (rule != NULL && rule->cfa_reg != FRAME_CFA_UNKNOWN) {
+            cfa = (rule->cfa_reg == FRAME_CFA_SP ? sp : fp) + (uintptr_t)(intptr_t)rule->cfa_offset;
+            if (rule->fp_offset != FRAME_FP_SAME &&
+                !read_stack_word(&window, cfa + (uintptr_t)(intptr_t)rule->fp_offset, &caller_fp)) {
+                *stop = SAMPLER_STOP_READ_FAILED;
+                return n;
+            }
+        } else if (rule == NULL && fp > sp && fp - sp < (1u << 20)) {
+            cfa = fp + 16;             /* no rules for this code: trust a frame pointer */
+            if (!read_stack_word(&window, fp, &caller_fp)) {
+                *stop = SAMPLER_STOP_READ_FAILED;
+                return n;
+            }
+        } else {
+            *stop = SAMPLER_STOP_NO_UNWIND_INFO;
+            return n;
+        }
+        if (cfa <= sp || cfa - sp > (1u << 24) || !read_stack_word(&window, cfa - 8, &ra)) {
+            *stop = SAMPLER_STOP_READ_FAILED;
+            return n;
+        }
+        if (ra < 4096)
+            return n;                  /* the outermost frame (a thread's start) */
+        pc = ra;
+        sp = cfa;
+        fp = caller_fp;
+    }
+    *stop = SAMPLER_STOP_DEPTH;
+    return n;
+#else
+    (void)ucontext; (void)frames; (void)max;
+    return 0;
+#endif
+}
+
+/* The Java part of a Java thread's stack, by AsyncGetCallTrace, into the
+ * trace's frames (see walk_from_previous_instruction and retry_from_caller
+ * for the order of tries). */
+static void walk_java(asgct_trace *trace, void *ucontext)
+{
+    if (ucontext != NULL) {
+        walk_from_previous_instruction(trace, ucontext);
+        if (trace->num_frames == ASGCT_UNKNOWN_JAVA || trace->num_frames == ASGCT_NOT_WALKABLE_JAVA) {
+            async_get_call_trace(trace, trace->num_frames_requested, ucontext);
+            if (trace->num_frames > 0)
+                atomic_fetch_add_explicit(&sampler_lost.at_interrupted_pc, 1, memory_order_relaxed);
+        }
+    } else {
+        async_get_call_trace(trace, trace->num_frames_requested, ucontext);
+    }
+    if (trace->num_frames == ASGCT_UNKNOWN_JAVA && ucontext != NULL) {
+        retry_from_caller(trace, ucontext);
+        if (trace->num_frames > 0)
+            atomic_fetch_add_explicit(&sampler_lost.recovered_from_caller, 1, memory_order_relaxed);
+    }
+}
+
+/* Fill a claimed sample: native frames first (native walks on), then the
+ * Java frames below them. A walk that ended early leaves a stop frame with
+ * its reason under the last frame it made, so a report shows where stacks
+ * were cut and why. */
+static void fill_sample(raw_sample *s, thread_state *t, int java, void *ucontext)
+{
+    uint32_t n = 0;
+    int32_t stop = 0;
+    if (atomic_load_explicit(&native_walks, memory_order_relaxed) && ucontext != NULL)
+        n = walk_native(ucontext, s->frames, java ? frames_to_walk / 2 : frames_to_walk - 1, &stop);
+    if (n == 0)
+        stop = 0;
+    if (!java) {
+        if (stop != 0)
+            s->frames[n++] = (sample_frame){ BCI_NATIVE, SAMPLE_STOP_FRAME(stop) };
+        s->num_frames = n > 0 ? (int32_t)n : SAMPLER_NO_NATIVE_FRAME;
+        return;
+    }
+    if (stop != 0 && stop != SAMPLER_STOP_UNKNOWN_CODE && n < frames_to_walk)
+        s->frames[n++] = (sample_frame){ BCI_NATIVE, SAMPLE_STOP_FRAME(stop) };
+    asgct_trace trace = { t->env, 0, (asgct_frame *)(void *)(s->frames + n), (jint)(frames_to_walk - n) };
+    if (frames_to_walk > n)
+        walk_java(&trace, ucontext);
+    if (trace.num_frames > 0)
+        s->num_frames = (int32_t)n + trace.num_frames;
+    else if (n > 0 && n < frames_to_walk) {
+        /* Native frames, then no Java frame to be had: the reason goes
+         * under them (a thread in the VM during a GC, ...). */
+        s->frames[n++] = (sample_frame){ BCI_NATIVE, SAMPLE_STOP_FRAME(trace.num_frames) };
+        s->num_frames = (int32_t)n;
+    } else {
+        s->num_frames = n > 0 ? (int32_t)n : trace.num_frames;
+    }
+}
+
 static void on_sigprof(int signo, siginfo_t *info, void *ucontext)
 {
     (void)signo;
@@ -304,35 +485,25 @@ static void on_sigprof(int signo, siginfo_t *info, void *ucontext)
      * sampling is on has a state or gets one (adopt_thread). */
     if (!atomic_load_explicit(&sampling_on, memory_order_relaxed))
         goto out;
-    if ((t->env == NULL || t->generation != atomic_load_explicit(&generation, memory_order_relaxed)) &&
-        !adopt_thread(t, info))
-        goto out;
+    int gen = atomic_load_explicit(&generation, memory_order_relaxed);
+    int java = t->env != NULL && t->generation == gen;
+    if (!java && !(t->native_only == gen && atomic_load_explicit(&native_walks, memory_order_relaxed))) {
+        int adopted = adopt_thread(t, info);
+        if (adopted == 0)
+            goto out;
+        java = adopted == 1;
+    }
     raw_sample *s = sample_queue_claim(queue);
     if (s == NULL) {
         atomic_fetch_add_explicit(&sampler_lost.buffer_full, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&sampler_lost.taken, 1, memory_order_relaxed);
         goto out;
     }
-    asgct_trace trace = { t->env, 0, (asgct_frame *)(void *)s->frames, (jint)frames_to_walk };
-    if (ucontext != NULL) {
-        walk_from_previous_instruction(&trace, ucontext);
-        if (trace.num_frames == ASGCT_UNKNOWN_JAVA || trace.num_frames == ASGCT_NOT_WALKABLE_JAVA) {
-            async_get_call_trace(&trace, (jint)frames_to_walk, ucontext);
-            if (trace.num_frames > 0)
-                atomic_fetch_add_explicit(&sampler_lost.at_interrupted_pc, 1, memory_order_relaxed);
-        }
-    } else {
-        async_get_call_trace(&trace, (jint)frames_to_walk, ucontext);
-    }
-    if (trace.num_frames == ASGCT_UNKNOWN_JAVA && ucontext != NULL) {
-        retry_from_caller(&trace, ucontext);
-        if (trace.num_frames > 0)
-            atomic_fetch_add_explicit(&sampler_lost.recovered_from_caller, 1, memory_order_relaxed);
-    }
-    uint32_t mounted = mounted_serial;
-    s->thread_serial = mounted ? mounted : t->thread_serial;
+    fill_sample(s, t, java, ucontext);
+    uint32_t mounted = java ? mounted_serial : 0;
+    s->thread_serial = mounted ? mounted : java ? t->thread_serial : 0;
     s->carrier_serial = mounted ? t->thread_serial : 0;
-    s->num_frames = trace.num_frames;
+    s->os_tid = java ? 0 : t->tid;
     /* A POSIX CPU timer is checked at kernel ticks: one signal may stand for
      * several expired intervals, which the kernel counts as overruns. */
     s->weight = 1;
@@ -428,6 +599,7 @@ int sampler_init(JavaVM *vm, sample_queue *q, int interval_ms, uint32_t max_fram
                  char *err, size_t errlen)
 {
     java_vm = vm;
+    self_pid = getpid();
     async_get_call_trace = (asgct_fn)dlsym(RTLD_DEFAULT, "AsyncGetCallTrace");
     if (async_get_call_trace == NULL) {
         snprintf(err, errlen, "hprof: cpu=samples needs HotSpot's AsyncGetCallTrace, which this "
@@ -675,24 +847,100 @@ int sampler_thread_start_other(pid_t tid)
     return rc;
 }
 
-int sampler_start_every_thread(void)
+static int compare_tids(const void *a, const void *b)
+{
+    pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The process's threads now, sorted; NULL (errno) if they cannot be listed. */
+static pid_t *list_threads(size_t *n)
 {
     DIR *dir = opendir("/proc/self/task");
     if (dir == NULL)
-        return -1;
-    int started = 0;
+        return NULL;
+    size_t cap = 64, k = 0;
+    pid_t *tids = malloc(cap * sizeof *tids);
     struct dirent *d;
-    while ((d = readdir(dir)) != NULL) {
+    while (tids != NULL && (d = readdir(dir)) != NULL) {
         char *end = NULL;
         long tid = strtol(d->d_name, &end, 10);
         if (tid <= 0 || *end != '\0')
             continue;
-        /* A thread that ended meanwhile: no timer, nothing lost. */
-        if (sampler_thread_start_other((pid_t)tid) == 0)
-            started++;
+        if (k == cap) {
+            pid_t *more = realloc(tids, 2 * cap * sizeof *tids);
+            if (more == NULL) {
+                free(tids);
+                tids = NULL;
+                errno = ENOMEM;
+                break;
+            }
+            tids = more;
+            cap *= 2;
+        }
+        tids[k++] = (pid_t)tid;
     }
     closedir(dir);
+    if (tids != NULL)
+        qsort(tids, k, sizeof *tids, compare_tids);
+    *n = k;
+    return tids;
+}
+
+int sampler_rescan_threads(pid_t **live, size_t *nlive)
+{
+    size_t n = 0;
+    pid_t *tids = list_threads(&n);
+    if (live != NULL)
+        *live = NULL;
+    if (tids == NULL)
+        return -1;
+    int started = 0;
+    if (atomic_load(&sampling_on)) {
+        pthread_mutex_lock(&timers_lock);
+        /* Timers of threads that are gone: a thread that ended without a
+         * ThreadEnd (not a Java thread) keeps its slot otherwise. */
+        for (int i = 0; i < timers_cap; i++)
+            if (timers[i].in_use && !bsearch(&timers[i].tid, tids, n, sizeof *tids, compare_tids))
+                release_slot(i);
+        /* Threads without a timer: sorted timers' tids, then one lookup each. */
+        size_t have = 0;
+        pid_t *timed = malloc(((size_t)timers_cap + 1) * sizeof *timed);
+        for (int i = 0; timed != NULL && i < timers_cap; i++)
+            if (timers[i].in_use)
+                timed[have++] = timers[i].tid;
+        if (timed != NULL)
+            qsort(timed, have, sizeof *timed, compare_tids);
+        for (size_t i = 0; timed != NULL && i < n; i++) {
+            if (bsearch(&tids[i], timed, have, sizeof *timed, compare_tids))
+                continue;
+            uint64_t first = random_first_period(tids[i]);
+            int slot = new_slot(tids[i], first);
+            if (slot >= 0 && arm_slot(slot, first) != 0)
+                release_slot(slot);      /* it ended meanwhile: nothing lost */
+            else if (slot >= 0)
+                started++;
+        }
+        free(timed);
+        pthread_mutex_unlock(&timers_lock);
+    }
+    if (live != NULL) {
+        *live = tids;
+        *nlive = n;
+    } else {
+        free(tids);
+    }
     return started;
+}
+
+int sampler_start_every_thread(void)
+{
+    return sampler_rescan_threads(NULL, NULL);
+}
+
+void sampler_native(int on)
+{
+    atomic_store(&native_walks, on);
 }
 
 void sampler_thread_end(void)

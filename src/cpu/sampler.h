@@ -77,6 +77,20 @@ void sampler_names_complete(int complete);
  * own code again): its samples are charged to that serial meanwhile.
  * Called from JVMTI's mount and unmount events, on the carrier. */
 void sampler_set_mounted(uint32_t serial);
+/* Native walks (sampler_native(1), before sampler_start): every thread of
+ * the process is sampled by the CPU it uses, Java or not (GC workers, JIT
+ * compilers, the VM thread, a native library's threads), and each sample
+ * carries its native frames (SAMPLE_TAG_NATIVE_PC frames, native_libs.h) on
+ * top of its Java frames. A thread that is not a Java thread gets
+ * thread_serial 0 and its kernel thread id in os_tid. */
+void sampler_native(int on);
+/* Why a native walk ended early: SAMPLER_STOP_* in sample_queue.h. */
+/* sampler_start_every_thread that also drops the timers of threads that are
+ * gone: called every few ticks with native walks on, since threads that are
+ * not Java threads start and end without any event. *live (if not NULL):
+ * the threads alive now, sorted (malloc'd; the caller frees it). Returns
+ * how many timers it made, or -1 with errno. */
+int  sampler_rescan_threads(pid_t **live, size_t *nlive);
 /* Stop sampling the calling thread (idempotent). */
 void sampler_thread_end(void);
 /* Stop every timer; the handler ignores late signals. */

@@ -51,6 +51,11 @@ static const char usage_text[] =
 "                       thread (fires at kernel ticks, often 4 ms);\n"
 "                       auto: timer at interval>=10; below, perf when\n"
 "                       the kernel allows it, else timer\n"
+"native=y|n             cpu=samples: every thread of   y\n"
+"                       the process (GC, JIT, the VM's, native ones),\n"
+"                       and native frames (libjvm.so, libc, JNI code)\n"
+"                       on top of Java frames; n: Java threads' Java\n"
+"                       frames only\n"
 "heap_sample=<size>     heap=sites by sampling: about  0 (every allocation)\n"
 "                       one allocation per <size> bytes allocated by a\n"
 "                       thread (512k, 1m, ...); the SITES counts are then\n"
@@ -113,6 +118,7 @@ static void defaults(hprof_options *o)
     o->force = 1;
     o->verbose = 1;
     o->sampler = 'a';
+    o->native = 1;
 }
 
 static int parse_yes_no(const char *name, const char *value, int *out, char *err, size_t errlen)
@@ -232,6 +238,7 @@ static int parse_one(hprof_options *o, const char *name, const char *value,
     if (strcmp(name, "monitor") == 0) return parse_yes_no(name, value, &o->monitor, err, errlen);
     if (strcmp(name, "lineno") == 0)  return parse_yes_no(name, value, &o->lineno, err, errlen);
     if (strcmp(name, "thread") == 0)  return parse_yes_no(name, value, &o->thread, err, errlen);
+    if (strcmp(name, "native") == 0)  return parse_yes_no(name, value, &o->native, err, errlen);
     if (strcmp(name, "doe") == 0)     return parse_yes_no(name, value, &o->doe, err, errlen);
     if (strcmp(name, "force") == 0)   return parse_yes_no(name, value, &o->force, err, errlen);
     if (strcmp(name, "verbose") == 0) return parse_yes_no(name, value, &o->verbose, err, errlen);
@@ -324,7 +331,7 @@ static int parse_one(hprof_options *o, const char *name, const char *value,
 
     set_err(err, errlen, "hprof: unknown option '%s'. Options are: help, heap, cpu, monitor, "
             "format, file, net, depth, interval, cutoff, lineno, thread, doe, msa, force, "
-            "verbose, collapsed, pprof, flamegraph, sampler, heap_sample, deadlock, jdk, include, exclude (run with "
+            "verbose, collapsed, pprof, flamegraph, sampler, native, heap_sample, deadlock, jdk, include, exclude (run with "
             "-agentlib:hprof=help for details)", name);
     return -1;
 }

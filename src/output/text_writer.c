@@ -66,6 +66,19 @@ void text_write_header(text_writer *w, time_t now, const char *options_text, con
     fprintf(w->out, "--------\n\n");
 }
 
+/* A C++ name as an HPROF text frame can hold it: old parsers read
+ * "class.method(file:line)" and a ranked row's method as one word, so the
+ * spaces and parentheses of names such as "operator new" or
+ * "(anonymous namespace)::f" become '_' and '[', ']'. */
+static const char *text_native_name(const char *name, char *buf, size_t size)
+{
+    size_t i = 0;
+    for (; name[i] && i + 1 < size; i++)
+        buf[i] = name[i] == ' ' ? '_' : name[i] == '(' ? '[' : name[i] == ')' ? ']' : name[i];
+    buf[i] = '\0';
+    return buf;
+}
+
 static void write_frame_line(FILE *out, serial_t frame)
 {
     serial_t method = 0;
@@ -76,6 +89,9 @@ static void write_frame_line(FILE *out, serial_t frame)
         return;
     }
     const char *source = mi.source_file ? mi.source_file : "<Unknown Source>";
+    char native_name[1024];
+    if (mi.kind != FRAME_KIND_JAVA)
+        mi.name = text_native_name(mi.name, native_name, sizeof native_name);
     if (line > 0)
         fprintf(out, "\t%s.%s(%s:%d)\n", mi.class_name, mi.name, source, (int)line);
     else
@@ -164,7 +180,34 @@ void text_trace_top_method(serial_t trace, char *buf, size_t size)
         snprintf(buf, size, "<empty>");
         return;
     }
+    char native_name[1024];
+    if (mi.kind != FRAME_KIND_JAVA)
+        mi.name = text_native_name(mi.name, native_name, sizeof native_name);
     snprintf(buf, size, "%s.%s", mi.class_name, mi.name);
+}
+
+void text_write_cpu_summary(text_writer *w, const cpu_summary *summary, int interval_ms, time_t now)
+{
+    char date[64];
+    text_format_date(now, date, sizeof date);
+    double total = summary->total ? (double)summary->total : 1.0;
+    fprintf(w->out, "CPU SUMMARY BEGIN (total = %llu) %s\n", (unsigned long long)summary->total, date);
+    fprintf(w->out, "category            share  samples   seconds\n");
+    for (int c = 0; c < CPU_CATEGORIES; c++)
+        if (summary->by_category[c])
+            fprintf(w->out, "%-16s %7.2f%% %8llu %9.2f\n", cpu_category_name(c),
+                    100.0 * (double)summary->by_category[c] / total,
+                    (unsigned long long)summary->by_category[c],
+                    (double)summary->by_category[c] * interval_ms / 1000.0);
+    fprintf(w->out, "thread              share  samples id\n");
+    for (uint32_t i = 0; i < summary->nthreads; i++) {
+        thread_info ti;
+        const char *name = summary->threads[i].thread == 0 ? "<no thread>"
+                         : thread_get(summary->threads[i].thread, &ti) == 0 ? ti.name : "<forgotten>";
+        fprintf(w->out, "%-16s %7.2f%% %8llu %u\n", name, 100.0 * (double)summary->threads[i].count / total,
+                (unsigned long long)summary->threads[i].count, summary->threads[i].thread);
+    }
+    fprintf(w->out, "CPU SUMMARY END\n");
 }
 
 void text_write_cpu_samples(text_writer *w, const cpu_row *rows, uint32_t n, uint64_t total,

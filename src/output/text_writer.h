@@ -52,6 +52,17 @@ void text_write_agent_memory(text_writer *w, time_t now, size_t interning, size_
 /* THREAD START/END and TRACE records not written yet (unless omitted). */
 void text_write_new_records(text_writer *w);
 /* The CPU SAMPLES section; rows with a share below cutoff are left out. */
+/* CPU SUMMARY: where the samples went by category (GC, JIT, Java code,
+ * ...) and by thread, before the CPU SAMPLES section of the same dump:
+ *   CPU SUMMARY BEGIN (total = 518) <date>
+ *   category            share  samples
+ *   GC                 72.39%      375
+ *   thread              share  samples id
+ *   GC Thread#0        40.15%      208 200007
+ *   CPU SUMMARY END
+ * Old tools skip it (a section they do not know); interval_ms turns
+ * samples into seconds in the BEGIN line's comment. */
+void text_write_cpu_summary(text_writer *w, const cpu_summary *summary, int interval_ms, time_t now);
 void text_write_cpu_samples(text_writer *w, const cpu_row *rows, uint32_t n, uint64_t total,
                             double cutoff, time_t now);
 

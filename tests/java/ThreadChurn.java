@@ -9,8 +9,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * churn-<n>, in batches of `batch`, each doing a little CPU work.
  * stderr: "CHURN started=<n> joined=<n> thread_cpu_ns=<sum of the churn threads' CPU time>
  * work_cpu_ns=<the part of it spent in work()>"
- * and "RESOURCES fds_before=<n> fds_after=<n> timers_before=<n> timers_after=<n>": open
- * file descriptors and POSIX timers of the process (/proc/self/fd, /proc/self/timers),
+ * and "RESOURCES fds_before=<n> fds_after=<n> timers_before=<n> timers_after=<n>
+ * threads_before=<n> threads_after=<n>": open file descriptors, POSIX timers and
+ * threads of the process (/proc/self/fd, /proc/self/timers, /proc/self/task),
  * which a profiler that leaked its per-thread timers or perf events would grow.
  * args: [total, default 5000] [batch, default 50] [iterations per thread, default 300000]
  */
@@ -44,8 +45,13 @@ public class ThreadChurn {
         }
     }
 
+    static int countThreads() {
+        String[] tasks = new java.io.File("/proc/self/task").list();
+        return tasks == null ? -1 : tasks.length;
+    }
+
     public static void main(String[] args) throws Exception {
-        int fdsBefore = countFds(), timersBefore = countTimers();
+        int fdsBefore = countFds(), timersBefore = countTimers(), threadsBefore = countThreads();
         int total = args.length > 0 ? Integer.parseInt(args[0]) : 5000;
         int batch = args.length > 1 ? Integer.parseInt(args[1]) : 50;
         int iters = args.length > 2 ? Integer.parseInt(args[2]) : 300_000;
@@ -69,8 +75,13 @@ public class ThreadChurn {
                 joined++;
             }
         }
+        // Timers of threads that are not Java threads are made and dropped by
+        // the agent's rescan of /proc/self/task (every 100 ms with native=y):
+        // one that raced a churn thread's end is gone by its next pass.
+        Thread.sleep(300);
         System.err.println("RESOURCES fds_before=" + fdsBefore + " fds_after=" + countFds()
-                           + " timers_before=" + timersBefore + " timers_after=" + countTimers());
+                           + " timers_before=" + timersBefore + " timers_after=" + countTimers()
+                           + " threads_before=" + threadsBefore + " threads_after=" + countThreads());
         System.err.println("CHURN started=" + started + " joined=" + joined + " thread_cpu_ns=" + CPU.get()
                            + " work_cpu_ns=" + WORK_CPU.get());
     }

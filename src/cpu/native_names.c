@@ -1,0 +1,140 @@
+/* native_names.c: see native_names.h. */
+#include "native_names.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "native_libs.h"
+#include "sample_queue.h"
+
+serial_t native_frame_method(uint64_t pc, void *context)
+{
+    (void)context;
+    const char *object = NULL;
+    char name[1024];
+    uintptr_t function = 0;
+    int kind = native_libs_symbolize((uintptr_t)pc, &object, name, sizeof name, &function);
+    if (kind == 0)
+        return 0;
+    /* Keyed by the function's address, tagged as sample frames are: no
+     * jmethodID (a user-space pointer) or pseudo method id is one. */
+    uint64_t id = SAMPLE_TAG_NATIVE_PC | (uint64_t)function;
+    serial_t known = method_find(id);
+    if (known)
+        return known;
+    /* A compiler's clone of a function (".cold", ".part.0") is that
+     * function to a reader of a profile. */
+    char *clone = strstr(name, " [clone ");
+    if (clone)
+        *clone = '\0';
+
+    char class_sig[300];
+    snprintf(class_sig, sizeof class_sig, "L[%s];", object);
+    method_desc d = { 0 };
+    d.class_serial = class_intern(class_sig);
+    d.name = name;
+    d.signature = "";
+    d.source_file = object;
+    d.is_native = 1;
+    d.kind = kind == NATIVE_KIND_JVM ? FRAME_KIND_JVM : FRAME_KIND_NATIVE;
+    return d.class_serial ? method_add(id, &d) : 0;
+}
+
+/* ------------------------------------------------------------ OS threads */
+
+/* tid -> serial of the threads named so far and not ended: few (the JVM's
+ * own threads, a library's), so a sorted array. */
+typedef struct os_thread {
+    pid_t    tid;
+    serial_t serial;
+} os_thread;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static os_thread *named;
+static size_t     nnamed, named_cap;
+
+static size_t position_of(pid_t tid)
+{
+    size_t lo = 0, hi = nnamed;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (named[mid].tid < tid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static int read_comm(pid_t tid, char *name, size_t size)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
+    FILE *f = fopen(path, "re");
+    if (f == NULL)
+        return -1;
+    int ok = fgets(name, (int)size, f) != NULL;
+    fclose(f);
+    if (!ok)
+        return -1;
+    name[strcspn(name, "\n")] = '\0';
+    return 0;
+}
+
+serial_t os_thread_serial(int32_t tid, void *context)
+{
+    (void)context;
+    pthread_mutex_lock(&lock);
+    size_t at = position_of(tid);
+    if (at < nnamed && named[at].tid == tid) {
+        serial_t serial = named[at].serial;
+        pthread_mutex_unlock(&lock);
+        return serial;
+    }
+    char name[64];
+    serial_t serial = 0;
+    if (read_comm(tid, name, sizeof name) == 0)
+        serial = thread_add(name, "(native)", 0);
+    if (serial != 0 && nnamed == named_cap) {
+        size_t cap = named_cap ? named_cap * 2 : 64;
+        os_thread *more = realloc(named, cap * sizeof *more);
+        if (more != NULL) {
+            named = more;
+            named_cap = cap;
+        }
+    }
+    if (serial != 0 && nnamed < named_cap) {
+        memmove(named + at + 1, named + at, (nnamed - at) * sizeof *named);
+        named[at] = (os_thread){ tid, serial };
+        nnamed++;
+    }
+    pthread_mutex_unlock(&lock);
+    return serial;
+}
+
+void os_threads_reconcile(const pid_t *live, size_t n)
+{
+    pthread_mutex_lock(&lock);
+    size_t kept = 0, k = 0;
+    for (size_t i = 0; i < nnamed; i++) {
+        while (k < n && live[k] < named[i].tid)
+            k++;
+        if (k < n && live[k] == named[i].tid)
+            named[kept++] = named[i];
+        else
+            thread_mark_ended(named[i].serial);   /* its tid may serve a new thread */
+    }
+    nnamed = kept;
+    pthread_mutex_unlock(&lock);
+}
+
+void os_threads_clear(void)
+{
+    pthread_mutex_lock(&lock);
+    free(named);
+    named = NULL;
+    nnamed = named_cap = 0;
+    pthread_mutex_unlock(&lock);
+}

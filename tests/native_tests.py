@@ -1,0 +1,276 @@
+"""cpu=samples of the whole process (native=y, the default): every thread by
+its CPU, native frames on top of Java frames (imported by tests/run.py).
+
+    native_gc       GcChurn (G1 busy copying a churning live set): the
+                    program prints every thread's CPU from
+                    /proc/self/task/*/schedstat at its end. The samples'
+                    share on GC threads is within 8 points of their share of
+                    the process's CPU; samples x interval cover 85-115% of the
+                    process's CPU; the GC threads are THREAD STARTs of group
+                    "(native)" named by their OS names; their stacks are
+                    whole (down to start_thread), named in libjvm.so's
+                    demangled C++ (G1ParScanThreadState::...); the CPU SUMMARY
+                    section's categories and threads agree with the TRACEs
+    native_jni      JniBurn: a JNI library (no frame pointers) burns CPU two
+                    calls below its entry point: >= 85% of the main thread's
+                    samples have main -> JniBurn.burn -> Java_JniBurn_burn ->
+                    hprof_test_burn_outer -> hprof_test_burn_spin, in that
+                    order, in the collapsed stacks and the TRACEs; the
+                    summary files them under "native"
+    native_off      native=n: Java threads' Java frames only, as before: no
+                    thread of group "(native)", no native function, no
+                    CPU SUMMARY
+    native_attach   GcChurn running 1.5 s before `build/hprof attach`: the GC
+                    threads that existed before the attach are found and
+                    sampled with whole stacks
+"""
+
+import os
+import re
+import subprocess
+import time
+
+import heap_tests
+
+INTERVAL_MS = 10
+GC_PREFIXES = ("GC Thread", "G1 ", "ZWorker", "ZDriver", "Shenandoah")
+RE_SUMMARY_BEGIN = re.compile(r"^CPU SUMMARY BEGIN \(total = (\d+)\) .+$")
+
+
+def thread_cpu_truth(stderr, Fail):
+    """{tid: (name, cpu ns)} from GcChurn's THREADCPU lines."""
+    rows = re.findall(r"^THREADCPU tid=(\d+) ns=(\d+) name=(.*)$", stderr, re.M)
+    if not rows:
+        raise Fail("the program printed no THREADCPU line")
+    return {int(t): (name, int(ns)) for t, ns, name in rows}
+
+
+def cpu_summaries(path, Fail):
+    """Every CPU SUMMARY section: [(total, {category: samples}, [(thread, samples, id)])]."""
+    out = []
+    lines = open(path, encoding="utf-8", errors="replace").read().split("\n")
+    i = 0
+    while i < len(lines):
+        m = RE_SUMMARY_BEGIN.match(lines[i])
+        i += 1
+        if not m:
+            continue
+        cats, threads, part = {}, [], None
+        while i < len(lines) and lines[i] != "CPU SUMMARY END":
+            line = lines[i]
+            i += 1
+            if line.startswith("category "):
+                part = "cat"
+                continue
+            if line.startswith("thread "):
+                part = "thread"
+                continue
+            if part == "cat":
+                mm = re.match(r"^(.+?)\s+(\d+\.\d\d)%\s+(\d+)\s+(\d+\.\d\d)$", line)
+                if not mm:
+                    raise Fail("malformed CPU SUMMARY category row %r" % line)
+                cats[mm.group(1)] = int(mm.group(3))
+            elif part == "thread":
+                mm = re.match(r"^(.+?)\s+(\d+\.\d\d)%\s+(\d+) (\d+)$", line)
+                if not mm:
+                    raise Fail("malformed CPU SUMMARY thread row %r" % line)
+                threads.append((mm.group(1), int(mm.group(3)), int(mm.group(4))))
+            else:
+                raise Fail("CPU SUMMARY line before its column header: %r" % line)
+        if i >= len(lines):
+            raise Fail("CPU SUMMARY without END")
+        out.append((int(m.group(1)), cats, threads))
+    return out
+
+
+def is_gc(name):
+    return name.startswith(GC_PREFIXES)
+
+
+def make_tests(Fail, Skip, parse_profile, final_section, spawn, reap):
+
+    def check_gc_profile(ctx, prof, prof_path, collapsed_path, truth, problems, attached=False):
+        sec = final_section(prof)
+        by_serial = {}
+        for row in sec.rows:
+            th = prof.traces[row.trace].thread
+            by_serial[th] = by_serial.get(th, 0) + row.count
+        gc_threads = [t for t in prof.threads.values() if is_gc(t.name)]
+        if not gc_threads:
+            problems.append("no THREAD START for a GC thread (names: %s)"
+                            % sorted({t.name for t in prof.threads.values()}))
+            return
+        bad_group = [t.name for t in gc_threads if t.group != "(native)"]
+        if bad_group:
+            problems.append("GC threads not in group (native): %s" % bad_group)
+        gc_samples = sum(by_serial.get(t.serial, 0) for t in gc_threads)
+        total_ns = sum(ns for _n, ns in truth.values())
+        gc_ns = sum(ns for name, ns in truth.values() if is_gc(name))
+        truth_share = gc_ns / float(total_ns)
+        share = gc_samples / float(sec.total or 1)
+        coverage = sec.total * INTERVAL_MS * 1e6 / total_ns
+        ctx.note("GC threads: %.1f%% of the samples (%d of %d), %.1f%% of the process's CPU (%.2f of %.2f s); "
+                 "samples x interval = %.0f%% of the CPU"
+                 % (100 * share, gc_samples, sec.total, 100 * truth_share, gc_ns / 1e9, total_ns / 1e9, 100 * coverage))
+        if not attached:
+            if abs(share - truth_share) > 0.08:
+                problems.append("GC share of the samples %.1f%%, of the CPU %.1f%%: more than 8 points apart"
+                                % (100 * share, 100 * truth_share))
+            if not 0.85 <= coverage <= 1.15:
+                problems.append("samples x interval cover %.0f%% of the process's CPU (85-115%% expected)"
+                                % (100 * coverage))
+        elif gc_samples < 20:
+            problems.append("only %d samples on GC threads after the attach" % gc_samples)
+        # Whole native stacks on GC threads, named in demangled C++.
+        gc_serials = {t.serial for t in gc_threads}
+        gc_rows = [r for r in sec.rows if prof.traces[r.trace].thread in gc_serials]
+        g1 = sum(r.count for r in gc_rows
+                 if any(f.cls == "[libjvm.so]" and "G1" in f.method and "::" in f.method
+                        for f in prof.traces[r.trace].frames))
+        if g1 < 0.5 * gc_samples:
+            problems.append("only %d of %d GC-thread samples have a demangled G1...:: frame of [libjvm.so]"
+                            % (g1, gc_samples))
+        mangled = sorted({f.method for r in gc_rows for f in prof.traces[r.trace].frames
+                          if f.method.startswith("_Z")})
+        if mangled:
+            problems.append("mangled names left: %s" % mangled[:3])
+        # Whole stacks: collapsed lines of GC threads end at the thread's start.
+        whole = cut = 0
+        for frames, count in parse_collapsed(collapsed_path, Fail):
+            if not any("G1" in f and "::" in f for f in frames):
+                continue
+            if frames[0] in ("clone3", "clone", "__clone", "start_thread"):
+                whole += count
+            else:
+                cut += count
+        ctx.note("G1 stacks down to the thread's start: %d, cut short: %d" % (whole, cut))
+        if whole < 0.9 * (whole + cut):
+            problems.append("only %d of %d G1 stacks reach the thread's start" % (whole, whole + cut))
+        # The summary agrees with the TRACEs.
+        summaries = cpu_summaries(prof_path, Fail)
+        if not summaries:
+            problems.append("no CPU SUMMARY section")
+            return
+        total, cats, threads = summaries[-1]
+        if total != sec.total:
+            problems.append("CPU SUMMARY total %d, CPU SAMPLES total %d" % (total, sec.total))
+        if cats.get("GC", 0) < gc_samples * 0.95:
+            problems.append("CPU SUMMARY has %d GC samples, the GC threads' TRACEs %d" % (cats.get("GC", 0), gc_samples))
+        for name, count, serial in threads:
+            if serial and by_serial.get(serial, 0) != count:
+                problems.append("CPU SUMMARY says %s (%d) has %d samples, its TRACEs %d"
+                                % (name, serial, count, by_serial.get(serial, 0)))
+                break
+
+    def t_native_gc(ctx):
+        prof_path = ctx.path("gc.hprof.txt")
+        collapsed = ctx.path("gc.collapsed")
+        r = ctx.run("GcChurn", ["4"], agent="cpu=samples,thread=y,depth=64,collapsed=%s,file=%s"
+                    % (collapsed, prof_path), jvm=["-XX:+UseG1GC", "-Xmx512m", "-XX:ParallelGCThreads=2"])
+        truth = thread_cpu_truth(r.stderr, Fail)
+        prof = parse_profile(prof_path)
+        problems = []
+        check_gc_profile(ctx, prof, prof_path, collapsed, truth, problems)
+        if problems:
+            raise Fail("; ".join(problems))
+
+    def t_native_jni(ctx):
+        lib_dir = os.path.dirname(heap_tests.test_natives("libjni_burn.so", Fail))
+        prof_path = ctx.path("jni.hprof.txt")
+        collapsed = ctx.path("jni.collapsed")
+        r = ctx.run("JniBurn", ["2000"], agent="cpu=samples,thread=y,depth=8,collapsed=%s,file=%s"
+                    % (collapsed, prof_path), jvm=["-Djava.library.path=" + lib_dir])
+        m = re.search(r"TRUTH native_ns=(\d+)", r.stderr)
+        if not m:
+            raise Fail("JniBurn printed no TRUTH line")
+        want = ["JniBurn.main", "JniBurn.burn", "Java_JniBurn_burn", "hprof_test_burn_outer",
+                "hprof_test_burn_spin"]
+        main_samples = mixed = 0
+        for frames, count in parse_collapsed(collapsed, Fail):
+            if "JniBurn.main" not in frames:
+                continue
+            main_samples += count
+            at = frames.index("JniBurn.main")
+            if frames[at:at + len(want)] == want:
+                mixed += count
+        expected = int(m.group(1)) / (INTERVAL_MS * 1e6)
+        ctx.note("main thread: %d samples (%.0f expected from its CPU), %d of them with the whole mixed stack %s"
+                 % (main_samples, expected, mixed, " -> ".join(want)))
+        problems = []
+        if main_samples < 0.7 * expected:
+            problems.append("%d samples on main, %.0f expected" % (main_samples, expected))
+        if mixed < 0.85 * main_samples:
+            problems.append("only %d of %d samples of main have the mixed stack %s" % (mixed, main_samples, want))
+        prof = parse_profile(prof_path)
+        sec = final_section(prof)
+        top = sum(r.count for r in sec.rows if prof.traces[r.trace].top is not None
+                  and prof.traces[r.trace].top.qualname == "[libjni_burn.so].hprof_test_burn_spin"
+                  and prof.traces[r.trace].top.is_native)
+        if top < 0.85 * main_samples:
+            problems.append("TRACEs: only %d samples with [libjni_burn.so].hprof_test_burn_spin(... Native method) "
+                            "on top" % top)
+        summaries = cpu_summaries(prof_path, Fail)
+        native = summaries[-1][1].get("native", 0) if summaries else 0
+        if native < 0.85 * main_samples:
+            problems.append("CPU SUMMARY: %d samples under native, main burnt %d in C" % (native, mixed))
+        if problems:
+            raise Fail("; ".join(problems))
+
+    def t_native_off(ctx):
+        prof_path = ctx.path("off.hprof.txt")
+        ctx.run("GcChurn", ["2"], agent="cpu=samples,native=n,thread=y,depth=16,file=%s" % prof_path,
+                jvm=["-XX:+UseG1GC", "-Xmx512m"])
+        prof = parse_profile(prof_path)
+        sec = final_section(prof)
+        problems = []
+        native_threads = [t.name for t in prof.threads.values() if t.group == "(native)"]
+        if native_threads:
+            problems.append("native=n, yet threads of group (native): %s" % native_threads[:5])
+        natives = sorted({f.qualname for r in sec.rows for f in prof.traces[r.trace].frames
+                          if f.cls.startswith("[lib")})
+        if natives:
+            problems.append("native=n, yet native functions: %s" % natives[:3])
+        if cpu_summaries(prof_path, Fail):
+            problems.append("native=n, yet a CPU SUMMARY section")
+        if sec.total == 0:
+            problems.append("no samples")
+        if problems:
+            raise Fail("; ".join(problems))
+        ctx.note("%d samples, Java threads and frames only" % sec.total)
+
+    def t_native_attach(ctx):
+        hprof = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "hprof")
+        prof_path = ctx.path("attach.hprof.txt")
+        collapsed = ctx.path("attach.collapsed")
+        p, so, se, cmd = spawn(ctx, "GcChurn", ["6"], None, "target",
+                               jvm=["-XX:+UseG1GC", "-Xmx512m", "-XX:ParallelGCThreads=2"])
+        time.sleep(1.5)
+        a = subprocess.run([hprof, "attach", str(p.pid), "cpu=samples,thread=y,depth=64,collapsed=%s,file=%s"
+                            % (collapsed, prof_path)], capture_output=True, text=True, timeout=60)
+        if a.returncode != 0:
+            p.kill()
+            reap(ctx, p, so, se, cmd, want_rc=None)
+            raise Fail("build/hprof attach: rc %d: %s" % (a.returncode, (a.stdout + a.stderr)[-300:]))
+        r = reap(ctx, p, so, se, cmd)
+        truth = thread_cpu_truth(r.stderr, Fail)
+        prof = parse_profile(prof_path)
+        problems = []
+        check_gc_profile(ctx, prof, prof_path, collapsed, truth, problems, attached=True)
+        if problems:
+            raise Fail("; ".join(problems))
+
+    return [("native_gc", t_native_gc), ("native_jni", t_native_jni), ("native_off", t_native_off),
+            ("native_attach", t_native_attach)]
+
+
+def parse_collapsed(path, Fail):
+    if not os.path.isfile(path):
+        raise Fail("collapsed file %s was not written" % path)
+    out = []
+    for line in open(path, encoding="utf-8", errors="replace"):
+        line = line.rstrip("\n")
+        if not line:
+            continue
+        stack, _, count = line.rpartition(" ")
+        out.append((stack.split(";"), int(count)))
+    return out
