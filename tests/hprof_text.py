@@ -315,6 +315,8 @@ CPU_END = "CPU SAMPLES END"
 # working when the agent grows cpu=times / heap= output.
 OTHER_SECTIONS = [
     (re.compile(r"^CPU SUMMARY BEGIN \(total = \d+\) .+$"), "CPU SUMMARY END", "cpu_summary"),
+    (re.compile(r"^WALL SUMMARY BEGIN \(total = \d+\) .+$"), "WALL SUMMARY END", "wall_summary"),
+    (re.compile(r"^WALL SAMPLES BEGIN \(total = \d+\) .+$"), "WALL SAMPLES END", "wall_samples"),
     (re.compile(r"^CPU TIME \(ms\) BEGIN \(total = \d+\) .+$"), "CPU TIME (ms) END", "cpu_time"),
     (re.compile(r"^SITES BEGIN \(ordered by live bytes(, estimated from allocation samples every \d+ bytes)?\) .+$"),
      "SITES END", "sites"),

@@ -23,6 +23,20 @@ its CPU, native frames on top of Java frames (imported by tests/run.py).
     native_attach   GcChurn running 1.5 s before `build/hprof attach`: the GC
                     threads that existed before the attach are found and
                     sampled with whole stacks
+    wall_states     WallStates, wall=10: a thread that computes 100 ms then
+                    sleeps 100 ms has its sleeping share (under Thread.sleep)
+                    within 5 points of the time it slept; threads in
+                    Object.wait, LockSupport.park, a socket read and a
+                    monitor enter are >= 90% waiting, parked, syscall and
+                    blocked; each thread's samples add up to its lifetime
+                    within 10%; pprof's samples carry labels thread and state
+                    and its wall values are samples x 10 ms; the WALL
+                    SUMMARY's states add up to its total
+    wall_idle       WallStates with 1,000 idle threads: each still adds up to
+                    its lifetime (samples weighted by how rarely a thread's
+                    turn comes), and the run ends normally
+    wall_attach     wall=10 attached to WallStates 1 s in: the threads that
+                    were blocked before the attach are found in their states
 """
 
 import os
@@ -31,6 +45,7 @@ import subprocess
 import time
 
 import heap_tests
+import outputs_tests
 
 INTERVAL_MS = 10
 GC_PREFIXES = ("GC Thread", "G1 ", "ZWorker", "ZDriver", "Shenandoah")
@@ -259,8 +274,176 @@ def make_tests(Fail, Skip, parse_profile, final_section, spawn, reap):
         if problems:
             raise Fail("; ".join(problems))
 
+    def wall_by_thread(prof, path):
+        """{thread name: {state: samples}} from the WALL SAMPLES rows and
+        their TRACEs (thread=y, the bottom frame [state].<name>)."""
+        rows = wall_rows(path, Fail)
+        out = {}
+        for count, trace in rows:
+            t = prof.traces.get(trace)
+            if t is None:
+                raise Fail("WALL SAMPLES names trace %d, which the file does not have" % trace)
+            name = prof.thread_name(t.thread) if t.thread else "<none>"
+            bottom = t.frames[-1] if t.frames else None
+            state = bottom.method if bottom is not None and bottom.cls == "[state]" else "<cut>"
+            d = out.setdefault(name, {})
+            d[state] = d.get(state, 0) + count
+        return out
+
+    def check_states(ctx, prof, path, truth, problems, lifetimes=True, split=True):
+        by = wall_by_thread(prof, path)
+        want = {"w-wait": "waiting", "w-park": "parked", "w-socket": "syscall", "w-blocked": "blocked"}
+        for name, state in want.items():
+            d = by.get(name, {})
+            total = sum(d.values())
+            share = d.get(state, 0) / float(total or 1)
+            ctx.note("%s: %d samples, %.0f%% %s (%s)" % (name, total, 100 * share, state,
+                                                        ", ".join("%s %d" % kv for kv in sorted(d.items()))))
+            if share < 0.9:
+                problems.append("%s: %.0f%% of its samples %s, >= 90%% expected (%s)" % (name, 100 * share, state, d))
+        d = by.get("w-compute-sleep", {})
+        total = sum(d.values())
+        m = re.search(r"TRUTH compute_ns=(\d+) sleep_ns=(\d+)", truth)
+        if not split:
+            pass                    # the truth covers the whole run, the profile part of it
+        elif m and total:
+            want_share = int(m.group(2)) / float(int(m.group(1)) + int(m.group(2)))
+            share = d.get("sleeping", 0) / float(total)
+            ctx.note("w-compute-sleep: %.1f%% sleeping, slept %.1f%% of its loop (%s)"
+                     % (100 * share, 100 * want_share, ", ".join("%s %d" % kv for kv in sorted(d.items()))))
+            if abs(share - want_share) > 0.05:
+                problems.append("w-compute-sleep sleeping %.1f%%, truth %.1f%%" % (100 * share, 100 * want_share))
+        else:
+            problems.append("no samples of w-compute-sleep or no TRUTH line")
+        if lifetimes:
+            for name, life in re.findall(r"^TRUTH name=(\S+) life_ns=(\d+)", truth, re.M):
+                got = sum(by.get(name, {}).values()) * INTERVAL_MS * 1e6
+                ratio = got / float(life)
+                if not 0.9 <= ratio <= 1.1:
+                    problems.append("%s: samples x 10 ms = %.2f s, lifetime %.2f s" % (name, got / 1e9, int(life) / 1e9))
+        return by
+
+    def t_wall_states(ctx):
+        path = ctx.path("wall.hprof.txt")
+        pb = ctx.path("wall.pb.gz")
+        r = ctx.run("WallStates", ["3000"], agent="wall=10,thread=y,depth=64,pprof=%s,file=%s" % (pb, path))
+        prof = parse_profile(path)
+        problems = []
+        check_states(ctx, prof, path, r.stderr, problems)
+        pp = outputs_tests.read_pprof(pb, Fail)
+        if pp.sample_types != [("samples", "count"), ("wall", "nanoseconds")]:
+            problems.append("pprof sample types %s" % pp.sample_types)
+        else:
+            if pp.total("wall") != pp.total("samples") * INTERVAL_MS * 1000000:
+                problems.append("pprof wall values are not samples x 10 ms")
+            sleep = sum(v[1] for (fr, v, th), lab in zip(pp.samples, pp.labels)
+                        if th == "w-compute-sleep" and lab.get("state") == "sleeping")
+            unlabelled = sum(1 for lab in pp.labels if "state" not in lab or "thread" not in lab)
+            ctx.note("pprof: %d samples, %.2f s of wall time, w-compute-sleep sleeping %.2f s (labels)"
+                     % (len(pp.samples), pp.total("wall") / 1e9, sleep / 1e9))
+            if unlabelled:
+                problems.append("%d pprof samples without both labels thread and state" % unlabelled)
+            if sleep < 1e9:
+                problems.append("pprof: w-compute-sleep has %.2f s labelled sleeping" % (sleep / 1e9))
+        summaries = wall_summaries(path, Fail)
+        if not summaries:
+            problems.append("no WALL SUMMARY")
+        elif sum(summaries[-1][1].values()) != summaries[-1][0]:
+            problems.append("WALL SUMMARY states add up to %d, total %d" % (sum(summaries[-1][1].values()),
+                                                                          summaries[-1][0]))
+        if problems:
+            raise Fail("; ".join(problems))
+
+    def t_wall_idle(ctx):
+        path = ctx.path("idle.hprof.txt")
+        r = ctx.run("WallStates", ["3000", "1000"], agent="wall=10,thread=y,depth=64,file=%s" % path)
+        prof = parse_profile(path)
+        problems = []
+        # Each thread's turn comes every 63 ticks here: a handful of samples
+        # each, too few for the states' shares; their sums still hold.
+        by = wall_by_thread(prof, path)
+        for name, life in re.findall(r"^TRUTH name=(\S+) life_ns=(\d+)", r.stderr, re.M):
+            got = sum(by.get(name, {}).values()) * INTERVAL_MS * 1e6
+            if not 0.75 <= got / float(life) <= 1.25:
+                problems.append("%s: samples x 10 ms = %.2f s, lifetime %.2f s" % (name, got / 1e9, int(life) / 1e9))
+        idle = [sum(d.values()) for name, d in by.items() if name.startswith("w-idle-")]
+        if len(idle) < 990:
+            problems.append("only %d of the 1000 idle threads sampled" % len(idle))
+        elif idle:
+            mean = sum(idle) / float(len(idle)) * INTERVAL_MS / 1000.0
+            ctx.note("1000 idle threads: %d sampled, %.2f s of wall time each on average" % (len(idle), mean))
+            if not 2.4 <= mean <= 3.6:
+                problems.append("idle threads: %.2f s each on average, they lived about 3 s" % mean)
+        if problems:
+            raise Fail("; ".join(problems))
+
+    def t_wall_attach(ctx):
+        hprof = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "hprof")
+        path = ctx.path("wall-attach.hprof.txt")
+        p, so, se, cmd = spawn(ctx, "WallStates", ["4000"], None, "target")
+        time.sleep(1.0)
+        a = subprocess.run([hprof, "attach", str(p.pid), "wall=10,thread=y,depth=64,file=%s" % path],
+                           capture_output=True, text=True, timeout=60)
+        if a.returncode != 0:
+            p.kill()
+            reap(ctx, p, so, se, cmd, want_rc=None)
+            raise Fail("build/hprof attach: rc %d: %s" % (a.returncode, (a.stdout + a.stderr)[-300:]))
+        r = reap(ctx, p, so, se, cmd)
+        prof = parse_profile(path)
+        problems = []
+        check_states(ctx, prof, path, r.stderr, problems, lifetimes=False, split=False)
+        if problems:
+            raise Fail("; ".join(problems))
+
     return [("native_gc", t_native_gc), ("native_jni", t_native_jni), ("native_off", t_native_off),
-            ("native_attach", t_native_attach)]
+            ("native_attach", t_native_attach), ("wall_states", t_wall_states), ("wall_idle", t_wall_idle),
+            ("wall_attach", t_wall_attach)]
+
+
+RE_WALL_BEGIN = re.compile(r"^WALL SAMPLES BEGIN \(total = (\d+)\) .+$")
+RE_WALL_ROW = re.compile(r"^ *\d+ +\d+\.\d\d% +\d+\.\d\d% +(\d+) +(\d+) \S+$")
+
+
+def wall_rows(path, Fail):
+    """The last WALL SAMPLES section's rows: [(count, trace)]; their counts
+    must add up to its total (cutoff=0 is not needed: rows below cutoff are
+    left out of the listing, not of the total, so this checks <=)."""
+    lines = open(path, encoding="utf-8", errors="replace").read().split("\n")
+    sections = []
+    i = 0
+    while i < len(lines):
+        m = RE_WALL_BEGIN.match(lines[i])
+        i += 1
+        if not m:
+            continue
+        rows = []
+        i += 1                      # the column header
+        while i < len(lines) and lines[i] != "WALL SAMPLES END":
+            mm = RE_WALL_ROW.match(lines[i])
+            if not mm:
+                raise Fail("malformed WALL SAMPLES row %r" % lines[i])
+            rows.append((int(mm.group(1)), int(mm.group(2))))
+            i += 1
+        if sum(c for c, _ in rows) > int(m.group(1)):
+            raise Fail("WALL SAMPLES rows add up to more than its total")
+        sections.append(rows)
+    if not sections:
+        raise Fail("no WALL SAMPLES section in %s" % path)
+    return sections[-1]
+
+
+def wall_summaries(path, Fail):
+    """[(total, {state: samples})] of every WALL SUMMARY."""
+    out = []
+    text = open(path, encoding="utf-8", errors="replace").read()
+    for m in re.finditer(r"^WALL SUMMARY BEGIN \(total = (\d+)\) .+\n((?:.*\n)*?)WALL SUMMARY END$", text, re.M):
+        states = {}
+        for line in m.group(2).splitlines():
+            mm = re.match(r"^(\w+)\s+\d+\.\d\d%\s+(\d+)\s+\d+\.\d\d$", line)
+            if mm:
+                states[mm.group(1)] = int(mm.group(2))
+        out.append((int(m.group(1)), states))
+    return out
 
 
 def parse_collapsed(path, Fail):

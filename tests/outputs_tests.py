@@ -141,7 +141,9 @@ class Pprof:
         self.default_type = s(default_type) if default_type else None
         # Frames leaf first: (name, file, line), one per location line.
         self.samples = []
+        self.labels = []            # per sample, parallel to samples: {key: value} of its string labels
         for locs, values, labels in samples:
+            self.labels.append({s(l.get(1, 0)): s(l.get(2, 0)) for l in labels})
             frames = []
             for lid in locs:
                 for fid, line in locations[lid]:

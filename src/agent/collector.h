@@ -4,7 +4,7 @@
  *
  *   cpu=samples  samples_agent.c      heap=sites  heap_agent.c
  *   cpu=times    times_agent.c        heap=dump   heap_agent.c (the walk: heap_dump.c)
- *   monitor=y    monitor_agent.c
+ *   monitor=y    monitor_agent.c      wall=       wall_agent.c
  *
  * Life of a collector (the orchestrator's state machine calls these on the
  * agent's own thread, or in VMInit / Agent_OnAttach before that exists):
@@ -105,6 +105,6 @@ typedef struct collector {
 } collector;
 
 extern const collector cpu_samples_collector, cpu_times_collector, heap_sites_collector,
-                       heap_dump_collector, monitor_collector;
+                       heap_dump_collector, monitor_collector, wall_collector;
 
 #endif

@@ -32,6 +32,7 @@
 #include "events.h"
 #include "heap_dump.h"
 #include "jvmti_support.h"
+#include "samples_agent.h"
 #include "vthread_mounts.h"
 
 /* How often the agent thread drains the samples and checks the signal. */
@@ -53,13 +54,14 @@ static struct {
     int             vt_support;       /* can_support_virtual_threads was granted */
     int             vt_mounts;        /* thread=y: samples charged per virtual thread */
     int             native;           /* native=y: every thread, native frames */
+    cpu_collector  *counts;           /* the samples, counted */
     unsigned        ticks;
 } cpu;
 
 /* ------------------------------------------------------------ JNIEnvs */
 
 /* Every thread alive now: JNIEnv -> serial, through Thread.eetop. */
-static void map_existing_threads(JNIEnv *jni)
+void samples_name_threads(JNIEnv *jni)
 {
     jclass thread_class = (*jni)->FindClass(jni, "java/lang/Thread");
     jfieldID eetop = thread_class ? (*jni)->GetFieldID(jni, thread_class, "eetop", "J") : NULL;
@@ -99,7 +101,7 @@ static void map_existing_threads(JNIEnv *jni)
  * could not be listed. */
 static int sample_every_thread(JNIEnv *jni)
 {
-    map_existing_threads(jni);
+    samples_name_threads(jni);
     sampler_start();
     return sampler_start_every_thread() < 0 ? -1 : 0;
 }
@@ -120,10 +122,14 @@ static void prepare_method_ids(jvmtiEnv *jvmti, jclass klass)
         jvmti_failed(err, "GetClassMethods");
 }
 
+/* How many collectors sample stacks now (cpu=samples, wall=): method ids
+ * are made while any does. */
+static atomic_int method_id_users;
+
 static void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
 {
     (void)jni; (void)thread;
-    if (cpu.running)
+    if (atomic_load(&method_id_users) > 0)
         prepare_method_ids(jvmti, klass);
 }
 
@@ -172,11 +178,46 @@ static int capabilities(const collector_env *env, const jvmtiCapabilities *poten
     return 0;
 }
 
+int samples_subscribe_method_ids(void)
+{
+    static int subscribed;         /* once for cpu=samples and wall= together */
+    if (subscribed)
+        return 0;
+    subscribed = 1;
+    return events_subscribe(JVMTI_EVENT_CLASS_LOAD, EVENT_FN(on_class_load)) |
+           events_subscribe(JVMTI_EVENT_CLASS_PREPARE, EVENT_FN(on_class_prepare));
+}
+
+int samples_want_method_ids(JNIEnv *jni)
+{
+    jvmtiEnv *jvmti = hprof_jvmti;
+    atomic_fetch_add(&method_id_users, 1);
+    if (events_want(jvmti, JVMTI_EVENT_CLASS_LOAD) != 0 || events_want(jvmti, JVMTI_EVENT_CLASS_PREPARE) != 0)
+        return -1;
+    jint nclasses = 0;
+    jclass *classes = NULL;
+    if (!jvmti_failed((*jvmti)->GetLoadedClasses(jvmti, &nclasses, &classes), "GetLoadedClasses")) {
+        jvmti_hold_locals(jni, nclasses);
+        for (jint i = 0; i < nclasses; i++) {
+            prepare_method_ids(jvmti, classes[i]);
+            (*jni)->DeleteLocalRef(jni, classes[i]);
+        }
+        jvmti_free(classes);
+    }
+    return 0;
+}
+
+void samples_unwant_method_ids(void)
+{
+    atomic_fetch_sub(&method_id_users, 1);
+    events_unwant(hprof_jvmti, JVMTI_EVENT_CLASS_LOAD);
+    events_unwant(hprof_jvmti, JVMTI_EVENT_CLASS_PREPARE);
+}
+
 static int subscribe(const collector_env *env)
 {
     (void)env;
-    return events_subscribe(JVMTI_EVENT_CLASS_LOAD, EVENT_FN(on_class_load)) |
-           events_subscribe(JVMTI_EVENT_CLASS_PREPARE, EVENT_FN(on_class_prepare)) |
+    return samples_subscribe_method_ids() |
            events_subscribe(JVMTI_EVENT_COMPILED_METHOD_LOAD, EVENT_FN(on_compiled_method_load));
 }
 
@@ -303,7 +344,7 @@ static int init_once(const collector_env *env)
         .os_thread = cpu.native ? os_thread_serial : NULL,
     };
     if (sample_queue_init(&cpu.queue, queue_capacity(opt->interval_ms), (uint32_t)cpu.walk_depth) != 0 ||
-        cpu_collector_init(&cc) != 0) {
+        (cpu.counts = cpu_collector_new(&cc)) == NULL) {
         fprintf(stderr, "hprof: out of memory starting cpu=samples\n");
         return -1;
     }
@@ -344,7 +385,7 @@ static void find_virtual_threads(JNIEnv *jni)
     if (run == NULL || enter == NULL)
         fprintf(stderr, "hprof: warning: cpu=samples: VirtualThread.run(Runnable) or Continuation.enterSpecial "
                 "not found in this JDK: stacks of virtual threads may go on into their carrier's frames\n");
-    cpu_collector_set_stack_ends(run, enter, run_continuation);
+    cpu_collector_set_stack_ends(cpu.counts, run, enter, run_continuation);
     if (cont)
         (*jni)->DeleteLocalRef(jni, cont);
     (*jni)->DeleteLocalRef(jni, vt);
@@ -362,23 +403,13 @@ static int start(const collector_env *env, JNIEnv *jni)
     if (init_once(env) != 0)
         return -1;
     jvmtiEnv *jvmti = hprof_jvmti;
-    jint nclasses = 0;
-    jclass *classes = NULL;
     cpu.running = 1;
-    if (events_want(jvmti, JVMTI_EVENT_CLASS_LOAD) != 0 || events_want(jvmti, JVMTI_EVENT_CLASS_PREPARE) != 0)
-        return -1;
     jvmtiCapabilities caps;
     memset(&caps, 0, sizeof caps);
     if ((*jvmti)->GetCapabilities(jvmti, &caps) == JVMTI_ERROR_NONE && caps.can_generate_compiled_method_load_events)
         events_want(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD);
-    if (!jvmti_failed((*jvmti)->GetLoadedClasses(jvmti, &nclasses, &classes), "GetLoadedClasses")) {
-        jvmti_hold_locals(jni, nclasses);
-        for (jint i = 0; i < nclasses; i++) {
-            prepare_method_ids(jvmti, classes[i]);
-            (*jni)->DeleteLocalRef(jni, classes[i]);
-        }
-        jvmti_free(classes);
-    }
+    if (samples_want_method_ids(jni) != 0)
+        return -1;
     if (env->live && !cpu.recompiled)
         recompile_for_debug_info(jni);
     find_virtual_threads(jni);
@@ -451,7 +482,7 @@ static void rescan(void)
     size_t n = 0;
     native_libs_refresh();
     if (sampler_rescan_threads(&live, &n) >= 0 && live != NULL) {
-        cpu_collector_drain(&cpu.queue);   /* samples of ended threads are named first */
+        cpu_collector_drain(cpu.counts, &cpu.queue);   /* samples of ended threads are named first */
         os_threads_reconcile(live, n);
     }
     free(live);
@@ -460,7 +491,7 @@ static void rescan(void)
 static int tick(JNIEnv *jni)
 {
     check_signal_owner(jni);
-    cpu_collector_drain(&cpu.queue);
+    cpu_collector_drain(cpu.counts, &cpu.queue);
     if (cpu.native && cpu.running && ++cpu.ticks % RESCAN_TICKS == 0)
         rescan();
     return 0;
@@ -469,7 +500,7 @@ static int tick(JNIEnv *jni)
 /* Samples the handler had to drop are turned into rows of their own. */
 static void collect_losses(void)
 {
-    cpu_collector_add_lost("buffer_full", atomic_exchange(&sampler_lost.buffer_full, 0));
+    cpu_collector_add_lost(cpu.counts, "buffer_full", atomic_exchange(&sampler_lost.buffer_full, 0));
 }
 
 /* format=b: CPU SAMPLES (0x0D), after the traces it names. */
@@ -492,12 +523,12 @@ static void dump(dump_target *t, JNIEnv *jni)
     (void)jni;
     if (!cpu.initialised)
         return;
-    cpu_collector_drain(&cpu.queue);
+    cpu_collector_drain(cpu.counts, &cpu.queue);
     collect_losses();
     cpu_row *rows = NULL;
     uint32_t n = 0;
     uint64_t total = 0;
-    if (cpu_collector_rows(&rows, &n, &total) != 0) {
+    if (cpu_collector_rows(cpu.counts, &rows, &n, &total) != 0) {
         fprintf(stderr, "hprof: out of memory while writing CPU SAMPLES\n");
         return;
     }
@@ -506,7 +537,7 @@ static void dump(dump_target *t, JNIEnv *jni)
     } else {
         text_write_new_records(t->text);
         cpu_summary summary;
-        if (cpu.native && cpu_collector_summary(&summary) == 0) {
+        if (cpu.native && cpu_collector_summary(cpu.counts, &summary) == 0) {
             text_write_cpu_summary(t->text, &summary, cpu.interval_ms, time(NULL));
             cpu_summary_free(&summary);
         }
@@ -536,12 +567,12 @@ static void reset(JNIEnv *jni)
     (void)jni;
     if (!cpu.initialised)
         return;
-    cpu_collector_drain(&cpu.queue);
+    cpu_collector_drain(cpu.counts, &cpu.queue);
     atomic_store(&sampler_lost.buffer_full, 0);
     atomic_store(&sampler_lost.taken, 0);
     atomic_store(&sampler_lost.recovered_from_caller, 0);
     atomic_store(&sampler_lost.at_interrupted_pc, 0);
-    cpu_collector_reset();
+    cpu_collector_reset(cpu.counts);
 }
 
 static void stop(JNIEnv *jni)
@@ -555,9 +586,8 @@ static void stop(JNIEnv *jni)
         vthread_mounts_stop(hprof_jvmti);
         cpu.vt_mounts = 0;
     }
-    cpu_collector_drain(&cpu.queue);
-    events_unwant(hprof_jvmti, JVMTI_EVENT_CLASS_LOAD);
-    events_unwant(hprof_jvmti, JVMTI_EVENT_CLASS_PREPARE);
+    cpu_collector_drain(cpu.counts, &cpu.queue);
+    samples_unwant_method_ids();
     jvmtiCapabilities caps;
     memset(&caps, 0, sizeof caps);
     if ((*hprof_jvmti)->GetCapabilities(hprof_jvmti, &caps) == JVMTI_ERROR_NONE &&
@@ -571,9 +601,9 @@ static void status(char *line, size_t size)
     uint32_t n = 0;
     uint64_t total = 0;
     if (cpu.initialised) {
-        cpu_collector_drain(&cpu.queue);
+        cpu_collector_drain(cpu.counts, &cpu.queue);
         collect_losses();
-        if (cpu_collector_rows(&rows, &n, &total) == 0)
+        if (cpu_collector_rows(cpu.counts, &rows, &n, &total) == 0)
             free(rows);
     }
     /* "taken" is the signal handler's own count: with nothing in flight it
@@ -591,7 +621,7 @@ static profile *snapshot(JNIEnv *jni)
     (void)jni;
     if (!cpu.initialised || !cpu.keep_stacks)
         return NULL;
-    return cpu_collector_profile((int64_t)cpu.interval_ms * 1000000);
+    return cpu_collector_profile(cpu.counts, "CPU samples", "cpu", (int64_t)cpu.interval_ms * 1000000);
 }
 
 /* "samples <total>" and the top methods by self samples,
@@ -604,8 +634,8 @@ static void live_summary(char *text, size_t size)
     cpu_method_count top[10];
     uint32_t ntop = 0;
     if (cpu.initialised) {
-        cpu_collector_drain(&cpu.queue);
-        if (cpu_collector_rows(&rows, &n, &total) != 0)
+        cpu_collector_drain(cpu.counts, &cpu.queue);
+        if (cpu_collector_rows(cpu.counts, &rows, &n, &total) != 0)
             return;
         ntop = cpu_top_methods(rows, n, top, sizeof top / sizeof top[0]);
         free(rows);

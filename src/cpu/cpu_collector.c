@@ -6,26 +6,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static cpu_collector_config cfg;
+/* One collector's counts; every field under `lock`. */
+struct cpu_collector {
+    pthread_mutex_t      lock;
+    cpu_collector_config cfg;
 
-/* counts[serial - EMPTY_TRACE_SERIAL]: the empty trace, then every trace. */
-static uint64_t *counts;
-static uint32_t  counts_cap;
-static uint64_t  total;
+    /* counts[serial - EMPTY_TRACE_SERIAL]: the empty trace, then every trace. */
+    uint64_t *counts;
+    uint32_t  counts_cap;
+    uint64_t  total;
 
-/* The summary (cpu_collector_summary): samples by category, and by thread
- * (thread_counts[serial - THREAD_SERIAL_BASE]; serial 0 in no_thread). */
-static uint64_t  category_counts[CPU_CATEGORIES];
-static uint64_t *thread_counts;
-static uint32_t  thread_counts_cap;
-static uint64_t  no_thread;
+    /* The summary (cpu_collector_summary): samples by category, and by
+     * thread (thread_counts[serial - THREAD_SERIAL_BASE]; serial 0 in
+     * no_thread). */
+    uint64_t  category_counts[CPU_SUMMARY_ROWS];
+    uint64_t *thread_counts;
+    uint32_t  thread_counts_cap;
+    uint64_t  no_thread;
 
-/* Whole stacks (stack_table.h) -> count: stack_counts[id - 1]; samples
- * whose stack the table could not keep are in unkept_stacks. */
-static uint64_t *stack_counts;
-static uint32_t  stack_counts_cap;
-static uint64_t  unkept_stacks;
+    /* Whole stacks (stack_table.h) -> count: stack_counts[id - 1]; samples
+     * whose stack the table could not keep are in unkept_stacks. */
+    uint64_t *stack_counts;
+    uint32_t  stack_counts_cap;
+    uint64_t  unkept_stacks;
+
+    /* cpu_collector_set_stack_ends */
+    const void *stack_entry, *stack_boundary, *stack_carrier_only;
+};
 
 /* HotSpot's AsyncGetCallTrace failure codes 0, -1, ... -10 (forte.cpp). */
 static const char *const asgct_failures[] = {
@@ -87,33 +94,35 @@ int cpu_category_of_thread_name(const char *name)
     return CPU_CATEGORY_NATIVE;
 }
 
-int cpu_collector_init(const cpu_collector_config *config)
+cpu_collector *cpu_collector_new(const cpu_collector_config *config)
 {
-    pthread_mutex_lock(&lock);
-    cfg = *config;
-    total = 0;
-    unkept_stacks = 0;
-    pthread_mutex_unlock(&lock);
-    return 0;
+    cpu_collector *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return NULL;
+    pthread_mutex_init(&c->lock, NULL);
+    c->cfg = *config;
+    return c;
 }
 
-void cpu_collector_free(void)
+void cpu_collector_free(cpu_collector *c)
 {
-    pthread_mutex_lock(&lock);
-    free(counts);
-    counts = NULL;
-    counts_cap = 0;
-    total = 0;
-    unkept_stacks = 0;
-    free(stack_counts);
-    stack_counts = NULL;
-    stack_counts_cap = 0;
-    free(thread_counts);
-    thread_counts = NULL;
-    thread_counts_cap = 0;
-    memset(category_counts, 0, sizeof category_counts);
-    no_thread = 0;
-    pthread_mutex_unlock(&lock);
+    if (c == NULL)
+        return;
+    pthread_mutex_lock(&c->lock);
+    free(c->counts);
+    c->counts = NULL;
+    c->counts_cap = 0;
+    c->total = 0;
+    c->unkept_stacks = 0;
+    free(c->stack_counts);
+    c->stack_counts = NULL;
+    c->stack_counts_cap = 0;
+    free(c->thread_counts);
+    c->thread_counts = NULL;
+    c->thread_counts_cap = 0;
+    memset(c->category_counts, 0, sizeof c->category_counts);
+    c->no_thread = 0;
+    pthread_mutex_unlock(&c->lock);
 }
 
 static int grow_u64(uint64_t **a, uint32_t *cap, uint32_t index)
@@ -133,57 +142,108 @@ static int grow_u64(uint64_t **a, uint32_t *cap, uint32_t index)
 }
 
 /* Count `count` samples on a trace; called with the lock held. */
-static void count_trace(serial_t trace, uint64_t count)
+static void count_trace(cpu_collector *c, serial_t trace, uint64_t count)
 {
-    total += count;
-    if (trace == 0 || grow_u64(&counts, &counts_cap, trace - EMPTY_TRACE_SERIAL) != 0)
+    c->total += count;
+    if (trace == 0 || grow_u64(&c->counts, &c->counts_cap, trace - EMPTY_TRACE_SERIAL) != 0)
         return;     /* trace table or memory full: still in the total */
-    counts[trace - EMPTY_TRACE_SERIAL] += count;
+    c->counts[trace - EMPTY_TRACE_SERIAL] += count;
 }
 
-static void count_stack(stack_id stack, uint64_t count)
+static void count_stack(cpu_collector *c, stack_id stack, uint64_t count)
 {
-    if (stack == 0 || grow_u64(&stack_counts, &stack_counts_cap, stack - 1) != 0)
-        unkept_stacks += count;      /* still in the snapshot, as [unwalkable].stack_table_full */
+    if (stack == 0 || grow_u64(&c->stack_counts, &c->stack_counts_cap, stack - 1) != 0)
+        c->unkept_stacks += count;      /* still in the snapshot, as [unwalkable].stack_table_full */
     else
-        stack_counts[stack - 1] += count;
+        c->stack_counts[stack - 1] += count;
 }
 
-static void count_pseudo(serial_t thread, const char *reason, uint64_t count)
+static void count_pseudo(cpu_collector *c, serial_t thread, const char *reason, uint64_t count)
 {
     serial_t m = pseudo_method(reason);
     serial_t f = m ? frame_intern(m, LINE_UNKNOWN) : 0;
-    serial_t thread_serial = cfg.per_thread ? thread : 0;
+    serial_t thread_serial = c->cfg.per_thread ? thread : 0;
     serial_t trace = f ? trace_intern(thread_serial, &f, 1) : 0;
-    count_trace(trace, count);
-    if (cfg.keep_stacks) {
+    count_trace(c, trace, count);
+    if (c->cfg.keep_stacks) {
         stack_frame whole = { m, LINE_UNKNOWN };
-        count_stack(m ? stack_intern(thread_serial, &whole, 1, trace) : 0, count);
+        count_stack(c, m ? stack_intern(thread_serial, &whole, 1, trace) : 0, count);
     }
 }
 
-static void count_summary(serial_t thread, int category, uint64_t weight);
+static void count_summary(cpu_collector *c, serial_t thread, int category, uint64_t weight);
 
-void cpu_collector_add_lost(const char *reason, uint64_t count)
+void cpu_collector_add_lost(cpu_collector *c, const char *reason, uint64_t count)
 {
     if (count == 0)
         return;
-    pthread_mutex_lock(&lock);
-    count_summary(0, CPU_CATEGORY_UNKNOWN, count);
-    count_pseudo(0, reason, count);
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_lock(&c->lock);
+    count_summary(c, 0, CPU_CATEGORY_UNKNOWN, count);
+    count_pseudo(c, 0, reason, count);
+    pthread_mutex_unlock(&c->lock);
 }
 
-/* cpu_collector_set_stack_ends; under the lock */
-static const void *stack_entry, *stack_boundary, *stack_carrier_only;
 
-void cpu_collector_set_stack_ends(const void *entry, const void *boundary, const void *carrier_only)
+void cpu_collector_set_stack_ends(cpu_collector *c, const void *entry, const void *boundary, const void *carrier_only)
 {
-    pthread_mutex_lock(&lock);
-    stack_entry = entry;
-    stack_boundary = boundary;
-    stack_carrier_only = carrier_only;
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_lock(&c->lock);
+    c->stack_entry = entry;
+    c->stack_boundary = boundary;
+    c->stack_carrier_only = carrier_only;
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* The pseudo method [state].<name>: ids just above trace_builder's
+ * [unwalkable] reasons (no jmethodID is that small). */
+#define STATE_METHOD_ID 1000
+
+static serial_t state_method(int state)
+{
+    uint64_t id = STATE_METHOD_ID + (uint64_t)state;
+    serial_t m = method_find(id);
+    if (m)
+        return m;
+    method_desc d = { 0 };
+    d.class_serial = class_intern("L[state];");
+    d.name = cpu_state_name(state);
+    return d.class_serial ? method_add(id, &d) : 0;
+}
+
+static serial_t resolve_frame(const void *method, void *context);
+
+static int is_method(const method_info *mi, const char *cls, const char *prefix)
+{
+    return strcmp(mi->class_name, cls) == 0 && strncmp(mi->name, prefix, strlen(prefix)) == 0;
+}
+
+/* A wall= sample's state: by its top Java frame where the JDK says what the
+ * thread waits for, by the JVM's frames for a monitor enter, else by
+ * whether it was in a system call. */
+static int state_of(const cpu_collector *c, const sample_frame *frames, uint32_t n, uint32_t flags)
+{
+    int blocked = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t tag = SAMPLE_FRAME_TAG(frames[i].method);
+        method_info mi;
+        serial_t m = tag == SAMPLE_TAG_STOP ? 0 : resolve_frame(frames[i].method, (void *)c);
+        if (m == 0 || method_get(m, &mi) != 0)
+            continue;
+        if (tag == SAMPLE_TAG_NATIVE_PC) {
+            blocked |= strstr(mi.name, "ObjectMonitor::enter") != NULL || strstr(mi.name, "ObjectMonitor::EnterI") != NULL ||
+                       strstr(mi.name, "ObjectSynchronizer::enter") != NULL;
+            continue;
+        }
+        if (is_method(&mi, "java.lang.Thread", "sleep"))
+            return CPU_STATE_SLEEPING;
+        if (is_method(&mi, "java.lang.Object", "wait"))
+            return CPU_STATE_WAITING;
+        if (is_method(&mi, "jdk.internal.misc.Unsafe", "park") || is_method(&mi, "sun.misc.Unsafe", "park"))
+            return CPU_STATE_PARKED;
+        break;                     /* the top Java frame says nothing more */
+    }
+    if (blocked)
+        return CPU_STATE_BLOCKED;
+    return (flags & SAMPLE_IN_SYSCALL) ? CPU_STATE_SYSCALL : CPU_STATE_RUNNING;
 }
 
 /* The resolver trace_build calls for every frame of a sample: Java frames
@@ -191,14 +251,18 @@ void cpu_collector_set_stack_ends(const void *entry, const void *boundary, const
  * become [unwalkable].<reason>. */
 static serial_t resolve_frame(const void *method, void *context)
 {
-    (void)context;
+    const cpu_collector *c = context;
     switch (SAMPLE_FRAME_TAG(method)) {
     case SAMPLE_TAG_NATIVE_PC:
-        return cfg.resolve_native ? cfg.resolve_native(SAMPLE_FRAME_VALUE(method), cfg.resolve_context) : 0;
-    case SAMPLE_TAG_STOP:
-        return pseudo_method(cpu_failure_reason((int32_t)(uint32_t)SAMPLE_FRAME_VALUE(method)));
+        return c->cfg.resolve_native ? c->cfg.resolve_native(SAMPLE_FRAME_VALUE(method), c->cfg.resolve_context) : 0;
+    case SAMPLE_TAG_STOP: {
+        uint64_t code = SAMPLE_FRAME_VALUE(method);
+        if (code >= SAMPLE_STATE_BASE && code < SAMPLE_STATE_BASE + CPU_STATES)
+            return state_method((int)(code - SAMPLE_STATE_BASE));
+        return pseudo_method(cpu_failure_reason((int32_t)(uint32_t)code));
+    }
     default:
-        return cfg.resolve(method, cfg.resolve_context);
+        return c->cfg.resolve(method, c->cfg.resolve_context);
     }
 }
 
@@ -219,7 +283,7 @@ static int is_thread_root(serial_t method)
 
 /* The category of a sample: by the thread for threads that are not Java
  * threads, by the top frame's kind for Java threads. */
-static int category_of(serial_t thread, int java_thread, const sample_frame *top, uint32_t n)
+static int category_of(const cpu_collector *c, serial_t thread, int java_thread, const sample_frame *top, uint32_t n)
 {
     if (!java_thread) {
         thread_info ti;
@@ -230,31 +294,33 @@ static int category_of(serial_t thread, int java_thread, const sample_frame *top
     if (SAMPLE_FRAME_TAG(top->method) != SAMPLE_TAG_NATIVE_PC)
         return SAMPLE_FRAME_TAG(top->method) == SAMPLE_TAG_STOP ? CPU_CATEGORY_UNKNOWN : CPU_CATEGORY_JAVA;
     method_info mi;
-    serial_t m = resolve_frame(top->method, NULL);
+    serial_t m = resolve_frame(top->method, (void *)c);
     if (m == 0 || method_get(m, &mi) != 0)
         return CPU_CATEGORY_NATIVE;
     return mi.kind == FRAME_KIND_JVM ? CPU_CATEGORY_VM : CPU_CATEGORY_NATIVE;
 }
 
-static void count_summary(serial_t thread, int category, uint64_t weight)
+static void count_summary(cpu_collector *c, serial_t thread, int category, uint64_t weight)
 {
-    category_counts[category] += weight;
+    c->category_counts[category] += weight;
     if (thread == 0 || thread < THREAD_SERIAL_BASE)
-        no_thread += weight;
-    else if (grow_u64(&thread_counts, &thread_counts_cap, thread - THREAD_SERIAL_BASE) == 0)
-        thread_counts[thread - THREAD_SERIAL_BASE] += weight;
+        c->no_thread += weight;
+    else if (grow_u64(&c->thread_counts, &c->thread_counts_cap, thread - THREAD_SERIAL_BASE) == 0)
+        c->thread_counts[thread - THREAD_SERIAL_BASE] += weight;
 }
 
-static void record(const raw_sample *s, uint32_t max_frames)
+static void record(cpu_collector *c, const raw_sample *s, uint32_t max_frames)
 {
     uint64_t weight = s->weight ? s->weight : 1;
     serial_t thread = s->thread_serial;
     int java_thread = thread != 0 || s->os_tid == 0;
-    if (thread == 0 && s->os_tid != 0 && cfg.os_thread)
-        thread = cfg.os_thread(s->os_tid, cfg.resolve_context);
+    if (thread == 0 && s->os_tid != 0 && c->cfg.os_thread)
+        thread = c->cfg.os_thread(s->os_tid, c->cfg.resolve_context);
     if (s->num_frames <= 0) {
-        count_summary(thread, java_thread ? CPU_CATEGORY_UNKNOWN : category_of(thread, 0, NULL, 0), weight);
-        count_pseudo(thread, cpu_failure_reason(s->num_frames), weight);
+        int row = c->cfg.wall_states ? ((s->flags & SAMPLE_IN_SYSCALL) ? CPU_STATE_SYSCALL : CPU_STATE_RUNNING)
+                : java_thread ? CPU_CATEGORY_UNKNOWN : category_of(c, thread, 0, NULL, 0);
+        count_summary(c, thread, row, weight);
+        count_pseudo(c, thread, cpu_failure_reason(s->num_frames), weight);
         return;
     }
     uint32_t n = (uint32_t)s->num_frames;
@@ -262,12 +328,12 @@ static void record(const raw_sample *s, uint32_t max_frames)
         n = max_frames;
     if (n > CPU_MAX_FRAMES)
         n = CPU_MAX_FRAMES;
-    for (uint32_t i = 0; (stack_entry || stack_boundary) && i < n; i++) {
-        if (s->frames[i].method == stack_entry) {
+    for (uint32_t i = 0; (c->stack_entry || c->stack_boundary) && i < n; i++) {
+        if (s->frames[i].method == c->stack_entry) {
             n = i + 1;                  /* the frames below are the carrier's */
-        } else if (s->frames[i].method == stack_boundary && i > 0) {
+        } else if (s->frames[i].method == c->stack_boundary && i > 0) {
             n = i;                      /* this one too */
-        } else if (s->frames[i].method == stack_carrier_only && stack_carrier_only && s->carrier_serial) {
+        } else if (s->frames[i].method == c->stack_carrier_only && c->stack_carrier_only && s->carrier_serial) {
             thread = s->carrier_serial; /* no frame of the virtual thread on top */
             break;
         }
@@ -276,31 +342,46 @@ static void record(const raw_sample *s, uint32_t max_frames)
      * whole, however the walk ended there (glibc's clone3 says "no caller"
      * in its call-frame rules): the stop frame goes. */
     const void *last = s->frames[n - 1].method;
-    if (n >= 2 && SAMPLE_FRAME_TAG(last) == SAMPLE_TAG_STOP && (int32_t)(uint32_t)SAMPLE_FRAME_VALUE(last) > 0 &&
-        is_thread_root(resolve_frame(s->frames[n - 2].method, NULL)))
-        n--;
-    count_summary(thread, category_of(thread, java_thread, &s->frames[0], n), weight);
-    trace_builder b = { .depth = cfg.depth, .lineno = cfg.lineno, .full_stacks = cfg.keep_stacks,
-                        .resolve = resolve_frame, .context = NULL };
+    if (n >= 2 && SAMPLE_FRAME_TAG(last) == SAMPLE_TAG_STOP && (int32_t)(uint32_t)SAMPLE_FRAME_VALUE(last) > 0) {
+        /* The root, or one of the two frames above it (the launcher's
+         * _start, which has no symbol, under __libc_start_main). */
+        for (uint32_t k = 2; k <= 4 && k <= n; k++)
+            if (is_thread_root(resolve_frame(s->frames[n - k].method, c))) {
+                n--;
+                break;
+            }
+    }
+    int state = c->cfg.wall_states ? state_of(c, s->frames, n, s->flags) : 0;
+    count_summary(c, thread, c->cfg.wall_states ? state : category_of(c, thread, java_thread, &s->frames[0], n),
+                  weight);
+    trace_builder b = { .depth = c->cfg.depth, .lineno = c->cfg.lineno, .full_stacks = c->cfg.keep_stacks,
+                        .resolve = resolve_frame, .context = c };
     stack_id stack = 0;
-    serial_t trace = trace_build(&b, cfg.per_thread ? thread : 0, s->frames, n,
-                                 cfg.keep_stacks ? &stack : NULL);
-    count_trace(trace, weight);     /* trace 0 (a table full): in the total only */
-    if (cfg.keep_stacks)
-        count_stack(stack, weight);
+    const sample_frame *frames = s->frames;
+    sample_frame with_state[CPU_MAX_FRAMES + 1];
+    if (c->cfg.wall_states) {
+        memcpy(with_state, s->frames, n * sizeof *with_state);
+        with_state[n++] = (sample_frame){ BCI_NATIVE, SAMPLE_STATE_FRAME(state) };
+        frames = with_state;
+    }
+    serial_t trace = trace_build(&b, c->cfg.per_thread ? thread : 0, frames, n,
+                                 c->cfg.keep_stacks ? &stack : NULL);
+    count_trace(c, trace, weight);     /* trace 0 (a table full): in the total only */
+    if (c->cfg.keep_stacks)
+        count_stack(c, stack, weight);
 }
 
-uint32_t cpu_collector_drain(sample_queue *q)
+uint32_t cpu_collector_drain(cpu_collector *c, sample_queue *q)
 {
     uint32_t drained = 0;
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&c->lock);
     raw_sample *s;
     while ((s = sample_queue_peek(q)) != NULL) {
-        record(s, q->max_frames);
+        record(c, s, q->max_frames);
         sample_queue_release(q, s);
         drained++;
     }
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&c->lock);
     return drained;
 }
 
@@ -312,27 +393,27 @@ static int compare_rows(const void *a, const void *b)
     return (x->trace > y->trace) - (x->trace < y->trace);
 }
 
-int cpu_collector_rows(cpu_row **rows, uint32_t *n, uint64_t *total_out)
+int cpu_collector_rows(cpu_collector *c, cpu_row **rows, uint32_t *n, uint64_t *total_out)
 {
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&c->lock);
     uint32_t used = 0;
-    for (uint32_t i = 0; i < counts_cap; i++)
-        used += counts[i] != 0;
+    for (uint32_t i = 0; i < c->counts_cap; i++)
+        used += c->counts[i] != 0;
     cpu_row *r = malloc((used ? used : 1) * sizeof *r);
     if (r == NULL) {
-        pthread_mutex_unlock(&lock);
+        pthread_mutex_unlock(&c->lock);
         return -1;
     }
     uint32_t k = 0;
-    for (uint32_t i = 0; i < counts_cap; i++) {
-        if (counts[i]) {
+    for (uint32_t i = 0; i < c->counts_cap; i++) {
+        if (c->counts[i]) {
             r[k].trace = EMPTY_TRACE_SERIAL + i;
-            r[k].count = counts[i];
+            r[k].count = c->counts[i];
             k++;
         }
     }
-    *total_out = total;
-    pthread_mutex_unlock(&lock);
+    *total_out = c->total;
+    pthread_mutex_unlock(&c->lock);
     qsort(r, k, sizeof *r, compare_rows);
     *rows = r;
     *n = k;
@@ -383,45 +464,45 @@ uint32_t cpu_top_methods(const cpu_row *rows, uint32_t n, cpu_method_count *out,
     return k;
 }
 
-void cpu_collector_reset(void)
+void cpu_collector_reset(cpu_collector *c)
 {
-    pthread_mutex_lock(&lock);
-    if (counts)
-        memset(counts, 0, (size_t)counts_cap * sizeof *counts);
-    if (stack_counts)
-        memset(stack_counts, 0, (size_t)stack_counts_cap * sizeof *stack_counts);
-    if (thread_counts)
-        memset(thread_counts, 0, (size_t)thread_counts_cap * sizeof *thread_counts);
-    memset(category_counts, 0, sizeof category_counts);
-    no_thread = 0;
-    total = 0;
-    unkept_stacks = 0;
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_lock(&c->lock);
+    if (c->counts)
+        memset(c->counts, 0, (size_t)c->counts_cap * sizeof *c->counts);
+    if (c->stack_counts)
+        memset(c->stack_counts, 0, (size_t)c->stack_counts_cap * sizeof *c->stack_counts);
+    if (c->thread_counts)
+        memset(c->thread_counts, 0, (size_t)c->thread_counts_cap * sizeof *c->thread_counts);
+    memset(c->category_counts, 0, sizeof c->category_counts);
+    c->no_thread = 0;
+    c->total = 0;
+    c->unkept_stacks = 0;
+    pthread_mutex_unlock(&c->lock);
 }
 
 /* A copy of the whole-stack counts, taken under the lock, so that naming
  * frames (which takes the tables' locks) does not hold up the drain. */
-static uint64_t *copy_stack_counts(uint32_t *n, uint64_t *unkept)
+static uint64_t *copy_stack_counts(cpu_collector *c, uint32_t *n, uint64_t *unkept)
 {
-    pthread_mutex_lock(&lock);
-    uint64_t *copy = malloc((stack_counts_cap ? stack_counts_cap : 1) * sizeof *copy);
+    pthread_mutex_lock(&c->lock);
+    uint64_t *copy = malloc((c->stack_counts_cap ? c->stack_counts_cap : 1) * sizeof *copy);
     if (copy) {
-        if (stack_counts_cap)
-            memcpy(copy, stack_counts, (size_t)stack_counts_cap * sizeof *copy);
-        *n = stack_counts_cap;
-        *unkept = unkept_stacks;
+        if (c->stack_counts_cap)
+            memcpy(copy, c->stack_counts, (size_t)c->stack_counts_cap * sizeof *copy);
+        *n = c->stack_counts_cap;
+        *unkept = c->unkept_stacks;
     }
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&c->lock);
     return copy;
 }
 
-profile *cpu_collector_profile(int64_t interval_ns)
+profile *cpu_collector_profile(cpu_collector *c, const char *title, const char *time_type, int64_t interval_ns)
 {
-    static const profile_value_type types[] = { { "samples", "count" }, { "cpu", "nanoseconds" } };
+    const profile_value_type types[] = { { "samples", "count" }, { time_type, "nanoseconds" } };
     uint32_t n = 0;
     uint64_t unkept = 0;
-    uint64_t *counts_copy = copy_stack_counts(&n, &unkept);
-    profile *p = counts_copy ? profile_new("CPU samples", types, 2) : NULL;
+    uint64_t *counts_copy = copy_stack_counts(c, &n, &unkept);
+    profile *p = counts_copy ? profile_new(title, types, 2) : NULL;
     if (p == NULL) {
         free(counts_copy);
         return NULL;
@@ -450,27 +531,27 @@ static int compare_thread_counts(const void *a, const void *b)
     return (x->thread > y->thread) - (x->thread < y->thread);
 }
 
-int cpu_collector_summary(cpu_summary *out)
+int cpu_collector_summary(cpu_collector *c, cpu_summary *out)
 {
     memset(out, 0, sizeof *out);
-    pthread_mutex_lock(&lock);
-    uint32_t used = no_thread != 0;
-    for (uint32_t i = 0; i < thread_counts_cap; i++)
-        used += thread_counts[i] != 0;
+    pthread_mutex_lock(&c->lock);
+    uint32_t used = c->no_thread != 0;
+    for (uint32_t i = 0; i < c->thread_counts_cap; i++)
+        used += c->thread_counts[i] != 0;
     out->threads = malloc((used ? used : 1) * sizeof *out->threads);
     if (out->threads == NULL) {
-        pthread_mutex_unlock(&lock);
+        pthread_mutex_unlock(&c->lock);
         return -1;
     }
-    for (uint32_t i = 0; i < thread_counts_cap; i++)
-        if (thread_counts[i])
-            out->threads[out->nthreads++] = (cpu_thread_count){ THREAD_SERIAL_BASE + i, thread_counts[i] };
-    if (no_thread)
-        out->threads[out->nthreads++] = (cpu_thread_count){ 0, no_thread };
-    memcpy(out->by_category, category_counts, sizeof category_counts);
-    for (int c = 0; c < CPU_CATEGORIES; c++)
-        out->total += category_counts[c];
-    pthread_mutex_unlock(&lock);
+    for (uint32_t i = 0; i < c->thread_counts_cap; i++)
+        if (c->thread_counts[i])
+            out->threads[out->nthreads++] = (cpu_thread_count){ THREAD_SERIAL_BASE + i, c->thread_counts[i] };
+    if (c->no_thread)
+        out->threads[out->nthreads++] = (cpu_thread_count){ 0, c->no_thread };
+    memcpy(out->by_category, c->category_counts, sizeof c->category_counts);
+    for (int k = 0; k < CPU_SUMMARY_ROWS; k++)
+        out->total += c->category_counts[k];
+    pthread_mutex_unlock(&c->lock);
     qsort(out->threads, out->nthreads, sizeof *out->threads, compare_thread_counts);
     return 0;
 }

@@ -12,7 +12,8 @@
  * For pprof=, flamegraph= and collapsed= the whole walked stack (up to
  * CPU_MAX_FRAMES, with line numbers: stack_table.h) is counted too.
  *
- * All functions are thread-safe (one mutex) and never called from a handler.
+ * A collector is an instance (cpu=samples has one, wall= another): all its
+ * functions are thread-safe (one mutex each) and never called from a handler.
  */
 #ifndef HPROF_CPU_COLLECTOR_H
 #define HPROF_CPU_COLLECTOR_H
@@ -26,6 +27,8 @@
 /* Most frames recorded per sample (AsyncGetCallTrace walks no deeper). */
 #define CPU_MAX_FRAMES 256
 
+typedef struct cpu_collector cpu_collector;
+
 typedef struct cpu_collector_config {
     int      depth;            /* frames per TRACE (depth=) */
     int      lineno;           /* line numbers in frames (lineno=) */
@@ -38,7 +41,28 @@ typedef struct cpu_collector_config {
      * a Java thread, by its kernel thread id. NULL: no native frames. */
     serial_t (*resolve_native)(uint64_t pc, void *context);
     serial_t (*os_thread)(int32_t tid, void *context);
+    /* wall=: each stack gets, below its last frame, the thread's state
+     * as the pseudo frame [state].<name> (cpu_state_name). */
+    int      wall_states;
 } cpu_collector_config;
+
+/* What a thread was doing when a wall= sample found it, from its frames
+ * and whether it was inside a system call. */
+enum {
+    CPU_STATE_RUNNING = 0,        /* on a CPU, or runnable and waiting for one */
+    CPU_STATE_SLEEPING,           /* Thread.sleep */
+    CPU_STATE_WAITING,            /* Object.wait */
+    CPU_STATE_PARKED,             /* LockSupport.park (java.util.concurrent's locks, queues) */
+    CPU_STATE_BLOCKED,            /* waiting to enter a monitor (synchronized) */
+    CPU_STATE_SYSCALL,            /* blocked in a system call: I/O, a native library's wait */
+    CPU_STATES
+};
+static inline const char *cpu_state_name(int state)
+{
+    static const char *const names[CPU_STATES] = { "running", "sleeping", "waiting", "parked", "blocked",
+                                                   "syscall" };
+    return state >= 0 && state < CPU_STATES ? names[state] : "running";
+}
 
 /* Where the CPU went, by what the sampled thread was doing: the summary a
  * report opens with. */
@@ -51,6 +75,8 @@ enum {
     CPU_CATEGORY_UNKNOWN,         /* no frame could be had */
     CPU_CATEGORIES
 };
+/* Rows of a summary: categories (cpu=samples) or states (wall=). */
+#define CPU_SUMMARY_ROWS 8
 /* Inline: the text writer names categories in build/hprof too, which has no
  * collector. */
 static inline const char *cpu_category_name(int category)
@@ -75,14 +101,15 @@ typedef struct cpu_thread_count {
 
 typedef struct cpu_summary {
     uint64_t          total;
-    uint64_t          by_category[CPU_CATEGORIES];
+    uint64_t          by_category[CPU_SUMMARY_ROWS];   /* wall=: by state (CPU_STATE_*) */
     cpu_thread_count *threads;    /* by count, descending (malloc'd: cpu_summary_free) */
     uint32_t          nthreads;
 } cpu_summary;
 
-/* Samples since the start (or the last reset) by category and by thread,
- * whatever thread= says. 0, or -1 when out of memory. */
-int  cpu_collector_summary(cpu_summary *out);
+/* Samples since the start (or the last reset) by category (by state with
+ * wall_states) and by thread, whatever thread= says. 0, or -1 when out of
+ * memory. */
+int  cpu_collector_summary(cpu_collector *c, cpu_summary *out);
 void cpu_summary_free(cpu_summary *summary);
 
 typedef struct cpu_row {
@@ -90,8 +117,9 @@ typedef struct cpu_row {
     uint64_t count;
 } cpu_row;
 
-int  cpu_collector_init(const cpu_collector_config *config);
-void cpu_collector_free(void);
+/* NULL when out of memory. */
+cpu_collector *cpu_collector_new(const cpu_collector_config *config);
+void cpu_collector_free(cpu_collector *c);
 
 /* Where stacks end (JDK 21+ virtual threads: AsyncGetCallTrace walks from a
  * mounted virtual thread's frames on into its carrier's, Continuation
@@ -104,18 +132,18 @@ void cpu_collector_free(void);
  * carrier's: taken between the mount and the thread's first frame, or
  * after its last and before the unmount; it goes to the carrier, whole.
  * Samples recorded from now on are cut there. NULL: none. */
-void cpu_collector_set_stack_ends(const void *entry, const void *boundary, const void *carrier_only);
+void cpu_collector_set_stack_ends(cpu_collector *c, const void *entry, const void *boundary, const void *carrier_only);
 
 /* Move every published sample out of the queue; returns how many. */
-uint32_t cpu_collector_drain(sample_queue *q);
+uint32_t cpu_collector_drain(cpu_collector *c, sample_queue *q);
 
 /* Add samples lost before they could be walked (buffer full, ...): they get
  * a row of their own under [unwalkable].<reason>. */
-void cpu_collector_add_lost(const char *reason, uint64_t count);
+void cpu_collector_add_lost(cpu_collector *c, const char *reason, uint64_t count);
 
 /* Rows ordered by count (descending, then trace serial); *total = all samples.
  * Caller frees *rows. Returns 0, or -1 when out of memory. */
-int cpu_collector_rows(cpu_row **rows, uint32_t *n, uint64_t *total);
+int cpu_collector_rows(cpu_collector *c, cpu_row **rows, uint32_t *n, uint64_t *total);
 
 /* Self samples per method: the rows' counts summed by the method of each
  * trace's top frame, the `max` largest into out (descending, then method
@@ -127,13 +155,14 @@ typedef struct cpu_method_count {
 uint32_t cpu_top_methods(const cpu_row *rows, uint32_t n, cpu_method_count *out, uint32_t max);
 
 /* Zero every count (traces and stacks keep their serials): `reset`. */
-void cpu_collector_reset(void);
+void cpu_collector_reset(cpu_collector *c);
 
-/* The whole stacks counted so far (keep_stacks) as a new profile "CPU
- * samples": values samples/count and cpu/nanoseconds (count * interval_ns),
- * period interval_ns. Its sample total equals the CPU SAMPLES total. NULL
- * when out of memory; the caller frees it. */
-profile *cpu_collector_profile(int64_t interval_ns);
+/* The whole stacks counted so far (keep_stacks) as a new profile `title`
+ * ("CPU samples"): values samples/count and <time_type>/nanoseconds (count
+ * * interval_ns; time_type "cpu" or "wall"), period interval_ns. Its sample
+ * total equals the CPU SAMPLES total. NULL when out of memory; the caller
+ * frees it. */
+profile *cpu_collector_profile(cpu_collector *c, const char *title, const char *time_type, int64_t interval_ns);
 
 /* Name of an AsyncGetCallTrace failure code ("GC_active", ...), or of a
  * sampler's stop code (positive: "native_read_failed", ...). */

@@ -34,8 +34,15 @@ typedef frame_ref sample_frame;      /* AsyncGetCallTrace writes these directly 
 #define SAMPLE_TAG_STOP      (3ull << 62)
 #define SAMPLE_NATIVE_FRAME(pc)  ((const void *)(uintptr_t)(SAMPLE_TAG_NATIVE_PC | (uint64_t)(pc)))
 #define SAMPLE_STOP_FRAME(code)  ((const void *)(uintptr_t)(SAMPLE_TAG_STOP | (uint64_t)(uint32_t)(code)))
+/* wall=: the thread's state (CPU_STATE_*), as a stop frame's code. */
+#define SAMPLE_STATE_BASE 0x1000u
+#define SAMPLE_STATE_FRAME(state) SAMPLE_STOP_FRAME(SAMPLE_STATE_BASE + (uint32_t)(state))
 #define SAMPLE_FRAME_TAG(method) ((uint64_t)(uintptr_t)(method) & SAMPLE_TAG_MASK)
 #define SAMPLE_FRAME_VALUE(method) ((uint64_t)(uintptr_t)(method) & ~SAMPLE_TAG_MASK)
+
+/* A wall= sample of a thread that was inside a system call (blocked in a
+ * read, a futex, a sleep: see sampler.c). */
+#define SAMPLE_IN_SYSCALL 1u
 
 /* Why a native walk ended early, in a SAMPLE_TAG_STOP frame (positive codes;
  * zero and negative ones are AsyncGetCallTrace's). */
@@ -57,6 +64,7 @@ typedef struct raw_sample {
     uint32_t      weight;        /* intervals of CPU this sample stands for (>= 1) */
     int32_t       os_tid;        /* the kernel's thread id, for threads that are not Java
                                   * threads (thread_serial 0: named by the agent) */
+    uint32_t      flags;         /* wall= samples: SAMPLE_IN_SYSCALL */
     sample_frame  frames[];      /* capacity = queue's max_frames */
 } raw_sample;
 

@@ -53,8 +53,12 @@ static long          interval_ns;
 static uint64_t      interval_period;   /* interval_ns as PERF_EVENT_IOC_PERIOD wants it */
 static atomic_int    sampling_on;
 static int           sample_signal = SIGPROF;  /* SIGPROF, or a real-time signal if it is taken */
-static atomic_int    generation;        /* sampler_start calls: thread states older are stale */
+static atomic_int    generation = 1;    /* 1 + sampler_start calls: thread states older are stale
+                                         * (fresh TLS holds 0, which is never current) */
 static atomic_int    native_walks;      /* sampler_native: every thread, native frames too */
+static sample_queue *wall_queue;        /* wall=: sampler_wall_init */
+static uint32_t      wall_frames;
+static atomic_int    wall_on;
 static pid_t         self_pid;          /* for process_vm_readv on our own memory */
 
 /* Per-thread state read by the handler. initial-exec TLS: reading it from a
@@ -217,7 +221,9 @@ static int adopt_thread(thread_state *t, const siginfo_t *info)
     if (t->not_java == atomic_load_explicit(&generation, memory_order_relaxed))
         return 0;
     JNIEnv *env = NULL;
-    int is_perf = info->si_code != SI_TIMER;
+    /* A perf event's signal carries its fd (si_code POLL_IN); a timer's is
+     * SI_TIMER; wall='s are SI_QUEUE. */
+    int is_perf = info->si_code > 0;
     uint32_t serial = 0;
     if ((*java_vm)->GetEnv(java_vm, (void **)&env, JNI_VERSION_1_6) != JNI_OK || env == NULL ||
         ((serial = serial_of_env(env)) == 0 && atomic_load_explicit(&env_names_complete, memory_order_relaxed))) {
@@ -233,7 +239,7 @@ static int adopt_thread(thread_state *t, const siginfo_t *info)
             return 2;
         }
         t->not_java = atomic_load_explicit(&generation, memory_order_relaxed);
-        if (!is_perf) {
+        if (info->si_code == SI_TIMER) {
             struct itimerspec off;
             memset(&off, 0, sizeof off);
             timer_settime((timer_t)(intptr_t)info->si_timerid, 0, &off, NULL);
@@ -444,12 +450,12 @@ static void walk_java(asgct_trace *trace, void *ucontext)
  * Java frames below them. A walk that ended early leaves a stop frame with
  * its reason under the last frame it made, so a report shows where stacks
  * were cut and why. */
-static void fill_sample(raw_sample *s, thread_state *t, int java, void *ucontext)
+static void fill_sample(raw_sample *s, thread_state *t, int java, void *ucontext, uint32_t max_frames)
 {
     uint32_t n = 0;
     int32_t stop = 0;
     if (atomic_load_explicit(&native_walks, memory_order_relaxed) && ucontext != NULL)
-        n = walk_native(ucontext, s->frames, java ? frames_to_walk / 2 : frames_to_walk - 1, &stop);
+        n = walk_native(ucontext, s->frames, java ? max_frames / 2 : max_frames - 1, &stop);
     if (n == 0)
         stop = 0;
     if (!java) {
@@ -458,14 +464,14 @@ static void fill_sample(raw_sample *s, thread_state *t, int java, void *ucontext
         s->num_frames = n > 0 ? (int32_t)n : SAMPLER_NO_NATIVE_FRAME;
         return;
     }
-    if (stop != 0 && stop != SAMPLER_STOP_UNKNOWN_CODE && n < frames_to_walk)
+    if (stop != 0 && stop != SAMPLER_STOP_UNKNOWN_CODE && n < max_frames)
         s->frames[n++] = (sample_frame){ BCI_NATIVE, SAMPLE_STOP_FRAME(stop) };
-    asgct_trace trace = { t->env, 0, (asgct_frame *)(void *)(s->frames + n), (jint)(frames_to_walk - n) };
-    if (frames_to_walk > n)
+    asgct_trace trace = { t->env, 0, (asgct_frame *)(void *)(s->frames + n), (jint)(max_frames - n) };
+    if (max_frames > n)
         walk_java(&trace, ucontext);
     if (trace.num_frames > 0)
         s->num_frames = (int32_t)n + trace.num_frames;
-    else if (n > 0 && n < frames_to_walk) {
+    else if (n > 0 && n < max_frames) {
         /* Native frames, then no Java frame to be had: the reason goes
          * under them (a thread in the VM during a GC, ...). */
         s->frames[n++] = (sample_frame){ BCI_NATIVE, SAMPLE_STOP_FRAME(trace.num_frames) };
@@ -473,6 +479,96 @@ static void fill_sample(raw_sample *s, thread_state *t, int java, void *ucontext
     } else {
         s->num_frames = n > 0 ? (int32_t)n : trace.num_frames;
     }
+}
+
+static pid_t *list_threads(size_t *n);
+static int init_handler(JavaVM *vm, char *err, size_t errlen);
+
+/* ---- wall= ----
+ * The ticker (sampler_wall_signal) sends the sampling signal with
+ * rt_tgsigqueueinfo: si_code SI_QUEUE, and in si_value this magic in the
+ * high half and the sample's weight (intervals it stands for) in the low. */
+#define WALL_SIGNAL_MAGIC 0x68707277u     /* "hprw" */
+
+/* Whether the thread was inside a system call (blocked in a futex for park
+ * and wait, a read, nanosleep). The signal interrupts the call: the kernel
+ * leaves the PC on the `syscall` instruction (0f 05) when it will restart
+ * the call after the handler (SA_RESTART), just after it when the call
+ * returns EINTR. The code bytes are read only inside a known object's
+ * text, which is mapped readable. */
+static int in_system_call(const void *ucontext)
+{
+#if defined(__x86_64__)
+    uintptr_t pc = (uintptr_t)((const ucontext_t *)ucontext)->uc_mcontext.gregs[REG_RIP];
+    const native_lib *lib = native_libs_find(pc - 2);
+    if (lib == NULL || native_libs_find(pc + 1) != lib)
+        return 0;
+    const unsigned char *code = (const unsigned char *)(pc - 2);
+    return (code[0] == 0x0f && code[1] == 0x05) || (code[2] == 0x0f && code[3] == 0x05);
+#else
+    (void)ucontext;
+    return 0;
+#endif
+}
+
+static void on_wall_signal(thread_state *t, siginfo_t *info, void *ucontext)
+{
+    if (!atomic_load_explicit(&wall_on, memory_order_relaxed) || ucontext == NULL)
+        return;
+    int gen = atomic_load_explicit(&generation, memory_order_relaxed);
+    int java = t->env != NULL && t->generation == gen;
+    if (!java && !(t->native_only == gen && atomic_load_explicit(&native_walks, memory_order_relaxed))) {
+        int adopted = adopt_thread(t, info);
+        if (adopted == 0)
+            return;
+        java = adopted == 1;
+    }
+    raw_sample *s = sample_queue_claim(wall_queue);
+    if (s == NULL) {
+        atomic_fetch_add_explicit(&sampler_lost.wall_buffer_full, 1, memory_order_relaxed);
+        return;
+    }
+    fill_sample(s, t, java, ucontext, wall_frames);
+    uint32_t mounted = java ? mounted_serial : 0;
+    s->thread_serial = mounted ? mounted : java ? t->thread_serial : 0;
+    s->carrier_serial = mounted ? t->thread_serial : 0;
+    s->os_tid = java ? 0 : t->tid;
+    s->weight = (uint32_t)(uintptr_t)info->si_value.sival_ptr;
+    if (s->weight == 0)
+        s->weight = 1;
+    s->flags = in_system_call(ucontext) ? SAMPLE_IN_SYSCALL : 0;
+    sample_queue_publish(wall_queue, s);
+}
+
+int sampler_wall_init(JavaVM *vm, sample_queue *q, uint32_t max_frames, char *err, size_t errlen)
+{
+    if (init_handler(vm, err, errlen) != 0)
+        return -1;
+    wall_queue = q;
+    wall_frames = max_frames;
+    return 0;
+}
+
+void sampler_wall_on(int on)
+{
+    atomic_store(&wall_on, on);
+}
+
+int sampler_wall_signal(pid_t tid, uint32_t weight)
+{
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    si.si_signo = sample_signal;
+    si.si_code = SI_QUEUE;
+    si.si_pid = self_pid;
+    si.si_uid = getuid();
+    si.si_value.sival_ptr = (void *)(uintptr_t)(((uint64_t)WALL_SIGNAL_MAGIC << 32) | weight);
+    return (int)syscall(SYS_rt_tgsigqueueinfo, self_pid, tid, sample_signal, &si);
+}
+
+pid_t *sampler_list_threads(size_t *n)
+{
+    return list_threads(n);
 }
 
 static void on_sigprof(int signo, siginfo_t *info, void *ucontext)
@@ -483,6 +579,12 @@ static void on_sigprof(int signo, siginfo_t *info, void *ucontext)
     /* A signal still in flight after sampler_stop: sampling is over, so it
      * is no sample (and no loss). Every thread that runs Java while
      * sampling is on has a state or gets one (adopt_thread). */
+    if (info != NULL && info->si_code == SI_QUEUE &&
+        ((uint64_t)(uintptr_t)info->si_value.sival_ptr >> 32) == WALL_SIGNAL_MAGIC) {
+        on_wall_signal(t, info, ucontext);
+        errno = saved_errno;
+        return;
+    }
     if (!atomic_load_explicit(&sampling_on, memory_order_relaxed))
         goto out;
     int gen = atomic_load_explicit(&generation, memory_order_relaxed);
@@ -499,7 +601,7 @@ static void on_sigprof(int signo, siginfo_t *info, void *ucontext)
         atomic_fetch_add_explicit(&sampler_lost.taken, 1, memory_order_relaxed);
         goto out;
     }
-    fill_sample(s, t, java, ucontext);
+    fill_sample(s, t, java, ucontext, frames_to_walk);
     uint32_t mounted = java ? mounted_serial : 0;
     s->thread_serial = mounted ? mounted : java ? t->thread_serial : 0;
     s->carrier_serial = mounted ? t->thread_serial : 0;
@@ -515,7 +617,14 @@ out:
     /* perf engine: the event disarmed itself at the overflow that sent this
      * signal (IOC_REFRESH 1); arm it for the next interval. ioctl is a plain
      * system call, safe here. The fd is this thread's own, from TLS. */
-    if (t->has_perf && info != NULL && info->si_code != SI_TIMER &&
+    if (!t->has_perf && info != NULL && info->si_code > 0 && (t->env != NULL || t->native_only)) {
+        /* A thread first met by a wall= signal: its perf event is known
+         * from this, its first CPU signal. */
+        t->perf_fd = info->si_fd;
+        t->has_perf = 1;
+        t->first_period = 1;
+    }
+    if (t->has_perf && info != NULL && info->si_code > 0 &&
         atomic_load_explicit(&sampling_on, memory_order_relaxed)) {
         if (t->first_period) {
             ioctl(t->perf_fd, PERF_EVENT_IOC_PERIOD, &interval_period);
@@ -595,25 +704,24 @@ static int install_handler(int signo)
 /* From this interval on, sampler=auto uses POSIX timers (see sampler_init). */
 #define AUTO_TIMER_MIN_MS 10
 
-int sampler_init(JavaVM *vm, sample_queue *q, int interval_ms, uint32_t max_frames, sampler_engine wanted,
-                 char *err, size_t errlen)
+/* What cpu=samples and wall= share: AsyncGetCallTrace, the signal and its
+ * handler. Once; 0, or -1 with a message in err. */
+static int init_handler(JavaVM *vm, char *err, size_t errlen)
 {
+    static int done;
+    if (done)
+        return 0;
     java_vm = vm;
     self_pid = getpid();
     async_get_call_trace = (asgct_fn)dlsym(RTLD_DEFAULT, "AsyncGetCallTrace");
     if (async_get_call_trace == NULL) {
-        snprintf(err, errlen, "hprof: cpu=samples needs HotSpot's AsyncGetCallTrace, which this "
+        snprintf(err, errlen, "hprof: cpu=samples and wall= need HotSpot's AsyncGetCallTrace, which this "
                  "JVM does not export (%s); use a HotSpot-based JDK 17 or later", dlerror());
         return -1;
     }
-    queue = q;
-    frames_to_walk = max_frames;
-    interval_ns = (long)interval_ms * 1000000L;
-    interval_period = (uint64_t)interval_ns;
-
     sample_signal = choose_signal();
     if (sample_signal < 0) {
-        snprintf(err, errlen, "hprof: cpu=samples needs a signal: SIGPROF already has another handler "
+        snprintf(err, errlen, "hprof: cpu=samples and wall= need a signal: SIGPROF already has another handler "
                  "and every real-time signal (SIGRTMIN..SIGRTMAX) is in use; use cpu=times instead");
         return -1;
     }
@@ -626,6 +734,20 @@ int sampler_init(JavaVM *vm, sample_queue *q, int interval_ms, uint32_t max_fram
                  sample_signal, strerror(errno));
         return -1;
     }
+    done = 1;
+    return 0;
+}
+
+int sampler_init(JavaVM *vm, sample_queue *q, int interval_ms, uint32_t max_frames, sampler_engine wanted,
+                 char *err, size_t errlen)
+{
+    if (init_handler(vm, err, errlen) != 0)
+        return -1;
+    queue = q;
+    frames_to_walk = max_frames;
+    interval_ns = (long)interval_ms * 1000000L;
+    interval_period = (uint64_t)interval_ns;
+
     /* Engine: perf events give exact intervals, but a per-thread perf event
      * is switched in and out with its thread, which cost +25% CPU on a
      * database doing 85k context switches a second (bench/, db workload).

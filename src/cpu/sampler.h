@@ -34,6 +34,7 @@ typedef struct sampler_losses {
     atomic_ullong recovered_from_caller;  /* not lost: walked from the caller (see sampler.c) */
     atomic_ullong at_interrupted_pc;      /* not lost: walked at the interrupted PC, not the
                                            * instruction before it (see sampler.c) */
+    atomic_ullong wall_buffer_full;       /* wall= samples dropped: every slot of its queue in use */
 } sampler_losses;
 
 typedef enum { SAMPLER_AUTO = 0, SAMPLER_PERF, SAMPLER_TIMER } sampler_engine;
@@ -91,6 +92,20 @@ void sampler_native(int on);
  * the threads alive now, sorted (malloc'd; the caller frees it). Returns
  * how many timers it made, or -1 with errno. */
 int  sampler_rescan_threads(pid_t **live, size_t *nlive);
+/* ---- wall= ----
+ * Wall-clock samples share the handler: a ticker thread (the wall
+ * collector's) sends the sampling signal to chosen threads with
+ * sampler_wall_signal, whatever they are doing; the handler walks them as
+ * for CPU samples (native frames too with sampler_native) into wall='s own
+ * queue, with the weight the ticker gave and SAMPLE_IN_SYSCALL when the
+ * thread was blocked in a system call. */
+int  sampler_wall_init(JavaVM *vm, sample_queue *q, uint32_t max_frames, char *err, size_t errlen);
+void sampler_wall_on(int on);
+/* 0, or -1 with errno (ESRCH: the thread is gone). weight: the intervals
+ * of wall time this sample stands for (>= 1). */
+int  sampler_wall_signal(pid_t tid, uint32_t weight);
+/* The process's threads now, sorted (malloc'd); NULL with errno. */
+pid_t *sampler_list_threads(size_t *n);
 /* Stop sampling the calling thread (idempotent). */
 void sampler_thread_end(void);
 /* Stop every timer; the handler ignores late signals. */

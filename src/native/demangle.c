@@ -13,10 +13,17 @@
  *     syntax is inside out (`int (*)[3]`, `void (A::*)() const`): a type is
  *     only printable once the whole of it is known;
  *   - a printer walks the tree into the caller's buffer with libiberty's
- *     rules for spaces, parentheses and the `> >` of nested templates.
- * Whatever this parser does not know (expressions, decltype, vector types,
- * modules, lambdas with explicit template heads, ...) makes it give up: the
- * mangled name is copied and 0 returned, so a frame is never misnamed.
+ *     rules for spaces, parentheses and the `> >` of nested templates. It
+ *     runs twice: first over the whole name, parameters included, into no
+ *     buffer, because where c++filt cannot print a name (a template
+ *     parameter that does not resolve) we must not print one either; then
+ *     the short form into the caller's buffer.
+ * Whatever this parser does not know (expressions beyond literals, T_ and
+ * &f; decltype, vector types, modules, lambdas with explicit template
+ * heads, ...) makes it give up: the mangled name is copied and 0 returned,
+ * so a frame is never misnamed. The corner cases follow the c++filt of
+ * binutils 2.40 (Debian 12), which tests/unit/test_native_demangle.c
+ * compares with on every C++ symbol of libstdc++.
  *
  * No allocation: the tree lives on the stack (DM_MAX_NODES), recursion is
  * bounded (DM_MAX_DEPTH while parsing, DM_MAX_PRINT_DEPTH and a step budget

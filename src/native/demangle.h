@@ -7,8 +7,15 @@
  *     -> G1ParScanThreadState::steal_and_trim_queue
  *   _ZN10JavaThread3runEv -> JavaThread::run
  *   _ZN8G1RemSet13scan_heap_rootsI...EEvv ... -> with its <...> template arguments
- * Pure C, no allocation beyond the caller's buffer; never reads past the
- * input's NUL; fuzzed (tests/fuzz/fuzz_elf.c).
+ * Exactly c++filt's text (binutils 2.40) less the outermost function's
+ * parameter list, its return type (templates) and its own const/volatile/&/&&
+ * qualifiers: the std:: abbreviations written out as c++filt writes them
+ * (std::basic_string<char, std::char_traits<char>, std::allocator<char> >),
+ * a local entity's enclosing function with its parameters
+ * (foo()::{lambda(int)#1}::operator()), "vtable for X", "non-virtual thunk
+ * to X::f". Pure C, no allocation beyond the caller's buffer, no global
+ * state (reentrant); about 22 KB of stack, at most ~40 KB for pathological
+ * input; never reads past the input's NUL; fuzzed (tests/fuzz/fuzz_elf.c).
  */
 #ifndef HPROF_DEMANGLE_H
 #define HPROF_DEMANGLE_H
@@ -16,12 +23,16 @@
 #include <stddef.h>
 
 /* Write the demangled name of `mangled` into out (always NUL-terminated when
- * outlen > 0, cut to fit). Returns 1 if it was a mangled C++ name that was
+ * outlen > 0, cut to fit; nothing written when outlen is 0; out must not
+ * overlap mangled). Returns 1 if it was a mangled C++ name that was
  * demangled; 0 if it is not one (a C name such as "memcpy", copied as is) or
  * uses a part of the grammar this demangler does not know (the mangled name
- * is copied as is, so a frame is never misnamed). Clones' suffixes
- * (".cold", ".part.0", ".isra.0", ".constprop.0") are kept after the name
- * as " [clone .cold]", as c++filt writes them. */
+ * is copied as is, so a frame is never misnamed): most expressions in
+ * template arguments, decltype, vector types, modules; and whatever c++filt
+ * does not demangle either (names over 1024 characters, a data symbol with
+ * a clone suffix). The return value does not depend on outlen. Clones'
+ * suffixes (".cold", ".part.0", ".isra.0", ".constprop.0", ".lto_priv.0")
+ * are kept after the name as " [clone .cold]", as c++filt writes them. */
 int demangle_symbol(const char *mangled, char *out, size_t outlen);
 
 #endif

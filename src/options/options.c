@@ -51,6 +51,12 @@ static const char usage_text[] =
 "                       thread (fires at kernel ticks, often 4 ms);\n"
 "                       auto: timer at interval>=10; below, perf when\n"
 "                       the kernel allows it, else timer\n"
+"wall=<ms>              sample every thread every <ms> 0 (off)\n"
+"                       of wall time, whatever it does\n"
+"                       (running, sleeping, waiting, parked, blocked,\n"
+"                       in a system call): WALL SUMMARY, WALL SAMPLES,\n"
+"                       and .wall profiles (pprof=: labels thread and\n"
+"                       state); a bounded set of threads per tick\n"
 "native=y|n             cpu=samples: every thread of   y\n"
 "                       the process (GC, JIT, the VM's, native ones),\n"
 "                       and native frames (libjvm.so, libc, JNI code)\n"
@@ -257,6 +263,9 @@ static int parse_one(hprof_options *o, const char *name, const char *value,
         return parse_int(name, value, 0, OPTIONS_MAX_DEPTH, &o->depth, "a stack depth", err, errlen);
     if (strcmp(name, "interval") == 0)
         return parse_int(name, value, 1, 3600000, &o->interval_ms, "milliseconds", err, errlen);
+    if (strcmp(name, "wall") == 0)
+        return parse_int(name, value, 0, 60000, &o->wall_ms, "milliseconds of wall time between samples "
+                         "(0: off)", err, errlen);
     if (strcmp(name, "cutoff") == 0) {
         char *end = NULL;
         errno = 0;
@@ -331,7 +340,7 @@ static int parse_one(hprof_options *o, const char *name, const char *value,
 
     set_err(err, errlen, "hprof: unknown option '%s'. Options are: help, heap, cpu, monitor, "
             "format, file, net, depth, interval, cutoff, lineno, thread, doe, msa, force, "
-            "verbose, collapsed, pprof, flamegraph, sampler, native, heap_sample, deadlock, jdk, include, exclude (run with "
+            "verbose, collapsed, pprof, flamegraph, sampler, native, wall, heap_sample, deadlock, jdk, include, exclude (run with "
             "-agentlib:hprof=help for details)", name);
     return -1;
 }
@@ -383,13 +392,18 @@ int options_parse(const char *text, hprof_options *out, char *err, size_t errlen
         return -1;
 
 finish:
-    /* HPROF: with none of cpu=, heap=, monitor= the default is heap=all. */
-    if (!out->help && out->cpu == CPU_OFF && out->heap == HEAP_OFF && !out->monitor)
+    /* HPROF: with none of cpu=, heap=, monitor= (nor wall=) the default is heap=all. */
+    if (!out->help && out->cpu == CPU_OFF && out->heap == HEAP_OFF && !out->monitor && !out->wall_ms)
         out->heap = HEAP_ALL;
     if (out->format == 'b' && (out->cpu == CPU_TIMES || out->cpu == CPU_OLD)) {
         set_err(err, errlen, "hprof: option 'format=b' cannot be used with 'cpu=%s' (as in HPROF): %s is "
                 "written in the text format only; use format=a", out->cpu == CPU_OLD ? "old" : "times",
                 out->cpu == CPU_OLD ? "the old prof format" : "CPU TIME");
+        return -1;
+    }
+    if (out->format == 'b' && out->wall_ms) {
+        set_err(err, errlen, "hprof: option 'wall=' cannot be used with 'format=b': WALL SAMPLES is "
+                "written in the text format only (and as pprof=, flamegraph=, collapsed=); use format=a");
         return -1;
     }
     if (out->format == 'b' && out->monitor) {
@@ -408,9 +422,9 @@ finish:
         return -1;
     }
     if (options_want_stacks(out) && out->cpu != CPU_SAMPLES && out->cpu != CPU_TIMES &&
-        out->heap != HEAP_SITES && out->heap != HEAP_ALL && !out->monitor) {
-        set_err(err, errlen, "hprof: option '%s=' shows the stacks of cpu=samples, cpu=times, heap=sites "
-                "or monitor=y, and none of them is on (cpu=old has none); add one, e.g. cpu=samples,%s=%s",
+        out->heap != HEAP_SITES && out->heap != HEAP_ALL && !out->monitor && !out->wall_ms) {
+        set_err(err, errlen, "hprof: option '%s=' shows the stacks of cpu=samples, cpu=times, heap=sites, "
+                "monitor=y or wall=, and none of them is on (cpu=old has none); add one, e.g. cpu=samples,%s=%s",
                 out->pprof[0] ? "pprof" : out->flamegraph[0] ? "flamegraph" : "collapsed",
                 out->pprof[0] ? "pprof" : out->flamegraph[0] ? "flamegraph" : "collapsed",
                 out->pprof[0] ? out->pprof : out->flamegraph[0] ? out->flamegraph : out->collapsed);

@@ -46,6 +46,7 @@ typedef struct hprof_options {
     char      flamegraph[OPTIONS_PATH_MAX];/* flame-graph HTML page, "" when off */
     char      sampler;                /* 'a' auto, 'p' perf events, 't' POSIX timers */
     int       native;                 /* cpu=samples: every thread, native frames (native=y) */
+    int       wall_ms;                /* wall=: wall-clock sampling interval, 0 = off */
     uint64_t  heap_sample;            /* heap=sites: sample one allocation per this many bytes, 0 = every one */
     int       deadlock_ms;            /* monitor=y: check for deadlocks this often, 0 = only at dumps */
     int       jdk_calls;              /* cpu=times: which of the JDK's calls it records (JDK_CALLS_*) */

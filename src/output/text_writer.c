@@ -186,16 +186,17 @@ void text_trace_top_method(serial_t trace, char *buf, size_t size)
     snprintf(buf, size, "%s.%s", mi.class_name, mi.name);
 }
 
-void text_write_cpu_summary(text_writer *w, const cpu_summary *summary, int interval_ms, time_t now)
+static void write_summary(text_writer *w, const char *title, const char *first_column,
+                          const char *(*row_name)(int), const cpu_summary *summary, int interval_ms, time_t now)
 {
     char date[64];
     text_format_date(now, date, sizeof date);
     double total = summary->total ? (double)summary->total : 1.0;
-    fprintf(w->out, "CPU SUMMARY BEGIN (total = %llu) %s\n", (unsigned long long)summary->total, date);
-    fprintf(w->out, "category            share  samples   seconds\n");
-    for (int c = 0; c < CPU_CATEGORIES; c++)
+    fprintf(w->out, "%s BEGIN (total = %llu) %s\n", title, (unsigned long long)summary->total, date);
+    fprintf(w->out, "%-16s    share  samples   seconds\n", first_column);
+    for (int c = 0; c < CPU_SUMMARY_ROWS; c++)
         if (summary->by_category[c])
-            fprintf(w->out, "%-16s %7.2f%% %8llu %9.2f\n", cpu_category_name(c),
+            fprintf(w->out, "%-16s %7.2f%% %8llu %9.2f\n", row_name(c),
                     100.0 * (double)summary->by_category[c] / total,
                     (unsigned long long)summary->by_category[c],
                     (double)summary->by_category[c] * interval_ms / 1000.0);
@@ -207,11 +208,21 @@ void text_write_cpu_summary(text_writer *w, const cpu_summary *summary, int inte
         fprintf(w->out, "%-16s %7.2f%% %8llu %u\n", name, 100.0 * (double)summary->threads[i].count / total,
                 (unsigned long long)summary->threads[i].count, summary->threads[i].thread);
     }
-    fprintf(w->out, "CPU SUMMARY END\n");
+    fprintf(w->out, "%s END\n", title);
 }
 
-void text_write_cpu_samples(text_writer *w, const cpu_row *rows, uint32_t n, uint64_t total,
-                            double cutoff, time_t now)
+void text_write_cpu_summary(text_writer *w, const cpu_summary *summary, int interval_ms, time_t now)
+{
+    write_summary(w, "CPU SUMMARY", "category", cpu_category_name, summary, interval_ms, now);
+}
+
+void text_write_wall_summary(text_writer *w, const cpu_summary *summary, int interval_ms, time_t now)
+{
+    write_summary(w, "WALL SUMMARY", "state", cpu_state_name, summary, interval_ms, now);
+}
+
+static void write_ranked_samples(text_writer *w, const char *title, const cpu_row *rows, uint32_t n,
+                                 uint64_t total, double cutoff, time_t now)
 {
     char date[64];
     text_format_date(now, date, sizeof date);
@@ -219,7 +230,7 @@ void text_write_cpu_samples(text_writer *w, const cpu_row *rows, uint32_t n, uin
     for (uint32_t i = 0; i < n; i++)
         note_trace_used(w, rows[i].trace);
 
-    fprintf(w->out, "CPU SAMPLES BEGIN (total = %llu) %s\n", (unsigned long long)total, date);
+    fprintf(w->out, "%s BEGIN (total = %llu) %s\n", title, (unsigned long long)total, date);
     fprintf(w->out, "rank   self  accum   count trace method\n");
     double accum = 0.0;
     for (uint32_t i = 0; i < n && total > 0; i++) {
@@ -232,7 +243,19 @@ void text_write_cpu_samples(text_writer *w, const cpu_row *rows, uint32_t n, uin
         fprintf(w->out, "%4u %5.2f%% %5.2f%% %7llu %u %s\n", i + 1, self * 100.0, accum * 100.0,
                 (unsigned long long)rows[i].count, rows[i].trace, method);
     }
-    fprintf(w->out, "CPU SAMPLES END\n");
+    fprintf(w->out, "%s END\n", title);
+}
+
+void text_write_cpu_samples(text_writer *w, const cpu_row *rows, uint32_t n, uint64_t total,
+                            double cutoff, time_t now)
+{
+    write_ranked_samples(w, "CPU SAMPLES", rows, n, total, cutoff, now);
+}
+
+void text_write_wall_samples(text_writer *w, const cpu_row *rows, uint32_t n, uint64_t total,
+                             double cutoff, time_t now)
+{
+    write_ranked_samples(w, "WALL SAMPLES", rows, n, total, cutoff, now);
 }
 
 void text_write_cpu_times(text_writer *w, const times_row *rows, uint32_t n, uint64_t total_ns,

@@ -63,6 +63,12 @@ void text_write_new_records(text_writer *w);
  * Old tools skip it (a section they do not know); interval_ms turns
  * samples into seconds in the BEGIN line's comment. */
 void text_write_cpu_summary(text_writer *w, const cpu_summary *summary, int interval_ms, time_t now);
+/* The same for wall=: WALL SUMMARY, rows by state (running, sleeping, ...). */
+void text_write_wall_summary(text_writer *w, const cpu_summary *summary, int interval_ms, time_t now);
+/* WALL SAMPLES: CPU SAMPLES' layout for wall= (count: intervals of wall
+ * time; each trace's bottom frame may be its state, [state].<name>). */
+void text_write_wall_samples(text_writer *w, const cpu_row *rows, uint32_t n, uint64_t total,
+                             double cutoff, time_t now);
 void text_write_cpu_samples(text_writer *w, const cpu_row *rows, uint32_t n, uint64_t total,
                             double cutoff, time_t now);
 

@@ -127,6 +127,16 @@ static void write_sample(pprof_writer *w, const profile_sample *s, uint32_t thre
         pb_varint_field(&w->msg, LABEL_STR, thread);
         pb_message_end(&w->msg, label);
     }
+    /* wall=: a stack's root frame [state].<name> is also its label "state",
+     * so that `pprof -tagfocus state=sleeping` selects by it. */
+    const profile_frame *root = s->depth > 0 ? profile_frame_get(w->p, s->frames[s->depth - 1]) : NULL;
+    if (root != NULL && strcmp(root->class_name, "[state]") == 0) {
+        uint32_t key = string_index(w, "state"), value = string_index(w, root->method);
+        size_t label = pb_message_begin(&w->msg, SAMPLE_LABEL);
+        pb_varint_field(&w->msg, LABEL_KEY, key);
+        pb_varint_field(&w->msg, LABEL_STR, value);
+        pb_message_end(&w->msg, label);
+    }
     pb_message_end(&w->msg, mark);
 }
 

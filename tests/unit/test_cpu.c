@@ -161,19 +161,24 @@ static void push(sample_queue *q, uint32_t thread, int32_t n, const uintptr_t *m
     push_on(q, thread, 0, n, methods, bcis);
 }
 
+/* The collector under test (one per test, made by setup_collector). */
+static cpu_collector *collector;
+
 static void setup_collector(sample_queue *q, int depth, int lineno, int per_thread)
 {
     tables_init(NULL);
     cpu_collector_config c = { .depth = depth, .lineno = lineno, .per_thread = per_thread,
                                .keep_stacks = 1, .resolve = fake_resolve };
-    cpu_collector_init(&c);
+    collector = cpu_collector_new(&c);
+    CHECK(collector != NULL);
     sample_queue_init(q, 512, 8);
 }
 
 static void teardown_collector(sample_queue *q)
 {
     sample_queue_free(q);
-    cpu_collector_free();
+    cpu_collector_free(collector);
+    collector = NULL;
     stack_table_free();
     tables_free();
 }
@@ -182,7 +187,7 @@ static void teardown_collector(sample_queue *q)
  * collapsed form), sample counts. */
 static void collapsed_text(char *buf, size_t size)
 {
-    profile *p = cpu_collector_profile(10000000);
+    profile *p = cpu_collector_profile(collector, "CPU samples", "cpu", 10000000);
     CHECK(p != NULL);
     FILE *f = tmpfile();
     CHECK(p && collapsed_write_profile(p, 0, f) == 0);
@@ -206,10 +211,10 @@ TEST(collector_counts_traces_with_depth_and_lines)
     for (int i = 0; i < 5; i++) push(&q, THREAD_SERIAL_BASE, 3, stack_a, bci_a);
     for (int i = 0; i < 3; i++) push(&q, THREAD_SERIAL_BASE + 1, 3, stack_b, bci_b);
     for (int i = 0; i < 2; i++) push(&q, THREAD_SERIAL_BASE, 2, stack_c, bci_c);
-    CHECK(cpu_collector_drain(&q) == 10);
+    CHECK(cpu_collector_drain(collector, &q) == 10);
 
     cpu_row *rows; uint32_t n; uint64_t total;
-    CHECK(cpu_collector_rows(&rows, &n, &total) == 0);
+    CHECK(cpu_collector_rows(collector, &rows, &n, &total) == 0);
     CHECK(total == 10 && n == 2);                      /* depth=2: a and b are one trace */
     CHECK(rows[0].count == 8 && rows[1].count == 2);
     serial_t th; const serial_t *frames; uint32_t nf;
@@ -235,7 +240,7 @@ TEST(collector_cuts_stacks_at_the_root)
 {
     sample_queue q;
     setup_collector(&q, 8, 0, 0);
-    cpu_collector_set_stack_ends((const void *)(uintptr_t)0xb2, (const void *)(uintptr_t)0xb5, NULL);
+    cpu_collector_set_stack_ends(collector, (const void *)(uintptr_t)0xb2, (const void *)(uintptr_t)0xb5, NULL);
     uintptr_t mounted[] = { 0xb1, 0xb2, 0xb3, 0xb4 };   /* b2: the entry; b3, b4: the carrier's */
     int32_t bcis[] = { 1, 1, 1, 1 };
     uintptr_t thawed[] = { 0xb1, 0xb5, 0xb3, 0xb4 };    /* b5: the boundary, not kept */
@@ -244,9 +249,9 @@ TEST(collector_cuts_stacks_at_the_root)
     push(&q, THREAD_SERIAL_BASE, 2, carrier, bcis);
     push(&q, THREAD_SERIAL_BASE, 4, thawed, bcis);
     push(&q, THREAD_SERIAL_BASE, 4, thawed, bcis);
-    CHECK(cpu_collector_drain(&q) == 6);
+    CHECK(cpu_collector_drain(collector, &q) == 6);
     cpu_row *rows; uint32_t n; uint64_t total;
-    CHECK(cpu_collector_rows(&rows, &n, &total) == 0 && total == 6 && n == 3);
+    CHECK(cpu_collector_rows(collector, &rows, &n, &total) == 0 && total == 6 && n == 3);
     serial_t th; const serial_t *frames; uint32_t nf;
     CHECK(rows[0].count == 3 && trace_get(rows[0].trace, &th, &frames, &nf) == 0 && nf == 2);
     CHECK(rows[1].count == 2 && trace_get(rows[1].trace, &th, &frames, &nf) == 0 && nf == 1);
@@ -257,7 +262,7 @@ TEST(collector_cuts_stacks_at_the_root)
     CHECK(strstr(buf, "pkg.Work.mb2;pkg.Work.mb1 3\n") != NULL);
     CHECK(strstr(buf, "pkg.Work.mb4;pkg.Work.mb3 1\n") != NULL);
     CHECK(strstr(buf, "\npkg.Work.mb1 2\n") != NULL || strncmp(buf, "pkg.Work.mb1 2\n", 15) == 0);
-    cpu_collector_set_stack_ends(NULL, NULL, NULL);
+    cpu_collector_set_stack_ends(collector, NULL, NULL, NULL);
     teardown_collector(&q);
 }
 
@@ -268,7 +273,7 @@ TEST(collector_gives_carrier_samples_to_the_carrier)
 {
     sample_queue q;
     setup_collector(&q, 8, 0, 1);
-    cpu_collector_set_stack_ends((const void *)(uintptr_t)0xb2, (const void *)(uintptr_t)0xb5,
+    cpu_collector_set_stack_ends(collector, (const void *)(uintptr_t)0xb2, (const void *)(uintptr_t)0xb5,
                                  (const void *)(uintptr_t)0xb3);
     uint32_t vthread = THREAD_SERIAL_BASE + 5, carrier = THREAD_SERIAL_BASE + 1;
     uintptr_t mounted[] = { 0xb1, 0xb2, 0xb3, 0xb4 };   /* the thread's frames, its entry, the carrier's */
@@ -279,9 +284,9 @@ TEST(collector_gives_carrier_samples_to_the_carrier)
     push_on(&q, vthread, carrier, 3, between, bcis);
     push(&q, carrier, 3, between, bcis);                 /* a carrier's own: unchanged */
     push_on(&q, vthread, 0, 3, between, bcis);           /* no carrier known: left to the thread */
-    CHECK(cpu_collector_drain(&q) == 5);
+    CHECK(cpu_collector_drain(collector, &q) == 5);
     cpu_row *rows; uint32_t n; uint64_t total;
-    CHECK(cpu_collector_rows(&rows, &n, &total) == 0 && total == 5 && n == 3);
+    CHECK(cpu_collector_rows(collector, &rows, &n, &total) == 0 && total == 5 && n == 3);
     serial_t th; const serial_t *frames; uint32_t nf;
     CHECK(rows[0].count == 3 && trace_get(rows[0].trace, &th, &frames, &nf) == 0 && th == carrier && nf == 3);
     uint32_t lengths = 0;               /* the thread's two: cut at its entry (2 frames), and whole (3) */
@@ -291,7 +296,7 @@ TEST(collector_gives_carrier_samples_to_the_carrier)
     }
     CHECK(lengths == 5);
     free(rows);
-    cpu_collector_set_stack_ends(NULL, NULL, NULL);
+    cpu_collector_set_stack_ends(collector, NULL, NULL, NULL);
     teardown_collector(&q);
 }
 
@@ -309,12 +314,12 @@ TEST(collector_thread_lineno_and_failures)
     uintptr_t gone[] = { 0xdead };
     int32_t gone_bci[] = { 1 };
     push(&q, THREAD_SERIAL_BASE, 1, gone, gone_bci);   /* unresolvable method */
-    cpu_collector_drain(&q);
-    cpu_collector_add_lost("buffer_full", 7);
-    cpu_collector_add_lost("buffer_full", 0);          /* nothing to add: no row change */
+    cpu_collector_drain(collector, &q);
+    cpu_collector_add_lost(collector, "buffer_full", 7);
+    cpu_collector_add_lost(collector, "buffer_full", 0);          /* nothing to add: no row change */
 
     cpu_row *rows; uint32_t n; uint64_t total;
-    CHECK(cpu_collector_rows(&rows, &n, &total) == 0);
+    CHECK(cpu_collector_rows(collector, &rows, &n, &total) == 0);
     CHECK(total == 6 + 7);
     /* thread=y: the same stack on two threads is two traces. */
     int per_thread_traces = 0, seen_gc = 0, seen_safepoint = 0, seen_lost = 0, seen_unresolved = 0;
@@ -359,13 +364,13 @@ TEST(collector_profile_agrees_with_rows)
     for (int i = 0; i < 3; i++) push(&q, main_thread, 3, stack, bci);
     for (int i = 0; i < 2; i++) push(&q, worker, 3, stack, bci);
     push(&q, main_thread, -2, NULL, NULL);              /* GC_active */
-    cpu_collector_drain(&q);
-    cpu_collector_add_lost("buffer_full", 4);
+    cpu_collector_drain(collector, &q);
+    cpu_collector_add_lost(collector, "buffer_full", 4);
     cpu_row *rows; uint32_t n; uint64_t total;
-    CHECK(cpu_collector_rows(&rows, &n, &total) == 0 && total == 10);
+    CHECK(cpu_collector_rows(collector, &rows, &n, &total) == 0 && total == 10);
     free(rows);
 
-    profile *p = cpu_collector_profile(1000000);
+    profile *p = cpu_collector_profile(collector, "CPU samples", "cpu", 1000000);
     CHECK(p != NULL);
     if (p == NULL) {
         teardown_collector(&q);
@@ -420,9 +425,9 @@ TEST(collector_weights_timer_overruns)
     s->num_frames = -2;
     s->weight = 3;
     sample_queue_publish(&q, s);
-    cpu_collector_drain(&q);
+    cpu_collector_drain(collector, &q);
     cpu_row *rows; uint32_t n; uint64_t total;
-    CHECK(cpu_collector_rows(&rows, &n, &total) == 0);
+    CHECK(cpu_collector_rows(collector, &rows, &n, &total) == 0);
     CHECK(total == 8 && n == 2 && rows[0].count == 5 && rows[1].count == 3);
     free(rows);
     teardown_collector(&q);
@@ -436,9 +441,9 @@ TEST(collector_depth_zero_uses_the_empty_trace)
     int32_t bci[] = { 0 };
     push(&q, THREAD_SERIAL_BASE, 1, stack, bci);
     push(&q, THREAD_SERIAL_BASE, 1, stack, bci);
-    cpu_collector_drain(&q);
+    cpu_collector_drain(collector, &q);
     cpu_row *rows; uint32_t n; uint64_t total;
-    CHECK(cpu_collector_rows(&rows, &n, &total) == 0);
+    CHECK(cpu_collector_rows(collector, &rows, &n, &total) == 0);
     CHECK(n == 1 && rows[0].trace == EMPTY_TRACE_SERIAL && rows[0].count == 2);
     free(rows);
     teardown_collector(&q);
@@ -477,7 +482,7 @@ TEST(text_writer_layout_and_incremental_records)
     int32_t obci[] = { -3 };
     for (int i = 0; i < 70; i++) push(&q, main_thread, 1, other, obci);
     push(&q, main_thread, -6, NULL, NULL);
-    cpu_collector_drain(&q);
+    cpu_collector_drain(collector, &q);
 
     FILE *f = tmpfile();
     text_writer w;
@@ -485,7 +490,7 @@ TEST(text_writer_layout_and_incremental_records)
     text_write_header(&w, 0, "cpu=samples", "CPU samples: a note.");
     text_write_new_records(&w);
     cpu_row *rows; uint32_t n; uint64_t total;
-    cpu_collector_rows(&rows, &n, &total);
+    cpu_collector_rows(collector, &rows, &n, &total);
     text_write_cpu_samples(&w, rows, n, total, 0.0001, 0);
     free(rows);
 
@@ -493,9 +498,9 @@ TEST(text_writer_layout_and_incremental_records)
     serial_t worker = thread_add("worker-1", "main", 0x50030d42);
     thread_mark_ended(worker);
     for (int i = 0; i < 6; i++) push(&q, main_thread, 2, stack, bci);
-    cpu_collector_drain(&q);
+    cpu_collector_drain(collector, &q);
     text_write_new_records(&w);
-    cpu_collector_rows(&rows, &n, &total);
+    cpu_collector_rows(collector, &rows, &n, &total);
     text_write_cpu_samples(&w, rows, n, total, 0.01, 0);   /* cutoff 1% drops the 1-sample row */
     free(rows);
 
@@ -678,20 +683,20 @@ TEST(collector_reset_keeps_serials)
     uintptr_t stack[] = { 0xc1, 0xc2 };
     int32_t bci[] = { 1, 2 };
     for (int i = 0; i < 4; i++) push(&q, THREAD_SERIAL_BASE, 2, stack, bci);
-    CHECK(cpu_collector_drain(&q) == 4);
+    CHECK(cpu_collector_drain(collector, &q) == 4);
     cpu_row *rows; uint32_t n; uint64_t total;
-    CHECK(cpu_collector_rows(&rows, &n, &total) == 0);
+    CHECK(cpu_collector_rows(collector, &rows, &n, &total) == 0);
     CHECK(total == 4 && n == 1);
     serial_t before = rows[0].trace;
     free(rows);
 
-    cpu_collector_reset();
-    CHECK(cpu_collector_rows(&rows, &n, &total) == 0);
+    cpu_collector_reset(collector);
+    CHECK(cpu_collector_rows(collector, &rows, &n, &total) == 0);
     CHECK(total == 0 && n == 0);
     free(rows);
     push(&q, THREAD_SERIAL_BASE, 2, stack, bci);
-    CHECK(cpu_collector_drain(&q) == 1);
-    CHECK(cpu_collector_rows(&rows, &n, &total) == 0);
+    CHECK(cpu_collector_drain(collector, &q) == 1);
+    CHECK(cpu_collector_rows(collector, &rows, &n, &total) == 0);
     CHECK(total == 1 && n == 1 && rows[0].trace == before && rows[0].count == 1);  /* same serial */
     free(rows);
     char buf[1024] = { 0 };
@@ -730,9 +735,9 @@ TEST(collector_top_methods_by_self_samples)
     for (int i = 0; i < 4; i++) push(&q, THREAD_SERIAL_BASE, 2, stack_a, bci);
     for (int i = 0; i < 3; i++) push(&q, THREAD_SERIAL_BASE, 2, stack_b, bci);
     for (int i = 0; i < 5; i++) push(&q, THREAD_SERIAL_BASE, 2, stack_c, bci);
-    CHECK(cpu_collector_drain(&q) == 12);
+    CHECK(cpu_collector_drain(collector, &q) == 12);
     cpu_row *rows; uint32_t n; uint64_t total;
-    CHECK(cpu_collector_rows(&rows, &n, &total) == 0 && n == 3);
+    CHECK(cpu_collector_rows(collector, &rows, &n, &total) == 0 && n == 3);
     cpu_method_count top[4];
     /* c1 is on top in two traces (4 + 3), c2 in one (5). */
     CHECK(cpu_top_methods(rows, n, top, 4) == 2);

@@ -590,7 +590,8 @@ static char **libstdcxx_names(const char *lib, size_t *count)
     free(line);
     if (nm != NULL)
         pclose(nm);
-    qsort(names, n, sizeof *names, compare_strings);
+    if (n > 1)
+        qsort(names, n, sizeof *names, compare_strings);
     size_t unique = 0;
     for (size_t i = 0; i < n; i++) {
         if (unique > 0 && strcmp(names[unique - 1], names[i]) == 0)
