@@ -123,6 +123,8 @@ void cpu_collector_free(cpu_collector *c)
     memset(c->category_counts, 0, sizeof c->category_counts);
     c->no_thread = 0;
     pthread_mutex_unlock(&c->lock);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
 }
 
 static int grow_u64(uint64_t **a, uint32_t *cap, uint32_t index)
@@ -158,7 +160,11 @@ static void count_stack(cpu_collector *c, stack_id stack, uint64_t count)
         c->stack_counts[stack - 1] += count;
 }
 
-static void count_pseudo(cpu_collector *c, serial_t thread, const char *reason, uint64_t count)
+static serial_t state_method(int state);
+
+/* A sample without a stack, under [unwalkable].<reason>; with wall_states,
+ * its state (>= 0) below it as for any stack. */
+static void count_pseudo(cpu_collector *c, serial_t thread, const char *reason, uint64_t count, int state)
 {
     serial_t m = pseudo_method(reason);
     serial_t f = m ? frame_intern(m, LINE_UNKNOWN) : 0;
@@ -166,8 +172,11 @@ static void count_pseudo(cpu_collector *c, serial_t thread, const char *reason, 
     serial_t trace = f ? trace_intern(thread_serial, &f, 1) : 0;
     count_trace(c, trace, count);
     if (c->cfg.keep_stacks) {
-        stack_frame whole = { m, LINE_UNKNOWN };
-        count_stack(c, m ? stack_intern(thread_serial, &whole, 1, trace) : 0, count);
+        stack_frame whole[2] = { { m, LINE_UNKNOWN }, { 0, LINE_UNKNOWN } };
+        uint32_t n = 1;
+        if (c->cfg.wall_states && state >= 0 && (whole[1].method = state_method(state)) != 0)
+            n = 2;
+        count_stack(c, m ? stack_intern(thread_serial, whole, n, trace) : 0, count);
     }
 }
 
@@ -179,7 +188,7 @@ void cpu_collector_add_lost(cpu_collector *c, const char *reason, uint64_t count
         return;
     pthread_mutex_lock(&c->lock);
     count_summary(c, 0, CPU_CATEGORY_UNKNOWN, count);
-    count_pseudo(c, 0, reason, count);
+    count_pseudo(c, 0, reason, count, -1);
     pthread_mutex_unlock(&c->lock);
 }
 
@@ -320,7 +329,7 @@ static void record(cpu_collector *c, const raw_sample *s, uint32_t max_frames)
         int row = c->cfg.wall_states ? ((s->flags & SAMPLE_IN_SYSCALL) ? CPU_STATE_SYSCALL : CPU_STATE_RUNNING)
                 : java_thread ? CPU_CATEGORY_UNKNOWN : category_of(c, thread, 0, NULL, 0);
         count_summary(c, thread, row, weight);
-        count_pseudo(c, thread, cpu_failure_reason(s->num_frames), weight);
+        count_pseudo(c, thread, cpu_failure_reason(s->num_frames), weight, c->cfg.wall_states ? row : -1);
         return;
     }
     uint32_t n = (uint32_t)s->num_frames;

@@ -57,6 +57,7 @@ static atomic_int    generation = 1;    /* 1 + sampler_start calls: thread state
                                          * (fresh TLS holds 0, which is never current) */
 static atomic_int    native_walks;      /* sampler_native: every thread, native frames too */
 static sample_queue *wall_queue;        /* wall=: sampler_wall_init */
+static int           wall_signal;       /* wall='s real-time signal (same handler) */
 static uint32_t      wall_frames;
 static atomic_int    wall_on;
 static pid_t         self_pid;          /* for process_vm_readv on our own memory */
@@ -483,6 +484,8 @@ static void fill_sample(raw_sample *s, thread_state *t, int java, void *ucontext
 
 static pid_t *list_threads(size_t *n);
 static int init_handler(JavaVM *vm, char *err, size_t errlen);
+static int free_realtime_signal(int except);
+static int install_handler(int signo);
 
 /* ---- wall= ----
  * The ticker (sampler_wall_signal) sends the sampling signal with
@@ -544,6 +547,18 @@ int sampler_wall_init(JavaVM *vm, sample_queue *q, uint32_t max_frames, char *er
 {
     if (init_handler(vm, err, errlen) != 0)
         return -1;
+    /* A real-time signal of its own: those queue, where a second SIGPROF
+     * sent while one is pending (a CPU timer's, or a wall sample of a thread
+     * waiting for a CPU) would be merged into it and one sample lost. */
+    if (wall_signal == 0) {
+        int signo = free_realtime_signal(sample_signal);
+        if (signo < 0 || install_handler(signo) != 0) {
+            snprintf(err, errlen, "hprof: wall= needs a real-time signal of its own, and every one "
+                     "(SIGRTMIN..SIGRTMAX) is in use or cannot be handled");
+            return -1;
+        }
+        wall_signal = signo;
+    }
     wall_queue = q;
     wall_frames = max_frames;
     return 0;
@@ -558,12 +573,12 @@ int sampler_wall_signal(pid_t tid, uint32_t weight)
 {
     siginfo_t si;
     memset(&si, 0, sizeof si);
-    si.si_signo = sample_signal;
+    si.si_signo = wall_signal;
     si.si_code = SI_QUEUE;
     si.si_pid = self_pid;
     si.si_uid = getuid();
     si.si_value.sival_ptr = (void *)(uintptr_t)(((uint64_t)WALL_SIGNAL_MAGIC << 32) | weight);
-    return (int)syscall(SYS_rt_tgsigqueueinfo, self_pid, tid, sample_signal, &si);
+    return (int)syscall(SYS_rt_tgsigqueueinfo, self_pid, tid, wall_signal, &si);
 }
 
 pid_t *sampler_list_threads(size_t *n)

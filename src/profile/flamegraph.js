@@ -94,12 +94,27 @@
     return h >>> 0;
   }
 
-  /* Warm colours, stable per name; pseudo frames ("[unwalkable]...") grey. */
+  /* Colours by the kind of code, stable per name, as async-profiler and
+   * flamegraph.pl's java palette draw them: Java methods ("pkg.Class.m")
+   * green, C++ (the JVM: "G1ParScanThreadState::trim_queue") yellow, other
+   * native functions (libc, JNI: "memmove") red-orange, kernel frames
+   * ("..._[k]") orange; pseudo frames ("[unwalkable]...", "[state]...") grey. */
+  function frameKind(name) {
+    if (name.charAt(0) === '[') return 'pseudo';
+    if (/_\[k\]$/.test(name)) return 'kernel';
+    if (name.indexOf('::') >= 0) return 'cpp';
+    if (name.indexOf('.') > 0) return 'java';
+    return 'native';
+  }
+
   function warmColour(name) {
-    if (name.charAt(0) === '[') return 'rgb(190,190,190)';
-    var h = hashOf(name);
-    return 'rgb(' + (205 + (h & 31) * 50 / 31 | 0) + ',' + (80 + (h >>> 5 & 127) * 150 / 127 | 0) + ',' +
-           ((h >>> 12 & 31) * 55 / 31 | 0) + ')';
+    var kind = frameKind(name);
+    if (kind === 'pseudo') return 'rgb(190,190,190)';
+    var h = hashOf(name), a = (h & 31) / 31, b = (h >>> 5 & 127) / 127, c = (h >>> 12 & 31) / 31;
+    if (kind === 'java') return 'rgb(' + (50 + a * 60 | 0) + ',' + (170 + b * 70 | 0) + ',' + (50 + c * 50 | 0) + ')';
+    if (kind === 'cpp') return 'rgb(' + (200 + a * 30 | 0) + ',' + (200 + b * 30 | 0) + ',' + (40 + c * 60 | 0) + ')';
+    if (kind === 'kernel') return 'rgb(' + (230 + a * 25 | 0) + ',' + (140 + b * 40 | 0) + ',' + (c * 40 | 0) + ')';
+    return 'rgb(' + (205 + a * 50 | 0) + ',' + (80 + b * 60 | 0) + ',' + (c * 55 | 0) + ')';
   }
 
   function grouped(v) { return Math.round(v).toLocaleString('en-US'); }
