@@ -186,6 +186,24 @@ def make_tests(Fail, Skip, parse_profile, final_section, spawn, reap):
         prof = parse_profile(prof_path)
         problems = []
         check_gc_profile(ctx, prof, prof_path, collapsed, truth, problems)
+        # The front end opens its report with the summary, and names native
+        # functions in its collapsed stacks as the agent does.
+        hprof = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "hprof")
+        rep = subprocess.run([hprof, "report", prof_path], capture_output=True, text=True, timeout=120)
+        first = [l for l in rep.stdout.splitlines()[1:] if l.strip()][:3]
+        if rep.returncode != 0 or not first or not first[0].strip().startswith("Where the CPU went") \
+                or not any(re.match(r"^\s+GC\s+\d", l) for l in rep.stdout.splitlines()[:12]):
+            problems.append("hprof report does not open with the CPU summary: rc %d, %s" % (rep.returncode, first))
+        conv = ctx.path("gc.converted.collapsed")
+        cv = subprocess.run([hprof, "convert", prof_path, "--to", "collapsed", "-o", conv],
+                            capture_output=True, text=True, timeout=120)
+        if cv.returncode != 0:
+            problems.append("hprof convert --to collapsed: rc %d: %s" % (cv.returncode, cv.stderr[-200:]))
+        else:
+            frames = {f for fr, _ in parse_collapsed(conv, Fail) for f in fr}
+            named = [f for f in frames if f.startswith("[libjvm.so]")]
+            if named or not any("::" in f for f in frames):
+                problems.append("hprof convert names native functions %s" % (named[:2] or "nowhere"))
         if problems:
             raise Fail("; ".join(problems))
 

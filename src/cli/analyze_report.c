@@ -429,9 +429,23 @@ static void write_facts(const hprof_data *d, int top, FILE *out, int html)
     print_tables(t + 1, 1, out, html);
 }
 
+/* Where the time went, first: the agent's summaries of the last dump. */
+static int write_summaries(const hprof_data *d, FILE *out, int html)
+{
+    if (d->cpu_summary)
+        print_block(out, "Where the CPU went (CPU SUMMARY of the last dump: by category, by thread)",
+                    d->cpu_summary, html);
+    if (d->wall_summary)
+        print_block(out, "Where the wall time went (WALL SUMMARY of the last dump: by state, by thread)",
+                    d->wall_summary, html);
+    return d->cpu_summary || d->wall_summary;
+}
+
 int report_write_text(const hprof_data *d, int top, FILE *out)
 {
     fprintf(out, "hprof report: %s\n\n", d->path);
+    if (write_summaries(d, out, 0))
+        fprintf(out, "\n");
     int any = 0;
     for (int k = 0; k < HD_KINDS; k++) {
         if (!d->profiles[k])
@@ -450,10 +464,19 @@ int report_write_text(const hprof_data *d, int top, FILE *out)
  * then the facts as a section of tables only. */
 static int write_html_report(const hprof_data *d, int top, const char *out_path)
 {
-    flamegraph_section sections[HD_KINDS + 1];
-    char *html[HD_KINDS + 1] = { NULL };
-    size_t html_len[HD_KINDS + 1];
+    flamegraph_section sections[HD_KINDS + 2];
+    char *html[HD_KINDS + 2] = { NULL };
+    size_t html_len[HD_KINDS + 2];
     uint32_t n = 0;
+    if (d->cpu_summary || d->wall_summary) {
+        FILE *mem = open_memstream(&html[n], &html_len[n]);
+        if (mem != NULL) {
+            write_summaries(d, mem, 1);
+            fclose(mem);
+            sections[n] = (flamegraph_section){ "Where the time went", NULL, 0, NULL, html[n] };
+            n++;
+        }
+    }
     for (int k = 0; k <= HD_KINDS; k++) {
         if (k < HD_KINDS && !d->profiles[k])
             continue;

@@ -291,7 +291,14 @@ static int add_row_sample(hprof_data *d, profile *p, const hd_row *row, const in
         ids[n++] = profile_frame_id(p, "", row->class_name, "", "", PROFILE_LINE_UNKNOWN);
     for (uint32_t i = 0; i < t->depth && n < PROFILE_MAX_DEPTH; i++) {
         const hd_frame *f = &d->frames[t->first + i];
-        ids[n++] = profile_frame_id(p, f->class_name, f->method, f->signature, f->file, f->line);
+        /* A native function ("[libjvm.so].G1ParScanThreadState::trim_queue",
+         * native=y) is named by itself, as the agent's own pprof= and
+         * collapsed= name it, its object as its file. */
+        if (f->class_name[0] == '[' && f->line == PROFILE_LINE_NATIVE && f->file && strcmp(f->class_name, "[unwalkable]") != 0 &&
+            strlen(f->class_name) == strlen(f->file) + 2 && strncmp(f->class_name + 1, f->file, strlen(f->file)) == 0)
+            ids[n++] = profile_frame_id(p, "", f->method, "", f->file, f->line);
+        else
+            ids[n++] = profile_frame_id(p, f->class_name, f->method, f->signature, f->file, f->line);
     }
     for (uint32_t i = 0; i < n; i++)
         if (ids[i] == 0)

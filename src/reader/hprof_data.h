@@ -97,6 +97,8 @@ typedef struct hprof_data {
     profile    *profiles[HD_KINDS];   /* made by hprof_data_build_profiles; NULL if absent */
 
     const char *monitor_dump;     /* text of the last MONITOR DUMP (without BEGIN/END), or NULL */
+    const char *cpu_summary;      /* text of the last CPU SUMMARY (where the CPU went), or NULL */
+    const char *wall_summary;     /* text of the last WALL SUMMARY (wall time by state), or NULL */
     const char *deadlocks;        /* text of the last DEADLOCKS section, or NULL */
     uint32_t    deadlock_cycles;
 

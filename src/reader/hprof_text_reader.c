@@ -429,7 +429,7 @@ static int read_sites(text_reader *r, const char *line)
     return 0;
 }
 
-/* MONITOR DUMP and DEADLOCKS are kept as text for the report. */
+/* MONITOR DUMP, DEADLOCKS and the summaries are kept as text for the report. */
 static int keep_block(text_reader *r, const char *end, const char *what, const char **text)
 {
     size_t end_at;
@@ -506,6 +506,10 @@ static int read_record(text_reader *r)
                                    "MONITOR WAIT TIME END", MONITOR_COLUMNS);
     if (starts(line, "SITES BEGIN "))
         return read_sites(r, line);
+    if (starts(line, "CPU SUMMARY BEGIN "))
+        return keep_block(r, "CPU SUMMARY END", "CPU SUMMARY", &r->d->cpu_summary);
+    if (starts(line, "WALL SUMMARY BEGIN "))
+        return keep_block(r, "WALL SUMMARY END", "WALL SUMMARY", &r->d->wall_summary);
     if (strcmp(line, "MONITOR DUMP BEGIN") == 0)
         return keep_block(r, "MONITOR DUMP END", "MONITOR DUMP", &r->d->monitor_dump);
     if (starts(line, "DEADLOCKS BEGIN "))
