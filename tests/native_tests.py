@@ -23,6 +23,12 @@ its CPU, native frames on top of Java frames (imported by tests/run.py).
     native_attach   GcChurn running 1.5 s before `build/hprof attach`: the GC
                     threads that existed before the attach are found and
                     sampled with whole stacks
+    native_kernel   SysWrite (writes files: CPU in the kernel), sampler=perf:
+                    >= 50% of the main thread's samples end in kernel frames
+                    (`name_[k]` in collapsed stacks), every kernel frame above
+                    (nearer the leaf than) every user frame, the write path
+                    under libc's write; skipped where the kernel may not be
+                    sampled (perf_event_paranoid)
     wall_states     WallStates, wall=10: a thread that computes 100 ms then
                     sleeps 100 ms has its sleeping share (under Thread.sleep)
                     within 5 points of the time it slept; threads in
@@ -292,6 +298,42 @@ def make_tests(Fail, Skip, parse_profile, final_section, spawn, reap):
         if problems:
             raise Fail("; ".join(problems))
 
+    def t_native_kernel(ctx):
+        prof_path = ctx.path("kernel.hprof.txt")
+        col = ctx.path("kernel.collapsed")
+        r = ctx.run("SysWrite", ["2000"], agent="cpu=samples,sampler=perf,interval=1,thread=y,depth=64,"
+                    "collapsed=%s,file=%s" % (col, prof_path))
+        if "samples have no kernel frames" in r.stderr:
+            raise Skip("the kernel may not be sampled here (perf_event_paranoid): %s" % r.stderr.strip()[-200:])
+        main = with_kernel = misordered = 0
+        for frames, count in parse_collapsed(col, Fail):
+            if "SysWrite.main" not in frames:
+                continue
+            main += count
+            kernel = [i for i, f in enumerate(frames) if f.endswith("_[k]")]
+            if kernel:
+                with_kernel += count
+                if min(kernel) < max(i for i, f in enumerate(frames) if not f.endswith("_[k]")):
+                    misordered += count
+        ctx.note("main thread: %d samples, %d with kernel frames on top, %d with a kernel frame below a user frame"
+                 % (main, with_kernel, misordered))
+        problems = []
+        if main < 50:
+            problems.append("only %d samples on main" % main)
+        elif with_kernel < 0.5 * main:
+            problems.append("only %d of %d samples of main have kernel frames" % (with_kernel, main))
+        if misordered:
+            problems.append("%d samples have a kernel frame below a user frame" % misordered)
+        write_path = sum(c for fr, c in parse_collapsed(col, Fail)
+                         if "java.io.FileOutputStream.writeBytes" in fr and any(f.endswith("_[k]") for f in fr))
+        if write_path == 0:
+            problems.append("no sample of FileOutputStream.writeBytes with kernel frames")
+        summaries = cpu_summaries(prof_path, Fail)
+        if not summaries or summaries[-1][1].get("kernel", 0) == 0:
+            problems.append("CPU SUMMARY has no kernel category")
+        if problems:
+            raise Fail("; ".join(problems))
+
     def wall_by_thread(prof, path):
         """{thread name: {state: samples}} from the WALL SAMPLES rows and
         their TRACEs (thread=y, the bottom frame [state].<name>)."""
@@ -416,7 +458,7 @@ def make_tests(Fail, Skip, parse_profile, final_section, spawn, reap):
             raise Fail("; ".join(problems))
 
     return [("native_gc", t_native_gc), ("native_jni", t_native_jni), ("native_off", t_native_off),
-            ("native_attach", t_native_attach), ("wall_states", t_wall_states), ("wall_idle", t_wall_idle),
+            ("native_attach", t_native_attach), ("native_kernel", t_native_kernel), ("wall_states", t_wall_states), ("wall_idle", t_wall_idle),
             ("wall_attach", t_wall_attach)]
 
 

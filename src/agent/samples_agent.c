@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../cpu/cpu_collector.h"
@@ -230,22 +231,91 @@ static int subscribe(const collector_env *env)
  * their methods (and of the methods that inlined them), and the JIT compiles
  * it again, now with debug information at every instruction. The price is a
  * warm-up: the program runs partly interpreted for a moment.
+ *
+ * Except in a frame that is running at that moment. HotSpot deoptimizes it
+ * (its code is thrown away under it) and it goes on in the interpreter, in
+ * the method it was in, which the retransformation made "old": the JIT
+ * never compiles an old method (CompileBroker::compile_method: "RedefineClasses()
+ * has replaced this method; just return"), so the frame stays interpreted
+ * until it returns. A call that returns within milliseconds does not mind;
+ * a loop that runs as long as the program, in the code the JIT compiled for
+ * it on stack replacement, stays interpreted for good: HotCold's loop run as
+ * one long call went 6 times slower, with 18% of its samples on hot instead
+ * of 99%.
+ *
+ * So the classes go in two rounds. First those with no method on any
+ * thread's stack. If the JVM recorded no dependencies for redefinition
+ * until now (JDK 17: its first redefinition, no agent since start-up),
+ * HotSpot then throws away all compiled code, not only theirs
+ * (VM_RedefineClasses::flush_dependent_code): the running frames are
+ * deoptimized too, but in methods that are not old, and the JIT compiles
+ * them again, loops included. If it did record them (JDK 25 does from
+ * start-up), only the code that depends on those classes goes. Then the
+ * classes with a method on a stack: one of whose methods there the JIT
+ * compiled again meanwhile (a frame of it left the code from before) is
+ * left alone, the others are retransformed, whatever that costs a frame of
+ * theirs that runs long: nothing else open to an agent that came late has
+ * compiled code thrown away (breakpoints, which would without making
+ * methods old, can only be had at start-up).
+ *
  * The compiled methods come from GenerateEvents(COMPILED_METHOD_LOAD), which
  * posts one event per compiled method on this thread, into `compiled`.
  * Meanwhile the JIT's compiler threads post their own events for what they
  * compile now (with full debug information, since the event is on): those
  * are not collected, so `compiled` has one writer (two made a realloc race,
- * an uninitialized jmethodID seen under ASan after an attach on JDK 17). */
+ * an uninitialized jmethodID seen under ASan after an attach on JDK 17);
+ * from the first round on they are looked up in `watch`, which does not
+ * change while it is on. */
 static struct {
     jmethodID *methods;
     size_t     n, cap;
 } compiled;
 static __thread int collecting_here;   /* this thread is in GenerateEvents */
 
+/* Between the rounds: until each class of the second round has a method
+ * from a stack compiled again, or the JIT has compiled nothing for
+ * RECOMPILE_QUIET_MS (what the first round made it compile again, it has),
+ * or for RECOMPILE_WAIT_MS at most. Sampling starts after. */
+#define RECOMPILE_QUIET_MS 200
+#define RECOMPILE_WAIT_MS  1000
+
+static struct {
+    jmethodID    *methods;     /* on a stack before the first round, of a class to retransform; sorted */
+    jint         *owner;       /* the index of its class among those */
+    atomic_uchar *again;       /* compiled again since the watch went on */
+    size_t        n;
+    atomic_int    on;
+    atomic_int    readers;     /* events looking into the arrays */
+    atomic_llong  last_ns;     /* when the JIT last compiled a method */
+} watch;
+
+static long long monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int by_address(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)*(const jmethodID *)a, y = (uintptr_t)*(const jmethodID *)b;
+    return x < y ? -1 : x > y;
+}
+
 static void note_compiled(jmethodID method)
 {
-    if (!collecting_here)
+    if (!collecting_here) {
+        /* The JIT compiled `method` just now. */
+        atomic_fetch_add(&watch.readers, 1);
+        if (atomic_load(&watch.on)) {
+            atomic_store(&watch.last_ns, monotonic_ns());
+            jmethodID *hit = bsearch(&method, watch.methods, watch.n, sizeof *watch.methods, by_address);
+            if (hit)
+                atomic_store_explicit(&watch.again[hit - watch.methods], 1, memory_order_relaxed);
+        }
+        atomic_fetch_sub(&watch.readers, 1);
         return;
+    }
     if (compiled.n == compiled.cap) {
         size_t cap = compiled.cap ? compiled.cap * 2 : 1024;
         jmethodID *m = realloc(compiled.methods, cap * sizeof *m);
@@ -255,6 +325,115 @@ static void note_compiled(jmethodID method)
         compiled.cap = cap;
     }
     compiled.methods[compiled.n++] = method;
+}
+
+/* The methods in the frames of every thread now, sorted, each once
+ * (malloc'd; NULL if none). Platform threads only: GetAllThreads does not
+ * list virtual threads, and a mounted one's frames are not its carrier's. */
+static jmethodID *methods_on_stacks(JNIEnv *jni, size_t *count)
+{
+    jvmtiEnv *jvmti = hprof_jvmti;
+    jint nthreads = 0, room = 0;
+    jthread *threads = NULL;
+    jvmtiFrameInfo *frames = NULL;
+    jmethodID *all = NULL;
+    size_t n = 0, cap = 0;
+    *count = 0;
+    if (jvmti_failed((*jvmti)->GetAllThreads(jvmti, &nthreads, &threads), "GetAllThreads"))
+        return NULL;
+    jvmti_hold_locals(jni, nthreads);
+    for (jint t = 0; t < nthreads; t++) {
+        jint depth = 0, got = 0;
+        jvmtiError err = (*jvmti)->GetFrameCount(jvmti, threads[t], &depth);
+        /* Counted, then walked: frames the stack gained in between would be
+         * its oldest ones missing, so a walk that fills every slot is made
+         * again with more. */
+        for (jint want = depth + 64; err == JVMTI_ERROR_NONE && depth > 0; want *= 2) {
+            if (want > room) {
+                jvmtiFrameInfo *f = realloc(frames, (size_t)want * sizeof *f);
+                if (f == NULL) {
+                    err = JVMTI_ERROR_OUT_OF_MEMORY;
+                    break;
+                }
+                frames = f;
+                room = want;
+            }
+            err = (*jvmti)->GetStackTrace(jvmti, threads[t], 0, want, frames, &got);
+            if (got < want)
+                break;
+        }
+        if (err == JVMTI_ERROR_NONE && got > 0 && n + (size_t)got > cap) {
+            size_t more = cap ? cap : 1024;
+            while (more < n + (size_t)got)
+                more *= 2;
+            jmethodID *m = realloc(all, more * sizeof *m);
+            if (m == NULL)
+                err = JVMTI_ERROR_OUT_OF_MEMORY;
+            else {
+                all = m;
+                cap = more;
+            }
+        }
+        if (err == JVMTI_ERROR_NONE)
+            for (jint i = 0; i < got; i++)
+                all[n++] = frames[i].method;
+        else if (err != JVMTI_ERROR_THREAD_NOT_ALIVE)     /* it ended meanwhile */
+            jvmti_failed(err, "GetStackTrace (recompile)");
+        (*jni)->DeleteLocalRef(jni, threads[t]);
+    }
+    jvmti_free(threads);
+    free(frames);
+    if (n == 0) {
+        free(all);
+        return NULL;
+    }
+    qsort(all, n, sizeof *all, by_address);
+    size_t u = 1;
+    for (size_t i = 1; i < n; i++)
+        if (all[i] != all[u - 1])
+            all[u++] = all[i];
+    *count = u;
+    return all;
+}
+
+/* RetransformClasses of the classes whose round is `r`. */
+static void retransform_round(const jclass *classes, const unsigned char *round, jint n, unsigned char r)
+{
+    jvmtiEnv *jvmti = hprof_jvmti;
+    jclass *some = malloc((n ? (size_t)n : 1) * sizeof *some);
+    jint k = 0;
+    for (jint j = 0; some && j < n; j++)
+        if (round[j] == r)
+            some[k++] = classes[j];
+    if (k > 0)
+        jvmti_failed((*jvmti)->RetransformClasses(jvmti, k, some),
+                     r == 1 ? "RetransformClasses (recompile)" : "RetransformClasses (recompile, classes on a stack)");
+    free(some);
+}
+
+/* Between the rounds (see RECOMPILE_QUIET_MS). */
+static void wait_for_the_jit(const unsigned char *round, jint n)
+{
+    long long begin = monotonic_ns();
+    unsigned char *again = malloc(n ? (size_t)n : 1);
+    for (;;) {
+        struct timespec pause = { 0, 10 * 1000000L };
+        nanosleep(&pause, NULL);
+        long long now = monotonic_ns();
+        if (now - begin >= RECOMPILE_WAIT_MS * 1000000LL ||
+            now - atomic_load(&watch.last_ns) >= RECOMPILE_QUIET_MS * 1000000LL || again == NULL)
+            break;
+        memset(again, 0, n ? (size_t)n : 1);
+        for (size_t w = 0; w < watch.n; w++)
+            if (atomic_load_explicit(&watch.again[w], memory_order_relaxed))
+                again[watch.owner[w]] = 1;
+        int waiting = 0;
+        for (jint j = 0; j < n && !waiting; j++)
+            waiting = round[j] == 2 && !again[j];
+        if (!waiting)
+            break;
+    }
+    free(again);
 }
 
 static void recompile_for_debug_info(JNIEnv *jni)
@@ -270,9 +449,9 @@ static void recompile_for_debug_info(JNIEnv *jni)
     collecting_here = 0;
     /* Their classes, once each (by class serial), that can be retransformed. */
     jclass *classes = calloc(compiled.n ? compiled.n : 1, sizeof *classes);
-    serial_t *seen = calloc(compiled.n ? compiled.n : 1, sizeof *seen);
+    serial_t *serials = calloc(compiled.n ? compiled.n : 1, sizeof *serials);
     jint n = 0;
-    for (size_t i = 0; classes && seen && i < compiled.n; i++) {
+    for (size_t i = 0; classes && serials && i < compiled.n; i++) {
         jclass k = NULL;
         jboolean modifiable = JNI_FALSE;
         if ((*jvmti)->GetMethodDeclaringClass(jvmti, compiled.methods[i], &k) != JVMTI_ERROR_NONE || k == NULL)
@@ -280,7 +459,7 @@ static void recompile_for_debug_info(JNIEnv *jni)
         serial_t serial = class_serial_of_klass(k);
         int dup = 0;
         for (jint j = 0; j < n && !dup; j++)
-            dup = seen[j] == serial;
+            dup = serials[j] == serial;
         if (dup || serial == 0 || (*jvmti)->IsModifiableClass(jvmti, k, &modifiable) != JVMTI_ERROR_NONE ||
             !modifiable) {
             (*jni)->DeleteLocalRef(jni, k);
@@ -289,14 +468,63 @@ static void recompile_for_debug_info(JNIEnv *jni)
         classes[n] = (*jni)->NewGlobalRef(jni, k);
         (*jni)->DeleteLocalRef(jni, k);
         if (classes[n])
-            seen[n++] = serial;
+            serials[n++] = serial;
     }
-    if (n > 0)
-        jvmti_failed((*jvmti)->RetransformClasses(jvmti, n, classes), "RetransformClasses (recompile)");
+    /* Round 1, or 2 for a class with a method on a stack (which is watched). */
+    unsigned char *round = malloc(n ? (size_t)n : 1);
+    size_t nstack = 0;
+    jmethodID *stack = round ? methods_on_stacks(jni, &nstack) : NULL;
+    watch.methods = malloc((nstack ? nstack : 1) * sizeof *watch.methods);
+    watch.owner = malloc((nstack ? nstack : 1) * sizeof *watch.owner);
+    watch.again = calloc(nstack ? nstack : 1, sizeof *watch.again);
+    watch.n = 0;
+    if (round)
+        memset(round, 1, n ? (size_t)n : 1);
+    for (size_t i = 0; watch.methods && watch.owner && watch.again && i < nstack; i++) {
+        jclass k = NULL;
+        if ((*jvmti)->GetMethodDeclaringClass(jvmti, stack[i], &k) != JVMTI_ERROR_NONE || k == NULL)
+            continue;
+        serial_t serial = class_serial_of_klass(k);
+        (*jni)->DeleteLocalRef(jni, k);
+        for (jint j = 0; j < n; j++)
+            if (serials[j] == serial && serial != 0) {
+                round[j] = 2;
+                watch.methods[watch.n] = stack[i];     /* in order: `stack` is sorted */
+                watch.owner[watch.n++] = j;
+                break;
+            }
+    }
+    free(stack);
+    if (round) {
+        atomic_store(&watch.on, 1);
+        retransform_round(classes, round, n, 1);
+        if (watch.n > 0) {
+            atomic_store(&watch.last_ns, monotonic_ns());
+            wait_for_the_jit(round, n);
+        }
+        atomic_store(&watch.on, 0);
+        while (atomic_load(&watch.readers) > 0) {
+            struct timespec pause = { 0, 100000L };
+            nanosleep(&pause, NULL);
+        }
+        /* Its frames left the code from before the attach: left alone. */
+        for (size_t w = 0; w < watch.n; w++)
+            if (atomic_load_explicit(&watch.again[w], memory_order_relaxed))
+                round[watch.owner[w]] = 0;
+        retransform_round(classes, round, n, 2);
+    }
+    free(watch.methods);
+    free(watch.owner);
+    free(watch.again);
+    watch.methods = NULL;
+    watch.owner = NULL;
+    watch.again = NULL;
+    watch.n = 0;
     for (jint j = 0; j < n; j++)
         (*jni)->DeleteGlobalRef(jni, classes[j]);
+    free(round);
     free(classes);
-    free(seen);
+    free(serials);
     free(compiled.methods);
     memset(&compiled, 0, sizeof compiled);
     cpu.recompiled = 1;
@@ -349,6 +577,7 @@ static int init_once(const collector_env *env)
         return -1;
     }
     sampler_engine engine = opt->sampler == 'p' ? SAMPLER_PERF : opt->sampler == 't' ? SAMPLER_TIMER : SAMPLER_AUTO;
+    sampler_native(cpu.native);      /* before the engine: kernel call chains with native walks */
     if (sampler_init(hprof_vm, &cpu.queue, opt->interval_ms, (uint32_t)cpu.walk_depth, engine, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
         return -1;
@@ -608,11 +837,15 @@ static void status(char *line, size_t size)
     }
     /* "taken" is the signal handler's own count: with nothing in flight it
      * equals the samples recorded, losses included (bench/soak checks it). */
+    size_t objects = 0, symbols = 0, rules = 0, bytes = 0;
+    if (cpu.native)
+        native_libs_stats(&objects, &symbols, &rules, &bytes);
     snprintf(line, size, "cpu=samples: %s, %llu samples in %u traces (%llu taken by the signal handler), "
-             "every %d ms of CPU (%s)",
+             "every %d ms of CPU (%s); native=%s: %zu objects, %zu symbols, %zu frame rules (%.1f MB)",
              cpu.running ? "sampling" : "stopped", (unsigned long long)total, n,
              (unsigned long long)atomic_load(&sampler_lost.taken), cpu.interval_ms,
-             cpu.initialised ? sampler_engine_name() : "-");
+             cpu.initialised ? sampler_engine_name() : "-", cpu.native ? "y" : "n", objects, symbols, rules,
+             (double)bytes / 1e6);
 }
 
 /* Called by the orchestrator after dump(), which drained the queue. */

@@ -25,10 +25,14 @@
 static void write_text_frame(FILE *out, const hd_frame *f)
 {
     const char *file = f->file[0] ? f->file : "<Unknown Source>";
+    /* A native function of a binary file (native=y), as the agent's text
+     * writer names it. */
+    char native[1024];
+    const char *method = f->class_name[0] == '[' ? text_native_name(f->method, native, sizeof native) : f->method;
     if (f->line > 0)
-        fprintf(out, "\t%s.%s(%s:%d)\n", f->class_name, f->method, file, (int)f->line);
+        fprintf(out, "\t%s.%s(%s:%d)\n", f->class_name, method, file, (int)f->line);
     else
-        fprintf(out, "\t%s.%s(%s:%s)\n", f->class_name, f->method, file,
+        fprintf(out, "\t%s.%s(%s:%s)\n", f->class_name, method, file,
                 f->line == PROFILE_LINE_NATIVE ? "Native method" : "Unknown line");
 }
 
@@ -98,8 +102,12 @@ static void top_method(const hprof_data *d, uint32_t trace, char *buf, size_t si
     const hd_trace *t = hd_find_trace(d, trace);
     if (t == NULL || t->depth == 0)
         snprintf(buf, size, "<empty>");
-    else
-        snprintf(buf, size, "%s.%s", d->frames[t->first].class_name, d->frames[t->first].method);
+    else {
+        const hd_frame *f = &d->frames[t->first];
+        char native[1024];
+        snprintf(buf, size, "%s.%s", f->class_name,
+                 f->class_name[0] == '[' ? text_native_name(f->method, native, sizeof native) : f->method);
+    }
 }
 
 /* CPU SAMPLES and CPU TIME: rank self accum count trace method; shares of

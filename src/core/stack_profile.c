@@ -1,6 +1,7 @@
 /* stack_profile.c: see stack_profile.h. */
 #include "stack_profile.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* The profile frame of one stack frame; 0 when out of memory. */
@@ -12,6 +13,12 @@ static uint32_t frame_of(profile *p, const stack_frame *f)
     int32_t line = f->line > 0 ? f->line : f->line == LINE_NATIVE ? PROFILE_LINE_NATIVE : PROFILE_LINE_UNKNOWN;
     /* A native function is named as C and C++ programmers know it, without
      * the "[object]" class; the object is its file (pprof's filename). */
+    if (mi.kind == FRAME_KIND_KERNEL) {
+        /* async-profiler's and flamegraph.pl's mark of a kernel frame */
+        char name[600];
+        snprintf(name, sizeof name, "%s_[k]", mi.name);
+        return profile_frame_id(p, "", name, "", "kernel", line);
+    }
     if (mi.kind != FRAME_KIND_JAVA)
         return profile_frame_id(p, "", mi.name, "", mi.source_file ? mi.source_file : "", line);
     return profile_frame_id(p, mi.class_name, mi.name, mi.signature, mi.source_file, line);

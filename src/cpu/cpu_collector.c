@@ -306,7 +306,8 @@ static int category_of(const cpu_collector *c, serial_t thread, int java_thread,
     serial_t m = resolve_frame(top->method, (void *)c);
     if (m == 0 || method_get(m, &mi) != 0)
         return CPU_CATEGORY_NATIVE;
-    return mi.kind == FRAME_KIND_JVM ? CPU_CATEGORY_VM : CPU_CATEGORY_NATIVE;
+    return mi.kind == FRAME_KIND_JVM ? CPU_CATEGORY_VM : mi.kind == FRAME_KIND_KERNEL ? CPU_CATEGORY_KERNEL
+         : CPU_CATEGORY_NATIVE;
 }
 
 static void count_summary(cpu_collector *c, serial_t thread, int category, uint64_t weight)

@@ -73,6 +73,7 @@ enum {
     CPU_CATEGORY_VM,              /* the JVM's other threads, and Java threads inside libjvm.so */
     CPU_CATEGORY_NATIVE,          /* native code: JNI libraries, libc, threads native code started */
     CPU_CATEGORY_UNKNOWN,         /* no frame could be had */
+    CPU_CATEGORY_KERNEL,          /* a Java thread in the kernel (a system call, a page fault) */
     CPU_CATEGORIES
 };
 /* Rows of a summary: categories (cpu=samples) or states (wall=). */
@@ -87,6 +88,7 @@ static inline const char *cpu_category_name(int category)
     case CPU_CATEGORY_JIT:    return "JIT compiler";
     case CPU_CATEGORY_VM:     return "VM";
     case CPU_CATEGORY_NATIVE: return "native";
+    case CPU_CATEGORY_KERNEL: return "kernel";
     default:                  return "unknown";
     }
 }

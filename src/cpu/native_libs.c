@@ -253,10 +253,98 @@ int native_libs_refresh(void)
     return n;
 }
 
+/* ------------------------------------------------------------ the kernel */
+
+/* /proc/kallsyms' text symbols, sorted by address: read once, at the first
+ * kernel frame to name (agent thread only). */
+typedef struct kernel_symbol {
+    uint64_t address;
+    uint32_t name;                 /* offset in kernel.names */
+} kernel_symbol;
+
+static struct {
+    int            loaded;
+    kernel_symbol *symbols;
+    size_t         count;
+    char          *names;
+    size_t         names_size;
+} kernel;
+
+static int compare_kernel_symbols(const void *a, const void *b)
+{
+    const kernel_symbol *x = a, *y = b;
+    return (x->address > y->address) - (x->address < y->address);
+}
+
+static void load_kallsyms(void)
+{
+    kernel.loaded = 1;
+    FILE *f = fopen("/proc/kallsyms", "re");
+    if (f == NULL)
+        return;
+    size_t cap = 0, names_cap = 0;
+    char line[512];
+    while (fgets(line, sizeof line, f) != NULL) {
+        unsigned long long address = 0;
+        char type = 0, name[256];
+        if (sscanf(line, "%llx %c %255s", &address, &type, name) != 3 || address == 0 ||
+            (type != 't' && type != 'T'))
+            continue;              /* data, or addresses hidden (kptr_restrict) */
+        size_t len = strlen(name) + 1;
+        if (kernel.count == cap) {
+            size_t ncap = cap ? cap * 2 : 65536;
+            kernel_symbol *more = realloc(kernel.symbols, ncap * sizeof *more);
+            if (more == NULL)
+                break;
+            kernel.symbols = more;
+            cap = ncap;
+        }
+        if (kernel.names_size + len > names_cap) {
+            size_t ncap = names_cap ? names_cap * 2 : 1 << 20;
+            char *more = realloc(kernel.names, ncap);
+            if (more == NULL)
+                break;
+            kernel.names = more;
+            names_cap = ncap;
+        }
+        memcpy(kernel.names + kernel.names_size, name, len);
+        kernel.symbols[kernel.count++] = (kernel_symbol){ address, (uint32_t)kernel.names_size };
+        kernel.names_size += len;
+    }
+    fclose(f);
+    if (kernel.count)
+        qsort(kernel.symbols, kernel.count, sizeof *kernel.symbols, compare_kernel_symbols);
+}
+
+static int symbolize_kernel(uintptr_t pc, const char **object, char *name, size_t size, uintptr_t *function)
+{
+    if (!kernel.loaded)
+        load_kallsyms();
+    *object = "kernel";
+    size_t lo = 0, hi = kernel.count;
+    while (lo < hi) {              /* the last symbol at or below pc */
+        size_t mid = lo + (hi - lo) / 2;
+        if (kernel.symbols[mid].address <= pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0) {
+        snprintf(name, size, "[kernel]");
+        *function = 0;             /* all unnamed kernel code is one frame */
+        return NATIVE_KIND_KERNEL;
+    }
+    snprintf(name, size, "%s", kernel.names + kernel.symbols[lo - 1].name);
+    *function = (uintptr_t)kernel.symbols[lo - 1].address;
+    return NATIVE_KIND_KERNEL;
+}
+
 /* ------------------------------------------------------------ naming */
 
 int native_libs_symbolize(uintptr_t pc, const char **object, char *name, size_t size, uintptr_t *function)
 {
+    if ((pc >> 61) == 7)
+        return symbolize_kernel(pc, object, name, size, function);
     const native_lib *lib = native_libs_find(pc);
     if (lib == NULL) {
         native_libs_refresh();     /* loaded since the last look? */

@@ -23,7 +23,7 @@
 
 /* What a native frame is, for reports: the JVM's own code (libjvm.so), or
  * any other native code (libc, JNI libraries, the launcher). */
-enum { NATIVE_KIND_NATIVE = 1, NATIVE_KIND_JVM = 2 };
+enum { NATIVE_KIND_NATIVE = 1, NATIVE_KIND_JVM = 2, NATIVE_KIND_KERNEL = 3 };
 
 typedef struct native_lib native_lib;
 
@@ -45,6 +45,8 @@ const frame_rule *native_lib_rule(const native_lib *lib, uintptr_t pc);
  * ("libjvm.so") in *object, the demangled function in name (or
  * "[libz.so.1+0x1234]" when no symbol covers pc), the function's address in
  * *function (pc's own address when unknown: frames then group by address).
+ * A kernel address (the perf engine's kernel frames) is named from
+ * /proc/kallsyms, object "kernel".
  * Returns NATIVE_KIND_*, or 0 if pc is in no known object. */
 int native_libs_symbolize(uintptr_t pc, const char **object, char *name, size_t size, uintptr_t *function);
 

@@ -12,6 +12,10 @@
 serial_t native_frame_method(uint64_t pc, void *context)
 {
     (void)context;
+    /* A kernel frame keeps its address's low 62 bits (sample_queue.h's
+     * tag takes the top two): bit 61 marks it, the top bits come back. */
+    if (pc & (1ull << 61))
+        pc |= SAMPLE_TAG_MASK;
     const char *object = NULL;
     char name[1024];
     uintptr_t function = 0;
@@ -20,7 +24,7 @@ serial_t native_frame_method(uint64_t pc, void *context)
         return 0;
     /* Keyed by the function's address, tagged as sample frames are: no
      * jmethodID (a user-space pointer) or pseudo method id is one. */
-    uint64_t id = SAMPLE_TAG_NATIVE_PC | (uint64_t)function;
+    uint64_t id = SAMPLE_TAG_NATIVE_PC | ((uint64_t)function & ~SAMPLE_TAG_MASK);
     serial_t known = method_find(id);
     if (known)
         return known;
@@ -38,7 +42,8 @@ serial_t native_frame_method(uint64_t pc, void *context)
     d.signature = "";
     d.source_file = object;
     d.is_native = 1;
-    d.kind = kind == NATIVE_KIND_JVM ? FRAME_KIND_JVM : FRAME_KIND_NATIVE;
+    d.kind = kind == NATIVE_KIND_JVM ? FRAME_KIND_JVM : kind == NATIVE_KIND_KERNEL ? FRAME_KIND_KERNEL
+           : FRAME_KIND_NATIVE;
     return d.class_serial ? method_add(id, &d) : 0;
 }
 

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -61,6 +62,8 @@ static int           wall_signal;       /* wall='s real-time signal (same handle
 static uint32_t      wall_frames;
 static atomic_int    wall_on;
 static pid_t         self_pid;          /* for process_vm_readv on our own memory */
+static int           kernel_frames;     /* perf engine with kernel call chains allowed */
+static long          page_size;
 
 /* Per-thread state read by the handler. initial-exec TLS: reading it from a
  * signal handler never calls into the dynamic linker (no malloc). */
@@ -79,6 +82,8 @@ typedef struct thread_state {
 } thread_state;
 
 static __thread thread_state tls __attribute__((tls_model("initial-exec")));
+
+static uint32_t read_kernel_frames(int fd, sample_frame *frames, uint32_t max);
 /* The virtual thread a carrier runs (sampler_set_mounted), 0: none. Apart
  * from tls: the handler reads it whatever the thread's state. */
 static __thread volatile uint32_t mounted_serial __attribute__((tls_model("initial-exec")));
@@ -451,14 +456,18 @@ static void walk_java(asgct_trace *trace, void *ucontext)
  * Java frames below them. A walk that ended early leaves a stop frame with
  * its reason under the last frame it made, so a report shows where stacks
  * were cut and why. */
-static void fill_sample(raw_sample *s, thread_state *t, int java, void *ucontext, uint32_t max_frames)
+static void fill_sample(raw_sample *s, thread_state *t, int java, void *ucontext, uint32_t max_frames,
+                        int perf_fd)
 {
-    uint32_t n = 0;
+    uint32_t n = 0, kernel = 0;
     int32_t stop = 0;
+    if (perf_fd >= 0 && kernel_frames && max_frames > 8)
+        kernel = read_kernel_frames(perf_fd, s->frames, max_frames / 4);
     if (atomic_load_explicit(&native_walks, memory_order_relaxed) && ucontext != NULL)
-        n = walk_native(ucontext, s->frames, java ? max_frames / 2 : max_frames - 1, &stop);
+        n = walk_native(ucontext, s->frames + kernel, (java ? max_frames / 2 : max_frames - 1) - kernel, &stop);
     if (n == 0)
         stop = 0;
+    n += kernel;
     if (!java) {
         if (stop != 0)
             s->frames[n++] = (sample_frame){ BCI_NATIVE, SAMPLE_STOP_FRAME(stop) };
@@ -531,7 +540,7 @@ static void on_wall_signal(thread_state *t, siginfo_t *info, void *ucontext)
         atomic_fetch_add_explicit(&sampler_lost.wall_buffer_full, 1, memory_order_relaxed);
         return;
     }
-    fill_sample(s, t, java, ucontext, wall_frames);
+    fill_sample(s, t, java, ucontext, wall_frames, -1);
     uint32_t mounted = java ? mounted_serial : 0;
     s->thread_serial = mounted ? mounted : java ? t->thread_serial : 0;
     s->carrier_serial = mounted ? t->thread_serial : 0;
@@ -616,7 +625,7 @@ static void on_sigprof(int signo, siginfo_t *info, void *ucontext)
         atomic_fetch_add_explicit(&sampler_lost.taken, 1, memory_order_relaxed);
         goto out;
     }
-    fill_sample(s, t, java, ucontext, frames_to_walk);
+    fill_sample(s, t, java, ucontext, frames_to_walk, info != NULL && info->si_code > 0 ? info->si_fd : -1);
     uint32_t mounted = java ? mounted_serial : 0;
     s->thread_serial = mounted ? mounted : java ? t->thread_serial : 0;
     s->carrier_serial = mounted ? t->thread_serial : 0;
@@ -663,12 +672,24 @@ static int open_task_clock(pid_t tid, uint64_t first_period_ns)
     attr.sample_period = first_period_ns;
     attr.disabled = 1;
     attr.wakeup_events = 1;
+    /* native=y: each overflow also writes the kernel's call chain to the
+     * event's ring (the user part is ours to walk), read by the handler. */
+    if (atomic_load(&native_walks)) {
+        attr.sample_type = PERF_SAMPLE_CALLCHAIN;
+        attr.exclude_callchain_user = 1;
+    }
     int fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
     if (fd < 0 && (errno == EACCES || errno == EPERM)) {
         attr.exclude_kernel = 1;
+        attr.sample_type = 0;
         fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
     }
     return fd;
+}
+
+int sampler_kernel_frames(void)
+{
+    return kernel_frames;
 }
 
 const char *sampler_engine_name(void)
@@ -714,6 +735,25 @@ static int install_handler(int signo)
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
     return sigaction(signo, &sa, NULL);
+}
+
+/* Whether fd (an event from open_task_clock) carries kernel call chains:
+ * open_task_clock drops them where the kernel refuses kernel sampling, so
+ * ask the event itself through a ring mapped for the check. */
+static int kernel_chains_allowed(int fd)
+{
+    void *ring = mmap(NULL, (size_t)page_size * 2, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (ring == MAP_FAILED)
+        return 0;
+    munmap(ring, (size_t)page_size * 2);
+    int paranoid = 2;
+    FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+    if (f != NULL) {
+        if (fscanf(f, "%d", &paranoid) != 1)
+            paranoid = 2;
+        fclose(f);
+    }
+    return paranoid <= 1 || geteuid() == 0;
 }
 
 /* From this interval on, sampler=auto uses POSIX timers (see sampler_init). */
@@ -770,9 +810,16 @@ int sampler_init(JavaVM *vm, sample_queue *q, int interval_ms, uint32_t max_fram
      * kernel's tick (often 4 ms). So auto takes timers where they can honour
      * the interval (10 ms and more: HPROF's default) and perf below. */
     engine = SAMPLER_TIMER;
+    page_size = sysconf(_SC_PAGESIZE);
     if (wanted == SAMPLER_PERF || (wanted == SAMPLER_AUTO && interval_ms < AUTO_TIMER_MIN_MS)) {
         int fd = open_task_clock((pid_t)syscall(SYS_gettid), (uint64_t)interval_ns);
         if (fd >= 0) {
+            /* Kernel frames: the event could be opened with the kernel's
+             * call chains (perf_event_paranoid <= 1, or root). */
+            kernel_frames = atomic_load(&native_walks) && page_size > 0 && kernel_chains_allowed(fd);
+            if (atomic_load(&native_walks) && !kernel_frames)
+                fprintf(stderr, "hprof: cpu=samples: samples have no kernel frames: this process may not "
+                        "sample the kernel (see /proc/sys/kernel/perf_event_paranoid: 1 or less, or root)\n");
             close(fd);
             engine = SAMPLER_PERF;
         } else if (wanted == SAMPLER_PERF) {
@@ -835,16 +882,102 @@ static int slot_of_tid(pid_t tid)
     return -1;
 }
 
+/* ---- kernel frames (perf engine, native=y) ----
+ * Each thread's perf event writes, at every overflow, a sample record
+ * holding the kernel's call chain into a ring of one data page mapped
+ * from its fd. The handler finds the ring by the signal's si_fd (a table
+ * filled before the event is armed), copies the kernel frames of the newest
+ * record and marks the ring read. Kernel addresses keep their low 62 bits
+ * under the native frame tag: bit 61 set tells them from user addresses
+ * (below 2^47). */
+#define RING_FDS 16384
+static _Atomic(struct perf_event_mmap_page *) ring_of_fd[RING_FDS];
+
+static void *map_ring(int fd)
+{
+    if (!kernel_frames || fd < 0 || fd >= RING_FDS)
+        return NULL;
+    void *ring = mmap(NULL, (size_t)page_size * 2, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (ring == MAP_FAILED)
+        return NULL;
+    atomic_store(&ring_of_fd[fd], (struct perf_event_mmap_page *)ring);
+    return ring;
+}
+
+static void unmap_ring(int fd)
+{
+    if (fd < 0 || fd >= RING_FDS)
+        return;
+    struct perf_event_mmap_page *ring = atomic_exchange(&ring_of_fd[fd], NULL);
+    if (ring != NULL)
+        munmap(ring, (size_t)page_size * 2);
+}
+
+static void copy_from_ring(void *out, const unsigned char *data, uint64_t size, uint64_t at, size_t n)
+{
+    unsigned char *o = out;
+    for (size_t i = 0; i < n; i++)
+        o[i] = data[(at + i) & (size - 1)];
+}
+
+/* Async-signal-safe (loads, stores and copies of mapped memory): the
+ * kernel frames of the newest sample in fd's ring, leaf first. */
+static uint32_t read_kernel_frames(int fd, sample_frame *frames, uint32_t max)
+{
+    if (fd < 0 || fd >= RING_FDS)
+        return 0;
+    struct perf_event_mmap_page *meta = atomic_load_explicit(&ring_of_fd[fd], memory_order_acquire);
+    if (meta == NULL)
+        return 0;
+    const unsigned char *data = (const unsigned char *)meta + page_size;
+    uint64_t size = (uint64_t)page_size;
+    uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+    uint64_t tail = meta->data_tail, newest = UINT64_MAX;
+    while (tail + sizeof(struct perf_event_header) <= head) {
+        struct perf_event_header h;
+        copy_from_ring(&h, data, size, tail, sizeof h);
+        if (h.size < sizeof h || tail + h.size > head)
+            break;
+        if (h.type == PERF_RECORD_SAMPLE && h.size >= sizeof h + 8)
+            newest = tail;
+        tail += h.size;
+    }
+    uint32_t n = 0;
+    if (newest != UINT64_MAX) {
+        struct perf_event_header h;
+        uint64_t nr = 0;
+        copy_from_ring(&h, data, size, newest, sizeof h);
+        copy_from_ring(&nr, data, size, newest + sizeof h, 8);
+        if (nr > (h.size - sizeof h - 8) / 8)
+            nr = (h.size - sizeof h - 8) / 8;
+        int in_kernel = 0;
+        for (uint64_t i = 0; i < nr && n < max; i++) {
+            uint64_t ip;
+            copy_from_ring(&ip, data, size, newest + sizeof h + 8 + 8 * i, 8);
+            if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+                in_kernel = ip == (uint64_t)PERF_CONTEXT_KERNEL;
+                continue;
+            }
+            if (in_kernel && (ip >> 61) == 7)
+                frames[n++] = (sample_frame){ BCI_NATIVE, SAMPLE_NATIVE_FRAME(ip & ~SAMPLE_TAG_MASK) };
+        }
+    }
+    __atomic_store_n(&meta->data_tail, head, __ATOMIC_RELEASE);
+    return n;
+}
+
 /* perf engine: an event owned by this thread that signals it on overflow. */
 static int start_perf(pid_t tid, int slot, uint64_t first_period_ns)
 {
     int fd = open_task_clock(tid, first_period_ns);
     if (fd < 0)
         return -1;
+    map_ring(fd);                  /* without it, this thread's samples have no kernel frames */
     struct f_owner_ex owner = { F_OWNER_TID, tid };
     if (fcntl(fd, F_SETFL, O_ASYNC) != 0 || fcntl(fd, F_SETSIG, sample_signal) != 0 ||
         fcntl(fd, F_SETOWN_EX, &owner) != 0) {
         int e = errno;
+        unmap_ring(fd);
         close(fd);
         errno = e;
         return -1;
@@ -871,8 +1004,10 @@ static int start_timer(pid_t tid, int slot)
 
 static void release_slot(int slot)
 {
-    if (engine == SAMPLER_PERF)
+    if (engine == SAMPLER_PERF) {
+        unmap_ring(timers[slot].perf_fd);
         close(timers[slot].perf_fd);     /* also discards its pending overflow */
+    }
     else
         timer_delete(timers[slot].id);   /* also drops a signal still queued from it */
     timers[slot].in_use = 0;

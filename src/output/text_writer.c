@@ -70,7 +70,7 @@ void text_write_header(text_writer *w, time_t now, const char *options_text, con
  * "class.method(file:line)" and a ranked row's method as one word, so the
  * spaces and parentheses of names such as "operator new" or
  * "(anonymous namespace)::f" become '_' and '[', ']'. */
-static const char *text_native_name(const char *name, char *buf, size_t size)
+const char *text_native_name(const char *name, char *buf, size_t size)
 {
     size_t i = 0;
     for (; name[i] && i + 1 < size; i++)

@@ -52,6 +52,12 @@ void text_write_agent_memory(text_writer *w, time_t now, size_t interning, size_
 /* THREAD START/END and TRACE records not written yet (unless omitted). */
 void text_write_new_records(text_writer *w);
 /* The CPU SAMPLES section; rows with a share below cutoff are left out. */
+/* A native function's name as an HPROF text frame or ranked row can hold it
+ * (old parsers read "class.method(file:line)" and a row's method as one
+ * word): spaces and parentheses of C++ names ("operator new",
+ * "(anonymous namespace)::f") become '_', '[' and ']'. Returns buf. */
+const char *text_native_name(const char *name, char *buf, size_t size);
+
 /* CPU SUMMARY: where the samples went by category (GC, JIT, Java code,
  * ...) and by thread, before the CPU SAMPLES section of the same dump:
  *   CPU SUMMARY BEGIN (total = 518) <date>
