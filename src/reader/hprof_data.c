@@ -295,10 +295,14 @@ static int add_row_sample(hprof_data *d, profile *p, const hd_row *row, const in
          * native=y) is named by itself, as the agent's own pprof= and
          * collapsed= name it, its object as its file. */
         if (f->class_name[0] == '[' && f->line == PROFILE_LINE_NATIVE && f->file && strcmp(f->class_name, "[unwalkable]") != 0 &&
-            strlen(f->class_name) == strlen(f->file) + 2 && strncmp(f->class_name + 1, f->file, strlen(f->file)) == 0)
-            ids[n++] = profile_frame_id(p, "", f->method, "", f->file, f->line);
-        else
+            strlen(f->class_name) == strlen(f->file) + 2 && strncmp(f->class_name + 1, f->file, strlen(f->file)) == 0) {
+            char kernel[600];
+            snprintf(kernel, sizeof kernel, "%s_[k]", f->method);     /* as the agent names kernel frames */
+            ids[n++] = profile_frame_id(p, "", strcmp(f->file, "kernel") == 0 ? kernel : f->method, "", f->file,
+                                        f->line);
+        } else {
             ids[n++] = profile_frame_id(p, f->class_name, f->method, f->signature, f->file, f->line);
+        }
     }
     for (uint32_t i = 0; i < n; i++)
         if (ids[i] == 0)
