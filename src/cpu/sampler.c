@@ -464,12 +464,13 @@ static void fill_sample(raw_sample *s, thread_state *t, int java, void *ucontext
     if (perf_fd >= 0 && kernel_frames && max_frames > 8)
         kernel = read_kernel_frames(perf_fd, s->frames, max_frames / 4);
     if (atomic_load_explicit(&native_walks, memory_order_relaxed) && ucontext != NULL)
-        n = walk_native(ucontext, s->frames + kernel, (java ? max_frames / 2 : max_frames - 1) - kernel, &stop);
+        n = walk_native(ucontext, s->frames + kernel,
+                        (java ? max_frames / 2 : max_frames > 1 ? max_frames - 1 : 1) - kernel, &stop);
     if (n == 0)
         stop = 0;
     n += kernel;
     if (!java) {
-        if (stop != 0)
+        if (stop != 0 && n < max_frames)
             s->frames[n++] = (sample_frame){ BCI_NATIVE, SAMPLE_STOP_FRAME(stop) };
         s->num_frames = n > 0 ? (int32_t)n : SAMPLER_NO_NATIVE_FRAME;
         return;
