@@ -1564,6 +1564,9 @@ def t_asan_agent(ctx):
             # native=y's walks of every thread (GC workers' deep C++ stacks) at 1 ms.
             ("GcChurn", ["2"], "cpu=samples,interval=1,thread=y,collapsed=%s,file=%s"
              % (ctx.path("gc.collapsed"), ctx.path("gc.hprof.txt")), samples),
+            # wall=: the ticker, its real-time signal on blocked threads, the states.
+            ("WallStates", ["1500", "200"], "wall=5,cpu=samples,thread=y,pprof=%s,file=%s"
+             % (ctx.path("wall.pb.gz"), ctx.path("wall.hprof.txt")), samples),
             ("Deadlocks", ["1500"], "monitor=y,thread=y,deadlock=100,pprof=%s,file=%s"
              % (ctx.path("deadlocks.pb.gz"), ctx.path("deadlocks.hprof.txt")), deadlocks),
             # cpu=times: every class rewritten by the ASan-built rewriter as it loads.
