@@ -409,6 +409,70 @@ def make_tests(Fail, Skip, parse_profile, spawn, reap, asan=None):
             raise Fail("hot has %d of %d samples with Inlined frames after the attach (want >= 95%%)"
                        % (hot, total))
 
+    def records_dependencies_from_start(ctx):
+        """Whether this JVM has the JIT record, from start-up, the dependencies
+        a redefinition needs (JDK 25: AlwaysRecordEvolDependencies, an
+        experimental flag, on by default). Then a redefinition throws away
+        only the code that depends on the redefined classes; otherwise the
+        first one throws away all compiled code."""
+        r = subprocess.run([ctx.java, "-XX:+UnlockExperimentalVMOptions", "-XX:+PrintFlagsFinal", "-version"],
+                           capture_output=True, text=True, timeout=120)
+        return bool(re.search(r"\bAlwaysRecordEvolDependencies\s*=\s*true\b", r.stdout))
+
+    def t_attach_hot_cold_loop(ctx):
+        """Attach while HotColdLoop's thread runs cold's loop, with hot inlined
+        into it, in the code C2 compiled on stack replacement before the
+        attach, and never leaves it. Retransforming HotColdLoop (as the agent
+        did for every class with compiled code) deoptimized that frame into a
+        method made old, which HotSpot never compiles again: the loop stayed
+        interpreted for good (several times slower) and 10-19% of its samples
+        were on hot. Classes with a method on a stack now wait for a second
+        round, and the JVM's first redefinition (the first round) throws away
+        all compiled code: the JIT compiles the loop again, with full debug
+        information, and hot gets its samples (>= 95%).
+        A JVM that records redefinition's dependencies from start-up (JDK 25)
+        throws away only the code that depends on the retransformed classes:
+        it is run without (-XX:-AlwaysRecordEvolDependencies); with them, no
+        way is open to an agent that came late to have that loop compiled
+        again but to leave it interpreted."""
+        snap = ctx.path("hot-cold-loop.txt")
+        main = "HotColdLoop"
+        jvm = []
+        if records_dependencies_from_start(ctx):
+            jvm = ["-XX:+UnlockExperimentalVMOptions", "-XX:-AlwaysRecordEvolDependencies"]
+            ctx.note("run with %s (this JVM records dependencies from start-up)" % " ".join(jvm))
+        # 10 s: the program must outlive the attach and the dump, and a jcmd
+        # (a JVM of its own) can take seconds to start on a loaded machine.
+        p, so, se, cmd = spawn(ctx, main, ["10000"], None, "hot-cold-loop", jvm=jvm)
+        try:
+            time.sleep(1.5)                       # C2 has compiled the loop, OSR (1.5 s as in the report)
+            jcmd(ctx, p.pid, "cpu=samples,interval=1,depth=16,file=" + ctx.path("hot-cold-loop-all.txt"))
+            time.sleep(2.0)
+            control(ctx, "dump", p.pid, "file=" + snap)
+            r = reap(ctx, p, so, se, cmd)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        if "HotColdLoop: done after" not in r.stderr:
+            raise Fail("HotColdLoop did not finish: %s" % r.stderr[-600:])
+        prof = parse_profile(snap)
+        sec = prof.final
+
+        def in_program(t):
+            return any(f.cls == main for f in t.frames)
+
+        def on_hot(t):
+            return bool(t.frames) and (t.frames[0].qualname == main + ".hot" or any(
+                t.frames[i].qualname == main + ".hot" and t.frames[i + 1].qualname == main + ".cold"
+                for i in range(len(t.frames) - 1)))
+        total = prof.samples(sec, in_program)
+        hot = prof.samples(sec, lambda t: in_program(t) and on_hot(t))
+        ctx.note("after the attach: hot %d of %d samples with HotColdLoop frames" % (hot, total))
+        if total < 500 or hot < 0.95 * total:
+            raise Fail("hot has %d of %d samples with HotColdLoop frames after the attach (want >= 95%%)"
+                       % (hot, total))
+
     def t_attach_heap(ctx):
         """heap=sites sampled, then heap=dump, in a JVM attached to: SITES
         (estimated) and a HEAP DUMP of the running program's objects."""
@@ -495,5 +559,6 @@ def make_tests(Fail, Skip, parse_profile, spawn, reap, asan=None):
         ("attach_bad_options", t_attach_bad_options),
         ("attach_heap", t_attach_heap),
         ("attach_inlined", t_attach_inlined),
+        ("attach_hot_cold_loop", t_attach_hot_cold_loop),
         ("attach_asan", t_attach_asan),
     ]

@@ -239,9 +239,9 @@ static int subscribe(const collector_env *env)
  * has replaced this method; just return"), so the frame stays interpreted
  * until it returns. A call that returns within milliseconds does not mind;
  * a loop that runs as long as the program, in the code the JIT compiled for
- * it on stack replacement, stays interpreted for good: HotCold's loop run as
- * one long call went 6 times slower, with 18% of its samples on hot instead
- * of 99%.
+ * it on stack replacement, stays interpreted for good: HotColdLoop's (the
+ * hot/cold loop run as one long call) ran several times slower, with 10-19% of
+ * its samples on hot instead of 99%.
  *
  * So the classes go in two rounds. First those with no method on any
  * thread's stack. If the JVM recorded no dependencies for redefinition
@@ -250,13 +250,15 @@ static int subscribe(const collector_env *env)
  * (VM_RedefineClasses::flush_dependent_code): the running frames are
  * deoptimized too, but in methods that are not old, and the JIT compiles
  * them again, loops included. If it did record them (JDK 25 does from
- * start-up), only the code that depends on those classes goes. Then the
+ * start-up: -XX:+AlwaysRecordEvolDependencies, experimental, on by
+ * default), only the code that depends on those classes goes. Then the
  * classes with a method on a stack: one of whose methods there the JIT
  * compiled again meanwhile (a frame of it left the code from before) is
  * left alone, the others are retransformed, whatever that costs a frame of
- * theirs that runs long: nothing else open to an agent that came late has
- * compiled code thrown away (breakpoints, which would without making
- * methods old, can only be had at start-up).
+ * theirs that runs long (on JDK 25, such a loop stays interpreted as
+ * before): nothing else open to an agent that came late has compiled code
+ * thrown away (breakpoints, which would without making methods old, can
+ * only be had at start-up), and most frames return soon.
  *
  * The compiled methods come from GenerateEvents(COMPILED_METHOD_LOAD), which
  * posts one event per compiled method on this thread, into `compiled`.
@@ -272,12 +274,16 @@ static struct {
 } compiled;
 static __thread int collecting_here;   /* this thread is in GenerateEvents */
 
-/* Between the rounds: until each class of the second round has a method
- * from a stack compiled again, or the JIT has compiled nothing for
- * RECOMPILE_QUIET_MS (what the first round made it compile again, it has),
- * or for RECOMPILE_WAIT_MS at most. Sampling starts after. */
-#define RECOMPILE_QUIET_MS 200
-#define RECOMPILE_WAIT_MS  1000
+/* Between the rounds, which sampling waits for: until each class of the
+ * second round has a method from a stack compiled again; or none has after
+ * RECOMPILE_FIRST_MS (a loop the first round deoptimized is compiled again
+ * within tens of milliseconds: it threw away only the code that depended
+ * on its classes); or the JIT has compiled nothing for RECOMPILE_QUIET_MS
+ * (what the first round made it compile again, it has); or after
+ * RECOMPILE_WAIT_MS. */
+#define RECOMPILE_FIRST_MS 200
+#define RECOMPILE_QUIET_MS 100
+#define RECOMPILE_WAIT_MS  500
 
 static struct {
     jmethodID    *methods;     /* on a stack before the first round, of a class to retransform; sorted */
@@ -378,7 +384,7 @@ static jmethodID *methods_on_stacks(JNIEnv *jni, size_t *count)
             for (jint i = 0; i < got; i++)
                 all[n++] = frames[i].method;
         else if (err != JVMTI_ERROR_THREAD_NOT_ALIVE)     /* it ended meanwhile */
-            jvmti_failed(err, "GetStackTrace (recompile)");
+            jvmti_failed(err, "GetFrameCount/GetStackTrace (recompile)");
         (*jni)->DeleteLocalRef(jni, threads[t]);
     }
     jvmti_free(threads);
@@ -411,7 +417,7 @@ static void retransform_round(const jclass *classes, const unsigned char *round,
     free(some);
 }
 
-/* Between the rounds (see RECOMPILE_QUIET_MS). */
+/* Between the rounds (see RECOMPILE_FIRST_MS). */
 static void wait_for_the_jit(const unsigned char *round, jint n)
 {
     long long begin = monotonic_ns();
@@ -424,13 +430,14 @@ static void wait_for_the_jit(const unsigned char *round, jint n)
             now - atomic_load(&watch.last_ns) >= RECOMPILE_QUIET_MS * 1000000LL || again == NULL)
             break;
         memset(again, 0, n ? (size_t)n : 1);
+        int any = 0;
         for (size_t w = 0; w < watch.n; w++)
             if (atomic_load_explicit(&watch.again[w], memory_order_relaxed))
-                again[watch.owner[w]] = 1;
+                again[watch.owner[w]] = any = 1;
         int waiting = 0;
         for (jint j = 0; j < n && !waiting; j++)
             waiting = round[j] == 2 && !again[j];
-        if (!waiting)
+        if (!waiting || (!any && now - begin >= RECOMPILE_FIRST_MS * 1000000LL))
             break;
     }
     free(again);
@@ -595,7 +602,7 @@ static int init_once(const collector_env *env)
 /* Virtual threads (JDK 21+): a mounted one's stack ends at its entry,
  * VirtualThread.run, not in the carrier's scheduler frames below it; with
  * thread=y its samples are its own (vthread_mounts). */
-static void find_virtual_threads(JNIEnv *jni)
+void samples_set_stack_ends(JNIEnv *jni, cpu_collector *counts)
 {
     jclass vt = (*jni)->FindClass(jni, "java/lang/VirtualThread");
     if (vt == NULL) {                       /* JDK 17: none */
@@ -614,9 +621,20 @@ static void find_virtual_threads(JNIEnv *jni)
     if (run == NULL || enter == NULL)
         fprintf(stderr, "hprof: warning: cpu=samples: VirtualThread.run(Runnable) or Continuation.enterSpecial "
                 "not found in this JDK: stacks of virtual threads may go on into their carrier's frames\n");
-    cpu_collector_set_stack_ends(cpu.counts, run, enter, run_continuation);
+    cpu_collector_set_stack_ends(counts, run, enter, run_continuation);
     if (cont)
         (*jni)->DeleteLocalRef(jni, cont);
+    (*jni)->DeleteLocalRef(jni, vt);
+}
+
+static void find_virtual_threads(JNIEnv *jni)
+{
+    samples_set_stack_ends(jni, cpu.counts);
+    jclass vt = (*jni)->FindClass(jni, "java/lang/VirtualThread");
+    if (vt == NULL) {                       /* JDK 17: none */
+        (*jni)->ExceptionClear(jni);
+        return;
+    }
     (*jni)->DeleteLocalRef(jni, vt);
     if (cpu.per_thread && !cpu.vt_mounts) {
         if (!cpu.vt_support)

@@ -7,6 +7,8 @@
 
 #include <jni.h>
 
+#include "../cpu/cpu_collector.h"
+
 /* Name every Java thread alive for the sampler's handler (JNIEnv -> thread
  * serial, sampler_name_thread), then say the names are complete. */
 void samples_name_threads(JNIEnv *jni);
@@ -17,5 +19,10 @@ void samples_name_threads(JNIEnv *jni);
 int  samples_subscribe_method_ids(void);
 int  samples_want_method_ids(JNIEnv *jni);
 void samples_unwant_method_ids(void);
+
+/* Virtual threads (JDK 21+): counts' stacks of a mounted virtual thread end
+ * at its entry, not in its carrier's scheduler frames (cpu_collector.h's
+ * stack ends). Nothing on JDKs without virtual threads. */
+void samples_set_stack_ends(JNIEnv *jni, cpu_collector *counts);
 
 #endif

@@ -199,6 +199,7 @@ static int start(const collector_env *env, JNIEnv *jni)
         return -1;
     /* The handler finds a Java thread's serial by its JNIEnv. */
     samples_name_threads(jni);
+    samples_set_stack_ends(jni, wall.counts);
     atomic_store(&wall.ticker_stop, 0);
     sampler_wall_on(1);
     int rc = pthread_create(&wall.ticker, NULL, ticker_main, NULL);
