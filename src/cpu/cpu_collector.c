@@ -351,13 +351,17 @@ static void record(cpu_collector *c, const raw_sample *s, uint32_t max_frames)
     /* A native stack that ends just above the thread's start function is
      * whole, however the walk ended there (glibc's clone3 says "no caller"
      * in its call-frame rules): the stop frame goes. */
-    const void *last = s->frames[n - 1].method;
-    if (n >= 2 && SAMPLE_FRAME_TAG(last) == SAMPLE_TAG_STOP && (int32_t)(uint32_t)SAMPLE_FRAME_VALUE(last) > 0) {
+    uint32_t stops = 0;             /* the walk's stop frames at the bottom: the native
+                                     * walk's, then for a Java thread the Java walk's */
+    while (stops < 2 && stops < n && SAMPLE_FRAME_TAG(s->frames[n - 1 - stops].method) == SAMPLE_TAG_STOP)
+        stops++;
+    if (stops > 0 && stops < n) {
         /* The root, or one of the two frames above it (the launcher's
-         * _start, which has no symbol, under __libc_start_main). */
-        for (uint32_t k = 2; k <= 4 && k <= n; k++)
+         * _start, which has no symbol, under __libc_start_main): a Java
+         * thread that runs no Java (Signal Dispatcher) is whole too. */
+        for (uint32_t k = stops + 1; k <= stops + 3 && k <= n; k++)
             if (is_thread_root(resolve_frame(s->frames[n - k].method, c))) {
-                n--;
+                n -= stops;
                 break;
             }
     }

@@ -362,6 +362,25 @@ static int read_stack_word(stack_window *w, uintptr_t addr, uintptr_t *out)
     return 1;
 }
 
+/* Whether pc is the kernel's way back from a signal handler: glibc's
+ * __restore_rt, `mov $15,%rax; syscall` (rt_sigreturn), which a handler
+ * returns into (gdb and libunwind recognise it by these bytes too; its
+ * call-frame rule is an expression the table does not keep). The bytes are
+ * read only inside a known object's text. */
+static int is_signal_return(uintptr_t pc)
+{
+#if defined(__x86_64__)
+    static const unsigned char rt_sigreturn[9] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
+    const native_lib *lib = native_libs_find(pc);
+    if (lib == NULL || native_libs_find(pc + sizeof rt_sigreturn - 1) != lib)
+        return 0;
+    return memcmp((const void *)pc, rt_sigreturn, sizeof rt_sigreturn) == 0;
+#else
+    (void)pc;
+    return 0;
+#endif
+}
+
 /* The native frames of an interrupted thread, top first, into frames[]:
  * the interrupted PC, then each return address minus one (inside the call,
  * so that it names the caller's line, not the next one). The walk follows
@@ -382,8 +401,25 @@ static uint32_t walk_native(const void *ucontext, sample_frame *frames, uint32_t
         max = NATIVE_MAX_FRAMES;
     if (max == 0)
         return 0;
+    int interrupted = 1;                         /* pc is where the thread was stopped, not a return */
     while (n < max) {
-        uintptr_t at = n == 0 ? pc : pc - 1;     /* the call instruction, below the top */
+        if (!interrupted && is_signal_return(pc)) {
+            /* A signal handler's frame (this agent's, when a CPU sample
+             * lands in a wall sample's handler, or the program's own): the
+             * interrupted registers are in the ucontext the kernel left on
+             * the stack, where the handler's return popped into. */
+            const size_t gregs = offsetof(ucontext_t, uc_mcontext.gregs);
+            if (!read_stack_word(&window, sp + gregs + REG_RIP * 8, &pc) ||
+                !read_stack_word(&window, sp + gregs + REG_RBP * 8, &fp) ||
+                !read_stack_word(&window, sp + gregs + REG_RSP * 8, &sp)) {
+                *stop = SAMPLER_STOP_READ_FAILED;
+                return n;
+            }
+            interrupted = 1;
+            continue;
+        }
+        uintptr_t at = interrupted ? pc : pc - 1;    /* the call instruction, below the top */
+        interrupted = 0;
         const native_lib *lib = native_libs_find(at);
         if (lib == NULL) {
             if (n > 0)

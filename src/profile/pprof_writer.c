@@ -27,6 +27,8 @@ enum {   /* field numbers of profile.proto */
     LOCATION_ID = 1, LOCATION_LINE = 4,
     LINE_FUNCTION_ID = 1, LINE_LINE = 2,
     FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3, FUNCTION_FILENAME = 4,
+    PROFILE_MAPPING = 3, MAPPING_ID = 1, MAPPING_FILENAME = 5, MAPPING_HAS_FUNCTIONS = 7,
+    LOCATION_MAPPING_ID = 2,
 };
 
 #define FLUSH_AT (64 * 1024)
@@ -40,6 +42,8 @@ typedef struct pprof_writer {
     strtab         strings;
     idmap          functions;  /* (system name, file) string indexes -> function id */
     uint32_t       nfunctions;
+    idmap          mappings;   /* file string index -> mapping id, for native code */
+    uint32_t       nmappings;
     const char    *error;      /* first failure, or NULL */
     int            write_errno;
 } pprof_writer;
@@ -181,12 +185,46 @@ static uint32_t function_id(pprof_writer *w, const profile_frame *f)
     return id;
 }
 
+/* Native code (a frame named by its function alone, its object as its
+ * file: "libjvm.so", "kernel"): a Mapping per object, already symbolized,
+ * as pprof's tools expect of native frames. 0 for Java and pseudo frames. */
+static uint32_t mapping_id(pprof_writer *w, const profile_frame *f)
+{
+    if (f->class_name[0] != '\0' || f->file[0] == '\0')
+        return 0;
+    uint32_t file = string_index(w, f->file);
+    uint32_t id = idmap_get(&w->mappings, file);
+    if (id != 0)
+        return id;
+    if (w->nmappings == 0) {
+        /* pprof shows the first mapping as the profile's program ("File:"):
+         * the JVM's launcher, not whichever library came first. */
+        size_t first = pb_message_begin(&w->msg, PROFILE_MAPPING);
+        pb_varint_field(&w->msg, MAPPING_ID, ++w->nmappings);
+        pb_varint_field(&w->msg, MAPPING_FILENAME, string_index(w, "java"));
+        pb_varint_field(&w->msg, MAPPING_HAS_FUNCTIONS, 1);
+        pb_message_end(&w->msg, first);
+    }
+    id = ++w->nmappings;
+    if (idmap_put(&w->mappings, file, id) != 0)
+        fail(w, "out of memory");
+    size_t mark = pb_message_begin(&w->msg, PROFILE_MAPPING);
+    pb_varint_field(&w->msg, MAPPING_ID, id);
+    pb_varint_field(&w->msg, MAPPING_FILENAME, file);
+    pb_varint_field(&w->msg, MAPPING_HAS_FUNCTIONS, 1);
+    pb_message_end(&w->msg, mark);
+    return id;
+}
+
 static void write_location(pprof_writer *w, uint32_t frame_id)
 {
     const profile_frame *f = profile_frame_get(w->p, frame_id);
     uint32_t function = function_id(w, f);
+    uint32_t mapping = mapping_id(w, f);
     size_t mark = pb_message_begin(&w->msg, PROFILE_LOCATION);
     pb_varint_field(&w->msg, LOCATION_ID, frame_id);
+    if (mapping)
+        pb_varint_field(&w->msg, LOCATION_MAPPING_ID, mapping);
     size_t line = pb_message_begin(&w->msg, LOCATION_LINE);
     pb_varint_field(&w->msg, LINE_FUNCTION_ID, function);
     pb_varint_field(&w->msg, LINE_LINE, f->line > 0 ? (uint64_t)f->line : 0);  /* 0: unknown, native */
@@ -256,5 +294,6 @@ int pprof_write(const profile *p, FILE *out, char *err, size_t errlen)
     pb_free(&w.name);
     strtab_free(&w.strings);
     idmap_free(&w.functions);
+    idmap_free(&w.mappings);
     return w.error ? -1 : 0;
 }

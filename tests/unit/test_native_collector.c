@@ -127,10 +127,17 @@ TEST(native_collector_mixed_stack_and_categories)
     /* The same worker, its walk cut short by a failed read: the reason stays. */
     const void *cut[] = { SAMPLE_NATIVE_FRAME(0x2000), SAMPLE_STOP_FRAME(SAMPLER_STOP_READ_FAILED) };
     push(&q, 0, 77, 0, cut, 2);
-    CHECK(cpu_collector_drain(c, &q) == 4);
+    /* A Java thread that runs no Java (Signal Dispatcher): its native walk
+     * ends at its root, its Java walk finds nothing; both stops go. */
+    const void *no_java[] = { SAMPLE_NATIVE_FRAME(0x1000), SAMPLE_NATIVE_FRAME(0x3000),
+                              SAMPLE_STOP_FRAME(SAMPLER_STOP_NO_UNWIND_INFO), SAMPLE_STOP_FRAME(-3) };
+    push(&q, main_thread, 0, 0, no_java, 4);
+    CHECK(cpu_collector_drain(c, &q) == 5);
 
     char text[2048];
     collapsed(c, text, sizeof text);
+    CHECK(strstr(text, "start_thread;memcpy 1\n") != NULL);
+    CHECK(strstr(text, "native_no_unwind_info") == NULL && strstr(text, "unknown_not_Java") == NULL);
     CHECK(strstr(text, "App.work;G1::work 1\n") != NULL);
     CHECK(strstr(text, "start_thread;G1::work;memcpy 1\n") != NULL);
     CHECK(strstr(text, "[unwalkable].native_read_failed;G1::work 1\n") != NULL);
@@ -138,14 +145,14 @@ TEST(native_collector_mixed_stack_and_categories)
 
     cpu_summary sum;
     CHECK(cpu_collector_summary(c, &sum) == 0);
-    CHECK(sum.total == 4);
-    CHECK(sum.by_category[CPU_CATEGORY_VM] == 1);
+    CHECK(sum.total == 5);
+    CHECK(sum.by_category[CPU_CATEGORY_VM] == 1 && sum.by_category[CPU_CATEGORY_NATIVE] == 1);
     CHECK(sum.by_category[CPU_CATEGORY_JAVA] == 1);
     CHECK(sum.by_category[CPU_CATEGORY_GC] == 2);
     CHECK(sum.nthreads == 2);
     for (uint32_t i = 0; i < sum.nthreads; i++)
-        CHECK((sum.threads[i].thread == gc_thread || sum.threads[i].thread == main_thread) &&
-              sum.threads[i].count == 2);
+        CHECK((sum.threads[i].thread == gc_thread && sum.threads[i].count == 2) ||
+              (sum.threads[i].thread == main_thread && sum.threads[i].count == 3));
     cpu_summary_free(&sum);
     done(c, &q);
 }

@@ -1,0 +1,52 @@
+/**
+ * HotCold (the hot/cold program of Mytkowicz et al., PLDI 2010) with cold's
+ * loop run as one call that lasts as long as the program: C2 compiles the
+ * loop, with hot inlined into it, on stack replacement (OSR) while it runs,
+ * and the thread stays in that code.  An agent attached later finds that
+ * code running (attach_hot_cold_loop): code compiled before the attach
+ * describes safepoints only, which would charge hot's samples to cold.
+ * hot and cold are HotCold's; the loop runs on a daemon thread, in calls of
+ * 2e9 iterations (several seconds each), until main has slept its time.
+ * args: [wall-clock ms, default 4000]
+ * Prints on stderr: "HotColdLoop: done after M ms, sum S".
+ */
+public class HotColdLoop {
+    static final int[] array = new int[1021];
+    static volatile int sink;
+
+    static void hot(int i) {
+        int a = (i + 1000) % array.length;
+        int b = (a + i / 33) % array.length;
+        array[a] = array[b] + 1;
+    }
+
+    static void cold(int n) {
+        for (int i = 0; i < n; i++) {
+            hot(i);
+        }
+    }
+
+    static final class Loop extends Thread {
+        Loop() {
+            super("hot-cold-loop");
+            setDaemon(true);
+        }
+
+        @Override
+        public void run() {
+            for (;;)
+                cold(2_000_000_000);       // i + 1000 stays below Integer.MAX_VALUE
+        }
+    }
+
+    public static void main(String[] args) throws InterruptedException {
+        long ms = args.length > 0 ? Long.parseLong(args[0]) : 4000;
+        new Loop().start();
+        Thread.sleep(ms);
+        long sum = 0;
+        for (int v : array)
+            sum += v;
+        sink = (int) sum;
+        System.err.println("HotColdLoop: done after " + ms + " ms, sum " + sum);
+    }
+}
