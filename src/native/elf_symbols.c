@@ -5,7 +5,7 @@
  * size before it is used, with arithmetic that cannot wrap: the only thing
  * trusted is `size`. */
 #include "elf_symbols.h"
-#include "native_error.h"
+#include "../core/error_message.h"
 
 #include <elf.h>
 #include <stdarg.h>
@@ -75,15 +75,15 @@ static int table_in_bounds(size_t size, uint64_t off, uint64_t count, uint64_t e
 static int read_ident(const uint8_t *bytes, size_t size, char *err, size_t errlen)
 {
     if (bytes == NULL || size < sizeof(Elf64_Ehdr) || memcmp(bytes, ELFMAG, SELFMAG) != 0) {
-        native_error(err, errlen, "not an ELF file");
+        set_err(err, errlen, "not an ELF file");
         return -1;
     }
     if (bytes[EI_CLASS] != ELFCLASS64) {
-        native_error(err, errlen, "not a 64-bit ELF file (class %u)", bytes[EI_CLASS]);
+        set_err(err, errlen, "not a 64-bit ELF file (class %u)", bytes[EI_CLASS]);
         return -1;
     }
     if (bytes[EI_DATA] != ELFDATA2LSB) {
-        native_error(err, errlen, "not a little-endian ELF file (data encoding %u)", bytes[EI_DATA]);
+        set_err(err, errlen, "not a little-endian ELF file (data encoding %u)", bytes[EI_DATA]);
         return -1;
     }
     return 0;
@@ -172,22 +172,22 @@ static int open_symtab(const elf_image *im, size_t index, symtab_view *v, char *
     const uint8_t *data;
     size_t len;
     if (sh.sh_entsize < sizeof(Elf64_Sym)) {
-        native_error(err, errlen, "symbol table (section %zu) has entries of %llu bytes", index,
+        set_err(err, errlen, "symbol table (section %zu) has entries of %llu bytes", index,
              (unsigned long long)sh.sh_entsize);
         return -1;
     }
     if (section_bytes(im, &sh, &data, &len) != 0) {
-        native_error(err, errlen, "symbol table (section %zu) is out of the file's bounds", index);
+        set_err(err, errlen, "symbol table (section %zu) is out of the file's bounds", index);
         return -1;
     }
     if (sh.sh_link == 0 || sh.sh_link >= im->shnum) {
-        native_error(err, errlen, "symbol table (section %zu) links to no string table (%u)", index, sh.sh_link);
+        set_err(err, errlen, "symbol table (section %zu) links to no string table (%u)", index, sh.sh_link);
         return -1;
     }
     Elf64_Shdr str = section_at(im, sh.sh_link);
     const uint8_t *strings;
     if (section_bytes(im, &str, &strings, &v->strings_size) != 0) {
-        native_error(err, errlen, "string table (section %u) is out of the file's bounds", sh.sh_link);
+        set_err(err, errlen, "string table (section %u) is out of the file's bounds", sh.sh_link);
         return -1;
     }
     v->entries = data;
@@ -297,14 +297,14 @@ static int copy_out(const candidate *c, size_t n, elf_symbols *out, char *err, s
     for (size_t i = 0; i < n; i++)
         names_size += (uint64_t)c[i].name_len + 1;
     if (names_size > UINT32_MAX) {
-        native_error(err, errlen, "symbol names take %llu bytes, more than offsets of 32 bits reach",
+        set_err(err, errlen, "symbol names take %llu bytes, more than offsets of 32 bits reach",
              (unsigned long long)names_size);
         return -1;
     }
     out->symbols = malloc(n * sizeof *out->symbols);
     out->names = malloc((size_t)names_size);
     if (out->symbols == NULL || out->names == NULL) {
-        native_error(err, errlen, "out of memory for %zu symbols", n);
+        set_err(err, errlen, "out of memory for %zu symbols", n);
         return -1;
     }
     size_t at = 0;
@@ -344,7 +344,7 @@ int elf_symbols_parse(const uint8_t *bytes, size_t size, elf_symbols *out, char 
     if (open_image(bytes, size, &im, err, errlen) != 0)
         return -1;
     if (im.sections_bad) {
-        native_error(err, errlen, "the section table (offset %llu) is out of the file's bounds (%zu bytes)",
+        set_err(err, errlen, "the section table (offset %llu) is out of the file's bounds (%zu bytes)",
              (unsigned long long)im.shoff, size);
         return -1;
     }
@@ -358,12 +358,12 @@ int elf_symbols_parse(const uint8_t *bytes, size_t size, elf_symbols *out, char 
     if (n == 0)
         return 0;
     if (n > UINT32_MAX) {
-        native_error(err, errlen, "%zu function symbols: too many", n);
+        set_err(err, errlen, "%zu function symbols: too many", n);
         return -1;
     }
     candidate *c = malloc(n * sizeof *c);
     if (c == NULL) {
-        native_error(err, errlen, "out of memory for %zu symbols", n);
+        set_err(err, errlen, "out of memory for %zu symbols", n);
         return -1;
     }
     n = 0;

@@ -22,7 +22,7 @@
  * at or past bytes + size.
  */
 #include "frame_table.h"
-#include "native_error.h"
+#include "../core/error_message.h"
 
 #include <elf.h>
 #include <limits.h>
@@ -261,16 +261,16 @@ static bool check_header(const elf_view *elf)
 {
     const uint8_t *b = elf->bytes;
     if (elf->size < sizeof(Elf64_Ehdr) || memcmp(b, ELFMAG, SELFMAG) != 0) {
-        native_error(elf->err, elf->errlen, "not an ELF file");
+        set_err(elf->err, elf->errlen, "not an ELF file");
         return false;
     }
     if (b[EI_CLASS] != ELFCLASS64 || b[EI_DATA] != ELFDATA2LSB) {
-        native_error(elf->err, elf->errlen, "not a 64-bit little-endian ELF file");
+        set_err(elf->err, elf->errlen, "not a 64-bit little-endian ELF file");
         return false;
     }
     uint64_t machine = ELF_FIELD(b, Elf64_Ehdr, e_machine);
     if (machine != EM_X86_64) {
-        native_error(elf->err, elf->errlen, "ELF machine %u is not x86-64: its frame rules are not read",
+        set_err(elf->err, elf->errlen, "ELF machine %u is not x86-64: its frame rules are not read",
                   (unsigned)machine);
         return false;
     }
@@ -293,7 +293,7 @@ static enum lookup read_section_table(const elf_view *elf, section_table *t)
     if (off == 0)
         return LOOKUP_NO_SECTIONS;
     if (t->entsize < sizeof(Elf64_Shdr) || !in_bounds(elf->size, off, t->entsize)) {
-        native_error(elf->err, elf->errlen, "bad section header table (offset %llu, entry size %llu)",
+        set_err(elf->err, elf->errlen, "bad section header table (offset %llu, entry size %llu)",
                   (unsigned long long)off, (unsigned long long)t->entsize);
         return LOOKUP_BROKEN;
     }
@@ -304,7 +304,7 @@ static enum lookup read_section_table(const elf_view *elf, section_table *t)
     if (t->names_index == SHN_XINDEX)
         t->names_index = ELF_FIELD(t->first, Elf64_Shdr, sh_link);
     if (t->count > (elf->size - off) / t->entsize) {
-        native_error(elf->err, elf->errlen, "section header table runs past the end of the file");
+        set_err(elf->err, elf->errlen, "section header table runs past the end of the file");
         return LOOKUP_BROKEN;
     }
     if (t->names_index == SHN_UNDEF || t->names_index >= t->count)
@@ -322,7 +322,7 @@ static enum lookup find_by_sections(const elf_view *elf, eh_section *out)
     uint64_t names_off = ELF_FIELD(names_hdr, Elf64_Shdr, sh_offset);
     uint64_t names_size = ELF_FIELD(names_hdr, Elf64_Shdr, sh_size);
     if (!in_bounds(elf->size, names_off, names_size)) {
-        native_error(elf->err, elf->errlen, "section name table runs past the end of the file");
+        set_err(elf->err, elf->errlen, "section name table runs past the end of the file");
         return LOOKUP_BROKEN;
     }
     static const char wanted[] = ".eh_frame";      /* compared with its NUL */
@@ -337,7 +337,7 @@ static enum lookup find_by_sections(const elf_view *elf, eh_section *out)
         uint64_t off = ELF_FIELD(sh, Elf64_Shdr, sh_offset);
         uint64_t size = ELF_FIELD(sh, Elf64_Shdr, sh_size);
         if (!in_bounds(elf->size, off, size)) {
-            native_error(elf->err, elf->errlen, ".eh_frame runs past the end of the file");
+            set_err(elf->err, elf->errlen, ".eh_frame runs past the end of the file");
             return LOOKUP_BROKEN;
         }
         *out = (eh_section){ .bytes = elf->bytes + off, .size = (size_t)size,
@@ -364,7 +364,7 @@ static bool read_program_headers(const elf_view *elf, program_headers *ph)
     /* PN_XNUM keeps the count in section 0, which this route lacks. */
     if (ph->count == PN_XNUM || ph->entsize < sizeof(Elf64_Phdr)
         || !in_bounds(elf->size, off, 0) || ph->count > (elf->size - off) / ph->entsize) {
-        native_error(elf->err, elf->errlen, "bad program header table");
+        set_err(elf->err, elf->errlen, "bad program header table");
         return false;
     }
     ph->first = elf->bytes + off;
@@ -410,7 +410,7 @@ static enum lookup find_by_program_headers(const elf_view *elf, eh_section *out)
         uint64_t hdr_size = ELF_FIELD(p, Elf64_Phdr, p_filesz);
         uint64_t hdr_vaddr = ELF_FIELD(p, Elf64_Phdr, p_vaddr);
         if (!in_bounds(elf->size, hdr_off, hdr_size)) {
-            native_error(elf->err, elf->errlen, ".eh_frame_hdr runs past the end of the file");
+            set_err(elf->err, elf->errlen, ".eh_frame_hdr runs past the end of the file");
             return LOOKUP_BROKEN;
         }
         cursor c = { elf->bytes + hdr_off, 0, (size_t)hdr_size, true };
@@ -422,7 +422,7 @@ static enum lookup find_by_program_headers(const elf_view *elf, eh_section *out)
         size_t off, len;
         if (!c.ok || version != 1 || !read_pointer(&c, ptr_enc, &bases, &eh_vaddr)
             || !map_vaddr(elf, &ph, eh_vaddr, &off, &len)) {
-            native_error(elf->err, elf->errlen, "unreadable .eh_frame_hdr");
+            set_err(elf->err, elf->errlen, "unreadable .eh_frame_hdr");
             return LOOKUP_BROKEN;
         }
         *out = (eh_section){ .bytes = elf->bytes + off, .size = len, .vaddr = eh_vaddr,
@@ -998,14 +998,14 @@ static bool collect_fdes(const eh_section *s, fde_list *l, char *err, size_t err
         case ENTRY_BROKEN:
             if (!s->size_known)
                 return true;         /* past the section, most likely: keep what was read */
-            native_error(err, errlen, ".eh_frame entry at offset %zu runs past the section", at);
+            set_err(err, errlen, ".eh_frame entry at offset %zu runs past the section", at);
             return false;
         case ENTRY_FDE: {
             l->read++;
             fde_info fde;
             if (read_fde(s, &e, &fde)
                 && !push_fde(l, &(fde_ref){ .begin = fde.begin, .end = fde.end, .at = at })) {
-                native_error(err, errlen, "out of memory");
+                set_err(err, errlen, "out of memory");
                 return false;
             }
             break;
@@ -1055,7 +1055,7 @@ static int compile_section(const eh_section *s, frame_table *out, char *err, siz
     free(fdes.refs);
     if (!ok) {
         free(b.rules);
-        native_error(err, errlen, "out of memory");
+        set_err(err, errlen, "out of memory");
         return -1;
     }
     if (b.count > 0 && b.count < b.cap) {
@@ -1074,9 +1074,9 @@ static int compile_section(const eh_section *s, frame_table *out, char *err, siz
 int frame_table_build(const uint8_t *bytes, size_t size, frame_table *out, char *err, size_t errlen)
 {
     *out = (frame_table){ 0 };
-    native_error(err, errlen, "%s", "");
+    set_err(err, errlen, "%s", "");
     if (bytes == NULL) {
-        native_error(err, errlen, "no bytes");
+        set_err(err, errlen, "no bytes");
         return -1;
     }
     elf_view elf = { bytes, size, err, errlen };
