@@ -98,10 +98,12 @@ serial_t os_thread_serial(int32_t tid, void *context)
         pthread_mutex_unlock(&lock);
         return serial;
     }
+    /* A thread that ended before its samples were drained has no comm to
+     * read any more: it still gets a thread of its own, by its id. */
     char name[64];
-    serial_t serial = 0;
-    if (read_comm(tid, name, sizeof name) == 0)
-        serial = thread_add(name, "(native)", 0);
+    if (read_comm(tid, name, sizeof name) != 0)
+        snprintf(name, sizeof name, "thread %d (ended)", (int)tid);
+    serial_t serial = thread_add(name, "(native)", 0);
     if (serial != 0 && nnamed == named_cap) {
         size_t cap = named_cap ? named_cap * 2 : 64;
         os_thread *more = realloc(named, cap * sizeof *more);

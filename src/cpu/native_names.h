@@ -19,7 +19,8 @@
 
 /* 0 if pc is in no known object, or a table is full. */
 serial_t native_frame_method(uint64_t pc, void *context);
-/* 0 if the thread is gone already and was never named, or a table is full. */
+/* 0 if a table is full. A thread gone before it was named is "thread <tid>
+ * (ended)". */
 serial_t os_thread_serial(int32_t tid, void *context);
 /* The threads alive now (sorted): the named ones not among them have ended. */
 void     os_threads_reconcile(const pid_t *live, size_t n);
