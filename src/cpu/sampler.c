@@ -253,6 +253,7 @@ static int adopt_thread(thread_state *t, const siginfo_t *info)
         return 0;                  /* perf: not re-armed below, so it stays quiet */
     }
     t->thread_serial = serial;
+    t->tid = (pid_t)syscall(SYS_gettid);   /* named by it while its serial is unknown (0) */
     t->generation = atomic_load_explicit(&generation, memory_order_relaxed);
     t->perf_fd = is_perf ? info->si_fd : -1;
     t->has_perf = is_perf;
@@ -581,7 +582,9 @@ static void on_wall_signal(thread_state *t, siginfo_t *info, void *ucontext)
     uint32_t mounted = java ? mounted_serial : 0;
     s->thread_serial = mounted ? mounted : java ? t->thread_serial : 0;
     s->carrier_serial = mounted ? t->thread_serial : 0;
-    s->os_tid = java ? 0 : t->tid;
+    /* A Java thread met before it was named (serial 0) is named by its
+     * kernel thread id too, rather than charged to no thread. */
+    s->os_tid = java && s->thread_serial != 0 ? 0 : t->tid;
     s->weight = (uint32_t)(uintptr_t)info->si_value.sival_ptr;
     if (s->weight == 0)
         s->weight = 1;
@@ -666,7 +669,9 @@ static void on_sigprof(int signo, siginfo_t *info, void *ucontext)
     uint32_t mounted = java ? mounted_serial : 0;
     s->thread_serial = mounted ? mounted : java ? t->thread_serial : 0;
     s->carrier_serial = mounted ? t->thread_serial : 0;
-    s->os_tid = java ? 0 : t->tid;
+    /* A Java thread met before it was named (serial 0) is named by its
+     * kernel thread id too, rather than charged to no thread. */
+    s->os_tid = java && s->thread_serial != 0 ? 0 : t->tid;
     /* A POSIX CPU timer is checked at kernel ticks: one signal may stand for
      * several expired intervals, which the kernel counts as overruns. */
     s->weight = 1;
