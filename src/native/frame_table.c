@@ -120,40 +120,42 @@ static void cur_skip(cursor *c, uint64_t n)
 }
 
 /* LEB128: bits past the 64th are dropped, but the bytes are consumed (up
- * to the cursor's end, which bounds the loop). */
-static uint64_t cur_uleb(cursor *c)
+ * to the cursor's end, which bounds the loop). *bits: 7 per byte read, 0
+ * when the cursor ran out (the value is then 0). */
+static uint64_t cur_leb(cursor *c, unsigned *bits)
 {
     uint64_t v = 0;
     unsigned shift = 0;
     for (;;) {
-        if (!cur_need(c, 1))
+        if (!cur_need(c, 1)) {
+            *bits = 0;
             return 0;
-        uint8_t b = c->base[c->pos++];
-        if (shift < 64)
-            v |= (uint64_t)(b & 0x7f) << shift;
-        shift += 7;
-        if (!(b & 0x80))
-            return v;
-    }
-}
-
-static int64_t cur_sleb(cursor *c)
-{
-    uint64_t v = 0;
-    unsigned shift = 0;
-    for (;;) {
-        if (!cur_need(c, 1))
-            return 0;
+        }
         uint8_t b = c->base[c->pos++];
         if (shift < 64)
             v |= (uint64_t)(b & 0x7f) << shift;
         shift += 7;
         if (!(b & 0x80)) {
-            if (shift < 64 && (b & 0x40))
-                v |= ~(uint64_t)0 << shift;
-            return (int64_t)v;
+            *bits = shift;
+            return v;
         }
     }
+}
+
+static uint64_t cur_uleb(cursor *c)
+{
+    unsigned bits;
+    return cur_leb(c, &bits);
+}
+
+/* The sign is the last byte's bit 6, bit (bits - 1) of the value. */
+static int64_t cur_sleb(cursor *c)
+{
+    unsigned bits;
+    uint64_t v = cur_leb(c, &bits);
+    if (bits > 0 && bits < 64 && ((v >> (bits - 1)) & 1))
+        v |= ~(uint64_t)0 << bits;
+    return (int64_t)v;
 }
 
 /* A signed value that does not fit int64 becomes INT64_MAX: every consumer
