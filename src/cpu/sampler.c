@@ -729,11 +729,6 @@ static int open_task_clock(pid_t tid, uint64_t first_period_ns)
     return fd;
 }
 
-int sampler_kernel_frames(void)
-{
-    return kernel_frames;
-}
-
 const char *sampler_engine_name(void)
 {
     return engine == SAMPLER_PERF ? "perf_event task-clock (per thread)"

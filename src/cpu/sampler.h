@@ -51,10 +51,6 @@ int  sampler_init(JavaVM *vm, sample_queue *queue, int interval_ms, uint32_t max
  * from before are stale, and each thread's timer is made anew by
  * sampler_thread_start or sampler_start_every_thread. */
 void sampler_start(void);
-/* 1 if samples carry kernel frames: the perf engine, native walks on, and
- * a kernel that lets this process sample it (perf_event_paranoid <= 1 or
- * root). Their addresses are native frames with bit 61 set. */
-int  sampler_kernel_frames(void);
 /* What drives the samples, for the report header. */
 const char *sampler_engine_name(void);
 /* Start sampling the calling thread: 1 when it is sampled (now or already),
