@@ -812,11 +812,16 @@ def parse(text, check_thread_refs=True):
 RE_COLLAPSED = re.compile(r"^\S.*(;\S.*)* \d+$")
 
 
-def parse_collapsed(text):
+RUN_MARKS = ("_[j]", "_[i]", "_[0]")
+
+
+def parse_collapsed(text, runs=False):
     """Parse collapsed-stack text ('a;b;c 12' per line, root first).
 
     Returns a list of (frames_root_first, count).  Raises ParseError on a line
-    not matching ^\\S.*(;\\S.*)* \\d+$, on a zero count or an empty frame."""
+    not matching ^\\S.*(;\\S.*)* \\d+$, on a zero count or an empty frame.
+    How a Java frame ran (the suffixes _[j] compiled, _[i] inlined, _[0]
+    interpreted) is dropped from the names unless runs=True."""
     out = []
     lines = text.split("\n")
     if lines and lines[-1] == "":
@@ -832,13 +837,15 @@ def parse_collapsed(text):
             raise ParseError("collapsed line %d has an empty frame: %r" % (k, line))
         if int(count) <= 0:
             raise ParseError("collapsed line %d has count %s" % (k, count))
+        if not runs:
+            frames = [f[:-4] if f.endswith(RUN_MARKS) and len(f) > 4 else f for f in frames]
         out.append((frames, int(count)))
     return out
 
 
-def parse_collapsed_file(path):
+def parse_collapsed_file(path, runs=False):
     with open(path, "r", encoding="utf-8") as f:
-        return parse_collapsed(f.read())
+        return parse_collapsed(f.read(), runs)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,12 @@ its CPU, native frames on top of Java frames (imported by tests/run.py).
                     (nearer the leaf than) every user frame, the write path
                     under libc's write; skipped where the kernel may not be
                     sampled (perf_event_paranoid)
+    java_runs       Inlined (a small hot method C2 inlines into its caller's
+                    loop): >= 90% of the samples in hot are `Inlined.hot_[i]`
+                    under `Inlined.caller_[j]` in the collapsed stacks and
+                    the flame graph's names; with -Xint >= 90% are
+                    `Inlined.hot_[0]` (interpreted), and no frame is marked
+                    compiled or inlined
     wall_states     WallStates, wall=10: a thread that computes 100 ms then
                     sleeps 100 ms has its sleeping share (under Thread.sleep)
                     within 5 points of the time it slept; threads in
@@ -38,6 +44,11 @@ its CPU, native frames on top of Java frames (imported by tests/run.py).
                     within 10%; pprof's samples carry labels thread and state
                     and its wall values are samples x 10 ms; the WALL
                     SUMMARY's states add up to its total
+    wall_runnable   WallStates with 4 threads that compute all run long, more
+                    than this machine's CPUs: each one's share of samples
+                    "running" is within 12 points of its CPU time over its
+                    lifetime (the program's own measure), the rest
+                    "runnable" (waiting for a CPU), not "running"
     wall_idle       WallStates with 1,000 idle threads: each still adds up to
                     its lifetime (samples weighted by how rarely a thread's
                     turn comes), and the run ends normally
@@ -416,6 +427,33 @@ def make_tests(Fail, Skip, parse_profile, final_section, spawn, reap):
         if problems:
             raise Fail("; ".join(problems))
 
+    def t_wall_runnable(ctx):
+        path = ctx.path("runnable.hprof.txt")
+        r = ctx.run("WallStates", ["3000", "0", "4"], agent="wall=10,thread=y,depth=8,file=%s" % path)
+        by = wall_by_thread(parse_profile(path), path)
+        truth = {name: (int(life), int(cpu)) for name, life, cpu
+                 in re.findall(r"^TRUTH name=(\S+) life_ns=(\d+) cpu_ns=(\d+)", r.stderr, re.M)}
+        problems = []
+        for i in range(4):
+            name = "w-spin-%d" % i
+            d = by.get(name, {})
+            total = sum(d.values())
+            if name not in truth or total < 50:
+                problems.append("%s: %d samples, truth %s" % (name, total, truth.get(name)))
+                continue
+            life, cpu = truth[name]
+            on_cpu = cpu / float(life)
+            running = d.get("running", 0) / float(total)
+            runnable = d.get("runnable", 0) / float(total)
+            ctx.note("%s: on a CPU %.0f%% of its life; samples running %.0f%%, runnable %.0f%% (%s)"
+                     % (name, 100 * on_cpu, 100 * running, 100 * runnable, ", ".join("%s %d" % kv for kv in sorted(d.items()))))
+            if abs(running - on_cpu) > 0.12:
+                problems.append("%s: %.0f%% running, on a CPU %.0f%% of its life" % (name, 100 * running, 100 * on_cpu))
+            if running + runnable < 0.9:
+                problems.append("%s: only %.0f%% running or runnable" % (name, 100 * (running + runnable)))
+        if problems:
+            raise Fail("; ".join(problems))
+
     def t_wall_idle(ctx):
         path = ctx.path("idle.hprof.txt")
         r = ctx.run("WallStates", ["3000", "1000"], agent="wall=10,thread=y,depth=64,file=%s" % path)
@@ -457,8 +495,46 @@ def make_tests(Fail, Skip, parse_profile, final_section, spawn, reap):
         if problems:
             raise Fail("; ".join(problems))
 
-    return [("native_gc", t_native_gc), ("native_jni", t_native_jni), ("native_off", t_native_off),
-            ("native_attach", t_native_attach), ("native_kernel", t_native_kernel), ("wall_states", t_wall_states), ("wall_idle", t_wall_idle),
+    def t_java_runs(ctx):
+        def hot_leaves(path):
+            runs = {}
+            for frames, count in parse_collapsed(path, Fail, runs=True):
+                if frames and frames[-1].startswith("Inlined.hot"):
+                    key = ";".join(frames[-2:])
+                    runs[key] = runs.get(key, 0) + count
+            return runs
+        problems = []
+        collapsed, flame = ctx.path("jit.collapsed"), ctx.path("jit.html")
+        ctx.run("Inlined", ["2500"], agent="cpu=samples,collapsed=%s,flamegraph=%s,file=%s"
+                % (collapsed, flame, ctx.path("jit.hprof.txt")))
+        runs = hot_leaves(collapsed)
+        total = sum(runs.values())
+        inlined = runs.get("Inlined.caller_[j];Inlined.hot_[i]", 0)
+        ctx.note("JIT: %d samples in hot, %d as Inlined.caller_[j];Inlined.hot_[i] (%s)"
+                 % (total, inlined, sorted(runs.items(), key=lambda kv: -kv[1])[:4]))
+        if total < 50 or inlined < 0.9 * total:
+            problems.append("JIT: %d of %d samples in hot marked inlined into compiled caller" % (inlined, total))
+        page = open(flame, encoding="utf-8", errors="replace").read()
+        if "Inlined.hot_[i]" not in page or "Inlined.caller_[j]" not in page:
+            problems.append("the flame graph's names do not carry the runs _[i] and _[j]")
+        collapsed = ctx.path("int.collapsed")
+        ctx.run("Inlined", ["1500"], agent="cpu=samples,collapsed=%s,file=%s" % (collapsed, ctx.path("int.hprof.txt")),
+                jvm=["-Xint"])
+        runs = hot_leaves(collapsed)
+        total = sum(runs.values())
+        interpreted = sum(c for k, c in runs.items() if k.endswith("Inlined.hot_[0]"))
+        ctx.note("-Xint: %d samples in hot, %d as Inlined.hot_[0]" % (total, interpreted))
+        if total < 30 or interpreted < 0.9 * total:
+            problems.append("-Xint: %d of %d samples in hot marked interpreted" % (interpreted, total))
+        jit_marks = [f for frames, _ in parse_collapsed(collapsed, Fail, runs=True) for f in frames
+                     if f.endswith("_[j]") or f.endswith("_[i]")]
+        if jit_marks:
+            problems.append("-Xint, yet frames marked compiled or inlined: %s" % sorted(set(jit_marks))[:3])
+        if problems:
+            raise Fail("; ".join(problems))
+
+    return [("java_runs", t_java_runs), ("native_gc", t_native_gc), ("native_jni", t_native_jni), ("native_off", t_native_off),
+            ("native_attach", t_native_attach), ("native_kernel", t_native_kernel), ("wall_states", t_wall_states), ("wall_runnable", t_wall_runnable), ("wall_idle", t_wall_idle),
             ("wall_attach", t_wall_attach)]
 
 
@@ -508,7 +584,9 @@ def wall_summaries(path, Fail):
     return out
 
 
-def parse_collapsed(path, Fail):
+def parse_collapsed(path, Fail, runs=False):
+    """[(frames root first, count)]; the run marks _[j], _[i], _[0] dropped
+    from frame names unless runs=True."""
     if not os.path.isfile(path):
         raise Fail("collapsed file %s was not written" % path)
     out = []
@@ -517,5 +595,8 @@ def parse_collapsed(path, Fail):
         if not line:
             continue
         stack, _, count = line.rpartition(" ")
-        out.append((stack.split(";"), int(count)))
+        frames = stack.split(";")
+        if not runs:
+            frames = [f[:-4] if f.endswith(("_[j]", "_[i]", "_[0]")) and len(f) > 4 else f for f in frames]
+        out.append((frames, int(count)))
     return out

@@ -63,6 +63,8 @@ FAN_OUT(JVMTI_EVENT_COMPILED_METHOD_LOAD, CompiledMethodLoad,
         (j, m, size, addr, map_len, map, info))
 FAN_OUT(JVMTI_EVENT_COMPILED_METHOD_UNLOAD, CompiledMethodUnload,
         (jvmtiEnv *j, jmethodID m, const void *addr), (j, m, addr))
+FAN_OUT(JVMTI_EVENT_DYNAMIC_CODE_GENERATED, DynamicCodeGenerated,
+        (jvmtiEnv *j, const char *name, const void *addr, jint length), (j, name, addr, length))
 FAN_OUT(JVMTI_EVENT_MONITOR_CONTENDED_ENTER, MonitorContendedEnter,
         (jvmtiEnv *j, JNIEnv *e, jthread t, jobject o), (j, e, t, o))
 FAN_OUT(JVMTI_EVENT_MONITOR_CONTENDED_ENTERED, MonitorContendedEntered,
@@ -135,6 +137,7 @@ static void set_callback(callbacks_jdk21 *all, jvmtiEvent ev)
     case JVMTI_EVENT_DATA_DUMP_REQUEST: cb->DataDumpRequest = fan_DataDumpRequest; break;
     case JVMTI_EVENT_COMPILED_METHOD_LOAD: cb->CompiledMethodLoad = fan_CompiledMethodLoad; break;
     case JVMTI_EVENT_COMPILED_METHOD_UNLOAD: cb->CompiledMethodUnload = fan_CompiledMethodUnload; break;
+    case JVMTI_EVENT_DYNAMIC_CODE_GENERATED: cb->DynamicCodeGenerated = fan_DynamicCodeGenerated; break;
     case JVMTI_EVENT_MONITOR_CONTENDED_ENTER: cb->MonitorContendedEnter = fan_MonitorContendedEnter; break;
     case JVMTI_EVENT_MONITOR_CONTENDED_ENTERED: cb->MonitorContendedEntered = fan_MonitorContendedEntered; break;
     case JVMTI_EVENT_MONITOR_WAIT: cb->MonitorWait = fan_MonitorWait; break;

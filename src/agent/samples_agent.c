@@ -31,6 +31,7 @@
 #include "../cpu/sampler.h"
 #include "collector.h"
 #include "events.h"
+#include "java_code.h"
 #include "heap_dump.h"
 #include "jvmti_support.h"
 #include "samples_agent.h"
@@ -218,7 +219,7 @@ void samples_unwant_method_ids(void)
 static int subscribe(const collector_env *env)
 {
     (void)env;
-    return samples_subscribe_method_ids() |
+    return samples_subscribe_method_ids() | java_code_subscribe() |
            events_subscribe(JVMTI_EVENT_COMPILED_METHOD_LOAD, EVENT_FN(on_compiled_method_load));
 }
 
@@ -579,6 +580,7 @@ static int init_once(const collector_env *env)
         .keep_stacks = cpu.keep_stacks, .resolve = resolve_method,
         .resolve_native = cpu.native ? native_frame_method : NULL,
         .os_thread = cpu.native ? os_thread_serial : NULL,
+        .java_code = java_code_find,
     };
     if (sample_queue_init(&cpu.queue, queue_capacity(opt->interval_ms), (uint32_t)cpu.walk_depth) != 0 ||
         (cpu.counts = cpu_collector_new(&cc)) == NULL) {
@@ -659,6 +661,8 @@ static int start(const collector_env *env, JNIEnv *jni)
         events_want(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD);
     if (samples_want_method_ids(jni) != 0)
         return -1;
+    if (cpu.keep_stacks)
+        java_code_want(jvmti);           /* without it, frames' runs are unknown */
     if (env->live && !cpu.recompiled)
         recompile_for_debug_info(jni);
     find_virtual_threads(jni);
@@ -837,6 +841,8 @@ static void stop(JNIEnv *jni)
     }
     cpu_collector_drain(cpu.counts, &cpu.queue);
     samples_unwant_method_ids();
+    if (cpu.keep_stacks)
+        java_code_unwant(hprof_jvmti);
     jvmtiCapabilities caps;
     memset(&caps, 0, sizeof caps);
     if ((*hprof_jvmti)->GetCapabilities(hprof_jvmti, &caps) == JVMTI_ERROR_NONE &&

@@ -191,7 +191,7 @@ JNIEXPORT jint JNICALL Java_java_lang_HprofTracker_keysFullTrace(JNIEnv *jni, jc
     serial_t trace = f ? trace_intern(thread_serial, &f, 1) : 0;
     if (trace == 0 || trace > INT32_MAX) return 0;
     if (!T.cfg.full_stacks) return (jint)trace;
-    stack_frame whole = { m, LINE_UNKNOWN };
+    stack_frame whole = { m, LINE_UNKNOWN, JAVA_RUN_UNKNOWN };
     stack_id stack = stack_intern(thread_serial, &whole, 1, trace);
     return stack && stack <= INT32_MAX ? (jint)stack : -(jint)trace;
 }

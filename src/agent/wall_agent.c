@@ -30,6 +30,7 @@
 #include "../cpu/sample_queue.h"
 #include "../cpu/sampler.h"
 #include "collector.h"
+#include "java_code.h"
 #include "jvmti_support.h"
 #include "samples_agent.h"
 
@@ -141,6 +142,8 @@ static int capabilities(const collector_env *env, const jvmtiCapabilities *poten
     (void)env;
     caps->can_get_line_numbers = potential->can_get_line_numbers;
     caps->can_get_source_file_name = potential->can_get_source_file_name;
+    /* java_code: how the top Java frames ran */
+    caps->can_generate_compiled_method_load_events = potential->can_generate_compiled_method_load_events;
     return 0;
 }
 
@@ -167,7 +170,7 @@ static int init_once(const collector_env *env)
         .depth = opt->depth, .lineno = opt->lineno, .per_thread = opt->thread,
         .keep_stacks = options_want_stacks(opt), .resolve = resolve_method,
         .resolve_native = wall.native ? native_frame_method : NULL,
-        .os_thread = os_thread_serial, .wall_states = 1,
+        .os_thread = os_thread_serial, .wall_states = 1, .java_code = java_code_find,
     };
     char err[512];
     if (sample_queue_init(&wall.queue, queue_capacity(wall.interval_ms), frames) != 0 ||
@@ -190,7 +193,7 @@ static int init_once(const collector_env *env)
 static int subscribe(const collector_env *env)
 {
     (void)env;
-    return samples_subscribe_method_ids();
+    return samples_subscribe_method_ids() | java_code_subscribe();
 }
 
 static int start(const collector_env *env, JNIEnv *jni)
@@ -200,6 +203,8 @@ static int start(const collector_env *env, JNIEnv *jni)
     /* The handler finds a Java thread's serial by its JNIEnv. */
     samples_name_threads(jni);
     samples_set_stack_ends(jni, wall.counts);
+    if (wall.keep_stacks)
+        java_code_want(hprof_jvmti);     /* without it, frames' runs are unknown */
     atomic_store(&wall.ticker_stop, 0);
     sampler_wall_on(1);
     int rc = pthread_create(&wall.ticker, NULL, ticker_main, NULL);
@@ -287,6 +292,8 @@ static void stop(JNIEnv *jni)
     wall.ticker_started = 0;
     sampler_wall_on(0);
     samples_unwant_method_ids();
+    if (wall.keep_stacks)
+        java_code_unwant(hprof_jvmti);
     drain();
 }
 

@@ -4,6 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
+_Static_assert((int)JAVA_RUN_INTERPRETED == (int)PROFILE_RUN_INTERPRETED &&
+               (int)JAVA_RUN_COMPILED == (int)PROFILE_RUN_COMPILED &&
+               (int)JAVA_RUN_INLINED == (int)PROFILE_RUN_INLINED, "stack frames hand their run to profiles as is");
+
 /* The profile frame of one stack frame; 0 when out of memory. */
 static uint32_t frame_of(profile *p, const stack_frame *f)
 {
@@ -21,7 +25,8 @@ static uint32_t frame_of(profile *p, const stack_frame *f)
     }
     if (mi.kind != FRAME_KIND_JAVA)
         return profile_frame_id(p, "", mi.name, "", mi.source_file ? mi.source_file : "", line);
-    return profile_frame_id(p, mi.class_name, mi.name, mi.signature, mi.source_file, line);
+    /* JAVA_RUN_* and PROFILE_RUN_* are the same numbers. */
+    return profile_frame_id_run(p, mi.class_name, mi.name, mi.signature, mi.source_file, line, (int32_t)f->run);
 }
 
 int stack_profile_add(profile *p, stack_id id, const char *leaf, const int64_t *values)

@@ -33,9 +33,20 @@
 
 typedef uint32_t stack_id;     /* 1, 2, ...; 0: none (table full, out of memory) */
 
+/* How a Java frame ran, where the sample could tell (src/cpu/code_map.h):
+ * only the top Java frames of a CPU or wall sample are ever known. */
+enum {
+    JAVA_RUN_UNKNOWN = 0,
+    JAVA_RUN_INTERPRETED,
+    JAVA_RUN_COMPILED,         /* the compiled method the code belongs to */
+    JAVA_RUN_INLINED,          /* inlined into a compiled method below it */
+};
+
 typedef struct stack_frame {
-    serial_t method;
-    int32_t  line;             /* > 0, LINE_UNKNOWN or LINE_NATIVE */
+    serial_t     method;
+    signed int   line : 24;    /* > 0, LINE_UNKNOWN or LINE_NATIVE (a line past
+                                * 8,388,607 is kept as LINE_UNKNOWN) */
+    unsigned int run : 8;      /* JAVA_RUN_* */
 } stack_frame;
 
 /* The id of this stack (made if new, with `trace` as its TRACE; a stack met

@@ -50,6 +50,12 @@ static int32_t frame_line(serial_t method, int32_t bci, int lineno)
 serial_t trace_build(const trace_builder *b, serial_t thread_serial, const frame_ref *frames,
                      uint32_t n, stack_id *stack_out)
 {
+    return trace_build_with_runs(b, thread_serial, frames, NULL, n, stack_out);
+}
+
+serial_t trace_build_with_runs(const trace_builder *b, serial_t thread_serial, const frame_ref *frames,
+                               const uint8_t *java_runs, uint32_t n, stack_id *stack_out)
+{
     serial_t frame_serials[TRACE_BUILDER_MAX_FRAMES];
     stack_frame whole[STACK_MAX_FRAMES];
     if (n > TRACE_BUILDER_MAX_FRAMES)
@@ -64,8 +70,11 @@ serial_t trace_build(const trace_builder *b, serial_t thread_serial, const frame
         serial_t m = b->resolve(frames[i].method, b->context);
         if (m == 0)
             m = pseudo_method("unresolved_method");
-        if (i < whole_n)
-            whole[i] = (stack_frame){ m, frame_line(m, frames[i].bci, 1) };
+        if (i < whole_n) {
+            int32_t line = frame_line(m, frames[i].bci, 1);
+            whole[i] = (stack_frame){ m, line < (1 << 23) ? line : LINE_UNKNOWN,
+                                      java_runs ? java_runs[i] : JAVA_RUN_UNKNOWN };
+        }
         if (i >= depth)
             continue;
         frame_serials[i] = frame_intern(m, frame_line(m, frames[i].bci, b->lineno));

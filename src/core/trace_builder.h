@@ -43,6 +43,13 @@ typedef struct trace_builder {
 serial_t trace_build(const trace_builder *b, serial_t thread_serial, const frame_ref *frames,
                      uint32_t n, stack_id *stack_out);
 
+/* The same, each frame of the whole stack marked with how it ran
+ * (JAVA_RUN_*, java_runs[i] for frames[i]; NULL: all unknown). Frames that
+ * differ only in that are different frames of whole stacks; TRACEs do not
+ * see it. */
+serial_t trace_build_with_runs(const trace_builder *b, serial_t thread_serial, const frame_ref *frames,
+                               const uint8_t *java_runs, uint32_t n, stack_id *stack_out);
+
 /* The method [unwalkable].<reason>, for samples without a usable stack. */
 serial_t pseudo_method(const char *reason);
 

@@ -1,5 +1,6 @@
 /* cpu_collector.c: see cpu_collector.h. */
 #include "cpu_collector.h"
+#include "code_map.h"
 #include "../core/stack_profile.h"
 
 #include <pthread.h>
@@ -172,7 +173,7 @@ static void count_pseudo(cpu_collector *c, serial_t thread, const char *reason, 
     serial_t trace = f ? trace_intern(thread_serial, &f, 1) : 0;
     count_trace(c, trace, count);
     if (c->cfg.keep_stacks) {
-        stack_frame whole[2] = { { m, LINE_UNKNOWN }, { 0, LINE_UNKNOWN } };
+        stack_frame whole[2] = { { m, LINE_UNKNOWN, JAVA_RUN_UNKNOWN }, { 0, LINE_UNKNOWN, JAVA_RUN_UNKNOWN } };
         uint32_t n = 1;
         if (c->cfg.wall_states && state >= 0 && (whole[1].method = state_method(state)) != 0)
             n = 2;
@@ -252,7 +253,8 @@ static int state_of(const cpu_collector *c, const sample_frame *frames, uint32_t
     }
     if (blocked)
         return CPU_STATE_BLOCKED;
-    return (flags & SAMPLE_IN_SYSCALL) ? CPU_STATE_SYSCALL : CPU_STATE_RUNNING;
+    return (flags & SAMPLE_IN_SYSCALL) ? CPU_STATE_SYSCALL
+         : (flags & SAMPLE_RUNNABLE) ? CPU_STATE_RUNNABLE : CPU_STATE_RUNNING;
 }
 
 /* The resolver trace_build calls for every frame of a sample: Java frames
@@ -319,6 +321,39 @@ static void count_summary(cpu_collector *c, serial_t thread, int category, uint6
         c->thread_counts[thread - THREAD_SERIAL_BASE] += weight;
 }
 
+/* How the top Java frames of a sample ran, into runs[] (JAVA_RUN_*, zeroed
+ * by the caller): the frame that runs in the interpreter, or the compiled
+ * method the code belongs to and, above it, the frames inlined into it.
+ * The Java frames begin at the first frame that is not native and not a
+ * stop; a Java native method there (bci BCI_NATIVE) runs in a wrapper, not
+ * in code of its own kind. */
+static void mark_java_runs(const cpu_collector *c, const raw_sample *s, uint32_t n, uint8_t *runs)
+{
+    if (c->cfg.java_code == NULL || s->java_pc == 0)
+        return;
+    uint32_t top = 0;
+    while (top < n && SAMPLE_FRAME_TAG(s->frames[top].method) != 0)
+        top++;
+    if (top == n || s->frames[top].bci == BCI_NATIVE)
+        return;
+    uint64_t method = 0;
+    int code = c->cfg.java_code(s->java_pc, &method, c->cfg.resolve_context);
+    if (code == CODE_INTERPRETER) {
+        runs[top] = JAVA_RUN_INTERPRETED;
+        return;
+    }
+    if (code != CODE_COMPILED)
+        return;
+    for (uint32_t i = top; i < n && SAMPLE_FRAME_TAG(s->frames[i].method) == 0 &&
+                           s->frames[i].bci != BCI_NATIVE; i++)
+        if ((uint64_t)(uintptr_t)s->frames[i].method == method) {
+            for (uint32_t k = top; k < i; k++)
+                runs[k] = JAVA_RUN_INLINED;
+            runs[i] = JAVA_RUN_COMPILED;
+            return;
+        }
+}
+
 static void record(cpu_collector *c, const raw_sample *s, uint32_t max_frames)
 {
     uint64_t weight = s->weight ? s->weight : 1;
@@ -327,7 +362,8 @@ static void record(cpu_collector *c, const raw_sample *s, uint32_t max_frames)
     if (thread == 0 && s->os_tid != 0 && c->cfg.os_thread)
         thread = c->cfg.os_thread(s->os_tid, c->cfg.resolve_context);
     if (s->num_frames <= 0) {
-        int row = c->cfg.wall_states ? ((s->flags & SAMPLE_IN_SYSCALL) ? CPU_STATE_SYSCALL : CPU_STATE_RUNNING)
+        int row = c->cfg.wall_states ? ((s->flags & SAMPLE_IN_SYSCALL) ? CPU_STATE_SYSCALL
+                                        : (s->flags & SAMPLE_RUNNABLE) ? CPU_STATE_RUNNABLE : CPU_STATE_RUNNING)
                 : java_thread ? CPU_CATEGORY_UNKNOWN : category_of(c, thread, 0, NULL, 0);
         count_summary(c, thread, row, weight);
         count_pseudo(c, thread, cpu_failure_reason(s->num_frames), weight, c->cfg.wall_states ? row : -1);
@@ -378,8 +414,11 @@ static void record(cpu_collector *c, const raw_sample *s, uint32_t max_frames)
         with_state[n++] = (sample_frame){ BCI_NATIVE, SAMPLE_STATE_FRAME(state) };
         frames = with_state;
     }
-    serial_t trace = trace_build(&b, c->cfg.per_thread ? thread : 0, frames, n,
-                                 c->cfg.keep_stacks ? &stack : NULL);
+    uint8_t runs[CPU_MAX_FRAMES + 1] = { 0 };
+    if (c->cfg.keep_stacks)
+        mark_java_runs(c, s, n, runs);
+    serial_t trace = trace_build_with_runs(&b, c->cfg.per_thread ? thread : 0, frames, runs, n,
+                                           c->cfg.keep_stacks ? &stack : NULL);
     count_trace(c, trace, weight);     /* trace 0 (a table full): in the total only */
     if (c->cfg.keep_stacks)
         count_stack(c, stack, weight);

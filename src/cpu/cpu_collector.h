@@ -41,6 +41,10 @@ typedef struct cpu_collector_config {
      * a Java thread, by its kernel thread id. NULL: no native frames. */
     serial_t (*resolve_native)(uint64_t pc, void *context);
     serial_t (*os_thread)(int32_t tid, void *context);
+    /* The code a sample's java_pc lies in (CODE_* of code_map.h; for
+     * compiled code, its method's jmethodID in *method), to mark the top
+     * Java frames interpreted, compiled or inlined. NULL: not known. */
+    int      (*java_code)(uint64_t pc, uint64_t *method, void *context);
     /* wall=: each stack gets, below its last frame, the thread's state
      * as the pseudo frame [state].<name> (cpu_state_name). */
     int      wall_states;
@@ -49,18 +53,19 @@ typedef struct cpu_collector_config {
 /* What a thread was doing when a wall= sample found it, from its frames
  * and whether it was inside a system call. */
 enum {
-    CPU_STATE_RUNNING = 0,        /* on a CPU, or runnable and waiting for one */
+    CPU_STATE_RUNNING = 0,        /* on a CPU */
     CPU_STATE_SLEEPING,           /* Thread.sleep */
     CPU_STATE_WAITING,            /* Object.wait */
     CPU_STATE_PARKED,             /* LockSupport.park (java.util.concurrent's locks, queues) */
     CPU_STATE_BLOCKED,            /* waiting to enter a monitor (synchronized) */
     CPU_STATE_SYSCALL,            /* blocked in a system call: I/O, a native library's wait */
+    CPU_STATE_RUNNABLE,           /* ready to run, but mostly waiting for a CPU (SAMPLE_RUNNABLE) */
     CPU_STATES
 };
 static inline const char *cpu_state_name(int state)
 {
     static const char *const names[CPU_STATES] = { "running", "sleeping", "waiting", "parked", "blocked",
-                                                   "syscall" };
+                                                   "syscall", "runnable" };
     return state >= 0 && state < CPU_STATES ? names[state] : "running";
 }
 

@@ -43,6 +43,9 @@ typedef frame_ref sample_frame;      /* AsyncGetCallTrace writes these directly 
 /* A wall= sample of a thread that was inside a system call (blocked in a
  * read, a futex, a sleep: see sampler.c). */
 #define SAMPLE_IN_SYSCALL 1u
+/* A wall= sample of a thread that was ready to run but mostly waiting for
+ * a CPU since its previous sample (sampler.c: was_runnable). */
+#define SAMPLE_RUNNABLE 2u
 
 /* Why a native walk ended early, in a SAMPLE_TAG_STOP frame (positive codes;
  * zero and negative ones are AsyncGetCallTrace's). */
@@ -64,7 +67,12 @@ typedef struct raw_sample {
     uint32_t      weight;        /* intervals of CPU this sample stands for (>= 1) */
     int32_t       os_tid;        /* the kernel's thread id, for threads that are not Java
                                   * threads (thread_serial 0: named by the agent) */
-    uint32_t      flags;         /* wall= samples: SAMPLE_IN_SYSCALL */
+    uint32_t      flags;         /* wall= samples: SAMPLE_IN_SYSCALL, SAMPLE_RUNNABLE */
+    uint64_t      java_pc;       /* where the Java frames begin: the interrupted PC, or the
+                                  * return address the native walk stopped at (in the code
+                                  * cache when the thread runs Java); 0 if unknown. Tells
+                                  * which compiled method or the interpreter the top Java
+                                  * frames run in (cpu_collector_config.java_code). */
     sample_frame  frames[];      /* capacity = queue's max_frames */
 } raw_sample;
 

@@ -79,6 +79,9 @@ typedef struct thread_state {
     int      native_only;          /* the generation in which it was seen to run no Java while
                                       native walks are on: sampled by its native frames */
     pid_t    tid;                  /* its kernel thread id, when native_only */
+    uint64_t sched_run_ns;         /* wall=: the thread's time on a CPU and waiting for one */
+    uint64_t sched_wait_ns;        /* (schedstat) at its previous sample */
+    int64_t  sched_running_credit; /* wall=: running share carried to the next sample (was_runnable) */
 } thread_state;
 
 static __thread thread_state tls __attribute__((tls_model("initial-exec")));
@@ -390,7 +393,8 @@ static int is_signal_return(uintptr_t pc)
  * thread that is the code cache (compiled Java, the interpreter, HotSpot's
  * stubs), where AsyncGetCallTrace takes over. *stop: why it ended early
  * (SAMPLER_STOP_*), 0 if it ended where it should. */
-static uint32_t walk_native(const void *ucontext, sample_frame *frames, uint32_t max, int32_t *stop)
+static uint32_t walk_native(const void *ucontext, sample_frame *frames, uint32_t max, int32_t *stop,
+                            uint64_t *java_pc)
 {
     *stop = 0;
 #if defined(__x86_64__)
@@ -423,6 +427,7 @@ static uint32_t walk_native(const void *ucontext, sample_frame *frames, uint32_t
         interrupted = 0;
         const native_lib *lib = native_libs_find(at);
         if (lib == NULL) {
+            *java_pc = at;
             if (n > 0)
                 *stop = SAMPLER_STOP_UNKNOWN_CODE;   /* the caller decides (Java, thread root) */
             return n;
@@ -462,7 +467,18 @@ static uint32_t walk_native(const void *ucontext, sample_frame *frames, uint32_t
     *stop = SAMPLER_STOP_DEPTH;
     return n;
 #else
-    (void)ucontext; (void)frames; (void)max;
+    (void)ucontext; (void)frames; (void)max; (void)java_pc;
+    return 0;
+#endif
+}
+
+/* The interrupted PC, where the Java frames begin when no native walk ran. */
+static uint64_t interrupted_pc(const void *ucontext)
+{
+#if defined(__x86_64__)
+    return (uint64_t)((const ucontext_t *)ucontext)->uc_mcontext.gregs[REG_RIP];
+#else
+    (void)ucontext;
     return 0;
 #endif
 }
@@ -498,11 +514,15 @@ static void fill_sample(raw_sample *s, thread_state *t, int java, void *ucontext
 {
     uint32_t n = 0, kernel = 0;
     int32_t stop = 0;
+    s->java_pc = 0;
     if (perf_fd >= 0 && kernel_frames && max_frames > 8)
         kernel = read_kernel_frames(perf_fd, s->frames, max_frames / 4);
     if (atomic_load_explicit(&native_walks, memory_order_relaxed) && ucontext != NULL)
         n = walk_native(ucontext, s->frames + kernel,
-                        (java ? max_frames / 2 : max_frames > 1 ? max_frames - 1 : 1) - kernel, &stop);
+                        (java ? max_frames / 2 : max_frames > 1 ? max_frames - 1 : 1) - kernel, &stop,
+                        &s->java_pc);
+    else if (ucontext != NULL)
+        s->java_pc = interrupted_pc(ucontext);
     if (n == 0)
         stop = 0;
     n += kernel;
@@ -561,6 +581,70 @@ static int in_system_call(const void *ucontext)
 #endif
 }
 
+/* The calling thread's time on a CPU and time runnable but waiting for
+ * one, in ns, from /proc/thread-self/schedstat ("run wait slices"; open,
+ * read and close are async-signal-safe). 0 where the kernel keeps no
+ * scheduler statistics. */
+static int read_schedstat(uint64_t *run_ns, uint64_t *wait_ns)
+{
+    int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    char buf[96];
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    uint64_t v[2] = { 0, 0 };
+    ssize_t i = 0;
+    for (int k = 0; k < 2; k++) {
+        if (i >= n || buf[i] < '0' || buf[i] > '9')
+            return 0;
+        while (i < n && buf[i] >= '0' && buf[i] <= '9')
+            v[k] = v[k] * 10 + (uint64_t)(buf[i++] - '0');
+        while (i < n && buf[i] == ' ')
+            i++;
+    }
+    *run_ns = v[0];
+    *wait_ns = v[1];
+    return 1;
+}
+
+/* Whether a sample of a thread that is not in a system call counts as
+ * runnable (waiting for a CPU) rather than running. The moment of the tick
+ * cannot be seen from inside the handler (the thread that runs it has a CPU
+ * by then), but the scheduler says how the time since the thread's
+ * previous wall sample went: r ns on a CPU, w ns waiting for one. A share
+ * r / (r + w) of that time was running; samples are split in that ratio by
+ * carrying the remainder from one sample of the thread to the next (error
+ * diffusion), so a thread on a CPU 40% of its runnable time has 40% of its
+ * samples running, not none (as "mostly waiting: runnable" would give). */
+static int was_runnable(thread_state *t)
+{
+    uint64_t run = 0, wait = 0;
+    if (!read_schedstat(&run, &wait))
+        return 0;
+    uint64_t ran = run - t->sched_run_ns, waited = wait - t->sched_wait_ns;
+    if (run < t->sched_run_ns || wait < t->sched_wait_ns)
+        ran = run, waited = wait;              /* a new thread in a reused state */
+    t->sched_run_ns = run;
+    t->sched_wait_ns = wait;
+    /* In 1/1024ths: the running share of the interval, plus what earlier
+     * samples left over. */
+    uint64_t total = ran + waited;
+    if (total >= (1ull << 50)) {               /* days: ran * 1024 must not overflow */
+        ran >>= 20;
+        total >>= 20;
+    }
+    int64_t share = total > 0 ? (int64_t)(ran * 1024 / total) : 1024;
+    t->sched_running_credit += share;
+    if (t->sched_running_credit >= 512) {
+        t->sched_running_credit -= 1024;
+        return 0;
+    }
+    return 1;
+}
+
 static void on_wall_signal(thread_state *t, siginfo_t *info, void *ucontext)
 {
     if (!atomic_load_explicit(&wall_on, memory_order_relaxed) || ucontext == NULL)
@@ -588,7 +672,7 @@ static void on_wall_signal(thread_state *t, siginfo_t *info, void *ucontext)
     s->weight = (uint32_t)(uintptr_t)info->si_value.sival_ptr;
     if (s->weight == 0)
         s->weight = 1;
-    s->flags = in_system_call(ucontext) ? SAMPLE_IN_SYSCALL : 0;
+    s->flags = in_system_call(ucontext) ? SAMPLE_IN_SYSCALL : was_runnable(t) ? SAMPLE_RUNNABLE : 0;
     sample_queue_publish(wall_queue, s);
 }
 

@@ -94,12 +94,28 @@
     return h >>> 0;
   }
 
+  /* How a Java frame ran, from the suffix the agent puts after its name
+   * (async-profiler's convention): shown in words in the tooltip, as a
+   * colour in the box, never as part of the label. */
+  var RUNS = { '_[0]': 'interpreted', '_[j]': 'compiled', '_[i]': 'inlined' };
+
+  function runOf(name) {
+    return name.length > 4 ? RUNS[name.slice(-4)] : undefined;
+  }
+
+  function shownName(name) {
+    return runOf(name) ? name.slice(0, -4) : name;
+  }
+
   /* Colours by the kind of code, stable per name, as async-profiler and
    * flamegraph.pl's java palette draw them: Java methods ("pkg.Class.m")
-   * green, C++ (the JVM: "G1ParScanThreadState::trim_queue") yellow, other
-   * native functions (libc, JNI: "memmove") red-orange, kernel frames
-   * ("..._[k]") orange; pseudo frames ("[unwalkable]...", "[state]...") grey. */
+   * green (compiled), aqua when inlined, yellow-green when interpreted;
+   * C++ (the JVM: "G1ParScanThreadState::trim_queue") yellow, other native
+   * functions (libc, JNI: "memmove") red-orange, kernel frames ("..._[k]")
+   * orange; pseudo frames ("[unwalkable]...", "[state]...") grey. */
   function frameKind(name) {
+    var run = runOf(name);
+    if (run) return run;
     if (name.charAt(0) === '[') return 'pseudo';
     if (/_\[k\]$/.test(name)) return 'kernel';
     if (name.indexOf('::') >= 0) return 'cpp';
@@ -110,8 +126,10 @@
   function warmColour(name) {
     var kind = frameKind(name);
     if (kind === 'pseudo') return 'rgb(190,190,190)';
-    var h = hashOf(name), a = (h & 31) / 31, b = (h >>> 5 & 127) / 127, c = (h >>> 12 & 31) / 31;
-    if (kind === 'java') return 'rgb(' + (50 + a * 60 | 0) + ',' + (170 + b * 70 | 0) + ',' + (50 + c * 50 | 0) + ')';
+    var h = hashOf(shownName(name)), a = (h & 31) / 31, b = (h >>> 5 & 127) / 127, c = (h >>> 12 & 31) / 31;
+    if (kind === 'java' || kind === 'compiled') return 'rgb(' + (50 + a * 60 | 0) + ',' + (170 + b * 70 | 0) + ',' + (50 + c * 50 | 0) + ')';
+    if (kind === 'inlined') return 'rgb(' + (40 + a * 50 | 0) + ',' + (190 + b * 50 | 0) + ',' + (190 + c * 50 | 0) + ')';
+    if (kind === 'interpreted') return 'rgb(' + (160 + a * 50 | 0) + ',' + (215 + b * 35 | 0) + ',' + (60 + c * 50 | 0) + ')';
     if (kind === 'cpp') return 'rgb(' + (200 + a * 30 | 0) + ',' + (200 + b * 30 | 0) + ',' + (40 + c * 60 | 0) + ')';
     if (kind === 'kernel') return 'rgb(' + (230 + a * 25 | 0) + ',' + (140 + b * 40 | 0) + ',' + (c * 40 | 0) + ')';
     return 'rgb(' + (205 + a * 50 | 0) + ',' + (80 + b * 60 | 0) + ',' + (c * 55 | 0) + ')';
@@ -215,7 +233,7 @@
     var room = Math.floor((w - 6) / this.charWidth);
     if (room < 3) return;
     ctx.fillStyle = '#000';
-    ctx.fillText(this.label(t.names[t.name[i]], room), x + 3, y + ROW / 2);
+    ctx.fillText(this.label(shownName(t.names[t.name[i]]), room), x + 3, y + ROW / 2);
   };
 
   /* A name cut to `room` characters: the package goes first ("String.indexOf"
@@ -272,9 +290,10 @@
     var i = this.nodeAt(e.offsetX, e.offsetY);
     if (i < 0) { tip.hidden = true; return; }
     var t = this.t, d = this.data, v = t.val[i];
-    var lines = [t.names[t.name[i]],
+    var name = t.names[t.name[i]], run = runOf(name);
+    var lines = [shownName(name) + (run ? '  (' + run + ')' : ''),
                  formatValue(d, v) + '  ' + percent(v, d.total) + ' of total' +
-                 (this.zoom ? ', ' + percent(v, t.val[this.zoom]) + ' of ' + t.names[t.name[this.zoom]] : '')];
+                 (this.zoom ? ', ' + percent(v, t.val[this.zoom]) + ' of ' + shownName(t.names[t.name[this.zoom]]) : '')];
     if (d.diff) {
       var b = t.base[i], sign = v >= b ? '+' : '-';
       lines.push('before ' + formatValue(d, b) + ' (' + percent(b, d.baseTotal) + ')  after ' +

@@ -21,7 +21,8 @@
 /* A frame's key: no padding, so its bytes are its identity. */
 typedef struct frame_key {
     const char *strings[4];       /* class, method, signature, file: interned */
-    int64_t     line;
+    int32_t     line;
+    int32_t     run;
 } frame_key;
 
 /* A sample's key: the thread name's address, then the stack (only `depth`
@@ -84,8 +85,24 @@ static const char *intern(profile *p, const char *s)
 uint32_t profile_frame_id(profile *p, const char *class_name, const char *method,
                           const char *signature, const char *file, int32_t line)
 {
+    return profile_frame_id_run(p, class_name, method, signature, file, line, PROFILE_RUN_UNKNOWN);
+}
+
+const char *profile_run_suffix(int32_t run)
+{
+    switch (run) {
+    case PROFILE_RUN_INTERPRETED: return "_[0]";
+    case PROFILE_RUN_COMPILED: return "_[j]";
+    case PROFILE_RUN_INLINED: return "_[i]";
+    default: return "";
+    }
+}
+
+uint32_t profile_frame_id_run(profile *p, const char *class_name, const char *method,
+                              const char *signature, const char *file, int32_t line, int32_t run)
+{
     frame_key key = { { intern(p, class_name), intern(p, method), intern(p, signature), intern(p, file) },
-                      line };
+                      line, run };
     for (int i = 0; i < 4; i++)
         if (key.strings[i] == NULL)
             return 0;
@@ -97,7 +114,8 @@ uint32_t profile_frame_id(profile *p, const char *class_name, const char *method
     if (i == KEYTAB_FULL)
         return 0;
     if (created)
-        p->frames[i] = (profile_frame){ key.strings[0], key.strings[1], key.strings[2], key.strings[3], line };
+        p->frames[i] = (profile_frame){ key.strings[0], key.strings[1], key.strings[2], key.strings[3], line,
+                                        run };
     return i + 1;
 }
 

@@ -54,7 +54,23 @@ typedef struct profile_frame {
     const char *signature;      /* "(Ljava/lang/Object;)Ljava/lang/Object;" or "" */
     const char *file;           /* "HashMap.java" or "" */
     int32_t     line;           /* > 0, or PROFILE_LINE_UNKNOWN / PROFILE_LINE_NATIVE */
+    int32_t     run;            /* PROFILE_RUN_*: how a Java frame ran, where known */
 } profile_frame;
+
+/* How a Java frame ran (the agent knows it for the top Java frames of CPU
+ * and wall samples). Part of a frame's identity: the same method
+ * interpreted and compiled are two frames, as in async-profiler. */
+enum {
+    PROFILE_RUN_UNKNOWN = 0,
+    PROFILE_RUN_INTERPRETED,
+    PROFILE_RUN_COMPILED,
+    PROFILE_RUN_INLINED,
+};
+
+/* The suffix collapsed stacks and flame graphs put after a frame's name
+ * for its run, async-profiler's convention that flame graph tools know:
+ * "_[0]" interpreted, "_[j]" compiled (JIT), "_[i]" inlined; "" unknown. */
+const char *profile_run_suffix(int32_t run);
 
 /* One distinct (stack, thread) with its values. */
 typedef struct profile_sample {
@@ -84,6 +100,10 @@ void profile_set_time(profile *p, int64_t start_nanos, int64_t duration_nanos);
  * NULL strings are taken as "". */
 uint32_t profile_frame_id(profile *p, const char *class_name, const char *method,
                           const char *signature, const char *file, int32_t line);
+
+/* The same, for a frame whose run (PROFILE_RUN_*) is known. */
+uint32_t profile_frame_id_run(profile *p, const char *class_name, const char *method,
+                              const char *signature, const char *file, int32_t line, int32_t run);
 
 /* Add values to the sample of this stack (frame ids leaf first, depth
  * cut at PROFILE_MAX_DEPTH) and thread (NULL or "" for none). `values` has

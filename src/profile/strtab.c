@@ -30,16 +30,24 @@ void strtab_free(strtab *t)
     keytab_free(&t->keys);
 }
 
-/* The frame's shown name in buf, or in a malloc'ed buffer (*heap) when long. */
+/* The frame's shown name and run suffix in buf, or in a malloc'ed buffer
+ * (*heap) when long. */
 static char *frame_name(const profile_frame *f, char *buf, size_t size, char **heap)
 {
+    const char *suffix = profile_run_suffix(f->run);
+    size_t suffix_len = strlen(suffix);
     int n = profile_frame_name(f, buf, size);
-    if (n < 0 || (size_t)n < size)
-        return n < 0 ? NULL : buf;
-    if ((*heap = malloc((size_t)n + 1)) == NULL)
+    if (n < 0)
         return NULL;
-    profile_frame_name(f, *heap, (size_t)n + 1);
-    return *heap;
+    char *name = buf;
+    if ((size_t)n + suffix_len >= size) {
+        if ((*heap = malloc((size_t)n + suffix_len + 1)) == NULL)
+            return NULL;
+        profile_frame_name(f, *heap, (size_t)n + 1);
+        name = *heap;
+    }
+    memcpy(name + n, suffix, suffix_len + 1);
+    return name;
 }
 
 int strtab_add_frame_names(strtab *t, const profile *p, uint32_t **name_of, int drop_addresses)

@@ -13,9 +13,12 @@ import java.util.concurrent.locks.LockSupport;
  *   w-socket         blocked in a socket read all run long (loopback, no data)
  *   w-blocked        waiting to enter a monitor main holds all run long
  * and, with a second argument N, N more threads "w-idle-<i>" asleep all run
- * long (the cost bench: many idle threads).
+ * long (the cost bench: many idle threads); with a third argument S, S
+ * threads "w-spin-<i>" that compute all run long: more than the machine's
+ * CPUs, they take turns, each runnable (waiting for a CPU) part of the time.
  *
- * args: milliseconds to run (default 3000), idle thread count (default 0).
+ * args: milliseconds to run (default 3000), idle thread count (default 0),
+ * spinning thread count (default 0).
  * stderr: "TRUTH name=<thread> life_ns=<from its start to its end> cpu_ns=<its CPU>"
  * per thread, and "TRUTH compute_ns=<time computing> sleep_ns=<time asleep>"
  * for w-compute-sleep.
@@ -29,6 +32,7 @@ public class WallStates {
     public static void main(String[] args) throws Exception {
         long millis = args.length > 0 ? Long.parseLong(args[0]) : 3000;
         int idle = args.length > 1 ? Integer.parseInt(args[1]) : 0;
+        int spinners = args.length > 2 ? Integer.parseInt(args[2]) : 0;
         ServerSocket server = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
         CountDownLatch started = new CountDownLatch(5);
         long[] computeSleep = new long[2];
@@ -74,6 +78,18 @@ public class WallStates {
                     sink++;
                 }
             });
+            Thread[] spin = new Thread[spinners];
+            for (int i = 0; i < spinners; i++) {
+                spin[i] = timed("w-spin-" + i, null, () -> {
+                    long x = System.nanoTime();
+                    while (!done)
+                        for (int k = 0; k < 100_000; k++)
+                            x = x * 6364136223846793005L + 1442695040888963407L;
+                    sink += x;
+                });
+                spin[i].setDaemon(true);
+            }
+            threads = concat(threads, spin);
             for (Thread t : threads)
                 t.start();
             accepted = server.accept();
@@ -103,11 +119,18 @@ public class WallStates {
         System.err.println("TRUTH compute_ns=" + computeSleep[0] + " sleep_ns=" + computeSleep[1]);
     }
 
+    static Thread[] concat(Thread[] a, Thread[] b) {
+        Thread[] all = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, all, a.length, b.length);
+        return all;
+    }
+
     /** A thread that reports its lifetime and CPU on stderr as it ends. */
     static Thread timed(String name, CountDownLatch started, Runnable body) {
         return new Thread(() -> {
             long t0 = System.nanoTime();
-            started.countDown();
+            if (started != null)
+                started.countDown();
             body.run();
             long cpu = java.lang.management.ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime();
             System.err.println("TRUTH name=" + name + " life_ns=" + (System.nanoTime() - t0) + " cpu_ns=" + cpu);

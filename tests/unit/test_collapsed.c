@@ -61,3 +61,24 @@ TEST(collapsed_keeps_names_on_one_field)
     free(text);
     profile_free(p);
 }
+
+TEST(collapsed_marks_how_java_frames_ran)
+{
+    profile_value_type type = { "samples", "count" };
+    profile *p = profile_new("x", &type, 1);
+    uint32_t hot_inlined = profile_frame_id_run(p, "A", "hot", "", "", 3, PROFILE_RUN_INLINED);
+    uint32_t hot_interp = profile_frame_id_run(p, "A", "hot", "", "", 3, PROFILE_RUN_INTERPRETED);
+    uint32_t loop = profile_frame_id_run(p, "A", "loop", "", "", 9, PROFILE_RUN_COMPILED);
+    uint32_t main_frame = profile_frame_id(p, "A", "main", "", "", 1);
+    CHECK(hot_inlined != hot_interp);               /* the run is part of a frame */
+    CHECK(profile_frame_id_run(p, "A", "main", "", "", 1, PROFILE_RUN_UNKNOWN) == main_frame);
+    uint32_t a[3] = { hot_inlined, loop, main_frame }, b[2] = { hot_interp, main_frame };
+    int64_t one = 1;
+    profile_add(p, a, 3, NULL, &one);
+    profile_add(p, b, 2, NULL, &one);
+    char *text = collapsed_text(p, 0);
+    CHECK_STR(text, "A.main;A.loop_[j];A.hot_[i] 1\n"
+                    "A.main;A.hot_[0] 1\n");
+    free(text);
+    profile_free(p);
+}

@@ -10,6 +10,7 @@
 
 #include "core/stack_table.h"
 #include "core/tables.h"
+#include "cpu/code_map.h"
 #include "cpu/cpu_collector.h"
 #include "cpu/sample_queue.h"
 #include "profile/collapsed.h"
@@ -76,8 +77,9 @@ static void done(cpu_collector *c, sample_queue *q)
     tables_free();
 }
 
-static void push(sample_queue *q, serial_t thread, int32_t tid, uint32_t flags, const void *const *methods,
-                 uint32_t n)
+/* A sample whose Java frames begin at java_pc (0: unknown). */
+static void push_pc(sample_queue *q, serial_t thread, int32_t tid, uint32_t flags, uint64_t java_pc,
+                    const void *const *methods, uint32_t n)
 {
     raw_sample *s = sample_queue_claim(q);
     CHECK(s != NULL);
@@ -88,10 +90,17 @@ static void push(sample_queue *q, serial_t thread, int32_t tid, uint32_t flags, 
     s->os_tid = tid;
     s->flags = flags;
     s->weight = 1;
+    s->java_pc = java_pc;
     s->num_frames = (int32_t)n;
     for (uint32_t i = 0; i < n; i++)
         s->frames[i] = (sample_frame){ SAMPLE_FRAME_TAG(methods[i]) ? BCI_NATIVE : 0, methods[i] };
     sample_queue_publish(q, s);
+}
+
+static void push(sample_queue *q, serial_t thread, int32_t tid, uint32_t flags, const void *const *methods,
+                 uint32_t n)
+{
+    push_pc(q, thread, tid, flags, 0, methods, n);
 }
 
 /* The collector's whole stacks as collapsed text. */
@@ -199,5 +208,55 @@ TEST(native_collector_wall_states)
           sum.by_category[CPU_STATE_RUNNING] == 1 && sum.total == 3);
     CHECK_STR(cpu_state_name(CPU_STATE_PARKED), "parked");
     cpu_summary_free(&sum);
+    done(c, &q);
+}
+
+/* java_code for the tests: 0x7000.. is compiled code of App.work (0xa2),
+ * 0x8000.. the interpreter, anything else unknown. */
+static int fake_java_code(uint64_t pc, uint64_t *method, void *context)
+{
+    (void)context;
+    if (pc >= 0x7000 && pc < 0x7100) {
+        *method = 0xa2;
+        return CODE_COMPILED;
+    }
+    return pc >= 0x8000 && pc < 0x8100 ? CODE_INTERPRETER : CODE_NONE;
+}
+
+TEST(native_collector_marks_how_top_java_frames_ran)
+{
+    tables_init(NULL);
+    gc_thread = 0;
+    cpu_collector_config cfg = { .depth = 8, .lineno = 0, .per_thread = 0, .keep_stacks = 1,
+                                 .resolve = fake_java, .resolve_native = fake_native,
+                                 .java_code = fake_java_code };
+    cpu_collector *c = cpu_collector_new(&cfg);
+    sample_queue q;
+    CHECK(c != NULL && sample_queue_init(&q, 16, 8) == 0);
+    serial_t main_thread = thread_add("main", "main", 0);
+    /* Thread.sleep (0xa1) inlined into App.work (0xa2), compiled; a caller
+     * below (App.work again, 0xa2 would match first: use 0xa1) unknown. */
+    const void *inl[] = { (const void *)(uintptr_t)0xa1, (const void *)(uintptr_t)0xa2, (const void *)(uintptr_t)0xa1 };
+    push_pc(&q, main_thread, 0, 0, 0x7010, inl, 3);
+    /* Under memcpy: the return address into App.work's compiled code. */
+    const void *below_native[] = { SAMPLE_NATIVE_FRAME(0x1000), (const void *)(uintptr_t)0xa2 };
+    push_pc(&q, main_thread, 0, 0, 0x7020, below_native, 2);
+    /* In the interpreter: the top Java frame only. */
+    const void *interp[] = { (const void *)(uintptr_t)0xa2, (const void *)(uintptr_t)0xa1 };
+    push_pc(&q, main_thread, 0, 0, 0x8004, interp, 2);
+    /* Code the map does not know (a stub), and a compiled method that is
+     * not on the stack: nothing marked. */
+    push_pc(&q, main_thread, 0, 0, 0x9000, interp, 2);
+    const void *other[] = { (const void *)(uintptr_t)0xa1 };
+    push_pc(&q, main_thread, 0, 0, 0x7000, other, 1);
+    CHECK(cpu_collector_drain(c, &q) == 5);
+
+    char text[2048];
+    collapsed(c, text, sizeof text);
+    CHECK(strstr(text, "java.lang.Thread.sleep;App.work_[j];java.lang.Thread.sleep_[i] 1\n") != NULL);
+    CHECK(strstr(text, "App.work_[j];memcpy 1\n") != NULL);
+    CHECK(strstr(text, "java.lang.Thread.sleep;App.work_[0] 1\n") != NULL);
+    CHECK(strstr(text, "java.lang.Thread.sleep;App.work 1\n") != NULL);
+    CHECK(strstr(text, "\njava.lang.Thread.sleep 1\n") != NULL || strncmp(text, "java.lang.Thread.sleep 1\n", 25) == 0);
     done(c, &q);
 }

@@ -19,14 +19,17 @@
 TEST(stack_table_interns_with_thread_and_trace)
 {
     stack_table_free();
-    stack_frame a[3] = { { 1, 10 }, { 2, 20 }, { 3, LINE_NATIVE } };
+    stack_frame a[3] = { { 1, 10, 0 }, { 2, 20, 0 }, { 3, LINE_NATIVE, 0 } };
     stack_id s = stack_intern(0, a, 3, 300001);
     CHECK(s == 1);
     CHECK(stack_intern(0, a, 3, 300009) == s);               /* known: keeps its first trace */
     CHECK(stack_intern(THREAD_SERIAL_BASE, a, 3, 300002) != s);   /* other thread: other stack */
     CHECK(stack_intern(0, a, 2, 300001) != s);               /* a prefix is another stack */
-    stack_frame b[3] = { { 1, 11 }, { 2, 20 }, { 3, LINE_NATIVE } };
+    stack_frame b[3] = { { 1, 11, 0 }, { 2, 20, 0 }, { 3, LINE_NATIVE, 0 } };
     CHECK(stack_intern(0, b, 3, 300001) != s);               /* other line */
+    stack_frame c[3] = { { 1, 10, JAVA_RUN_INLINED }, { 2, 20, JAVA_RUN_COMPILED }, { 3, LINE_NATIVE, 0 } };
+    stack_id sc = stack_intern(0, c, 3, 300001);
+    CHECK(sc != s && sc != 0);                               /* the same frames, run otherwise */
     serial_t thread, trace;
     const stack_frame *frames;
     uint32_t n;
@@ -35,10 +38,10 @@ TEST(stack_table_interns_with_thread_and_trace)
     CHECK(frames[0].method == 1 && frames[0].line == 10 && frames[2].line == LINE_NATIVE);
     CHECK(stack_get(0, NULL, NULL, NULL, NULL) != 0);
     CHECK(stack_get(99, NULL, NULL, NULL, NULL) != 0);
-    CHECK(stack_count() == 4);
+    CHECK(stack_count() == 5);
     stack_frame deep[STACK_MAX_FRAMES + 10];
     for (uint32_t i = 0; i < STACK_MAX_FRAMES + 10; i++)
-        deep[i] = (stack_frame){ i + 1, 1 };
+        deep[i] = (stack_frame){ i + 1, 1, 0 };
     stack_id d = stack_intern(0, deep, STACK_MAX_FRAMES + 10, 0);   /* cut at 256 */
     CHECK(d != 0 && stack_get(d, NULL, NULL, &n, NULL) == 0 && n == STACK_MAX_FRAMES);
     stack_table_free();
@@ -98,7 +101,7 @@ TEST(stack_profile_names_frames_threads_and_leaves)
     stack_table_free();
     serial_t thread = thread_add("worker-1", "main", 0);
     serial_t m1 = fake_resolve((const void *)(uintptr_t)7, NULL), m2 = fake_resolve((const void *)(uintptr_t)8, NULL);
-    stack_frame frames[2] = { { m1, 110 }, { m2, LINE_NATIVE } };
+    stack_frame frames[2] = { { m1, 110, 0 }, { m2, LINE_NATIVE, 0 } };
     stack_id s = stack_intern(thread, frames, 2, 0);
     static const profile_value_type types[] = { { "alloc_objects", "count" }, { "alloc_space", "bytes" } };
     profile *p = profile_new("Allocation sites", types, 2);
