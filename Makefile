@@ -35,7 +35,7 @@ AGENT_SRC = $(PURE_SRC) src/cpu/sampler.c src/cpu/native_libs.c src/cpu/native_n
 TRACKER_JAVA = $(wildcard src/agent/java/java/lang/*.java)
 # build/hprof, the command-line tool: the attach client and its helpers are
 # pure C (no JVMTI) and unit-tested too; hprof_main.c is the command front.
-CLI_SRC   = src/cli/attach.c src/cli/perfdata.c src/cli/tempfiles.c src/cli/listen.c
+CLI_SRC   = src/cli/attach.c src/cli/perfdata.c src/cli/tempfiles.c src/cli/listen.c src/cli/jvm_list.c
 # The front end's analysis (hprof report, convert, diff): readers of HPROF
 # text and binary files into src/profile's model, and the commands over them;
 # pure C, unit-tested. text_writer (and the tables it reads) writes --to text.

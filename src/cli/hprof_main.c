@@ -20,11 +20,14 @@
  */
 #include "cli/analyze.h"
 #include "cli/attach.h"
+#include "cli/jvm_list.h"
 #include "cli/listen.h"
 #include "cli/tempfiles.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <time.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -59,10 +62,16 @@ static int run_help(const command *cmd, const global_options *globals, int argc,
 static int run_analysis(const command *cmd, const global_options *globals, int argc, char **argv);
 static int run_listen(const command *cmd, const global_options *globals, int argc, char **argv);
 static int run_program(const command *cmd, const global_options *globals, int argc, char **argv);
+static int run_profile(const command *cmd, const global_options *globals, int argc, char **argv);
+static int run_list(const command *cmd, const global_options *globals, int argc, char **argv);
 
 /* The agent decides which options each of its commands takes: all of them
  * pass options on, even where the usage shows none. */
 static const command COMMANDS[] = {
+    { "profile", NULL, "[-d SECONDS] [-e cpu|wall|alloc|lock|times] [-i MS] [-o FILE] <pid|main class|jar>",
+      "profile a running JVM for SECONDS (or until Ctrl-C) into FILE: .html flame graph (default), "
+      ".pb.gz pprof, .collapsed, .txt HPROF text", run_profile },
+    { "list",   NULL,     "", "the JVMs this user can profile: pid and main class", run_list },
     { "attach", "start",  "<pid> [options]",
       "load the agent into a running JVM and start profiling (same as start)", run_agent_command },
     { "start",  "start",  "<pid> [options]",
@@ -79,7 +88,8 @@ static const command COMMANDS[] = {
     { "diff", NULL, "BEFORE AFTER [--profile KIND] [--to flamegraph -o OUT.html]",
       "what grew and what shrank, per method and per stack", run_analysis },
     { "run",    NULL,     "[options] [--] java ARGS...",
-      "run java with the agent (-agentpath inserted; exit status is java's)", run_program },
+      "run java with the agent (-agentpath inserted; exit status is java's); without options: "
+      "cpu=samples and a flame graph hprof-<pid>.html", run_program },
     { "listen", NULL,     "[--port N] [--bind ADDR] -o FILE",
       "receive a net= agent's report into FILE, live summary on a terminal", run_listen },
     { "help",   NULL,     "", "print this text", run_help },
@@ -90,12 +100,13 @@ static void print_usage(FILE *out)
 {
     fprintf(out, "usage: hprof <command> [--agent PATH] <pid> [options]\n\n");
     for (size_t i = 0; i < N_COMMANDS; i++)
-        fprintf(out, "  hprof %-6s %-20s%s%s\n", COMMANDS[i].name, COMMANDS[i].synopsis,
+        fprintf(out, "  hprof %-7s %-20s%s%s\n", COMMANDS[i].name, COMMANDS[i].synopsis,
                 strlen(COMMANDS[i].synopsis) > 20 ? "\n                              " : " ", COMMANDS[i].summary);
     fprintf(out,
             "\n"
             "Options are the agent's (cpu=samples,interval=1,file=...), passed on as given;\n"
-            "several arguments are joined with commas.\n"
+            "several arguments are joined with commas. The agent's options, with values and\n"
+            "defaults: java -agentpath:<dir>/libhprof.so=help, or docs/options.md.\n"
             "--agent PATH (before the pid, or before the command) names the agent library;\n"
             "default: $HPROF_AGENT, else " DEFAULT_AGENT " in this program's directory; a JVM\n"
             "running a JVMPI agent through libjvmpi.so gets dump, reset and status there\n"
@@ -251,7 +262,7 @@ static void print_text(FILE *out, const char *text)
  * operation and the answers of HotSpot and of the agent.
  */
 static int send_agent_command(const char *agent_command, pid_t pid, const char *agent_option,
-                              const char *user_options)
+                              const char *user_options, FILE *reply_out)
 {
     char library[PATH_MAX];
     int rc = resolve_agent(agent_option, library);
@@ -324,7 +335,8 @@ static int send_agent_command(const char *agent_command, pid_t pid, const char *
         load_answer outcome;
         attach_parse_load_answer(answer, answer_len, &outcome);
         if (outcome.outcome == LOAD_AGENT_RETURNED && outcome.agent_code == 0) {
-            print_text(stdout, reply ? reply : "");
+            if (reply_out != NULL)
+                print_text(reply_out, reply ? reply : "");
             rc = EXIT_OK;
         } else if (outcome.outcome == LOAD_AGENT_RETURNED) {
             if (reply != NULL && reply[0] != '\0')
@@ -407,7 +419,235 @@ static int run_agent_command(const command *cmd, const global_options *globals, 
         memcpy(user_options + used, opt, len + 1);
         used += len;
     }
-    return send_agent_command(cmd->agent_command, pid, agent_option, user_options);
+    return send_agent_command(cmd->agent_command, pid, agent_option, user_options, stdout);
+}
+
+/* hprof list: the JVMs jvm_list finds, one "pid main" line each. */
+static int run_list(const command *cmd, const global_options *globals, int argc, char **argv)
+{
+    (void)cmd;
+    (void)globals;
+    (void)argv;
+    if (argc > 0)
+        return usage_error("list takes no arguments");
+    jvm_entry *jvms = NULL;
+    int n = jvm_list(&jvms);
+    if (n < 0)
+        return report_error("cannot list the JVMs (/tmp/hsperfdata_*): %s", strerror(errno));
+    for (int i = 0; i < n; i++)
+        printf("%d %s\n", (int)jvms[i].pid, jvms[i].main[0] ? jvms[i].main : "(unknown)");
+    free(jvms);
+    return EXIT_OK;
+}
+
+/* The pid `what` names: digits are a pid; otherwise the one JVM whose main
+ * class, simple class name or jar matches (jvm_matches). */
+static int find_jvm(const char *what, pid_t *pid)
+{
+    if (parse_pid(what, pid) == 0)
+        return EXIT_OK;
+    jvm_entry *jvms = NULL;
+    int n = jvm_list(&jvms);
+    if (n < 0)
+        return report_error("cannot list the JVMs (/tmp/hsperfdata_*): %s", strerror(errno));
+    int found = 0;
+    char others[512] = "";
+    size_t used = 0;
+    for (int i = 0; i < n; i++)
+        if (jvm_matches(&jvms[i], what)) {
+            *pid = jvms[i].pid;
+            found++;
+            if (used < sizeof others)
+                used += (size_t)snprintf(others + used, sizeof others - used, " %d", (int)jvms[i].pid);
+        }
+    free(jvms);
+    if (found == 0)
+        return report_error("no JVM runs '%s' (`hprof list` shows the JVMs and their main classes; "
+                            "a JVM started with -XX:-UsePerfData is found by its pid only)", what);
+    if (found > 1)
+        return report_error("%d JVMs run '%s' (pids%s): name one by its pid", found, what, others);
+    return EXIT_OK;
+}
+
+static volatile sig_atomic_t profile_interrupted;
+
+static void on_profile_interrupt(int signo)
+{
+    (void)signo;
+    profile_interrupted = 1;
+}
+
+/* The agent option that writes `path` in the format its extension names. */
+static const char *output_option_for(const char *path)
+{
+    static const struct { const char *ext, *option; } by_ext[] = {
+        { ".html", "flamegraph" }, { ".htm", "flamegraph" }, { ".pb.gz", "pprof" }, { ".pb", "pprof" },
+        { ".collapsed", "collapsed" }, { ".folded", "collapsed" }, { ".txt", "file" },
+    };
+    size_t len = strlen(path);
+    for (size_t i = 0; i < sizeof by_ext / sizeof by_ext[0]; i++) {
+        size_t n = strlen(by_ext[i].ext);
+        if (len > n && strcmp(path + len - n, by_ext[i].ext) == 0)
+            return by_ext[i].option;
+    }
+    return NULL;
+}
+
+/* A positive whole number argument of an option; -1 if it is not one. */
+static long positive(const char *text)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    return errno != 0 || *end != '\0' || end == text || v <= 0 || v > 1000000000L ? -1 : v;
+}
+
+/*
+ * hprof profile [-d SECONDS] [-e EVENT] [-i MS] [-o FILE] <pid|main class|jar>
+ *
+ * start with the options the event and the file's extension call for, wait,
+ * stop (which writes the outputs and, for cpu=times, restores the classes),
+ * print the file's absolute path. The agent writes the file, in the JVM's
+ * view of the filesystem: the path is made absolute here so that it does
+ * not depend on the JVM's working directory. The HPROF text report the
+ * agent always writes goes to a file of ours in the JVM's /tmp, removed at
+ * the end, unless FILE is that report (.txt).
+ */
+static int run_profile(const command *cmd, const global_options *globals, int argc, char **argv)
+{
+    (void)cmd;
+    const char *agent_option = globals->agent, *event = "cpu", *out = NULL, *target = NULL;
+    long seconds = 0, interval = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int taken = take_agent_option(argc, argv, &i, &agent_option);
+        if (taken < 0)
+            return EXIT_USAGE;
+        if (taken) {
+            i--;
+            continue;
+        }
+        if ((strcmp(a, "-d") == 0 || strcmp(a, "-e") == 0 || strcmp(a, "-i") == 0 || strcmp(a, "-o") == 0)) {
+            if (i + 1 >= argc)
+                return usage_error("profile: %s needs a value", a);
+            const char *v = argv[++i];
+            if (a[1] == 'd' && (seconds = positive(v)) < 0)
+                return usage_error("profile: -d %s: want a number of seconds (1 or more)", v);
+            if (a[1] == 'i' && (interval = positive(v)) < 0)
+                return usage_error("profile: -i %s: want an interval in milliseconds (1 or more)", v);
+            if (a[1] == 'e')
+                event = v;
+            if (a[1] == 'o')
+                out = v;
+        } else if (a[0] == '-') {
+            return usage_error("profile: unknown option '%s'", a);
+        } else if (target == NULL) {
+            target = a;
+        } else {
+            return usage_error("profile: one JVM at a time ('%s' and '%s')", target, a);
+        }
+    }
+    if (target == NULL)
+        return usage_error("profile needs a JVM: its pid, main class or jar (`hprof list` shows them)");
+    char what[64];
+    if (strcmp(event, "cpu") == 0)
+        snprintf(what, sizeof what, "cpu=samples,interval=%ld", interval ? interval : 10);
+    else if (strcmp(event, "wall") == 0)
+        snprintf(what, sizeof what, "wall=%ld", interval ? interval : 10);
+    else if (strcmp(event, "alloc") == 0)
+        snprintf(what, sizeof what, "heap=sites,heap_sample=512k");
+    else if (strcmp(event, "lock") == 0)
+        snprintf(what, sizeof what, "monitor=y");
+    else if (strcmp(event, "times") == 0)
+        snprintf(what, sizeof what, "cpu=times");
+    else
+        return usage_error("profile: -e %s: want cpu, wall, alloc, lock or times", event);
+    if ((strcmp(event, "cpu") != 0 && strcmp(event, "wall") != 0) && interval)
+        return usage_error("profile: -i is for -e cpu and -e wall");
+    pid_t pid;
+    int rc = find_jvm(target, &pid);
+    if (rc != EXIT_OK)
+        return rc;
+
+    char default_out[64], path[PATH_MAX];
+    if (out == NULL) {
+        snprintf(default_out, sizeof default_out, "profile-%d.html", (int)pid);
+        out = default_out;
+    }
+    const char *output = output_option_for(out);
+    if (output == NULL)
+        return usage_error("profile: -o %s: name the format by the extension: .html (flame graph), .pb.gz "
+                           "(pprof), .collapsed (collapsed stacks) or .txt (HPROF text)", out);
+    if (out[0] == '/') {
+        snprintf(path, sizeof path, "%s", out);
+    } else {
+        char cwd[PATH_MAX];
+        if (getcwd(cwd, sizeof cwd) == NULL)
+            return report_error("cannot tell the current directory: %s", strerror(errno));
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", cwd, out) >= sizeof path)
+            return report_error("-o %s: path too long", out);
+    }
+    if (strchr(path, ',') != NULL)
+        return report_error("-o %s: the agent's options are separated by commas: name a file without one", path);
+    /* A file left from before would pass for this run's if the agent
+     * could not write: it goes first (a link is not followed, and is an error). */
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        if (!S_ISREG(st.st_mode))
+            return report_error("-o %s exists and is not a regular file", path);
+        if (unlink(path) != 0)
+            return report_error("-o %s exists and cannot be replaced: %s", path, strerror(errno));
+    }
+    /* The text report, when not the output: in the JVM's /tmp, which we
+     * reach through /proc/<pid>/root. */
+    char report_in_jvm[96] = "", report_here[PATH_MAX] = "";
+    if (strcmp(output, "file") != 0) {
+        snprintf(report_in_jvm, sizeof report_in_jvm, "/tmp/hprof-profile-%d-%d.txt", (int)pid, (int)getpid());
+        snprintf(report_here, sizeof report_here, "/proc/%d/root%s", (int)pid, report_in_jvm);
+    }
+    char options[ATTACH_ARG_MAX + 1];
+    if ((size_t)snprintf(options, sizeof options, "%s,%s=%s%s%s", what, output, path,
+                         report_in_jvm[0] ? ",file=" : "", report_in_jvm) >= sizeof options)
+        return report_error("-o %s: path too long for the attach protocol", path);
+
+    rc = send_agent_command("start", pid, agent_option, options, NULL);
+    if (rc != EXIT_OK)
+        return rc;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_profile_interrupt;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    if (seconds)
+        fprintf(stderr, "hprof: profiling JVM %d (%s) for %ld s (Ctrl-C stops sooner)\n", (int)pid, what, seconds);
+    else
+        fprintf(stderr, "hprof: profiling JVM %d (%s) until Ctrl-C\n", (int)pid, what);
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    int gone = 0;
+    while (!profile_interrupted) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (seconds && now.tv_sec - start.tv_sec >= seconds)
+            break;
+        if (kill(pid, 0) != 0 && errno == ESRCH) {
+            gone = 1;                 /* it ended: the agent wrote at its exit */
+            break;
+        }
+        struct timespec tick = { 0, 100 * 1000000L };
+        nanosleep(&tick, NULL);
+    }
+    if (!gone)
+        rc = send_agent_command("stop", pid, agent_option, "", NULL);
+    if (report_here[0])
+        unlink(report_here);
+    if (rc != EXIT_OK)
+        return rc;
+    if (stat(path, &st) != 0 || st.st_size == 0)
+        return report_error("the JVM %d %s, and %s was not written%s", (int)pid,
+                            gone ? "ended while it was profiled" : "was profiled", path,
+                            gone ? " (its own exit writes it only if the JVM ran its shutdown)" : "");
+    printf("%s\n", path);
+    return EXIT_OK;
 }
 
 /* report, convert, diff: files in, no JVM (src/cli/analyze_*.c). */

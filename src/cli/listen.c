@@ -459,9 +459,21 @@ int run_java(const char *library, int argc, char **argv)
         fprintf(stderr, "hprof run: no java command given\nusage: hprof run [options] [--] java ARGS...\n");
         return EXIT_BAD_USAGE;
     }
+    /* No options: what a user wants first today, a CPU profile as a flame
+     * graph (the agent loaded directly keeps HPROF's own defaults). java
+     * runs as this process (exec), so its pid is ours. */
+    char defaults[96];
+    snprintf(defaults, sizeof defaults, "cpu=samples,flamegraph=hprof-%d.html", (int)getpid());
+    char *default_options[1] = { defaults };
+    int noptions = dash >= 0 ? dash : java_at;
+    char **options = argv;
+    if (noptions == 0) {
+        options = default_options;
+        noptions = 1;
+    }
     size_t len = strlen("-agentpath:") + strlen(library) + 2;
-    for (int i = 0; i < (dash >= 0 ? dash : java_at); i++)
-        len += strlen(argv[i]) + 1;
+    for (int i = 0; i < noptions; i++)
+        len += strlen(options[i]) + 1;
     char *agent_arg = malloc(len);
     char **args = calloc((size_t)(argc - java_at) + 2, sizeof *args);
     if (agent_arg == NULL || args == NULL) {
@@ -469,8 +481,8 @@ int run_java(const char *library, int argc, char **argv)
         return EXIT_FAILED;
     }
     size_t used = (size_t)snprintf(agent_arg, len, "-agentpath:%s", library);
-    for (int i = 0; i < (dash >= 0 ? dash : java_at); i++)
-        used += (size_t)snprintf(agent_arg + used, len - used, "%s%s", i == 0 ? "=" : ",", argv[i]);
+    for (int i = 0; i < noptions; i++)
+        used += (size_t)snprintf(agent_arg + used, len - used, "%s%s", i == 0 ? "=" : ",", options[i]);
     args[0] = argv[java_at];
     args[1] = agent_arg;
     for (int i = java_at + 1; i < argc; i++)

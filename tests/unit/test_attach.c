@@ -5,6 +5,7 @@
 #include "unit.h"
 
 #include "cli/attach.h"
+#include "cli/jvm_list.h"
 #include "cli/perfdata.h"
 
 #include <stdint.h>
@@ -409,4 +410,33 @@ TEST(attach_parses_load_answers)
     /* An embedded NUL ends nothing: the length given is what counts. */
     attach_parse_load_answer("0\nreturn code: 0\n\0junk", 22, &a);
     CHECK(a.outcome == LOAD_AGENT_RETURNED && a.agent_code == 0);
+}
+
+/* A java command line as /proc/<pid>/cmdline holds it: words NUL-separated. */
+static int main_of(const char *words, size_t len, char *out, size_t size)
+{
+    return jvm_main_name(words, len, out, size);
+}
+#define MAIN_OF(lit, out) main_of(lit, sizeof(lit) - 1, out, sizeof out)
+
+TEST(jvm_list_reads_the_main_class_from_the_command_line)
+{
+    char out[64];
+    CHECK(MAIN_OF("java\0-Xmx1g\0-cp\0a.jar:b\0app.Main\0arg1\0", out) == 0 && strcmp(out, "app.Main") == 0);
+    CHECK(MAIN_OF("/usr/bin/java\0-XX:+UseG1GC\0-jar\0/opt/x/server.jar\0--port\0", out) == 0 &&
+          strcmp(out, "server.jar") == 0);
+    CHECK(MAIN_OF("java\0--module-path\0mods\0-m\0app/app.Main\0", out) == 0 && strcmp(out, "app/app.Main") == 0);
+    CHECK(MAIN_OF("java\0--module=app/app.Main\0", out) == 0 && strcmp(out, "app/app.Main") == 0);
+    CHECK(MAIN_OF("java\0-classpath\0x\0-Dk=v\0-agentpath:/l.so=cpu=samples\0Main\0", out) == 0 &&
+          strcmp(out, "Main") == 0);
+    CHECK(MAIN_OF("java\0-version\0", out) == -1 && out[0] == '\0');
+    CHECK(MAIN_OF("java\0-cp\0", out) == -1);                       /* a value cut off */
+    CHECK(jvm_main_name("", 0, out, sizeof out) == -1);
+    jvm_entry e = { 42, "app.Main" };
+    CHECK(jvm_matches(&e, "42") && jvm_matches(&e, "app.Main") && jvm_matches(&e, "Main"));
+    CHECK(!jvm_matches(&e, "main") && !jvm_matches(&e, "app") && !jvm_matches(&e, "4"));
+    jvm_entry jar = { 7, "server.jar" };
+    CHECK(jvm_matches(&jar, "server.jar") && jvm_matches(&jar, "server") && !jvm_matches(&jar, "jar"));
+    jvm_entry mod = { 8, "app/app.Main" };
+    CHECK(jvm_matches(&mod, "app.Main") && jvm_matches(&mod, "Main"));
 }

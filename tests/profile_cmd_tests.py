@@ -1,0 +1,116 @@
+"""`build/hprof profile` and `build/hprof list` on running JVMs, and
+`hprof run` without options (imported by tests/run.py).
+
+    profile_cmd       CpuSplit running (its worker ~70% in partA, ~30% in
+                      partB): `hprof list` shows its pid and main class;
+                      `hprof profile -d 3 -o F CpuSplit` (by main class) for
+                      F = .html, .pb.gz, .collapsed, .txt each exits 0 and
+                      prints F's absolute path; the pprof file's partA share
+                      of partA+partB is within 12 points of 70%; the
+                      collapsed and text files name partA; the page is a
+                      flame graph; no other file appears in the JVM's
+                      directory and no report is left in /tmp; the JVM goes
+                      on running and ends normally
+    profile_cmd_errors  -o with an unknown extension, -e with an unknown
+                      event, and a name no JVM runs: exit 2, 2 and 1, with
+                      messages naming the extensions, the events and
+                      `hprof list`
+    run_defaults      `hprof run -- java ...` with no option writes the CPU
+                      flame graph hprof-<pid>.html in the working directory
+"""
+
+import glob
+import os
+import re
+import subprocess
+import time
+
+import outputs_tests
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HPROF = os.path.join(ROOT, "build", "hprof")
+
+
+def make_tests(Fail, spawn, reap):
+    def hprof(args, cwd, timeout=60):
+        return subprocess.run([HPROF] + args, capture_output=True, text=True, timeout=timeout, cwd=cwd)
+
+    def t_profile_cmd(ctx):
+        p, so, se, cmd = spawn(ctx, "CpuSplit", ["16000"], None, "target")
+        problems = []
+        try:
+            time.sleep(1.5)
+            listed = hprof(["list"], ctx.out)
+            if not re.search(r"^%d CpuSplit$" % p.pid, listed.stdout, re.M):
+                problems.append("hprof list does not show '%d CpuSplit': %r" % (p.pid, listed.stdout[-300:]))
+            here = os.path.join(ctx.out, "elsewhere")
+            os.makedirs(here, exist_ok=True)
+            before = set(os.listdir(ctx.out))
+            for name in ("cpu.html", "cpu.pb.gz", "cpu.collapsed", "cpu.txt"):
+                r = hprof(["profile", "-d", "3", "-o", name, "CpuSplit"], here)
+                want = os.path.join(here, name)
+                ctx.note("profile -o %s: rc %d, stdout %r, stderr %r" % (name, r.returncode, r.stdout.strip(),
+                                                                         r.stderr.strip()[-200:]))
+                if r.returncode != 0 or r.stdout.strip() != want:
+                    problems.append("profile -o %s: rc %d, printed %r (want %s); %s"
+                                    % (name, r.returncode, r.stdout.strip(), want, r.stderr.strip()[-300:]))
+                elif os.path.getsize(want) == 0:
+                    problems.append("%s is empty" % want)
+            if problems:
+                raise Fail("; ".join(problems))
+            pp = outputs_tests.read_pprof(os.path.join(here, "cpu.pb.gz"), Fail)
+            k = pp.index("samples")
+            a = sum(v[k] for fr, v, _ in pp.samples if any(f[0].endswith("CpuSplit.partA") for f in fr))
+            b = sum(v[k] for fr, v, _ in pp.samples if any(f[0].endswith("CpuSplit.partB") for f in fr))
+            share = a / float(a + b) if a + b else 0
+            ctx.note("pprof: partA %d, partB %d samples: %.1f%% (truth ~70%%)" % (a, b, 100 * share))
+            if a + b < 100 or abs(share - 0.7) > 0.12:
+                problems.append("pprof: partA %d, partB %d samples (%.0f%%), want ~70%%" % (a, b, 100 * share))
+            col = open(os.path.join(here, "cpu.collapsed"), encoding="utf-8").read()
+            if "CpuSplit.partA" not in col:
+                problems.append("the collapsed stacks do not name CpuSplit.partA")
+            txt = open(os.path.join(here, "cpu.txt"), encoding="utf-8").read()
+            if "CPU SAMPLES BEGIN" not in txt or "CpuSplit.partA" not in txt:
+                problems.append("the .txt file is not an HPROF text report of the CPU samples")
+            page = open(os.path.join(here, "cpu.html"), encoding="utf-8").read()
+            if "<canvas" not in page or "CpuSplit.partA" not in page:
+                problems.append("the .html file is not a flame graph naming CpuSplit.partA")
+            extra = set(os.listdir(ctx.out)) - before
+            if extra:
+                problems.append("files left in the JVM's directory: %s" % sorted(extra))
+            left = glob.glob("/tmp/hprof-profile-%d-*" % p.pid)
+            if left:
+                problems.append("reports left in /tmp: %s" % left)
+        finally:
+            r = reap(ctx, p, so, se, cmd)
+        if problems:
+            raise Fail("; ".join(problems))
+
+    def t_profile_cmd_errors(ctx):
+        problems = []
+        cases = [(["profile", "-o", "x.xyz", "1"], 2, ".pb.gz"),
+                 (["profile", "-e", "heat", "1"], 2, "cpu, wall, alloc, lock or times"),
+                 (["profile", "-d", "1", "NoSuchMainClassAnywhere"], 1, "hprof list")]
+        for args, rc, says in cases:
+            r = hprof(args, ctx.out)
+            ctx.note("%s: rc %d: %s" % (" ".join(args), r.returncode, r.stderr.strip().splitlines()[0] if r.stderr else ""))
+            if r.returncode != rc or says not in r.stderr:
+                problems.append("%s: rc %d (want %d), stderr %r does not say %r"
+                                % (" ".join(args), r.returncode, rc, r.stderr[:300], says))
+        if problems:
+            raise Fail("; ".join(problems))
+
+    def t_run_defaults(ctx):
+        java_cmd = ctx.java_cmd("CpuSplit", ["800"], agent=None)
+        r = subprocess.run([HPROF, "run", "--"] + java_cmd, capture_output=True, text=True, timeout=120,
+                           cwd=ctx.out)
+        pages = glob.glob(os.path.join(ctx.out, "hprof-*.html"))
+        ctx.note("hprof run -- java ...: rc %d, pages %s" % (r.returncode, [os.path.basename(x) for x in pages]))
+        if r.returncode != 0:
+            raise Fail("hprof run: rc %d: %s" % (r.returncode, r.stderr[-300:]))
+        if len(pages) != 1 or "CpuSplit.partA" not in open(pages[0], encoding="utf-8").read():
+            raise Fail("hprof run without options wrote no flame graph hprof-<pid>.html naming CpuSplit.partA: %s"
+                       % pages)
+
+    return [("profile_cmd", t_profile_cmd), ("profile_cmd_errors", t_profile_cmd_errors),
+            ("run_defaults", t_run_defaults)]
