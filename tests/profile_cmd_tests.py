@@ -17,6 +17,11 @@
                       `hprof list`
     run_defaults      `hprof run -- java ...` with no option writes the CPU
                       flame graph hprof-<pid>.html in the working directory
+    front_formats     `hprof report` of a pprof file and of an HTML page says
+                      what the file is and what reads it (not "it holds NUL
+                      bytes"); `hprof convert T.txt -o X.collapsed` (no --to)
+                      writes collapsed stacks, -o X.pb.gz a pprof file, and an
+                      unknown extension is a usage error (exit 2)
 """
 
 import glob
@@ -112,5 +117,30 @@ def make_tests(Fail, spawn, reap):
             raise Fail("hprof run without options wrote no flame graph hprof-<pid>.html naming CpuSplit.partA: %s"
                        % pages)
 
-    return [("profile_cmd", t_profile_cmd), ("profile_cmd_errors", t_profile_cmd_errors),
+    def t_front_formats(ctx):
+        txt, pb, page = ctx.path("t.txt"), ctx.path("t.pb.gz"), ctx.path("t.html")
+        ctx.run("CpuSplit", ["600"], agent="cpu=samples,file=%s,pprof=%s,flamegraph=%s" % (txt, pb, page))
+        problems = []
+        for path, says in ((pb, "gzip-compressed"), (page, "HTML page")):
+            r = hprof(["report", path], ctx.out)
+            ctx.note("report %s: rc %d: %s" % (os.path.basename(path), r.returncode, r.stderr.strip()[:200]))
+            if r.returncode != 1 or says not in r.stderr or "NUL bytes" in r.stderr:
+                problems.append("report %s: rc %d, %r" % (os.path.basename(path), r.returncode, r.stderr[:300]))
+        col = ctx.path("by-ext.collapsed")
+        r = hprof(["convert", txt, "-o", col], ctx.out)
+        if r.returncode != 0 or not os.path.isfile(col) or "CpuSplit.partA" not in open(col).read():
+            problems.append("convert -o .collapsed without --to: rc %d, %r" % (r.returncode, r.stderr[:300]))
+        out_pb = ctx.path("by-ext.pb.gz")
+        r = hprof(["convert", txt, "-o", out_pb], ctx.out)
+        if r.returncode != 0:
+            problems.append("convert -o .pb.gz without --to: rc %d, %r" % (r.returncode, r.stderr[:300]))
+        else:
+            outputs_tests.read_pprof(out_pb, Fail)
+        r = hprof(["convert", txt, "-o", ctx.path("x.xyz")], ctx.out)
+        if r.returncode != 2 or "--to" not in r.stderr:
+            problems.append("convert -o x.xyz: rc %d (want 2), %r" % (r.returncode, r.stderr[:300]))
+        if problems:
+            raise Fail("; ".join(problems))
+
+    return [("profile_cmd", t_profile_cmd), ("front_formats", t_front_formats), ("profile_cmd_errors", t_profile_cmd_errors),
             ("run_defaults", t_run_defaults)]

@@ -246,14 +246,34 @@ static int known_format(const char *to)
            strcmp(to, "flamegraph") == 0 || strcmp(to, "pprof") == 0;
 }
 
+/* The format -o's extension names, for a convert without --to; NULL if none. */
+static const char *format_of_extension(const char *path)
+{
+    static const struct { const char *ext, *format; } by_ext[] = {
+        { ".html", "flamegraph" }, { ".htm", "flamegraph" }, { ".pb.gz", "pprof" }, { ".pb", "pprof" },
+        { ".collapsed", "collapsed" }, { ".folded", "collapsed" }, { ".txt", "text" },
+    };
+    size_t len = strlen(path);
+    for (size_t i = 0; i < sizeof by_ext / sizeof by_ext[0]; i++) {
+        size_t n = strlen(by_ext[i].ext);
+        if (len > n && strcmp(path + len - n, by_ext[i].ext) == 0)
+            return by_ext[i].format;
+    }
+    return NULL;
+}
+
 int analyze_convert(int argc, char **argv)
 {
     analyze_args a;
     if (analyze_parse_args("convert", argc, argv, 1, &a) != 0)
         return ANALYZE_USAGE;
+    if (a.to == NULL && a.out != NULL && strcmp(a.out, "-") != 0 && (a.to = format_of_extension(a.out)) == NULL)
+        return analyze_usage("convert: -o %s: say the format with --to text|collapsed|flamegraph|pprof, or "
+                             "name the file .txt, .collapsed, .html or .pb.gz", a.out);
     if (a.nfiles == 0 || a.to == NULL || a.out == NULL || a.html)
-        return analyze_usage("usage: hprof convert FILE --to text|collapsed|flamegraph|pprof "
-                             "[--profile cpu|times|alloc|monitor|wait] -o OUT");
+        return analyze_usage("usage: hprof convert FILE [--to text|collapsed|flamegraph|pprof] "
+                             "[--profile cpu|times|alloc|monitor|wait] -o OUT (without --to: by OUT's "
+                             "extension, .txt .collapsed .html .pb.gz)");
     if (!known_format(a.to))
         return analyze_usage("convert: --to %s: want text, collapsed, flamegraph or pprof", a.to);
     hprof_data *d = analyze_read(a.files[0]);

@@ -188,6 +188,72 @@ static int parse_net(const char *value, char *out, char *err, size_t errlen)
     return 0;
 }
 
+static const char *const option_names[] = {
+    "help", "heap", "cpu", "monitor", "format", "file", "net", "depth", "interval", "cutoff", "lineno",
+    "thread", "doe", "msa", "force", "verbose", "collapsed", "pprof", "flamegraph", "sampler", "native",
+    "wall", "heap_sample", "deadlock", "jdk", "include", "exclude",
+};
+#define OPTION_COUNT (sizeof option_names / sizeof option_names[0])
+
+/* "help, heap, cpu, ..." */
+static const char *option_list(void)
+{
+    static char list[512];
+    if (list[0] == '\0') {
+        size_t used = 0;
+        for (size_t i = 0; i < OPTION_COUNT && used < sizeof list; i++)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", option_names[i]);
+    }
+    return list;
+}
+
+/* Edits (insert, delete, replace, swap two neighbours) from a to b, at most
+ * 3 counted: a typo's distance. */
+static int edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 32 || lb > 32)
+        return 99;
+    int d[33][33];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = (int)i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = (int)j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            int cost = a[i - 1] != b[j - 1];
+            int best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (d[i - 1][j - 1] + cost < best)
+                best = d[i - 1][j - 1] + cost;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[la][lb];
+}
+
+/* The option a mistyped name most likely meant: the only one within two
+ * edits (one for names of 4 letters or fewer), else NULL. */
+static const char *nearest_option(const char *name)
+{
+    const char *best = NULL;
+    int best_distance = 99, ties = 0;
+    for (size_t i = 0; i < OPTION_COUNT; i++) {
+        int dist = edit_distance(name, option_names[i]);
+        if (dist < best_distance) {
+            best = option_names[i];
+            best_distance = dist;
+            ties = 0;
+        } else if (dist == best_distance) {
+            ties++;
+        }
+    }
+    int allowed = strlen(name) <= 4 ? 1 : 2;
+    return best_distance <= allowed && ties == 0 ? best : NULL;
+}
+
 /* One "name=value" (or "help"). */
 static int parse_one(hprof_options *o, const char *name, const char *value,
                      char *err, size_t errlen)
@@ -338,10 +404,13 @@ static int parse_one(hprof_options *o, const char *name, const char *value,
     if (strcmp(name, "exclude") == 0)
         return class_filter_parse(name, value, &o->exclude, err, errlen);
 
-    set_err(err, errlen, "hprof: unknown option '%s'. Options are: help, heap, cpu, monitor, "
-            "format, file, net, depth, interval, cutoff, lineno, thread, doe, msa, force, "
-            "verbose, collapsed, pprof, flamegraph, sampler, native, wall, heap_sample, deadlock, jdk, include, exclude (run with "
-            "-agentlib:hprof=help for details)", name);
+    const char *near = nearest_option(name);
+    if (near != NULL)
+        set_err(err, errlen, "hprof: unknown option '%s': did you mean '%s'? (run with -agentlib:hprof=help "
+                "for every option)", name, near);
+    else
+        set_err(err, errlen, "hprof: unknown option '%s'. Options are: %s (run with -agentlib:hprof=help for "
+                "details)", name, option_list());
     return -1;
 }
 

@@ -459,12 +459,35 @@ static char *slurp(const char *path, size_t *len, char *err, size_t errlen)
     return buf;
 }
 
+/* What a file that is no HPROF file is, by its first bytes, and what
+ * reads it: NULL if it looks like none of these (the text reader then says
+ * what is wrong with it as a text file). */
+const char *hprof_data_foreign_format(const unsigned char *bytes, size_t len)
+{
+    if (len >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b)
+        return "a gzip-compressed file: a pprof profile (.pb.gz) is read by `go tool pprof`; a compressed "
+               "heap dump (jcmd GC.heap_dump -gz=1): gunzip it first";
+    if (len >= 4 && memcmp(bytes, "FLR", 4) == 0)
+        return "a JFR recording: hprof does not read JFR yet; `jfr print` or JDK Mission Control read it";
+    if (len >= 5 && (memcmp(bytes, "<!DOC", 5) == 0 || memcmp(bytes, "<html", 5) == 0))
+        return "an HTML page (a flame graph or a report): open it in a browser";
+    if (len >= 4 && memcmp(bytes, "\x7f" "ELF", 4) == 0)
+        return "an ELF program or library, not a profile";
+    return NULL;
+}
+
 hprof_data *hprof_data_read(const char *path, char *err, size_t errlen)
 {
     size_t len = 0;
     char *bytes = slurp(path, &len, err, errlen);
     if (bytes == NULL)
         return NULL;
+    const char *foreign = hprof_data_foreign_format((const unsigned char *)bytes, len);
+    if (foreign != NULL) {
+        snprintf(err, errlen, "%s is not an HPROF text or binary file: it is %s", path, foreign);
+        free(bytes);
+        return NULL;
+    }
     static const char binary_magic[] = "JAVA PROFILE 1.0.";
     hprof_data *d;
     if (len > sizeof binary_magic && memcmp(bytes, binary_magic, sizeof binary_magic - 1) == 0 &&

@@ -173,4 +173,8 @@ const char *hd_kind_title(hd_kind k);
  * trace stops at the same depth (the depth= option), stacks were cut. */
 uint32_t hd_max_depth(const hprof_data *d, uint32_t *at_max);
 
+/* What a file that is not an HPROF file is (gzip, JFR, HTML, ELF), by its
+ * first bytes, with what reads it; NULL if none of those. */
+const char *hprof_data_foreign_format(const unsigned char *bytes, size_t len);
+
 #endif

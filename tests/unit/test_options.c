@@ -55,6 +55,12 @@ static void expect_error(const char *text, const char *must_contain)
 TEST(options_errors_name_the_option)
 {
     expect_error("foo=bar", "unknown option 'foo'");
+    expect_error("foo=bar", "Options are: help, heap, cpu");      /* nothing near: the list */
+    expect_error("intervl=5", "did you mean 'interval'?");
+    expect_error("flamegrpah=f.html", "did you mean 'flamegraph'?");   /* swapped letters */
+    expect_error("dept=4", "did you mean 'depth'?");
+    expect_error("cpo=samples", "did you mean 'cpu'?");
+    expect_error("zz=1", "Options are:");                          /* 2 edits from several: no guess */
     expect_error("cpu=bogus", "'cpu': accepted values are samples, times or old");
     expect_error("heap=most", "'heap'");
     expect_error("interval=abc", "'interval'");
