@@ -66,4 +66,8 @@ int report_write_text(const hprof_data *d, int top, FILE *out);
  * (said on stderr). */
 int convert_write(const hprof_data *d, const char *to, const char *kind_name, FILE *out);
 
+/* The format a file's extension names: "flamegraph" (.html, .htm), "pprof"
+ * (.pb.gz, .pb), "collapsed" (.collapsed, .folded), "text" (.txt); NULL if none. */
+const char *analyze_format_of_extension(const char *path);
+
 #endif

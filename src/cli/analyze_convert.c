@@ -246,8 +246,7 @@ static int known_format(const char *to)
            strcmp(to, "flamegraph") == 0 || strcmp(to, "pprof") == 0;
 }
 
-/* The format -o's extension names, for a convert without --to; NULL if none. */
-static const char *format_of_extension(const char *path)
+const char *analyze_format_of_extension(const char *path)
 {
     static const struct { const char *ext, *format; } by_ext[] = {
         { ".html", "flamegraph" }, { ".htm", "flamegraph" }, { ".pb.gz", "pprof" }, { ".pb", "pprof" },
@@ -267,7 +266,7 @@ int analyze_convert(int argc, char **argv)
     analyze_args a;
     if (analyze_parse_args("convert", argc, argv, 1, &a) != 0)
         return ANALYZE_USAGE;
-    if (a.to == NULL && a.out != NULL && strcmp(a.out, "-") != 0 && (a.to = format_of_extension(a.out)) == NULL)
+    if (a.to == NULL && a.out != NULL && strcmp(a.out, "-") != 0 && (a.to = analyze_format_of_extension(a.out)) == NULL)
         return analyze_usage("convert: -o %s: say the format with --to text|collapsed|flamegraph|pprof, or "
                              "name the file .txt, .collapsed, .html or .pb.gz", a.out);
     if (a.nfiles == 0 || a.to == NULL || a.out == NULL || a.html)

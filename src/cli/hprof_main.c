@@ -480,17 +480,8 @@ static void on_profile_interrupt(int signo)
 /* The agent option that writes `path` in the format its extension names. */
 static const char *output_option_for(const char *path)
 {
-    static const struct { const char *ext, *option; } by_ext[] = {
-        { ".html", "flamegraph" }, { ".htm", "flamegraph" }, { ".pb.gz", "pprof" }, { ".pb", "pprof" },
-        { ".collapsed", "collapsed" }, { ".folded", "collapsed" }, { ".txt", "file" },
-    };
-    size_t len = strlen(path);
-    for (size_t i = 0; i < sizeof by_ext / sizeof by_ext[0]; i++) {
-        size_t n = strlen(by_ext[i].ext);
-        if (len > n && strcmp(path + len - n, by_ext[i].ext) == 0)
-            return by_ext[i].option;
-    }
-    return NULL;
+    const char *format = analyze_format_of_extension(path);
+    return format != NULL && strcmp(format, "text") == 0 ? "file" : format;
 }
 
 /* A positive whole number argument of an option; -1 if it is not one. */
