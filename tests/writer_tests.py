@@ -179,6 +179,15 @@ def make_tests(Fail, Skip, root, sh):
             "zoomed_get": ["java.util.HashMap.get", "75 samples", "75.00% of total",
                            "100.00% of Demo.lambda$run$0"],
             "injected_elements": ["0"],
+            # Inverted: leaves by self value on the first row, their callers above.
+            "inverted_last_leaf": ["java.util.HashMap.get", "50 samples"],
+            "inverted_first_leaf": ["[unwalkable].GC_active", "3 samples"],
+            "inverted_caller": ["Demo.lambda$run$0", "50 samples"],
+            # By thread: a node per thread on the first row, its stacks above.
+            "by_thread_first": ["[thread] (no thread)", "3 samples"],
+            "by_thread_last": ["[thread] worker-1", "25 samples"],
+            "by_thread_under": ["Demo.main", "25 samples"],
+            "by_thread_hidden_without_threads": ["true"],
         }
         bad = ["%s: %r lacks %r" % (k, got.get(k), w) for k, ws in want.items() for w in ws
                if w not in str(got.get(k, ""))]

@@ -1,6 +1,7 @@
 /* flame_tree.c: see flame_tree.h. */
 #include "flame_tree.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,10 +47,32 @@ static uint32_t child_of(flame_tree *t, uint32_t parent, uint32_t name)
     return idmap_put(&t->children, key, child) == 0 ? child : 0;
 }
 
+/* The name index of a thread's node. UINT32_MAX when out of memory. */
+static uint32_t thread_name(flame_tree *t, const char *thread)
+{
+    size_t len = strlen(FLAME_THREAD_PREFIX) + strlen(thread) + 1;
+    char buf[256], *name = len <= sizeof buf ? buf : malloc(len);
+    if (name == NULL)
+        return UINT32_MAX;
+    snprintf(name, len, "%s%s", FLAME_THREAD_PREFIX, thread);
+    uint32_t index = strtab_add(&t->names, name);
+    if (name != buf)
+        free(name);
+    return index;
+}
+
 static int add_stack(flame_tree *t, const profile_sample *s, const uint32_t *name_of, int64_t v,
                      int baseline)
 {
     uint32_t node = 0;
+    if (t->by_thread) {
+        flame_node *root = &t->nodes[0];
+        int64_t *sum = baseline ? &root->base : &root->value;
+        *sum = profile_add_saturated(*sum, v);
+        uint32_t name = thread_name(t, s->thread[0] ? s->thread : "(no thread)");
+        if (name == UINT32_MAX || (node = child_of(t, 0, name)) == 0)
+            return -1;
+    }
     for (uint32_t d = s->depth;; d--) {           /* root first */
         flame_node *n = &t->nodes[node];
         int64_t *sum = baseline ? &n->base : &n->value;
@@ -73,6 +96,23 @@ int flame_tree_add(flame_tree *t, const profile *p, uint32_t value_index, int ba
             rc = add_stack(t, &s, name_of, s.values[value_index], baseline);
     free(name_of);
     return rc;
+}
+
+uint32_t flame_profile_threads(const profile *p)
+{
+    /* Thread names are interned: equal names are one pointer. Two distinct
+     * ones are all a page needs to know that grouping says something. */
+    const char *first = NULL;
+    uint32_t n = 0;
+    profile_sample s;
+    for (uint32_t i = 0; profile_sample_get(p, i, &s) == 0 && n < 2; i++) {
+        if (s.thread[0] == '\0' || s.thread == first)
+            continue;
+        if (first == NULL)
+            first = s.thread;
+        n++;
+    }
+    return n;
 }
 
 /* ------------------------------------------------------------ the walk */

@@ -26,12 +26,18 @@ typedef struct flame_tree {
     uint32_t    count, cap;
     strtab      names;
     idmap       children;     /* (parent, name) -> child */
+    int         by_thread;    /* each stack under a node of its thread, named
+                               * FLAME_THREAD_PREFIX + the thread's name */
     int         drop_addresses; /* names without hidden classes' addresses
                                  * (profile_name_drop_addresses): set for a
                                  * differential graph of two runs */
 } flame_tree;
 
 #define FLAME_ROOT_NAME "all"
+#define FLAME_THREAD_PREFIX "[thread] "
+
+/* How many distinct threads p's samples name: 0, 1, or 2 for two or more. */
+uint32_t flame_profile_threads(const profile *p);
 
 /* An empty tree (just the root). 0, or -1 when out of memory. */
 int  flame_tree_init(flame_tree *t);

@@ -155,12 +155,65 @@
 
   function percent(part, whole) { return whole > 0 ? (100 * part / whole).toFixed(2) + '%' : '-'; }
 
+  /* The inverted tree of t (a decoded tree): the callers of each frame's
+   * self value, leaf frames at the root's level, as flame graph tools draw
+   * "icicle" or "callers" views. Children in name order, like the writer's. */
+  function invert(t) {
+    var self = new Float64Array(t.n), i;
+    for (i = 0; i < t.n; i++) self[i] = t.val[i];
+    for (i = 1; i < t.n; i++) self[t.parent[i]] -= t.val[i];
+    /* A trie of the reversed paths: kids[node] maps name -> node. */
+    var tname = [-1], tval = [0], kids = [new Map()];
+    for (i = 1; i < t.n; i++) {
+      if (self[i] <= 0) continue;
+      tval[0] += self[i];
+      var node = 0;
+      for (var a = i; a > 0; a = t.parent[a]) {
+        var nm = t.name[a], next = kids[node].get(nm);
+        if (next === undefined) {
+          next = tname.length;
+          tname.push(nm); tval.push(0); kids.push(new Map());
+          kids[node].set(nm, next);
+        }
+        tval[next] += self[i];
+        node = next;
+      }
+    }
+    var n = tname.length, out = { n: n, names: t.names, name: new Int32Array(n), val: new Float64Array(n),
+      base: null, x: new Float64Array(n), depth: new Uint16Array(n), end: new Int32Array(n),
+      parent: new Int32Array(n), maxDepth: 0 };
+    /* Depth first, children by name, into the decoded layout. */
+    var k = 0;
+    function place(node, parentAt, x, depth) {
+      var at = k++;
+      out.name[at] = node === 0 ? t.name[0] : tname[node];
+      out.val[at] = tval[node];
+      out.x[at] = x;
+      out.depth[at] = depth;
+      out.parent[at] = parentAt;
+      if (depth > out.maxDepth) out.maxDepth = depth;
+      var order = Array.from(kids[node].values());
+      order.sort(function (p, q) { var a = t.names[tname[p]], b = t.names[tname[q]]; return a < b ? -1 : a > b ? 1 : 0; });
+      for (var c = 0; c < order.length; c++) {
+        place(order[c], at, x, depth + 1);
+        x += tval[order[c]];
+      }
+      out.end[at] = k;
+    }
+    place(0, -1, 0, 0);
+    return out;
+  }
+
   function Graph(section, data) {
     this.data = data;
-    this.t = decode(data);
+    this.plain = decode(data);
+    this.byThread = data.threads ? decode({ names: data.threads.names, tree: data.threads.tree,
+                                            n: data.threads.n, diff: 0 }) : null;
+    this.t = this.plain;
     this.zoom = 0;
     this.matches = null;
-    this.colours = data.names.map(warmColour);
+    this.searched = '';
+    this.colourCache = new Map();
     this.holder = section.querySelector('.fg-graph');
     this.canvas = this.holder.querySelector('canvas');
     this.matchLabel = section.querySelector('.fg-match');
@@ -168,6 +221,12 @@
     var g = this;
     section.querySelector('.fg-search').addEventListener('input', function () { g.search(this.value); });
     section.querySelector('.fg-reset').addEventListener('click', function () { g.zoomTo(0); });
+    var invert = section.querySelector('.fg-invert'), byThread = section.querySelector('.fg-by-thread');
+    if (data.diff) invert.parentNode.hidden = true;      /* a callers view of a diff: not drawn */
+    if (!this.byThread) byThread.parentNode.hidden = true;
+    function choose() { g.choose(byThread.checked, invert.checked); }
+    invert.addEventListener('change', choose);
+    byThread.addEventListener('change', choose);
     this.canvas.addEventListener('click', function (e) {
       var i = g.nodeAt(e.offsetX, e.offsetY);
       if (i >= 0) g.zoomTo(i);
@@ -175,6 +234,20 @@
     this.canvas.addEventListener('mousemove', function (e) { g.showTip(e); });
     this.canvas.addEventListener('mouseleave', function () { tip.hidden = true; });
   }
+
+  /* The view: by thread or not, inverted or not (inverted trees are made
+   * when first asked for). */
+  Graph.prototype.choose = function (byThread, inverted) {
+    var tree = byThread && this.byThread ? this.byThread : this.plain;
+    if (inverted) {
+      var key = tree === this.plain ? 'plainInverted' : 'byThreadInverted';
+      tree = this[key] || (this[key] = invert(tree));
+    }
+    this.t = tree;
+    this.zoom = 0;
+    this.layout();
+    this.search(this.searched);
+  };
 
   /* Differential: the share a node has now minus the share it had. */
   Graph.prototype.delta = function (i) {
@@ -190,7 +263,11 @@
 
   Graph.prototype.colour = function (i) {
     if (this.matches && this.matches[i]) return 'rgb(224,64,251)';
-    if (!this.data.diff) return this.colours[this.t.name[i]];
+    if (!this.data.diff) {
+      var name = this.t.names[this.t.name[i]], c = this.colourCache.get(name);
+      if (c === undefined) this.colourCache.set(name, c = warmColour(name));
+      return c;
+    }
     var d = this.delta(i), s = this.maxDelta > 0 ? Math.min(1, Math.abs(d) / this.maxDelta) : 0;
     var c = Math.round(235 - 175 * s);
     if (s < 1e-9) return 'rgb(235,235,235)';
@@ -270,10 +347,11 @@
 
   Graph.prototype.search = function (text) {
     var t = this.t, d = this.data;
+    this.searched = text;
     this.matches = null;
     this.matchLabel.textContent = '';
     if (text) {
-      var named = d.names.map(function (s) { return s.indexOf(text) >= 0; });
+      var named = t.names.map(function (s) { return s.indexOf(text) >= 0; });
       var m = new Uint8Array(t.n), matched = 0, coveredTo = 0;
       for (var i = 0; i < t.n; i++) {
         if (!named[t.name[i]]) continue;

@@ -173,15 +173,10 @@ static int write_tree(FILE *out, const flame_tree *t, int diff, uint32_t *nodes)
     return rc;
 }
 
-static int write_section_data(FILE *out, const flamegraph_section *s, const flame_tree *t)
+/* names:[...],tree:"...",n:N of one tree. */
+static int write_tree_data(FILE *out, const flame_tree *t, int diff)
 {
-    profile_value_type type = profile_value(s->profile, s->value_index);
-    fputs("{type:", out);
-    write_js_string(out, type.type);
-    fputs(",unit:", out);
-    write_js_string(out, type.unit);
-    fprintf(out, ",total:%" PRId64 ",diff:%d,baseTotal:%" PRId64 ",\nnames:[", t->nodes[0].value,
-            s->baseline != NULL, t->nodes[0].base);
+    fputs("names:[", out);
     for (uint32_t i = 0; i < strtab_count(&t->names); i++) {
         if (i)
             fputs(i % 8 ? "," : ",\n", out);
@@ -189,9 +184,33 @@ static int write_section_data(FILE *out, const flamegraph_section *s, const flam
     }
     fputs("],\ntree:\"", out);
     uint32_t nodes = 0;
-    if (write_tree(out, t, s->baseline != NULL, &nodes) != 0)
+    if (write_tree(out, t, diff, &nodes) != 0)
         return -1;
-    fprintf(out, "\",\nn:%" PRIu32 "}", nodes);
+    fprintf(out, "\",\nn:%" PRIu32, nodes);
+    return 0;
+}
+
+/* A section's data; by_thread (NULL: none) is the same stacks under a node
+ * per thread, for the page's "by thread" view. */
+static int write_section_data(FILE *out, const flamegraph_section *s, const flame_tree *t,
+                              const flame_tree *by_thread)
+{
+    profile_value_type type = profile_value(s->profile, s->value_index);
+    fputs("{type:", out);
+    write_js_string(out, type.type);
+    fputs(",unit:", out);
+    write_js_string(out, type.unit);
+    fprintf(out, ",total:%" PRId64 ",diff:%d,baseTotal:%" PRId64 ",\n", t->nodes[0].value,
+            s->baseline != NULL, t->nodes[0].base);
+    if (write_tree_data(out, t, s->baseline != NULL) != 0)
+        return -1;
+    if (by_thread != NULL && by_thread->nodes != NULL) {
+        fputs(",\nthreads:{", out);
+        if (write_tree_data(out, by_thread, 0) != 0)
+            return -1;
+        fputs("}", out);
+    }
+    fputs("}", out);
     return 0;
 }
 
@@ -216,6 +235,9 @@ static void write_section_html(FILE *out, const flamegraph_section *s, uint32_t 
         fputs(".</p>\n<div class=\"fg-bar\"><input class=\"fg-search\" type=\"search\" "
               "placeholder=\"Search frames\" aria-label=\"Search frames\">"
               "<button class=\"fg-reset\" type=\"button\">Reset zoom</button>"
+              "<label><input class=\"fg-invert\" type=\"checkbox\"> Inverted (callers of the hottest "
+              "frames)</label>"
+              "<label class=\"fg-thread-choice\"><input class=\"fg-by-thread\" type=\"checkbox\"> By thread</label>"
               "<span class=\"fg-match\"></span></div>\n"
               "<div class=\"fg-graph\"><canvas></canvas></div>\n", out);
     }
@@ -249,15 +271,18 @@ static void free_trees(flame_tree *trees, uint32_t n)
     free(trees);
 }
 
-/* One tree per section with a profile (empty for the others). */
-static flame_tree *build_trees(const flamegraph_section *sections, uint32_t n)
+/* One tree per section with a profile (empty for the others); with
+ * by_thread, the by-thread tree of each section that is not differential
+ * and whose samples name two threads or more (empty for the others). */
+static flame_tree *build_trees(const flamegraph_section *sections, uint32_t n, int by_thread)
 {
     flame_tree *trees = calloc(n ? n : 1, sizeof *trees);
     for (uint32_t i = 0; trees != NULL && i < n; i++) {
         const flamegraph_section *s = &sections[i];
-        if (s->profile == NULL)
+        if (s->profile == NULL || (by_thread && (s->baseline != NULL || flame_profile_threads(s->profile) < 2)))
             continue;
         int ok = flame_tree_init(&trees[i]) == 0;
+        trees[i].by_thread = by_thread;
         /* A differential graph compares two runs: their lambdas match by
          * name only without the hidden classes' addresses. */
         trees[i].drop_addresses = s->baseline != NULL;
@@ -273,9 +298,13 @@ static flame_tree *build_trees(const flamegraph_section *sections, uint32_t n)
 int flamegraph_write_page(FILE *out, const char *page_title, const flamegraph_section *sections,
                           uint32_t nsections)
 {
-    flame_tree *trees = build_trees(sections, nsections);
-    if (trees == NULL)
+    flame_tree *trees = build_trees(sections, nsections, 0);
+    flame_tree *thread_trees = trees ? build_trees(sections, nsections, 1) : NULL;
+    if (thread_trees == NULL) {
+        if (trees)
+            free_trees(trees, nsections);
         return -1;
+    }
     write_head(out, page_title ? page_title : "hprof");
     for (uint32_t i = 0; i < nsections; i++)
         write_section_html(out, &sections[i], i, sections[i].profile ? &trees[i] : NULL);
@@ -286,7 +315,7 @@ int flamegraph_write_page(FILE *out, const char *page_title, const flamegraph_se
         if (i)
             fputs(",\n", out);
         if (sections[i].profile)
-            rc = write_section_data(out, &sections[i], &trees[i]);
+            rc = write_section_data(out, &sections[i], &trees[i], &thread_trees[i]);
         else
             fputs("null", out);
     }
@@ -294,5 +323,6 @@ int flamegraph_write_page(FILE *out, const char *page_title, const flamegraph_se
     fwrite(flamegraph_js, 1, flamegraph_js_len, out);
     fputs("</script>\n</body>\n</html>\n", out);
     free_trees(trees, nsections);
+    free_trees(thread_trees, nsections);
     return rc != 0 || fflush(out) != 0 || ferror(out) ? -1 : 0;
 }

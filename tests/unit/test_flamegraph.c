@@ -208,7 +208,9 @@ TEST(flamegraph_tree_merges_threads_and_lines_in_name_order)
         CHECK(node_is(&nodes[3], "Demo.run", 9, 0, 2));
         CHECK(node_is(&nodes[4], "Demo.<init>", 4, 0, 0));
         CHECK(node_is(&nodes[5], "java.util.HashMap.get", 5, 0, 0));   /* two lines, two threads */
-        CHECK(strstr(page, "diff:0") != NULL && strstr(page, "n:6}") != NULL);
+        CHECK(strstr(page, "diff:0") != NULL && strstr(page, "n:6,\nthreads:{") != NULL);
+        /* The by-thread view: the same stacks under a node per thread. */
+        CHECK(strstr(page, "\"[thread] a\"") != NULL && strstr(page, "\"[thread] b\"") != NULL);
     }
     free(page);
     profile_free(p);
@@ -225,6 +227,7 @@ TEST(flamegraph_differential_carries_the_baseline)
         CHECK(node_is(&nodes[3], "Demo.run", 9, 19, 2));
         CHECK(node_is(&nodes[5], "java.util.HashMap.get", 5, 15, 0));
         CHECK(strstr(page, "diff:1,baseTotal:20") != NULL && strstr(page, "baseline: 20 samples") != NULL);
+        CHECK(strstr(page, "threads:{") == NULL);                  /* no by-thread view of a diff */
     }
     free(page);
     profile_free(now);

@@ -23,6 +23,22 @@
     at(1, 0.01, 3, 'click');                         /* zoom into Demo.lambda$run$0 */
     result.zoomed_get = at(1, 0.5, 4, 'mousemove');
     result.injected_elements = String(document.getElementsByTagName('init').length);
+    /* The inverted view: the leaves (self time) on the first row. */
+    var invert = document.querySelector('#fg-section-1 .fg-invert');
+    invert.checked = true;
+    invert.dispatchEvent(new Event('change'));
+    result.inverted_last_leaf = at(1, 0.995, 1, 'mousemove');
+    result.inverted_first_leaf = at(1, 0.005, 1, 'mousemove');
+    result.inverted_caller = at(1, 0.995, 2, 'mousemove');
+    /* By thread, not inverted: the threads on the first row. */
+    var byThread = document.querySelector('#fg-section-1 .fg-by-thread');
+    invert.checked = false;
+    byThread.checked = true;
+    byThread.dispatchEvent(new Event('change'));
+    result.by_thread_first = at(1, 0.005, 1, 'mousemove');
+    result.by_thread_last = at(1, 0.995, 1, 'mousemove');
+    result.by_thread_under = at(1, 0.995, 2, 'mousemove');
+    result.by_thread_hidden_without_threads = String(document.querySelector('#fg-section-3 .fg-by-thread').parentNode.hidden);
   } catch (e) {
     result.error = String(e);
   }
