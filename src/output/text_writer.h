@@ -7,7 +7,7 @@
  * JDK 5-8 agent did. The writer remembers what it has written (serials are
  * dense, so high-water marks suffice), so every trace a section refers to is
  * in the file exactly once. Layout and widths follow the JDK agent, which old
- * scripts split on; see docs/ and shared/docs/hprof-text-format.md.
+ * scripts split on; see docs/formats.md.
  */
 #ifndef HPROF_TEXT_WRITER_H
 #define HPROF_TEXT_WRITER_H
