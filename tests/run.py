@@ -1651,6 +1651,16 @@ def t_parser_selftest(ctx):
         raise Fail(str(e))
 
 
+def t_docs_check(ctx):
+    """scripts/check-docs: README at most 400 lines with its Quick start in the
+    first 80, every link and anchor of README.md and docs/*.md resolving
+    inside the repository, no timestamps or commit hashes in prose."""
+    r = subprocess.run([os.path.join(ROOT, "scripts", "check-docs")], capture_output=True, text=True,
+                       timeout=60, cwd=ROOT)
+    if r.returncode != 0:
+        raise Fail("scripts/check-docs: " + "; ".join((r.stdout + r.stderr).strip().splitlines()[:10]))
+
+
 JVM_TESTS = [
     ("cpu_split", t_cpu_split),
     ("cpu_split_threads", t_cpu_split_threads),
@@ -1742,7 +1752,8 @@ def t_hprof_reader_selftest(ctx):
         ctx.note(last)
 
 
-NOJDK_TESTS = [("parser_selftest", t_parser_selftest), ("hprof_reader_selftest", t_hprof_reader_selftest)] \
+NOJDK_TESTS = [("parser_selftest", t_parser_selftest), ("hprof_reader_selftest", t_hprof_reader_selftest),
+               ("docs_check", t_docs_check)] \
     + bcitests.NOJDK_TESTS + _jvmpi_nojdk_tests
 
 import fuzz_tests  # noqa: E402  (bounded runs of every fuzz target, tests/fuzz)
