@@ -54,6 +54,11 @@ int analyze_write_page(const char *path, int private_data, const char *title,
 FILE *analyze_create_output(const char *path, int private_data);
 /* Does d come from a file with a heap dump in it? */
 int analyze_holds_heap_dump(const hprof_data *d);
+
+/* The warning a flame graph of p (a profile of d) shows beside it, into buf:
+ * stacks cut at depth= (their callers missing), samples without a whole
+ * stack. NULL when there is nothing to say. */
+const char *analyze_graph_note(const hprof_data *d, const profile *p, char *buf, size_t size);
 /* "1,234,567" */
 const char *analyze_thousands(int64_t v, char *buf, size_t size);
 

@@ -145,3 +145,33 @@ const char *analyze_thousands(int64_t v, char *buf, size_t size)
     buf[at] = '\0';
     return buf;
 }
+
+const char *analyze_graph_note(const hprof_data *d, const profile *p, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    uint32_t at_max = 0, max = hd_max_depth(d, &at_max);
+    if (max > 0 && ((d->depth_option > 0 && (int)max >= d->depth_option) ||
+                    (d->depth_option < 0 && at_max * 4 >= d->ntraces)))
+        used += (size_t)snprintf(buf + used, size - used,
+                                 "Stacks in this file stop at %u frames (depth=): their callers are missing, so "
+                                 "a method can show under several roots with its time split among them. "
+                                 "Profile with a deeper depth=, or write flamegraph= or pprof= (whole stacks). ",
+                                 max);
+    /* Samples whose stack names why it could not be had. */
+    int64_t all = 0, lost = 0;
+    profile_sample s;
+    uint32_t value = profile_default_value(p);
+    for (uint32_t i = 0; profile_sample_get(p, i, &s) == 0; i++) {
+        all += s.values[value];
+        for (uint32_t f = 0; f < s.depth; f++)
+            if (strcmp(profile_frame_get(p, s.frames[f])->class_name, "[unwalkable]") == 0) {
+                lost += s.values[value];
+                break;
+            }
+    }
+    if (all > 0 && lost * 100 >= all && used < size)
+        snprintf(buf + used, size - used, "%.1f%% of the samples have no whole stack: their [unwalkable] frames "
+                 "say why.", 100.0 * (double)lost / (double)all);
+    return buf[0] ? buf : NULL;
+}

@@ -204,12 +204,15 @@ static int write_hprof_text(const hprof_data *d, FILE *out)
 static int write_flamegraph(const hprof_data *d, FILE *out, int only_kind)
 {
     flamegraph_section sections[HD_KINDS];
+    char notes[HD_KINDS][512];
     uint32_t n = 0;
     for (int k = 0; k < HD_KINDS; k++) {
         const profile *p = d->profiles[k];
-        if (p && (only_kind < 0 || only_kind == k))
-            sections[n++] = (flamegraph_section){ hd_kind_title((hd_kind)k), p, profile_default_value(p),
-                                                  NULL, NULL };
+        if (p && (only_kind < 0 || only_kind == k)) {
+            sections[n] = (flamegraph_section){ hd_kind_title((hd_kind)k), p, profile_default_value(p),
+                                                NULL, NULL, analyze_graph_note(d, p, notes[n], sizeof notes[n]) };
+            n++;
+        }
     }
     if (n == 0) {
         fprintf(stderr, "hprof: %s holds no profile to draw\n", d->path);
@@ -387,7 +390,7 @@ static int write_diff(const hprof_data *b, const hprof_data *a, int k, int top, 
             for (int i = 0; i < 3; i++)
                 table_print_html(t[i], mem);
             fclose(mem);
-            flamegraph_section s = { head, pa, v, pb, html };
+            flamegraph_section s = { head, pa, v, pb, html, NULL };
             rc = analyze_write_page(out_path, analyze_holds_heap_dump(b) || analyze_holds_heap_dump(a), "hprof diff", &s, 1);
         }
         free(html);

@@ -465,6 +465,7 @@ int report_write_text(const hprof_data *d, int top, FILE *out)
 static int write_html_report(const hprof_data *d, int top, const char *out_path)
 {
     flamegraph_section sections[HD_KINDS + 2];
+    char notes[HD_KINDS + 2][512];
     char *html[HD_KINDS + 2] = { NULL };
     size_t html_len[HD_KINDS + 2];
     uint32_t n = 0;
@@ -473,7 +474,7 @@ static int write_html_report(const hprof_data *d, int top, const char *out_path)
         if (mem != NULL) {
             write_summaries(d, mem, 1);
             fclose(mem);
-            sections[n] = (flamegraph_section){ "Where the time went", NULL, 0, NULL, html[n] };
+            sections[n] = (flamegraph_section){ "Where the time went", NULL, 0, NULL, html[n], NULL };
             n++;
         }
     }
@@ -490,7 +491,8 @@ static int write_html_report(const hprof_data *d, int top, const char *out_path)
         fclose(mem);
         const profile *p = k < HD_KINDS ? d->profiles[k] : NULL;
         sections[n] = (flamegraph_section){ k < HD_KINDS ? hd_kind_title((hd_kind)k) : "File, threads, locks",
-                                            p, p ? profile_default_value(p) : 0, NULL, html[n] };
+                                            p, p ? profile_default_value(p) : 0, NULL, html[n],
+                                            p ? analyze_graph_note(d, p, notes[n], sizeof notes[n]) : NULL };
         n++;
     }
     char title[512];

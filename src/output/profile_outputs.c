@@ -95,7 +95,7 @@ static int write_job(const output_job *job, FILE *f, char *why, size_t whylen)
     uint32_t n = job->n < 8 ? job->n : 8;
     for (uint32_t i = 0; i < n; i++) {
         const profile *p = job->profiles[i].profile;
-        sections[i] = (flamegraph_section){ profile_title(p), p, profile_default_value(p), NULL, NULL };
+        sections[i] = (flamegraph_section){ profile_title(p), p, profile_default_value(p), NULL, NULL, NULL };
     }
     return flamegraph_write_page(f, "hprof", sections, n);
 }

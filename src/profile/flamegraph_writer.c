@@ -232,7 +232,13 @@ static void write_section_html(FILE *out, const flamegraph_section *s, uint32_t 
             fputs(". Widths are now; red: a larger share of the total than in the baseline, "
                   "blue: a smaller one", out);
         }
-        fputs(".</p>\n<div class=\"fg-bar\"><input class=\"fg-search\" type=\"search\" "
+        fputs(".</p>\n", out);
+        if (s->note_text != NULL) {
+            fputs("<p class=\"fg-note\">", out);
+            html_write_escaped(out, s->note_text);
+            fputs("</p>\n", out);
+        }
+        fputs("<div class=\"fg-bar\"><input class=\"fg-search\" type=\"search\" "
               "placeholder=\"Search frames\" aria-label=\"Search frames\">"
               "<button class=\"fg-reset\" type=\"button\">Reset zoom</button>"
               "<label><input class=\"fg-invert\" type=\"checkbox\"> Inverted (callers of the hottest "

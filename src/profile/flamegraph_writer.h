@@ -22,6 +22,8 @@ typedef struct flamegraph_section {
     uint32_t       value_index;   /* which of the profile's values sets widths */
     const profile *baseline;      /* non-NULL: differential against it (same value index) */
     const char    *table_html;    /* HTML shown under the graph (already escaped), or NULL */
+    const char    *note_text;     /* a warning shown above the graph, beside it: what the
+                                   * graph lacks (cut stacks, lost samples); plain text, or NULL */
 } flamegraph_section;
 
 /* The whole page. 0, or -1 on a write error or out of memory. */

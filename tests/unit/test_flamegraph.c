@@ -66,9 +66,9 @@ TEST(flamegraph_page_keeps_names_plain_and_scripts_closed)
     uint32_t evil = profile_frame_id(odd, "Evil</script><!--x", "m\xe2\x80\xa8", "", "", 1);
     profile_add(odd, &evil, 1, NULL, (const int64_t[]){ 1 });
     flamegraph_section sections[3] = {
-        { "CPU <samples>", p, 0, NULL, "<table id=\"t1\"></table>" },
-        { NULL, odd, 0, NULL, NULL },
-        { "Only a table", NULL, 0, NULL, "<p id=\"t3\">x</p>" },
+        { "CPU <samples>", p, 0, NULL, "<table id=\"t1\"></table>", "Stacks stop at 4 <frames>" },
+        { NULL, odd, 0, NULL, NULL, NULL },
+        { "Only a table", NULL, 0, NULL, "<p id=\"t3\">x</p>", NULL },
     };
     char *page = page_of(sections, 3);
     CHECK(page != NULL);
@@ -80,6 +80,9 @@ TEST(flamegraph_page_keeps_names_plain_and_scripts_closed)
         CHECK(strstr(page, "<h2>odd</h2>") != NULL);               /* untitled: the profile's title */
         CHECK(strstr(page, "Total: 10 samples.") != NULL);
         CHECK(strstr(page, "<table id=\"t1\"></table>") != NULL && strstr(page, "<p id=\"t3\">x</p>") != NULL);
+        /* The note goes above its graph, escaped; sections without one have none. */
+        CHECK(strstr(page, "<p class=\"fg-note\">Stacks stop at 4 &lt;frames&gt;</p>\n<div class=\"fg-bar\">") != NULL);
+        CHECK(occurrences(page, "class=\"fg-note\"") == 1);
         /* Three scripts (error catcher, data, drawing code): no name closes one early. */
         CHECK(occurrences(page, "</script>") == 3 && occurrences(page, "<!--") == 0);
         CHECK(strstr(page, "Evil\\u003c/script>\\u003c!--x.m\\u2028") != NULL);
@@ -190,7 +193,7 @@ static int node_is(const node *n, const char *name, int64_t value, int64_t base,
  * nodes for small_profile, else 0. */
 static int six_node_page(const profile *p, const profile *baseline, node *nodes, char **page)
 {
-    flamegraph_section section = { "CPU", p, 0, baseline, NULL };
+    flamegraph_section section = { "CPU", p, 0, baseline, NULL, NULL };
     *page = page_of(&section, 1);
     return *page != NULL && read_tree(*page, baseline != NULL, nodes, 16) == 6;
 }
@@ -237,7 +240,7 @@ TEST(flamegraph_differential_carries_the_baseline)
 TEST(flamegraph_reports_write_errors)
 {
     profile *p = small_profile(3);
-    flamegraph_section section = { "CPU", p, 0, NULL, NULL };
+    flamegraph_section section = { "CPU", p, 0, NULL, NULL, NULL };
     FILE *full = fopen("/dev/full", "w");
     if (full != NULL) {
         CHECK(flamegraph_write_page(full, "x", &section, 1) == -1);

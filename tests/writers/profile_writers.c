@@ -162,7 +162,7 @@ static int real(const char *collapsed, const char *dir)
             fprintf(stderr, "profile_writers: not a collapsed-stack line: %.80s\n", line);
     fclose(in);
     write_pprof(p, dir, "real.pb.gz");
-    flamegraph_section section = { "CPU samples", p, 0, NULL, NULL };
+    flamegraph_section section = { "CPU samples", p, 0, NULL, NULL, NULL };
     FILE *f = open_out(dir, "real.html");
     close_out(f, flamegraph_write_page(f, "hprof: demo/Demo.java, cpu=samples", &section, 1), "real.html");
     profile_free(p);
@@ -251,7 +251,7 @@ static int bench(const char *dir, uint32_t nstacks)
     t1 = now();
     printf("collapsed_write:       %.3f s, %ld bytes\n", t1 - t0, size_of(f));
     close_out(f, rc, "bench.collapsed");
-    flamegraph_section section = { "CPU samples", p, 0, NULL, NULL };
+    flamegraph_section section = { "CPU samples", p, 0, NULL, NULL, NULL };
     f = open_out(dir, "bench.html");
     t0 = now();
     rc = flamegraph_write_page(f, "hprof: 100,000 stacks", &section, 1);
