@@ -19,6 +19,7 @@
 #include "../options/jvm_args.h"
 #include "../output/hprof_binary.h"
 #include "jvmti_support.h"
+#include "class_rewrite.h"
 #include "tracker_agent.h"
 
 /* Subsites kept at most: ~64 bytes each, so 4M is ~256 MB at the very worst. */
@@ -546,6 +547,7 @@ static int sites_start(const collector_env *env, JNIEnv *jni)
     }
     gc_events_on();
     (*jni)->SetStaticIntField(jni, H.tracker, H.heap_engaged, 1);
+    class_rewrite_say_each(env->opt->verbose > 1);   /* else tracker_agent_apply says how many */
     tracker_agent_want(-1, 1);
     atomic_store(&H.counting, 1);
     return 0;
