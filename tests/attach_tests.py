@@ -562,6 +562,40 @@ def make_tests(Fail, Skip, parse_profile, spawn, reap, asan=None):
             raise Fail("; ".join(problems))
         ctx.note("heap dump after attach: %s objects; %s" % (m.group(1), r.stderr.count("hprof: note:")))
 
+    def t_attach_heap_dump_once(ctx):
+        """heap=dump,format=b attached, one `dump`, then the program ends:
+        the file holds that one heap dump and is valid (the exit added a
+        second full one to the same file); after a stop (which dumps) and a
+        new start, the exit dumps again (doe=y)."""
+        import hprof_reader
+        problems = []
+        for restart in (0, 1):
+            path = ctx.path("heap%d.hprof" % restart)
+            prog = Program(ctx, tag="heap%d" % restart)
+            try:
+                jcmd(ctx, prog.p.pid, "heap=dump,format=b,file=" + path)
+                control(ctx, "dump", prog.p.pid)
+                if restart:
+                    control(ctx, "stop", prog.p.pid)
+                    control(ctx, "start", prog.p.pid, "heap=dump,format=b,file=" + path)
+                prog.finish()
+            finally:
+                prog.kill()
+            try:
+                d = hprof_reader.read(path)
+            except Exception as e:          # noqa: BLE001 (any parse error is the failure)
+                problems.append("%s is not a valid HPROF file: %s" % (os.path.basename(path), e))
+                continue
+            want = 3 if restart else 1       # restart: the dump, stop's, and the exit's
+            ctx.note("%s: %d heap dumps, %d bytes" % (os.path.basename(path), len(d.heap_dumps),
+                                                       os.path.getsize(path)))
+            if len(d.heap_dumps) != want:
+                problems.append("%s: %d heap dumps (want %d: the one asked for%s)" % (
+                    os.path.basename(path), len(d.heap_dumps), want, ", stop's and the exit's after a new "
+                    "start" if restart else ""))
+        if problems:
+            raise Fail("; ".join(problems))
+
     def t_attach_asan(ctx):
         """The ASan+UBSan-built agent attached to a running JVM and driven
         through every command and collector that works after an attach:
@@ -618,6 +652,7 @@ def make_tests(Fail, Skip, parse_profile, spawn, reap, asan=None):
         ("attach_cycles", t_attach_cycles),
         ("attach_bad_options", t_attach_bad_options),
         ("attach_heap", t_attach_heap),
+        ("attach_heap_dump_once", t_attach_heap_dump_once),
         ("attach_inlined", t_attach_inlined),
         ("attach_hot_cold_loop", t_attach_hot_cold_loop),
         ("attach_asan", t_attach_asan),

@@ -30,6 +30,8 @@ static const char usage_text[] =
 "lineno=y|n             line number in traces?         y\n"
 "thread=y|n             thread in traces?              n\n"
 "doe=y|n                dump on exit?                  y\n"
+"                       (heap=dump: at exit only if no heap dump was\n"
+"                       written on request since the start)\n"
 "msa=y|n                Solaris micro state accounting n (y is not supported)\n"
 "force=y|n              force output to <file>         y\n"
 "verbose=y|n|all        print messages about dumps     y\n"
