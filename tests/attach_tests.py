@@ -17,6 +17,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 AGENT = os.path.join(ROOT, "build", "libhprof.so")
 HPROF = os.path.join(ROOT, "build", "hprof")
+CLASSES = os.path.join(ROOT, "build", "tests", "classes")
+TESTS_DIR = os.path.join(ROOT, "tests")
 
 RE_TIME_ROW = re.compile(r"^ *\d+ +[\d.]+% +[\d.]+% +(\d+) +(\d+) (\S+)$")
 
@@ -315,6 +317,59 @@ def make_tests(Fail, Skip, parse_profile, spawn, reap, asan=None):
         if problems:
             raise Fail("; ".join(problems))
 
+    def t_attach_quiet(ctx):
+        """heap=sites attached to a program that loaded huge.Overflow (a
+        method too big once instrumented, tests/bci/gen_huge.py) says that
+        one class was left uninstrumented in one summary line of the
+        program's stderr, and names the class only with verbose=all; a
+        cpu=samples run prints the sampler's counters at exit only with
+        verbose=all."""
+        import sys
+        huge_src, huge = ctx.path("huge-src"), ctx.path("huge-classes")
+        subprocess.run([sys.executable, os.path.join(TESTS_DIR, "bci", "gen_huge.py"), huge_src], check=True,
+                       capture_output=True)
+        subprocess.run([os.path.join(ctx.jdk, "bin", "javac"), "--release", "17", "-d", huge,
+                        os.path.join(huge_src, "huge", "Overflow.java")], check=True, capture_output=True)
+        problems = []
+        each = re.compile(r"^hprof: class huge/Overflow is left uninstrumented", re.M)
+        summary = re.compile(r"^hprof: \d+ classes instrumented, (\d+) left as they were.*", re.M)
+        for verbose in ("", ",verbose=all"):
+            tag = "sites" + verbose.replace(",verbose=", "-")
+            se = ctx.path(tag + ".stderr")
+            cmd = [ctx.java, "-cp", CLASSES + os.pathsep + huge, "LoadThenWait", "huge.Overflow", "4000"]
+            with open(se, "w") as err:
+                p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, stdin=subprocess.DEVNULL,
+                                     cwd=ctx.out)
+            try:
+                deadline = time.time() + 30
+                while "LOADED" not in open(se).read() and time.time() < deadline and p.poll() is None:
+                    time.sleep(0.05)
+                jcmd(ctx, p.pid, "heap=sites,file=%s%s" % (ctx.path(tag + ".txt"), verbose))
+                p.wait(timeout=60)
+            finally:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+            stderr = open(se).read()
+            said = summary.search(stderr)
+            named = bool(each.search(stderr))
+            ctx.note("heap=sites%s attached: huge/Overflow named: %s; summary: %s"
+                     % (verbose, named, said.group(0) if said else None))
+            if not said or int(said.group(1)) < 1:
+                problems.append("heap=sites%s attached: no summary line of the classes left as they were"
+                                % verbose)
+            if named != bool(verbose):
+                problems.append("heap=sites%s attached: huge/Overflow %s" % (
+                    verbose, "not named" if verbose else "named in the program's stderr"))
+        counters = "walked from the caller of a stub"
+        for verbose in ("", ",verbose=all"):
+            r = ctx.run("Busy", ["300"], agent="cpu=samples,file=%s%s" % (ctx.path("samples%s.txt" % verbose.replace(",verbose=", "-")), verbose))
+            if (counters in r.stderr) != bool(verbose):
+                problems.append("cpu=samples%s: the sampler's counters %s stderr" % (
+                    verbose, "missing from" if verbose else "in"))
+        if problems:
+            raise Fail("; ".join(problems))
+
     def t_attach_cycles(ctx):
         """heap=sites from start-up, then 10 stop/start cycles: each stop
         restores exactly the classes the start before instrumented, not every
@@ -507,6 +562,40 @@ def make_tests(Fail, Skip, parse_profile, spawn, reap, asan=None):
             raise Fail("; ".join(problems))
         ctx.note("heap dump after attach: %s objects; %s" % (m.group(1), r.stderr.count("hprof: note:")))
 
+    def t_attach_heap_dump_once(ctx):
+        """heap=dump,format=b attached, one `dump`, then the program ends:
+        the file holds that one heap dump and is valid (the exit added a
+        second full one to the same file); after a stop (which dumps) and a
+        new start, the exit dumps again (doe=y)."""
+        import hprof_reader
+        problems = []
+        for restart in (0, 1):
+            path = ctx.path("heap%d.hprof" % restart)
+            prog = Program(ctx, tag="heap%d" % restart)
+            try:
+                jcmd(ctx, prog.p.pid, "heap=dump,format=b,file=" + path)
+                control(ctx, "dump", prog.p.pid)
+                if restart:
+                    control(ctx, "stop", prog.p.pid)
+                    control(ctx, "start", prog.p.pid, "heap=dump,format=b,file=" + path)
+                prog.finish()
+            finally:
+                prog.kill()
+            try:
+                d = hprof_reader.read(path)
+            except Exception as e:          # noqa: BLE001 (any parse error is the failure)
+                problems.append("%s is not a valid HPROF file: %s" % (os.path.basename(path), e))
+                continue
+            want = 3 if restart else 1       # restart: the dump, stop's, and the exit's
+            ctx.note("%s: %d heap dumps, %d bytes" % (os.path.basename(path), len(d.heap_dumps),
+                                                       os.path.getsize(path)))
+            if len(d.heap_dumps) != want:
+                problems.append("%s: %d heap dumps (want %d: the one asked for%s)" % (
+                    os.path.basename(path), len(d.heap_dumps), want, ", stop's and the exit's after a new "
+                    "start" if restart else ""))
+        if problems:
+            raise Fail("; ".join(problems))
+
     def t_attach_asan(ctx):
         """The ASan+UBSan-built agent attached to a running JVM and driven
         through every command and collector that works after an attach:
@@ -559,9 +648,11 @@ def make_tests(Fail, Skip, parse_profile, spawn, reap, asan=None):
         ("attach_twice", t_attach_twice),
         ("attach_commands_at_startup", t_commands_at_startup),
         ("attach_times", t_attach_times),
+        ("attach_quiet", t_attach_quiet),
         ("attach_cycles", t_attach_cycles),
         ("attach_bad_options", t_attach_bad_options),
         ("attach_heap", t_attach_heap),
+        ("attach_heap_dump_once", t_attach_heap_dump_once),
         ("attach_inlined", t_attach_inlined),
         ("attach_hot_cold_loop", t_attach_hot_cold_loop),
         ("attach_asan", t_attach_asan),

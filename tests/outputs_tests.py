@@ -35,11 +35,19 @@ which must agree sample for sample.
                         prof.lock.pb.gz (c.cpu.txt, c.lock.txt), each said on
                         stderr, no file by the plain name; one flame-graph page
                         with both graphs
+    outputs_lambdas     Lambdas (four lambdas and a method reference, hidden
+                        classes named by the JVM per run) run twice with
+                        cpu=samples and file=, collapsed=, pprof=, flamegraph=:
+                        no Java frame name in any output holds an address
+                        (0x), the lambda frames are named alike in both runs
+                        and in all four outputs, and `hprof diff` of the two
+                        text files pairs them (before and after both counted)
     outputs_bad_path    pprof= in a missing directory: the JVM stops at
                         start-up with a message naming pprof= and the path
 """
 
 import gzip
+import json
 import math
 import os
 import re
@@ -508,6 +516,62 @@ def make_tests(Fail, Skip, parse_profile, H, heap_tests):
         if problems:
             raise Fail("; ".join(problems))
 
+    def flamegraph_names(path):
+        """The frame names a flame graph page draws (its sections' names:[...])."""
+        html = read_output(path, "flame graph", lambda p: open(p, encoding="utf-8").read(),
+                           (OSError, UnicodeDecodeError), Fail)
+        names = []
+        for blob in re.findall(r"\bnames:\[(.*?)\],\ntree:", html, re.S):
+            names += [json.loads('"%s"' % n) for n in re.findall(r'"((?:[^"\\]|\\.)*)"', blob)]
+        return names
+
+    def t_outputs_lambdas(ctx):
+        import frontend_tests
+        lambda_names = []
+        for run in (1, 2):
+            paths = {k: ctx.path("lambdas%d.%s" % (run, ext)) for k, ext in
+                     (("text", "txt"), ("pprof", "pb.gz"), ("collapsed", "collapsed"), ("flamegraph", "html"))}
+            ctx.run("Lambdas", ["1500"], agent="cpu=samples,cutoff=0,depth=8,file=%s,pprof=%s,collapsed=%s,"
+                    "flamegraph=%s" % (paths["text"], paths["pprof"], paths["collapsed"], paths["flamegraph"]))
+            prof = parse_profile(paths["text"])
+            # Java frames only: a native function the JVM made may be named by an address.
+            names = {
+                "text": {f.qualname for t in prof.traces.values() for f in t.frames if not f.cls.startswith("[")},
+                "collapsed": {f for fr, _ in collapsed(paths["collapsed"]) for f in fr},
+                "pprof": {f[0] for fr, _, _ in read_pprof(paths["pprof"], Fail).samples for f in fr},
+                # How the frame ran (_[j] compiled, _[i] inlined, _[0] interpreted) aside.
+                "flamegraph": {re.sub(r"_\[\w\]$", "", n) for n in flamegraph_names(paths["flamegraph"])},
+            }
+            problems = []
+            for what, got in sorted(names.items()):
+                java = {n for n in got if n.startswith(("Lambdas", "java."))}
+                with_address = sorted(n for n in java if "0x" in n)
+                if with_address:
+                    problems.append("run %d, %s: frames named by an address: %s" % (run, what, with_address[:4]))
+                lambdas = sorted(n for n in java if "$$Lambda" in n)
+                if not lambdas:
+                    problems.append("run %d, %s: no lambda frame" % (run, what))
+                names[what] = lambdas
+            if problems:
+                raise Fail("; ".join(problems))
+            ctx.note("run %d: lambda frames %s" % (run, names["text"]))
+            if len({tuple(v) for v in names.values()}) != 1:
+                raise Fail("run %d: the outputs name the lambda frames differently: %s" % (run, names))
+            lambda_names.append(names["text"])
+        if lambda_names[0] != lambda_names[1]:
+            raise Fail("the lambda frames are named differently in two runs: %s and %s" % tuple(lambda_names))
+        d = subprocess.run([frontend_tests.HPROF, "diff", ctx.path("lambdas1.txt"), ctx.path("lambdas2.txt")],
+                           capture_output=True, text=True, timeout=120)
+        with open(ctx.path("diff.txt"), "w") as f:
+            f.write(d.stdout + d.stderr)
+        rows = [m for m in map(frontend_tests.RE_DIFF_ROW.match, d.stdout.splitlines())
+                if m and "$$Lambda" in m.group(7)]
+        unpaired = [m.group(0).strip() for m in rows if m.group(4) == "0" or m.group(5) == "0"]
+        ctx.note("hprof diff: %d rows name a lambda, %d of them in one run only" % (len(rows), len(unpaired)))
+        if d.returncode != 0 or not rows or unpaired:
+            raise Fail("hprof diff (rc %d) of two runs pairs %s lambda rows; in one run only: %s"
+                       % (d.returncode, len(rows) - len(unpaired), unpaired[:4]))
+
     def t_outputs_bad_path(ctx):
         bad = "/nonexistent-hprof-dir/p.pb.gz"
         r = ctx.run("Busy", ["200"], agent="cpu=samples,pprof=" + bad, expect_rc="nonzero")
@@ -575,4 +639,5 @@ def make_tests(Fail, Skip, parse_profile, H, heap_tests):
         ("outputs_times", t_outputs_times),
         ("outputs_two", t_outputs_two),
         ("outputs_bad_path", t_outputs_bad_path),
+        ("outputs_lambdas", t_outputs_lambdas),
     ]

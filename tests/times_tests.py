@@ -400,7 +400,7 @@ def make_tests(Fail, parse_profile):
 
     def t_times_jdk_verify(ctx):
         path = ctx.path("jdk.txt")
-        r = ctx.run("LoadAllClasses", [], agent="cpu=times,verbose=n,file=" + path,
+        r = ctx.run("LoadAllClasses", [], agent="cpu=times,verbose=all,file=" + path,
                     jvm=["-Xverify:all", "--add-modules", "ALL-SYSTEM"], timeout=600)
         m = re.search(r"LOADED (\d+) VERIFY_ERRORS (\d+) OTHER_ERRORS (\d+) OF (\d+)", r.stderr)
         if not m:

@@ -1,10 +1,25 @@
 /* class_rewrite: see class_rewrite.h. */
 #include "class_rewrite.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "jvmti_support.h"
+
+/* A class that cannot be rewritten is no error of the application's: dozens
+ * of lines in its stderr at an attach helped nobody (the caller counts them). */
+static atomic_int say_each = 1;
+
+void class_rewrite_say_each(int on)
+{
+    atomic_store(&say_each, on);
+}
+
+int class_rewrite_saying_each(void)
+{
+    return atomic_load(&say_each);
+}
 
 int class_rewrite_in_hook(jvmtiEnv *jvmti, const bci_config *c, const char *name, const unsigned char *data,
                           jint len, jint *new_len, unsigned char **new_data, const char *who) {
@@ -13,7 +28,8 @@ int class_rewrite_in_hook(jvmtiEnv *jvmti, const bci_config *c, const char *name
     char err[512];
     bci_result r = bci_rewrite(data, (size_t)len, c, &out, &out_len, err, sizeof err);
     if (r == BCI_ERROR) {
-        fprintf(stderr, "%s: class %s is left uninstrumented: %s\n", who, name, err);
+        if (atomic_load(&say_each))
+            fprintf(stderr, "%s: class %s is left uninstrumented: %s\n", who, name, err);
         return -1;
     }
     if (r != BCI_OK) return 0;
@@ -31,6 +47,8 @@ int class_rewrite_in_hook(jvmtiEnv *jvmti, const bci_config *c, const char *name
 
 static void say_not_retransformed(jvmtiEnv *jvmti, jclass klass, jvmtiError err, const char *who) {
     char *sig = NULL, *msg = NULL;
+    if (!atomic_load(&say_each))
+        return;
     (*jvmti)->GetClassSignature(jvmti, klass, &sig, NULL);
     (*jvmti)->GetErrorName(jvmti, err, &msg);
     fprintf(stderr, "%s: cannot retransform %s: %s; it runs uninstrumented\n", who, sig ? sig : "?",

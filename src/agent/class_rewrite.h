@@ -20,6 +20,11 @@
 int class_rewrite_in_hook(jvmtiEnv *jvmti, const bci_config *c, const char *name, const unsigned char *data,
                           jint len, jint *new_len, unsigned char **new_data, const char *who);
 
+/* Whether the two above say each class on stderr (by default they do);
+ * off, only their callers' counts tell how many. */
+void class_rewrite_say_each(int on);
+int  class_rewrite_saying_each(void);
+
 /* Retransform classes (local references; each must be modifiable) in
  * batches; a batch that fails is retried one class at a time, so one bad
  * class costs only itself (said on stderr, prefixed with who). Returns how

@@ -19,6 +19,7 @@
 #include "../options/jvm_args.h"
 #include "../output/hprof_binary.h"
 #include "jvmti_support.h"
+#include "class_rewrite.h"
 #include "tracker_agent.h"
 
 /* Subsites kept at most: ~64 bytes each, so 4M is ~256 MB at the very worst. */
@@ -43,6 +44,8 @@ static struct {
     jvmtiEvent    event;             /* the allocation event wanted while counting, or 0 */
     int           gc_events;         /* GarbageCollectionFinish wanted while counting */
     int           dump_depth, dump_lineno;   /* heap=dump's traces */
+    int           dumped_on_request;         /* a heap dump was written since the start (dump,
+                                                SIGQUIT, net=): the exit adds none */
     int           zgc;               /* -XX:+UseZGC: no GC in the exit dump (see collect) */
 } H;
 
@@ -546,6 +549,7 @@ static int sites_start(const collector_env *env, JNIEnv *jni)
     }
     gc_events_on();
     (*jni)->SetStaticIntField(jni, H.tracker, H.heap_engaged, 1);
+    class_rewrite_say_each(env->opt->verbose > 1);   /* else tracker_agent_apply says how many */
     tracker_agent_want(-1, 1);
     atomic_store(&H.counting, 1);
     return 0;
@@ -773,11 +777,21 @@ static int dump_start(const collector_env *env, JNIEnv *jni)
     (void)jni;
     H.dump_depth = env->opt->depth;
     H.dump_lineno = env->opt->lineno;
+    H.dumped_on_request = 0;             /* a start asks for a heap dump at exit again */
     return 0;
 }
 
 static void heap_dump_dump(dump_target *t, JNIEnv *jni)
 {
+    /* A heap dump asked for during the run is what was wanted: a second
+     * full one at exit doubled a 561 MB file and the shutdown took 10 s
+     * more. doe=y still writes one at exit when none was asked for. */
+    if (t->final && H.dumped_on_request) {
+        dump_note(t, "hprof: heap=dump: no heap dump at exit, one was written on request since the start");
+        return;
+    }
+    if (!t->final)
+        H.dumped_on_request = 1;
     collect(t, jni);
     heap_dump_target target = { t->format, t->text, t->binary, t->out_path };
     heap_dump_write(jni, &target, H.dump_depth, H.dump_lineno);

@@ -805,7 +805,9 @@ static void dump(dump_target *t, JNIEnv *jni)
                  vthreads_named(), (unsigned long long)unnamed, VTHREADS_NAMED_MAX);
         dump_note(t, line);
     }
-    if (t->verbose) {
+    /* The sampler's own counters: for its developers (verbose=all, and
+     * `status`), not in every run's stderr. */
+    if (t->verbose > 1) {
         char line[256];
         snprintf(line, sizeof line, "hprof: cpu=samples: %llu samples, %llu of them walked from the caller "
                  "of a stub, %llu at the interrupted PC instead of the instruction before it",
@@ -866,10 +868,13 @@ static void status(char *line, size_t size)
     size_t objects = 0, symbols = 0, rules = 0, bytes = 0;
     if (cpu.native)
         native_libs_stats(&objects, &symbols, &rules, &bytes);
-    snprintf(line, size, "cpu=samples: %s, %llu samples in %u traces (%llu taken by the signal handler), "
+    snprintf(line, size, "cpu=samples: %s, %llu samples in %u traces (%llu taken by the signal handler, "
+             "%llu walked from the caller of a stub, %llu at the interrupted PC), "
              "every %d ms of CPU (%s); native=%s: %zu objects, %zu symbols, %zu frame rules (%.1f MB)",
              cpu.running ? "sampling" : "stopped", (unsigned long long)total, n,
-             (unsigned long long)atomic_load(&sampler_lost.taken), cpu.interval_ms,
+             (unsigned long long)atomic_load(&sampler_lost.taken),
+             (unsigned long long)atomic_load(&sampler_lost.recovered_from_caller),
+             (unsigned long long)atomic_load(&sampler_lost.at_interrupted_pc), cpu.interval_ms,
              cpu.initialised ? sampler_engine_name() : "-", cpu.native ? "y" : "n", objects, symbols, rules,
              (double)bytes / 1e6);
 }

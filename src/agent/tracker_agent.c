@@ -396,8 +396,9 @@ int tracker_agent_apply(jvmtiEnv *jvmti, JNIEnv *jni) {
     T.applied.allocations = allocations;
     T.applied.filters = generation;
     if (atomic_load(&T.failed))
-        fprintf(stderr, "hprof: %u classes %s, %u left as they were (see above)\n", atomic_load(&T.rewritten),
-                restoring ? "restored" : "instrumented", atomic_load(&T.failed));
+        fprintf(stderr, "hprof: %u classes %s, %u left as they were (%s)\n", atomic_load(&T.rewritten),
+                restoring ? "restored" : "instrumented", atomic_load(&T.failed),
+                class_rewrite_saying_each() ? "see above" : "verbose=all names each");
     return 0;
 }
 

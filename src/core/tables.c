@@ -3,8 +3,10 @@
 #include "tables.h"
 #include "idmap.h"
 #include "keytab.h"
+#include "../profile/profile.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,6 +75,8 @@ static const char *stored_string(const char *s)
 typedef struct class_entry {
     const char *signature;
     const char *java_name;
+    const char *frame_name;       /* java_name, or for a hidden class that
+                                     without its address (class_frame_name) */
     int         claimed;          /* class_claim: a class object carries this serial */
 } class_entry;
 
@@ -165,9 +169,16 @@ static serial_t class_intern_key(const char *jvm_signature, const char *key, uin
     signature_to_java_name(jvm_signature, java_name, (uint32_t)name_size);
     const char *sig_copy = stored_string(jvm_signature);
     const char *name_copy = stored_string(java_name);
+    /* Frames are named without a hidden class's address (and JDK 17's
+     * lambda counter), which change from run to run: two runs' profiles
+     * then name the same lambda alike. The class keeps its full name. */
+    size_t name_len = strlen(java_name);
+    const char *frame_copy = name_copy;
+    if (profile_name_drop_addresses(java_name, name_len) != name_len)
+        frame_copy = stored_string(java_name);
     if (java_name != stack_name)
         free(java_name);
-    if (sig_copy == NULL || name_copy == NULL)
+    if (sig_copy == NULL || name_copy == NULL || frame_copy == NULL)
         return 0;
 
     int created = 0;
@@ -179,7 +190,7 @@ static serial_t class_intern_key(const char *jvm_signature, const char *key, uin
         idx = keytab_intern(&classes.keys, key, key_len, &created);
         if (idx != KEYTAB_FULL) {
             if (created)
-                classes.entries[idx] = (class_entry){ sig_copy, name_copy, 0 };
+                classes.entries[idx] = (class_entry){ sig_copy, name_copy, frame_copy, 0 };
             serial = CLASS_SERIAL_BASE + idx;
         }
     }
@@ -253,22 +264,29 @@ static const class_entry *class_entry_locked(serial_t serial)
     return &classes.entries[serial - CLASS_SERIAL_BASE];
 }
 
-const char *class_signature(serial_t serial)
+/* One of the class's names (the class_entry member at offset), under the lock. */
+static const char *class_name_at(serial_t serial, size_t offset)
 {
     pthread_mutex_lock(&classes.lock);
     const class_entry *e = class_entry_locked(serial);
-    const char *s = e ? e->signature : NULL;
+    const char *s = e ? *(const char *const *)((const char *)e + offset) : NULL;
     pthread_mutex_unlock(&classes.lock);
     return s;
 }
 
+const char *class_signature(serial_t serial)
+{
+    return class_name_at(serial, offsetof(class_entry, signature));
+}
+
 const char *class_java_name(serial_t serial)
 {
-    pthread_mutex_lock(&classes.lock);
-    const class_entry *e = class_entry_locked(serial);
-    const char *s = e ? e->java_name : NULL;
-    pthread_mutex_unlock(&classes.lock);
-    return s;
+    return class_name_at(serial, offsetof(class_entry, java_name));
+}
+
+const char *class_frame_name(serial_t serial)
+{
+    return class_name_at(serial, offsetof(class_entry, frame_name));
 }
 
 uint32_t class_count(void)
@@ -382,7 +400,7 @@ int method_get(serial_t serial, method_info *out)
     pthread_mutex_unlock(&methods.lock);
     if (e == NULL)
         return -1;
-    out->class_name = class_java_name(out->class_serial);
+    out->class_name = class_frame_name(out->class_serial);
     if (out->class_name == NULL)
         out->class_name = "<unknown class>";
     return 0;

@@ -70,6 +70,12 @@ serial_t    class_intern_another(const char *jvm_signature);
 int         class_claim(serial_t serial);
 const char *class_signature(serial_t serial);
 const char *class_java_name(serial_t serial);     /* "java.lang.String", "byte[]" */
+/* The name frames of its methods show: the Java name, but a hidden class's
+ * without its address and JDK 17's lambda counter ("Foo$$Lambda$14.0x7f..."
+ * -> "Foo$$Lambda", profile_name_drop_addresses), so that two runs name
+ * them alike. Several classes may share one; class records (heap dumps)
+ * keep class_java_name, which tells them apart. */
+const char *class_frame_name(serial_t serial);
 uint32_t    class_count(void);
 
 /* ---- methods, keyed by an opaque 64-bit id (a jmethodID for Java methods) ---- */
@@ -101,7 +107,7 @@ typedef struct method_desc {
 
 typedef struct method_info {
     serial_t    class_serial;
-    const char *class_name;           /* Java form */
+    const char *class_name;           /* Java form, as frames show it (class_frame_name) */
     const char *name;
     const char *signature;            /* "" when unknown */
     const char *source_file;          /* NULL when unknown */

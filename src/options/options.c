@@ -30,9 +30,14 @@ static const char usage_text[] =
 "lineno=y|n             line number in traces?         y\n"
 "thread=y|n             thread in traces?              n\n"
 "doe=y|n                dump on exit?                  y\n"
+"                       (heap=dump: at exit only if no heap dump was\n"
+"                       written on request since the start)\n"
 "msa=y|n                Solaris micro state accounting n (y is not supported)\n"
 "force=y|n              force output to <file>         y\n"
-"verbose=y|n            print messages about dumps     y\n"
+"verbose=y|n|all        print messages about dumps     y\n"
+"                       all: also the agent's counters at each dump and\n"
+"                       every class cpu=times or heap=sites left\n"
+"                       uninstrumented (y: how many)\n"
 "collapsed=<file>       also write collapsed stacks    off\n"
 "                       (frame;frame;frame count), for flame graph tools\n"
 "pprof=<file>           also write a gzipped pprof     off\n"
@@ -313,7 +318,14 @@ static int parse_one(hprof_options *o, const char *name, const char *value,
     if (strcmp(name, "native") == 0)  return parse_yes_no(name, value, &o->native, err, errlen);
     if (strcmp(name, "doe") == 0)     return parse_yes_no(name, value, &o->doe, err, errlen);
     if (strcmp(name, "force") == 0)   return parse_yes_no(name, value, &o->force, err, errlen);
-    if (strcmp(name, "verbose") == 0) return parse_yes_no(name, value, &o->verbose, err, errlen);
+    if (strcmp(name, "verbose") == 0) {
+        /* all: y and what only the agent's developers and bug reports need. */
+        if (strcmp(value, "all") == 0) {
+            o->verbose = 2;
+            return 0;
+        }
+        return parse_yes_no(name, value, &o->verbose, err, errlen);
+    }
     if (strcmp(name, "msa") == 0) {
         int msa = 0;
         if (parse_yes_no(name, value, &msa, err, errlen) != 0)

@@ -40,7 +40,8 @@ typedef struct hprof_options {
     int       thread;                 /* thread serial in traces */
     int       doe;                    /* dump on exit */
     int       force;                  /* overwrite file= (n: add the pid) */
-    int       verbose;                /* messages about dumps on stderr */
+    int       verbose;                /* messages about dumps on stderr; 2 (all): also internal
+                                         counters and each class left uninstrumented */
     char      collapsed[OPTIONS_PATH_MAX]; /* collapsed-stack output, "" when off */
     char      pprof[OPTIONS_PATH_MAX];     /* gzipped profile.proto output, "" when off */
     char      flamegraph[OPTIONS_PATH_MAX];/* flame-graph HTML page, "" when off */

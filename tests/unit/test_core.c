@@ -9,6 +9,7 @@
 #include "core/keytab.h"
 #include "core/tables.h"
 #include "core/trace_cache.h"
+#include "profile/profile.h"
 
 TEST(keytab_interns_and_finds)
 {
@@ -398,6 +399,34 @@ TEST(tables_class_with_a_long_name)
     CHECK(b != 0 && b != a);
     CHECK_STR(class_java_name(b), want);
     CHECK(class_intern_another(sig) == b);
+    tables_free();
+}
+
+TEST(tables_hidden_classes_frames_named_without_address)
+{
+    /* Two lambda classes of JDK 17 (counter and address) and one of JDK 21+
+     * (address only): distinct classes with their full names, whose methods'
+     * frames show one name that does not change from run to run. */
+    tables_init(NULL);
+    serial_t a = class_intern("LWordFreq$$Lambda$4.0x00007f89e0003a30;");
+    serial_t b = class_intern("LWordFreq$$Lambda$15.0x00007f89e0004000;");
+    serial_t c = class_intern("Ljava/lang/invoke/LambdaForm$MH.0x00007f00c0001000;");
+    serial_t d = class_intern("Lp/Q$$Lambda$3;");           /* not hidden: kept */
+    CHECK(a != 0 && b != 0 && a != b && c != 0 && d != 0);
+    CHECK_STR(class_java_name(a), "WordFreq$$Lambda$4.0x00007f89e0003a30");
+    CHECK_STR(class_frame_name(a), "WordFreq$$Lambda");
+    CHECK_STR(class_frame_name(b), "WordFreq$$Lambda");
+    CHECK_STR(class_frame_name(c), "java.lang.invoke.LambdaForm$MH");
+    CHECK_STR(class_frame_name(d), "p.Q$$Lambda$3");
+    method_desc md = { .class_serial = b, .name = "apply", .signature = "(Ljava/lang/Object;)Ljava/lang/Object;" };
+    serial_t m = method_add(0x7f0011, &md);
+    method_info mi;
+    CHECK(m != 0 && method_get(m, &mi) == 0);
+    CHECK_STR(mi.class_name, "WordFreq$$Lambda");
+    CHECK(mi.class_serial == b);
+    char name[] = "A$$Lambda$12.0x1f.run;B$$Lambda$.0x2.x;C$$Lambda$7";
+    CHECK(profile_name_drop_addresses(name, strlen(name)) == strlen("A$$Lambda.run;B$$Lambda$.x;C$$Lambda$7"));
+    CHECK_STR(name, "A$$Lambda.run;B$$Lambda$.x;C$$Lambda$7");
     tables_free();
 }
 

@@ -37,6 +37,9 @@ TEST(options_all_values)
     CHECK(o.sampler == 'a');
     CHECK(options_parse("cpu=samples,sampler=timer", &o, err, sizeof err) == 0 && o.sampler == 't');
     CHECK(options_parse("cpu=samples,sampler=perf", &o, err, sizeof err) == 0 && o.sampler == 'p');
+    CHECK(options_parse("cpu=samples", &o, err, sizeof err) == 0 && o.verbose == 1);
+    CHECK(options_parse("cpu=samples,verbose=all", &o, err, sizeof err) == 0 && o.verbose == 2);
+    CHECK(options_parse("cpu=samples,verbose=some", &o, err, sizeof err) != 0);
 }
 
 /* Each bad input must fail with a message naming the option. */
