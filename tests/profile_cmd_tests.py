@@ -17,6 +17,10 @@
                       `hprof list`
     run_defaults      `hprof run -- java ...` with no option writes the CPU
                       flame graph hprof-<pid>.html in the working directory
+    restart_outputs   attach cpu=samples (no whole-stack output), stop, start again
+                      with flamegraph=: the page is written and names partA (it
+                      said "has no profile" and left 0 bytes); then `hprof
+                      profile -e wall` on the same JVM writes its stacks too
     front_formats     `hprof report` of a pprof file and of an HTML page says
                       what the file is and what reads it (not "it holds NUL
                       bytes"); `hprof convert T.txt -o X.collapsed` (no --to)
@@ -142,5 +146,35 @@ def make_tests(Fail, spawn, reap):
         if problems:
             raise Fail("; ".join(problems))
 
-    return [("profile_cmd", t_profile_cmd), ("front_formats", t_front_formats), ("profile_cmd_errors", t_profile_cmd_errors),
+    def t_restart_outputs(ctx):
+        p, so, se, cmd = spawn(ctx, "CpuSplit", ["9000"], None, "target")
+        problems = []
+        try:
+            time.sleep(1.5)
+            page, wall = ctx.path("att.html"), ctx.path("w.collapsed")
+            steps = [["attach", str(p.pid), "cpu=samples,file=%s" % ctx.path("att.txt")], None,
+                     ["stop", str(p.pid)],
+                     ["start", str(p.pid), "cpu=samples,file=%s,flamegraph=%s" % (ctx.path("att2.txt"), page)],
+                     None, ["stop", str(p.pid)],
+                     ["profile", "-d", "2", "-e", "wall", "-o", wall, str(p.pid)]]
+            for step in steps:
+                if step is None:
+                    time.sleep(1.5)
+                    continue
+                r = hprof(step, ctx.out)
+                ctx.note("%s: rc %d %s" % (" ".join(step[:1]), r.returncode, (r.stdout + r.stderr).strip()[-200:]))
+                if r.returncode != 0 or "has no profile" in r.stdout + r.stderr:
+                    problems.append("%s: rc %d: %s" % (" ".join(step), r.returncode, (r.stdout + r.stderr)[-300:]))
+            for path, name in ((page, "CpuSplit.partA"), (wall, "CpuSplit")):
+                text = open(path, encoding="utf-8").read() if os.path.isfile(path) else ""
+                if name not in text:
+                    problems.append("%s (%d bytes) does not name %s" % (path, len(text), name))
+        finally:
+            r = reap(ctx, p, so, se, cmd)
+        if "has no profile" in open(se, encoding="utf-8", errors="replace").read():
+            problems.append("the JVM's stderr says a collector has no profile")
+        if problems:
+            raise Fail("; ".join(problems))
+
+    return [("profile_cmd", t_profile_cmd), ("restart_outputs", t_restart_outputs), ("front_formats", t_front_formats), ("profile_cmd_errors", t_profile_cmd_errors),
             ("run_defaults", t_run_defaults)]

@@ -419,13 +419,16 @@ static void tell_output(void *ctx, int error, const char *line)
 }
 
 /* pprof=, flamegraph=, collapsed=: from the snapshot of every collector
- * that was started and has one, after their dumps (heap=sites' census). */
+ * that was started and has one, after their dumps (heap=sites' census).
+ * Only the collectors the current options name: one an earlier start made
+ * (`hprof start P wall=10,...` after a cpu=samples attach) is not in these
+ * files, whose names check_profile_outputs checked for the current ones. */
 static void write_profile_outputs(dump_target *t, JNIEnv *jni)
 {
     kind_profile profiles[PRODUCT_MAX_COLLECTORS];
     uint32_t n = 0;
     for (size_t i = 0; i < agent.product->n_collectors; i++) {
-        if (!agent.made[i] || collector_at(i)->snapshot == NULL)
+        if (!agent.made[i] || collector_at(i)->snapshot == NULL || !collector_at(i)->wanted(&agent.opt))
             continue;
         profile *p = collector_at(i)->snapshot(jni);
         if (p)

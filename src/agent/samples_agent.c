@@ -558,12 +558,18 @@ static int init_once(const collector_env *env)
 {
     const hprof_options *opt = env->opt;
     if (cpu.initialised) {
+        /* Whole stacks can be turned on or off at a later start when the
+         * samples are walked deep enough (always after an attach). */
+        int want_stacks = options_want_stacks(opt);
+        if (want_stacks != cpu.keep_stacks && cpu.walk_depth == CPU_MAX_FRAMES) {
+            cpu.keep_stacks = want_stacks;
+            cpu_collector_set_keep_stacks(cpu.counts, want_stacks);
+        }
         if (opt->interval_ms != cpu.interval_ms || opt->depth != cpu.depth || opt->lineno != cpu.lineno ||
-            opt->thread != cpu.per_thread || options_want_stacks(opt) != cpu.keep_stacks ||
-            opt->native != cpu.native)
-            env->limit("cpu=samples: interval=, depth=, lineno=, thread=, native= and whether whole stacks are "
-                       "kept (pprof=, flamegraph=, collapsed=) keep the values of the first start (the "
-                       "samples already counted use them)");
+            opt->thread != cpu.per_thread || want_stacks != cpu.keep_stacks || opt->native != cpu.native)
+            env->limit("cpu=samples: interval=, depth=, lineno=, thread=, native= and, for an agent loaded "
+                       "at start-up, whether whole stacks are kept (pprof=, flamegraph=, collapsed=) keep "
+                       "the values of the first start (the samples already counted use them)");
         return 0;
     }
     char err[512];
@@ -572,8 +578,10 @@ static int init_once(const collector_env *env)
     cpu.lineno = opt->lineno;
     cpu.per_thread = opt->thread;
     cpu.keep_stacks = options_want_stacks(opt);
-    /* Without whole-stack outputs, walking deeper than depth= is wasted work. */
-    cpu.walk_depth = cpu.keep_stacks ? CPU_MAX_FRAMES : opt->depth > 0 ? opt->depth : 1;
+    /* Without whole-stack outputs, walking deeper than depth= is wasted work;
+     * but an attached agent may be asked for them at a later start
+     * (`hprof start P ...,flamegraph=`), so it walks deep from the first. */
+    cpu.walk_depth = cpu.keep_stacks || env->live ? CPU_MAX_FRAMES : opt->depth > 0 ? opt->depth : 1;
     cpu.native = opt->native;
     cpu_collector_config cc = {
         .depth = opt->depth, .lineno = opt->lineno, .per_thread = opt->thread,

@@ -160,6 +160,10 @@ static int init_once(const collector_env *env)
     if (wall.initialised) {
         if (opt->wall_ms != wall.interval_ms || opt->native != wall.native)
             env->limit("wall=: the interval and native= keep the values of the first start");
+        if (options_want_stacks(opt) != wall.keep_stacks) {   /* its queue always carries whole stacks */
+            wall.keep_stacks = options_want_stacks(opt);
+            cpu_collector_set_keep_stacks(wall.counts, wall.keep_stacks);
+        }
         return 0;
     }
     wall.interval_ms = opt->wall_ms;

@@ -100,7 +100,7 @@ static void print_usage(FILE *out)
 {
     fprintf(out, "usage: hprof <command> [--agent PATH] <pid> [options]\n\n");
     for (size_t i = 0; i < N_COMMANDS; i++)
-        fprintf(out, "  hprof %-7s %-20s%s%s\n", COMMANDS[i].name, COMMANDS[i].synopsis,
+        fprintf(out, "  hprof %-6s %-20s%s%s\n", COMMANDS[i].name, COMMANDS[i].synopsis,
                 strlen(COMMANDS[i].synopsis) > 20 ? "\n                              " : " ", COMMANDS[i].summary);
     fprintf(out,
             "\n"

@@ -424,6 +424,13 @@ static void record(cpu_collector *c, const raw_sample *s, uint32_t max_frames)
         count_stack(c, stack, weight);
 }
 
+void cpu_collector_set_keep_stacks(cpu_collector *c, int keep)
+{
+    pthread_mutex_lock(&c->lock);
+    c->cfg.keep_stacks = keep;
+    pthread_mutex_unlock(&c->lock);
+}
+
 uint32_t cpu_collector_drain(cpu_collector *c, sample_queue *q)
 {
     uint32_t drained = 0;

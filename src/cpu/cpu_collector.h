@@ -164,6 +164,12 @@ uint32_t cpu_top_methods(const cpu_row *rows, uint32_t n, cpu_method_count *out,
 /* Zero every count (traces and stacks keep their serials): `reset`. */
 void cpu_collector_reset(cpu_collector *c);
 
+/* Count whole stacks from now on, or stop (a later start of an attached
+ * agent asks for pprof=, flamegraph= or collapsed= when the first did not):
+ * the profile then holds the samples since. The queue must carry frames
+ * deep enough (the caller's business). */
+void cpu_collector_set_keep_stacks(cpu_collector *c, int keep);
+
 /* The whole stacks counted so far (keep_stacks) as a new profile `title`
  * ("CPU samples"): values samples/count and <time_type>/nanoseconds (count
  * * interval_ns; time_type "cpu" or "wall"), period interval_ns. Its sample
