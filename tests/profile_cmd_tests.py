@@ -21,6 +21,10 @@
                       with flamegraph=: the page is written and names partA (it
                       said "has no profile" and left 0 bytes); then `hprof
                       profile -e wall` on the same JVM writes its stacks too
+    text_header       the HPROF text header explains the sections the file
+                      holds and only those: heap=sites explains SITES, not
+                      CPU SAMPLES; monitor=y explains MONITOR TIME; and the
+                      file still parses
     front_formats     `hprof report` of a pprof file and of an HTML page says
                       what the file is and what reads it (not "it holds NUL
                       bytes"); `hprof convert T.txt -o X.collapsed` (no --to)
@@ -40,7 +44,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HPROF = os.path.join(ROOT, "build", "hprof")
 
 
-def make_tests(Fail, spawn, reap):
+def make_tests(Fail, spawn, reap, parse_profile):
     def hprof(args, cwd, timeout=60):
         return subprocess.run([HPROF] + args, capture_output=True, text=True, timeout=timeout, cwd=cwd)
 
@@ -176,5 +180,21 @@ def make_tests(Fail, spawn, reap):
         if problems:
             raise Fail("; ".join(problems))
 
-    return [("profile_cmd", t_profile_cmd), ("restart_outputs", t_restart_outputs), ("front_formats", t_front_formats), ("profile_cmd_errors", t_profile_cmd_errors),
+    def t_text_header(ctx):
+        problems = []
+        for agent, want, never in (("heap=sites", "SITES           allocation sites", "CPU SAMPLES     "),
+                                   ("monitor=y", "MONITOR TIME    time threads waited", "CPU SAMPLES     "),
+                                   ("cpu=samples", "CPU SAMPLES     a profile", "SITES           ")):
+            path = ctx.path(agent.split("=")[0] + ".txt")
+            ctx.run("CpuSplit", ["300"], agent="%s,file=%s" % (agent, path))
+            text = open(path, encoding="utf-8", errors="replace").read()
+            header = text.split("\n--------\n", 1)[0]
+            if want not in header or never in header:
+                problems.append("%s: the header %s %r and %s %r" % (agent, "lacks" if want not in header else "has",
+                                                                   want, "has" if never in header else "lacks", never))
+            parse_profile(path)
+        if problems:
+            raise Fail("; ".join(problems))
+
+    return [("profile_cmd", t_profile_cmd), ("text_header", t_text_header), ("restart_outputs", t_restart_outputs), ("front_formats", t_front_formats), ("profile_cmd_errors", t_profile_cmd_errors),
             ("run_defaults", t_run_defaults)]

@@ -1727,7 +1727,7 @@ import jvmpi_tests  # noqa: E402  (build/libjvmpi.so running JVMPI agents)
 _jvmpi_jvm_tests, _jvmpi_nojdk_tests = jvmpi_tests.make_tests(Fail, Skip, asan_env())
 JVM_TESTS += _jvmpi_jvm_tests
 import profile_cmd_tests  # noqa: E402  (build/hprof profile, list; hprof run's defaults)
-JVM_TESTS += profile_cmd_tests.make_tests(Fail, spawn, reap)
+JVM_TESTS += profile_cmd_tests.make_tests(Fail, spawn, reap, parse_profile)
 import attach_cli_tests  # noqa: E402  (build/hprof, attaching to running JVMs)
 JVM_TESTS += attach_cli_tests.make_tests(Fail, Skip)
 import attach_tests  # noqa: E402  (attach, start/stop/dump/reset/status)

@@ -245,6 +245,26 @@ static int report_open_main(report_file *r, const hprof_options *opt, char *err,
 
 /* The text header: the options, what drives the samples, how the agent
  * came (attach) and what it must do without. */
+
+/* The sections the options make, for the header to explain. */
+static unsigned sections_of(const hprof_options *o)
+{
+    unsigned holds = 0;
+    if (o->cpu == CPU_SAMPLES)
+        holds |= TEXT_HOLDS_CPU_SAMPLES | (o->native ? TEXT_HOLDS_CPU_SUMMARY : 0);
+    if (o->cpu == CPU_TIMES)
+        holds |= TEXT_HOLDS_CPU_TIME;
+    if (o->heap == HEAP_SITES || o->heap == HEAP_ALL)
+        holds |= TEXT_HOLDS_SITES;
+    if (o->heap == HEAP_DUMP || o->heap == HEAP_ALL)
+        holds |= TEXT_HOLDS_HEAP_DUMP;
+    if (o->monitor)
+        holds |= TEXT_HOLDS_MONITOR | TEXT_HOLDS_MONITOR_DUMP;
+    if (o->wall_ms > 0)
+        holds |= TEXT_HOLDS_WALL;
+    return holds;
+}
+
 static void report_header(report_file *r)
 {
     if (r->header_written || r->out == NULL)
@@ -261,7 +281,7 @@ static void report_header(report_file *r)
     }
     if (agent.limits[0] && used < sizeof notes)
         snprintf(notes + used, sizeof notes - used, "%sLimits:\n%s", used ? "\n" : "", agent.limits);
-    text_write_header(&r->text, time(NULL), agent.options_text, notes);
+    text_write_header(&r->text, time(NULL), agent.options_text, notes, sections_of(&agent.opt));
     r->header_written = 1;
 }
 

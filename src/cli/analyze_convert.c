@@ -183,7 +183,14 @@ static int write_hprof_text(const hprof_data *d, FILE *out)
     char notes[1200];
     snprintf(notes, sizeof notes, "Converted by hprof convert from %s (%s).", d->path, d->format);
     time_t created = time(NULL);
-    text_write_header(&w, created, d->options[0] ? d->options : NULL, notes);
+    unsigned holds = (d->sections[HD_CPU_SAMPLES].present ? TEXT_HOLDS_CPU_SAMPLES : 0) |
+                     (d->cpu_summary ? TEXT_HOLDS_CPU_SUMMARY : 0) |
+                     (d->wall_summary ? TEXT_HOLDS_WALL : 0) |
+                     (d->sections[HD_CPU_TIMES].present ? TEXT_HOLDS_CPU_TIME : 0) |
+                     (d->sections[HD_SITES].present ? TEXT_HOLDS_SITES : 0) |
+                     (d->sections[HD_MONITOR_TIME].present || d->sections[HD_MONITOR_WAIT].present ? TEXT_HOLDS_MONITOR : 0) |
+                     (d->monitor_dump || d->deadlocks ? TEXT_HOLDS_MONITOR_DUMP : 0);
+    text_write_header(&w, created, d->options[0] ? d->options : NULL, notes, holds);
     text_writer_free(&w);
     write_text_records(d, out);
     if (d->sections[HD_CPU_SAMPLES].present)

@@ -23,7 +23,62 @@ void text_format_date(time_t when, char *buf, size_t size)
     strftime(buf, size, "%a %b %e %H:%M:%S %Y", &tm);
 }
 
-void text_write_header(text_writer *w, time_t now, const char *options_text, const char *notes)
+/* What each kind of section is, for the header of a file that holds it. */
+static const struct {
+    unsigned    holds;
+    const char *text;
+} section_help[] = {
+    { TEXT_HOLDS_CPU_SUMMARY,
+      "CPU SUMMARY     where the CPU went, first: the samples by category\n"
+      "                (Java code, GC, JIT compiler, VM, native, kernel)\n"
+      "                and by thread, every thread of the process.\n" },
+    { TEXT_HOLDS_CPU_SAMPLES,
+      "CPU SAMPLES     a profile of program execution obtained by sampling\n"
+      "                the threads that were running on a CPU: each thread\n"
+      "                has a CPU-time timer that interrupts it after every\n"
+      "                interval of CPU it uses (threads blocked in I/O,\n"
+      "                sleeping or waiting are not sampled), and its stack\n"
+      "                is walked where it was interrupted, not at a\n"
+      "                safepoint. Each row counts the samples of one TRACE;\n"
+      "                the rows are ordered by count. Samples whose stack\n"
+      "                could not be walked are counted under traces of the\n"
+      "                pseudo class [unwalkable], one method per reason\n"
+      "                (GC_active, not_walkable_Java, buffer_full, ...).\n" },
+    { TEXT_HOLDS_WALL,
+      "WALL SUMMARY    wall-clock time by state (running, runnable,\n"
+      "                sleeping, waiting, parked, blocked, syscall) and by\n"
+      "                thread.\n"
+      "WALL SAMPLES    every thread sampled every wall= ms of wall time,\n"
+      "                whatever it does; each TRACE's last frame,\n"
+      "                [state].<name>, says what the thread was doing.\n" },
+    { TEXT_HOLDS_CPU_TIME,
+      "CPU TIME (ms)   exact calls and CPU time per method (cpu=times): the\n"
+      "                classes are instrumented at every method's entry and\n"
+      "                exit. Each row is a TRACE (the method and its\n"
+      "                callers) with its calls and the CPU its calls took.\n" },
+    { TEXT_HOLDS_SITES,
+      "SITES           allocation sites (heap=sites): per TRACE and class,\n"
+      "                the bytes and objects allocated and those still live,\n"
+      "                ordered by live bytes.\n" },
+    { TEXT_HOLDS_HEAP_DUMP,
+      "HEAP DUMP       every object of the heap at a dump (heap=dump): the\n"
+      "                roots (ROOT), classes (CLS), objects (OBJ) and arrays\n"
+      "                (ARR), each object with the TRACE that allocated it\n"
+      "                where known.\n" },
+    { TEXT_HOLDS_MONITOR,
+      "MONITOR TIME    time threads waited to enter a contended monitor or\n"
+      "                java.util.concurrent lock, per TRACE and lock class.\n"
+      "MONITOR WAIT TIME  time threads spent in Object.wait, per TRACE and\n"
+      "                class of the object waited on.\n" },
+    { TEXT_HOLDS_MONITOR_DUMP,
+      "MONITOR DUMP    every thread's state and every monitor's owner and\n"
+      "                waiters at a dump.\n"
+      "DEADLOCKS       cycles of threads each waiting for a lock another\n"
+      "                holds, with their stacks.\n" },
+};
+
+void text_write_header(text_writer *w, time_t now, const char *options_text, const char *notes,
+                       unsigned holds)
 {
     char date[64];
     text_format_date(now, date, sizeof date);
@@ -41,26 +96,18 @@ void text_write_header(text_writer *w, time_t now, const char *options_text, con
         "TRACE           represents a Java stack trace.  Each trace consists\n"
         "                of a series of stack frames, the innermost first.\n"
         "                Other records refer to TRACEs to identify the code\n"
-        "                that was running when a CPU sample was taken.\n"
-        "\n"
-        "CPU SAMPLES     a profile of program execution obtained by sampling\n"
-        "                the threads that were running on a CPU: each Java\n"
-        "                thread has a CPU-time timer that interrupts it after\n"
-        "                every interval of CPU it uses (threads blocked in\n"
-        "                I/O, sleeping or waiting are not sampled), and its\n"
-        "                stack is walked where it was interrupted, not at a\n"
-        "                safepoint. Each row counts the samples of one TRACE;\n"
-        "                the rows are ordered by count. Samples whose stack\n"
-        "                could not be walked are counted under traces of the\n"
-        "                pseudo class [unwalkable], one method per reason\n"
-        "                (GC_active, not_walkable_Java, buffer_full, ...).\n"
-        "\n"
-        "Sections are cumulative: a CPU SAMPLES section is written at each dump\n"
-        "(kill -QUIT <pid>) and at exit; the last one covers the whole run.\n"
-        "Each dump starts with an AGENT MEMORY line: the bytes the agent's own\n"
-        "tables hold then (it runs inside this JVM; HPROF 1.x did not say).\n"
+        "                that was running, allocating or waiting.\n"
         "\n",
         date, options_text && options_text[0] ? options_text : "(none)");
+    for (size_t i = 0; i < sizeof section_help / sizeof section_help[0]; i++)
+        if (holds & section_help[i].holds)
+            fprintf(w->out, "%s\n", section_help[i].text);
+    fprintf(w->out,
+        "Sections are cumulative: they are written at each dump (kill -QUIT\n"
+        "<pid>, `hprof dump`) and at exit; the last one covers the whole run.\n"
+        "Each dump starts with an AGENT MEMORY line: the bytes the agent's own\n"
+        "tables hold then (it runs inside this JVM; HPROF 1.x did not say).\n"
+        "\n");
     if (notes && notes[0])
         fprintf(w->out, "%s\n\n", notes);
     fprintf(w->out, "--------\n\n");

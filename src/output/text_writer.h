@@ -41,7 +41,20 @@ void text_format_date(time_t when, char *buf, size_t size);
 
 /* notes: free text (may be NULL) placed before the "--------" line, e.g. what
  * drives the samples. */
-void text_write_header(text_writer *w, time_t now, const char *options_text, const char *notes);
+/* The sections a file holds, for its header to explain (and only those). */
+enum {
+    TEXT_HOLDS_CPU_SAMPLES = 1 << 0,
+    TEXT_HOLDS_CPU_SUMMARY = 1 << 1,
+    TEXT_HOLDS_CPU_TIME    = 1 << 2,
+    TEXT_HOLDS_SITES       = 1 << 3,
+    TEXT_HOLDS_HEAP_DUMP   = 1 << 4,
+    TEXT_HOLDS_MONITOR     = 1 << 5,   /* MONITOR TIME, MONITOR WAIT TIME */
+    TEXT_HOLDS_MONITOR_DUMP = 1 << 6,  /* MONITOR DUMP, DEADLOCKS */
+    TEXT_HOLDS_WALL        = 1 << 7,   /* WALL SUMMARY, WALL SAMPLES */
+};
+
+void text_write_header(text_writer *w, time_t now, const char *options_text, const char *notes,
+                       unsigned holds);
 /* A section is about to name `trace`: the empty trace (300000), which is
  * not in the tables, is written on first use. */
 void text_note_trace(text_writer *w, serial_t trace);

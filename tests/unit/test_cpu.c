@@ -487,7 +487,7 @@ TEST(text_writer_layout_and_incremental_records)
     FILE *f = tmpfile();
     text_writer w;
     text_writer_init(&w, f);
-    text_write_header(&w, 0, "cpu=samples", "CPU samples: a note.");
+    text_write_header(&w, 0, "cpu=samples", "CPU samples: a note.", TEXT_HOLDS_CPU_SAMPLES);
     text_write_new_records(&w);
     cpu_row *rows; uint32_t n; uint64_t total;
     cpu_collector_rows(collector, &rows, &n, &total);
@@ -512,6 +512,10 @@ TEST(text_writer_layout_and_incremental_records)
         return;
     CHECK(strncmp(out, "JAVA PROFILE 1.0.1, created ", 28) == 0);
     CHECK(strstr(out, "\nCPU samples: a note.\n\n--------\n") != NULL);
+    /* The header explains the sections the file holds, and only those. */
+    CHECK(strstr(out, "\nCPU SAMPLES     a profile of program execution") != NULL);
+    CHECK(strstr(out, "\nSITES  ") == NULL && strstr(out, "\nMONITOR TIME  ") == NULL &&
+          strstr(out, "\nCPU TIME (ms)  ") == NULL && strstr(out, "\nHEAP DUMP  ") == NULL);
     CHECK(strstr(out, "THREAD START (obj=50030d41, id = 200001, name=\"main\", group=\"main\")\n"));
     CHECK(count_occurrences(out, "THREAD START (obj=") == 2);
     CHECK(count_occurrences(out, "THREAD END (id = 200002)\n") == 1);
