@@ -25,6 +25,10 @@
                       holds and only those: heap=sites explains SITES, not
                       CPU SAMPLES; monitor=y explains MONITOR TIME; and the
                       file still parses
+    dump_progress     `hprof dump` of a heap that takes seconds to dump (BigHeap,
+                      8 million objects): its progress lines reach the
+                      command's standard error while it waits, not the JVM's,
+                      and the answer on standard output follows
     front_formats     `hprof report` of a pprof file and of an HTML page says
                       what the file is and what reads it (not "it holds NUL
                       bytes"); `hprof convert T.txt -o X.collapsed` (no --to)
@@ -196,5 +200,35 @@ def make_tests(Fail, spawn, reap, parse_profile):
         if problems:
             raise Fail("; ".join(problems))
 
-    return [("profile_cmd", t_profile_cmd), ("text_header", t_text_header), ("restart_outputs", t_restart_outputs), ("front_formats", t_front_formats), ("profile_cmd_errors", t_profile_cmd_errors),
+    def t_dump_progress(ctx):
+        stop, dump = ctx.path("stop"), ctx.path("big.hprof")
+        p, so, se, cmd = spawn(ctx, "BigHeap", ["8", "90000", stop], None, "target", jvm=["-Xmx2g"])
+        problems = []
+        try:
+            deadline = time.time() + 60
+            while time.time() < deadline and "READY" not in open(so, errors="replace").read():
+                time.sleep(0.2)
+            r = hprof(["attach", str(p.pid), "heap=dump,format=b,file=%s" % dump], ctx.out)
+            if r.returncode != 0:
+                raise Fail("attach: rc %d: %s" % (r.returncode, r.stderr[-300:]))
+            r = hprof(["dump", str(p.pid)], ctx.out, timeout=300)
+            progress = [l for l in r.stderr.splitlines() if "heap dump:" in l and "so far" in l]
+            ctx.note("dump: rc %d; %d progress lines on its stderr; stdout %r" % (r.returncode, len(progress),
+                                                                                r.stdout.strip()[-200:]))
+            if r.returncode != 0:
+                problems.append("dump: rc %d: %s" % (r.returncode, r.stderr[-300:]))
+            if not progress:
+                problems.append("hprof dump showed no progress while the heap dump ran: stderr %r" % r.stderr[-300:])
+            if "so far" in r.stdout:
+                problems.append("progress lines repeated in the answer on stdout")
+        finally:
+            open(stop, "w").close()
+            reap(ctx, p, so, se, cmd)
+            os.unlink(dump) if os.path.exists(dump) else None     # hundreds of MB
+        if "so far" in open(se, errors="replace").read():
+            problems.append("the progress went to the JVM's standard error too")
+        if problems:
+            raise Fail("; ".join(problems))
+
+    return [("profile_cmd", t_profile_cmd), ("dump_progress", t_dump_progress), ("text_header", t_text_header), ("restart_outputs", t_restart_outputs), ("front_formats", t_front_formats), ("profile_cmd_errors", t_profile_cmd_errors),
             ("run_defaults", t_run_defaults)]

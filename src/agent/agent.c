@@ -113,6 +113,7 @@ static struct {
     int             thread_running, thread_stop, thread_exited;
     int             dumps;
     int64_t         live_sent_ms;   /* net=: when the last live summary went */
+    const char     *progress_path;  /* the running command's reply file (agent_progress) */
 } agent = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER,
             .finished = PTHREAD_COND_INITIALIZER };
 
@@ -153,6 +154,25 @@ void agent_say(const char *fmt, ...)
     va_start(ap, fmt);
     vsay(fmt, ap);
     va_end(ap);
+}
+
+void agent_progress(const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    size_t len = strlen(line);
+    line[len] = '\n';
+    line[len + 1] = '\0';
+    /* Set while a command's work runs on the agent thread, which calls this. */
+    const char *path = agent.progress_path;
+    if (path != NULL && path[0])
+        command_reply_send(path, line);
+    else if (write(2, line, len + 1) < 0) { /* nothing to do */ }
 }
 
 /* collector_env.limit: said once per start, and kept for the report header. */
@@ -1243,6 +1263,7 @@ jint orchestrator_attach(const agent_product *product, JavaVM *vm, const char *o
             pthread_cond_wait(&agent.finished, &agent.lock);
         agent.reply = reply;
         posted = c;
+        agent.progress_path = posted.req.reply;
         agent.pending = &posted;
         pthread_cond_broadcast(&agent.wake);
         struct timespec ts;
@@ -1258,6 +1279,7 @@ jint orchestrator_attach(const agent_product *product, JavaVM *vm, const char *o
             say("%s: '%s' did not finish within %d s", product->name, command_name(c.req.command), COMMAND_WAIT_S);
         }
         agent.reply = NULL;
+        agent.progress_path = NULL;
     }
     pthread_mutex_unlock(&agent.lock);
     command_reply_send(c.req.reply, reply);

@@ -15,6 +15,7 @@
 #include "field_layout.h"
 #include "heap_walk.h"
 #include "jvmti_support.h"
+#include "orchestrator.h"
 
 /* Ids in the binary file. Objects are their dump tags (bit 62 set) and
  * classes their class serials (under 2^32); names and frames get ranges of
@@ -213,7 +214,8 @@ static uint32_t trace_of_tag(int64_t tag)
     return EMPTY_TRACE_SERIAL;
 }
 
-/* Progress on stderr every 2 s of a long dump; write(2): no stdio lock. */
+/* Progress every 2 s of a long dump: to the `hprof dump` command that asked
+ * for it while it waits, else to the JVM's standard error. */
 static void progress(walk *w)
 {
     time_t now = time(NULL);
@@ -221,10 +223,8 @@ static void progress(walk *w)
         return;
     w->last_progress = now;
     w->progress_shown = 1;
-    char msg[160];
-    int n = snprintf(msg, sizeof msg, "hprof: heap dump: %llu objects, %llu MB so far\n",
-                     (unsigned long long)w->objects, (unsigned long long)(w->bytes >> 20));
-    if (n > 0 && write(2, msg, (size_t)n) < 0) { /* nothing to do */ }
+    agent_progress("hprof: heap dump: %llu objects, %llu MB so far", (unsigned long long)w->objects,
+                   (unsigned long long)(w->bytes >> 20));
 }
 
 static void counted(walk *w, int64_t size)

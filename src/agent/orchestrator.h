@@ -63,4 +63,10 @@ int orchestrator_own_thread(void);
  * whose work is an answer (the JVMPI layer's dump and reset). */
 void agent_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Progress of a long piece of a command's work (a heap dump), shown as it
+ * happens: appended to the command's reply file at once (the `hprof`
+ * command prints it while it waits), else to the JVM's standard error.
+ * Not from a signal handler. */
+void agent_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 #endif

@@ -26,6 +26,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <time.h>
 #include <limits.h>
@@ -256,6 +257,55 @@ static void print_text(FILE *out, const char *text)
         fputc('\n', out);
 }
 
+/* While a command runs in the JVM, what the agent appends to the reply file
+ * as it goes (agent_progress: a long heap dump's progress) is shown on
+ * standard error at once; the answer at the end is printed after it. */
+typedef struct reply_watch {
+    int             fd;
+    off_t           shown;        /* bytes of the file already shown */
+    pthread_mutex_t lock;
+    pthread_cond_t  done_cond;
+    int             done;
+} reply_watch;
+
+static void show_new_lines(reply_watch *w)
+{
+    char buf[4096];
+    for (;;) {
+        ssize_t n = pread(w->fd, buf, sizeof buf, w->shown);
+        if (n <= 0)
+            return;
+        ssize_t whole = n;
+        while (whole > 0 && buf[whole - 1] != '\n')
+            whole--;                      /* a line still being written waits */
+        if (whole == 0)
+            return;
+        fwrite(buf, 1, (size_t)whole, stderr);
+        fflush(stderr);
+        w->shown += whole;
+    }
+}
+
+static void *watch_reply(void *arg)
+{
+    reply_watch *w = arg;
+    pthread_mutex_lock(&w->lock);
+    while (!w->done) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 250 * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&w->done_cond, &w->lock, &until);
+        if (!w->done)
+            show_new_lines(w);
+    }
+    pthread_mutex_unlock(&w->lock);
+    return NULL;
+}
+
 /*
  * Tells the agent in JVM pid to do agent_command: every check first (process,
  * user, attach enabled, library visible), then the reply file, the `load`
@@ -322,8 +372,20 @@ static int send_agent_command(const char *agent_command, pid_t pid, const char *
     const char *args[ATTACH_ARG_COUNT] = { library, "true", options };
     char *answer = NULL;
     size_t answer_len = 0;
+    reply_watch watch = { reply_fd, 0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 };
+    pthread_t watcher;
+    int watching = pthread_create(&watcher, NULL, watch_reply, &watch) == 0;
     int sent = attach_execute(&jvm, "load", args, &answer, &answer_len, err, sizeof err);
-    char *reply = read_reply(reply_fd);
+    if (watching) {
+        pthread_mutex_lock(&watch.lock);
+        watch.done = 1;
+        pthread_cond_signal(&watch.done_cond);
+        pthread_mutex_unlock(&watch.lock);
+        pthread_join(watcher, NULL);
+    }
+    char *whole_reply = read_reply(reply_fd);
+    /* What the watcher showed is not the answer: the rest is. */
+    char *reply = whole_reply && (size_t)watch.shown <= strlen(whole_reply) ? whole_reply + watch.shown : whole_reply;
     close(reply_fd);
     tempfiles_remove(reply_path);
     close(tmp_dir_fd);
@@ -352,7 +414,7 @@ static int send_agent_command(const char *agent_command, pid_t pid, const char *
         }
     }
     free(answer);
-    free(reply);
+    free(whole_reply);
     return rc;
 }
 
