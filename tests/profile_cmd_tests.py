@@ -29,6 +29,10 @@
                       8 million objects): its progress lines reach the
                       command's standard error while it waits, not the JVM's,
                       and the answer on standard output follows
+    relative_paths    `hprof attach P cpu=samples,file=rel.txt,flamegraph=rel.html`
+                      run from another directory than the JVM's: the files
+                      are written in the command's directory, where the user
+                      looks, and none in the JVM's
     front_formats     `hprof report` of a pprof file and of an HTML page says
                       what the file is and what reads it (not "it holds NUL
                       bytes"); `hprof convert T.txt -o X.collapsed` (no --to)
@@ -230,5 +234,28 @@ def make_tests(Fail, spawn, reap, parse_profile):
         if problems:
             raise Fail("; ".join(problems))
 
-    return [("profile_cmd", t_profile_cmd), ("dump_progress", t_dump_progress), ("text_header", t_text_header), ("restart_outputs", t_restart_outputs), ("front_formats", t_front_formats), ("profile_cmd_errors", t_profile_cmd_errors),
+    def t_relative_paths(ctx):
+        here = os.path.join(ctx.out, "user-dir")
+        os.makedirs(here, exist_ok=True)
+        p, so, se, cmd = spawn(ctx, "CpuSplit", ["4000"], None, "target")
+        problems = []
+        try:
+            time.sleep(1.5)
+            for step in (["attach", str(p.pid), "cpu=samples,file=rel.txt,flamegraph=rel.html"], ["stop", str(p.pid)]):
+                r = hprof(step, here)
+                if r.returncode != 0:
+                    problems.append("%s: rc %d: %s" % (step[0], r.returncode, (r.stdout + r.stderr)[-300:]))
+                elif step[0] == "attach" and os.path.join(here, "rel.txt") not in r.stdout:
+                    problems.append("attach does not name the absolute path: %r" % r.stdout[-300:])
+        finally:
+            reap(ctx, p, so, se, cmd)
+        for name in ("rel.txt", "rel.html"):
+            if not os.path.isfile(os.path.join(here, name)):
+                problems.append("%s not in the command's directory" % name)
+            if os.path.exists(os.path.join(ctx.out, name)):
+                problems.append("%s written in the JVM's directory" % name)
+        if problems:
+            raise Fail("; ".join(problems))
+
+    return [("profile_cmd", t_profile_cmd), ("relative_paths", t_relative_paths), ("dump_progress", t_dump_progress), ("text_header", t_text_header), ("restart_outputs", t_restart_outputs), ("front_formats", t_front_formats), ("profile_cmd_errors", t_profile_cmd_errors),
             ("run_defaults", t_run_defaults)]

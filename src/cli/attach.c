@@ -811,3 +811,34 @@ int attach_execute(const attach_target *t, const char *op, const char *const arg
     close(fd);
     return result;
 }
+
+int attach_absolute_paths(const char *options, const char *cwd, char *out, size_t size)
+{
+    static const char *const path_options[] = { "file=", "pprof=", "flamegraph=", "collapsed=" };
+    size_t used = 0;
+    const char *at = options;
+    while (*at) {
+        const char *end = strchr(at, ',');
+        size_t len = end ? (size_t)(end - at) : strlen(at);
+        for (size_t i = 0; i < sizeof path_options / sizeof path_options[0]; i++) {
+            size_t n = strlen(path_options[i]);
+            if (len > n && strncmp(at, path_options[i], n) == 0 && at[n] != '/') {
+                int w = snprintf(out + used, size > used ? size - used : 0, "%.*s%s/", (int)n, at, cwd);
+                if (w < 0 || (size_t)w >= size - used)
+                    return -1;
+                used += (size_t)w;
+                at += n;
+                len -= n;
+                break;
+            }
+        }
+        int w = snprintf(out + used, size > used ? size - used : 0, "%.*s%s", (int)len, at, end ? "," : "");
+        if (w < 0 || (size_t)w >= size - used)
+            return -1;
+        used += (size_t)w;
+        at += len + (end ? 1 : 0);
+    }
+    if (used == 0 && size > 0)
+        out[0] = '\0';
+    return 0;
+}

@@ -142,4 +142,10 @@ typedef struct {
  */
 void attach_parse_load_answer(const char *answer, size_t len, load_answer *out);
 
+/* The agent options `options` (name=value,...) with every relative path of
+ * file=, pprof=, flamegraph= and collapsed= made absolute under `cwd` (the
+ * command's directory: the JVM's own may be anywhere), into out. 0, or -1
+ * if out is too small. Pure. */
+int attach_absolute_paths(const char *options, const char *cwd, char *out, size_t size);
+
 #endif

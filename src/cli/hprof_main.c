@@ -481,7 +481,15 @@ static int run_agent_command(const command *cmd, const global_options *globals, 
         memcpy(user_options + used, opt, len + 1);
         used += len;
     }
-    return send_agent_command(cmd->agent_command, pid, agent_option, user_options, stdout);
+    /* A relative path is the user's, from here: the JVM's directory may be
+     * anywhere, and a file there would be looked for here. */
+    char cwd[PATH_MAX], absolute[ATTACH_ARG_MAX + 1];
+    if (getcwd(cwd, sizeof cwd) == NULL)
+        return report_error("cannot tell the current directory: %s", strerror(errno));
+    if (attach_absolute_paths(user_options, cwd, absolute, sizeof absolute) != 0)
+        return report_error("the options are longer than HotSpot's %d bytes once their paths are made absolute "
+                            "(from %s)", ATTACH_ARG_MAX, cwd);
+    return send_agent_command(cmd->agent_command, pid, agent_option, absolute, stdout);
 }
 
 /* hprof list: the JVMs jvm_list finds, one "pid main" line each. */

@@ -440,3 +440,17 @@ TEST(jvm_list_reads_the_main_class_from_the_command_line)
     jvm_entry mod = { 8, "app/app.Main" };
     CHECK(jvm_matches(&mod, "app.Main") && jvm_matches(&mod, "Main"));
 }
+
+TEST(attach_makes_output_paths_absolute)
+{
+    char out[256];
+    CHECK(attach_absolute_paths("cpu=samples,file=x.txt,flamegraph=/abs/f.html,pprof=sub/p.pb.gz", "/home/u",
+                                out, sizeof out) == 0);
+    CHECK_STR(out, "cpu=samples,file=/home/u/x.txt,flamegraph=/abs/f.html,pprof=/home/u/sub/p.pb.gz");
+    CHECK(attach_absolute_paths("collapsed=c,net=host:9999,interval=1", "/w", out, sizeof out) == 0);
+    CHECK_STR(out, "collapsed=/w/c,net=host:9999,interval=1");
+    CHECK(attach_absolute_paths("", "/w", out, sizeof out) == 0 && out[0] == '\0');
+    CHECK(attach_absolute_paths("file=", "/w", out, sizeof out) == 0);          /* empty: the agent refuses it */
+    CHECK_STR(out, "file=");
+    CHECK(attach_absolute_paths("file=abc", "/a/long/directory", out, 10) == -1);
+}
