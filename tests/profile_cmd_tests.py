@@ -6,7 +6,8 @@
                       `hprof profile -d 3 -o F CpuSplit` (by main class) for
                       F = .html, .pb.gz, .collapsed, .txt each exits 0 and
                       prints F's absolute path; the pprof file's partA share
-                      of partA+partB is within 12 points of 70%; the
+                      of partA+partB is within 12 points of 70% (and go
+                      tool pprof, where installed, reads the same total); the
                       collapsed and text files name partA; the page is a
                       flame graph; no other file appears in the JVM's
                       directory and no report is left in /tmp; the JVM goes
@@ -87,6 +88,14 @@ def make_tests(Fail, spawn, reap, parse_profile):
             ctx.note("pprof: partA %d, partB %d samples: %.1f%% (truth ~70%%)" % (a, b, 100 * share))
             if a + b < 100 or abs(share - 0.7) > 0.12:
                 problems.append("pprof: partA %d, partB %d samples (%.0f%%), want ~70%%" % (a, b, 100 * share))
+            # The file as go tool pprof reads it (where go is installed).
+            got = outputs_tests.go_pprof_total(ctx, os.path.join(here, "cpu.pb.gz"), "samples")
+            if got is not None:
+                rc, total, out = got
+                ctx.note("go tool pprof: rc %d, %s samples in total" % (rc, total))
+                if rc != 0 or total != pp.total("samples") or "CpuSplit.partA" not in out:
+                    problems.append("go tool pprof -top: rc %d, total %s (file %d), partA %s"
+                                    % (rc, total, pp.total("samples"), "CpuSplit.partA" in out))
             col = open(os.path.join(here, "cpu.collapsed"), encoding="utf-8").read()
             if "CpuSplit.partA" not in col:
                 problems.append("the collapsed stacks do not name CpuSplit.partA")

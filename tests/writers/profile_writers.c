@@ -108,12 +108,12 @@ static int known(const char *dir)
     FILE *f = open_out(dir, "known.collapsed");
     close_out(f, collapsed_write_profile(p, 0, f), "known.collapsed");
     flamegraph_section sections[4] = {
-        { "CPU samples", p, 0, NULL, NULL },
-        { "CPU time", p, 1, NULL, NULL },
-        { "CPU samples against the baseline", p, 0, before, NULL },
+        { "CPU samples", p, 0, NULL, NULL, NULL },
+        { "CPU time", p, 1, NULL, NULL, NULL },
+        { "CPU samples against the baseline", p, 0, before, NULL, NULL },
         { "Threads", NULL, 0, NULL, "<table><tr><th>thread</th><th class=\"num\">samples</th></tr>"
                                     "<tr><td>main</td><td class=\"num\">72</td></tr>"
-                                    "<tr><td>worker-1</td><td class=\"num\">25</td></tr></table>" },
+                                    "<tr><td>worker-1</td><td class=\"num\">25</td></tr></table>", NULL },
     };
     f = open_out(dir, "known.html");
     close_out(f, flamegraph_write_page(f, "hprof: known profile", sections, 4), "known.html");
