@@ -82,6 +82,7 @@ typedef struct thread_state {
     uint64_t sched_run_ns;         /* wall=: the thread's time on a CPU and waiting for one */
     uint64_t sched_wait_ns;        /* (schedstat) at its previous sample */
     int64_t  sched_running_credit; /* wall=: running share carried to the next sample (was_runnable) */
+    int64_t  sched_last_share;     /* wall=: the running share of its last measurable interval, + 1 */
 } thread_state;
 
 static __thread thread_state tls __attribute__((tls_model("initial-exec")));
@@ -636,7 +637,19 @@ static int was_runnable(thread_state *t)
         ran >>= 20;
         total >>= 20;
     }
-    int64_t share = total > 0 ? (int64_t)(ran * 1024 / total) : 1024;
+    /* A thread kept off the CPU for several ticks gets their signals queued
+     * and handles them back to back when it runs: every one after the first
+     * sees an interval of nearly nothing, which says nothing. Those take the
+     * share of the last interval that did (counting them running, as a
+     * first version did, put spinning threads on a loaded machine at 40-46%
+     * running for 22-28% of their life on a CPU). */
+    int64_t share;
+    if (total >= 100000) {                     /* 0.1 ms */
+        share = (int64_t)(ran * 1024 / total);
+        t->sched_last_share = share + 1;
+    } else {
+        share = t->sched_last_share > 0 ? t->sched_last_share - 1 : 1024;
+    }
     t->sched_running_credit += share;
     if (t->sched_running_credit >= 512) {
         t->sched_running_credit -= 1024;
