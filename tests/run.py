@@ -893,7 +893,9 @@ def check_deadlocks(prof, sec, problems, what="DEADLOCKS"):
             problems.append("%s: cycle %s not found; cycles: %s" % (what, want, got))
 
 
-def check_monitor_dump(prof, dump, problems):
+def check_monitor_dump(prof, dump, problems, name_of=None):
+    """name_of: serial -> thread name (default: the THREAD START records')."""
+    name_of = name_of or prof.thread_name
     status = {}
     for name, want in DEADLOCK_STATUS.items():
         s = one_serial(prof, name)
@@ -909,8 +911,8 @@ def check_monitor_dump(prof, dump, problems):
             problems.append("MONITOR DUMP lists %d %s monitors (expected 1)" % (len(ms), cls))
             continue
         m = ms[0]
-        got_owner = prof.thread_name(m.owner) if m.owner else None
-        got_enter = {prof.thread_name(t) for t in m.waiting_to_enter}
+        got_owner = name_of(m.owner) if m.owner else None
+        got_enter = {name_of(t) for t in m.waiting_to_enter}
         if got_owner != owner or m.entry_count != 1:
             problems.append("MONITOR %s: owner %s entry count %d (expected %s, 1)"
                             % (cls, got_owner, m.entry_count, owner))
@@ -964,6 +966,33 @@ def t_monitor_dump_waiters(ctx):
                         % (ms[0].owner, ms[0].waiting_to_be_notified, waiter))
     if entering:
         problems.append("obj-waiter, in Object.wait(), is listed as waiting to enter %s" % entering)
+    if problems:
+        raise Fail("; ".join(problems))
+
+
+def t_monitor_dump_names(ctx):
+    """MONITOR DUMP names lock classes in Java form (Deadlocks$MonA, as HPROF
+    wrote an owned monitor's class, not LDeadlocks$MonA;) and each thread by
+    its name after its serial (THREAD 200011 "dl-mon-a", owner: thread N
+    "name", waiting to enter: thread N "name"), the names those of the
+    threads' THREAD START records (Deadlocks, while its threads are blocked)."""
+    prof_path = ctx.path("deadlocks.hprof.txt")
+    r = ctx.run("Deadlocks", ["500"], agent="monitor=y,file=" + prof_path)
+    if deadlocks_ready(r.stdout) is None:
+        raise Fail("Deadlocks did not get its threads in place; %s" % diag(r))
+    prof = parse_profile(prof_path)      # checks each name against THREAD START
+    dump = final_monitor(prof)[2]
+    problems = []
+    sigs = [m.signature for m in dump.monitors if not m.named]
+    if sigs:
+        problems.append("MONITOR lines with JVM signatures, not Java names: %s" % sigs[:5])
+    if not dump.named:
+        problems.append("MONITOR DUMP gives threads by serial only, without their names")
+    check_monitor_dump(prof, dump, problems, name_of=dump.names.get)
+    for name in DEADLOCK_STATUS:
+        s = one_serial(prof, name)
+        if dump.names.get(s) != name:
+            problems.append("THREAD %d (%s) is named %r in MONITOR DUMP" % (s, name, dump.names.get(s)))
     if problems:
         raise Fail("; ".join(problems))
 
@@ -1684,6 +1713,7 @@ JVM_TESTS = [
     ("deadlock_periodic", t_deadlock_periodic),
     ("deadlock_no_false_positive", t_deadlock_no_false_positive),
     ("monitor_dump_waiters", t_monitor_dump_waiters),
+    ("monitor_dump_names", t_monitor_dump_names),
     ("basic", t_basic),
     ("stdout_clean", t_stdout_clean),
     ("collapsed", t_collapsed),
