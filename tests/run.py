@@ -786,6 +786,59 @@ def t_monitor_contention(ctx):
         raise Fail("; ".join(problems))
 
 
+def marked_line(java_file, marker):
+    """The line of tests/java/<java_file> that carries `// <marker>`."""
+    with open(os.path.join(TESTS_DIR, "java", java_file)) as f:
+        lines = [i + 1 for i, text in enumerate(f) if text.rstrip().endswith("// " + marker)]
+    if len(lines) != 1:
+        raise Fail("%s has %d lines marked %s" % (java_file, len(lines), marker))
+    return lines[0]
+
+
+def t_monitor_enter_line(ctx):
+    """A contended enter is placed at the line of the monitorenter: the
+    line of `synchronized (GATE)` (marked ENTER-STATEMENT in EnterLine.java),
+    not the block's first line, which HotSpot's location of the blocked
+    frame (the instruction after the monitorenter) gives; and a contended
+    synchronized method's enter at its call (ENTER-CALL), the method's own
+    frame left out (it sits at its first line, which the thread has not
+    reached). Also the HotLock rows of Contention (compiled code too)."""
+    stmt, call = marked_line("EnterLine.java", "ENTER-STATEMENT"), marked_line("EnterLine.java", "ENTER-CALL")
+    hot = marked_line("Contention.java", "ENTER-HOT")
+    prof_path = ctx.path("enterline.hprof.txt")
+    r = ctx.run("EnterLine", ["400"], agent="monitor=y,file=" + prof_path)
+    if "EnterLine: holding" not in r.stderr or "EnterLine: done" not in r.stderr:
+        raise Fail("EnterLine did not get its threads blocked; %s" % diag(r))
+    prof = parse_profile(prof_path)
+    mt = prof.final_monitor_time
+    problems = []
+
+    def tops(cls, p=prof, sec=mt):
+        return [(p.traces[row.trace].top, row.count) for row in sec.rows if row.monitor == cls]
+
+    want = {"EnterLine$Gate": ("EnterLine.blockOnStatement", stmt, 2), "java.lang.Class": ("EnterLine.lambda$main$1", call, 1)}
+    for cls, (method, line, count) in want.items():
+        got = tops(cls)
+        ctx.note("%s: %s" % (cls, [("%s:%s" % (t.qualname, t.line) if t else None, n) for t, n in got]))
+        if sum(n for _, n in got) != count:
+            problems.append("%d contended enters of %s (expected %d)" % (sum(n for _, n in got), cls, count))
+        for t, _n in got:
+            if t is None or t.qualname != method or str(t.line) != str(line):
+                problems.append("%s entered at %s, not %s line %d" % (cls, "%s:%s" % (t.qualname, t.line) if t else None,
+                                                                     method, line))
+    prof_path = ctx.path("contention.hprof.txt")
+    ctx.run("Contention", ["600", "100"], agent="monitor=y,file=" + prof_path)
+    cprof = parse_profile(prof_path)
+    got = tops(HOT_LOCK, cprof, cprof.final_monitor_time)
+    ctx.note("%s: %s" % (HOT_LOCK, [("%s:%s" % (t.qualname, t.line) if t else None, n) for t, n in got]))
+    wrong = [("%s:%s" % (t.qualname, t.line) if t else None, n) for t, n in got
+             if t is None or (t.qualname, str(t.line)) != ("Contention$Hot.run", str(hot))]
+    if not got or wrong:
+        problems.append("HotLock entered at %s, not Contention$Hot.run line %d" % (wrong or "no row", hot))
+    if problems:
+        raise Fail("; ".join(problems))
+
+
 def t_monitor_threads(ctx):
     """thread=y: the HotLock rows belong to the hot-* threads, each with about
     its own blocked time; parks to rl-*, noise to noise-*."""
@@ -1714,6 +1767,7 @@ JVM_TESTS = [
     ("deadlock_no_false_positive", t_deadlock_no_false_positive),
     ("monitor_dump_waiters", t_monitor_dump_waiters),
     ("monitor_dump_names", t_monitor_dump_names),
+    ("monitor_enter_line", t_monitor_enter_line),
     ("basic", t_basic),
     ("stdout_clean", t_stdout_clean),
     ("collapsed", t_collapsed),

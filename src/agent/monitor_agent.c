@@ -254,6 +254,15 @@ static serial_t trace_here(jthread thread, int current, int park, stack_id *stac
     return trace_of_thread(thread, current, park, thread_serial, stack);
 }
 
+/* The same for a thread blocked entering a monitor: placed at the
+ * monitorenter, or at the call of a synchronized method
+ * (stack_trace_entering). */
+static serial_t trace_entering(jthread thread, int current, serial_t thread_serial, stack_id *stack)
+{
+    return trace_or_empty(stack_trace_entering(&mon.traces, current ? NULL : thread, thread_serial, stack),
+                          thread_serial, stack);
+}
+
 /* The tid of `thread` if it is a virtual thread, else 0 (a platform thread:
  * its episodes stay on one OS thread, in mtls). */
 static uint64_t vthread_tid(JNIEnv *jni, jthread thread)
@@ -298,7 +307,8 @@ static void vt_begin(JNIEnv *jni, uint64_t tid, vt_what what, jthread thread, jo
     serial_t who = 0;
     if (mon.cfg.per_thread && (who = vthread_serial_bounded(jni, thread)) == 0)
         atomic_fetch_add_explicit(&mon.vt_unnamed, 1, memory_order_relaxed);
-    e.trace = trace_of_thread(thread, 1, what == VT_PARK, who, &e.stack);
+    e.trace = what == VT_ENTER ? trace_entering(thread, 1, who, &e.stack)
+                               : trace_of_thread(thread, 1, what == VT_PARK, who, &e.stack);
     /* A park's pinning is known only when it parks (wrapped_park). */
     e.pinned = what != VT_PARK && vt_monitor_pins(what);
     e.ref = mon.inspect ? (*jni)->NewWeakGlobalRef(jni, thread) : NULL;
@@ -345,7 +355,8 @@ static void JNICALL on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thr
     uint64_t start = now_ns();      /* first, as in vt_begin */
     mtls.enter_class = class_serial_of_object(jni, object);
     mtls.enter_stack = 0;
-    mtls.enter_trace = trace_here(thread, 1, 0, &mtls.enter_stack);
+    mtls.enter_trace = trace_entering(thread, 1, !mon.cfg.per_thread ? 0 : thread_serial_of_self(thread),
+                                      &mtls.enter_stack);
     mtls.enter_start = start;
 }
 
@@ -1167,7 +1178,9 @@ static void read_thread(JNIEnv *jni, thread_snapshot *t, int with_traces)
 {
     if ((*hprof_jvmti)->GetThreadState(hprof_jvmti, t->thread, &t->state) != JVMTI_ERROR_NONE)
         t->state = 0;
-    if (with_traces)
+    if (with_traces && (t->state & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER))
+        t->trace = trace_entering(t->thread, 0, !mon.cfg.per_thread ? 0 : thread_serial_of(t->thread), NULL);
+    else if (with_traces)
         t->trace = trace_here(t->thread, 0, 0, NULL);
     find_wait(jni, t);
     if (t->is_virtual &&
