@@ -1674,7 +1674,8 @@ def t_asan_agent(ctx):
             raise Fail("%s: sanitizer report: %s (see %s)" % (main, bad[0], ctx.out))
         prof = parse_profile(opts.split("file=")[1])
         ctx.note("asan %s: exit 0, no sanitizer report, %s" % (main, check(main, prof)))
-    for out in ("split.pb.gz", "split.html", "deadlocks.pb.gz", "sites.pb.gz", "sites.html"):
+    for out in ("split.pb.gz", "split.html", "deadlocks.lock.pb.gz", "deadlocks.wait.pb.gz", "sites.pb.gz",
+                "sites.html"):
         if not os.path.isfile(ctx.path(out)) or os.path.getsize(ctx.path(out)) == 0:
             raise Fail("under ASan, %s was not written" % out)
     asan_net_run(ctx, env)
