@@ -150,9 +150,10 @@ bench: build/libhprof.so build/libjvmpi.so build/bench/libjvmpi_counter.so
 
 # The command-line tool: attaches to a running JVM (HotSpot's attach protocol,
 # in C) and tells the agent what to do (src/cli/hprof_main.c). No JDK needed.
-build/hprof: src/cli/hprof_main.c $(CLI_SRC) $(FRONT_SRC) src/output/net_sink.c $(HEADERS) Makefile
+build/hprof: src/cli/hprof_main.c $(CLI_SRC) $(FRONT_SRC) src/output/net_sink.c src/output/profile_outputs.c $(HEADERS) Makefile
 	@mkdir -p build
-	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ src/cli/hprof_main.c $(CLI_SRC) $(FRONT_SRC) src/output/net_sink.c -lpthread -lm -lz
+	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ src/cli/hprof_main.c $(CLI_SRC) $(FRONT_SRC) src/output/net_sink.c \
+	    src/output/profile_outputs.c -lpthread -lm -lz
 
 # A stand-in agent for tests/attach_cli_tests.py: answers build/hprof's
 # commands through the reply file without being the real agent.

@@ -37,11 +37,15 @@ Checks done:
   values), accum <= 100%, no (trace, class) listed twice, END line;
 * ``MONITOR DUMP``: on JDKs with virtual threads first ``VIRTUAL THREADS: B
   blocked, L of them listed (blocked longest), O more as lock owners`` (L <= B),
-  then ``THREAD <serial>, trace <serial>, status: <R|MW|CW|P|SL|S|Z>``
-  lines (no thread twice), then ``MONITOR <class signature>`` blocks of
-  ``owner: thread N, entry count: C`` (C >= 1, or ``unknown (a virtual
+  then ``THREAD <serial> "<name>", trace <serial>, status: <R|MW|CW|P|SL|S|Z>``
+  lines (no thread twice), then ``MONITOR <class>`` blocks (the class in
+  Java form, ``java.lang.Object``, ``int[]``) of
+  ``owner: thread N "<name>", entry count: C`` (C >= 1, or ``unknown (a virtual
   thread)``: entry_count None) or ``unowned``, then
-  ``waiting to enter:`` and ``waiting to be notified:`` thread lists; every
+  ``waiting to enter:`` and ``waiting to be notified:`` lists of ``thread N
+  "<name>"``, comma-separated; each name is the thread's THREAD START name
+  (files of older versions, with JVM signatures and serials without names,
+  are read too: ``DumpMonitor.named`` and ``MonitorDump.names`` tell); every
   thread a monitor names is one of the dump's THREAD lines; an owner does not
   wait to enter its own monitor;
 * ``DEADLOCKS (cycles = N)``: N ``DEADLOCK k (m threads):`` blocks numbered
@@ -186,10 +190,17 @@ class MonitorTimeSection:
 
 DumpThread = namedtuple("DumpThread", "thread trace status")
 
+# A thread in a MONITOR DUMP: its serial, then (this version) its name in quotes.
+THREAD_REF = r'(?P<%s>\d+)(?: "(?P<%s>(?:[^"\\]|\\.)*)")?'
+
 
 class DumpMonitor:
-    def __init__(self, signature, lineno):
-        self.signature = signature          # JVM signature, e.g. Ljava/lang/Object;
+    def __init__(self, name, lineno):
+        # Java form, e.g. java.lang.Object; older versions wrote the JVM
+        # signature (Ljava/lang/Object;): then signature is it, and named False
+        self.named = not RE_SIGNATURE.match(name)
+        self.signature = None if self.named else name
+        self.name = name if self.named else signature_to_java(name)
         self.owner = None                   # thread serial or None (unowned)
         self.entry_count = 0
         self.waiting_to_enter = []          # thread serials
@@ -198,17 +209,19 @@ class DumpMonitor:
 
     @property
     def java_name(self):
-        """Ljava/lang/Object; -> java.lang.Object (arrays: [I -> int[])."""
-        return signature_to_java(self.signature)
+        """java.lang.Object, int[] (whichever form the file has)."""
+        return self.name
 
     def __repr__(self):
         return "DumpMonitor(%s, owner=%r, enter=%r, notify=%r)" % (
-            self.signature, self.owner, self.waiting_to_enter, self.waiting_to_be_notified)
+            self.name, self.owner, self.waiting_to_enter, self.waiting_to_be_notified)
 
 
 class MonitorDump:
     def __init__(self, lineno):
         self.threads = {}                   # serial -> DumpThread, in file order
+        self.names = {}                     # serial -> the name the dump gives it (every mention agrees)
+        self.named = None                   # True: threads named (this version); False: serials only; None: no thread
         self.monitors = []                  # DumpMonitor, in file order
         self.lineno = lineno
         self.virtual = None                 # (blocked, listed, owners) from VIRTUAL THREADS, if any
@@ -332,16 +345,18 @@ RE_MON_ROW = re.compile(
 MON_DUMP_BEGIN = "MONITOR DUMP BEGIN"
 MON_DUMP_END = "MONITOR DUMP END"
 DUMP_STATUSES = ("R", "MW", "CW", "P", "SL", "S", "Z")
-RE_DUMP_THREAD = re.compile(r"^    THREAD (?P<thread>\d+), trace (?P<trace>\d+), status: (?P<status>\S+)$")
+RE_DUMP_THREAD = re.compile(r"^    THREAD " + THREAD_REF % ("thread", "name") + r", trace (?P<trace>\d+), status: (?P<status>\S+)$")
 RE_DUMP_VIRTUAL = re.compile(r"^    VIRTUAL THREADS: (?P<blocked>\d+) blocked, (?P<listed>\d+) of them listed "
                              r"\(blocked longest\), (?P<owners>\d+) more as lock owners$")
 RE_DUMP_MONITOR = re.compile(r"^    MONITOR (?P<sig>\S+)$")
+RE_JAVA_CLASS = re.compile(r"^[^\s/;\[]+(\[\])*$")
 RE_SIGNATURE = re.compile(r"^(\[*L[^;\s]+;|\[+[BCDFIJSZ])$")
-RE_DUMP_OWNER = re.compile(r"^\towner: thread (?P<thread>\d+), entry count: "
+RE_DUMP_OWNER = re.compile(r"^\towner: thread " + THREAD_REF % ("thread", "name") + r", entry count: "
                            r"(?P<count>-?\d+|unknown \(a virtual thread\))$")
 DUMP_UNOWNED = "\tunowned"
 RE_THREAD_LIST = re.compile(r"^\t(?P<label>waiting to enter|waiting to be notified):"
-                            r"(?P<list>(?: thread \d+)(?:, thread \d+)*)?$")
+                            r"(?P<list>(?: thread %s)(?:, thread %s)*)?$"
+                            % (THREAD_REF % ("t1", "n1"), THREAD_REF % ("t2", "n2")))
 RE_DL_BEGIN = re.compile(r"^DEADLOCKS BEGIN \(cycles = (?P<n>\d+)\) (?P<date>.+)$")
 DL_END = "DEADLOCKS END"
 RE_DL_CYCLE = re.compile(r"^DEADLOCK (?P<k>\d+) \((?P<m>\d+) threads?\):$")
@@ -378,8 +393,16 @@ def signature_to_java(sig):
     return name + "[]" * dims
 
 
+RE_THREAD_ITEM = re.compile(r"thread " + THREAD_REF % ("thread", "name"))
+
+
 def _thread_list(text):
-    return [int(x) for x in re.findall(r"thread (\d+)", text or "")]
+    return [int(m.group("thread")) for m in RE_THREAD_ITEM.finditer(text or "")]
+
+
+def _thread_list_names(text):
+    """(serial, name or None) of each thread of a MONITOR DUMP list."""
+    return [(int(m.group("thread")), m.group("name")) for m in RE_THREAD_ITEM.finditer(text or "")]
 
 
 def _check_date(s, lineno):
@@ -493,6 +516,19 @@ def parse(text, check_thread_refs=True):
         {"time": prof.monitor_times, "wait": prof.monitor_waits, "pinned": prof.monitor_pinned}[kind].append(sec)
         return i
 
+    def note_name(dump, th, name, i):
+        """A dump names each thread alike at every mention, or (older
+        versions) at none."""
+        if (name is None) != (dump.named is False) and dump.named is not None:
+            err(i, "thread %d %s, where other threads of this dump %s"
+                % (th, "without a name" if name is None else "named", "have names" if dump.named else "have none"))
+        dump.named = name is not None
+        if name is None:
+            return
+        if dump.names.get(th, name) != name:
+            err(i, "thread %d named %r here, %r before in this dump" % (th, name, dump.names[th]))
+        dump.names[th] = name
+
     def parse_monitor_dump(i):
         dump = MonitorDump(i + 1)
         i += 1
@@ -519,18 +555,20 @@ def parse(text, check_thread_refs=True):
                 if th in dump.threads:
                     err(i, "thread %d listed twice in one MONITOR DUMP" % th)
                 dump.threads[th] = DumpThread(th, int(tm.group("trace")), tm.group("status"))
+                note_name(dump, th, tm.group("name"), i)
                 i += 1
                 continue
             mm = RE_DUMP_MONITOR.match(line)
             if not mm:
                 err(i, "malformed MONITOR DUMP line")
-            if not RE_SIGNATURE.match(mm.group("sig")):
-                err(i, "not a class signature")
+            if not RE_SIGNATURE.match(mm.group("sig")) and not RE_JAVA_CLASS.match(mm.group("sig")):
+                err(i, "not a class name (Java form) nor a class signature")
             mon = DumpMonitor(mm.group("sig"), i + 1)
             i += 1
             om = RE_DUMP_OWNER.match(lines[i]) if i < n else None
             if om:
                 mon.owner = int(om.group("thread"))
+                note_name(dump, mon.owner, om.group("name"), i)
                 mon.entry_count = None if om.group("count").startswith("unknown") else int(om.group("count"))
                 if mon.entry_count is not None and mon.entry_count < 1:
                     err(i, "owned monitor with entry count %d" % mon.entry_count)
@@ -543,6 +581,8 @@ def parse(text, check_thread_refs=True):
                 if not lm or lm.group("label") != label:
                     err(i, "expected '\\t%s: thread N, thread M...'" % label)
                 lst = _thread_list(lm.group("list"))
+                for th, name in _thread_list_names(lm.group("list")):
+                    note_name(dump, th, name, i)
                 if len(set(lst)) != len(lst):
                     err(i, "a thread listed twice")
                 setattr(mon, attr, lst)
@@ -791,6 +831,9 @@ def parse(text, check_thread_refs=True):
                 if th not in prof.threads:
                     raise ParseError("MONITOR DUMP at line %d names thread %d, which has no THREAD START record"
                                      % (dump.lineno, th))
+                if th in dump.names and dump.names[th] != prof.threads[th].name:
+                    raise ParseError("MONITOR DUMP at line %d: thread %d is named %r, its THREAD START says %r"
+                                     % (dump.lineno, th, dump.names[th], prof.threads[th].name))
         for sec in prof.deadlocks:
             for mem in sec.members:
                 t = prof.threads.get(mem.thread)

@@ -20,9 +20,17 @@ which must agree sample for sample.
                         bytes equal to SITES'; collapsed sums alloc_space
     outputs_heap_sampled  heap_sample=: estimated counts in pprof scaled as
                         SITES scales them: per class and in total, equal
-    outputs_lock        Contention, monitor=y: pprof contentions per lock class
-                        equal MONITOR TIME's counts, waits MONITOR WAIT TIME's,
-                        delays their times
+    outputs_lock        Contention, monitor=y: two profiles, lock.lock.pb.gz
+                        (contentions per lock class equal MONITOR TIME's
+                        counts) and lock.wait.pb.gz (waits MONITOR WAIT
+                        TIME's), delays their times; each collapsed file sums
+                        its pprof's delay
+    outputs_wait        EnterLine, monitor=y: the waits are a profile of their
+                        own in pprof=, collapsed= and flamegraph= (p.wait.pb.gz,
+                        c.wait.txt, a "Monitor waits" graph): its delay within
+                        1 ms of MONITOR WAIT TIME's total, its count that of
+                        the section, the waiter's Object.wait the program's
+                        own time, and no wait in the lock profile
     outputs_times       TimesTruth, cpu=times,depth=4: pprof's calls per method
                         (leaf) equal CPU TIME's counts, and the program's
                         exact truths (hot 1,000,000, fib 635,621, ...); call
@@ -31,8 +39,9 @@ which must agree sample for sample.
                         stacks are whole (rec(50): exactly 100 calls at each
                         recursion depth 1..51, down to main); the flame graph
                         names the methods; `go tool pprof` counts the calls
-    outputs_two         cpu=samples and monitor=y at once: prof.cpu.pb.gz and
-                        prof.lock.pb.gz (c.cpu.txt, c.lock.txt), each said on
+    outputs_two         cpu=samples and monitor=y at once: prof.cpu.pb.gz,
+                        prof.lock.pb.gz and prof.wait.pb.gz (c.cpu.txt,
+                        c.lock.txt, c.wait.txt), each said on
                         stderr, no file by the plain name; one flame-graph page
                         with both graphs
     outputs_lambdas     Lambdas (four lambdas and a method reference, hidden
@@ -405,20 +414,63 @@ def make_tests(Fail, Skip, parse_profile, H, heap_tests):
         mt, mw = prof.final_monitor_time, prof.final_monitor_wait
         if mt is None or mw is None:
             raise Fail("no MONITOR TIME / MONITOR WAIT TIME section")
-        pp, stacks = read_pprof(pb, Fail), collapsed(col)
         problems = []
-        for sec, count, delay in ((mt, "contentions", "delay"), (mw, "waits", "wait_delay")):
-            counts = Counter({cls: n for cls, (_ms, n) in sec.by_class().items()})
-            compare_counts("%s per lock class (report vs pprof)" % count, counts, pp.by_leaf(count), problems)
-            ms = pp.total(delay) / 1e6
-            ctx.note("%s: report %d episodes %d ms, pprof %d and %.1f ms" % (
-                count, sum(counts.values()), sec.total_ms, pp.total(count), ms))
-            if not sec.total_ms <= ms < sec.total_ms + 1:
-                problems.append("pprof %s %.1f ms, the report's total %d ms" % (delay, ms, sec.total_ms))
-        if sum(c for _, c in stacks) != pp.total("delay"):
-            problems.append("collapsed sums to %d, pprof delay %d ns" % (sum(c for _, c in stacks), pp.total("delay")))
+        stacks = None
+        for sec, kind, count in ((mt, "lock", "contentions"), (mw, "wait", "waits")):
+            pp = read_pprof(ctx.path("lock.%s.pb.gz" % kind), Fail)
+            col_stacks = collapsed(ctx.path("lock.%s.collapsed" % kind))
+            stacks = stacks or col_stacks
+            check_section_profile(ctx, sec, pp, col_stacks, count, problems)
         if not any(fr[-1] == "Contention$HotLock" and "Contention$Hot.run" in fr for fr, _ in stacks):
             problems.append("no collapsed stack Contention$Hot.run;...;Contention$HotLock")
+        if problems:
+            raise Fail("; ".join(problems))
+
+    def check_section_profile(ctx, sec, pp, stacks, count, problems):
+        """A MONITOR (WAIT) TIME section against its profile: counts per
+        lock class, delay to the ms the section prints, the collapsed sum."""
+        counts = Counter({cls: n for cls, (_ms, n) in sec.by_class().items()})
+        compare_counts("%s per lock class (report vs pprof)" % count, counts, pp.by_leaf(count), problems)
+        ms = pp.total("delay") / 1e6
+        ctx.note("%s: report %d episodes %d ms, pprof %d and %.1f ms" % (
+            count, sum(counts.values()), sec.total_ms, pp.total(count), ms))
+        if not sec.total_ms <= ms < sec.total_ms + 1:
+            problems.append("pprof %s delay %.1f ms, the report's total %d ms" % (count, ms, sec.total_ms))
+        if sum(c for _, c in stacks) != pp.total("delay"):
+            problems.append("%s: collapsed sums to %d, pprof delay %d ns"
+                            % (count, sum(c for _, c in stacks), pp.total("delay")))
+
+    def t_outputs_wait(ctx):
+        text, pb, col, html = ctx.path("w.txt"), ctx.path("p.pb.gz"), ctx.path("c.txt"), ctx.path("f.html")
+        r = ctx.run("EnterLine", ["500"],
+                    agent="monitor=y,cutoff=0,file=%s,pprof=%s,collapsed=%s,flamegraph=%s" % (text, pb, col, html))
+        m = re.search(r"^WAIT_NS (\d+)$", r.stderr, re.M)
+        if not m:
+            raise Fail("EnterLine printed no WAIT_NS: %s" % r.stderr[-600:])
+        prof = parse_profile(text)
+        mw = prof.final_monitor_wait
+        problems = []
+        missing = [n for n in ("p.lock.pb.gz", "p.wait.pb.gz", "c.lock.txt", "c.wait.txt")
+                   if not os.path.isfile(ctx.path(n))]
+        if missing:
+            raise Fail("not written: %s (files: %s)" % (missing, sorted(os.listdir(os.path.dirname(text)))))
+        wait, lock = read_pprof(ctx.path("p.wait.pb.gz"), Fail), read_pprof(ctx.path("p.lock.pb.gz"), Fail)
+        check_section_profile(ctx, mw, wait, collapsed(ctx.path("c.wait.txt")), "waits", problems)
+        check_section_profile(ctx, prof.final_monitor_time, lock, collapsed(ctx.path("c.lock.txt")), "contentions",
+                              problems)
+        if any(name == "waits" for name, _unit in lock.sample_types):
+            problems.append("the lock profile still has waits")
+        program_ms = int(m.group(1)) / 1e6
+        waitlock_ms = sum(v[wait.index("delay")] for frames, v, _ in wait.samples
+                          if frames and frames[0][0] == "EnterLine$WaitLock") / 1e6
+        ctx.note("EnterLine$WaitLock: %.1f ms in the wait profile, the program's %.1f ms" % (waitlock_ms, program_ms))
+        if not abs(waitlock_ms - program_ms) <= 0.05 * program_ms:
+            problems.append("EnterLine$WaitLock %.1f ms in the wait profile, the program waited %.1f ms"
+                            % (waitlock_ms, program_ms))
+        page = open(html, encoding="utf-8", errors="replace").read()
+        lacks = [w for w in ("Lock contention", "Monitor waits", "EnterLine$WaitLock", "EnterLine$Gate") if w not in page]
+        if lacks:
+            problems.append("flame graph page lacks %s" % lacks)
         if problems:
             raise Fail("; ".join(problems))
 
@@ -492,7 +544,8 @@ def make_tests(Fail, Skip, parse_profile, H, heap_tests):
                     "flamegraph=%s" % (text, ctx.path("prof.pb.gz"), ctx.path("c.txt"), ctx.path("f.html")))
         prof = parse_profile(text)
         problems = []
-        for name in ("prof.cpu.pb.gz", "prof.lock.pb.gz", "c.cpu.txt", "c.lock.txt", "f.html"):
+        for name in ("prof.cpu.pb.gz", "prof.lock.pb.gz", "prof.wait.pb.gz", "c.cpu.txt", "c.lock.txt", "c.wait.txt",
+                     "f.html"):
             if not os.path.isfile(ctx.path(name)):
                 problems.append("%s not written" % name)
             elif ctx.path(name) not in r.stderr:
@@ -636,6 +689,7 @@ def make_tests(Fail, Skip, parse_profile, H, heap_tests):
         ("outputs_heap", t_outputs_heap),
         ("outputs_heap_sampled", t_outputs_heap_sampled),
         ("outputs_lock", t_outputs_lock),
+        ("outputs_wait", t_outputs_wait),
         ("outputs_times", t_outputs_times),
         ("outputs_two", t_outputs_two),
         ("outputs_bad_path", t_outputs_bad_path),

@@ -5,6 +5,7 @@ Run directly (python3 tests/parser_selftest.py) or through run.py
 """
 
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -143,6 +144,31 @@ DL_MON = ('\tTHREAD 200011 "dl-mon-1", trace 300002, waiting to lock java.lang.O
           '\tTHREAD 200012 "dl-mon-2", trace 300003, waiting to lock int[], held by THREAD 200011\n')
 DUMP2_HEAD = "    THREAD 200001, trace 300006, status: CW\n"
 
+def named_sample():
+    """The sample with its second MONITOR DUMP as this version writes it:
+    classes in Java form, each thread's name after its serial."""
+    text = _read(MONITOR_SAMPLE)
+    names = dict((m.group(1), m.group(2)) for m in re.finditer(r'id = (\d+), name="((?:[^"\\]|\\.)*)"', text))
+    head, dump, tail = text.split("MONITOR DUMP BEGIN\n")[0:2] + ["".join(text.split("MONITOR DUMP BEGIN\n")[2:])]
+    dump2, rest = tail.split("MONITOR DUMP END\n", 1)
+    dump2 = re.sub(r"(THREAD|thread) (\d+)", lambda m: '%s %s "%s"' % (m.group(1), m.group(2), names[m.group(2)]), dump2)
+    dump2 = re.sub(r"(?m)^    MONITOR (\S+)$", lambda m: "    MONITOR " + H.signature_to_java(m.group(1)), dump2)
+    return "MONITOR DUMP BEGIN\n".join([head, dump, dump2]) + "MONITOR DUMP END\n" + rest
+
+
+def check_named_dump():
+    d = H.parse(named_sample()).final_monitor_dump
+    assert d.named and d.names[200011] == "dl-mon-1" and d.names[200015] == 'late \\"one\\"', d.names
+    assert [m.java_name for m in d.monitors] == ["java.lang.Object", "int[]", "java.lang.ref.ReferenceQueue$Lock"]
+    assert all(m.named and m.signature is None for m in d.monitors)
+    obj, arr, rq = d.monitors
+    assert (obj.owner, obj.waiting_to_enter, arr.waiting_to_enter) == (200012, [200011], [200012, 200015])
+    assert rq.waiting_to_be_notified == [200003]
+    assert d.threads[200011] == H.DumpThread(200011, 300002, "MW")
+    d0 = H.parse(named_sample()).monitor_dumps[0]
+    assert d0.named is False and d0.names == {} and not d0.monitors[0].named
+
+
 BROKEN_MONITOR = [
     # MONITOR TIME / MONITOR WAIT TIME
     ("mt: not ordered by time", lambda: mmutate("   1 50.84% 50.84%     102", "   1 48.84% 48.84%     102")),
@@ -191,7 +217,13 @@ BROKEN_MONITOR = [
                                                                    "thread 200012, thread 200011")),
     ("dump: thread listed twice in a list", lambda: mmutate("thread 200012, thread 200015",
                                                             "thread 200012, thread 200012")),
-    ("dump: not a signature", lambda: mmutate("    MONITOR Ljava/lang/Object;", "    MONITOR java.lang.Object")),
+    ("dump: not a class name", lambda: mmutate("    MONITOR Ljava/lang/Object;", "    MONITOR java/lang/Object")),
+    ("dump: name not THREAD START's", lambda: named_sample().replace('THREAD 200011 "dl-mon-1", trace 300002, status',
+                                                                     'THREAD 200011 "dl-mon-9", trace 300002, status')),
+    ("dump: named and unnamed threads", lambda: named_sample().replace('waiting to enter: thread 200011 "dl-mon-1"',
+                                                                       'waiting to enter: thread 200011')),
+    ("dump: a thread named two ways", lambda: named_sample().replace('waiting to enter: thread 200011 "dl-mon-1"',
+                                                                     'waiting to enter: thread 200011 "dl-mon-2"')),
     ("dump: trace never written", lambda: mmutate("THREAD 200015, trace 300003", "THREAD 200015, trace 300019")),
     ("dump: thread without THREAD START", lambda: mmutate("    THREAD 200004, trace 300000, status: R\n    THREAD 200011",
                                                           "    THREAD 200099, trace 300000, status: R\n    THREAD 200011")),
@@ -272,6 +304,7 @@ def main():
     check_good()
     check_good_monitor()
     check_attached_without_dump()
+    check_named_dump()
     check_broken()
     check_collapsed()
 

@@ -12,6 +12,11 @@
                       flame graph; no other file appears in the JVM's
                       directory and no report is left in /tmp; the JVM goes
                       on running and ends normally
+    profile_cmd_lock  Contention running: `hprof profile -e lock -o lock.pb.gz`
+                      (and -o lock.collapsed) writes two profiles, as
+                      monitor=y's pprof= does: lock.lock.pb.gz (contention,
+                      naming Contention$HotLock) and lock.wait.pb.gz (waits),
+                      prints both paths, and writes no lock.pb.gz
     profile_cmd_errors  -o with an unknown extension, -e with an unknown
                       event, and a name no JVM runs: exit 2, 2 and 1, with
                       messages naming the extensions, the events and
@@ -113,6 +118,40 @@ def make_tests(Fail, spawn, reap, parse_profile):
                 problems.append("reports left in /tmp: %s" % left)
         finally:
             r = reap(ctx, p, so, se, cmd)
+        if problems:
+            raise Fail("; ".join(problems))
+
+    def t_profile_cmd_lock(ctx):
+        p, so, se, cmd = spawn(ctx, "Contention", ["8000", "4000"], None, "target")
+        problems = []
+        try:
+            time.sleep(1.5)
+            for name, kinds in (("lock.pb.gz", ("lock.lock.pb.gz", "lock.wait.pb.gz")),
+                                ("lock.collapsed", ("lock.lock.collapsed", "lock.wait.collapsed"))):
+                r = hprof(["profile", "-d", "2", "-e", "lock", "-o", name, str(p.pid)], ctx.out)
+                want = [os.path.join(ctx.out, k) for k in kinds]
+                ctx.note("profile -e lock -o %s: rc %d, stdout %r, stderr %r" % (
+                    name, r.returncode, r.stdout.strip(), r.stderr.strip()[-200:]))
+                if r.returncode != 0 or r.stdout.split() != want:
+                    problems.append("profile -e lock -o %s: rc %d, printed %r (want %s); %s"
+                                    % (name, r.returncode, r.stdout.strip(), want, r.stderr.strip()[-300:]))
+                if os.path.exists(os.path.join(ctx.out, name)):
+                    problems.append("%s written beside the two profiles" % name)
+            if problems:
+                raise Fail("; ".join(problems))
+            lock = outputs_tests.read_pprof(os.path.join(ctx.out, "lock.lock.pb.gz"), Fail)
+            wait = outputs_tests.read_pprof(os.path.join(ctx.out, "lock.wait.pb.gz"), Fail)
+            ctx.note("lock profile %s, %d contentions; wait profile %s" % (
+                lock.sample_types, lock.total("contentions"), wait.sample_types))
+            if "Contention$HotLock" not in lock.by_leaf("contentions"):
+                problems.append("the lock profile has no Contention$HotLock: %s" % dict(lock.by_leaf("contentions")))
+            if [t for t, _ in wait.sample_types] != ["waits", "delay"]:
+                problems.append("the wait profile's values are %s, not waits and delay" % wait.sample_types)
+            col = open(os.path.join(ctx.out, "lock.lock.collapsed"), encoding="utf-8").read()
+            if "Contention$HotLock" not in col:
+                problems.append("lock.lock.collapsed does not name Contention$HotLock")
+        finally:
+            reap(ctx, p, so, se, cmd)
         if problems:
             raise Fail("; ".join(problems))
 
@@ -267,4 +306,4 @@ def make_tests(Fail, spawn, reap, parse_profile):
             raise Fail("; ".join(problems))
 
     return [("profile_cmd", t_profile_cmd), ("relative_paths", t_relative_paths), ("dump_progress", t_dump_progress), ("text_header", t_text_header), ("restart_outputs", t_restart_outputs), ("front_formats", t_front_formats), ("profile_cmd_errors", t_profile_cmd_errors),
-            ("run_defaults", t_run_defaults)]
+            ("run_defaults", t_run_defaults), ("profile_cmd_lock", t_profile_cmd_lock)]

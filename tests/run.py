@@ -786,6 +786,59 @@ def t_monitor_contention(ctx):
         raise Fail("; ".join(problems))
 
 
+def marked_line(java_file, marker):
+    """The line of tests/java/<java_file> that carries `// <marker>`."""
+    with open(os.path.join(TESTS_DIR, "java", java_file)) as f:
+        lines = [i + 1 for i, text in enumerate(f) if text.rstrip().endswith("// " + marker)]
+    if len(lines) != 1:
+        raise Fail("%s has %d lines marked %s" % (java_file, len(lines), marker))
+    return lines[0]
+
+
+def t_monitor_enter_line(ctx):
+    """A contended enter is placed at the line of the monitorenter: the
+    line of `synchronized (GATE)` (marked ENTER-STATEMENT in EnterLine.java),
+    not the block's first line, which HotSpot's location of the blocked
+    frame (the instruction after the monitorenter) gives; and a contended
+    synchronized method's enter at its call (ENTER-CALL), the method's own
+    frame left out (it sits at its first line, which the thread has not
+    reached). Also the HotLock rows of Contention (compiled code too)."""
+    stmt, call = marked_line("EnterLine.java", "ENTER-STATEMENT"), marked_line("EnterLine.java", "ENTER-CALL")
+    hot = marked_line("Contention.java", "ENTER-HOT")
+    prof_path = ctx.path("enterline.hprof.txt")
+    r = ctx.run("EnterLine", ["400"], agent="monitor=y,file=" + prof_path)
+    if "EnterLine: holding" not in r.stderr or "EnterLine: done" not in r.stderr:
+        raise Fail("EnterLine did not get its threads blocked; %s" % diag(r))
+    prof = parse_profile(prof_path)
+    mt = prof.final_monitor_time
+    problems = []
+
+    def tops(cls, p=prof, sec=mt):
+        return [(p.traces[row.trace].top, row.count) for row in sec.rows if row.monitor == cls]
+
+    want = {"EnterLine$Gate": ("EnterLine.blockOnStatement", stmt, 2), "java.lang.Class": ("EnterLine.lambda$main$1", call, 1)}
+    for cls, (method, line, count) in want.items():
+        got = tops(cls)
+        ctx.note("%s: %s" % (cls, [("%s:%s" % (t.qualname, t.line) if t else None, n) for t, n in got]))
+        if sum(n for _, n in got) != count:
+            problems.append("%d contended enters of %s (expected %d)" % (sum(n for _, n in got), cls, count))
+        for t, _n in got:
+            if t is None or t.qualname != method or str(t.line) != str(line):
+                problems.append("%s entered at %s, not %s line %d" % (cls, "%s:%s" % (t.qualname, t.line) if t else None,
+                                                                     method, line))
+    prof_path = ctx.path("contention.hprof.txt")
+    ctx.run("Contention", ["600", "100"], agent="monitor=y,file=" + prof_path)
+    cprof = parse_profile(prof_path)
+    got = tops(HOT_LOCK, cprof, cprof.final_monitor_time)
+    ctx.note("%s: %s" % (HOT_LOCK, [("%s:%s" % (t.qualname, t.line) if t else None, n) for t, n in got]))
+    wrong = [("%s:%s" % (t.qualname, t.line) if t else None, n) for t, n in got
+             if t is None or (t.qualname, str(t.line)) != ("Contention$Hot.run", str(hot))]
+    if not got or wrong:
+        problems.append("HotLock entered at %s, not Contention$Hot.run line %d" % (wrong or "no row", hot))
+    if problems:
+        raise Fail("; ".join(problems))
+
+
 def t_monitor_threads(ctx):
     """thread=y: the HotLock rows belong to the hot-* threads, each with about
     its own blocked time; parks to rl-*, noise to noise-*."""
@@ -893,7 +946,9 @@ def check_deadlocks(prof, sec, problems, what="DEADLOCKS"):
             problems.append("%s: cycle %s not found; cycles: %s" % (what, want, got))
 
 
-def check_monitor_dump(prof, dump, problems):
+def check_monitor_dump(prof, dump, problems, name_of=None):
+    """name_of: serial -> thread name (default: the THREAD START records')."""
+    name_of = name_of or prof.thread_name
     status = {}
     for name, want in DEADLOCK_STATUS.items():
         s = one_serial(prof, name)
@@ -909,8 +964,8 @@ def check_monitor_dump(prof, dump, problems):
             problems.append("MONITOR DUMP lists %d %s monitors (expected 1)" % (len(ms), cls))
             continue
         m = ms[0]
-        got_owner = prof.thread_name(m.owner) if m.owner else None
-        got_enter = {prof.thread_name(t) for t in m.waiting_to_enter}
+        got_owner = name_of(m.owner) if m.owner else None
+        got_enter = {name_of(t) for t in m.waiting_to_enter}
         if got_owner != owner or m.entry_count != 1:
             problems.append("MONITOR %s: owner %s entry count %d (expected %s, 1)"
                             % (cls, got_owner, m.entry_count, owner))
@@ -964,6 +1019,33 @@ def t_monitor_dump_waiters(ctx):
                         % (ms[0].owner, ms[0].waiting_to_be_notified, waiter))
     if entering:
         problems.append("obj-waiter, in Object.wait(), is listed as waiting to enter %s" % entering)
+    if problems:
+        raise Fail("; ".join(problems))
+
+
+def t_monitor_dump_names(ctx):
+    """MONITOR DUMP names lock classes in Java form (Deadlocks$MonA, as HPROF
+    wrote an owned monitor's class, not LDeadlocks$MonA;) and each thread by
+    its name after its serial (THREAD 200011 "dl-mon-a", owner: thread N
+    "name", waiting to enter: thread N "name"), the names those of the
+    threads' THREAD START records (Deadlocks, while its threads are blocked)."""
+    prof_path = ctx.path("deadlocks.hprof.txt")
+    r = ctx.run("Deadlocks", ["500"], agent="monitor=y,file=" + prof_path)
+    if deadlocks_ready(r.stdout) is None:
+        raise Fail("Deadlocks did not get its threads in place; %s" % diag(r))
+    prof = parse_profile(prof_path)      # checks each name against THREAD START
+    dump = final_monitor(prof)[2]
+    problems = []
+    sigs = [m.signature for m in dump.monitors if not m.named]
+    if sigs:
+        problems.append("MONITOR lines with JVM signatures, not Java names: %s" % sigs[:5])
+    if not dump.named:
+        problems.append("MONITOR DUMP gives threads by serial only, without their names")
+    check_monitor_dump(prof, dump, problems, name_of=dump.names.get)
+    for name in DEADLOCK_STATUS:
+        s = one_serial(prof, name)
+        if dump.names.get(s) != name:
+            problems.append("THREAD %d (%s) is named %r in MONITOR DUMP" % (s, name, dump.names.get(s)))
     if problems:
         raise Fail("; ".join(problems))
 
@@ -1592,7 +1674,8 @@ def t_asan_agent(ctx):
             raise Fail("%s: sanitizer report: %s (see %s)" % (main, bad[0], ctx.out))
         prof = parse_profile(opts.split("file=")[1])
         ctx.note("asan %s: exit 0, no sanitizer report, %s" % (main, check(main, prof)))
-    for out in ("split.pb.gz", "split.html", "deadlocks.pb.gz", "sites.pb.gz", "sites.html"):
+    for out in ("split.pb.gz", "split.html", "deadlocks.lock.pb.gz", "deadlocks.wait.pb.gz", "sites.pb.gz",
+                "sites.html"):
         if not os.path.isfile(ctx.path(out)) or os.path.getsize(ctx.path(out)) == 0:
             raise Fail("under ASan, %s was not written" % out)
     asan_net_run(ctx, env)
@@ -1684,6 +1767,8 @@ JVM_TESTS = [
     ("deadlock_periodic", t_deadlock_periodic),
     ("deadlock_no_false_positive", t_deadlock_no_false_positive),
     ("monitor_dump_waiters", t_monitor_dump_waiters),
+    ("monitor_dump_names", t_monitor_dump_names),
+    ("monitor_enter_line", t_monitor_enter_line),
     ("basic", t_basic),
     ("stdout_clean", t_stdout_clean),
     ("collapsed", t_collapsed),

@@ -465,17 +465,23 @@ static void tell_output(void *ctx, int error, const char *line)
  * files, whose names check_profile_outputs checked for the current ones. */
 static void write_profile_outputs(dump_target *t, JNIEnv *jni)
 {
-    kind_profile profiles[PRODUCT_MAX_COLLECTORS];
+    kind_profile profiles[2 * PRODUCT_MAX_COLLECTORS];
     uint32_t n = 0;
     for (size_t i = 0; i < agent.product->n_collectors; i++) {
-        if (!agent.made[i] || collector_at(i)->snapshot == NULL || !collector_at(i)->wanted(&agent.opt))
+        const collector *c = collector_at(i);
+        if (!agent.made[i] || c->snapshot == NULL || !c->wanted(&agent.opt))
             continue;
-        profile *p = collector_at(i)->snapshot(jni);
-        if (p)
-            profiles[n++] = (kind_profile){ collector_at(i)->profile_kind, p };
-        else
-            say("hprof: %s has no profile for pprof=, flamegraph= or collapsed= at this dump (out of "
-                "memory, or its first start did not keep whole stacks)", collector_at(i)->name);
+        for (int extra = 0; extra < 2; extra++) {
+            if (extra && c->extra_snapshot == NULL)
+                break;
+            profile *p = extra ? c->extra_snapshot(jni) : c->snapshot(jni);
+            if (p)
+                profiles[n++] = (kind_profile){ extra ? c->extra_kind : c->profile_kind, p };
+            else
+                say("hprof: %s has no %s profile for pprof=, flamegraph= or collapsed= at this dump (out of "
+                    "memory, or its first start did not keep whole stacks)", c->name,
+                    extra ? c->extra_kind : c->profile_kind);
+        }
     }
     profile_outputs_write(&agent.opt, profiles, n, tell_output, t);
     for (uint32_t i = 0; i < n; i++)
@@ -486,11 +492,16 @@ static void write_profile_outputs(dump_target *t, JNIEnv *jni)
  * collectors these options start? */
 static int check_profile_outputs(const hprof_options *opt, char *err, size_t errlen)
 {
-    const char *kinds[PRODUCT_MAX_COLLECTORS];
+    const char *kinds[2 * PRODUCT_MAX_COLLECTORS];
     uint32_t n = 0;
-    for (size_t i = 0; i < agent.product->n_collectors; i++)
-        if (collector_at(i)->snapshot && collector_at(i)->wanted(opt))
-            kinds[n++] = collector_at(i)->profile_kind;
+    for (size_t i = 0; i < agent.product->n_collectors; i++) {
+        const collector *c = collector_at(i);
+        if (c->snapshot && c->wanted(opt)) {
+            kinds[n++] = c->profile_kind;
+            if (c->extra_snapshot)
+                kinds[n++] = c->extra_kind;
+        }
+    }
     return profile_outputs_check(opt, kinds, n, err, errlen);
 }
 

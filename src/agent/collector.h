@@ -38,6 +38,10 @@
  *                 collector then walked whole stacks (trace_builder
  *                 full_stacks). NULL when out of memory; the caller frees it.
  *                 profile_kind names it in file names ("cpu", "alloc", "lock").
+ *   extra_snapshot  (optional) a second profile of the same kind, kept apart
+ *                 from the first in its own files (monitor=y: the waits of
+ *                 MONITOR WAIT TIME beside the contention of MONITOR TIME),
+ *                 extra_kind naming it ("wait").
  *   live_summary  optional: lines for net='s live summary (`hprof listen`'s
  *                 screen), "<key> <values>\n" each, appended to text
  */
@@ -101,6 +105,8 @@ typedef struct collector {
     void (*status)(char *line, size_t size);
     const char *profile_kind;
     profile *(*snapshot)(JNIEnv *jni);
+    const char *extra_kind;
+    profile *(*extra_snapshot)(JNIEnv *jni);
     void (*live_summary)(char *text, size_t size);
 } collector;
 

@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 
 #include "../core/idmap.h"
+#include "../bci/opcodes.h"
 #include "../heap/heap_tags.h"
 #include "events.h"
 
@@ -682,22 +683,106 @@ static jint frames_to_skip(const frame_ref *frames, jint count, const serial_t *
     return first;
 }
 
+/* The top `want` (at most WALK_MAX) frames of `thread` (NULL: the calling
+ * thread) by JVMTI's GetStackTrace: 0, or -1 when it refused. */
+static int walk_jvmti(jthread thread, jint want, frame_ref *frames, jint *count)
+{
+    jvmtiFrameInfo info[WALK_MAX];
+    *count = 0;
+    if ((*hprof_jvmti)->GetStackTrace(hprof_jvmti, thread, 0, want, info, count) != JVMTI_ERROR_NONE)
+        return -1;
+    frames_of_jvmti(frames, info, *count);
+    return 0;
+}
+
+
+/* Where a thread blocked entering a monitor is, by its top frame's method
+ * and location (see stack_trace_entering): the location of its
+ * monitorenter, ENTER_CALLER when it waits to enter a synchronized method
+ * (the frame is left out: the caller's frame below is at the call), or the
+ * location as given. Remembered in a small table: contended enters repeat
+ * at the same few places, and the byte codes are a copy to ask for. */
+enum { ENTER_CALLER = -2, ENTER_MEMO_SLOTS = 64, ACC_SYNCHRONIZED_FLAG = 0x20 };
+typedef struct enter_memo {
+    jmethodID method;
+    jlocation given, placed;
+} enter_memo;
+static enter_memo enter_memos[ENTER_MEMO_SLOTS];
+static pthread_mutex_t enter_memo_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static jlocation enter_location(jmethodID method, jlocation given)
+{
+    uintptr_t h = (uintptr_t)method ^ ((uintptr_t)given * 0x9e3779b1u);
+    enter_memo *slot = &enter_memos[((h ^ (h >> 11)) >> 3) & (ENTER_MEMO_SLOTS - 1)];
+    pthread_mutex_lock(&enter_memo_lock);
+    int known = slot->method == method && slot->given == given;
+    jlocation placed = slot->placed;
+    pthread_mutex_unlock(&enter_memo_lock);
+    if (known)
+        return placed;
+    placed = given;
+    jint modifiers = 0;
+    if (given == 0 && (*hprof_jvmti)->GetMethodModifiers(hprof_jvmti, method, &modifiers) == JVMTI_ERROR_NONE &&
+        (modifiers & ACC_SYNCHRONIZED_FLAG)) {
+        placed = ENTER_CALLER;     /* no monitorenter can be at 0: it needs its object pushed */
+    } else {
+        jint len = 0;
+        unsigned char *code = NULL;
+        if ((*hprof_jvmti)->GetBytecodes(hprof_jvmti, method, &len, &code) == JVMTI_ERROR_NONE) {
+            int64_t at = len > 0 ? bytecode_monitorenter_at(code, (uint32_t)len, (uint32_t)given) : -1;
+            if (at >= 0)
+                placed = (jlocation)at;
+            (*hprof_jvmti)->Deallocate(hprof_jvmti, code);
+        }
+    }
+    pthread_mutex_lock(&enter_memo_lock);
+    *slot = (enter_memo){ method, given, placed };
+    pthread_mutex_unlock(&enter_memo_lock);
+    return placed;
+}
+
+/* How many frames on top to leave out of a thread blocked entering a
+ * monitor, whose top frame frames[0] is then placed at the enter. */
+static jint place_enter(frame_ref *frames, jint count)
+{
+    if (count <= 0 || frames[0].bci < 0)
+        return 0;
+    jlocation placed = enter_location((jmethodID)frames[0].method, frames[0].bci);
+    if (placed == ENTER_CALLER)
+        return count > 1;
+    if (placed >= 0)
+        frames[0].bci = (int32_t)placed;
+    return 0;
+}
+
+/* stack_trace_of, and with `entering` stack_trace_entering. */
+static serial_t trace_of_walk(const trace_builder *b, jthread thread, const serial_t *skip_classes, int n_skip,
+                              int entering, serial_t thread_serial, stack_id *stack)
+{
+    jint want = walk_depth(b) + (n_skip ? SKIP_MARGIN : 0) + (entering ? 1 : 0);
+    if (want > WALK_MAX)
+        want = WALK_MAX;
+    if (want <= entering)
+        return cached_trace(b, NULL, thread_serial, NULL, 0, stack);
+    frame_ref frames[WALK_MAX];
+    jint count = 0;
+    if (walk_jvmti(thread, want, frames, &count) != 0)
+        return 0;
+    jint first = frames_to_skip(frames, count, skip_classes, n_skip);
+    if (entering)
+        first += place_enter(frames + first, count - first);
+    return cached_trace(b, NULL, thread_serial, frames + first, (uint32_t)(count - first), stack);
+}
+
 serial_t stack_trace_of(const trace_builder *b, jthread thread, const serial_t *skip_classes,
                         int n_skip, serial_t thread_serial, stack_id *stack)
 {
-    jint want = walk_depth(b) + (n_skip ? SKIP_MARGIN : 0);
-    if (want > WALK_MAX)
-        want = WALK_MAX;
-    if (want <= 0)
-        return cached_trace(b, NULL, thread_serial, NULL, 0, stack);
-    jvmtiFrameInfo info[WALK_MAX];
-    jint count = 0;
-    if ((*hprof_jvmti)->GetStackTrace(hprof_jvmti, thread, 0, want, info, &count) != JVMTI_ERROR_NONE)
-        return 0;
-    frame_ref frames[WALK_MAX];
-    frames_of_jvmti(frames, info, count);
-    jint first = frames_to_skip(frames, count, skip_classes, n_skip);
-    return cached_trace(b, NULL, thread_serial, frames + first, (uint32_t)(count - first), stack);
+    return trace_of_walk(b, thread, skip_classes, n_skip, 0, thread_serial, stack);
+}
+
+serial_t stack_trace_entering(const trace_builder *b, jthread thread, serial_t thread_serial, stack_id *stack)
+{
+    return trace_of_walk(b, thread, NULL, 0, 1, thread_serial, stack);
 }
 
 serial_t stack_trace_here_skipping(JNIEnv *jni, const trace_builder *b, trace_cache *cache,

@@ -103,6 +103,15 @@ serial_t thread_register(JNIEnv *jni, jthread thread, const char *except_name);
 serial_t stack_trace_of(const trace_builder *b, jthread thread, const serial_t *skip_classes,
                         int n_skip, serial_t thread_serial, stack_id *stack);
 
+/* The trace of a thread blocked entering a monitor (thread NULL: the
+ * calling thread, at MonitorContendedEnter), placed where it waits: its
+ * top frame at the monitorenter of the `synchronized` statement (HotSpot
+ * gives the instruction after it, a line inside the block), and, for a
+ * `synchronized` method, without that method's frame (it is at its first
+ * instruction, which the thread has not reached): the caller's frame is on
+ * top, at the call. Otherwise as stack_trace_of without skip_classes. */
+serial_t stack_trace_entering(const trace_builder *b, jthread thread, serial_t thread_serial, stack_id *stack);
+
 /* The calling thread's trace from frame `start` down (the frames above are
  * the caller's own, e.g. the tracker's: known, so not walked for classes),
  * cut to b->depth, through cache (may be NULL; it must serve b only).

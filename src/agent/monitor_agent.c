@@ -254,6 +254,15 @@ static serial_t trace_here(jthread thread, int current, int park, stack_id *stac
     return trace_of_thread(thread, current, park, thread_serial, stack);
 }
 
+/* The same for a thread blocked entering a monitor: placed at the
+ * monitorenter, or at the call of a synchronized method
+ * (stack_trace_entering). */
+static serial_t trace_entering(jthread thread, int current, serial_t thread_serial, stack_id *stack)
+{
+    return trace_or_empty(stack_trace_entering(&mon.traces, current ? NULL : thread, thread_serial, stack),
+                          thread_serial, stack);
+}
+
 /* The tid of `thread` if it is a virtual thread, else 0 (a platform thread:
  * its episodes stay on one OS thread, in mtls). */
 static uint64_t vthread_tid(JNIEnv *jni, jthread thread)
@@ -298,7 +307,8 @@ static void vt_begin(JNIEnv *jni, uint64_t tid, vt_what what, jthread thread, jo
     serial_t who = 0;
     if (mon.cfg.per_thread && (who = vthread_serial_bounded(jni, thread)) == 0)
         atomic_fetch_add_explicit(&mon.vt_unnamed, 1, memory_order_relaxed);
-    e.trace = trace_of_thread(thread, 1, what == VT_PARK, who, &e.stack);
+    e.trace = what == VT_ENTER ? trace_entering(thread, 1, who, &e.stack)
+                               : trace_of_thread(thread, 1, what == VT_PARK, who, &e.stack);
     /* A park's pinning is known only when it parks (wrapped_park). */
     e.pinned = what != VT_PARK && vt_monitor_pins(what);
     e.ref = mon.inspect ? (*jni)->NewWeakGlobalRef(jni, thread) : NULL;
@@ -345,7 +355,8 @@ static void JNICALL on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thr
     uint64_t start = now_ns();      /* first, as in vt_begin */
     mtls.enter_class = class_serial_of_object(jni, object);
     mtls.enter_stack = 0;
-    mtls.enter_trace = trace_here(thread, 1, 0, &mtls.enter_stack);
+    mtls.enter_trace = trace_entering(thread, 1, !mon.cfg.per_thread ? 0 : thread_serial_of_self(thread),
+                                      &mtls.enter_stack);
     mtls.enter_start = start;
 }
 
@@ -1167,7 +1178,9 @@ static void read_thread(JNIEnv *jni, thread_snapshot *t, int with_traces)
 {
     if ((*hprof_jvmti)->GetThreadState(hprof_jvmti, t->thread, &t->state) != JVMTI_ERROR_NONE)
         t->state = 0;
-    if (with_traces)
+    if (with_traces && (t->state & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER))
+        t->trace = trace_entering(t->thread, 0, !mon.cfg.per_thread ? 0 : thread_serial_of(t->thread), NULL);
+    else if (with_traces)
         t->trace = trace_here(t->thread, 0, 0, NULL);
     find_wait(jni, t);
     if (t->is_virtual &&
@@ -1637,36 +1650,37 @@ static uint32_t collect_monitors(JNIEnv *jni, const thread_snapshots *s,
 
 /* A MONITOR row by whole stack as a profile row: the lock's class is a
  * frame above the stack that blocked (as in async-profiler's lock
- * profiles); contention (contended enters, parks on locks: MONITOR TIME)
- * and waits (Object.wait, other parks: MONITOR WAIT TIME) are separate
- * values, so that idle threads do not drown the contention. */
+ * profiles). Contention (contended enters, parks on locks: MONITOR TIME)
+ * and waits (Object.wait, other parks: MONITOR WAIT TIME) are profiles of
+ * their own, "lock" and "wait", so that idle threads do not drown the
+ * contention and a flame graph of either shows one kind of time. */
 static void lock_profile_row(const void *rows, uint32_t i, stack_id *stack, const char **leaf, int64_t *values)
 {
     const monitor_row *r = (const monitor_row *)rows + i;
     const char *cls = class_java_name(r->lock_class);
-    int waits = !block_kind_is_contention(r->kind);
     *stack = r->stack;
     *leaf = cls ? cls : "<unknown lock>";
-    values[2 * waits] = (int64_t)r->count;
-    values[2 * waits + 1] = (int64_t)r->nanos;
+    values[0] = (int64_t)r->count;
+    values[1] = (int64_t)r->nanos;
 }
 
-static profile *profile_of_rows(const monitor_row *rows, uint32_t n)
+/* Value types and titles as the front end's profiles of MONITOR TIME and
+ * MONITOR WAIT TIME (src/reader/hprof_data.c) have them. */
+static profile *profile_of_rows(const monitor_row *rows, uint32_t n, int waits)
 {
-    static const profile_value_type types[] = {
-        { "contentions", "count" }, { "delay", "nanoseconds" },
-        { "waits", "count" }, { "wait_delay", "nanoseconds" },
-    };
-    return stack_profile_of_rows("Lock contention", types, 4, 1, rows, n, lock_profile_row);
+    static const profile_value_type contention[] = { { "contentions", "count" }, { "delay", "nanoseconds" } };
+    static const profile_value_type wait[] = { { "waits", "count" }, { "delay", "nanoseconds" } };
+    return stack_profile_of_rows(waits ? "Monitor waits" : "Lock contention", waits ? wait : contention, 2, 1,
+                                 rows, n, lock_profile_row);
 }
 
-/* Rows without the BLOCK_PINNED ones moved to the end (they repeat time
- * that other rows have): how many come before. Order is not kept. */
-static uint32_t without_pinned(monitor_row *rows, uint32_t n)
+/* The rows for which keep() is true moved to the front: how many they
+ * are. Order is not kept. */
+static uint32_t rows_first(monitor_row *rows, uint32_t n, int (*keep)(const monitor_row *r))
 {
     uint32_t kept = 0;
     for (uint32_t i = 0; i < n; i++)
-        if (rows[i].kind != BLOCK_PINNED) {
+        if (keep(&rows[i])) {
             monitor_row r = rows[kept];
             rows[kept++] = rows[i];
             rows[i] = r;
@@ -1674,13 +1688,38 @@ static uint32_t without_pinned(monitor_row *rows, uint32_t n)
     return kept;
 }
 
-/* The profile of the rows the last dump wrote (stack_profile_keep). */
-static profile *dumped_profile;
+/* BLOCK_PINNED rows repeat time that other rows have: in no profile. */
+static int row_not_pinned(const monitor_row *r)
+{
+    return r->kind != BLOCK_PINNED;
+}
+
+static int row_is_contention(const monitor_row *r)
+{
+    return block_kind_is_contention(r->kind);
+}
+
+/* The profiles of the rows the last dump wrote (stack_profile_keep). */
+static profile *dumped_profile, *dumped_waits;
+
+static void keep_profiles(monitor_row *rows, uint32_t n)
+{
+    uint32_t kept = rows_first(rows, n, row_not_pinned);
+    uint32_t contention = rows_first(rows, kept, row_is_contention);
+    stack_profile_keep(&dumped_profile, profile_of_rows(rows, contention, 0));
+    stack_profile_keep(&dumped_waits, profile_of_rows(rows + contention, kept - contention, 1));
+}
 
 static profile *snapshot(JNIEnv *jni)
 {
     (void)jni;
     return stack_profile_take(&dumped_profile);
+}
+
+static profile *wait_snapshot(JNIEnv *jni)
+{
+    (void)jni;
+    return stack_profile_take(&dumped_waits);
 }
 
 /* Each cycle rotated to start at its smallest thread serial (as the graph's
@@ -1709,7 +1748,7 @@ static uint32_t write_sections(text_writer *w, JNIEnv *jni)
     uint64_t total = 0;
     if (monitor_table_stack_rows(&rows, &nrows, &total) == 0) {
         if (mon.traces.full_stacks)
-            stack_profile_keep(&dumped_profile, profile_of_rows(rows, without_pinned(rows, nrows)));
+            keep_profiles(rows, nrows);
         monitor_rows_merge(rows, &nrows);
         text_write_monitor_time(w, "MONITOR TIME", MONITOR_SECTION_CONTENTION, rows, nrows, mon.cfg.cutoff, now);
         text_write_monitor_time(w, "MONITOR WAIT TIME", MONITOR_SECTION_WAIT, rows, nrows, mon.cfg.cutoff, now);
@@ -1949,4 +1988,5 @@ const collector monitor_collector = {
     .name = "monitor=y", .wanted = wanted, .capabilities = capabilities, .subscribe = subscribe,
     .start = start, .thread_end = thread_end, .tick_ms = 20, .tick = tick, .dump = dump,
     .reset = reset, .stop = stop, .status = status, .profile_kind = "lock", .snapshot = snapshot,
+    .extra_kind = "wait", .extra_snapshot = wait_snapshot,
 };

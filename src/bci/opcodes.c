@@ -31,42 +31,66 @@ static int32_t be32(const uint8_t *p)
     return (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]);
 }
 
+/* The length of the instruction at code[pc] (switches and wide included),
+ * or -1 if it does not decode within len. */
+static int64_t instruction_length(const uint8_t *code, uint32_t len, uint32_t pc)
+{
+    uint8_t op = code[pc];
+    int64_t size = opcode_length(op);
+    if (size < 0)
+        return -1;
+    if (size == 0) {
+        if (op == OP_WIDE) {
+            if (pc + 1 >= len)
+                return -1;
+            size = code[pc + 1] == 132 ? 6 : 4;      /* wide iinc, or a wide load/store/ret */
+        } else {
+            uint32_t at = (pc + 4) & ~3u;              /* operands 4-aligned after the opcode */
+            if ((uint64_t)at + 12 > len)
+                return -1;
+            if (op == OP_TABLESWITCH) {
+                int64_t low = be32(code + at + 4), high = be32(code + at + 8);
+                if (high < low)
+                    return -1;
+                size = (int64_t)(at - pc) + 12 + 4 * (high - low + 1);
+            } else {
+                int64_t pairs = be32(code + at + 4);
+                if (pairs < 0)
+                    return -1;
+                size = (int64_t)(at - pc) + 8 + 8 * pairs;
+            }
+        }
+    }
+    if ((uint64_t)pc + (uint64_t)size > len)
+        return -1;
+    return size;
+}
+
 int bytecode_void_returns(const uint8_t *code, uint32_t len, uint32_t *out, int max)
 {
     int n = 0;
     uint32_t pc = 0;
     while (pc < len) {
-        uint8_t op = code[pc];
-        int64_t size = opcode_length(op);
+        int64_t size = instruction_length(code, len, pc);
         if (size < 0)
             return -1;
-        if (size == 0) {
-            if (op == OP_WIDE) {
-                if (pc + 1 >= len)
-                    return -1;
-                size = code[pc + 1] == 132 ? 6 : 4;      /* wide iinc, or a wide load/store/ret */
-            } else {
-                uint32_t at = (pc + 4) & ~3u;              /* operands 4-aligned after the opcode */
-                if ((uint64_t)at + 12 > len)
-                    return -1;
-                if (op == OP_TABLESWITCH) {
-                    int64_t low = be32(code + at + 4), high = be32(code + at + 8);
-                    if (high < low)
-                        return -1;
-                    size = (int64_t)(at - pc) + 12 + 4 * (high - low + 1);
-                } else {
-                    int64_t pairs = be32(code + at + 4);
-                    if (pairs < 0)
-                        return -1;
-                    size = (int64_t)(at - pc) + 8 + 8 * pairs;
-                }
-            }
-        }
-        if ((uint64_t)pc + (uint64_t)size > len)
-            return -1;
-        if (op == OP_RETURN && n < max)
+        if (code[pc] == OP_RETURN && n < max)
             out[n++] = pc;
         pc += (uint32_t)size;
     }
     return n;
+}
+
+int64_t bytecode_monitorenter_at(const uint8_t *code, uint32_t len, uint32_t at)
+{
+    uint32_t pc = 0;
+    while (pc < len && pc <= at) {
+        int64_t size = instruction_length(code, len, pc);
+        if (size < 0)
+            return -1;
+        if (code[pc] == OP_MONITORENTER && (pc == at || pc + (uint32_t)size == at))
+            return pc;
+        pc += (uint32_t)size;
+    }
+    return -1;
 }

@@ -23,6 +23,7 @@
 #include "cli/jvm_list.h"
 #include "cli/listen.h"
 #include "cli/tempfiles.h"
+#include "output/profile_outputs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -307,11 +308,11 @@ static void *watch_reply(void *arg)
 }
 
 /*
- * Tells the agent in JVM pid to do agent_command: every check first (process,
+ * Tells the agent in JVM pid to do verb: every check first (process,
  * user, attach enabled, library visible), then the reply file, the `load`
  * operation and the answers of HotSpot and of the agent.
  */
-static int send_agent_command(const char *agent_command, pid_t pid, const char *agent_option,
+static int send_agent_command(const char *verb, pid_t pid, const char *agent_option,
                               const char *user_options, FILE *reply_out)
 {
     char library[PATH_MAX];
@@ -322,11 +323,11 @@ static int send_agent_command(const char *agent_command, pid_t pid, const char *
     /* The options as the agent will get them, with the reply path's
      * placeholder (same length as the real name): HotSpot drops requests
      * with an argument over 1024 bytes without a word, so say it here. */
-    size_t options_len = strlen(agent_command) + strlen(",reply=/tmp/" REPLY_NAME_TEMPLATE)
+    size_t options_len = strlen(verb) + strlen(",reply=/tmp/" REPLY_NAME_TEMPLATE)
                          + (user_options[0] ? 1 + strlen(user_options) : 0);
     if (options_len > ATTACH_ARG_MAX)
         return report_error("the options are too long: %zu bytes with hprof's own '%s,reply=...', "
-                            "HotSpot takes at most %d", options_len, agent_command, ATTACH_ARG_MAX);
+                            "HotSpot takes at most %d", options_len, verb, ATTACH_ARG_MAX);
     if (strlen(library) > ATTACH_ARG_MAX)
         return report_error("the agent library's path is longer than HotSpot's %d bytes: %s",
                             ATTACH_ARG_MAX, library);
@@ -366,7 +367,7 @@ static int send_agent_command(const char *agent_command, pid_t pid, const char *
     }
     /* The same file as the JVM names it: /tmp/<our file's name>. */
     char options[ATTACH_ARG_MAX + 1];
-    snprintf(options, sizeof options, "%s,reply=/tmp/%s%s%s", agent_command, strrchr(reply_path, '/') + 1,
+    snprintf(options, sizeof options, "%s,reply=/tmp/%s%s%s", verb, strrchr(reply_path, '/') + 1,
              user_options[0] ? "," : "", user_options);
 
     const char *args[ATTACH_ARG_COUNT] = { library, "true", options };
@@ -650,14 +651,27 @@ static int run_profile(const command *cmd, const global_options *globals, int ar
     }
     if (strchr(path, ',') != NULL)
         return report_error("-o %s: the agent's options are separated by commas: name a file without one", path);
+    /* The files the agent writes: -o's, or for -e lock in pprof and
+     * collapsed form one per profile, contention and waits (FILE.lock.pb.gz
+     * and FILE.wait.pb.gz, as the agent names several profiles' files). */
+    char files[2][PATH_MAX];
+    int nfiles = 1;
+    snprintf(files[0], sizeof files[0], "%s", path);
+    if (strcmp(event, "lock") == 0 && (strcmp(output, "pprof") == 0 || strcmp(output, "collapsed") == 0)) {
+        profile_output_name(path, "lock", 1, files[0], sizeof files[0]);
+        profile_output_name(path, "wait", 1, files[1], sizeof files[1]);
+        nfiles = 2;
+    }
     /* A file left from before would pass for this run's if the agent
      * could not write: it goes first (a link is not followed, and is an error). */
     struct stat st;
-    if (lstat(path, &st) == 0) {
+    for (int f = 0; f < nfiles; f++) {
+        if (lstat(files[f], &st) != 0)
+            continue;
         if (!S_ISREG(st.st_mode))
-            return report_error("-o %s exists and is not a regular file", path);
-        if (unlink(path) != 0)
-            return report_error("-o %s exists and cannot be replaced: %s", path, strerror(errno));
+            return report_error("-o %s exists and is not a regular file", files[f]);
+        if (unlink(files[f]) != 0)
+            return report_error("-o %s exists and cannot be replaced: %s", files[f], strerror(errno));
     }
     /* The text report, when not the output: in the JVM's /tmp, which we
      * reach through /proc/<pid>/root. */
@@ -703,11 +717,15 @@ static int run_profile(const command *cmd, const global_options *globals, int ar
         unlink(report_here);
     if (rc != EXIT_OK)
         return rc;
-    if (stat(path, &st) != 0 || st.st_size == 0)
-        return report_error("the JVM %d %s, and %s was not written%s", (int)pid,
-                            gone ? "ended while it was profiled" : "was profiled", path,
-                            gone ? " (its own exit writes it only if the JVM ran its shutdown)" : "");
-    printf("%s\n", path);
+    /* The waits' file may be empty (collapsed, no waits): the agent
+     * renames a whole file into place, so one that is there is complete. */
+    for (int f = 0; f < nfiles; f++)
+        if (stat(files[f], &st) != 0 || (f == 0 && st.st_size == 0))
+            return report_error("the JVM %d %s, and %s was not written%s", (int)pid,
+                                gone ? "ended while it was profiled" : "was profiled", files[f],
+                                gone ? " (its own exit writes it only if the JVM ran its shutdown)" : "");
+    for (int f = 0; f < nfiles; f++)
+        printf("%s\n", files[f]);
     return EXIT_OK;
 }
 

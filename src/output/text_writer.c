@@ -411,11 +411,20 @@ void text_write_monitor_time(text_writer *w, const char *title, int section,
     fprintf(w->out, "%s END\n", title);
 }
 
+/* A thread as MONITOR DUMP names it: HPROF's serial (what parsers match
+ * with THREAD START and the dump's THREAD lines), then its name in quotes,
+ * as DEADLOCKS writes it. */
+static void write_thread_named(FILE *out, const char *prefix, serial_t thread)
+{
+    thread_info ti;
+    fprintf(out, "%s %u \"%s\"", prefix, thread, thread_get(thread, &ti) == 0 ? ti.name : "?");
+}
+
 static void write_thread_list(FILE *out, const char *label, const serial_t *threads, uint32_t n)
 {
     fprintf(out, "\t%s:", label);
     for (uint32_t i = 0; i < n; i++)
-        fprintf(out, "%s thread %u", i ? "," : "", threads[i]);
+        write_thread_named(out, i ? ", thread" : " thread", threads[i]);
     fprintf(out, "\n");
 }
 
@@ -429,18 +438,27 @@ void text_write_monitor_dump(text_writer *w, const dump_thread *threads, uint32_
     if (vt)
         fprintf(w->out, "    VIRTUAL THREADS: %u blocked, %u of them listed (blocked longest), %u more as lock owners\n",
                 vt->blocked, vt->listed, vt->owners);
-    for (uint32_t i = 0; i < n_threads; i++)
-        fprintf(w->out, "    THREAD %u, trace %u, status: %s\n", threads[i].thread,
+    for (uint32_t i = 0; i < n_threads; i++) {
+        write_thread_named(w->out, "    THREAD", threads[i].thread);
+        fprintf(w->out, ", trace %u, status: %s\n",
                 threads[i].trace ? threads[i].trace : EMPTY_TRACE_SERIAL, threads[i].status);
+    }
     for (uint32_t i = 0; i < n_monitors; i++) {
         const dump_monitor *m = &monitors[i];
-        fprintf(w->out, "    MONITOR %s\n", m->class_signature);
-        if (m->owner && m->entry_count < 0)
-            fprintf(w->out, "\towner: thread %u, entry count: unknown (a virtual thread)\n", m->owner);
-        else if (m->owner)
-            fprintf(w->out, "\towner: thread %u, entry count: %d\n", m->owner, m->entry_count);
-        else
+        /* In Java form, as HPROF wrote an owned monitor's class (and as
+         * every other section of this file names classes). */
+        char name[512];
+        signature_to_java_name(m->class_signature, name, sizeof name);
+        fprintf(w->out, "    MONITOR %s\n", name);
+        if (m->owner) {
+            write_thread_named(w->out, "\towner: thread", m->owner);
+            if (m->entry_count < 0)
+                fprintf(w->out, ", entry count: unknown (a virtual thread)\n");
+            else
+                fprintf(w->out, ", entry count: %d\n", m->entry_count);
+        } else {
             fprintf(w->out, "\tunowned\n");
+        }
         write_thread_list(w->out, "waiting to enter", m->waiting_to_enter, m->n_enter);
         write_thread_list(w->out, "waiting to be notified", m->waiting_to_be_notified, m->n_notify);
     }

@@ -122,7 +122,7 @@ typedef struct dump_thread {
 } dump_thread;
 
 typedef struct dump_monitor {
-    const char     *class_signature;  /* JVM form, as HPROF printed it */
+    const char     *class_signature;  /* JVM form: written in Java form */
     serial_t        owner;            /* 0: none */
     int             entry_count;      /* -1: unknown (a virtual thread owns it: JVMTI does not count) */
     const serial_t *waiting_to_enter;

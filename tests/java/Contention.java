@@ -76,7 +76,7 @@ public class Contention {
             long x = 1, front = 0, n = 0;
             while (System.nanoTime() < until) {
                 long t0 = System.nanoTime();
-                synchronized (HOT) {
+                synchronized (HOT) { // ENTER-HOT
                     front += System.nanoTime() - t0;
                     x = spin(1_000_000L, x);
                 }

@@ -445,3 +445,32 @@ TEST(bytecode_void_returns_walks_instructions)
     static const uint8_t bad[] = { 0xb1, 0xff };
     CHECK(bytecode_void_returns(bad, sizeof bad, at, 4) == -1);
 }
+
+/* Where a thread blocked entering a monitor is: javac's `synchronized`
+ * statement (getstatic, dup, astore_2, monitorenter) as HotSpot's
+ * interpreter gives it (the instruction after the monitorenter) or as
+ * compiled code may (the monitorenter); a 0xc2 operand byte is no
+ * monitorenter. */
+TEST(bytecode_monitorenter_at_finds_the_enter)
+{
+    static const uint8_t code[] = {
+        0xb2, 0, 13,                            /* 0 getstatic */
+        0x59,                                   /* 3 dup */
+        0x4d,                                   /* 4 astore_2 */
+        0xc2,                                   /* 5 monitorenter */
+        0x10, 0xc2,                             /* 6 bipush -62 */
+        0x57,                                   /* 8 pop */
+        0x2c,                                   /* 9 aload_2 */
+        0xc3,                                   /* 10 monitorexit */
+        0xb1,                                   /* 11 return */
+    };
+    CHECK(bytecode_monitorenter_at(code, sizeof code, 6) == 5);    /* the interpreter's location */
+    CHECK(bytecode_monitorenter_at(code, sizeof code, 5) == 5);    /* at the enter itself */
+    CHECK(bytecode_monitorenter_at(code, sizeof code, 8) == -1);   /* after bipush's 0xc2 operand */
+    CHECK(bytecode_monitorenter_at(code, sizeof code, 0) == -1);
+    CHECK(bytecode_monitorenter_at(code, sizeof code, 11) == -1);
+    CHECK(bytecode_monitorenter_at(code, sizeof code, 40) == -1);  /* beyond the code */
+    CHECK(bytecode_monitorenter_at(code, 7, 6) == 5);
+    static const uint8_t bad[] = { 0xff, 0xc2, 0x00 };
+    CHECK(bytecode_monitorenter_at(bad, sizeof bad, 2) == -1);
+}
