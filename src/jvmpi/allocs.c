@@ -183,14 +183,32 @@ jint jvmpi_allocs_switch(int on) {
     return JVMPI_SUCCESS;
 }
 
-/* Answered synchronously on the asking thread, whatever the object
- * (a Class object too: its class is java/lang/Class, nothing recurses). */
+/* The ids this thread is describing now (RequestEvent(OBJECT_ALLOC) in the
+ * making, outermost first). An agent answers an OBJECT_ALLOC by asking for
+ * the object's class, and HPROF asks for the class of that: for
+ * java/lang/Class's own Class object it is the same id, and would be asked
+ * for again from its own handler forever. A JVMPI VM does not deliver again
+ * a request for an object it is already describing on that thread; the
+ * inner request fails (no event), as does one nested deeper than this. */
+#define DESCRIBING_MAX 8
+static _Thread_local jobjectID describing[DESCRIBING_MAX];
+static _Thread_local int n_describing;
+
+/* Answered synchronously on the asking thread, whatever the object (a Class
+ * object too), once per object in a chain of nested requests. */
 jint jvmpi_request_object_alloc(JNIEnv *jni, jobjectID id) {
+    if (id == NULL || n_describing >= DESCRIBING_MAX) return JVMPI_FAIL;
+    for (int i = 0; i < n_describing; i++)
+        if (describing[i] == id) return JVMPI_FAIL;
     jobject object = jvmpi_object_of(jni, id);
     if (object == NULL) return JVMPI_FAIL;
     jclass klass = (*jni)->GetObjectClass(jni, object);
-    if (klass != NULL) post_alloc(jni, object, klass, id, 1);
-    if (klass) (*jni)->DeleteLocalRef(jni, klass);
+    if (klass != NULL) {
+        describing[n_describing++] = id;
+        post_alloc(jni, object, klass, id, 1);
+        n_describing--;
+        (*jni)->DeleteLocalRef(jni, klass);
+    }
     (*jni)->DeleteLocalRef(jni, object);
     return klass != NULL ? JVMPI_SUCCESS : JVMPI_FAIL;
 }
