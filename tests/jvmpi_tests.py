@@ -156,6 +156,11 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
                          for itself): hundreds answered, nested at most 4
                          deep, exactly one refused (an object already being
                          described on the thread is not delivered again)
+    jvmpi_hprof_dump     hprof_like.c reading a level 2 HEAP_DUMP at JVM_SHUT_DOWN
+                         (thousands of records): every class it names (CLASS_DUMP
+                         and its super, INSTANCE_DUMP's class, OBJ_ARRAY_DUMP's
+                         element class, such as JvmpiCalls$Unlinked of the
+                         Unlinked[3], never linked) had its CLASS_LOAD first
     jvmpi_loader_errors  no agent named, a missing library, a library without
                          JVM_OnLoad, JVM_OnLoad returning JNI_ERR: the JVM
                          stops at start-up, the program never runs, and the
@@ -744,6 +749,14 @@ def make_tests(Fail, Skip, asan_env=None):
                        "(java/lang/Class's class object, asked for inside its own OBJECT_ALLOC), depth 2 to 4"
                        % (requests, refused, depth))
 
+    def t_hprof_dump(ctx):
+        """A level 2 HEAP_DUMP at JVM_SHUT_DOWN: every class it names had its CLASS_LOAD first."""
+        _r, lines = hprof_like(ctx, ["dump"])
+        m = [re.search(r"dump_records (\d+)", l) for l in lines]
+        m = [x for x in m if x]
+        if not m or int(m[0].group(1)) < 1000:
+            raise Fail("the heap dump had %s records, expected thousands" % (m[0].group(1) if m else "no"))
+
     return [("jvmpi_method_counter", t_method_counter), ("jvmpi_entry2", t_entry2),
              ("jvmpi_classes_threads", t_classes_threads),
              ("jvmpi_alloc", t_alloc), ("jvmpi_functions", t_functions),
@@ -754,5 +767,5 @@ def make_tests(Fail, Skip, asan_env=None):
              ("jvmpi_monitors", t_monitors), ("jvmpi_instructions", t_instructions),
             ("jvmpi_toggle", t_toggle), ("jvmpi_agentlib", t_agentlib),
             ("jvmpi_checkjni", t_checkjni), ("jvmpi_asan", t_asan), ("jvmpi_loader_errors", t_loader_errors),
-            ("jvmpi_hprof_requests", t_hprof_requests)], \
+            ("jvmpi_hprof_requests", t_hprof_requests), ("jvmpi_hprof_dump", t_hprof_dump)], \
         [("jvmpi_header", t_header)]

@@ -283,16 +283,21 @@ static void sink_class_done(void *ctx, fl_class *f, jlong tag) {
     if (w->only == 0 || w->only == tag) put_class(w, (hclass *)f);
 }
 
+/* A class the dump names that is not linked (no CLASS_LOAD yet): linked
+ * after the walk, which then runs again. */
+static void note_unlinked(walk *w, const hclass *c) {
+    if (c == NULL || !c->f.unprepared) return;
+    int known = 0;
+    for (int i = 0; i < w->n_unlinked && !known; i++) known = w->unlinked[i] == c->id;
+    if (!known && w->n_unlinked < (int)(sizeof w->unlinked / sizeof w->unlinked[0]))
+        w->unlinked[w->n_unlinked++] = c->id;
+}
+
 static void sink_instance(void *ctx, fl_class *f, jlong class_tag, jlong id, const uint64_t *values) {
     (void)class_tag;
     walk *w = ctx;
     hclass *c = (hclass *)f;
-    if (c->f.unprepared) {                   /* linked after the walk, which then runs again */
-        int known = 0;
-        for (int i = 0; i < w->n_unlinked && !known; i++) known = w->unlinked[i] == c->id;
-        if (!known && w->n_unlinked < (int)(sizeof w->unlinked / sizeof w->unlinked[0]))
-            w->unlinked[w->n_unlinked++] = c->id;
-    }
+    note_unlinked(w, c);
     if (w->only == 0) put_instance(w, c, id, values);
 }
 
@@ -300,6 +305,10 @@ static void sink_array_begin(void *ctx, fl_class *f, jlong class_tag, jlong id, 
     (void)class_tag; (void)size;
     walk *w = ctx;
     if (w->only != 0) return;
+    /* An array of a class loaded but never linked (new Bar[3]) names it as
+     * its element class: that class is linked too, for its CLASS_LOAD. */
+    jlong element = ((hclass *)f)->element_class;
+    if (element != 0) note_unlinked(w, class_with_id(w, element));
     put_u1(w->b, JVMPI_GC_OBJ_ARRAY_DUMP);
     put_pointer(w->b, (void *)(intptr_t)id);
     put_u4(w->b, length);
