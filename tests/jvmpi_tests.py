@@ -161,6 +161,10 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
                          and its super, INSTANCE_DUMP's class, OBJ_ARRAY_DUMP's
                          element class, such as JvmpiCalls$Unlinked of the
                          Unlinked[3], never linked) had its CLASS_LOAD first
+    jvmpi_hprof_arrays   hprof_like.c: every OBJECT_ALLOC of an array of references
+                         names an element class that had its CLASS_LOAD before
+                         (JvmpiCalls$Unlinked of new Unlinked[3], never linked
+                         by the program, included)
     jvmpi_loader_errors  no agent named, a missing library, a library without
                          JVM_OnLoad, JVM_OnLoad returning JNI_ERR: the JVM
                          stops at start-up, the program never runs, and the
@@ -757,6 +761,11 @@ def make_tests(Fail, Skip, asan_env=None):
         if not m or int(m[0].group(1)) < 1000:
             raise Fail("the heap dump had %s records, expected thousands" % (m[0].group(1) if m else "no"))
 
+    def t_hprof_arrays(ctx):
+        """Every OBJECT_ALLOC's class (an array's element class: JvmpiCalls$Unlinked of new Unlinked[3],
+        never linked) had its CLASS_LOAD before it."""
+        hprof_like(ctx, ["arrays"])
+
     return [("jvmpi_method_counter", t_method_counter), ("jvmpi_entry2", t_entry2),
              ("jvmpi_classes_threads", t_classes_threads),
              ("jvmpi_alloc", t_alloc), ("jvmpi_functions", t_functions),
@@ -767,5 +776,6 @@ def make_tests(Fail, Skip, asan_env=None):
              ("jvmpi_monitors", t_monitors), ("jvmpi_instructions", t_instructions),
             ("jvmpi_toggle", t_toggle), ("jvmpi_agentlib", t_agentlib),
             ("jvmpi_checkjni", t_checkjni), ("jvmpi_asan", t_asan), ("jvmpi_loader_errors", t_loader_errors),
-            ("jvmpi_hprof_requests", t_hprof_requests), ("jvmpi_hprof_dump", t_hprof_dump)], \
+            ("jvmpi_hprof_requests", t_hprof_requests), ("jvmpi_hprof_dump", t_hprof_dump),
+            ("jvmpi_hprof_arrays", t_hprof_arrays)], \
         [("jvmpi_header", t_header)]

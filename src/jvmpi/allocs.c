@@ -60,6 +60,9 @@ static class_kind *thread_kinds(JNIEnv *jni) {
     return t->class_kinds;
 }
 
+/* Set while the tracker's allocation call is handled (Java code may run). */
+static _Thread_local int may_link;
+
 static jobjectID element_class_id(JNIEnv *jni, jclass klass) {
     jclass class_class = (*jni)->GetObjectClass(jni, klass);
     jmethodID component = class_class ? (*jni)->GetMethodID(jni, class_class, "getComponentType",
@@ -68,10 +71,15 @@ static jobjectID element_class_id(JNIEnv *jni, jclass klass) {
     if ((*jni)->ExceptionCheck(jni)) { (*jni)->ExceptionClear(jni); element = NULL; }
     /* An array of arrays names an array class, for which the JVM posts no
      * ClassPrepare: its CLASS_LOAD comes now, before the event that names
-     * it. (An element class loaded but not linked yet gets its CLASS_LOAD
-     * when the JVM links it, after: linking it here could run class loaders'
-     * Java code in the middle of the program's allocation.) */
-    if (element && jvmpi_enabled(JVMPI_EVENT_CLASS_LOAD)) jvmpi_post_class_load(jni, (jclass)element, 0);
+     * it. An element class loaded but not linked yet (new Bar[3] makes the
+     * array without linking Bar) is linked first, as a JVMPI VM had it
+     * announced by then; only from the byte code's allocations (the
+     * tracker's call, a Java call where Java code may run), not from
+     * JVMTI's VMObjectAlloc. */
+    if (element && jvmpi_enabled(JVMPI_EVENT_CLASS_LOAD)) {
+        if (may_link) jvmpi_link_class(jni, (jclass)element);
+        jvmpi_post_class_load(jni, (jclass)element, 0);
+    }
     jobjectID id = jvmpi_id_of(element);
     if (element) (*jni)->DeleteLocalRef(jni, element);
     if (class_class) (*jni)->DeleteLocalRef(jni, class_class);
@@ -149,8 +157,10 @@ JNIEXPORT void JNICALL Java_java_lang_JvmpiTracker_allocated(JNIEnv *jni, jclass
     if (object == NULL || jvmpi_in_layer || !jvmpi_enabled(JVMPI_EVENT_OBJECT_ALLOC)) return;
     jvmpi_in_layer = 1;
     if (jvmpi_thread_here(jni) != NULL) {
+        may_link = 1;
         allocated(jni, object, NULL);
         inner_arrays(jni, object);
+        may_link = 0;
     }
     jvmpi_in_layer = 0;
 }

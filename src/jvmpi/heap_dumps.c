@@ -438,7 +438,7 @@ static int is_linked(jclass klass) {
 /* Links a class without initializing it: reflection's getDeclaredFields
  * links first (HotSpot), which runs none of the class's code. Its
  * ClassPrepare then posts its CLASS_LOAD, with its fields, as for any class. */
-static void link_class(JNIEnv *jni, jclass klass) {
+void jvmpi_link_class(JNIEnv *jni, jclass klass) {
     static jmethodID declared_fields;
     if (is_linked(klass)) return;
     if (declared_fields == NULL) {
@@ -456,7 +456,7 @@ static void link_class(JNIEnv *jni, jclass klass) {
 static void link_classes(JNIEnv *jni, const jlong *ids, int n) {
     for (int i = 0; i < n; i++) {
         jobject klass = jvmpi_object_of(jni, (jobjectID)(intptr_t)ids[i]);
-        if (klass != NULL) link_class(jni, (jclass)klass);
+        if (klass != NULL) jvmpi_link_class(jni, (jclass)klass);
         if (klass != NULL) (*jni)->DeleteLocalRef(jni, klass);
     }
 }
@@ -583,7 +583,7 @@ jint jvmpi_class_dump(JNIEnv *jni, jclass klass, struct dump_buffer *b) {
     w.level = 2;
     w.only = (jlong)(intptr_t)jvmpi_id_of(klass);
     jint result = JVMPI_FAIL;
-    link_class(jni, klass);                         /* its statics are unknown until it is linked */
+    jvmpi_link_class(jni, klass);                         /* its statics are unknown until it is linked */
     if (w.only != 0 && read_classes(jni, &w) == 0) {
         hclass *c = class_with_id(&w, w.only);
         if (c == NULL) {

@@ -12,8 +12,10 @@
  *     stderr, exit code 3) on what it cannot.
  *
  * Options: out=FILE, and any of
- *   classes  every OBJECT_ALLOC's class (an array's element class) has had
- *            its CLASS_LOAD before it (SITES would say <Unknown>)
+ *   classes  every OBJECT_ALLOC's class has had its CLASS_LOAD before it
+ *            (HPROF's SITES would say <Unknown>)
+ *   arrays   every OBJECT_ALLOC of an array of references names an element
+ *            class that has had its CLASS_LOAD before it (SITES: [L<Unknown>;)
  *   dump     at JVM_SHUT_DOWN, a HEAP_DUMP (level 2) whose every class id
  *            (CLASS_DUMP, its super, INSTANCE_DUMP's class, OBJ_ARRAY_DUMP's
  *            element class) has had its CLASS_LOAD
@@ -36,7 +38,7 @@
 static JVMPI_Interface *jvmpi;
 static JVMPI_RawMonitor lock;
 static FILE *out;
-static int check_classes, check_dump, check_traces, check_threads;
+static int check_classes, check_arrays, check_dump, check_traces, check_threads;
 static char top_name[256];
 static long failures;
 
@@ -160,9 +162,10 @@ static void obj_alloc(JVMPI_Event *e) {
          * while it is being described). */
         fetch(class_id);
         table_put(&objects, id, class_id);
-        if (check_classes && class_id != NULL && table_find(&classes, class_id) == NULL)
+        int array = e->u.obj_alloc.is_array == JVMPI_CLASS;
+        if ((array ? check_arrays : check_classes) && class_id != NULL && table_find(&classes, class_id) == NULL)
             fail("an OBJECT_ALLOC's class had no CLASS_LOAD before it:",
-                 e->u.obj_alloc.is_array == JVMPI_CLASS ? "an array's element class" : "an object's class", class_id);
+                 array ? "an array's element class" : "an object's class", class_id);
         for (jint i = 0; i < trace.num_frames; i++) table_put(&trace_methods, frames[i].method_id, (void *)1);
         klass **k = class_id ? (klass **)table_find(&classes, class_id) : NULL;
         if (top_name[0] && trace.num_frames > 0 && e->u.obj_alloc.is_array == JVMPI_NORMAL_OBJECT && k &&
@@ -324,9 +327,10 @@ static void JNICALL notify(JVMPI_Event *e) {
 JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *vm, char *options, void *reserved) {
     (void)reserved;
     if ((*vm)->GetEnv(vm, (void **)&jvmpi, JVMPI_VERSION_1) != JNI_OK) return JNI_ERR;
-    out = agent_open_out(options, "hprof_like: usage: out=FILE[,classes][,dump][,traces][,threads][,top=NAME]");
+    out = agent_open_out(options, "hprof_like: usage: out=FILE[,classes][,arrays][,dump][,traces][,threads][,top=NAME]");
     if (out == NULL) return JNI_ERR;
     check_classes = options && strstr(options, "classes") != NULL;
+    check_arrays = options && strstr(options, "arrays") != NULL;
     check_dump = options && strstr(options, "dump") != NULL;
     check_traces = options && strstr(options, "traces") != NULL;
     check_threads = options && strstr(options, "threads") != NULL;
