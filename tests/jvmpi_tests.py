@@ -165,6 +165,9 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
                          names an element class that had its CLASS_LOAD before
                          (JvmpiCalls$Unlinked of new Unlinked[3], never linked
                          by the program, included)
+    jvmpi_hprof_quiet    hprof_like.c's heap dump after thread "short" ended: no
+                         message of the layer's on stderr (a thread that ended,
+                         a call after the VM's death fail quietly)
     jvmpi_loader_errors  no agent named, a missing library, a library without
                          JVM_OnLoad, JVM_OnLoad returning JNI_ERR: the JVM
                          stops at start-up, the program never runs, and the
@@ -766,6 +769,13 @@ def make_tests(Fail, Skip, asan_env=None):
         never linked) had its CLASS_LOAD before it."""
         hprof_like(ctx, ["arrays"])
 
+    def t_hprof_quiet(ctx):
+        """A heap dump after a thread ended (its trace is asked for): nothing of the layer's on stderr."""
+        r, _lines = hprof_like(ctx, ["dump"])
+        said = [l for l in r.stderr.splitlines() if "JVMTI" in l or l.startswith(("hprof:", "jvmpi:"))]
+        if said:
+            raise Fail("the layer wrote into the agent's stderr: %s" % said[:5])
+
     return [("jvmpi_method_counter", t_method_counter), ("jvmpi_entry2", t_entry2),
              ("jvmpi_classes_threads", t_classes_threads),
              ("jvmpi_alloc", t_alloc), ("jvmpi_functions", t_functions),
@@ -777,5 +787,5 @@ def make_tests(Fail, Skip, asan_env=None):
             ("jvmpi_toggle", t_toggle), ("jvmpi_agentlib", t_agentlib),
             ("jvmpi_checkjni", t_checkjni), ("jvmpi_asan", t_asan), ("jvmpi_loader_errors", t_loader_errors),
             ("jvmpi_hprof_requests", t_hprof_requests), ("jvmpi_hprof_dump", t_hprof_dump),
-            ("jvmpi_hprof_arrays", t_hprof_arrays)], \
+            ("jvmpi_hprof_arrays", t_hprof_arrays), ("jvmpi_hprof_quiet", t_hprof_quiet)], \
         [("jvmpi_header", t_header)]
