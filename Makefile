@@ -291,6 +291,6 @@ build/bench/libjvmpi_counter.so: bench/jvmpi/counting_agent.c build/include/jvmp
 # compiled against the installed header only.
 JVMPI_TEST_AGENTS = $(patsubst tests/jvmpi/%.c,build/tests/jvmpi/lib%.so,$(filter-out tests/jvmpi/header_check.c,$(wildcard tests/jvmpi/*.c)))
 jvmpi-test-agents: $(JVMPI_TEST_AGENTS) build/tests/jvmpi_header_check
-build/tests/jvmpi/lib%.so: tests/jvmpi/%.c tests/jvmpi/agent_support.h build/include/jvmpi.h build/.jdk-ok Makefile
+build/tests/jvmpi/lib%.so: tests/jvmpi/%.c tests/jvmpi/agent_support.h tests/jvmpi/dump_reader.h build/include/jvmpi.h build/.jdk-ok Makefile
 	@mkdir -p build/tests/jvmpi
 	$(CC) -std=c11 -D_GNU_SOURCE -fPIC -shared -g $(WARN) $(JNI_CFLAGS) -Ibuild/include -o $@ $<

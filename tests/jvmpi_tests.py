@@ -149,6 +149,25 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
                          (local references, exceptions left pending)
     jvmpi_asan           the layer built with ASan+UBSan running six of the agents
                          above with their exact results
+    jvmpi_hprof_requests hprof_like.c, an agent that uses JVMPI as HPROF did, on
+                         JvmpiCalls hprof: RequestEvent(OBJECT_ALLOC) of each
+                         class object from CLASS_LOAD and of each object's class
+                         from OBJECT_ALLOC (java/lang/Class's class object asks
+                         for itself): hundreds answered, nested at most 4
+                         deep, exactly one refused (an object already being
+                         described on the thread is not delivered again)
+    jvmpi_hprof_dump     hprof_like.c reading a level 2 HEAP_DUMP at JVM_SHUT_DOWN
+                         (thousands of records): every class it names (CLASS_DUMP
+                         and its super, INSTANCE_DUMP's class, OBJ_ARRAY_DUMP's
+                         element class, such as JvmpiCalls$Unlinked of the
+                         Unlinked[3], never linked) had its CLASS_LOAD first
+    jvmpi_hprof_arrays   hprof_like.c: every OBJECT_ALLOC of an array of references
+                         names an element class that had its CLASS_LOAD before
+                         (JvmpiCalls$Unlinked of new Unlinked[3], never linked
+                         by the program, included)
+    jvmpi_hprof_quiet    hprof_like.c's heap dump after thread "short" ended: no
+                         message of the layer's on stderr (a thread that ended,
+                         a call after the VM's death fail quietly)
     jvmpi_loader_errors  no agent named, a missing library, a library without
                          JVM_OnLoad, JVM_OnLoad returning JNI_ERR: the JVM
                          stops at start-up, the program never runs, and the
@@ -706,6 +725,57 @@ def make_tests(Fail, Skip, asan_env=None):
         if problems:
             raise Fail("; ".join(problems))
 
+    # ------------------------------------------------------------ an agent that uses JVMPI as HPROF did
+
+    def hprof_like(ctx, checks, expect_rc=0):
+        """hprof_like.c on JvmpiCalls hprof with the given checks: (result, out lines)."""
+        out = ctx.path("hprof_like.txt")
+        spec = agent("hprof_like") + "=out=%s%s" % (out, "".join("," + c for c in checks))
+        r = run(ctx, spec, "hprof", expect_rc=None)
+        if r.rc != expect_rc or "hprof_like:" in r.stderr:
+            raise Fail("hprof_like (%s): rc %s: %s" % (",".join(checks), r.rc, r.stderr[-1500:]))
+        check_done(r, "hprof")
+        lines = lines_of(out)
+        if not lines or lines[-1] != "ok":
+            raise Fail("hprof_like did not end with ok: %s" % lines[-3:])
+        return r, lines
+
+    def t_hprof_requests(ctx):
+        """RequestEvent(OBJECT_ALLOC) from CLASS_LOAD and OBJECT_ALLOC handlers (the class object,
+        java/lang/Class's, and its own): answered, never delivered again from its own handler."""
+        _r, lines = hprof_like(ctx, [])
+        m = [re.match(r"^requests (\d+) refused (\d+) depth (\d+)", l) for l in lines]
+        m = [x for x in m if x]
+        if not m:
+            raise Fail("no requests line: %s" % lines[-3:])
+        requests, refused, depth = (int(x) for x in m[0].groups())
+        # Every class object is asked for once (CLASS_LOAD), java/lang/Class's inside it; one request
+        # (java/lang/Class's own class object, asked for while it is being described) is refused.
+        if requests < 300 or refused != 1 or depth < 2 or depth > 4:
+            raise Fail("requests %d refused %d depth %d: expected hundreds of requests, exactly one refused "
+                       "(java/lang/Class's class object, asked for inside its own OBJECT_ALLOC), depth 2 to 4"
+                       % (requests, refused, depth))
+
+    def t_hprof_dump(ctx):
+        """A level 2 HEAP_DUMP at JVM_SHUT_DOWN: every class it names had its CLASS_LOAD first."""
+        _r, lines = hprof_like(ctx, ["dump"])
+        m = [re.search(r"dump_records (\d+)", l) for l in lines]
+        m = [x for x in m if x]
+        if not m or int(m[0].group(1)) < 1000:
+            raise Fail("the heap dump had %s records, expected thousands" % (m[0].group(1) if m else "no"))
+
+    def t_hprof_arrays(ctx):
+        """Every OBJECT_ALLOC's class (an array's element class: JvmpiCalls$Unlinked of new Unlinked[3],
+        never linked) had its CLASS_LOAD before it."""
+        hprof_like(ctx, ["arrays"])
+
+    def t_hprof_quiet(ctx):
+        """A heap dump after a thread ended (its trace is asked for): nothing of the layer's on stderr."""
+        r, _lines = hprof_like(ctx, ["dump"])
+        said = [l for l in r.stderr.splitlines() if "JVMTI" in l or l.startswith(("hprof:", "jvmpi:"))]
+        if said:
+            raise Fail("the layer wrote into the agent's stderr: %s" % said[:5])
+
     return [("jvmpi_method_counter", t_method_counter), ("jvmpi_entry2", t_entry2),
              ("jvmpi_classes_threads", t_classes_threads),
              ("jvmpi_alloc", t_alloc), ("jvmpi_functions", t_functions),
@@ -715,5 +785,7 @@ def make_tests(Fail, Skip, asan_env=None):
              ("jvmpi_attach_refused", t_attach_refused),
              ("jvmpi_monitors", t_monitors), ("jvmpi_instructions", t_instructions),
             ("jvmpi_toggle", t_toggle), ("jvmpi_agentlib", t_agentlib),
-            ("jvmpi_checkjni", t_checkjni), ("jvmpi_asan", t_asan), ("jvmpi_loader_errors", t_loader_errors)], \
+            ("jvmpi_checkjni", t_checkjni), ("jvmpi_asan", t_asan), ("jvmpi_loader_errors", t_loader_errors),
+            ("jvmpi_hprof_requests", t_hprof_requests), ("jvmpi_hprof_dump", t_hprof_dump),
+            ("jvmpi_hprof_arrays", t_hprof_arrays), ("jvmpi_hprof_quiet", t_hprof_quiet)], \
         [("jvmpi_header", t_header)]

@@ -60,6 +60,9 @@ static class_kind *thread_kinds(JNIEnv *jni) {
     return t->class_kinds;
 }
 
+/* Set while the tracker's allocation call is handled (Java code may run). */
+static _Thread_local int may_link;
+
 static jobjectID element_class_id(JNIEnv *jni, jclass klass) {
     jclass class_class = (*jni)->GetObjectClass(jni, klass);
     jmethodID component = class_class ? (*jni)->GetMethodID(jni, class_class, "getComponentType",
@@ -68,10 +71,15 @@ static jobjectID element_class_id(JNIEnv *jni, jclass klass) {
     if ((*jni)->ExceptionCheck(jni)) { (*jni)->ExceptionClear(jni); element = NULL; }
     /* An array of arrays names an array class, for which the JVM posts no
      * ClassPrepare: its CLASS_LOAD comes now, before the event that names
-     * it. (An element class loaded but not linked yet gets its CLASS_LOAD
-     * when the JVM links it, after: linking it here could run class loaders'
-     * Java code in the middle of the program's allocation.) */
-    if (element && jvmpi_enabled(JVMPI_EVENT_CLASS_LOAD)) jvmpi_post_class_load(jni, (jclass)element, 0);
+     * it. An element class loaded but not linked yet (new Bar[3] makes the
+     * array without linking Bar) is linked first, as a JVMPI VM had it
+     * announced by then; only from the byte code's allocations (the
+     * tracker's call, a Java call where Java code may run), not from
+     * JVMTI's VMObjectAlloc. */
+    if (element && jvmpi_enabled(JVMPI_EVENT_CLASS_LOAD)) {
+        if (may_link) jvmpi_link_class(jni, (jclass)element);
+        jvmpi_post_class_load(jni, (jclass)element, 0);
+    }
     jobjectID id = jvmpi_id_of(element);
     if (element) (*jni)->DeleteLocalRef(jni, element);
     if (class_class) (*jni)->DeleteLocalRef(jni, class_class);
@@ -149,8 +157,10 @@ JNIEXPORT void JNICALL Java_java_lang_JvmpiTracker_allocated(JNIEnv *jni, jclass
     if (object == NULL || jvmpi_in_layer || !jvmpi_enabled(JVMPI_EVENT_OBJECT_ALLOC)) return;
     jvmpi_in_layer = 1;
     if (jvmpi_thread_here(jni) != NULL) {
+        may_link = 1;
         allocated(jni, object, NULL);
         inner_arrays(jni, object);
+        may_link = 0;
     }
     jvmpi_in_layer = 0;
 }
@@ -183,14 +193,32 @@ jint jvmpi_allocs_switch(int on) {
     return JVMPI_SUCCESS;
 }
 
-/* Answered synchronously on the asking thread, whatever the object
- * (a Class object too: its class is java/lang/Class, nothing recurses). */
+/* The ids this thread is describing now (RequestEvent(OBJECT_ALLOC) in the
+ * making, outermost first). An agent answers an OBJECT_ALLOC by asking for
+ * the object's class, and HPROF asks for the class of that: for
+ * java/lang/Class's own Class object it is the same id, and would be asked
+ * for again from its own handler forever. A JVMPI VM does not deliver again
+ * a request for an object it is already describing on that thread; the
+ * inner request fails (no event), as does one nested deeper than this. */
+#define DESCRIBING_MAX 8
+static _Thread_local jobjectID describing[DESCRIBING_MAX];
+static _Thread_local int n_describing;
+
+/* Answered synchronously on the asking thread, whatever the object (a Class
+ * object too), once per object in a chain of nested requests. */
 jint jvmpi_request_object_alloc(JNIEnv *jni, jobjectID id) {
+    if (id == NULL || n_describing >= DESCRIBING_MAX) return JVMPI_FAIL;
+    for (int i = 0; i < n_describing; i++)
+        if (describing[i] == id) return JVMPI_FAIL;
     jobject object = jvmpi_object_of(jni, id);
     if (object == NULL) return JVMPI_FAIL;
     jclass klass = (*jni)->GetObjectClass(jni, object);
-    if (klass != NULL) post_alloc(jni, object, klass, id, 1);
-    if (klass) (*jni)->DeleteLocalRef(jni, klass);
+    if (klass != NULL) {
+        describing[n_describing++] = id;
+        post_alloc(jni, object, klass, id, 1);
+        n_describing--;
+        (*jni)->DeleteLocalRef(jni, klass);
+    }
     (*jni)->DeleteLocalRef(jni, object);
     return klass != NULL ? JVMPI_SUCCESS : JVMPI_FAIL;
 }

@@ -283,16 +283,21 @@ static void sink_class_done(void *ctx, fl_class *f, jlong tag) {
     if (w->only == 0 || w->only == tag) put_class(w, (hclass *)f);
 }
 
+/* A class the dump names that is not linked (no CLASS_LOAD yet): linked
+ * after the walk, which then runs again. */
+static void note_unlinked(walk *w, const hclass *c) {
+    if (c == NULL || !c->f.unprepared) return;
+    int known = 0;
+    for (int i = 0; i < w->n_unlinked && !known; i++) known = w->unlinked[i] == c->id;
+    if (!known && w->n_unlinked < (int)(sizeof w->unlinked / sizeof w->unlinked[0]))
+        w->unlinked[w->n_unlinked++] = c->id;
+}
+
 static void sink_instance(void *ctx, fl_class *f, jlong class_tag, jlong id, const uint64_t *values) {
     (void)class_tag;
     walk *w = ctx;
     hclass *c = (hclass *)f;
-    if (c->f.unprepared) {                   /* linked after the walk, which then runs again */
-        int known = 0;
-        for (int i = 0; i < w->n_unlinked && !known; i++) known = w->unlinked[i] == c->id;
-        if (!known && w->n_unlinked < (int)(sizeof w->unlinked / sizeof w->unlinked[0]))
-            w->unlinked[w->n_unlinked++] = c->id;
-    }
+    note_unlinked(w, c);
     if (w->only == 0) put_instance(w, c, id, values);
 }
 
@@ -300,6 +305,10 @@ static void sink_array_begin(void *ctx, fl_class *f, jlong class_tag, jlong id, 
     (void)class_tag; (void)size;
     walk *w = ctx;
     if (w->only != 0) return;
+    /* An array of a class loaded but never linked (new Bar[3]) names it as
+     * its element class: that class is linked too, for its CLASS_LOAD. */
+    jlong element = ((hclass *)f)->element_class;
+    if (element != 0) note_unlinked(w, class_with_id(w, element));
     put_u1(w->b, JVMPI_GC_OBJ_ARRAY_DUMP);
     put_pointer(w->b, (void *)(intptr_t)id);
     put_u4(w->b, length);
@@ -429,7 +438,7 @@ static int is_linked(jclass klass) {
 /* Links a class without initializing it: reflection's getDeclaredFields
  * links first (HotSpot), which runs none of the class's code. Its
  * ClassPrepare then posts its CLASS_LOAD, with its fields, as for any class. */
-static void link_class(JNIEnv *jni, jclass klass) {
+void jvmpi_link_class(JNIEnv *jni, jclass klass) {
     static jmethodID declared_fields;
     if (is_linked(klass)) return;
     if (declared_fields == NULL) {
@@ -447,7 +456,7 @@ static void link_class(JNIEnv *jni, jclass klass) {
 static void link_classes(JNIEnv *jni, const jlong *ids, int n) {
     for (int i = 0; i < n; i++) {
         jobject klass = jvmpi_object_of(jni, (jobjectID)(intptr_t)ids[i]);
-        if (klass != NULL) link_class(jni, (jclass)klass);
+        if (klass != NULL) jvmpi_link_class(jni, (jclass)klass);
         if (klass != NULL) (*jni)->DeleteLocalRef(jni, klass);
     }
 }
@@ -574,7 +583,7 @@ jint jvmpi_class_dump(JNIEnv *jni, jclass klass, struct dump_buffer *b) {
     w.level = 2;
     w.only = (jlong)(intptr_t)jvmpi_id_of(klass);
     jint result = JVMPI_FAIL;
-    link_class(jni, klass);                         /* its statics are unknown until it is linked */
+    jvmpi_link_class(jni, klass);                         /* its statics are unknown until it is linked */
     if (w.only != 0 && read_classes(jni, &w) == 0) {
         hclass *c = class_with_id(&w, w.only);
         if (c == NULL) {

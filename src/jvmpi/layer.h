@@ -239,6 +239,9 @@ jint jvmpi_request_heap_dump(JNIEnv *jni, const JVMPI_HeapDumpArg *arg);
  * (a struct dump_buffer, dump_buffer.h). JVMPI_SUCCESS or JVMPI_FAIL. */
 struct dump_buffer;
 jint jvmpi_class_dump(JNIEnv *jni, jclass klass, struct dump_buffer *b);
+/* Link a class loaded but not linked (Class.getDeclaredFields, which runs
+ * none of its code): its ClassPrepare, and so its CLASS_LOAD, follow. */
+void jvmpi_link_class(JNIEnv *jni, jclass klass);
 
 /* ------------------------------------------------------------ allocs.c */
 int  jvmpi_allocs_subscribe(void);

@@ -30,7 +30,13 @@ typedef jint (JNICALL *jvm_onload_fn)(JavaVM *vm, char *options, void *reserved)
 static struct JNIInvokeInterface_ wrapped_functions;
 static JavaVM wrapped_vm = &wrapped_functions;
 
-int jvmpi_failed(jvmtiError err, const char *what) { return jvmti_failed(err, what); }
+/* A thread that ended (its trace, its state) and a call after the VM's
+ * death are failures JVMPI lets a function have quietly: they are not said
+ * on the agent's standard error. */
+int jvmpi_failed(jvmtiError err, const char *what) {
+    if (err == JVMTI_ERROR_THREAD_NOT_ALIVE || err == JVMTI_ERROR_WRONG_PHASE) return 1;
+    return jvmti_failed(err, what);
+}
 
 /* Set as JVM_SHUT_DOWN is posted: it is the last event. Agents clean up in
  * it (close their files, free their tables), so an event after it, or

@@ -36,6 +36,11 @@
  *   idle    prints READY on standard output, then waits (at most 60 s) until
  *           the file named by -Djvmpi.stop exists
  *   hot     hot(i) 300,000 times (the JIT compiles it)
+ *   hprof   what HPROF met (hprof_like.c): thread "short" ends before the
+ *           end; 100 JvmpiCalls$Made by made(), whose constructor calls
+ *           Base's; new JvmpiCalls$Unlinked[3] (the class is never linked);
+ *           a lambda and a string concatenation (java.lang.invoke's own
+ *           arrays); all kept live until the end
  *   hook    loads JvmpiCalls$Late, then prints "hook text " + text() on
  *           stderr (text() returns a literal an agent may rewrite)
  *   functions threads "spinner" (in spin(), on a CPU), "sleeper" (in
@@ -333,6 +338,28 @@ public class JvmpiCalls {
         for (int i = 0; i < 70; i++) a();
     }
 
+    static class Base { int base; Base() { base = 1; } }
+    static final class Made extends Base { long v; Made(long v) { super(); this.v = v; } }
+    static final class Unlinked { int never; }
+    static Object[] hprofKept;
+
+    static Made made(long v) {
+        return new Made(v); // MADE_LINE
+    }
+
+    static void hprof() throws Exception {
+        Thread t = new Thread(() -> sink++, "short");
+        t.start();
+        t.join();
+        Made[] m = new Made[100];
+        for (int i = 0; i < m.length; i++) m[i] = made(i);
+        Unlinked[] u = new Unlinked[3];
+        Runnable r = () -> sink++;
+        r.run();
+        String s = "s" + sink + m.length;
+        hprofKept = new Object[] { m, u, r, s };
+    }
+
     public static void main(String[] args) throws Exception {
         switch (args[0]) {
             case "calls": calls(); break;
@@ -346,6 +373,7 @@ public class JvmpiCalls {
             case "idle": idle(); break;
             case "monitors": monitors(); break;
             case "branches": branches(); break;
+            case "hprof": hprof(); break;
             case "hot": for (int i = 0; i < 300_000; i++) sink += hot(i); break;
             default: throw new IllegalArgumentException(args[0]);
         }

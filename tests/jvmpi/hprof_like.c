@@ -1,0 +1,352 @@
+/*
+ * An agent that uses JVMPI as HPROF (the JVMPI-era reference agent) did,
+ * written to the specification alone:
+ *
+ *   - it knows an object by the OBJECT_ALLOC it got, and asks for the ones
+ *     it has not met (RequestEvent(OBJECT_ALLOC)): the class object of each
+ *     CLASS_LOAD, and inside an OBJECT_ALLOC the object's class (so for a
+ *     class object java/lang/Class's, and for that one itself);
+ *   - it enables its events all or nothing (JVM_OnLoad fails at a refusal);
+ *   - it holds its tables' lock from GC_START to GC_FINISH;
+ *   - it resolves what the events name, and fails loudly (a message on
+ *     stderr, exit code 3) on what it cannot.
+ *
+ * Options: out=FILE, and any of
+ *   classes  every OBJECT_ALLOC's class has had its CLASS_LOAD before it
+ *            (HPROF's SITES would say <Unknown>)
+ *   arrays   every OBJECT_ALLOC of an array of references names an element
+ *            class that has had its CLASS_LOAD before it (SITES: [L<Unknown>;)
+ *   dump     at JVM_SHUT_DOWN, a HEAP_DUMP (level 2) whose every class id
+ *            (CLASS_DUMP, its super, INSTANCE_DUMP's class, OBJ_ARRAY_DUMP's
+ *            element class) has had its CLASS_LOAD
+ *   traces   every method of every allocation's trace (4 frames) resolves
+ *            to a CLASS_LOAD's method
+ *   threads  every event's thread was announced by THREAD_START
+ *   top=NAME writes "top NAME METHOD LINE COUNT" for the first frame of the
+ *            traces of NAME's allocations
+ * Nested RequestEvent(OBJECT_ALLOC) deeper than 16 fails at once (a VM that
+ * delivers a request again from its own handler recurses forever).
+ * The out file ends with "requests N refused M depth D" and "ok".
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "agent_support.h"
+#include "dump_reader.h"
+
+static JVMPI_Interface *jvmpi;
+static JVMPI_RawMonitor lock;
+static FILE *out;
+static int check_classes, check_arrays, check_dump, check_traces, check_threads;
+static char top_name[256];
+static long failures;
+
+/* ------------------------------------------------------------ tables */
+
+/* Open addressing, id -> value, with tombstones; full is a failure. */
+#define DEAD ((void *)1)
+typedef struct table { void **keys, **values; size_t size, used; const char *what; } table;
+
+/* what: the message; name and id: what it is about. */
+static void fail(const char *what, const char *name, const void *id) {
+    failures++;
+    if (failures <= 20) fprintf(stderr, "hprof_like: unresolved: %s %s (%p)\n", what, name, id);
+}
+
+static void table_init(table *t, size_t size, const char *what) {
+    t->keys = calloc(size, sizeof(void *));
+    t->values = calloc(size, sizeof(void *));
+    t->size = size;
+    t->used = 0;
+    t->what = what;
+    if (t->keys == NULL || t->values == NULL) { fprintf(stderr, "hprof_like: out of memory\n"); _exit(3); }
+}
+static size_t slot(const table *t, const void *key) {
+    return (size_t)(((uintptr_t)key >> 3) * 0x9E3779B97F4A7C15ull) & (t->size - 1);
+}
+static void **table_find(table *t, const void *key) {
+    for (size_t i = slot(t, key), n = 0; n < t->size; i = (i + 1) & (t->size - 1), n++) {
+        if (t->keys[i] == key) return &t->values[i];
+        if (t->keys[i] == NULL) return NULL;
+    }
+    return NULL;
+}
+static void table_put(table *t, void *key, void *value) {
+    void **v = table_find(t, key);
+    if (v) { *v = value; return; }
+    if (t->used * 4 >= t->size * 3) { fprintf(stderr, "hprof_like: %s table full\n", t->what); _exit(3); }
+    for (size_t i = slot(t, key);; i = (i + 1) & (t->size - 1))
+        if (t->keys[i] == NULL || t->keys[i] == DEAD) {
+            if (t->keys[i] == NULL) t->used++;
+            t->keys[i] = key;
+            t->values[i] = value;
+            return;
+        }
+}
+static void table_remove(table *t, const void *key) {
+    void **v = table_find(t, key);
+    if (v) t->keys[v - t->values] = DEAD;
+}
+
+typedef struct klass {
+    char *name;
+    jint interfaces, n_statics;
+    char *static_sig;
+} klass;
+
+static table objects;      /* object id -> class id (an array's element class); known objects */
+static table classes;      /* class id -> klass */
+static table methods;      /* jmethodID -> "Class.method" */
+static table threads;      /* JNIEnv * -> 1 */
+static table trace_methods; /* methods met in traces -> 1 */
+static table tops;         /* first frame's method (top=) -> count */
+static long requests, refused;
+static int depth, max_depth;
+
+static void need_thread(JNIEnv *env, const char *event) {
+    if (check_threads && env != NULL && table_find(&threads, env) == NULL)
+        fail("a thread never announced by THREAD_START posted", event, env);
+}
+
+/* What HPROF's hprof_fetch_object_info does: an object it does not know is
+ * asked for. */
+static void fetch(jobjectID id) {
+    if (id == NULL || table_find(&objects, id) != NULL) return;
+    if (++depth > max_depth) max_depth = depth;
+    if (depth > 16) {
+        fprintf(stderr, "hprof_like: RequestEvent(OBJECT_ALLOC) nested %d deep: the VM delivers a request again "
+                "from its own handler\n", depth);
+        _exit(3);
+    }
+    requests++;
+    if (jvmpi->RequestEvent(JVMPI_EVENT_OBJECT_ALLOC, id) != JVMPI_SUCCESS) refused++;
+    depth--;
+}
+
+static void class_load(JVMPI_Event *e) {
+    jvmpi->RawMonitorEnter(lock);
+    need_thread(e->env_id, "CLASS_LOAD");
+    if (table_find(&classes, e->u.class_load.class_id) == NULL) {
+        klass *k = calloc(1, sizeof *k);
+        if (k == NULL) { fprintf(stderr, "hprof_like: out of memory\n"); _exit(3); }
+        k->name = strdup(e->u.class_load.class_name ? e->u.class_load.class_name : "?");
+        k->interfaces = e->u.class_load.num_interfaces;
+        k->n_statics = e->u.class_load.num_static_fields;
+        k->static_sig = malloc((size_t)k->n_statics + 1);
+        for (jint i = 0; k->static_sig && i < k->n_statics; i++)
+            k->static_sig[i] = e->u.class_load.statics[i].field_signature[0];
+        table_put(&classes, e->u.class_load.class_id, k);
+        for (jint i = 0; i < e->u.class_load.num_methods; i++) {
+            char name[512];
+            snprintf(name, sizeof name, "%s.%s", k->name, e->u.class_load.methods[i].method_name);
+            table_put(&methods, e->u.class_load.methods[i].method_id, strdup(name));
+        }
+    }
+    fetch(e->u.class_load.class_id);
+    jvmpi->RawMonitorExit(lock);
+}
+
+static void obj_alloc(JVMPI_Event *e) {
+    int requested = (e->event_type & JVMPI_REQUESTED_EVENT) != 0;
+    JVMPI_CallFrame frames[4];
+    JVMPI_CallTrace trace = { e->env_id, 0, frames };
+    if (!requested) jvmpi->GetCallTrace(&trace, 4);
+    jvmpi->RawMonitorEnter(lock);
+    need_thread(e->env_id, "OBJECT_ALLOC");
+    jobjectID id = e->u.obj_alloc.obj_id, class_id = e->u.obj_alloc.class_id;
+    if (table_find(&objects, id) == NULL) {
+        /* The class, as HPROF's site needs it, named now: before the object
+         * is in the table, as HPROF files it under its site (so a class
+         * object's class, java/lang/Class, asks for its own class object
+         * while it is being described). */
+        fetch(class_id);
+        table_put(&objects, id, class_id);
+        int array = e->u.obj_alloc.is_array == JVMPI_CLASS;
+        if ((array ? check_arrays : check_classes) && class_id != NULL && table_find(&classes, class_id) == NULL)
+            fail("an OBJECT_ALLOC's class had no CLASS_LOAD before it:",
+                 array ? "an array's element class" : "an object's class", class_id);
+        for (jint i = 0; i < trace.num_frames; i++) table_put(&trace_methods, frames[i].method_id, (void *)1);
+        klass **k = class_id ? (klass **)table_find(&classes, class_id) : NULL;
+        if (top_name[0] && trace.num_frames > 0 && e->u.obj_alloc.is_array == JVMPI_NORMAL_OBJECT && k &&
+            strcmp((*k)->name, top_name) == 0) {
+            /* key: method id and line, packed */
+            void *key = (void *)((uintptr_t)frames[0].method_id ^ ((uintptr_t)(uint32_t)frames[0].lineno << 48));
+            void **n = table_find(&tops, key);
+            table_put(&tops, key, (void *)((n ? (uintptr_t)*n : 0) + 1));
+            table_put(&trace_methods, key, frames[0].method_id);  /* to name it at the end */
+        }
+    }
+    jvmpi->RawMonitorExit(lock);
+}
+
+/* ------------------------------------------------------------ heap dump */
+
+static klass *dump_class(jobjectID id, const char *what) {
+    klass **k = (klass **)table_find(&classes, id);
+    if (k == NULL) fail("a heap dump's class without CLASS_LOAD:", what, id);
+    return k ? *k : NULL;
+}
+
+static long dump_records;
+
+static void read_heap_dump(const char *begin, const char *end) {
+    reader r = { (const unsigned char *)begin, (const unsigned char *)end, 0 };
+    while (r.p < r.end && !r.bad) {
+        unsigned type = (unsigned)big_endian(&r, 1);
+        dump_records++;
+        switch ((jint)type) {
+        case JVMPI_GC_ROOT_UNKNOWN: case JVMPI_GC_ROOT_MONITOR_USED: case JVMPI_GC_ROOT_STICKY_CLASS:
+            pointer(&r); break;
+        case JVMPI_GC_ROOT_JNI_GLOBAL: case JVMPI_GC_ROOT_NATIVE_STACK: case JVMPI_GC_ROOT_THREAD_BLOCK:
+            pointer(&r); pointer(&r); break;
+        case JVMPI_GC_ROOT_JNI_LOCAL: case JVMPI_GC_ROOT_JAVA_FRAME:
+            pointer(&r); pointer(&r); big_endian(&r, 4); break;
+        case JVMPI_GC_CLASS_DUMP: {
+            klass *k = dump_class(pointer(&r), "CLASS_DUMP");
+            jobjectID super = pointer(&r);
+            if (super) dump_class(super, "CLASS_DUMP's super");
+            for (int i = 0; i < 5; i++) pointer(&r);
+            big_endian(&r, 4);
+            if (k == NULL) { r.bad = 1; break; }       /* its layout is unknown: the rest cannot be read */
+            for (jint i = 0; i < k->interfaces; i++) pointer(&r);
+            unsigned n_cp = (unsigned)big_endian(&r, 2);
+            for (unsigned i = 0; i < n_cp && !r.bad; i++) {
+                big_endian(&r, 2);
+                int size = ty_size((unsigned)big_endian(&r, 1));
+                if (size == 0) pointer(&r); else big_endian(&r, size);
+            }
+            for (jint i = 0; i < k->n_statics; i++) {
+                int size = primitive_size(k->static_sig[i]);
+                if (size == 0) pointer(&r); else big_endian(&r, size);
+            }
+            break;
+        }
+        case JVMPI_GC_INSTANCE_DUMP: {
+            pointer(&r);
+            dump_class(pointer(&r), "INSTANCE_DUMP");
+            uint32_t n = (uint32_t)big_endian(&r, 4);
+            if (has(&r, n)) r.p += n;
+            break;
+        }
+        case JVMPI_GC_OBJ_ARRAY_DUMP: {
+            pointer(&r);
+            uint32_t n = (uint32_t)big_endian(&r, 4);
+            jobjectID element = pointer(&r);
+            if (element) dump_class(element, "OBJ_ARRAY_DUMP's element class");
+            for (uint32_t i = 0; i < n && !r.bad; i++) pointer(&r);
+            break;
+        }
+        case JVMPI_GC_PRIM_ARRAY_DUMP: {
+            pointer(&r);
+            uint32_t n = (uint32_t)big_endian(&r, 4);
+            int size = ty_size((unsigned)big_endian(&r, 1));
+            if (size == 0 || !has(&r, (size_t)n * (size_t)size)) { r.bad = 1; break; }
+            r.p += (size_t)n * (size_t)size;
+            break;
+        }
+        default:
+            fprintf(stderr, "hprof_like: heap dump record of unknown type %u\n", type);
+            failures++;
+            r.bad = 1;
+        }
+    }
+    if (r.bad) { fprintf(stderr, "hprof_like: heap dump unreadable\n"); failures++; }
+}
+
+/* ------------------------------------------------------------ the end */
+
+static void shut_down(JVMPI_Event *e) {
+    jvmpi->RawMonitorEnter(lock);
+    need_thread(e->env_id, "JVM_SHUT_DOWN");
+    if (check_dump) {
+        JVMPI_HeapDumpArg arg = { JVMPI_DUMP_LEVEL_2 };
+        if (jvmpi->RequestEvent(JVMPI_EVENT_HEAP_DUMP, &arg) != JVMPI_SUCCESS) {
+            fprintf(stderr, "hprof_like: RequestEvent(HEAP_DUMP) failed\n");
+            failures++;
+        }
+    }
+    if (check_traces)
+        for (size_t i = 0; i < trace_methods.size; i++) {
+            void *m = trace_methods.keys[i];
+            if (m == NULL || m == DEAD || trace_methods.values[i] != (void *)1) continue;
+            if (table_find(&methods, m) == NULL) fail("a trace's method without CLASS_LOAD:", "method", m);
+        }
+    for (size_t i = 0; i < tops.size; i++) {
+        if (tops.keys[i] == NULL || tops.keys[i] == DEAD) continue;
+        void **m = table_find(&trace_methods, tops.keys[i]);
+        void **name = m ? table_find(&methods, *m) : NULL;
+        fprintf(out, "top %s %s %u %lu\n", top_name, name ? (char *)*name : "?",
+                (unsigned)((uintptr_t)tops.keys[i] >> 48), (unsigned long)(uintptr_t)tops.values[i]);
+    }
+    fprintf(out, "requests %ld refused %ld depth %d dump_records %ld\n", requests, refused, max_depth, dump_records);
+    fprintf(out, failures ? "failed %ld\n" : "ok\n", failures);
+    fclose(out);
+    jvmpi->RawMonitorExit(lock);
+    if (failures) {
+        fprintf(stderr, "hprof_like: %ld things unresolved\n", failures);
+        _exit(3);
+    }
+}
+
+static void JNICALL notify(JVMPI_Event *e) {
+    switch (e->event_type & ~JVMPI_REQUESTED_EVENT) {
+    case JVMPI_EVENT_CLASS_LOAD: class_load(e); break;
+    case JVMPI_EVENT_CLASS_UNLOAD:
+        jvmpi->RawMonitorEnter(lock);
+        table_remove(&classes, e->u.class_unload.class_id);
+        jvmpi->RawMonitorExit(lock);
+        break;
+    case JVMPI_EVENT_OBJ_ALLOC: obj_alloc(e); break;
+    case JVMPI_EVENT_OBJ_FREE:
+        jvmpi->RawMonitorEnter(lock);        /* held since GC_START: entered again */
+        table_remove(&objects, e->u.obj_free.obj_id);
+        jvmpi->RawMonitorExit(lock);
+        break;
+    case JVMPI_EVENT_GC_START: jvmpi->RawMonitorEnter(lock); need_thread(e->env_id, "GC_START"); break;
+    case JVMPI_EVENT_GC_FINISH: jvmpi->RawMonitorExit(lock); break;
+    case JVMPI_EVENT_THREAD_START:
+        jvmpi->RawMonitorEnter(lock);
+        table_put(&threads, e->u.thread_start.thread_env_id, (void *)1);
+        fetch(e->u.thread_start.thread_id);
+        jvmpi->RawMonitorExit(lock);
+        break;
+    case JVMPI_EVENT_THREAD_END:
+        jvmpi->RawMonitorEnter(lock);
+        need_thread(e->env_id, "THREAD_END");
+        jvmpi->RawMonitorExit(lock);
+        break;
+    case JVMPI_EVENT_HEAP_DUMP:
+        read_heap_dump(e->u.heap_dump.begin, e->u.heap_dump.end);
+        break;
+    case JVMPI_EVENT_JVM_SHUT_DOWN: shut_down(e); break;
+    default: break;
+    }
+}
+
+JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *vm, char *options, void *reserved) {
+    (void)reserved;
+    if ((*vm)->GetEnv(vm, (void **)&jvmpi, JVMPI_VERSION_1) != JNI_OK) return JNI_ERR;
+    out = agent_open_out(options, "hprof_like: usage: out=FILE[,classes][,arrays][,dump][,traces][,threads][,top=NAME]");
+    if (out == NULL) return JNI_ERR;
+    check_classes = options && strstr(options, "classes") != NULL;
+    check_arrays = options && strstr(options, "arrays") != NULL;
+    check_dump = options && strstr(options, "dump") != NULL;
+    check_traces = options && strstr(options, "traces") != NULL;
+    check_threads = options && strstr(options, "threads") != NULL;
+    if (!agent_option(options, "top=", top_name, sizeof top_name)) top_name[0] = '\0';
+    table_init(&objects, 1u << 20, "object");
+    table_init(&classes, 1u << 15, "class");
+    table_init(&methods, 1u << 18, "method");
+    table_init(&threads, 1u << 10, "thread");
+    table_init(&trace_methods, 1u << 16, "trace method");
+    table_init(&tops, 1u << 8, "top");
+    jvmpi->NotifyEvent = notify;
+    lock = jvmpi->RawMonitorCreate("_hprof_like_lock");
+    static const jint events[] = {
+        JVMPI_EVENT_THREAD_START, JVMPI_EVENT_THREAD_END, JVMPI_EVENT_CLASS_LOAD, JVMPI_EVENT_CLASS_UNLOAD,
+        JVMPI_EVENT_OBJ_ALLOC, JVMPI_EVENT_OBJ_FREE, JVMPI_EVENT_GC_START, JVMPI_EVENT_GC_FINISH,
+        JVMPI_EVENT_JVM_INIT_DONE, JVMPI_EVENT_JVM_SHUT_DOWN,
+    };
+    return agent_enable(jvmpi, events, AGENT_COUNT(events));
+}
