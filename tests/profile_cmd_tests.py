@@ -83,6 +83,9 @@ def make_tests(Fail, spawn, reap, parse_profile):
                                     % (name, r.returncode, r.stdout.strip(), want, r.stderr.strip()[-300:]))
                 elif os.path.getsize(want) == 0:
                     problems.append("%s is empty" % want)
+            extra = set(os.listdir(ctx.out)) - before      # before go tool pprof writes its own
+            if extra:
+                problems.append("files left in the JVM's directory: %s" % sorted(extra))
             if problems:
                 raise Fail("; ".join(problems))
             pp = outputs_tests.read_pprof(os.path.join(here, "cpu.pb.gz"), Fail)
@@ -110,9 +113,6 @@ def make_tests(Fail, spawn, reap, parse_profile):
             page = open(os.path.join(here, "cpu.html"), encoding="utf-8").read()
             if "<canvas" not in page or "CpuSplit.partA" not in page:
                 problems.append("the .html file is not a flame graph naming CpuSplit.partA")
-            extra = set(os.listdir(ctx.out)) - before
-            if extra:
-                problems.append("files left in the JVM's directory: %s" % sorted(extra))
             left = glob.glob("/tmp/hprof-profile-%d-*" % p.pid)
             if left:
                 problems.append("reports left in /tmp: %s" % left)

@@ -179,6 +179,7 @@ def make_tests(Fail, Skip, root, sh):
             "zoomed_get": ["java.util.HashMap.get", "75 samples", "75.00% of total",
                            "100.00% of Demo.lambda$run$0"],
             "injected_elements": ["0"],
+            "row_height": ["26 "],
             # Inverted: leaves by self value on the first row, their callers above.
             "inverted_last_leaf": ["java.util.HashMap.get", "50 samples"],
             "inverted_first_leaf": ["[unwalkable].GC_active", "3 samples"],

@@ -13,7 +13,10 @@
  * 'w'..'_' are digits with more to follow, '0'..'v' the last digit. */
 (function () {
   'use strict';
-  var ROW = 16, FONT = '12px monospace', MIN_WIDTH = 0.4, PATH_MAX = 1024;
+  /* Rows of 16 px (12 px text); a shallow graph (stacks cut at depth=, a
+   * few frames deep) gets rows of 26 px (14 px text), so it is not a strip. */
+  var ROW = 16, FONT = '12px monospace', SHALLOW = 12, SHALLOW_ROW = 26, SHALLOW_FONT = '14px monospace';
+  var MIN_WIDTH = 0.4, PATH_MAX = 1024;
   var started = performance.now();
   var tip = document.getElementById('fg-tip');
   var errors = document.getElementById('fg-errors');
@@ -277,19 +280,21 @@
   /* The canvas's height, set for every graph before any is drawn: the page's
    * final height decides whether a scroll bar takes some of the width. */
   Graph.prototype.layout = function () {
-    this.canvas.style.height = (this.t.maxDepth + 1) * ROW + 'px';
+    this.row = this.t.maxDepth < SHALLOW ? SHALLOW_ROW : ROW;
+    this.canvas.dataset.row = this.row;
+    this.canvas.style.height = (this.t.maxDepth + 1) * this.row + 'px';
   };
 
   Graph.prototype.draw = function () {
     var t = this.t, ctx = this.canvas.getContext('2d');
     var width = this.holder.clientWidth || 1000, ratio = window.devicePixelRatio || 1;
-    var height = (t.maxDepth + 1) * ROW;
+    var height = (t.maxDepth + 1) * this.row;
     this.width = width;
     this.canvas.width = width * ratio;
     this.canvas.height = height * ratio;
     this.canvas.style.width = width + 'px';
     ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-    ctx.font = FONT;
+    ctx.font = this.row === SHALLOW_ROW ? SHALLOW_FONT : FONT;
     ctx.textBaseline = 'middle';
     this.charWidth = ctx.measureText('MMMMMMMMMM').width / 10;
     for (var a = t.parent[this.zoom]; a >= 0; a = t.parent[a]) this.box(ctx, a, 0, width);
@@ -304,13 +309,13 @@
   };
 
   Graph.prototype.box = function (ctx, i, x, w) {
-    var t = this.t, y = t.depth[i] * ROW;
+    var t = this.t, row = this.row, y = t.depth[i] * row;
     ctx.fillStyle = this.colour(i);
-    ctx.fillRect(x, y, w > 2 ? w - 1 : w, ROW - 1);
+    ctx.fillRect(x, y, w > 2 ? w - 1 : w, row - 1);
     var room = Math.floor((w - 6) / this.charWidth);
     if (room < 3) return;
     ctx.fillStyle = '#000';
-    ctx.fillText(this.label(shownName(t.names[t.name[i]]), room), x + 3, y + ROW / 2);
+    ctx.fillText(this.label(shownName(t.names[t.name[i]]), room), x + 3, y + row / 2);
   };
 
   /* A name cut to `room` characters: the package goes first ("String.indexOf"
@@ -324,7 +329,7 @@
 
   /* The node under (px, py): an ancestor of the zoomed node, or one inside it. */
   Graph.prototype.nodeAt = function (px, py) {
-    var t = this.t, z = this.zoom, row = Math.floor(py / ROW), i = z;
+    var t = this.t, z = this.zoom, row = Math.floor(py / this.row), i = z;
     if (row < t.depth[z]) {
       while (t.depth[i] > row) i = t.parent[i];
       return i;

@@ -2,11 +2,11 @@
  * graph page: hovers, searches and clicks like a person would, and writes
  * what the page showed, as JSON, into a new pre element (id "probe") for the test to read. */
 (function () {
-  var ROW = 16, tip = document.getElementById('fg-tip'), result = {};
+  var tip = document.getElementById('fg-tip'), result = {};
   function canvasOf(section) { return document.getElementById('fg-section-' + section).querySelector('canvas'); }
   function at(section, fraction, row, type) {
-    var c = canvasOf(section), r = c.getBoundingClientRect();
-    c.dispatchEvent(new MouseEvent(type, { clientX: r.left + fraction * r.width, clientY: r.top + row * ROW + ROW / 2,
+    var c = canvasOf(section), r = c.getBoundingClientRect(), h = Number(c.dataset.row);
+    c.dispatchEvent(new MouseEvent(type, { clientX: r.left + fraction * r.width, clientY: r.top + row * h + h / 2,
                                            bubbles: true }));
     return tip.hidden ? '' : tip.textContent;
   }
@@ -23,6 +23,8 @@
     at(1, 0.01, 3, 'click');                         /* zoom into Demo.lambda$run$0 */
     result.zoomed_get = at(1, 0.5, 4, 'mousemove');
     result.injected_elements = String(document.getElementsByTagName('init').length);
+    /* A shallow graph (the known profile is 5 frames deep) has tall rows. */
+    result.row_height = canvasOf(1).dataset.row + ' ' + canvasOf(1).style.height;
     /* The inverted view: the leaves (self time) on the first row. */
     var invert = document.querySelector('#fg-section-1 .fg-invert');
     invert.checked = true;
