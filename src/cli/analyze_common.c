@@ -150,9 +150,8 @@ const char *analyze_graph_note(const hprof_data *d, const profile *p, char *buf,
 {
     size_t used = 0;
     buf[0] = '\0';
-    uint32_t at_max = 0, max = hd_max_depth(d, &at_max);
-    if (max > 0 && ((d->depth_option > 0 && (int)max >= d->depth_option) ||
-                    (d->depth_option < 0 && at_max * 4 >= d->ntraces)))
+    uint32_t at_max = 0, max = 0;
+    if (hd_stacks_cut(d, &max, &at_max))
         used += (size_t)snprintf(buf + used, size - used,
                                  "Stacks in this file stop at %u frames (depth=): their callers are missing, so "
                                  "a method can show under several roots with its time split among them. "

@@ -322,10 +322,10 @@ static table *facts_table(const hprof_data *d)
     if (d->duration_ms >= 0)
         table_add(t, "duration\tabout %.1f s (%s)", (double)d->duration_ms / 1000.0,
                   d->start_ms ? "to the last record" : "from the header's date to the last section's");
-    uint32_t at_max = 0, max = hd_max_depth(d, &at_max);
+    uint32_t at_max = 0, max = 0;
+    int cut = hd_stacks_cut(d, &max, &at_max);
     table_add(t, "traces\t%u, up to %u frames deep", d->ntraces, max);
-    if (max > 0 && ((d->depth_option > 0 && (int)max >= d->depth_option) ||
-                    (d->depth_option < 0 && at_max * 4 >= d->ntraces)))
+    if (cut)
         table_add(t, "depth\t%u traces stop at %u frames: stacks were cut at depth=, so callers "
                   "above that depth are missing from totals (a deeper depth= keeps them)", at_max, max);
     uint32_t ended = 0;

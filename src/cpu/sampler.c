@@ -570,7 +570,7 @@ static int install_handler(int signo);
 static int in_system_call(const void *ucontext)
 {
 #if defined(__x86_64__)
-    uintptr_t pc = (uintptr_t)((const ucontext_t *)ucontext)->uc_mcontext.gregs[REG_RIP];
+    uintptr_t pc = (uintptr_t)interrupted_pc(ucontext);
     const native_lib *lib = native_libs_find(pc - 2);
     if (lib == NULL || native_libs_find(pc + 1) != lib)
         return 0;

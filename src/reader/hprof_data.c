@@ -238,6 +238,13 @@ uint32_t hd_max_depth(const hprof_data *d, uint32_t *at_max)
     return max;
 }
 
+int hd_stacks_cut(const hprof_data *d, uint32_t *max, uint32_t *at_max)
+{
+    *max = hd_max_depth(d, at_max);
+    return *max > 0 && ((d->depth_option > 0 && (int)*max >= d->depth_option) ||
+                        (d->depth_option < 0 && *at_max * 4 >= d->ntraces));
+}
+
 /* ------------------------------------------------------------ profiles */
 
 static const struct kind_desc {

@@ -173,6 +173,12 @@ const char *hd_kind_title(hd_kind k);
  * trace stops at the same depth (the depth= option), stacks were cut. */
 uint32_t hd_max_depth(const hprof_data *d, uint32_t *at_max);
 
+/* Whether the file's stacks were cut at depth=: its deepest traces reach
+ * the depth= it was written with, or, where that is unknown, at least a
+ * quarter of the traces stop at one deepest depth. *max and *at_max get
+ * hd_max_depth's answers. */
+int hd_stacks_cut(const hprof_data *d, uint32_t *max, uint32_t *at_max);
+
 /* What a file that is not an HPROF file is (gzip, JFR, HTML, ELF), by its
  * first bytes, with what reads it; NULL if none of those. */
 const char *hprof_data_foreign_format(const unsigned char *bytes, size_t len);
