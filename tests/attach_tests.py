@@ -431,6 +431,27 @@ def make_tests(Fail, Skip, parse_profile, spawn, reap, asan=None):
         if problems:
             raise Fail("; ".join(problems))
 
+    def check_hot_after_attach(ctx, snap, program, hot_method, its_caller):
+        """Of the samples with frames of class `program` in the file's last
+        CPU SAMPLES, >= 95% (and >= 500 samples in all) are on hot_method:
+        its top frame, or a frame of it just above its_caller (inlined)."""
+        prof = parse_profile(snap)
+        sec = prof.final
+
+        def in_program(t):
+            return any(f.cls == program for f in t.frames)
+
+        def on_hot(t):
+            return bool(t.frames) and (t.frames[0].qualname == hot_method or any(
+                t.frames[i].qualname == hot_method and t.frames[i + 1].qualname == its_caller
+                for i in range(len(t.frames) - 1)))
+        total = prof.samples(sec, in_program)
+        hot = prof.samples(sec, lambda t: in_program(t) and on_hot(t))
+        ctx.note("after the attach: hot %d of %d samples with %s frames" % (hot, total, program))
+        if total < 500 or hot < 0.95 * total:
+            raise Fail("hot has %d of %d samples with %s frames after the attach (want >= 95%%)"
+                       % (hot, total, program))
+
     def t_attach_inlined(ctx):
         """Attach after C2 compiled Inlined.caller with hot inlined into it:
         that code has debug information at safepoints only, so its samples
@@ -451,22 +472,7 @@ def make_tests(Fail, Skip, parse_profile, spawn, reap, asan=None):
             if p.poll() is None:
                 p.kill()
                 p.wait()
-        prof = parse_profile(snap)
-        sec = prof.final
-
-        def in_inlined(t):
-            return any(f.cls == "Inlined" for f in t.frames)
-
-        def on_hot(t):
-            return bool(t.frames) and (t.frames[0].qualname == "Inlined.hot" or any(
-                t.frames[i].qualname == "Inlined.hot" and t.frames[i + 1].qualname == "Inlined.caller"
-                for i in range(len(t.frames) - 1)))
-        total = prof.samples(sec, in_inlined)
-        hot = prof.samples(sec, lambda t: in_inlined(t) and on_hot(t))
-        ctx.note("after the attach: hot %d of %d samples with Inlined frames" % (hot, total))
-        if total < 500 or hot < 0.95 * total:
-            raise Fail("hot has %d of %d samples with Inlined frames after the attach (want >= 95%%)"
-                       % (hot, total))
+        check_hot_after_attach(ctx, snap, "Inlined", "Inlined.hot", "Inlined.caller")
 
     def records_dependencies_from_start(ctx):
         """Whether this JVM has the JIT record, from start-up, the dependencies
@@ -481,7 +487,7 @@ def make_tests(Fail, Skip, parse_profile, spawn, reap, asan=None):
     def t_attach_hot_cold_loop(ctx):
         """Attach while HotColdLoop's thread runs cold's loop, with hot inlined
         into it, in the code C2 compiled on stack replacement before the
-        attach, and never leaves it. Retransforming HotColdLoop (as the agent
+        attach, and never leaves it. Retransforming HotCold (as the agent
         did for every class with compiled code) deoptimized that frame into a
         method made old, which HotSpot never compiles again: the loop stayed
         interpreted for good (several times slower) and 10-19% of its samples
@@ -515,22 +521,7 @@ def make_tests(Fail, Skip, parse_profile, spawn, reap, asan=None):
                 p.wait()
         if "HotColdLoop: done after" not in r.stderr:
             raise Fail("HotColdLoop did not finish: %s" % r.stderr[-600:])
-        prof = parse_profile(snap)
-        sec = prof.final
-
-        def in_program(t):
-            return any(f.cls == main for f in t.frames)
-
-        def on_hot(t):
-            return bool(t.frames) and (t.frames[0].qualname == main + ".hot" or any(
-                t.frames[i].qualname == main + ".hot" and t.frames[i + 1].qualname == main + ".cold"
-                for i in range(len(t.frames) - 1)))
-        total = prof.samples(sec, in_program)
-        hot = prof.samples(sec, lambda t: in_program(t) and on_hot(t))
-        ctx.note("after the attach: hot %d of %d samples with HotColdLoop frames" % (hot, total))
-        if total < 500 or hot < 0.95 * total:
-            raise Fail("hot has %d of %d samples with HotColdLoop frames after the attach (want >= 95%%)"
-                       % (hot, total))
+        check_hot_after_attach(ctx, snap, "HotCold", "HotCold.hot", "HotCold.cold")     # HotColdLoop runs HotCold's
 
     def t_attach_heap(ctx):
         """heap=sites sampled, then heap=dump, in a JVM attached to: SITES

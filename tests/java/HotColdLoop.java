@@ -11,21 +11,6 @@
  * Prints on stderr: "HotColdLoop: done after M ms, sum S".
  */
 public class HotColdLoop {
-    static final int[] array = new int[1021];
-    static volatile int sink;
-
-    static void hot(int i) {
-        int a = (i + 1000) % array.length;
-        int b = (a + i / 33) % array.length;
-        array[a] = array[b] + 1;
-    }
-
-    static void cold(int n) {
-        for (int i = 0; i < n; i++) {
-            hot(i);
-        }
-    }
-
     static final class Loop extends Thread {
         Loop() {
             super("hot-cold-loop");
@@ -35,7 +20,7 @@ public class HotColdLoop {
         @Override
         public void run() {
             for (;;)
-                cold(2_000_000_000);       // i + 1000 stays below Integer.MAX_VALUE
+                HotCold.cold(2_000_000_000);   // i + 1000 stays below Integer.MAX_VALUE
         }
     }
 
@@ -44,9 +29,9 @@ public class HotColdLoop {
         new Loop().start();
         Thread.sleep(ms);
         long sum = 0;
-        for (int v : array)
+        for (int v : HotCold.array)
             sum += v;
-        sink = (int) sum;
+        HotCold.sink = (int) sum;
         System.err.println("HotColdLoop: done after " + ms + " ms, sum " + sum);
     }
 }
