@@ -456,15 +456,19 @@ def make_tests(Fail, Skip, parse_profile, spawn, reap, asan=None):
         """Attach after C2 compiled Inlined.caller with hot inlined into it:
         that code has debug information at safepoints only, so its samples
         would go to caller; the agent makes the JIT compile it again with
-        full debug information, and hot gets its samples (>= 95%)."""
+        full debug information, and hot gets its samples (>= 95%).
+        With collapsed= (whole stacks) the code map's list of compiled
+        methods is the one the recompilation uses: the same share there."""
         snap = ctx.path("inlined.txt")
+        collapsed = ctx.path("inlined.collapsed")
         main = "Inlined"
         # 10 s: the program must outlive two attaches, and a jcmd (a JVM of
         # its own) can take seconds to start on a loaded machine.
         p, so, se, cmd = spawn(ctx, main, ["10000"], None, "inlined")
         try:
             time.sleep(2.0)                       # C2 has compiled caller (the test inlined checks it)
-            jcmd(ctx, p.pid, "cpu=samples,interval=1,depth=16,file=" + ctx.path("inlined-all.txt"))
+            jcmd(ctx, p.pid, "cpu=samples,interval=1,depth=16,collapsed=%s,file=%s"
+                 % (collapsed, ctx.path("inlined-all.txt")))
             time.sleep(2.0)
             control(ctx, "dump", p.pid, "file=" + snap)
             reap(ctx, p, so, se, cmd)
@@ -473,6 +477,16 @@ def make_tests(Fail, Skip, parse_profile, spawn, reap, asan=None):
                 p.kill()
                 p.wait()
         check_hot_after_attach(ctx, snap, "Inlined", "Inlined.hot", "Inlined.caller")
+        total = hot = 0
+        with open(collapsed) as f:
+            for line in f:
+                stack, _, count = line.rstrip("\n").rpartition(" ")
+                if "Inlined." in stack:
+                    total += int(count)
+                    hot += int(count) if re.search(r"Inlined\.hot(_\[[0ij]\])?(;|$)", stack) else 0
+        ctx.note("collapsed stacks: hot %d of %d samples with Inlined frames" % (hot, total))
+        if total < 500 or hot < 0.95 * total:
+            raise Fail("collapsed stacks: hot has %d of %d samples with Inlined frames (want >= 95%%)" % (hot, total))
 
     def records_dependencies_from_start(ctx):
         """Whether this JVM has the JIT record, from start-up, the dependencies

@@ -81,6 +81,8 @@ int java_code_want(jvmtiEnv *jvmti)
                 (jvmti_failed((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED), "GenerateEvents") ||
                  jvmti_failed((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD), "GenerateEvents")))
                 rc = -1;
+            else if (rc == 0)
+                rc = 1;
         }
     }
     pthread_mutex_unlock(&java_code_lock);

@@ -17,7 +17,10 @@
 #include <jvmti.h>
 
 int  java_code_subscribe(void);
-/* 0, or -1 after a message (collectors go on without frame runs). */
+/* 1 when this call asked the JVM to describe its compiled code (the first
+ * user: one CompiledMethodLoad per compiled method, posted on the calling
+ * thread before it returns), 0 when the map was on already, -1 after a
+ * message (collectors go on without frame runs). */
 int  java_code_want(jvmtiEnv *jvmti);
 void java_code_unwant(jvmtiEnv *jvmti);
 

@@ -153,7 +153,7 @@ static void JNICALL on_compiled_method_load(jvmtiEnv *jvmti, jmethodID method, j
 {
     (void)jvmti; (void)code_size; (void)code_addr;
     (void)map_length; (void)map; (void)compile_info;
-    note_compiled(method);     /* only during recompile_for_debug_info */
+    note_compiled(method);     /* listed only while collecting_here */
 }
 
 /* ------------------------------------------------------------ collector */
@@ -444,17 +444,24 @@ static void wait_for_the_jit(const unsigned char *round, jint n)
     free(again);
 }
 
-static void recompile_for_debug_info(JNIEnv *jni)
+/* `listed`: `compiled` was filled already, by java_code_want's own
+ * GenerateEvents (one pass over the code cache instead of two). */
+static void recompile_for_debug_info(JNIEnv *jni, int listed)
 {
     jvmtiEnv *jvmti = hprof_jvmti;
     jvmtiCapabilities caps;
     memset(&caps, 0, sizeof caps);
     if ((*jvmti)->GetCapabilities(jvmti, &caps) != JVMTI_ERROR_NONE || !caps.can_retransform_classes ||
-        !caps.can_generate_compiled_method_load_events)
+        !caps.can_generate_compiled_method_load_events) {
+        free(compiled.methods);
+        memset(&compiled, 0, sizeof compiled);
         return;
-    collecting_here = 1;
-    jvmti_failed((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD), "GenerateEvents");
-    collecting_here = 0;
+    }
+    if (!listed) {
+        collecting_here = 1;
+        jvmti_failed((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD), "GenerateEvents");
+        collecting_here = 0;
+    }
     /* Their classes, once each (by class serial), that can be retransformed. */
     jclass *classes = calloc(compiled.n ? compiled.n : 1, sizeof *classes);
     serial_t *serials = calloc(compiled.n ? compiled.n : 1, sizeof *serials);
@@ -669,10 +676,17 @@ static int start(const collector_env *env, JNIEnv *jni)
         events_want(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD);
     if (samples_want_method_ids(jni) != 0)
         return -1;
-    if (cpu.keep_stacks)
-        java_code_want(jvmti);           /* without it, frames' runs are unknown */
-    if (env->live && !cpu.recompiled)
-        recompile_for_debug_info(jni);
+    /* At an attach both the code map and the recompilation need the list of
+     * compiled methods: the map's GenerateEvents, when it makes one, fills
+     * `compiled` as it goes (its events reach on_compiled_method_load too). */
+    int recompile = env->live && !cpu.recompiled, listed = 0;
+    if (cpu.keep_stacks) {
+        collecting_here = recompile;
+        listed = java_code_want(jvmti) == 1 && recompile;   /* without it, frames' runs are unknown */
+        collecting_here = 0;
+    }
+    if (recompile)
+        recompile_for_debug_info(jni, listed);
     find_virtual_threads(jni);
     if (sample_every_thread(jni) < 0)
         fprintf(stderr, "hprof: cannot list this process's threads (/proc/self/task): %s; only threads "
