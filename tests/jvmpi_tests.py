@@ -183,6 +183,9 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
     jvmpi_hprof_quiet    hprof_like.c's heap dump after thread "short" ended: no
                          message of the layer's on stderr (a thread that ended,
                          a call after the VM's death fail quietly)
+    jvmpi_onload_exit    ProfilerExit(3) in JVM_OnLoad after a printf on standard
+                         output (JCov's `help`): exit code 3, the text there, the
+                         program never run
     jvmpi_loader_errors  no agent named, a missing library, a library without
                          JVM_OnLoad, JVM_OnLoad returning JNI_ERR: the JVM
                          stops at start-up, the program never runs, and the
@@ -803,6 +806,15 @@ def make_tests(Fail, Skip, asan_env=None):
         if problems:
             raise Fail("; ".join(problems))
 
+    def t_onload_exit(ctx):
+        """ProfilerExit in JVM_OnLoad (an agent's usage message, as JCov's `help`): the JVM ends with
+        the agent's code and what it printed on standard output."""
+        r = run(ctx, agent("class_thread_counter") + "=usage", "toggle", expect_rc=3)
+        if "class_thread_counter usage: out=FILE" not in r.stdout:
+            raise Fail("the agent's usage was lost: stdout %r" % r.stdout[-300:])
+        if "JvmpiCalls toggle done" in r.stderr:
+            raise Fail("the program ran")
+
     # ------------------------------------------------------------ an agent that uses JVMPI as HPROF did
 
     def hprof_like(ctx, checks, expect_rc=0):
@@ -865,6 +877,7 @@ def make_tests(Fail, Skip, asan_env=None):
              ("jvmpi_coverage", t_coverage), ("jvmpi_coverage_alloc", t_coverage_alloc),
             ("jvmpi_toggle", t_toggle), ("jvmpi_agentlib", t_agentlib),
             ("jvmpi_checkjni", t_checkjni), ("jvmpi_asan", t_asan), ("jvmpi_loader_errors", t_loader_errors),
+            ("jvmpi_onload_exit", t_onload_exit),
             ("jvmpi_hprof_requests", t_hprof_requests), ("jvmpi_hprof_dump", t_hprof_dump),
             ("jvmpi_hprof_arrays", t_hprof_arrays), ("jvmpi_hprof_quiet", t_hprof_quiet)], \
         [("jvmpi_header", t_header)]
