@@ -142,6 +142,11 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
                          the lookupswitch's own count
     jvmpi_coverage_alloc the same with OBJECT_ALLOC enabled too (the layer's call
                          after squares' new int[n] shifts the code after it)
+    jvmpi_coverage_far   a conditional branch the rewriter widens (around a
+                         goto_w: METHOD_ENTRY's exit calls put its target out of
+                         16-bit reach) posts one event per run at its class-file
+                         offset with its original way (2 taken of 5); its 2,900
+                         inner branches 3/3
     jvmpi_commands       build/hprof on a JVM running a JVMPI agent (request_logger.c)
                          through libjvmpi.so: `hprof dump <pid>` (the layer
                          found in the JVM's mappings, no --agent) posts
@@ -608,6 +613,40 @@ def make_tests(Fail, Skip, asan_env=None):
         """The same with OBJECT_ALLOC's calls after array allocations too (squares' new int[n])."""
         coverage(ctx, ",alloc")
 
+    def t_coverage_far(ctx):
+        """A conditional branch the layer's rewriter turns around a goto_w: JvmpiFar.far's
+        `if (x > 0)` skips 2,900 `if (x == K) return K;` (31,771 bytes, in reach); the exit
+        calls before their returns put its target out of 16-bit reach. far(-1) twice, far(5)
+        three times: its event comes once per call, at its class-file offset, with its
+        original way (taken, x <= 0, 2 of 5)."""
+        build_agents()
+        n = 2900
+        src = ["public class JvmpiFar {", "    static int far(int x) {", "        int s = 0;",
+               "        if (x > 0) {"]
+        src += ["            if (x == %d) return %d;" % (1000 + i, i) for i in range(n)]
+        src += ["            s = 1;", "        }", "        return s;", "    }",
+                "    public static void main(String[] args) {", "        int t = 0;",
+                "        for (int i = 0; i < 5; i++) t += far(i < 2 ? -1 : 5);",
+                "        System.err.println(\"JvmpiFar done \" + t);", "    }", "}"]
+        java_file = ctx.path("JvmpiFar.java")
+        with open(java_file, "w") as f:
+            f.write("\n".join(src) + "\n")
+        p = subprocess.run([os.path.join(ctx.jdk, "bin", "javac"), "--release", "17", "-d", CLASSES_DIR, java_file],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            raise Fail("javac JvmpiFar: %s" % p.stderr[-500:])
+        out = ctx.path("far.txt")
+        r = ctx.run("JvmpiFar", [], agent=agent("coverage_agent") + "=out=%s,class=JvmpiFar" % out, agent_path=LAYER)
+        if "JvmpiFar done 3" not in r.stderr:
+            raise Fail("the program did not finish: %s" % r.stderr[-500:])
+        lines = lines_of(out)
+        want = ["branch JvmpiFar.far 4 5/2", "bad 0"]
+        got = [l for l in lines if l.startswith("branch JvmpiFar.far 4 ") or l.startswith("bad ")]
+        inner = [l for l in lines if l.startswith("branch JvmpiFar.far ") and not l.startswith("branch JvmpiFar.far 4 ")]
+        if got != want or len(inner) != n or any(not l.endswith(" 3/3") for l in inner):
+            raise Fail("expected %s and %d inner branches 3/3, got %s and %d: %s" %
+                       (want, n, got, len(inner), [l for l in inner if not l.endswith(" 3/3")][:3]))
+
     # ------------------------------------------------------------ hprof dump / reset
 
     def start_idle(ctx, agent_spec=None):
@@ -875,6 +914,7 @@ def make_tests(Fail, Skip, asan_env=None):
              ("jvmpi_attach_refused", t_attach_refused),
              ("jvmpi_monitors", t_monitors), ("jvmpi_instructions", t_instructions),
              ("jvmpi_coverage", t_coverage), ("jvmpi_coverage_alloc", t_coverage_alloc),
+             ("jvmpi_coverage_far", t_coverage_far),
             ("jvmpi_toggle", t_toggle), ("jvmpi_agentlib", t_agentlib),
             ("jvmpi_checkjni", t_checkjni), ("jvmpi_asan", t_asan), ("jvmpi_loader_errors", t_loader_errors),
             ("jvmpi_onload_exit", t_onload_exit),
