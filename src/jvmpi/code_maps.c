@@ -168,10 +168,12 @@ void jvmpi_code_maps_end(JNIEnv *jni, jvmpi_layouts *pending, jobject loader, in
         struct told *next = t->next;
         size_t bucket = 0;
         method_maps *m = rewritten && C.buckets != NULL ? find(jni, t->key, t->key_len, loader, &bucket) : NULL;
-        if (rewritten && C.buckets != NULL && m == NULL && (m = calloc(1, sizeof *m)) != NULL) {
+        jweak ref = NULL;
+        if (rewritten && C.buckets != NULL && m == NULL && (loader == NULL || (ref = loader_ref(jni, loader)) != NULL) &&
+            (m = calloc(1, sizeof *m)) != NULL) {
             m->key = t->key;
             m->key_len = t->key_len;
-            m->loader = loader_ref(jni, loader);
+            m->loader = ref;                                    /* NULL: the boot loader */
             m->next = C.buckets[bucket];
             C.buckets[bucket] = m;
             t->key = NULL;
