@@ -127,6 +127,26 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
                          (odd i); table(0..4)'s tableswitch keys 0,1,2 and, for
                          the two defaults, hi + 1, low 0, hi 2; lookup(1, 100,
                          5)'s chosen pairs 0 and 1 and one default
+    jvmpi_coverage       coverage_agent.c, a coverage tool that uses JVMPI as JCov
+                         does (CLASS_LOAD_HOOK's class file, METHOD_ENTRY,
+                         INSTRUCTION_START, tables locked from GC_START to
+                         GC_FINISH), on JvmpiCoverage: exact calls per method
+                         (sign 14 on two threads, neverCalled 0, NeverLoaded never
+                         loaded), the lines that never ran (neverCalled's, case
+                         1000, the body of an if never taken), each if's
+                         evaluations and takes (sign's 14/8, loops n+1/1), each
+                         switch's ways (keys 0,1,2 once, default twice;
+                         pairs 1,1,0, default once), every offset an
+                         instruction of the class file's code although the layer
+                         rewrote every method for METHOD_ENTRY, and pairs_total
+                         the lookupswitch's own count
+    jvmpi_coverage_alloc the same with OBJECT_ALLOC enabled too (the layer's call
+                         after squares' new int[n] shifts the code after it)
+    jvmpi_coverage_far   a conditional branch the rewriter widens (around a
+                         goto_w: METHOD_ENTRY's exit calls put its target out of
+                         16-bit reach) posts one event per run at its class-file
+                         offset with its original way (2 taken of 5); its 2,900
+                         inner branches 3/3
     jvmpi_commands       build/hprof on a JVM running a JVMPI agent (request_logger.c)
                          through libjvmpi.so: `hprof dump <pid>` (the layer
                          found in the JVM's mappings, no --agent) posts
@@ -147,8 +167,8 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
                          layer and the agent found by name (libNAME.so)
     jvmpi_checkjni       five of the agents above under -Xcheck:jni: no warning
                          (local references, exceptions left pending)
-    jvmpi_asan           the layer built with ASan+UBSan running six of the agents
-                         above with their exact results
+    jvmpi_asan           the layer built with ASan+UBSan running seven of the agents
+                         above (coverage_agent.c with alloc) with their exact results
     jvmpi_hprof_requests hprof_like.c, an agent that uses JVMPI as HPROF did, on
                          JvmpiCalls hprof: RequestEvent(OBJECT_ALLOC) of each
                          class object from CLASS_LOAD and of each object's class
@@ -168,6 +188,9 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
     jvmpi_hprof_quiet    hprof_like.c's heap dump after thread "short" ended: no
                          message of the layer's on stderr (a thread that ended,
                          a call after the VM's death fail quietly)
+    jvmpi_onload_exit    ProfilerExit(3) in JVM_OnLoad after a printf on standard
+                         output (JCov's `help`): exit code 3, the text there, the
+                         program never run
     jvmpi_loader_errors  no agent named, a missing library, a library without
                          JVM_OnLoad, JVM_OnLoad returning JNI_ERR: the JVM
                          stops at start-up, the program never runs, and the
@@ -226,12 +249,12 @@ def make_tests(Fail, Skip, asan_env=None):
         with open(path) as f:
             return f.read().splitlines()
 
-    def source_line(marker):
-        with open(JAVA_SRC) as f:
+    def source_line(marker, source=JAVA_SRC):
+        with open(source) as f:
             for n, line in enumerate(f, 1):
                 if marker in line:
                     return n
-        raise Fail("marker %s not in %s" % (marker, JAVA_SRC))
+        raise Fail("marker %s not in %s" % (marker, source))
 
     def javap_members(ctx, cls):
         """(methods as name+descriptor, statics and instance fields as name:descriptor)
@@ -534,6 +557,96 @@ def make_tests(Fail, Skip, asan_env=None):
                      ["evens instructions 104 ifs 11/1 10/5", "table keys 0,1,2,3,3 low 0 hi 2",
                       "lookup pairs 0,1 defaults 1"])
 
+    # ------------------------------------------------------------ coverage (as JCov)
+
+    def coverage_line(marker):
+        return source_line(marker, os.path.join(TESTS_DIR, "java", "JvmpiCoverage.java"))
+
+    def coverage(ctx, options, layer=LAYER, env=None):
+        """JvmpiCoverage under coverage_agent.c (as JCov: METHOD_ENTRY and INSTRUCTION_START,
+        the class files' code from CLASS_LOAD_HOOK); its report must be the program's truth."""
+        build_agents()
+        out = ctx.path("coverage%s.txt" % options.replace(",", "_"))
+        r = ctx.run("JvmpiCoverage", [], agent=agent("coverage_agent") + "=out=%s,class=JvmpiCoverage%s" % (out, options),
+                    agent_path=layer, env=env)
+        if "JvmpiCoverage done" not in r.stderr:
+            raise Fail("the program did not finish: %s" % r.stderr[-500:])
+        lines = lines_of(out)
+        L = coverage_line
+        cls = L("public class JvmpiCoverage")
+        # methods: calls, and the lines that never ran (every other line of theirs ran)
+        want_methods = {"JvmpiCoverage.<init>()V": (0, [cls]), "JvmpiCoverage.sign(I)I": (14, []),
+                        "JvmpiCoverage.neverCalled()V": (0, [L("COV_NEVER"), L("COV_NEVER") + 1]),
+                        "JvmpiCoverage.table(I)I": (5, []), "JvmpiCoverage.lookup(I)I": (3, [L("COV_CASE_1000")]),
+                        "JvmpiCoverage.squares(I)[I": (1, []), "JvmpiCoverage.guarded([II)I": (2, []),
+                        "JvmpiCoverage.main([Ljava/lang/String;)V": (1, [L("COV_MAIN_IF") + 1, L("COV_MAIN_IF") + 2]),
+                        "JvmpiCoverage$Box.<init>(I)V": (1, []), "JvmpiCoverage$Box.get()I": (2, []),
+                        "JvmpiCoverage$Worker.<init>()V": (1, []), "JvmpiCoverage$Worker.run()V": (1, [])}
+        got_methods = {}
+        for line in lines:
+            m = re.match(r"^method (\S+) entries (\d+) run (\S+) missed (\S+)$", line)
+            if m:
+                missed = [] if m.group(4) == "-" else [int(x) for x in m.group(4).split(",")]
+                got_methods[m.group(1)] = (int(m.group(2)), missed)
+        if got_methods != want_methods:
+            raise Fail("methods (calls, lines missed): expected %s, got %s" % (want_methods, got_methods))
+        want = ["branch JvmpiCoverage.sign %d 14/8" % L("COV_SIGN_IF"),       # x <= 0 (ifle taken) 8 of 14
+                "switch JvmpiCoverage.table %d 0:1,1:1,2:1,default:2" % L("COV_TABLE"),
+                "switch JvmpiCoverage.lookup %d 0:1,1:1,2:0,default:1" % L("COV_LOOKUP"),
+                "branch JvmpiCoverage.squares %d 5/1" % L("COV_SQUARES_LOOP"),
+                "branch JvmpiCoverage.main %d 11/1" % L("COV_MAIN_LOOP"),
+                "branch JvmpiCoverage.main %d 6/1" % L("COV_MAIN_LOOP2"),
+                "branch JvmpiCoverage.main %d 1/1" % L("COV_MAIN_IF"),
+                "branch JvmpiCoverage$Worker.run %d 5/1" % L("COV_WORKER_LOOP"),
+                "bad 0"]
+        got = [l for l in lines if not l.startswith("method ")]
+        if got != want:
+            raise Fail("expected %s, got %s" % (want, got))
+        return r
+
+    def t_coverage(ctx):
+        """With METHOD_ENTRY's calls in every method, offsets are the class file's, the calls
+        post nothing, branch ways and lookupswitch's pairs_total are right."""
+        coverage(ctx, "")
+
+    def t_coverage_alloc(ctx):
+        """The same with OBJECT_ALLOC's calls after array allocations too (squares' new int[n])."""
+        coverage(ctx, ",alloc")
+
+    def t_coverage_far(ctx):
+        """A conditional branch the layer's rewriter turns around a goto_w: JvmpiFar.far's
+        `if (x > 0)` skips 2,900 `if (x == K) return K;` (31,771 bytes, in reach); the exit
+        calls before their returns put its target out of 16-bit reach. far(-1) twice, far(5)
+        three times: its event comes once per call, at its class-file offset, with its
+        original way (taken, x <= 0, 2 of 5)."""
+        build_agents()
+        n = 2900
+        src = ["public class JvmpiFar {", "    static int far(int x) {", "        int s = 0;",
+               "        if (x > 0) {"]
+        src += ["            if (x == %d) return %d;" % (1000 + i, i) for i in range(n)]
+        src += ["            s = 1;", "        }", "        return s;", "    }",
+                "    public static void main(String[] args) {", "        int t = 0;",
+                "        for (int i = 0; i < 5; i++) t += far(i < 2 ? -1 : 5);",
+                "        System.err.println(\"JvmpiFar done \" + t);", "    }", "}"]
+        java_file = ctx.path("JvmpiFar.java")
+        with open(java_file, "w") as f:
+            f.write("\n".join(src) + "\n")
+        p = subprocess.run([os.path.join(ctx.jdk, "bin", "javac"), "--release", "17", "-d", CLASSES_DIR, java_file],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            raise Fail("javac JvmpiFar: %s" % p.stderr[-500:])
+        out = ctx.path("far.txt")
+        r = ctx.run("JvmpiFar", [], agent=agent("coverage_agent") + "=out=%s,class=JvmpiFar" % out, agent_path=LAYER)
+        if "JvmpiFar done 3" not in r.stderr:
+            raise Fail("the program did not finish: %s" % r.stderr[-500:])
+        lines = lines_of(out)
+        want = ["branch JvmpiFar.far 4 5/2", "bad 0"]
+        got = [l for l in lines if l.startswith("branch JvmpiFar.far 4 ") or l.startswith("bad ")]
+        inner = [l for l in lines if l.startswith("branch JvmpiFar.far ") and not l.startswith("branch JvmpiFar.far 4 ")]
+        if got != want or len(inner) != n or any(not l.endswith(" 3/3") for l in inner):
+            raise Fail("expected %s and %d inner branches 3/3, got %s and %d: %s" %
+                       (want, n, got, len(inner), [l for l in inner if not l.endswith(" 3/3")][:3]))
+
     # ------------------------------------------------------------ hprof dump / reset
 
     def start_idle(ctx, agent_spec=None):
@@ -702,6 +815,13 @@ def make_tests(Fail, Skip, asan_env=None):
                 problems.append("%s: %s" % (name, bad[:3]))
             if want not in lines_of(out):
                 problems.append("%s: no %r in %s" % (name, want, lines_of(out)))
+        try:
+            r = coverage(ctx, ",alloc", layer=layer, env=asan_env)
+            bad = [l for l in r.stderr.splitlines() if "AddressSanitizer" in l or "runtime error" in l]
+            if bad:
+                problems.append("coverage_agent: %s" % bad[:3])
+        except Fail as e:
+            problems.append("coverage_agent: %s" % e)
         if problems:
             raise Fail("; ".join(problems))
 
@@ -724,6 +844,15 @@ def make_tests(Fail, Skip, asan_env=None):
                 problems.append("%r: the program ran" % spec)
         if problems:
             raise Fail("; ".join(problems))
+
+    def t_onload_exit(ctx):
+        """ProfilerExit in JVM_OnLoad (an agent's usage message, as JCov's `help`): the JVM ends with
+        the agent's code and what it printed on standard output."""
+        r = run(ctx, agent("class_thread_counter") + "=usage", "toggle", expect_rc=3)
+        if "class_thread_counter usage: out=FILE" not in r.stdout:
+            raise Fail("the agent's usage was lost: stdout %r" % r.stdout[-300:])
+        if "JvmpiCalls toggle done" in r.stderr:
+            raise Fail("the program ran")
 
     # ------------------------------------------------------------ an agent that uses JVMPI as HPROF did
 
@@ -784,8 +913,11 @@ def make_tests(Fail, Skip, asan_env=None):
              ("jvmpi_free", t_free), ("jvmpi_heap_dump", t_heap_dump), ("jvmpi_commands", t_commands),
              ("jvmpi_attach_refused", t_attach_refused),
              ("jvmpi_monitors", t_monitors), ("jvmpi_instructions", t_instructions),
+             ("jvmpi_coverage", t_coverage), ("jvmpi_coverage_alloc", t_coverage_alloc),
+             ("jvmpi_coverage_far", t_coverage_far),
             ("jvmpi_toggle", t_toggle), ("jvmpi_agentlib", t_agentlib),
             ("jvmpi_checkjni", t_checkjni), ("jvmpi_asan", t_asan), ("jvmpi_loader_errors", t_loader_errors),
+            ("jvmpi_onload_exit", t_onload_exit),
             ("jvmpi_hprof_requests", t_hprof_requests), ("jvmpi_hprof_dump", t_hprof_dump),
             ("jvmpi_hprof_arrays", t_hprof_arrays), ("jvmpi_hprof_quiet", t_hprof_quiet)], \
         [("jvmpi_header", t_header)]

@@ -221,7 +221,7 @@ static void JNICALL on_class_file_load(jvmtiEnv *jvmti, JNIEnv *jni, jclass bein
     int jdk = is_jdk_loader(jni, loader);
     unsigned what = what_for(name, strlen(name), jdk, atomic_load(&T.cfg.times), atomic_load(&T.cfg.allocations));
     if (what == 0) return;
-    bci_config c = { what, TRACKER, next_method_id, &jdk };
+    bci_config c = { what, TRACKER, next_method_id, &jdk, NULL };
     int r = class_rewrite_in_hook(jvmti, &c, name, data, len, new_len, new_data, "hprof");
     if (r >= 0) hooked_note(name, what, r > 0);
     if (r > 0) atomic_fetch_add(&T.rewritten, 1);

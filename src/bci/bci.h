@@ -69,11 +69,31 @@ enum {
  * entry and exit alone (allocation sites are still instrumented). */
 typedef int32_t (*bci_method_id_fn)(void *context, const bci_method_info *method);
 
+/* Where an original instruction is in the rewritten code. */
+typedef struct bci_moved_insn {
+    uint32_t old_off;           /* in the original code */
+    uint32_t new_off;           /* in the rewritten code */
+    uint32_t new_len;           /* its length there: a conditional branch that no longer
+                                   reached grew to 8 bytes (the inverted condition, then a
+                                   goto_w to the target at new_off + 3) */
+} bci_moved_insn;
+
+/* Called once per method whose code changed, when it is laid out: its n
+ * original instructions in order and the new code's length. Every byte not
+ * inside one of them is the rewriter's own (the calls, the exceptional-exit
+ * handler). For whoever reports offsets in the code that runs (the JVMPI
+ * layer's INSTRUCTION_START) as offsets of the code the class file had.
+ * Told as each method is laid out: if bci_rewrite then fails (BCI_ERROR),
+ * the class runs as it was and what was told does not apply. */
+typedef void (*bci_layout_fn)(void *context, const bci_method_info *method, const bci_moved_insn *insns,
+                              uint32_t n, uint32_t new_code_len);
+
 typedef struct bci_config {
     unsigned         what;      /* BCI_* flags */
     const char      *tracker;   /* internal name of the tracker class */
     bci_method_id_fn method_id; /* may be NULL: every method gets id = index */
     void            *context;
+    bci_layout_fn    layout;    /* may be NULL */
 } bci_config;
 
 typedef enum bci_result {

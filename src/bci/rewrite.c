@@ -607,6 +607,24 @@ static int is_empty_finalizer(const method_rewrite *m) {
            && m->code_len == 1 && m->code[0] == OP_RETURN;
 }
 
+/* config->layout: where each original instruction went. */
+static int report_layout(const method_rewrite *m, uint32_t index) {
+    bci_moved_insn *moved = malloc((m->n_insns ? m->n_insns : 1) * sizeof *moved);
+    char *cls = strndup(m->cf->this_name, m->cf->this_name_len);
+    char *name = strndup(m->name, m->name_len), *desc = strndup(m->desc, m->desc_len);
+    int rc = 0;
+    if (!moved || !cls || !name || !desc) {
+        rc = merr(m, "out of memory");
+    } else {
+        for (uint32_t i = 0; i < m->n_insns; i++)
+            moved[i] = (bci_moved_insn){ m->insns[i].off, m->insns[i].new_off, m->insns[i].new_len };
+        bci_method_info info = { cls, name, desc, m->access, index, 0 };
+        m->config->layout(m->config->context, &info, moved, m->n_insns, m->total_len);
+    }
+    free(moved); free(cls); free(name); free(desc);
+    return rc;
+}
+
 static int rewrite_method(writer *w, classfile *cf, const bci_config *config, uint32_t index,
                           char *err, size_t err_len, int *changed) {
     method_info *mi = &cf->methods[index];
@@ -747,6 +765,8 @@ static int rewrite_method(writer *w, classfile *cf, const bci_config *config, ui
         m.ref_object_init = tracker_ref(cf, config->tracker, REF_OBJECT_INIT);
         if (!m.ref_object_init) { merr(&m, "constant pool full"); goto out; }
     }
+
+    if (config->layout && report_layout(&m, index) < 0) goto out;
 
     /* method_info: access, name, descriptor, attributes with Code replaced */
     wr_u2(w, mi->access); wr_u2(w, mi->name_index); wr_u2(w, mi->descriptor_index);

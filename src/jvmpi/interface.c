@@ -136,7 +136,11 @@ static void profiler_exit(jint code) {
         jmethodID exit_m = system ? (*jni)->GetStaticMethodID(jni, system, "exit", "(I)V") : NULL;
         if (exit_m != NULL) (*jni)->CallStaticVoidMethod(jni, system, exit_m, code);
     }
-    _exit((int)code);                 /* not in a Java thread, or System.exit failed */
+    /* Not in a Java thread, before the live phase (JVM_OnLoad: JCov's `help`
+     * prints its usage, then exits), or System.exit failed. A JVMPI VM left
+     * through exit(), which flushes C's streams: what the agent printed stays. */
+    fflush(NULL);
+    _exit((int)code);
 }
 
 /* ------------------------------------------------------------ threads */

@@ -278,7 +278,11 @@ typedef struct {
             union {
                 struct { jboolean is_true; } if_info;
                 struct { jint key; jint low; jint hi; } tableswitch_info;
-                struct { jint chosen_pair_index; jboolean is_default; } lookupswitch_info;
+                /* Sun's jvmpi.h, which JCov was built with, has pairs_total
+                 * second (chosen_pair_index == pairs_total: the default);
+                 * the specification's text names is_default: both, Sun's
+                 * layout first. */
+                struct { jint chosen_pair_index; jint pairs_total; jboolean is_default; } lookupswitch_info;
             } u;
         } instruction;
 

@@ -23,6 +23,7 @@
 #include "../agent/class_rewrite.h"
 #include "../agent/events.h"
 #include "../bci/bci.h"
+#include "code_maps.h"
 #include "layer.h"
 
 #define TRACKER "java/lang/JvmpiTracker"
@@ -78,14 +79,17 @@ static int32_t next_method_id(void *context, const bci_method_info *m) {
 static void JNICALL on_class_file_load(jvmtiEnv *jvmti, JNIEnv *jni, jclass redefined, jobject loader,
                                        const char *name, jobject domain, jint len, const unsigned char *data,
                                        jint *new_len, unsigned char **new_data) {
-    (void)jni; (void)redefined; (void)loader; (void)domain;
+    (void)redefined; (void)domain;
     if (!atomic_load(&M.ready) || name == NULL || is_tracker_class(name)) return;
     unsigned what = atomic_load(&M.what);
     /* objectInit only in Object.<init>; newArray everywhere else */
     what &= strcmp(name, "java/lang/Object") == 0 ? (BCI_ENTRY_EXIT | BCI_OBJECT_INIT) : ~(unsigned)BCI_OBJECT_INIT;
     if (what == 0) return;
-    bci_config c = { what, TRACKER, next_method_id, NULL };
-    class_rewrite_in_hook(jvmti, &c, name, data, len, new_len, new_data, "jvmpi");
+    /* INSTRUCTION_START posts the class file's offsets: where the code went */
+    jvmpi_layouts *layouts = jvmpi_code_maps_begin();
+    bci_config c = { what, TRACKER, next_method_id, layouts, layouts != NULL ? jvmpi_code_maps_told : NULL };
+    int rewritten = class_rewrite_in_hook(jvmti, &c, name, data, len, new_len, new_data, "jvmpi");
+    jvmpi_code_maps_end(jni, layouts, loader, rewritten == 1);
 }
 
 int jvmpi_methods_capabilities(const jvmtiCapabilities *potential, jvmtiCapabilities *caps) {

@@ -55,6 +55,20 @@ static int32_t method_id(void *context, const bci_method_info *m)
     }
 }
 
+/* The layout told: instructions in order, each inside the new code, none
+ * overlapping (the layer maps single-step locations through it). */
+static void layout(void *context, const bci_method_info *m, const bci_moved_insn *insns, uint32_t n,
+                   uint32_t code_len)
+{
+    unsigned salt = *(const unsigned *)context;
+    CHECK(m && m->class_name && m->name && m->descriptor && (insns || n == 0), salt);
+    for (uint32_t i = 0; i < n; i++) {
+        CHECK(insns[i].new_len > 0 && insns[i].new_off + insns[i].new_len <= code_len, salt);
+        CHECK(i == 0 || (insns[i].old_off > insns[i - 1].old_off &&
+                         insns[i].new_off >= insns[i - 1].new_off + insns[i - 1].new_len), salt);
+    }
+}
+
 /* Heap-allocated, exactly sized: ASan catches a write past err_len. */
 static char *new_err(size_t len)
 {
@@ -75,6 +89,7 @@ static void rewrite_once(const uint8_t *data, size_t size, unsigned what,
         /* Odd combinations use the library's default ids. */
         .method_id = (what & 1) ? method_id : NULL,
         .context = &salt,
+        .layout = (what & 2) ? layout : NULL,
     };
     size_t err_len = (what == 5) ? 12 : 256;      /* one combination: a tiny buffer */
     char *err = new_err(err_len);

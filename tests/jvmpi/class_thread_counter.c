@@ -2,8 +2,9 @@
  * class_thread_counter: counts CLASS_LOAD, THREAD_START/END and GC events,
  * written to the JVMPI specification alone.
  *
- * Options: out=FILE[,prefix=P][,fail]. `fail`: JVM_OnLoad returns JNI_ERR
- * (the loader must stop the JVM). Writes to FILE:
+ * Options: out=FILE[,prefix=P][,fail][,usage]. `fail`: JVM_OnLoad returns JNI_ERR
+ * (the loader must stop the JVM); `usage`: JVM_OnLoad prints a usage on
+ * standard output and calls ProfilerExit(3), as JCov's `help` does. Writes to FILE:
  *   init                                    at JVM_INIT_DONE
  *   requested NAME                          RequestEvent(CLASS_LOAD) of
  *                                           java/lang/Object, at JVM_INIT_DONE
@@ -157,6 +158,10 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved) {
         return JNI_ERR;
     }
     if ((*jvm)->GetEnv(jvm, (void **)&jvmpi, JVMPI_VERSION_1_1) < 0) return JNI_ERR;
+    if (strstr(options, "usage") != NULL) {
+        printf("class_thread_counter usage: out=FILE[,prefix=P][,fail][,usage]\n");
+        jvmpi->ProfilerExit(3);
+    }
     if (!agent_option(options, "out=", path, sizeof path) || (out = fopen(path, "w")) == NULL) return JNI_ERR;
     agent_option(options, "prefix=", prefix, sizeof prefix);
     jvmpi->NotifyEvent = notify;

@@ -98,6 +98,12 @@ static int aliases_equal(void) {
 }
 
 /* The interface's members, in the specification's order (offsets grow). */
+/* Sun's jvmpi.h, which JCov was compiled with, has lookupswitch_info's
+ * pairs_total (a jint) right after chosen_pair_index. */
+_Static_assert(offsetof(JVMPI_Event, u.instruction.u.lookupswitch_info.pairs_total) -
+               offsetof(JVMPI_Event, u.instruction.u.lookupswitch_info.chosen_pair_index) == sizeof(jint),
+               "lookupswitch_info.pairs_total where Sun's jvmpi.h has it");
+
 #define MEMBER(m) { #m, (long)offsetof(JVMPI_Interface, m) }
 static const struct named members[] = {
     MEMBER(version), MEMBER(NotifyEvent), MEMBER(EnableEvent), MEMBER(DisableEvent), MEMBER(RequestEvent),
@@ -167,6 +173,7 @@ static int structures(void) {
     e.u.instruction.u.tableswitch_info.key = 1; e.u.instruction.u.tableswitch_info.low = 0;
     e.u.instruction.u.tableswitch_info.hi = 2;
     e.u.instruction.u.lookupswitch_info.chosen_pair_index = 0;
+    e.u.instruction.u.lookupswitch_info.pairs_total = 3;
     e.u.instruction.u.lookupswitch_info.is_default = JNI_FALSE;
     e.u.heap_dump.dump_level = dump_arg.heap_dump_level; e.u.heap_dump.begin = NULL; e.u.heap_dump.end = NULL;
     e.u.heap_dump.num_traces = 1; e.u.heap_dump.traces = &trace;

@@ -6,6 +6,7 @@
  * rejected without a crash (this file also runs under ASan/UBSan).
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,7 +54,7 @@ static bytes make_class(unsigned major, const uint8_t *code, uint32_t code_len, 
 
 static int32_t id_seven(void *ctx, const bci_method_info *m) { (void)ctx; (void)m; return 7; }
 
-static const bci_config ENTRY_EXIT = { BCI_ENTRY_EXIT | BCI_NEWARRAY, "Trk", id_seven, NULL };
+static const bci_config ENTRY_EXIT = { BCI_ENTRY_EXIT | BCI_NEWARRAY, "Trk", id_seven, NULL, NULL };
 
 /* The rewritten method's Code attribute pieces. */
 typedef struct {
@@ -192,6 +193,48 @@ TEST(bci_far_branch_widened)
     }
 }
 
+/* The layout callback: where each original instruction went. */
+typedef struct { bci_moved_insn insns[16]; uint32_t n, code_len, calls; char method[32]; } told_layout;
+static void record_layout(void *ctx, const bci_method_info *m, const bci_moved_insn *insns, uint32_t n,
+                          uint32_t code_len) {
+    told_layout *t = ctx;
+    t->calls++;
+    t->n = n;
+    t->code_len = code_len;
+    snprintf(t->method, sizeof t->method, "%s.%s%s", m->class_name, m->name, m->descriptor);
+    for (uint32_t i = 0; i < n && i < 16; i++) t->insns[i] = insns[i];
+}
+
+TEST(bci_layout_told)
+{
+    told_layout t;
+    memset(&t, 0, sizeof t);
+    bci_config c = ENTRY_EXIT;
+    c.context = &t;
+    c.layout = record_layout;
+    /* the layout of bci_layout_old_version: entry call at 0..4, exit calls before the ireturns */
+    bytes in = make_class(49, SMALL, sizeof SMALL, NULL, 0, NULL, 0);
+    uint8_t *out; size_t n; char err[256];
+    CHECK(bci_rewrite(in.b, in.n, &c, &out, &n, err, sizeof err) == BCI_OK);
+    static const uint32_t want[6][3] = { { 0, 5, 1 }, { 1, 6, 3 }, { 4, 9, 1 }, { 5, 15, 1 }, { 6, 16, 1 },
+                                         { 7, 22, 1 } };
+    CHECK(t.calls == 1 && t.n == 6 && t.code_len == 29 && strcmp(t.method, "T.f(I)I") == 0);
+    for (unsigned i = 0; i < 6 && t.n == 6; i++)
+        CHECK(t.insns[i].old_off == want[i][0] && t.insns[i].new_off == want[i][1] &&
+              t.insns[i].new_len == want[i][2]);
+    bci_free(out);
+    free(in.b);
+    /* a conditional widened around a goto_w: 8 bytes where it was 3 */
+    uint32_t target;
+    memset(&t, 0, sizeof t);
+    in = far_branch_class(52, &target);
+    CHECK(bci_rewrite(in.b, in.n, &c, &out, &n, err, sizeof err) == BCI_OK);
+    CHECK(t.calls == 1 && t.insns[1].old_off == 1 && t.insns[1].new_off == 6 && t.insns[1].new_len == 8 &&
+          t.insns[2].old_off == 4 && t.insns[2].new_off == 14);
+    bci_free(out);
+    free(in.b);
+}
+
 TEST(bci_too_large_after_insertion)
 {
     uint32_t len = 65533;
@@ -271,7 +314,7 @@ TEST(bci_leaf_methods_only_counted)
 {
     /* SMALL has no call and no loop: with BCI_COUNT_LEAVES it gets
      * methodCount at entry and nothing else. */
-    static const bci_config leaves = { BCI_ENTRY_EXIT | BCI_COUNT_LEAVES, "Trk", id_seven, NULL };
+    static const bci_config leaves = { BCI_ENTRY_EXIT | BCI_COUNT_LEAVES, "Trk", id_seven, NULL, NULL };
     bytes in = make_class(52, SMALL, sizeof SMALL, NULL, 0, NULL, 0);
     uint8_t *out; size_t n; char err[256];
     CHECK(bci_rewrite(in.b, in.n, &leaves, &out, &n, err, sizeof err) == BCI_OK);
@@ -305,7 +348,7 @@ static int32_t record_flags(void *ctx, const bci_method_info *m) { (void)ctx; se
 
 TEST(bci_method_flags_leaf_and_short)
 {
-    bci_config c = { BCI_ENTRY_EXIT | BCI_COUNT_LEAVES, "Trk", record_flags, NULL };
+    bci_config c = { BCI_ENTRY_EXIT | BCI_COUNT_LEAVES, "Trk", record_flags, NULL, NULL };
     uint8_t *out; size_t n; char err[256];
     bytes in = make_class(49, SMALL, sizeof SMALL, NULL, 0, NULL, 0);
     CHECK(bci_rewrite(in.b, in.n, &c, &out, &n, err, sizeof err) == BCI_OK);
@@ -387,7 +430,7 @@ static int32_t count_asks(void *ctx, const bci_method_info *m) { (void)ctx; (voi
  * finalize is instrumented like any method. */
 TEST(bci_empty_finalizer_left_alone)
 {
-    static const bci_config c = { BCI_ENTRY_EXIT | BCI_COUNT_LEAVES, "Trk", count_asks, NULL };
+    static const bci_config c = { BCI_ENTRY_EXIT | BCI_COUNT_LEAVES, "Trk", count_asks, NULL, NULL };
     static const uint8_t ret[] = { 0xb1 };                      /* return */
     static const uint8_t work[] = { 0x2a, 0x57, 0xb1 };         /* aload_0; pop; return */
     struct { const char *name, *desc; unsigned access; const uint8_t *code; uint32_t len; int kept; } cases[] = {
