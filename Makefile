@@ -39,7 +39,8 @@ CLI_SRC   = src/cli/attach.c src/cli/perfdata.c src/cli/tempfiles.c src/cli/list
 # The front end's analysis (hprof report, convert, diff): readers of HPROF
 # text and binary files into src/profile's model, and the commands over them;
 # pure C, unit-tested. text_writer (and the tables it reads) writes --to text.
-READER_SRC = $(wildcard src/reader/*.c)
+# src/jfr reads JFR recordings, which src/reader turns into the same data.
+READER_SRC = $(wildcard src/reader/*.c) $(wildcard src/jfr/*.c)
 ANALYSIS_SRC = $(wildcard src/analysis/*.c)
 FRONT_SRC = src/cli/analyze_common.c src/cli/analyze_report.c src/cli/analyze_convert.c \
             $(READER_SRC) $(ANALYSIS_SRC) $(PROFILE_SRC) src/core/tables.c src/core/keytab.c src/core/idmap.c \

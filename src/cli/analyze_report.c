@@ -319,6 +319,8 @@ static table *facts_table(const hprof_data *d)
         table_add(t, "created\t%s", d->created);
     if (d->options[0])
         table_add(t, "options\t%s", d->options);
+    if (d->events_read)
+        table_add(t, "events\t%s", d->events_read);
     if (d->duration_ms >= 0)
         table_add(t, "duration\tabout %.1f s (%s)", (double)d->duration_ms / 1000.0,
                   d->start_ms ? "to the last record" : "from the header's date to the last section's");
