@@ -72,7 +72,8 @@ int64_t jfr_ticks_to_nanos(const jfr_chunk_info *c, int64_t ticks)
         return 0;
     if (c->ticks_per_second == 1000000000)
         return ticks;
-    return (int64_t)((long double)ticks * 1e9L / (long double)c->ticks_per_second);
+    long double ns = (long double)ticks * 1e9L / (long double)c->ticks_per_second;
+    return ns >= 9.2e18L ? INT64_MAX : (int64_t)ns;      /* (a damaged file's ticks) */
 }
 
 /* ------------------------------------------------------------ primitives */
@@ -195,7 +196,7 @@ static int read_string(jfr_chunk *c, size_t *at, size_t end, char *buf, size_t s
             return -1;
         if (buf == NULL)
             return 0;
-        if (depth > 2 || c->string_type == UINT32_MAX || pool_lookup(c, c->string_type, key, &entry) != 0)
+        if (depth > 2 || c->string_type >= c->ntypes || pool_lookup(c, c->string_type, key, &entry) != 0)
             return jfr_fail(c, was, "a string names constant %llu, which no java.lang.String pool holds",
                             (unsigned long long)key);
         return read_string(c, &entry, c->end, buf, size, depth + 1);
@@ -684,6 +685,7 @@ static void chunk_clear(jfr_chunk *c)
     reading *r = c->r;
     memset(c, 0, sizeof *c);
     c->r = r;
+    c->string_type = UINT32_MAX;     /* none until the metadata names java.lang.String */
 }
 
 static int read_chunk_header(jfr_chunk *c, size_t at, uint32_t index)
@@ -759,6 +761,7 @@ int jfr_read(const char *path, const unsigned char *bytes, size_t len, const jfr
     jfr_chunk c;
     memset(&c, 0, sizeof c);
     c.r = &r;
+    c.string_type = UINT32_MAX;
     int rc = 0;
     for (size_t at = 0; rc == 0 && at < len; at = c.end) {
         uint32_t index = c.info.index + (at > 0);

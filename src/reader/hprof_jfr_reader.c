@@ -382,10 +382,13 @@ static int on_event(void *ctx, const jfr_event *e)
 static int on_chunk(void *ctx, const jfr_chunk_info *c)
 {
     loader *l = ctx;
-    if (l->chunks++ == 0 || c->start_nanos < l->first_start_nanos)
-        l->first_start_nanos = c->start_nanos;
-    if (c->start_nanos + c->duration_nanos > l->last_end_nanos)
-        l->last_end_nanos = c->start_nanos + c->duration_nanos;
+    /* (a damaged header may say anything: no negative times, no overflow) */
+    int64_t start = c->start_nanos > 0 ? c->start_nanos : 0;
+    int64_t end = profile_add_saturated(start, c->duration_nanos > 0 ? c->duration_nanos : 0);
+    if (l->chunks++ == 0 || start < l->first_start_nanos)
+        l->first_start_nanos = start;
+    if (end > l->last_end_nanos)
+        l->last_end_nanos = end;
     return 0;
 }
 
