@@ -74,7 +74,7 @@ static void event(bytes *o, uint64_t type, const bytes *payload)
 
 /* The metadata's string table, built as the element tree names strings. */
 typedef struct names {
-    const char *s[64];
+    const char *s[128];
     int n;
 } names;
 
@@ -121,58 +121,59 @@ static void class_start(bytes *o, names *t, const char *cname, const char *id, i
 
 enum { HOSTILE_NONE, HOSTILE_SELF_NESTED };
 
-/* Types: long 10, int 11, boolean 12, String 13, Symbol 20, Class 21,
- * Method 22, FrameType 23, StackFrame 24, StackTrace 25, Thread 26,
- * ExecutionSample 100, JavaMonitorEnter 101, and an event hprof does not
- * read, 102. hostile: Class holds itself inline (values that never end). */
+/* The types, each field "name class [p(ooled)] [a(rray)]": long 10, int 11,
+ * boolean 12, String 13, Symbol 20, Class 21, Method 22, FrameType 23,
+ * StackFrame 24, StackTrace 25, Thread 26, ExecutionSample 100,
+ * JavaMonitorEnter 101, and an event hprof does not read, 102. */
+static const struct type_spec {
+    const char *name, *id;
+    const char *fields[6];
+} TYPES[] = {
+    { "long", "10", { NULL } }, { "int", "11", { NULL } }, { "boolean", "12", { NULL } },
+    { "java.lang.String", "13", { NULL } },
+    { "jdk.types.Symbol", "20", { "string 13" } },
+    { "java.lang.Class", "21", { "name 20 p" } },
+    { "jdk.types.Method", "22", { "type 21 p", "name 20 p", "descriptor 20 p" } },
+    { "jdk.types.FrameType", "23", { "description 13" } },
+    { "jdk.types.StackFrame", "24", { "method 22 p", "lineNumber 11", "type 23 p" } },
+    { "jdk.types.StackTrace", "25", { "truncated 12", "frames 24 a" } },
+    { "java.lang.Thread", "26", { "javaName 13", "javaThreadId 10" } },
+    { "jdk.ExecutionSample", "100", { "startTime 10", "sampledThread 26 p", "stackTrace 25 p" } },
+    { "jdk.JavaMonitorEnter", "101", { "startTime 10", "duration 10", "eventThread 26 p", "stackTrace 25 p",
+                                       "monitorClass 21 p" } },
+    { "jdk.SomethingElse", "102", { "value 10" } },
+};
+
+/* hostile: Class also holds itself inline (values that never end). */
 static void metadata(bytes *o, int hostile)
 {
     names t = { .n = 0 };
     bytes tree = { .n = 0 };
+    static char specs[64][3][32];
+    int nspecs = 0;
+    const int ntypes = (int)(sizeof TYPES / sizeof TYPES[0]);
     leb(&tree, name(&t, "root"));
     leb(&tree, 0);
     leb(&tree, 1);
     leb(&tree, name(&t, "metadata"));
     leb(&tree, 0);
-    leb(&tree, 14);
-    class_start(&tree, &t, "long", "10", 0);
-    class_start(&tree, &t, "int", "11", 0);
-    class_start(&tree, &t, "boolean", "12", 0);
-    class_start(&tree, &t, "java.lang.String", "13", 0);
-    class_start(&tree, &t, "jdk.types.Symbol", "20", 1);
-    field(&tree, &t, "string", "13", 0, 0);
-    class_start(&tree, &t, "java.lang.Class", "21", hostile == HOSTILE_SELF_NESTED ? 2 : 1);
-    field(&tree, &t, "name", "20", 1, 0);
-    if (hostile == HOSTILE_SELF_NESTED)
-        field(&tree, &t, "self", "21", 0, 0);
-    class_start(&tree, &t, "jdk.types.Method", "22", 3);
-    field(&tree, &t, "type", "21", 1, 0);
-    field(&tree, &t, "name", "20", 1, 0);
-    field(&tree, &t, "descriptor", "20", 1, 0);
-    class_start(&tree, &t, "jdk.types.FrameType", "23", 1);
-    field(&tree, &t, "description", "13", 0, 0);
-    class_start(&tree, &t, "jdk.types.StackFrame", "24", 3);
-    field(&tree, &t, "method", "22", 1, 0);
-    field(&tree, &t, "lineNumber", "11", 0, 0);
-    field(&tree, &t, "type", "23", 1, 0);
-    class_start(&tree, &t, "jdk.types.StackTrace", "25", 2);
-    field(&tree, &t, "truncated", "12", 0, 0);
-    field(&tree, &t, "frames", "24", 0, 1);
-    class_start(&tree, &t, "java.lang.Thread", "26", 2);
-    field(&tree, &t, "javaName", "13", 0, 0);
-    field(&tree, &t, "javaThreadId", "10", 0, 0);
-    class_start(&tree, &t, "jdk.ExecutionSample", "100", 3);
-    field(&tree, &t, "startTime", "10", 0, 0);
-    field(&tree, &t, "sampledThread", "26", 1, 0);
-    field(&tree, &t, "stackTrace", "25", 1, 0);
-    class_start(&tree, &t, "jdk.JavaMonitorEnter", "101", 5);
-    field(&tree, &t, "startTime", "10", 0, 0);
-    field(&tree, &t, "duration", "10", 0, 0);
-    field(&tree, &t, "eventThread", "26", 1, 0);
-    field(&tree, &t, "stackTrace", "25", 1, 0);
-    field(&tree, &t, "monitorClass", "21", 1, 0);
-    class_start(&tree, &t, "jdk.SomethingElse", "102", 1);
-    field(&tree, &t, "value", "10", 0, 0);
+    leb(&tree, (uint64_t)ntypes);
+    for (int i = 0; i < ntypes; i++) {
+        int n = 0;
+        while (n < 6 && TYPES[i].fields[n])
+            n++;
+        int self = hostile == HOSTILE_SELF_NESTED && strcmp(TYPES[i].id, "21") == 0;
+        class_start(&tree, &t, TYPES[i].name, TYPES[i].id, n + self);
+        for (int f = 0; f < n; f++) {
+            char *parts = specs[nspecs][0], *cls = specs[nspecs][1], *flags = specs[nspecs][2];
+            flags[0] = '\0';
+            sscanf(TYPES[i].fields[f], "%31s %31s %31s", parts, cls, flags);
+            field(&tree, &t, parts, cls, strchr(flags, 'p') != NULL, strchr(flags, 'a') != NULL);
+            nspecs++;
+        }
+        if (self)
+            field(&tree, &t, "self", "21", 0, 0);
+    }
 
     bytes p = { .n = 0 };
     leb(&p, 0);          /* start, duration, metadata id */
