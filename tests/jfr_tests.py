@@ -25,6 +25,13 @@ against the JDK's own `jfr summary` / `jfr print --json` of the same file.
                  blockOnStatement at the line `jfr print --json` names (the
                  synchronized block's, 28 or 29), the wait on
                  EnterLine$WaitLock; counts equal `jfr summary`'s
+    jfr_write    CpuSplit with the agent's cpu=samples,jfr=: `jfr summary`
+                 counts as many jdk.ExecutionSample as the text report's CPU
+                 SAMPLES total (the target: within 1%), `jfr print` reads it,
+                 `jfr print --json` puts partA's share of partA+partB within
+                 4 points of the program's truth; `hprof convert --to jfr` of
+                 the text file gives the same count, and build/hprof reads
+                 both back with that total
 """
 
 import json
@@ -229,4 +236,38 @@ def make_tests(Fail):
         if problems:
             raise Fail("; ".join(problems))
 
-    return [("jfr_cpu", t_cpu), ("jfr_alloc", t_alloc), ("jfr_monitor", t_monitor)]
+    def t_write(ctx):
+        txt, rec, conv = ctx.path("cpu.txt"), ctx.path("cpu.jfr"), ctx.path("converted.jfr")
+        r = ctx.run("CpuSplit", ["3000"], agent="cpu=samples,file=%s,jfr=%s" % (txt, rec))
+        truth = cpu_truth(r.stderr)
+        totals = re.findall(r"^CPU SAMPLES BEGIN \(total = (\d+)\)", open(txt, encoding="utf-8").read(), re.M)
+        if not totals:
+            raise Fail("the text report has no CPU SAMPLES section")
+        want = int(totals[-1])
+        hprof(ctx, ["convert", txt, "--to", "jfr", "-o", conv])
+        problems = []
+        for path in (rec, conv):
+            n = summary(ctx, path).get("jdk.ExecutionSample", 0)
+            jdk_tool(ctx, "jfr", ["print", path])
+            leaf = {}
+            for e in json_events(ctx, path, "jdk.ExecutionSample"):
+                frames = e["values"]["stackTrace"]["frames"]
+                if frames:
+                    name = frames[0]["method"]["type"]["name"].replace("/", ".") + "." + frames[0]["method"]["name"]
+                    leaf[name] = leaf.get(name, 0) + 1
+            a, b = leaf.get("CpuSplit.partA", 0), leaf.get("CpuSplit.partB", 0)
+            share = a / float(a + b) if a + b else 0
+            back = leaf_counts(ctx, path, "cpu")[1]
+            ctx.note("%s: %d jdk.ExecutionSample (CPU SAMPLES total %d), partA %d partB %d: %.1f%% (truth %.1f%%); "
+                     "read back: %d" % (os.path.basename(path), n, want, a, b, 100 * share, 100 * truth, back))
+            if abs(n - want) > 0.01 * want:
+                problems.append("%s: %d jdk.ExecutionSample, CPU SAMPLES total %d" % (os.path.basename(path), n, want))
+            if a + b < 150 or abs(share - truth) > 0.04:
+                problems.append("%s: partA's share %.1f%% of %d, truth %.1f%%" % (os.path.basename(path), 100 * share,
+                                                                                   a + b, 100 * truth))
+            if back != n:
+                problems.append("%s: build/hprof reads %d samples back of %d" % (os.path.basename(path), back, n))
+        if problems:
+            raise Fail("; ".join(problems))
+
+    return [("jfr_cpu", t_cpu), ("jfr_alloc", t_alloc), ("jfr_monitor", t_monitor), ("jfr_write", t_write)]

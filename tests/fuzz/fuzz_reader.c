@@ -1,7 +1,7 @@
 /*
  * Fuzz target for the front end's readers of HPROF files (src/reader) and
  * the commands over what they read (hprof report, hprof convert --to text,
- * collapsed, flamegraph, pprof): built three times, as fuzz_text_reader (the
+ * collapsed, flamegraph, pprof, and jfr of CPU samples): built three times, as fuzz_text_reader (the
  * text reader, seeded with text files the agent wrote), with
  * FUZZ_READER_BINARY as fuzz_binary_reader (the binary reader, seeded with
  * binary files) and with FUZZ_READER_JFR as fuzz_jfr_reader (JFR recordings,
@@ -89,6 +89,8 @@ static void write_everything(const hprof_data *d)
     FUZZ_CHECK(convert_write(d, "flamegraph", kind, devnull) == 0);
     FUZZ_CHECK(convert_write(d, "collapsed", kind, devnull) == 0);
     FUZZ_CHECK(convert_write(d, "pprof", kind, devnull) == 0);
+    if (d->profiles[HD_CPU_SAMPLES] && profile_total(d->profiles[HD_CPU_SAMPLES], 0) < 100000)
+        FUZZ_CHECK(convert_write(d, "jfr", "cpu", devnull) == 0);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

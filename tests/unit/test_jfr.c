@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "jfr/jfr_reader.h"
+#include "profile/jfr_writer.h"
 #include "reader/hprof_data.h"
 
 /* ------------------------------------------------------------ a builder */
@@ -428,4 +429,54 @@ TEST(jfr_errors_say_what_is_wrong)
     v.b[v.n++] = 'x';                      /* garbage after the chunk */
     d = read_jfr(&v, v.n, err, sizeof err);
     CHECK(d == NULL && strstr(err, "offset"));
+}
+
+/* The writer (src/profile/jfr_writer.c) read back by the reader: every
+ * sample, frame, line, run and thread as the profile had them. */
+TEST(jfr_writer_round_trip)
+{
+    profile_value_type types[] = { { "samples", "count" } };
+    profile *p = profile_new("CPU samples", types, 1);
+    uint32_t hot = profile_frame_id_run(p, "Demo", "hot", "(I)V", "Demo.java", 10, PROFILE_RUN_INLINED);
+    uint32_t cold = profile_frame_id_run(p, "Demo", "cold", "()V", "Demo.java", 20, PROFILE_RUN_COMPILED);
+    uint32_t main_ = profile_frame_id_run(p, "Demo", "main", "([Ljava/lang/String;)V", "Demo.java", 30,
+                                          PROFILE_RUN_INTERPRETED);
+    uint32_t native = profile_frame_id(p, "", "SR_handler", "", "libjvm.so", PROFILE_LINE_NATIVE);
+    uint32_t s1[] = { hot, cold, main_ }, s2[] = { native, cold, main_ };
+    int64_t seven = 7, two = 2;
+    CHECK(profile_add(p, s1, 3, "main", &seven) == 0 && profile_add(p, s2, 3, "worker", &two) == 0);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    char err[256] = "";
+    CHECK(jfr_write_samples(p, f, err, sizeof err) == 0);
+    fclose(f);
+    hprof_data *d = hprof_jfr_parse("written.jfr", (const unsigned char *)buf, len, err, sizeof err);
+    CHECK(d != NULL && hprof_data_build_profiles(d, err, sizeof err) == 0);
+    const profile *q = d ? d->profiles[HD_CPU_SAMPLES] : NULL;
+    CHECK(q != NULL && profile_total(q, 0) == 9);
+    profile_sample s;
+    int seen = 0;
+    for (uint32_t i = 0; q && profile_sample_get(q, i, &s) == 0; i++) {
+        CHECK(s.depth == 3);
+        const profile_frame *leaf = profile_frame_get(q, s.frames[0]), *top = profile_frame_get(q, s.frames[2]);
+        CHECK_STR(top->method, "main");
+        CHECK(top->line == 30 && top->run == PROFILE_RUN_INTERPRETED);
+        CHECK_STR(top->signature, "([Ljava/lang/String;)V");
+        if (strcmp(s.thread, "main") == 0) {
+            CHECK(s.values[0] == 7 && leaf->line == 10 && leaf->run == PROFILE_RUN_INLINED);
+            CHECK_STR(leaf->class_name, "Demo");
+            seen |= 1;
+        } else {
+            CHECK(s.values[0] == 2 && leaf->line == PROFILE_LINE_NATIVE);
+            CHECK_STR(s.thread, "worker");
+            CHECK_STR(leaf->class_name, "[libjvm.so]");
+            CHECK_STR(leaf->method, "SR_handler");
+            seen |= 2;
+        }
+    }
+    CHECK(seen == 3);
+    hprof_data_free(d);
+    profile_free(p);
+    free(buf);
 }
