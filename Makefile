@@ -39,7 +39,8 @@ CLI_SRC   = src/cli/attach.c src/cli/perfdata.c src/cli/tempfiles.c src/cli/list
 # The front end's analysis (hprof report, convert, diff): readers of HPROF
 # text and binary files into src/profile's model, and the commands over them;
 # pure C, unit-tested. text_writer (and the tables it reads) writes --to text.
-READER_SRC = $(wildcard src/reader/*.c)
+# src/jfr reads JFR recordings, which src/reader turns into the same data.
+READER_SRC = $(wildcard src/reader/*.c) $(wildcard src/jfr/*.c)
 ANALYSIS_SRC = $(wildcard src/analysis/*.c)
 FRONT_SRC = src/cli/analyze_common.c src/cli/analyze_report.c src/cli/analyze_convert.c \
             $(READER_SRC) $(ANALYSIS_SRC) $(PROFILE_SRC) src/core/tables.c src/core/keytab.c src/core/idmap.c \
@@ -204,6 +205,7 @@ check-tools: build/hprof-bci build/fuzz/seeds/.ok
 #   net            hprof listen's reader of the agent's frames (src/cli/listen.c)
 #   text_reader    hprof report/convert on HPROF text files (src/reader)
 #   binary_reader  the same on HPROF binary files
+#   jfr_reader     the same on JFR recordings (src/jfr)
 #   elf            the ELF reader: symbols, call-frame rules, demangler (src/native)
 # `make fuzz`: every target (or FUZZ_TARGETS=...) for FUZZ_TIME seconds each
 # (an hour each: make fuzz FUZZ_TIME=3600) over FUZZ_JOBS processes, at most
@@ -212,7 +214,7 @@ check-tools: build/hprof-bci build/fuzz/seeds/.ok
 # files compiled below) and the regression inputs tests/fuzz/regress/<target>.
 # A crashing input is saved as build/fuzz/crash-*; `build/fuzz/fuzz_<target>
 # FILE` replays it. `make test` runs each target for a fixed number of inputs.
-FUZZ_TARGETS ?= bci options attach net text_reader binary_reader elf
+FUZZ_TARGETS ?= bci options attach net text_reader binary_reader jfr_reader elf
 FUZZ_ITERS ?= 1000000000
 FUZZ_JOBS  ?= 2
 FUZZ_SEED  ?= 1
@@ -224,6 +226,7 @@ FUZZ_SRC_attach        = $(CLI_SRC) src/options/options.c src/options/class_filt
 FUZZ_SRC_net           = src/cli/listen.c src/output/net_sink.c
 FUZZ_SRC_text_reader   = $(FRONT_SRC)
 FUZZ_SRC_binary_reader = $(FRONT_SRC)
+FUZZ_SRC_jfr_reader    = $(FRONT_SRC)
 FUZZ_SRC_elf           = $(NATIVE_SRC)
 FUZZ_FILE_bci           = tests/fuzz/fuzz_bci.c
 FUZZ_FILE_elf           = tests/fuzz/fuzz_elf.c
@@ -232,7 +235,9 @@ FUZZ_FILE_attach        = tests/fuzz/fuzz_attach.c
 FUZZ_FILE_net           = tests/fuzz/fuzz_net.c
 FUZZ_FILE_text_reader   = tests/fuzz/fuzz_reader.c
 FUZZ_FILE_binary_reader = tests/fuzz/fuzz_reader.c
+FUZZ_FILE_jfr_reader    = tests/fuzz/fuzz_reader.c
 FUZZ_FLAGS_binary_reader = -DFUZZ_READER_BINARY
+FUZZ_FLAGS_jfr_reader    = -DFUZZ_READER_JFR
 FUZZ_LIBS = -lpthread -lm -lz
 define FUZZ_TARGET_RULES
 build/fuzz/fuzz_$(1): tests/fuzz/fuzz_main.c tests/fuzz/fuzz_target.h $$(FUZZ_FILE_$(1)) $$(FUZZ_SRC_$(1)) $$(HEADERS) Makefile
@@ -245,7 +250,7 @@ build/fuzz/fuzz_$(1)_libfuzzer: tests/fuzz/fuzz_target.h $$(FUZZ_FILE_$(1)) $$(F
 	clang $$(BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	    -Isrc $$(FUZZ_FLAGS_$(1)) -o $$@ $$(FUZZ_FILE_$(1)) $$(FUZZ_SRC_$(1)) $$(FUZZ_LIBS)
 endef
-ALL_FUZZ_TARGETS = bci options attach net text_reader binary_reader elf
+ALL_FUZZ_TARGETS = bci options attach net text_reader binary_reader jfr_reader elf
 $(foreach t,$(ALL_FUZZ_TARGETS),$(eval $(call FUZZ_TARGET_RULES,$(t))))
 
 fuzz: $(foreach t,$(FUZZ_TARGETS),build/fuzz/fuzz_$(t)) build/fuzz/seeds/.ok

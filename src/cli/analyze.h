@@ -1,8 +1,8 @@
 /*
  * The front end's analysis commands, over files the agent wrote (HPROF text
- * or binary, read by src/reader):
+ * or binary) and JFR recordings, read by src/reader:
  *   hprof report FILE [--top N] [--html -o OUT.html]
- *   hprof convert FILE --to text|collapsed|flamegraph|pprof [--profile KIND] -o OUT
+ *   hprof convert FILE --to text|collapsed|flamegraph|pprof|jfr [--profile KIND] -o OUT
  *   hprof diff BEFORE AFTER [--top N] [--profile KIND] [--to flamegraph -o OUT.html]
  * argv: the arguments after the command's name. Exit status: 0, 1 an error
  * (said on stderr, naming the file), 2 a usage error.
@@ -72,7 +72,7 @@ int report_write_text(const hprof_data *d, int top, FILE *out);
 int convert_write(const hprof_data *d, const char *to, const char *kind_name, FILE *out);
 
 /* The format a file's extension names: "flamegraph" (.html, .htm), "pprof"
- * (.pb.gz, .pb), "collapsed" (.collapsed, .folded), "text" (.txt); NULL if none. */
+ * (.pb.gz, .pb), "collapsed" (.collapsed, .folded), "text" (.txt), "jfr" (.jfr); NULL if none. */
 const char *analyze_format_of_extension(const char *path);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * hprof convert FILE --to text|collapsed|flamegraph|pprof [--profile KIND] -o OUT
+ * hprof convert FILE --to text|collapsed|flamegraph|pprof|jfr [--profile KIND] -o OUT
  * hprof diff BEFORE AFTER [--profile KIND] [--top N] [--to flamegraph -o OUT.html]
  *
  * convert writes the writers' formats from the profiles the readers made;
@@ -18,6 +18,7 @@
 #include "../output/text_writer.h"
 #include "../profile/collapsed.h"
 #include "../profile/flamegraph_writer.h"
+#include "../profile/jfr_writer.h"
 #include "../profile/pprof_writer.h"
 
 /* ------------------------------------------------------------ --to text */
@@ -243,6 +244,18 @@ int convert_write(const hprof_data *d, const char *to, const char *kind_name, FI
     if (strcmp(to, "collapsed") == 0)
         return collapsed_write_profile(p, profile_default_value(p), out);
     char err[256] = "";
+    if (strcmp(to, "jfr") == 0) {
+        if (k != HD_CPU_SAMPLES) {
+            fprintf(stderr, "hprof: --to jfr writes CPU samples only (jdk.ExecutionSample), not %s\n",
+                    hd_kind_title((hd_kind)k));
+            return -1;
+        }
+        if (jfr_write_samples(p, out, err, sizeof err) != 0) {
+            fprintf(stderr, "hprof: jfr: %s\n", err);
+            return -1;
+        }
+        return 0;
+    }
     if (pprof_write(p, out, err, sizeof err) != 0) {
         fprintf(stderr, "hprof: pprof: %s\n", err);
         return -1;
@@ -253,14 +266,14 @@ int convert_write(const hprof_data *d, const char *to, const char *kind_name, FI
 static int known_format(const char *to)
 {
     return strcmp(to, "text") == 0 || strcmp(to, "collapsed") == 0 ||
-           strcmp(to, "flamegraph") == 0 || strcmp(to, "pprof") == 0;
+           strcmp(to, "flamegraph") == 0 || strcmp(to, "pprof") == 0 || strcmp(to, "jfr") == 0;
 }
 
 const char *analyze_format_of_extension(const char *path)
 {
     static const struct { const char *ext, *format; } by_ext[] = {
         { ".html", "flamegraph" }, { ".htm", "flamegraph" }, { ".pb.gz", "pprof" }, { ".pb", "pprof" },
-        { ".collapsed", "collapsed" }, { ".folded", "collapsed" }, { ".txt", "text" },
+        { ".collapsed", "collapsed" }, { ".folded", "collapsed" }, { ".txt", "text" }, { ".jfr", "jfr" },
     };
     size_t len = strlen(path);
     for (size_t i = 0; i < sizeof by_ext / sizeof by_ext[0]; i++) {
@@ -277,14 +290,14 @@ int analyze_convert(int argc, char **argv)
     if (analyze_parse_args("convert", argc, argv, 1, &a) != 0)
         return ANALYZE_USAGE;
     if (a.to == NULL && a.out != NULL && strcmp(a.out, "-") != 0 && (a.to = analyze_format_of_extension(a.out)) == NULL)
-        return analyze_usage("convert: -o %s: say the format with --to text|collapsed|flamegraph|pprof, or "
-                             "name the file .txt, .collapsed, .html or .pb.gz", a.out);
+        return analyze_usage("convert: -o %s: say the format with --to text|collapsed|flamegraph|pprof|jfr, or "
+                             "name the file .txt, .collapsed, .html, .pb.gz or .jfr", a.out);
     if (a.nfiles == 0 || a.to == NULL || a.out == NULL || a.html)
-        return analyze_usage("usage: hprof convert FILE [--to text|collapsed|flamegraph|pprof] "
+        return analyze_usage("usage: hprof convert FILE [--to text|collapsed|flamegraph|pprof|jfr] "
                              "[--profile cpu|times|alloc|monitor|wait] -o OUT (without --to: by OUT's "
-                             "extension, .txt .collapsed .html .pb.gz)");
+                             "extension, .txt .collapsed .html .pb.gz .jfr)");
     if (!known_format(a.to))
-        return analyze_usage("convert: --to %s: want text, collapsed, flamegraph or pprof", a.to);
+        return analyze_usage("convert: --to %s: want text, collapsed, flamegraph, pprof or jfr", a.to);
     hprof_data *d = analyze_read(a.files[0]);
     if (d == NULL)
         return ANALYZE_ERROR;

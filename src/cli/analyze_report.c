@@ -294,6 +294,12 @@ static void section_summary(const hprof_data *d, hd_kind k, char *buf, size_t si
                  analyze_thousands(profile_total(p, 0), b, sizeof b));
         break;
     case HD_SITES:
+        if (d->events_read) {          /* JFR: sampled allocations, no liveness */
+            snprintf(buf, size, "%s bytes allocated, as JFR's allocation events weigh them (a recording "
+                     "says nothing of live objects, nor how many were allocated)",
+                     analyze_thousands(profile_total(p, 2), a, sizeof a));
+            break;
+        }
         snprintf(buf, size, "%s live bytes in %s objects; %s bytes in %s objects allocated%s",
                  analyze_thousands(profile_total(p, 0), a, sizeof a),
                  analyze_thousands(profile_total(p, 1), b, sizeof b),
@@ -319,6 +325,8 @@ static table *facts_table(const hprof_data *d)
         table_add(t, "created\t%s", d->created);
     if (d->options[0])
         table_add(t, "options\t%s", d->options);
+    if (d->events_read)
+        table_add(t, "events\t%s", d->events_read);
     if (d->duration_ms >= 0)
         table_add(t, "duration\tabout %.1f s (%s)", (double)d->duration_ms / 1000.0,
                   d->start_ms ? "to the last record" : "from the header's date to the last section's");

@@ -85,7 +85,7 @@ static const command COMMANDS[] = {
     { "status", "status", "<pid>", "print the agent's state on standard output", run_agent_command },
     { "report", NULL, "FILE [--top N] [--html -o OUT.html]",
       "summarise a profile file (text or binary): top methods, sites, locks, threads", run_analysis },
-    { "convert", NULL, "FILE [--to text|collapsed|flamegraph|pprof] [--profile KIND] -o OUT",
+    { "convert", NULL, "FILE [--to text|collapsed|flamegraph|pprof|jfr] [--profile KIND] -o OUT",
       "convert a profile file", run_analysis },
     { "diff", NULL, "BEFORE AFTER [--profile KIND] [--to flamegraph -o OUT.html]",
       "what grew and what shrank, per method and per stack", run_analysis },

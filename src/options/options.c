@@ -44,7 +44,9 @@ static const char usage_text[] =
 "                       profile (go tool pprof, Pyroscope, Parca)\n"
 "flamegraph=<file>      also write a flame graph page  off\n"
 "                       (HTML, works offline)\n"
-"                       These three show whole stacks (up to 256 frames,\n"
+"jfr=<file>             cpu=samples: also write a JFR  off\n"
+"                       recording (jdk.ExecutionSample; jfr print, JMC)\n"
+"                       These four show whole stacks (up to 256 frames,\n"
 "                       not cut at depth=) of cpu=samples, cpu=times,\n"
 "                       heap=sites and monitor=y; with several of those,\n"
 "                       one file each:\n"
@@ -195,7 +197,7 @@ static int parse_net(const char *value, char *out, char *err, size_t errlen)
 
 static const char *const option_names[] = {
     "help", "heap", "cpu", "monitor", "format", "file", "net", "depth", "interval", "cutoff", "lineno",
-    "thread", "doe", "msa", "force", "verbose", "collapsed", "pprof", "flamegraph", "sampler", "native",
+    "thread", "doe", "msa", "force", "verbose", "collapsed", "pprof", "flamegraph", "jfr", "sampler", "native",
     "wall", "heap_sample", "deadlock", "jdk", "include", "exclude",
 };
 #define OPTION_COUNT (sizeof option_names / sizeof option_names[0])
@@ -366,6 +368,8 @@ static int parse_one(hprof_options *o, const char *name, const char *value,
         return parse_path(name, value, o->pprof, err, errlen);
     if (strcmp(name, "flamegraph") == 0)
         return parse_path(name, value, o->flamegraph, err, errlen);
+    if (strcmp(name, "jfr") == 0)
+        return parse_path(name, value, o->jfr, err, errlen);
     if (strcmp(name, "deadlock") == 0)
         return parse_int(name, value, 0, 3600000, &o->deadlock_ms, "milliseconds between checks (0: "
                          "only at dumps)", err, errlen);
@@ -494,6 +498,11 @@ finish:
     }
     if (out->heap_sample && out->heap != HEAP_SITES && out->heap != HEAP_ALL) {
         set_err(err, errlen, "hprof: option 'heap_sample=' needs heap=sites or heap=all");
+        return -1;
+    }
+    if (out->jfr[0] && out->cpu != CPU_SAMPLES) {
+        set_err(err, errlen, "hprof: option 'jfr=' writes the samples of cpu=samples as jdk.ExecutionSample "
+                "events, and cpu=samples is not on; add it, e.g. cpu=samples,jfr=%s", out->jfr);
         return -1;
     }
     if (options_want_stacks(out) && out->cpu == CPU_OLD) {

@@ -45,6 +45,7 @@ typedef struct hprof_options {
     char      collapsed[OPTIONS_PATH_MAX]; /* collapsed-stack output, "" when off */
     char      pprof[OPTIONS_PATH_MAX];     /* gzipped profile.proto output, "" when off */
     char      flamegraph[OPTIONS_PATH_MAX];/* flame-graph HTML page, "" when off */
+    char      jfr[OPTIONS_PATH_MAX];       /* JFR recording of cpu=samples, "" when off */
     char      sampler;                /* 'a' auto, 'p' perf events, 't' POSIX timers */
     int       native;                 /* cpu=samples: every thread, native frames (native=y) */
     int       wall_ms;                /* wall=: wall-clock sampling interval, 0 = off */
@@ -55,11 +56,11 @@ typedef struct hprof_options {
     class_filter exclude;             /* cpu=times: and not these */
 } hprof_options;
 
-/* Does any output of whole stacks (collapsed=, pprof=, flamegraph=) want
- * the collectors to walk up to 256 frames instead of depth=? */
+/* Does any output of whole stacks (collapsed=, pprof=, flamegraph=, jfr=)
+ * want the collectors to walk up to 256 frames instead of depth=? */
 static inline int options_want_stacks(const hprof_options *o)
 {
-    return o->collapsed[0] || o->pprof[0] || o->flamegraph[0];
+    return o->collapsed[0] || o->pprof[0] || o->flamegraph[0] || o->jfr[0];
 }
 
 /* Parse an option string (may be NULL or empty). Returns 0 on success;

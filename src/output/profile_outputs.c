@@ -12,6 +12,7 @@
 
 #include "../profile/collapsed.h"
 #include "../profile/flamegraph_writer.h"
+#include "../profile/jfr_writer.h"
 #include "../profile/pprof_writer.h"
 
 #define NAME_MAX_LEN (OPTIONS_PATH_MAX + 64)
@@ -73,6 +74,8 @@ int profile_outputs_check(const hprof_options *opt, const char *const *kinds, ui
         }
     if (opt->flamegraph[0] && output_file_check_writable(opt->flamegraph, "flamegraph", err, errlen) != 0)
         return -1;
+    if (opt->jfr[0] && output_file_check_writable(opt->jfr, "jfr", err, errlen) != 0)
+        return -1;
     return 0;
 }
 
@@ -87,6 +90,8 @@ static int write_job(const output_job *job, FILE *f, char *why, size_t whylen)
 {
     if (strcmp(job->option, "pprof") == 0)
         return pprof_write(job->profiles[0].profile, f, why, whylen);
+    if (strcmp(job->option, "jfr") == 0)
+        return jfr_write_samples(job->profiles[0].profile, f, why, whylen);
     if (strcmp(job->option, "collapsed") == 0) {
         const profile *p = job->profiles[0].profile;
         return collapsed_write_profile(p, profile_default_value(p), f);
@@ -164,5 +169,12 @@ int profile_outputs_write(const hprof_options *opt, const kind_profile *profiles
         errno = 0;
         failed += write_file(&job, opt->flamegraph, tell, ctx) != 0;
     }
+    /* jfr=: the CPU samples (the options allow it with cpu=samples only), at exactly its path. */
+    for (uint32_t k = 0; opt->jfr[0] && k < n; k++)
+        if (strcmp(profiles[k].kind, "cpu") == 0) {
+            output_job job = { "jfr", &profiles[k], 1 };
+            errno = 0;
+            failed += write_file(&job, opt->jfr, tell, ctx) != 0;
+        }
     return failed;
 }

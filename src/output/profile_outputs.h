@@ -1,12 +1,13 @@
 /*
- * profile_outputs: the files pprof=, flamegraph= and collapsed= name,
+ * profile_outputs: the files pprof=, flamegraph=, collapsed= and jfr= name,
  * written at each dump from the profiles the collectors' snapshots give.
  *
  * pprof= and collapsed= write one file per profile: with one profile,
  * exactly the path given; with several (cpu=samples and heap=sites, ...),
  * the path with the profile's kind before its extension
  * (prof.pb.gz -> prof.cpu.pb.gz, prof.alloc.pb.gz). flamegraph= writes one
- * page with a graph per profile. Each file is written beside its final
+ * page with a graph per profile. jfr= writes the CPU samples' profile as a
+ * JFR recording (src/profile/jfr_writer.h). Each file is written beside its final
  * name and renamed over it, so a reader never sees half a file.
  *
  * Pure C (no JVMTI): the orchestrator hands in the profiles.

@@ -536,7 +536,8 @@ static int resolve_frame(binary_reader *r, uint64_t frame_id, const raw_trace *t
     hd_frame out = {
         class_of(r, f->class_serial), string_or(r, f->name_id, "?"),
         string_or(r, f->signature_id, ""), strcmp(file, "Unknown") == 0 ? "" : file,
-        f->line > 0 ? f->line : f->line == -3 ? PROFILE_LINE_NATIVE : PROFILE_LINE_UNKNOWN
+        f->line > 0 ? f->line : f->line == -3 ? PROFILE_LINE_NATIVE : PROFILE_LINE_UNKNOWN,
+        PROFILE_RUN_UNKNOWN
     };
     if (out.class_name == NULL)
         out.class_name = "<unknown class>";

@@ -308,7 +308,7 @@ static int add_row_sample(hprof_data *d, profile *p, const hd_row *row, const in
             ids[n++] = profile_frame_id(p, "", strcmp(f->file, "kernel") == 0 ? kernel : f->method, "", f->file,
                                         f->line);
         } else {
-            ids[n++] = profile_frame_id(p, f->class_name, f->method, f->signature, f->file, f->line);
+            ids[n++] = profile_frame_id_run(p, f->class_name, f->method, f->signature, f->file, f->line, f->run);
         }
     }
     for (uint32_t i = 0; i < n; i++)
@@ -411,6 +411,10 @@ static int build_one(hprof_data *d, hd_kind k, uint32_t *ids, char *err, size_t 
         say(err, errlen, "%s: out of memory", d->path);
         return -1;
     }
+    /* Allocation samples (JFR) know what was allocated, not what stays
+     * live: show allocated bytes first, not a profile of zeros. */
+    if (k == HD_SITES && profile_total(p, 0) == 0 && profile_total(p, 2) > 0)
+        profile_set_default_value(p, 2);
     return 0;
 }
 
@@ -474,8 +478,6 @@ const char *hprof_data_foreign_format(const unsigned char *bytes, size_t len)
     if (len >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b)
         return "a gzip-compressed file: a pprof profile (.pb.gz) is read by `go tool pprof`; a compressed "
                "heap dump (jcmd GC.heap_dump -gz=1): gunzip it first";
-    if (len >= 4 && memcmp(bytes, "FLR", 4) == 0)
-        return "a JFR recording: hprof does not read JFR yet; `jfr print` or JDK Mission Control read it";
     if (len >= 5 && (memcmp(bytes, "<!DOC", 5) == 0 || memcmp(bytes, "<html", 5) == 0))
         return "an HTML page (a flame graph or a report): open it in a browser";
     if (len >= 4 && memcmp(bytes, "\x7f" "ELF", 4) == 0)
@@ -497,7 +499,10 @@ hprof_data *hprof_data_read(const char *path, char *err, size_t errlen)
     }
     static const char binary_magic[] = "JAVA PROFILE 1.0.";
     hprof_data *d;
-    if (len > sizeof binary_magic && memcmp(bytes, binary_magic, sizeof binary_magic - 1) == 0 &&
+    if (len >= 4 && memcmp(bytes, "FLR", 4) == 0) {
+        d = hprof_jfr_parse(path, (const unsigned char *)bytes, len, err, errlen);
+        free(bytes);
+    } else if (len > sizeof binary_magic && memcmp(bytes, binary_magic, sizeof binary_magic - 1) == 0 &&
         memchr(bytes, '\0', len < 32 ? len : 32) != NULL) {
         d = hprof_binary_parse(path, (const unsigned char *)bytes, len, err, errlen);
         free(bytes);

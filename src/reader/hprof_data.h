@@ -34,10 +34,12 @@ typedef enum hd_kind {
 
 /* One frame as the file gives it: Java class name ("java.util.HashMap"),
  * method, signature ("" in text files), file ("" when unknown), line (> 0,
- * or PROFILE_LINE_UNKNOWN / PROFILE_LINE_NATIVE). */
+ * or PROFILE_LINE_UNKNOWN / PROFILE_LINE_NATIVE), and how it ran
+ * (PROFILE_RUN_*; JFR recordings say it, HPROF files do not). */
 typedef struct hd_frame {
     const char *class_name, *method, *signature, *file;
     int32_t     line;
+    int32_t     run;
 } hd_frame;
 
 typedef struct hd_trace {
@@ -83,6 +85,7 @@ typedef struct hprof_data {
     int64_t     start_ms;         /* binary: header time, ms since the epoch; 0 when unknown */
     int64_t     duration_ms;      /* binary: last record's time; text: last date - created; -1 unknown */
     const char *options;          /* text: the header's options; "" when unknown */
+    const char *events_read;      /* JFR: the events read, by type, with counts; NULL otherwise */
     int         depth_option;     /* depth= from the options or CONTROL SETTINGS, -1 when unknown */
     int         interval_ms;      /* interval= (or its default with cpu=samples), -1 when unknown */
 
@@ -131,6 +134,10 @@ void        hprof_data_free(hprof_data *d);
 hprof_data *hprof_text_parse(const char *path, char *text, size_t len, char *err, size_t errlen);
 hprof_data *hprof_binary_parse(const char *path, const unsigned char *bytes, size_t len,
                                char *err, size_t errlen);
+/* A JFR recording (hprof_jfr_reader.c): CPU samples, allocation samples and
+ * monitor events become the sections of the kinds they measure. */
+hprof_data *hprof_jfr_parse(const char *path, const unsigned char *bytes, size_t len,
+                            char *err, size_t errlen);
 
 /* ---- for readers ---- */
 hprof_data *hprof_data_new(const char *path, const char *format);

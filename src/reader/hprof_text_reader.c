@@ -261,6 +261,7 @@ static int parse_frame(char *s, hd_frame *f)
     f->class_name = s;
     f->method = dot + 1;
     f->signature = "";
+    f->run = PROFILE_RUN_UNKNOWN;
     f->file = strcmp(open + 1, "<Unknown Source>") == 0 ? "" : open + 1;
     const char *line = colon + 1;
     int64_t number;

@@ -1,10 +1,11 @@
 /*
  * Fuzz target for the front end's readers of HPROF files (src/reader) and
  * the commands over what they read (hprof report, hprof convert --to text,
- * collapsed, flamegraph, pprof): built twice, as fuzz_text_reader (the text
- * reader, seeded with text files the agent wrote) and, with
- * FUZZ_READER_BINARY, fuzz_binary_reader (the binary reader, seeded with
- * binary files). A file may be truncated or hostile: it is read, or refused
+ * collapsed, flamegraph, pprof, and jfr of CPU samples): built three times, as fuzz_text_reader (the
+ * text reader, seeded with text files the agent wrote), with
+ * FUZZ_READER_BINARY as fuzz_binary_reader (the binary reader, seeded with
+ * binary files) and with FUZZ_READER_JFR as fuzz_jfr_reader (JFR recordings,
+ * src/jfr, seeded with the JVM's own and a hand-made one). A file may be truncated or hostile: it is read, or refused
  * with a message naming it, never read or written out of bounds; what is
  * read holds together (every trace's frames exist) and every writer runs.
  */
@@ -17,7 +18,16 @@
 #include "cli/analyze.h"
 #include "reader/hprof_data.h"
 
-#ifdef FUZZ_READER_BINARY
+#if defined(FUZZ_READER_JFR)
+const char fuzz_target_name[] = "fuzz_jfr_reader";
+/* The magic, string encodings, event types, sizes, and names the reader looks for. */
+const char *const fuzz_target_dictionary[] = {
+    "FLR\0", "\0\x02\0\x01", "\x01", "\x02", "\x03", "\x04", "\x05", "\x80\x80\x80\x00", "\xff\xff\xff\x7f",
+    "jdk.ExecutionSample", "jdk.ObjectAllocationSample", "jdk.JavaMonitorEnter", "jdk.ThreadPark",
+    "stackTrace", "frames", "constantPool", "true", "dimension", "class", "field", "java.lang.String",
+    NULL
+};
+#elif defined(FUZZ_READER_BINARY)
 const char fuzz_target_name[] = "fuzz_binary_reader";
 /* Tags and sizes: the header's id size, record tags, heap dump sub-tags. */
 const char *const fuzz_target_dictionary[] = {
@@ -79,6 +89,8 @@ static void write_everything(const hprof_data *d)
     FUZZ_CHECK(convert_write(d, "flamegraph", kind, devnull) == 0);
     FUZZ_CHECK(convert_write(d, "collapsed", kind, devnull) == 0);
     FUZZ_CHECK(convert_write(d, "pprof", kind, devnull) == 0);
+    if (d->profiles[HD_CPU_SAMPLES] && profile_total(d->profiles[HD_CPU_SAMPLES], 0) < 100000)
+        FUZZ_CHECK(convert_write(d, "jfr", "cpu", devnull) == 0);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -87,12 +99,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     char err[512];
     memset(err, 'x', sizeof err);
-#ifdef FUZZ_READER_BINARY
+#if defined(FUZZ_READER_BINARY) || defined(FUZZ_READER_JFR)
     unsigned char *bytes = malloc(size ? size : 1);    /* exactly sized, for ASan */
     if (bytes == NULL)
         abort();
     memcpy(bytes, data, size);
+#ifdef FUZZ_READER_JFR
+    hprof_data *d = hprof_jfr_parse(PATH, bytes, size, err, sizeof err);
+#else
     hprof_data *d = hprof_binary_parse(PATH, bytes, size, err, sizeof err);
+#endif
     free(bytes);
 #else
     char *text = malloc(size + 1);                     /* the reader wants text[len] == 0 */
