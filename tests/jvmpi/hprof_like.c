@@ -314,6 +314,7 @@ static void JNICALL notify(JVMPI_Event *e) {
     case JVMPI_EVENT_THREAD_END:
         jvmpi->RawMonitorEnter(lock);
         need_thread(e->env_id, "THREAD_END");
+        table_remove(&threads, e->env_id);   /* as HPROF forgets it: a JNIEnv may be reused */
         jvmpi->RawMonitorExit(lock);
         break;
     case JVMPI_EVENT_HEAP_DUMP:
