@@ -157,10 +157,12 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
                          deep, exactly one refused (an object already being
                          described on the thread is not delivered again)
     jvmpi_hprof_dump     hprof_like.c reading a level 2 HEAP_DUMP at JVM_SHUT_DOWN
-                         (thousands of records): every class it names (CLASS_DUMP
+                         (thousands of records), asked for after disabling every
+                         event as HPROF does: every class it names (CLASS_DUMP
                          and its super, INSTANCE_DUMP's class, OBJ_ARRAY_DUMP's
                          element class, such as JvmpiCalls$Unlinked of the
-                         Unlinked[3], never linked) had its CLASS_LOAD first
+                         Unlinked[3], never linked, and JvmpiCalls$Base[], made
+                         by the JVM with Made[]) had its CLASS_LOAD first
     jvmpi_hprof_arrays   hprof_like.c: every OBJECT_ALLOC of an array of references
                          names an element class that had its CLASS_LOAD before
                          (JvmpiCalls$Unlinked of new Unlinked[3], never linked
@@ -767,8 +769,10 @@ def make_tests(Fail, Skip, asan_env=None):
                        % (requests, refused, depth))
 
     def t_hprof_dump(ctx):
-        """A level 2 HEAP_DUMP at JVM_SHUT_DOWN: every class it names had its CLASS_LOAD first."""
-        _r, lines = hprof_like(ctx, ["dump"])
+        """A level 2 HEAP_DUMP at JVM_SHUT_DOWN after the agent disabled every event, as HPROF does:
+        every class it names had its CLASS_LOAD first (JvmpiCalls$Base[], which the JVM made with
+        Made[] and no object of it, included: announced as CLASS_LOAD was switched off)."""
+        _r, lines = hprof_like(ctx, ["dump", "off"])
         m = [re.search(r"dump_records (\d+)", l) for l in lines]
         m = [x for x in m if x]
         if not m or int(m[0].group(1)) < 1000:

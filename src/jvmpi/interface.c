@@ -36,9 +36,22 @@ static int is_dump(jint e) {
 /* Every defined event answers JVMPI_SUCCESS, posted or not: agents of the
  * time stopped enabling at the first refusal. What is never posted is
  * listed in the README. */
+static JNIEnv *current_jni(void);
+
 static jint switch_event(jint event_type, int on) {
     if (!is_defined(event_type)) return JVMPI_NOT_AVAILABLE;
     if (is_dump(event_type)) return JVMPI_NOT_AVAILABLE;
+    /* The JVM makes array classes without a ClassPrepare (Made[] makes
+     * Base[] too, with no object of it), so the layer announces them late:
+     * at the first OBJECT_ALLOC that names one, or before a heap dump. An
+     * agent that switches CLASS_LOAD off and then asks for a heap dump
+     * (HPROF at JVM_SHUT_DOWN) would meet ids it was never told of, where
+     * a JVMPI VM had announced each class as it made it: the late ones come
+     * now, while the agent still listens. */
+    JNIEnv *jni = NULL;
+    if (!on && event_type == JVMPI_EVENT_CLASS_LOAD && jvmpi_enabled(event_type) && atomic_load(&jvmpi_live) &&
+        (jni = current_jni()) != NULL)
+        jvmpi_announce_loaded_classes(jni);
     int was = atomic_exchange(&enabled[event_type], on);
     if (was == on) return JVMPI_SUCCESS;
     if (jvmpi_translate_switch(event_type, on) != JVMPI_SUCCESS) {
