@@ -162,7 +162,9 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
                          and its super, INSTANCE_DUMP's class, OBJ_ARRAY_DUMP's
                          element class, such as JvmpiCalls$Unlinked of the
                          Unlinked[3], never linked, and JvmpiCalls$Base[], made
-                         by the JVM with Made[]) had its CLASS_LOAD first
+                         by the JVM with Made[]; STICKY_CLASS roots: none for
+                         the classes loaded but never linked) had its
+                         CLASS_LOAD first
     jvmpi_hprof_arrays   hprof_like.c: every OBJECT_ALLOC of an array of references
                          names an element class that had its CLASS_LOAD before
                          (JvmpiCalls$Unlinked of new Unlinked[3], never linked

@@ -18,7 +18,7 @@
  *            class that has had its CLASS_LOAD before it (SITES: [L<Unknown>;)
  *   dump     at JVM_SHUT_DOWN, a HEAP_DUMP (level 2) whose every class id
  *            (CLASS_DUMP, its super, INSTANCE_DUMP's class, OBJ_ARRAY_DUMP's
- *            element class) has had its CLASS_LOAD; with `off`, after
+ *            element class, STICKY_CLASS root) has had its CLASS_LOAD; with `off`, after
  *            disabling every event first, as HPROF does there
  *   traces   every method of every allocation's trace (4 frames) resolves
  *            to a CLASS_LOAD's method
@@ -197,8 +197,11 @@ static void read_heap_dump(const char *begin, const char *end) {
         unsigned type = (unsigned)big_endian(&r, 1);
         dump_records++;
         switch ((jint)type) {
-        case JVMPI_GC_ROOT_UNKNOWN: case JVMPI_GC_ROOT_MONITOR_USED: case JVMPI_GC_ROOT_STICKY_CLASS:
+        case JVMPI_GC_ROOT_UNKNOWN: case JVMPI_GC_ROOT_MONITOR_USED:
             pointer(&r); break;
+        case JVMPI_GC_ROOT_STICKY_CLASS:
+            dump_class(pointer(&r), "STICKY_CLASS root");
+            break;
         case JVMPI_GC_ROOT_JNI_GLOBAL: case JVMPI_GC_ROOT_NATIVE_STACK: case JVMPI_GC_ROOT_THREAD_BLOCK:
             pointer(&r); pointer(&r); break;
         case JVMPI_GC_ROOT_JNI_LOCAL: case JVMPI_GC_ROOT_JAVA_FRAME:
