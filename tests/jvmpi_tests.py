@@ -177,14 +177,28 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
                          deep, exactly one refused (an object already being
                          described on the thread is not delivered again)
     jvmpi_hprof_dump     hprof_like.c reading a level 2 HEAP_DUMP at JVM_SHUT_DOWN
-                         (thousands of records): every class it names (CLASS_DUMP
+                         (thousands of records), asked for after disabling every
+                         event as HPROF does: every class it names (CLASS_DUMP
                          and its super, INSTANCE_DUMP's class, OBJ_ARRAY_DUMP's
                          element class, such as JvmpiCalls$Unlinked of the
-                         Unlinked[3], never linked) had its CLASS_LOAD first
+                         Unlinked[3], never linked, and JvmpiCalls$Base[], made
+                         by the JVM with Made[]; STICKY_CLASS roots: none for
+                         the classes loaded but never linked) had its
+                         CLASS_LOAD first
     jvmpi_hprof_arrays   hprof_like.c: every OBJECT_ALLOC of an array of references
                          names an element class that had its CLASS_LOAD before
                          (JvmpiCalls$Unlinked of new Unlinked[3], never linked
                          by the program, included)
+    jvmpi_hprof_classes  hprof_like.c: every OBJECT_ALLOC's class had its CLASS_LOAD
+                         before (java/lang/Class for the class objects asked for
+                         in the sweep at VMInit, java/lang/Thread for main's),
+                         every event's thread its THREAD_START (the one posting
+                         JVM_SHUT_DOWN too; hprof_like forgets a thread at
+                         THREAD_END, as HPROF does)
+    jvmpi_hprof_traces   hprof_like.c: JvmpiCalls$Made's allocation traces start
+                         at the allocating method (made(), 100, and
+                         MadeHolder.<init>, 1; not Object.<init> or Made's own
+                         constructors), every trace's method resolves
     jvmpi_hprof_quiet    hprof_like.c's heap dump after thread "short" ended: no
                          message of the layer's on stderr (a thread that ended,
                          a call after the VM's death fail quietly)
@@ -886,8 +900,10 @@ def make_tests(Fail, Skip, asan_env=None):
                        % (requests, refused, depth))
 
     def t_hprof_dump(ctx):
-        """A level 2 HEAP_DUMP at JVM_SHUT_DOWN: every class it names had its CLASS_LOAD first."""
-        _r, lines = hprof_like(ctx, ["dump"])
+        """A level 2 HEAP_DUMP at JVM_SHUT_DOWN after the agent disabled every event, as HPROF does:
+        every class it names had its CLASS_LOAD first (JvmpiCalls$Base[], which the JVM made with
+        Made[] and no object of it, included: announced as CLASS_LOAD was switched off)."""
+        _r, lines = hprof_like(ctx, ["dump", "off"])
         m = [re.search(r"dump_records (\d+)", l) for l in lines]
         m = [x for x in m if x]
         if not m or int(m[0].group(1)) < 1000:
@@ -897,6 +913,25 @@ def make_tests(Fail, Skip, asan_env=None):
         """Every OBJECT_ALLOC's class (an array's element class: JvmpiCalls$Unlinked of new Unlinked[3],
         never linked) had its CLASS_LOAD before it."""
         hprof_like(ctx, ["arrays"])
+
+    def t_hprof_classes(ctx):
+        """Every OBJECT_ALLOC's class had its CLASS_LOAD before it (the class objects the agent asks
+        for during the sweep of the classes loaded before VMInit: java/lang/Class's; main's Thread
+        object at its THREAD_START: java/lang/Thread's), and every event's thread had its THREAD_START
+        (the thread that posts JVM_SHUT_DOWN, "DestroyJavaVM" on JDK 17 and later, included)."""
+        hprof_like(ctx, ["classes", "threads"])
+
+    def t_hprof_traces(ctx):
+        """An allocation's trace starts at the allocating method, as a JVMPI VM posted OBJECT_ALLOC at
+        `new`: JvmpiCalls$Made's (constructors Made.<init>, Base.<init>, Object.<init> under it) at
+        made() 100 times and at MadeHolder.<init> (another class's constructor, which allocates) once;
+        and every method of every trace had its CLASS_LOAD."""
+        _r, lines = hprof_like(ctx, ["traces", "top=JvmpiCalls$Made"])
+        got = sorted(l.split()[2:] for l in lines if l.startswith("top "))
+        want = sorted([["JvmpiCalls.made", str(source_line("MADE_LINE")), "100"],
+                       ["JvmpiCalls$MadeHolder.<init>", str(source_line("HOLDER_LINE")), "1"]])
+        if got != want:
+            raise Fail("first frames of JvmpiCalls$Made's allocation traces: %s, expected %s" % (got, want))
 
     def t_hprof_quiet(ctx):
         """A heap dump after a thread ended (its trace is asked for): nothing of the layer's on stderr."""
@@ -919,5 +954,6 @@ def make_tests(Fail, Skip, asan_env=None):
             ("jvmpi_checkjni", t_checkjni), ("jvmpi_asan", t_asan), ("jvmpi_loader_errors", t_loader_errors),
             ("jvmpi_onload_exit", t_onload_exit),
             ("jvmpi_hprof_requests", t_hprof_requests), ("jvmpi_hprof_dump", t_hprof_dump),
-            ("jvmpi_hprof_arrays", t_hprof_arrays), ("jvmpi_hprof_quiet", t_hprof_quiet)], \
+            ("jvmpi_hprof_arrays", t_hprof_arrays), ("jvmpi_hprof_quiet", t_hprof_quiet),
+            ("jvmpi_hprof_classes", t_hprof_classes), ("jvmpi_hprof_traces", t_hprof_traces)], \
         [("jvmpi_header", t_header)]

@@ -99,13 +99,23 @@ static const class_kind *kind_of(JNIEnv *jni, jclass klass, class_kind *uncached
         return NULL;
     k->kind = jvmpi_kind_of_signature(sig);
     (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)sig);
-    /* The array class itself, met first here (no ClassPrepare for arrays). */
-    if (k->kind != JVMPI_NORMAL_OBJECT && jvmpi_enabled(JVMPI_EVENT_CLASS_LOAD)) jvmpi_post_class_load(jni, klass, 0);
+    /* The class before the event that names it: an array class is met first
+     * here (no ClassPrepare for arrays); so is, before the layer's sweep of
+     * the classes loaded so far, the class of an object an agent asks for
+     * (java/lang/Thread, main's, at its THREAD_START). */
+    if (jvmpi_enabled(JVMPI_EVENT_CLASS_LOAD)) jvmpi_post_class_load(jni, klass, 0);
     k->class_id = k->kind == JVMPI_NORMAL_OBJECT ? klass_id
                 : k->kind == JVMPI_CLASS ? element_class_id(jni, klass) : NULL;
     k->klass = klass_id;
     return k;
 }
+
+/* The class of the object whose OBJECT_ALLOC the tracker's call in
+ * Object.<init> is posting on this thread (NULL otherwise): GetCallTrace
+ * leaves that object's constructors out (jvmpi_constructing). */
+static _Thread_local jclass constructing;
+
+jclass jvmpi_constructing(void) { return constructing; }
 
 static void post_alloc(JNIEnv *jni, jobject object, jclass klass, jobjectID id, int requested) {
     class_kind uncached = { NULL, NULL, 0 };
@@ -119,7 +129,13 @@ static void post_alloc(JNIEnv *jni, jobject object, jclass klass, jobjectID id, 
     e.u.obj_alloc.is_array = k->kind;
     e.u.obj_alloc.size = size > 0x7fffffff ? 0x7fffffff : (jint)size;
     e.u.obj_alloc.obj_id = id;
+    /* A JVMPI VM posted OBJECT_ALLOC at `new`; the tracker's call comes from
+     * Object.<init>, under the object's own constructors. Arrays come from
+     * the allocating method itself. */
+    jclass was = constructing;
+    if (!requested && may_link && k->kind == JVMPI_NORMAL_OBJECT) constructing = klass;
     jvmpi_notify(&e);
+    constructing = was;
 }
 
 /* A new object, posted once (see above). */

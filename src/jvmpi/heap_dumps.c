@@ -360,9 +360,15 @@ static void sink_root(void *ctx, jvmtiHeapReferenceKind kind, const jvmtiHeapRef
     case JVMTI_HEAP_REFERENCE_JNI_GLOBAL:            /* the reference itself: JVMTI does not say */
         put_u1(b, JVMPI_GC_ROOT_JNI_GLOBAL); put_pointer(b, object); put_pointer(b, NULL);
         break;
-    case JVMTI_HEAP_REFERENCE_SYSTEM_CLASS:
+    case JVMTI_HEAP_REFERENCE_SYSTEM_CLASS: {
+        /* Only a class the dump describes: one loaded but not linked (class
+         * data sharing loads hundreds so) has no CLASS_LOAD, and its root
+         * would name an id the agent cannot resolve. */
+        const hclass *c = class_with_id(w, id);
+        if (c == NULL || c->f.unprepared) break;
         put_u1(b, JVMPI_GC_ROOT_STICKY_CLASS); put_pointer(b, object);
         break;
+    }
     case JVMTI_HEAP_REFERENCE_MONITOR:
         put_u1(b, JVMPI_GC_ROOT_MONITOR_USED); put_pointer(b, object);
         break;

@@ -36,9 +36,22 @@ static int is_dump(jint e) {
 /* Every defined event answers JVMPI_SUCCESS, posted or not: agents of the
  * time stopped enabling at the first refusal. What is never posted is
  * listed in the README. */
+static JNIEnv *current_jni(void);
+
 static jint switch_event(jint event_type, int on) {
     if (!is_defined(event_type)) return JVMPI_NOT_AVAILABLE;
     if (is_dump(event_type)) return JVMPI_NOT_AVAILABLE;
+    /* The JVM makes array classes without a ClassPrepare (Made[] makes
+     * Base[] too, with no object of it), so the layer announces them late:
+     * at the first OBJECT_ALLOC that names one, or before a heap dump. An
+     * agent that switches CLASS_LOAD off and then asks for a heap dump
+     * (HPROF at JVM_SHUT_DOWN) would meet ids it was never told of, where
+     * a JVMPI VM had announced each class as it made it: the late ones come
+     * now, while the agent still listens. */
+    JNIEnv *jni = NULL;
+    if (!on && event_type == JVMPI_EVENT_CLASS_LOAD && jvmpi_enabled(event_type) && atomic_load(&jvmpi_live) &&
+        (jni = current_jni()) != NULL)
+        jvmpi_announce_loaded_classes(jni);
     int was = atomic_exchange(&enabled[event_type], on);
     if (was == on) return JVMPI_SUCCESS;
     if (jvmpi_translate_switch(event_type, on) != JVMPI_SUCCESS) {
@@ -98,21 +111,46 @@ static jint line_of(jmethodID method, jlocation at) {
     return line;
 }
 
+/* A constructor of the class being constructed or of one of its
+ * superclasses: a frame of `new`'s own making, not the allocating method
+ * (the <init> of another class that allocates in its constructor is). */
+static int is_own_constructor(JNIEnv *jni, jclass constructing, jmethodID method) {
+    char *name = NULL;
+    if ((*jvmpi_jvmti)->GetMethodName(jvmpi_jvmti, method, &name, NULL, NULL) != JVMTI_ERROR_NONE) return 0;
+    int init = strcmp(name, "<init>") == 0;
+    (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)name);
+    jclass declaring = NULL;
+    if (!init || (*jvmpi_jvmti)->GetMethodDeclaringClass(jvmpi_jvmti, method, &declaring) != JVMTI_ERROR_NONE)
+        return 0;
+    int own = (*jni)->IsAssignableFrom(jni, constructing, declaring);
+    (*jni)->DeleteLocalRef(jni, declaring);
+    return own;
+}
+
 jint jvmpi_call_trace_skipping(JVMPI_CallTrace *trace, jint depth) {
     if (trace == NULL) return 0;
     trace->num_frames = 0;
     if (depth <= 0 || trace->frames == NULL) return 0;
     jvmpi_thread *t = jvmpi_thread_of(trace->env_id);
     if (t == NULL || t->thread == NULL) return 0;
-    enum { SKIP_MAX = 2 };
-    jvmtiFrameInfo *frames = calloc((size_t)depth + SKIP_MAX, sizeof *frames);
+    /* In an OBJECT_ALLOC posted from Object.<init>, this thread's trace
+     * starts at the allocating method, as a JVMPI VM's did (it posted at
+     * `new`): the object's constructors, at most CONSTRUCTORS_MAX deep, are
+     * left out too. */
+    JNIEnv *jni = t == jvmpi_thread_current() ? current_jni() : NULL;
+    jclass constructing = jni != NULL ? jvmpi_constructing() : NULL;
+    enum { SKIP_MAX = 2, CONSTRUCTORS_MAX = 64 };
+    jint max = depth + SKIP_MAX + (constructing != NULL ? CONSTRUCTORS_MAX : 0);
+    jvmtiFrameInfo *frames = calloc((size_t)max, sizeof *frames);
     if (frames == NULL) return 0;
     jint n = 0, first = 0;
-    if (!jvmpi_failed((*jvmpi_jvmti)->GetStackTrace(jvmpi_jvmti, t->thread, 0, depth + SKIP_MAX, frames, &n),
+    if (!jvmpi_failed((*jvmpi_jvmti)->GetStackTrace(jvmpi_jvmti, t->thread, 0, max, frames, &n),
                       "GetStackTrace")) {
         /* The tracker's frames are on top in a METHOD_ENTRY/EXIT handler:
          * they are the layer's, not the program's. */
         while (first < n && first < SKIP_MAX && jvmpi_methods_is_tracker(frames[first].method)) first++;
+        if (constructing != NULL)
+            while (first < n - 1 && is_own_constructor(jni, constructing, frames[first].method)) first++;
         for (jint i = first; i < n && trace->num_frames < depth; i++) {
             JVMPI_CallFrame *f = &trace->frames[trace->num_frames++];
             f->method_id = frames[i].method;

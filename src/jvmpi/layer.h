@@ -173,6 +173,11 @@ void jvmpi_gc_run(JNIEnv *jni);
  * JVM_SHUT_DOWN. */
 void jvmpi_gc_flush(JNIEnv *jni);
 
+/* ------------------------------------------------------------ allocs.c */
+/* While an OBJECT_ALLOC from Object.<init> is posted on this thread: the
+ * object's class (its constructors are on top of the stack), else NULL. */
+jclass jvmpi_constructing(void);
+
 /* ------------------------------------------------------------ tracker.c */
 int  jvmpi_methods_capabilities(const jvmtiCapabilities *potential, jvmtiCapabilities *caps);
 int  jvmpi_methods_subscribe(void);

@@ -225,9 +225,27 @@ void jvmpi_post_class_load(JNIEnv *jni, jclass klass, int requested) {
     }
 }
 
+/* java/lang/Class first: every CLASS_LOAD's agent may ask for the class
+ * object (RequestEvent(OBJECT_ALLOC)), whose class it is, and HPROF names
+ * a site by the class it knows at that OBJECT_ALLOC (<Unknown> before).
+ * Then java/lang/Object, as a JVMPI VM loaded them. */
+static void announce_first(JNIEnv *jni, const char *name) {
+    jclass k = (*jni)->FindClass(jni, name);
+    if (k == NULL) {
+        if ((*jni)->ExceptionCheck(jni)) (*jni)->ExceptionClear(jni);
+        return;
+    }
+    jvmpi_post_class_load(jni, k, 0);
+    (*jni)->DeleteLocalRef(jni, k);
+}
+
 void jvmpi_announce_loaded_classes(JNIEnv *jni) {
     jint n = 0;
     jclass *classes = NULL;
+    if (jvmpi_enabled(JVMPI_EVENT_CLASS_LOAD)) {
+        announce_first(jni, "java/lang/Class");
+        announce_first(jni, "java/lang/Object");
+    }
     if (jvmpi_failed((*jvmpi_jvmti)->GetLoadedClasses(jvmpi_jvmti, &n, &classes), "GetLoadedClasses")) return;
     (*jni)->EnsureLocalCapacity(jni, n + 32);     /* GetLoadedClasses made n local references */
     for (jint i = 0; i < n; i++) {
@@ -270,6 +288,10 @@ void jvmpi_translate_start(JNIEnv *jni) {
 }
 
 void jvmpi_translate_finish(JNIEnv *jni) {
+    /* The thread that ends the VM may be one the layer never met (on JDK 17
+     * and later the launcher's main thread detaches and comes back as
+     * "DestroyJavaVM", a new JNIEnv): announced before its first event. */
+    jvmpi_thread_here(jni);
     jvmpi_gc_flush(jni);
     jvmpi_close_events();
     if (jvmpi_enabled(JVMPI_EVENT_JVM_SHUT_DOWN)) jvmpi_post_bare(jni, JVMPI_EVENT_JVM_SHUT_DOWN);

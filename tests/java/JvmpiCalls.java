@@ -38,7 +38,8 @@
  *   hot     hot(i) 300,000 times (the JIT compiles it)
  *   hprof   what HPROF met (hprof_like.c): thread "short" ends before the
  *           end; 100 JvmpiCalls$Made by made(), whose constructor calls
- *           Base's; new JvmpiCalls$Unlinked[3] (the class is never linked);
+ *           Base's, and 1 by the constructor of JvmpiCalls$MadeHolder;
+ *           new JvmpiCalls$Unlinked[3] (the class is never linked);
  *           a lambda and a string concatenation (java.lang.invoke's own
  *           arrays); all kept live until the end
  *   hook    loads JvmpiCalls$Late, then prints "hook text " + text() on
@@ -347,17 +348,24 @@ public class JvmpiCalls {
         return new Made(v); // MADE_LINE
     }
 
+    /* Allocates in its constructor: its Made's trace starts here. */
+    static final class MadeHolder {
+        final Made made;
+        MadeHolder() { made = new Made(-1); } // HOLDER_LINE
+    }
+
     static void hprof() throws Exception {
         Thread t = new Thread(() -> sink++, "short");
         t.start();
         t.join();
         Made[] m = new Made[100];
         for (int i = 0; i < m.length; i++) m[i] = made(i);
+        MadeHolder h = new MadeHolder();
         Unlinked[] u = new Unlinked[3];
         Runnable r = () -> sink++;
         r.run();
         String s = "s" + sink + m.length;
-        hprofKept = new Object[] { m, u, r, s };
+        hprofKept = new Object[] { m, u, r, s, h };
     }
 
     public static void main(String[] args) throws Exception {

@@ -18,7 +18,8 @@
  *            class that has had its CLASS_LOAD before it (SITES: [L<Unknown>;)
  *   dump     at JVM_SHUT_DOWN, a HEAP_DUMP (level 2) whose every class id
  *            (CLASS_DUMP, its super, INSTANCE_DUMP's class, OBJ_ARRAY_DUMP's
- *            element class) has had its CLASS_LOAD
+ *            element class, STICKY_CLASS root) has had its CLASS_LOAD; with `off`, after
+ *            disabling every event first, as HPROF does there
  *   traces   every method of every allocation's trace (4 frames) resolves
  *            to a CLASS_LOAD's method
  *   threads  every event's thread was announced by THREAD_START
@@ -38,7 +39,7 @@
 static JVMPI_Interface *jvmpi;
 static JVMPI_RawMonitor lock;
 static FILE *out;
-static int check_classes, check_arrays, check_dump, check_traces, check_threads;
+static int check_classes, check_arrays, check_dump, check_traces, check_threads, events_off;
 static char top_name[256];
 static long failures;
 
@@ -196,8 +197,11 @@ static void read_heap_dump(const char *begin, const char *end) {
         unsigned type = (unsigned)big_endian(&r, 1);
         dump_records++;
         switch ((jint)type) {
-        case JVMPI_GC_ROOT_UNKNOWN: case JVMPI_GC_ROOT_MONITOR_USED: case JVMPI_GC_ROOT_STICKY_CLASS:
+        case JVMPI_GC_ROOT_UNKNOWN: case JVMPI_GC_ROOT_MONITOR_USED:
             pointer(&r); break;
+        case JVMPI_GC_ROOT_STICKY_CLASS:
+            dump_class(pointer(&r), "STICKY_CLASS root");
+            break;
         case JVMPI_GC_ROOT_JNI_GLOBAL: case JVMPI_GC_ROOT_NATIVE_STACK: case JVMPI_GC_ROOT_THREAD_BLOCK:
             pointer(&r); pointer(&r); break;
         case JVMPI_GC_ROOT_JNI_LOCAL: case JVMPI_GC_ROOT_JAVA_FRAME:
@@ -259,6 +263,8 @@ static void read_heap_dump(const char *begin, const char *end) {
 static void shut_down(JVMPI_Event *e) {
     jvmpi->RawMonitorEnter(lock);
     need_thread(e->env_id, "JVM_SHUT_DOWN");
+    if (events_off)
+        for (jint i = 1; i <= JVMPI_MAX_EVENT_TYPE_VAL; i++) jvmpi->DisableEvent(i, NULL);
     if (check_dump) {
         JVMPI_HeapDumpArg arg = { JVMPI_DUMP_LEVEL_2 };
         if (jvmpi->RequestEvent(JVMPI_EVENT_HEAP_DUMP, &arg) != JVMPI_SUCCESS) {
@@ -314,6 +320,7 @@ static void JNICALL notify(JVMPI_Event *e) {
     case JVMPI_EVENT_THREAD_END:
         jvmpi->RawMonitorEnter(lock);
         need_thread(e->env_id, "THREAD_END");
+        table_remove(&threads, e->env_id);   /* as HPROF forgets it: a JNIEnv may be reused */
         jvmpi->RawMonitorExit(lock);
         break;
     case JVMPI_EVENT_HEAP_DUMP:
@@ -327,13 +334,14 @@ static void JNICALL notify(JVMPI_Event *e) {
 JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *vm, char *options, void *reserved) {
     (void)reserved;
     if ((*vm)->GetEnv(vm, (void **)&jvmpi, JVMPI_VERSION_1) != JNI_OK) return JNI_ERR;
-    out = agent_open_out(options, "hprof_like: usage: out=FILE[,classes][,arrays][,dump][,traces][,threads][,top=NAME]");
+    out = agent_open_out(options, "hprof_like: usage: out=FILE[,classes][,arrays][,dump][,traces][,threads][,off][,top=NAME]");
     if (out == NULL) return JNI_ERR;
     check_classes = options && strstr(options, "classes") != NULL;
     check_arrays = options && strstr(options, "arrays") != NULL;
     check_dump = options && strstr(options, "dump") != NULL;
     check_traces = options && strstr(options, "traces") != NULL;
     check_threads = options && strstr(options, "threads") != NULL;
+    events_off = options && strstr(options, "off") != NULL;
     if (!agent_option(options, "top=", top_name, sizeof top_name)) top_name[0] = '\0';
     table_init(&objects, 1u << 20, "object");
     table_init(&classes, 1u << 15, "class");
