@@ -78,6 +78,7 @@ typedef struct class_entry {
     const char *frame_name;       /* java_name, or for a hidden class that
                                      without its address (class_frame_name) */
     int         claimed;          /* class_claim: a class object carries this serial */
+    serial_t    load_trace;       /* class_set_load_trace; 0: none recorded */
 } class_entry;
 
 static struct {
@@ -190,7 +191,7 @@ static serial_t class_intern_key(const char *jvm_signature, const char *key, uin
         idx = keytab_intern(&classes.keys, key, key_len, &created);
         if (idx != KEYTAB_FULL) {
             if (created)
-                classes.entries[idx] = (class_entry){ sig_copy, name_copy, frame_copy, 0 };
+                classes.entries[idx] = (class_entry){ sig_copy, name_copy, frame_copy, 0, 0 };
             serial = CLASS_SERIAL_BASE + idx;
         }
     }
@@ -287,6 +288,24 @@ const char *class_java_name(serial_t serial)
 const char *class_frame_name(serial_t serial)
 {
     return class_name_at(serial, offsetof(class_entry, frame_name));
+}
+
+void class_set_load_trace(serial_t serial, serial_t trace)
+{
+    pthread_mutex_lock(&classes.lock);
+    class_entry *e = (class_entry *)class_entry_locked(serial);
+    if (e)
+        e->load_trace = trace;
+    pthread_mutex_unlock(&classes.lock);
+}
+
+serial_t class_load_trace(serial_t serial)
+{
+    pthread_mutex_lock(&classes.lock);
+    const class_entry *e = class_entry_locked(serial);
+    serial_t trace = e && e->load_trace ? e->load_trace : EMPTY_TRACE_SERIAL;
+    pthread_mutex_unlock(&classes.lock);
+    return trace;
 }
 
 uint32_t class_count(void)

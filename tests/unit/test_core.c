@@ -449,3 +449,19 @@ TEST(tables_classes_of_one_name_from_two_loaders)
     CHECK(class_claim(99) == 0);                             /* no such serial */
     tables_free();
 }
+
+TEST(tables_class_load_traces)
+{
+    tables_init(NULL);
+    serial_t a = class_intern("Lp/A;"), b = class_intern("Lp/B;");
+    serial_t m = method_add(1, &(method_desc){ .class_serial = a, .name = "first", .signature = "()V" });
+    serial_t f = frame_intern(m, 12);
+    serial_t t = trace_intern(0, &f, 1);
+    CHECK(class_load_trace(a) == EMPTY_TRACE_SERIAL);         /* none recorded yet */
+    class_set_load_trace(a, t);
+    CHECK(class_load_trace(a) == t);
+    CHECK(class_load_trace(b) == EMPTY_TRACE_SERIAL);         /* its own, still none */
+    class_set_load_trace(99, t);                             /* no such class: nothing happens */
+    CHECK(class_load_trace(99) == EMPTY_TRACE_SERIAL);
+    tables_free();
+}
