@@ -96,5 +96,55 @@ def make_tests(Fail, parse_profile):
             raise Fail("; ".join(problems))
         ctx.note("%d CLS records; A, B, C and the lambda each start at their loading line" % len(cls))
 
+    def report_tables(ctx, path):
+        """hprof report's class tables: {title: [[cells], ...]} (cells split at 2+ spaces)."""
+        r = subprocess.run([HPROF, "report", path, "--top", "1000"], capture_output=True, text=True, timeout=60)
+        if r.returncode != 0:
+            raise Fail("hprof report %s: exit %d: %s" % (path, r.returncode, r.stderr[-400:]))
+        lines = r.stdout.split("Classes: why they were loaded", 1)
+        if len(lines) != 2:
+            raise Fail("hprof report %s has no classes section" % path)
+        tables, title = {}, None
+        for line in lines[1].splitlines()[1:]:
+            if line.startswith("  ") and not line.startswith("    "):
+                title = line.strip()
+                tables[title] = []
+            elif title and line.startswith("    "):
+                tables[title].append(re.split(r"\s{2,}", line.strip()))
+        for rows in tables.values():
+            rows.pop(0)                     # the header
+        return tables
+
+    def t_report_class_loads(ctx):
+        problems, notes = [], []
+        for fmt, name in (("b", "lazy.hprof"), ("a", "lazy.txt")):
+            path = ctx.path(name)
+            r = ctx.run("LazyLoads", [], agent="heap=dump,format=%s,depth=4,file=%s" % (fmt, path))
+            lines = truths(r.stderr, Fail)
+            t = report_tables(ctx, path)
+            sites = t.get("Classes by loader and loading site", [])
+            # A and B: the application loader, each at its own line; C: the custom loader.
+            for what, loader in (("A", "app"), ("B", "app"), ("C", "custom: LazyLoads$Custom")):
+                cls, method = LOADED[what]
+                site = "LazyLoads.%s(LazyLoads.java:%d)" % (method, lines[what])
+                rows = [row for row in sites if len(row) == 4 and row[1] == loader and row[2] == site]
+                if len(rows) != 1 or cls not in rows[0][3].split(", "):
+                    problems.append("format=%s: no row of loader %s at %s naming %s: %s"
+                                    % (fmt, loader, site, cls, rows or [r for r in sites if r[1] == loader]))
+            site = "LazyLoads.fourth(LazyLoads.java:%d)" % lines["lambda"]
+            if not any(row[1] == "app" and row[2] == site and "1 lambda of LazyLoads" in row[3] for row in sites):
+                problems.append("format=%s: the lambda is not named by LazyLoads at %s" % (fmt, site))
+            makers = t.get("Hidden classes by the class that made them", [])
+            if ["1", "LazyLoads", "lambdas", "app"] not in makers:
+                problems.append("format=%s: hidden classes by maker lack LazyLoads' lambda: %s" % (fmt, makers))
+            loaders = {row[0]: row[1:] for row in t.get("Classes by loader", [])}
+            if loaders.get("custom: LazyLoads$Custom", [None])[0] != "1":
+                problems.append("format=%s: the custom loader's classes: %s" % (fmt, loaders))
+            notes.append("format=%s: %s" % (fmt, ", ".join("%s %s" % (k, v[0]) for k, v in loaders.items())))
+        if problems:
+            raise Fail("; ".join(problems))
+        ctx.note("; ".join(notes))
+
     return [("class_load_traces_binary", t_class_load_traces_binary),
-            ("class_load_traces_text", t_class_load_traces_text)]
+            ("class_load_traces_text", t_class_load_traces_text),
+            ("report_class_loads", t_report_class_loads)]

@@ -117,8 +117,8 @@ static void JNICALL on_class_load(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, 
     if (!atomic_load_explicit(&loads.on, memory_order_acquire))
         return;
     serial_t class_serial = class_serial_of_klass(klass);
-    if (class_serial == 0)
-        return;
+    if (class_serial == 0 || class_load_trace(class_serial) != 0)
+        return;                              /* its first load was recorded (or was before the start) */
     jint want = loads.builder.depth + MACHINERY_MARGIN, count = 0;
     if (want > WALK_FRAMES)
         want = WALK_FRAMES;
@@ -142,10 +142,8 @@ static void JNICALL on_class_load(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, 
     }
     serial_t thread_serial = loads.per_thread ? thread_serial_of_self(thread) : 0;
     serial_t trace = trace_build(&loads.builder, thread_serial, frames, n, NULL);
-    if (trace) {
-        class_set_load_trace(class_serial, trace);
+    if (trace && class_set_load_trace(class_serial, trace))
         atomic_fetch_add_explicit(&loads.traced, 1, memory_order_relaxed);
-    }
 }
 
 /* ------------------------------------------------------------ collector */
@@ -168,6 +166,24 @@ static int subscribe(const collector_env *env)
 {
     (void)env;
     return events_subscribe(JVMTI_EVENT_CLASS_LOAD, EVENT_FN(on_class_load));
+}
+
+/* The classes loaded before the start keep the empty trace: HotSpot posts
+ * ClassLoad again for some of them later, whose stack did not load them. */
+static void mark_loaded_before(JNIEnv *jni)
+{
+    jint n = 0;
+    jclass *classes = NULL;
+    if (jvmti_failed((*hprof_jvmti)->GetLoadedClasses(hprof_jvmti, &n, &classes), "GetLoadedClasses"))
+        return;
+    jvmti_hold_locals(jni, n);
+    for (jint i = 0; i < n; i++) {
+        serial_t serial = class_serial_of_klass(classes[i]);
+        if (serial)
+            class_set_load_trace(serial, EMPTY_TRACE_SERIAL);
+        (*jni)->DeleteLocalRef(jni, classes[i]);
+    }
+    jvmti_free(classes);
 }
 
 static int start(const collector_env *env, JNIEnv *jni)
@@ -194,6 +210,9 @@ static int start(const collector_env *env, JNIEnv *jni)
     if (events_want(hprof_jvmti, JVMTI_EVENT_CLASS_LOAD) != 0)
         return -1;
     atomic_store_explicit(&loads.on, 1, memory_order_release);
+    /* After the event is on, so that no class falls between the two: one
+     * loaded meanwhile keeps whichever came first, its trace or the mark. */
+    mark_loaded_before(jni);
     return 0;
 }
 

@@ -84,7 +84,7 @@ static void write_thread_end(void *ctx, serial_t serial)
 static serial_t load_trace_written(serial_t class_serial, uint32_t traces_in_file)
 {
     serial_t trace = class_load_trace(class_serial);
-    return trace < TRACE_SERIAL_BASE + traces_in_file ? trace : EMPTY_TRACE_SERIAL;
+    return trace && trace < TRACE_SERIAL_BASE + traces_in_file ? trace : EMPTY_TRACE_SERIAL;
 }
 
 void heap_dump_binary_new_records(hb_writer *w)

@@ -78,7 +78,7 @@ typedef struct class_entry {
     const char *frame_name;       /* java_name, or for a hidden class that
                                      without its address (class_frame_name) */
     int         claimed;          /* class_claim: a class object carries this serial */
-    serial_t    load_trace;       /* class_set_load_trace; 0: none recorded */
+    serial_t    load_trace;       /* class_set_load_trace; 0: none yet */
 } class_entry;
 
 static struct {
@@ -290,20 +290,24 @@ const char *class_frame_name(serial_t serial)
     return class_name_at(serial, offsetof(class_entry, frame_name));
 }
 
-void class_set_load_trace(serial_t serial, serial_t trace)
+int class_set_load_trace(serial_t serial, serial_t trace)
 {
+    int set = 0;
     pthread_mutex_lock(&classes.lock);
     class_entry *e = (class_entry *)class_entry_locked(serial);
-    if (e)
+    if (e && e->load_trace == 0 && trace) {
         e->load_trace = trace;
+        set = 1;
+    }
     pthread_mutex_unlock(&classes.lock);
+    return set;
 }
 
 serial_t class_load_trace(serial_t serial)
 {
     pthread_mutex_lock(&classes.lock);
     const class_entry *e = class_entry_locked(serial);
-    serial_t trace = e && e->load_trace ? e->load_trace : EMPTY_TRACE_SERIAL;
+    serial_t trace = e ? e->load_trace : 0;
     pthread_mutex_unlock(&classes.lock);
     return trace;
 }

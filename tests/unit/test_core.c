@@ -457,11 +457,16 @@ TEST(tables_class_load_traces)
     serial_t m = method_add(1, &(method_desc){ .class_serial = a, .name = "first", .signature = "()V" });
     serial_t f = frame_intern(m, 12);
     serial_t t = trace_intern(0, &f, 1);
-    CHECK(class_load_trace(a) == EMPTY_TRACE_SERIAL);         /* none recorded yet */
-    class_set_load_trace(a, t);
+    CHECK(class_load_trace(a) == 0);                         /* none recorded yet */
+    CHECK(class_set_load_trace(a, t) == 1);
     CHECK(class_load_trace(a) == t);
-    CHECK(class_load_trace(b) == EMPTY_TRACE_SERIAL);         /* its own, still none */
-    class_set_load_trace(99, t);                             /* no such class: nothing happens */
-    CHECK(class_load_trace(99) == EMPTY_TRACE_SERIAL);
+    CHECK(class_set_load_trace(a, t + 1) == 0);              /* a later ClassLoad of it: the first stays */
+    CHECK(class_load_trace(a) == t);
+    CHECK(class_load_trace(b) == 0);                         /* its own, still none */
+    CHECK(class_set_load_trace(b, EMPTY_TRACE_SERIAL) == 1); /* loaded before the agent started */
+    CHECK(class_set_load_trace(b, t) == 0);
+    CHECK(class_load_trace(b) == EMPTY_TRACE_SERIAL);
+    CHECK(class_set_load_trace(99, t) == 0);                 /* no such class: nothing happens */
+    CHECK(class_load_trace(99) == 0);
     tables_free();
 }
