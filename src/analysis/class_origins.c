@@ -17,6 +17,10 @@ int class_origin_maker(const char *name, char *buf, size_t size, int *lambda)
     if (size == 0 || len >= size)
         return 0;
     memcpy(buf, name, len + 1);
+    /* HotSpot's own dumps name hidden classes as the JVM does inside:
+     * Foo$$Lambda+0x0000000800c01000. */
+    for (char *plus = strstr(buf, "+0x"); plus; plus = strstr(plus + 1, "+0x"))
+        *plus = '.';
     if (profile_name_drop_addresses(buf, len) == len)
         return 0;                              /* no address: not a hidden class */
     char *mark = strstr(buf, "$$Lambda");
@@ -217,8 +221,10 @@ static origin *origins_of(const hprof_data *d, string_store *store)
         const hd_class *c = &d->classes[i];
         char maker[1024];
         int lambda = 0;
-        o[i] = (origin){ loader_label(d, loaders, c, store), c->trace == EMPTY_TRACE_SERIAL ? 0 : c->trace,
-                         c->name, NULL, 0 };
+        /* No trace, or an empty one (300000 in ours; HotSpot's dumps name
+         * one empty trace for every class). */
+        const hd_trace *t = c->trace ? hd_find_trace(d, c->trace) : NULL;
+        o[i] = (origin){ loader_label(d, loaders, c, store), t && t->depth ? c->trace : 0, c->name, NULL, 0 };
         if (class_origin_maker(c->name, maker, sizeof maker, &lambda)) {
             o[i].maker = string_store_add(store, maker, strlen(maker));
             o[i].lambda = lambda;

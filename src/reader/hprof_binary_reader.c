@@ -660,6 +660,10 @@ static int resolve_classes(binary_reader *r)
     }
     for (uint32_t i = 0; i < r->nloads; i++) {
         const raw_class *load = &r->loads[i];
+        /* One class, once: HotSpot before JDK 21 writes an array class's
+         * LOAD CLASS twice. The last one counts, as in load_by_id. */
+        if (hd_map_get(r->load_by_id, load->id, &at) == 0 && at != i)
+            continue;
         int dumped = hd_map_get(r->class_dump_by_id, load->id, &at) == 0;
         hd_class c = { load->name, load->trace, dumped ? r->class_dumps[at].loader : 0, dumped };
         if (hd_add_class(r->d, &c) != 0)

@@ -532,6 +532,9 @@ TEST(class_origins_name_hidden_classes_by_their_maker)
     CHECK(class_origin_maker("java.lang.invoke.LambdaForm$MH.0x0000000800c01000", buf, sizeof buf, &lambda) == 1);
     CHECK_STR(buf, "java.lang.invoke.LambdaForm$MH");
     CHECK(lambda == 0);
+    CHECK(class_origin_maker("p.Foo$$Lambda+0x0000000800c01000", buf, sizeof buf, &lambda) == 1); /* HotSpot's dumps */
+    CHECK_STR(buf, "p.Foo");
+    CHECK(lambda == 1);
     CHECK(class_origin_maker("p.Foo$Bar", buf, sizeof buf, &lambda) == 0);
     CHECK(class_origin_maker("p.Foo$$Lambda.0x1", buf, 4, &lambda) == 0);    /* no room: not named */
 }
