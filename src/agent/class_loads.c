@@ -30,6 +30,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "collector.h"
 #include "events.h"
@@ -37,8 +38,10 @@
 
 /* Frames walked: depth= frames kept below up to this many left out. A load
  * from the class path under the application loader is about 15-20 frames of
- * loaders deep (JDK 17 and 25). */
-enum { MACHINERY_MARGIN = 64, WALK_FRAMES = 256 + MACHINERY_MARGIN, MEMO_SLOTS = 1024 };
+ * loaders deep (JDK 17 and 25): the first walk takes depth= + FIRST_MARGIN
+ * (JVMTI's GetStackTrace costs per frame), a second one deeper only when
+ * that was not enough. */
+enum { FIRST_MARGIN = 24, MACHINERY_MARGIN = 64, WALK_FRAMES = 256 + MACHINERY_MARGIN, MEMO_SLOTS = 1024 };
 
 /* Whether a method is class-loading machinery, remembered by jmethodID
  * (HotSpot never reuses one for another method): a load walks the same few
@@ -54,6 +57,7 @@ static struct {
     int             per_thread;  /* thread=y: traces carry the loading thread */
     jclass          class_loader; /* global reference to java.lang.ClassLoader */
     atomic_uint     traced;      /* classes given a trace, for `status` */
+    atomic_ullong   handler_ns;  /* thread CPU time in on_class_load, for verbose=all */
     pthread_mutex_t memo_lock;
     machinery_memo  memo[MEMO_SLOTS];
 } loads = { .memo_lock = PTHREAD_MUTEX_INITIALIZER };
@@ -111,23 +115,35 @@ static int is_machinery(JNIEnv *jni, jmethodID method)
     return machinery;
 }
 
-static void JNICALL on_class_load(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
+/* The calling thread's top frames, up to depth= + margin: 0, or -1. */
+static int walk(jvmtiFrameInfo *info, jint margin, jint *count)
 {
-    (void)jvmti;
-    if (!atomic_load_explicit(&loads.on, memory_order_acquire))
-        return;
-    serial_t class_serial = class_serial_of_klass(klass);
-    if (class_serial == 0 || class_load_trace(class_serial) != 0)
-        return;                              /* its first load was recorded (or was before the start) */
-    jint want = loads.builder.depth + MACHINERY_MARGIN, count = 0;
+    jint want = loads.builder.depth + margin;
     if (want > WALK_FRAMES)
         want = WALK_FRAMES;
-    jvmtiFrameInfo info[WALK_FRAMES];
-    if ((*hprof_jvmti)->GetStackTrace(hprof_jvmti, NULL, 0, want, info, &count) != JVMTI_ERROR_NONE)
-        return;
+    return (*hprof_jvmti)->GetStackTrace(hprof_jvmti, NULL, 0, want, info, count) == JVMTI_ERROR_NONE ? 0 : -1;
+}
+
+static jint machinery_on_top(JNIEnv *jni, const jvmtiFrameInfo *info, jint count)
+{
     jint first = 0;
     while (first < count && is_machinery(jni, info[first].method))
         first++;
+    return first;
+}
+
+static void trace_class_load(JNIEnv *jni, jthread thread, serial_t class_serial)
+{
+    jvmtiFrameInfo info[WALK_FRAMES];
+    jint count = 0;
+    if (walk(info, FIRST_MARGIN, &count) != 0)
+        return;
+    jint first = machinery_on_top(jni, info, count);
+    if (count == loads.builder.depth + FIRST_MARGIN && count - first < loads.builder.depth) {
+        if (walk(info, MACHINERY_MARGIN, &count) != 0)
+            return;
+        first = machinery_on_top(jni, info, count);
+    }
     uint32_t n = (uint32_t)(count - first);
     if (n > (uint32_t)loads.builder.depth)
         n = (uint32_t)loads.builder.depth;
@@ -144,6 +160,26 @@ static void JNICALL on_class_load(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, 
     serial_t trace = trace_build(&loads.builder, thread_serial, frames, n, NULL);
     if (trace && class_set_load_trace(class_serial, trace))
         atomic_fetch_add_explicit(&loads.traced, 1, memory_order_relaxed);
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void JNICALL on_class_load(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
+{
+    (void)jvmti;
+    if (!atomic_load_explicit(&loads.on, memory_order_acquire))
+        return;
+    uint64_t t0 = thread_cpu_ns();
+    serial_t class_serial = class_serial_of_klass(klass);
+    /* Not again once its first load was recorded (or marked as before the start). */
+    if (class_serial && class_load_trace(class_serial) == 0)
+        trace_class_load(jni, thread, class_serial);
+    atomic_fetch_add_explicit(&loads.handler_ns, thread_cpu_ns() - t0, memory_order_relaxed);
 }
 
 /* ------------------------------------------------------------ collector */
@@ -223,6 +259,18 @@ static void stop(JNIEnv *jni)
         events_unwant(hprof_jvmti, JVMTI_EVENT_CLASS_LOAD);
 }
 
+/* verbose=all: what the traces cost, at the last dump. */
+static void dump(dump_target *t, JNIEnv *jni)
+{
+    (void)jni;
+    if (t->verbose < 2 || !t->final)
+        return;
+    char line[200];
+    snprintf(line, sizeof line, "hprof: class loading traces: %u classes, %.1f ms of CPU in ClassLoad events",
+             atomic_load(&loads.traced), (double)atomic_load(&loads.handler_ns) / 1e6);
+    dump_note(t, line);
+}
+
 static void status(char *line, size_t size)
 {
     snprintf(line, size, "class loads: %s, %u classes given the stack that loaded them",
@@ -231,5 +279,5 @@ static void status(char *line, size_t size)
 
 const collector class_load_collector = {
     .name = "class loading traces", .wanted = wanted, .capabilities = capabilities, .subscribe = subscribe,
-    .start = start, .stop = stop, .status = status,
+    .start = start, .dump = dump, .stop = stop, .status = status,
 };
