@@ -5,6 +5,7 @@
  *   cpu=samples  samples_agent.c      heap=sites  heap_agent.c
  *   cpu=times    times_agent.c        heap=dump   heap_agent.c (the walk: heap_dump.c)
  *   monitor=y    monitor_agent.c      wall=       wall_agent.c
+ *   class loading traces (for heap=dump's class records): class_loads.c
  *
  * Life of a collector (the orchestrator's state machine calls these on the
  * agent's own thread, or in VMInit / Agent_OnAttach before that exists):
@@ -111,6 +112,6 @@ typedef struct collector {
 } collector;
 
 extern const collector cpu_samples_collector, cpu_times_collector, heap_sites_collector,
-                       heap_dump_collector, monitor_collector, wall_collector;
+                       heap_dump_collector, monitor_collector, wall_collector, class_load_collector;
 
 #endif

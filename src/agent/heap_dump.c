@@ -78,6 +78,15 @@ static void write_thread_end(void *ctx, serial_t serial)
     hb_end_thread(ctx, serial);
 }
 
+/* The trace that loaded a class (class_loads.c) if the file has its STACK
+ * TRACE or TRACE record (serials below TRACE_SERIAL_BASE + traces_in_file);
+ * else the empty trace: a class loaded while the records were written. */
+static serial_t load_trace_written(serial_t class_serial, uint32_t traces_in_file)
+{
+    serial_t trace = class_load_trace(class_serial);
+    return trace && trace < TRACE_SERIAL_BASE + traces_in_file ? trace : EMPTY_TRACE_SERIAL;
+}
+
 void heap_dump_binary_new_records(hb_writer *w)
 {
     uint32_t nclasses = class_count(), nframes = frame_count(), ntraces = trace_count();
@@ -102,7 +111,8 @@ void heap_dump_binary_new_records(hb_writer *w)
     }
     for (uint32_t i = w->tables_written.classes; names && i < nclasses; i++)
         if (names[i - w->tables_written.classes])
-            hb_load_class(w, CLASS_SERIAL_BASE + i, CLASS_SERIAL_BASE + i, EMPTY_TRACE_SERIAL,
+            hb_load_class(w, CLASS_SERIAL_BASE + i, CLASS_SERIAL_BASE + i,
+                          load_trace_written(CLASS_SERIAL_BASE + i, ntraces),
                           STRING_ID(names[i - w->tables_written.classes]));
     if (names)
         w->tables_written.classes = nclasses;
@@ -317,7 +327,8 @@ static void write_class(walk *w, serial_t serial, dclass *c)
         for (uint32_t i = 0; i < c->f.n_own_pos; i++)
             fields[i] = (hb_field){ STRING_ID(string_intern(c->f.pos[i].name)), c->f.pos[i].type };
         hb_class hc = {
-            .id = serial, .trace_serial = EMPTY_TRACE_SERIAL, .super_id = c->f.super,
+            .id = serial, .trace_serial = load_trace_written(serial, w->bin->tables_written.traces),
+            .super_id = c->f.super,
             .loader_id = c->loader, .signers_id = c->signers, .protection_domain_id = c->domain,
             .instance_size = c->f.value_len, .statics = c->statics, .n_statics = (uint16_t)c->f.n_statics,
             .fields = fields, .n_fields = (uint16_t)c->f.n_own_pos,
@@ -327,7 +338,9 @@ static void write_class(walk *w, serial_t serial, dclass *c)
         return;
     }
     FILE *f = w->text;
-    fprintf(f, "CLS %llx (name=%s, trace=%u)\n", (unsigned long long)serial, c->name, EMPTY_TRACE_SERIAL);
+    const text_writer *tw = w->t->text;
+    fprintf(f, "CLS %llx (name=%s, trace=%u)\n", (unsigned long long)serial, c->name,
+            tw->omit_trace_records ? EMPTY_TRACE_SERIAL : load_trace_written(serial, tw->traces_written));
     if (c->f.super) text_field(f, "super", c->f.super);
     if (c->loader) text_field(f, "loader", c->loader);
     if (c->signers) text_field(f, "signers", c->signers);

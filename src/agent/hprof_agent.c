@@ -15,7 +15,7 @@
 
 static const collector *const profiler_collectors[] = {
     &cpu_samples_collector, &cpu_times_collector, &heap_sites_collector, &heap_dump_collector,
-    &monitor_collector, &wall_collector,
+    &monitor_collector, &wall_collector, &class_load_collector,
 };
 
 static void header_notes(const hprof_options *opt, char *notes, size_t size)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../analysis/analysis.h"
+#include "../analysis/class_origins.h"
 #include "../profile/flamegraph_writer.h"
 
 #define MAX_TABLES  6
@@ -425,7 +426,8 @@ static void write_section_body(const hprof_data *d, hd_kind k, int top, FILE *ou
     print_tables(tables, n, out, html);
 }
 
-/* The facts that are not stacks: file, deadlocks, monitor dump, threads. */
+/* The facts that are not stacks: file, deadlocks, monitor dump, threads,
+ * and why the classes of a heap dump were loaded. */
 static void write_facts(const hprof_data *d, int top, FILE *out, int html)
 {
     table *t[2] = { facts_table(d), threads_table(d, top) };
@@ -435,6 +437,13 @@ static void write_facts(const hprof_data *d, int top, FILE *out, int html)
     if (d->monitor_dump)
         print_block(out, "Monitor dump (owners and waiters at the last dump)", d->monitor_dump, html);
     print_tables(t + 1, 1, out, html);
+    table *classes[3];
+    int n = 0;
+    if (class_origin_tables(d, top, classes, 3, &n) != 0)
+        fprintf(stderr, "hprof report: out of memory: the tables of classes by loader and loading site are left out\n");
+    else if (n && !html)
+        fprintf(out, "\nClasses: why they were loaded (the class records of the last heap dump)\n");
+    print_tables(classes, n, out, html);
 }
 
 /* Where the time went, first: the agent's summaries of the last dump. */

@@ -78,6 +78,7 @@ typedef struct class_entry {
     const char *frame_name;       /* java_name, or for a hidden class that
                                      without its address (class_frame_name) */
     int         claimed;          /* class_claim: a class object carries this serial */
+    serial_t    load_trace;       /* class_set_load_trace; 0: none yet */
 } class_entry;
 
 static struct {
@@ -190,7 +191,7 @@ static serial_t class_intern_key(const char *jvm_signature, const char *key, uin
         idx = keytab_intern(&classes.keys, key, key_len, &created);
         if (idx != KEYTAB_FULL) {
             if (created)
-                classes.entries[idx] = (class_entry){ sig_copy, name_copy, frame_copy, 0 };
+                classes.entries[idx] = (class_entry){ sig_copy, name_copy, frame_copy, 0, 0 };
             serial = CLASS_SERIAL_BASE + idx;
         }
     }
@@ -287,6 +288,28 @@ const char *class_java_name(serial_t serial)
 const char *class_frame_name(serial_t serial)
 {
     return class_name_at(serial, offsetof(class_entry, frame_name));
+}
+
+int class_set_load_trace(serial_t serial, serial_t trace)
+{
+    int set = 0;
+    pthread_mutex_lock(&classes.lock);
+    class_entry *e = (class_entry *)class_entry_locked(serial);
+    if (e && e->load_trace == 0 && trace) {
+        e->load_trace = trace;
+        set = 1;
+    }
+    pthread_mutex_unlock(&classes.lock);
+    return set;
+}
+
+serial_t class_load_trace(serial_t serial)
+{
+    pthread_mutex_lock(&classes.lock);
+    const class_entry *e = class_entry_locked(serial);
+    serial_t trace = e ? e->load_trace : 0;
+    pthread_mutex_unlock(&classes.lock);
+    return trace;
 }
 
 uint32_t class_count(void)

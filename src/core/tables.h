@@ -76,6 +76,14 @@ const char *class_java_name(serial_t serial);     /* "java.lang.String", "byte[]
  * them alike. Several classes may share one; class records (heap dumps)
  * keep class_java_name, which tells them apart. */
 const char *class_frame_name(serial_t serial);
+/* The trace of the stack that loaded the class (the agent's ClassLoad
+ * event), for its LOAD CLASS and CLASS DUMP / CLS records. The first one
+ * set stays (1: this one was set): HotSpot posts ClassLoad again for a
+ * class already loaded (JDK 25: java.lang.Object when a loader with no
+ * parent resolves it), and a class loaded before the agent started is set
+ * EMPTY_TRACE_SERIAL first. class_load_trace: 0 when none was set. */
+int         class_set_load_trace(serial_t serial, serial_t trace);
+serial_t    class_load_trace(serial_t serial);
 uint32_t    class_count(void);
 
 /* ---- methods, keyed by an opaque 64-bit id (a jmethodID for Java methods) ---- */

@@ -12,7 +12,10 @@
  * Names, classes and frames may come in any order before the traces that
  * use them are resolved, so the pass keeps raw records (file offsets) and
  * stack traces are made into frames after the whole file was read. Heap
- * dump segments are walked only to count classes, objects and roots.
+ * dump segments are walked to count classes, objects and roots, and to take
+ * each class's loader from its CLASS DUMP; the last heap dump's segments are
+ * walked once more for the class of each loader object (an instance may come
+ * before the CLASS DUMP that names it as a loader).
  */
 #include "hprof_data.h"
 
@@ -78,6 +81,21 @@ typedef struct raw_thread {
     uint64_t object_id, name_id, group_id;
 } raw_thread;
 
+/* A LOAD CLASS record, and what the last heap dump's CLASS DUMP said. */
+typedef struct raw_class {
+    uint64_t    id;
+    uint32_t    trace;
+    const char *name;             /* Java form */
+} raw_class;
+
+typedef struct raw_class_dump {
+    uint64_t id, loader;
+} raw_class_dump;
+
+typedef struct byte_range {
+    size_t start, end;
+} byte_range;
+
 typedef struct binary_reader {
     hprof_data          *d;
     const unsigned char *bytes;
@@ -102,7 +120,19 @@ typedef struct binary_reader {
     uint32_t   *ended;
     uint32_t   nended, ended_cap;
     uint32_t   max_time_us;
+    raw_class *loads;               /* LOAD CLASS records */
+    uint32_t   nloads, loads_cap;
+    hd_index  *load_by_id;          /* class object id -> position in loads */
+    raw_class_dump *class_dumps;    /* the last heap dump's */
+    uint32_t   nclass_dumps, class_dumps_cap;
+    hd_index  *class_dump_by_id;
+    byte_range *segments;           /* the last heap dump's sub-records */
+    uint32_t   nsegments, segments_cap;
+    int        in_heap_dump;        /* segments seen since the last HEAP DUMP END */
+    hd_index  *loader_ids;          /* pass 2: loader object ids wanted */
 } binary_reader;
+
+enum { PASS_COUNT, PASS_LOADERS };
 
 /* An error at a file offset, said with the file's name. */
 #define fail(r, offset, ...) hd_fail((r)->d, (r)->err, (r)->errlen, 1, (offset), __VA_ARGS__)
@@ -171,8 +201,8 @@ static int read_utf8(binary_reader *r, cursor *c, size_t body_len)
 static int read_load_class(binary_reader *r, cursor *c, size_t offset)
 {
     uint32_t serial = u4(c);
-    id(r, c);
-    u4(c);
+    uint64_t class_id = id(r, c);
+    uint32_t trace = u4(c);
     uint64_t name_id = id(r, c);
     if (c->overrun)
         return 0;
@@ -185,6 +215,10 @@ static int read_load_class(binary_reader *r, cursor *c, size_t offset)
         push(r, (void **)&r->class_names, &r->nclasses, &r->classes_cap, sizeof *r->class_names,
              &name) != 0 ||
         hd_map_put(&r->classes, serial, r->nclasses - 1) != 0)
+        return out_of_memory(r);
+    raw_class load = { class_id, trace, name };
+    if (push(r, (void **)&r->loads, &r->nloads, &r->loads_cap, sizeof load, &load) != 0 ||
+        hd_map_put(&r->load_by_id, class_id, r->nloads - 1) != 0)
         return out_of_memory(r);
     return 0;
 }
@@ -324,12 +358,22 @@ static int skip_values(cursor *c, uint32_t count, size_t each)
     return take(c, (size_t)count * each, &b);
 }
 
-/* CLASS DUMP after its tag: fixed part, constant pool, statics, fields. */
-static int skip_class_dump(const binary_reader *r, cursor *c)
+/* CLASS DUMP after its tag: fixed part, constant pool, statics, fields.
+ * PASS_COUNT keeps the class's loader. */
+static int read_class_dump(binary_reader *r, cursor *c, int pass)
 {
     const unsigned char *b;
-    if (take(c, r->id_size * 7u + 4u + 4u, &b) != 0)
+    raw_class_dump dump;
+    dump.id = id(r, c);
+    u4(c);
+    id(r, c);
+    dump.loader = id(r, c);
+    if (take(c, r->id_size * 4u + 4u, &b) != 0)
         return -1;
+    if (pass == PASS_COUNT &&
+        (push(r, (void **)&r->class_dumps, &r->nclass_dumps, &r->class_dumps_cap, sizeof dump, &dump) != 0 ||
+         hd_map_put(&r->class_dump_by_id, dump.id, r->nclass_dumps - 1) != 0))
+        return -2;
     uint16_t n = u2(c);
     for (uint16_t i = 0; i < n && !c->overrun; i++) {
         u2(c);
@@ -346,32 +390,48 @@ static int skip_class_dump(const binary_reader *r, cursor *c)
     return skip_values(c, n, r->id_size + 1u);
 }
 
-/* One sub-record; 1 if its tag is not known (counting stops). */
-static int count_sub_record(binary_reader *r, cursor *c)
+/* An INSTANCE DUMP after its tag; PASS_LOADERS keeps the class of a loader. */
+static int read_instance(binary_reader *r, cursor *c, int pass)
 {
-    hprof_data *d = r->d;
+    uint64_t object = id(r, c);
+    u4(c);
+    uint64_t class_id = id(r, c);
+    uint32_t at;
+    if (pass == PASS_LOADERS && !c->overrun && hd_map_get(r->loader_ids, object, &at) == 0) {
+        const char *name = hd_map_get(r->load_by_id, class_id, &at) == 0 ? r->loads[at].name : "?";
+        if (hd_add_loader(r->d, object, name) != 0)
+            return -2;
+    }
+    return skip_values(c, u4(c), 1);
+}
+
+/* One sub-record, counted in PASS_COUNT; 1 if its tag is not known (the
+ * walk stops), -2 when out of memory. */
+static int count_sub_record(binary_reader *r, cursor *c, int pass)
+{
+    hprof_data *d = pass == PASS_COUNT ? r->d : NULL;
+    uint64_t ignored = 0;
+    uint64_t *roots = d ? &d->heap_roots : &ignored, *classes = d ? &d->heap_classes : &ignored;
+    uint64_t *instances = d ? &d->heap_instances : &ignored, *obj_arrays = d ? &d->heap_obj_arrays : &ignored;
+    uint64_t *prim_arrays = d ? &d->heap_prim_arrays : &ignored;
     uint8_t tag = u1(c);
     uint32_t idn = r->id_size;
     switch (tag) {
-    case 0xFF: case 0x05: case 0x07: d->heap_roots++; return skip_values(c, 1, idn);
-    case 0x01:                       d->heap_roots++; return skip_values(c, 2, idn);
-    case 0x02: case 0x03: case 0x08: d->heap_roots++; return skip_values(c, 1, idn + 8u);
-    case 0x04: case 0x06:            d->heap_roots++; return skip_values(c, 1, idn + 4u);
-    case 0x20: d->heap_classes++; return skip_class_dump(r, c);
-    case 0x21: {
-        d->heap_instances++;
-        skip_values(c, 1, idn + 4u + idn);
-        return skip_values(c, u4(c), 1);
-    }
+    case 0xFF: case 0x05: case 0x07: (*roots)++; return skip_values(c, 1, idn);
+    case 0x01:                       (*roots)++; return skip_values(c, 2, idn);
+    case 0x02: case 0x03: case 0x08: (*roots)++; return skip_values(c, 1, idn + 8u);
+    case 0x04: case 0x06:            (*roots)++; return skip_values(c, 1, idn + 4u);
+    case 0x20: (*classes)++; return read_class_dump(r, c, pass);
+    case 0x21: (*instances)++; return read_instance(r, c, pass);
     case 0x22: {
-        d->heap_obj_arrays++;
+        (*obj_arrays)++;
         skip_values(c, 1, idn + 4u);
         uint32_t n = u4(c);
         skip_values(c, 1, idn);
         return skip_values(c, n, idn);
     }
     case 0x23: {
-        d->heap_prim_arrays++;
+        (*prim_arrays)++;
         skip_values(c, 1, idn + 4u);
         uint32_t n = u4(c);
         uint8_t type = u1(c);
@@ -384,22 +444,37 @@ static int count_sub_record(binary_reader *r, cursor *c)
     }
 }
 
-static void count_heap_dump(binary_reader *r, cursor *c)
+/* A heap dump's body (a HEAP DUMP record or one segment): counted, and
+ * kept for PASS_LOADERS. -1 when out of memory. */
+static int count_heap_dump(binary_reader *r, cursor *c)
 {
     hprof_data *d = r->d;
+    if (!r->in_heap_dump) {              /* a new heap dump: the last one's classes count */
+        r->in_heap_dump = 1;
+        r->nsegments = 0;
+        r->nclass_dumps = 0;
+        hd_map_free(r->class_dump_by_id);
+        r->class_dump_by_id = NULL;
+    }
+    byte_range body = { (size_t)(c->p - r->bytes), (size_t)(c->end - r->bytes) };
+    if (push(r, (void **)&r->segments, &r->nsegments, &r->segments_cap, sizeof body, &body) != 0)
+        return -1;
     if (d->heap_dump_note)
-        return;
+        return 0;
     while (c->p < c->end && !c->overrun) {
         size_t at = (size_t)(c->p - r->bytes);
-        int rc = count_sub_record(r, c);
+        int rc = count_sub_record(r, c, PASS_COUNT);
+        if (rc == -2)
+            return out_of_memory(r);
         if (rc != 0 || c->overrun) {
             char note[200];
             snprintf(note, sizeof note, "heap dump counts stop at offset %zu: %s", at,
                      rc == 1 ? "a sub-record of a kind not counted" : "a sub-record runs past its segment");
             d->heap_dump_note = hd_strndup(d, note, strlen(note));
-            return;
+            return 0;
         }
     }
+    return 0;
 }
 
 /* ------------------------------------------------------------ the pass */
@@ -424,15 +499,22 @@ static int read_record(binary_reader *r, uint8_t tag, cursor *c, size_t offset)
         u4(c);
         r->d->depth_option = u2(c);
         return 0;
-    case TAG_HEAP_DUMP:
+    case TAG_HEAP_DUMP: {
         r->d->heap_dumps++;
-        /* fall through */
-    case TAG_HEAP_DUMP_SEGMENT:
-        count_heap_dump(r, c);
+        r->in_heap_dump = 0;             /* a whole heap dump in one record */
+        int rc = count_heap_dump(r, c);
+        r->in_heap_dump = 0;
         c->p = c->end;
-        return 0;
+        return rc;
+    }
+    case TAG_HEAP_DUMP_SEGMENT: {
+        int rc = count_heap_dump(r, c);
+        c->p = c->end;
+        return rc;
+    }
     case TAG_HEAP_DUMP_END:
         r->d->heap_dumps++;
+        r->in_heap_dump = 0;
         return 0;
     case TAG_UNLOAD_CLASS:
         c->p = c->end;
@@ -558,8 +640,47 @@ static int resolve_traces(binary_reader *r)
     return 0;
 }
 
+/* hprof_data's classes: every LOAD CLASS record, with the loader its
+ * CLASS DUMP in the last heap dump names, and the classes of those loaders
+ * from a second walk of that dump (where counting stopped, as far). */
+static int resolve_classes(binary_reader *r)
+{
+    uint32_t at;
+    for (uint32_t i = 0; i < r->nclass_dumps; i++)
+        if (r->class_dumps[i].loader && hd_map_put(&r->loader_ids, r->class_dumps[i].loader, 0) != 0)
+            return out_of_memory(r);
+    for (uint32_t i = 0; r->loader_ids && i < r->nsegments; i++) {
+        cursor c = { r->bytes + r->segments[i].start, r->bytes + r->segments[i].end, 0 };
+        int rc = 0;
+        while (rc == 0 && c.p < c.end && !c.overrun)
+            rc = count_sub_record(r, &c, PASS_LOADERS);
+        if (rc == -2)
+            return out_of_memory(r);
+        if (rc != 0 || c.overrun)
+            break;
+    }
+    for (uint32_t i = 0; i < r->nloads; i++) {
+        const raw_class *load = &r->loads[i];
+        /* One class, once: HotSpot before JDK 21 writes an array class's
+         * LOAD CLASS twice. The last one counts, as in load_by_id. */
+        if (hd_map_get(r->load_by_id, load->id, &at) == 0 && at != i)
+            continue;
+        int dumped = hd_map_get(r->class_dump_by_id, load->id, &at) == 0;
+        hd_class c = { load->name, load->trace, dumped ? r->class_dumps[at].loader : 0, dumped };
+        if (hd_add_class(r->d, &c) != 0)
+            return out_of_memory(r);
+    }
+    return 0;
+}
+
 static void free_reader(binary_reader *r)
 {
+    hd_map_free(r->load_by_id);
+    hd_map_free(r->class_dump_by_id);
+    hd_map_free(r->loader_ids);
+    free(r->loads);
+    free(r->class_dumps);
+    free(r->segments);
     hd_map_free(r->strings);
     hd_map_free(r->classes);
     hd_map_free(r->frame_index);
@@ -590,6 +711,8 @@ hprof_data *hprof_binary_parse(const char *path, const unsigned char *bytes, siz
         rc = resolve_threads(&r);
     if (rc == 0)
         rc = resolve_traces(&r);
+    if (rc == 0)
+        rc = resolve_classes(&r);
     if (rc == 0)
         r.d->duration_ms = r.max_time_us / 1000;
     free_reader(&r);

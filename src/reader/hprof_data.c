@@ -164,6 +164,8 @@ void hprof_data_free(hprof_data *d)
         profile_free(d->profiles[k]);
     }
     free(d->threads);
+    free(d->classes);
+    free(d->loaders);
     free(d->traces);
     free(d->frames);
     hd_map_free(d->trace_index);
@@ -220,6 +222,23 @@ void hd_section_restart(hd_section *s)
 int hd_add_row(hd_section *s, const hd_row *row)
 {
     return hd_push((void **)&s->rows, &s->nrows, &s->rows_cap, sizeof *row, row);
+}
+
+int hd_add_class(hprof_data *d, const hd_class *c)
+{
+    return hd_push((void **)&d->classes, &d->nclasses, &d->classes_cap, sizeof *c, c);
+}
+
+int hd_add_loader(hprof_data *d, uint64_t id, const char *class_name)
+{
+    hd_loader l = { id, class_name };
+    return hd_push((void **)&d->loaders, &d->nloaders, &d->loaders_cap, sizeof l, &l);
+}
+
+void hd_classes_restart(hprof_data *d)
+{
+    d->nclasses = 0;
+    d->nloaders = 0;
 }
 
 uint32_t hd_max_depth(const hprof_data *d, uint32_t *at_max)

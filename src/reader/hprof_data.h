@@ -78,6 +78,21 @@ typedef struct hd_section {
 
 typedef struct hd_index hd_index;   /* serial -> position */
 
+/* A class of the last heap dump, with why it was loaded: a text CLS record,
+ * or a binary LOAD CLASS joined with its CLASS DUMP. */
+typedef struct hd_class {
+    const char *name;            /* Java form; a hidden class with its address */
+    uint32_t    trace;           /* the trace that loaded it; 300000 (or 0): none recorded */
+    uint64_t    loader;          /* its loader's object id; 0: the bootstrap loader */
+    int         loader_known;    /* 0: no class record of a heap dump gives it */
+} hd_class;
+
+/* A class loader object of the last heap dump, by the class of the object. */
+typedef struct hd_loader {
+    uint64_t    id;
+    const char *class_name;      /* Java form */
+} hd_loader;
+
 typedef struct hprof_data {
     const char *path;
     const char *format;           /* "HPROF text" or "HPROF binary (JAVA PROFILE 1.0.2)" */
@@ -111,6 +126,11 @@ typedef struct hprof_data {
     uint32_t    heap_dumps;
     uint64_t    heap_classes, heap_instances, heap_obj_arrays, heap_prim_arrays, heap_roots;
     const char *heap_dump_note;   /* why counts stopped early, or NULL */
+    /* classes and their loaders, from the class records (hd_class) */
+    hd_class   *classes;
+    uint32_t    nclasses, classes_cap;
+    hd_loader  *loaders;
+    uint32_t    nloaders, loaders_cap;
     uint32_t    text_heap_dumps;  /* text: HEAP DUMP sections seen */
     uint32_t    ignored_lines;    /* text: lines outside sections of kinds not read */
     /* text: the AGENT MEMORY lines (one per dump): how many, and the last one's figures */
@@ -162,6 +182,11 @@ void        hd_map_free(hd_index *map);
 /* Empties a section (a later one of its kind replaces it). */
 void        hd_section_restart(hd_section *s);
 int         hd_add_row(hd_section *s, const hd_row *row);
+/* The class records of a heap dump: a later dump's replace an earlier's
+ * (hd_classes_restart). -1 when out of memory. */
+int         hd_add_class(hprof_data *d, const hd_class *c);
+int         hd_add_loader(hprof_data *d, uint64_t id, const char *class_name);
+void        hd_classes_restart(hprof_data *d);
 
 /* The pseudo frame of CPU samples in rows left out under cutoff=. */
 #define HD_CUTOFF_CLASS  "[cutoff]"

@@ -466,7 +466,51 @@ static int read_deadlocks(text_reader *r, const char *line)
     return keep_block(r, "DEADLOCKS END", "DEADLOCKS", &r->d->deadlocks);
 }
 
-static int skip_heap_dump(text_reader *r)
+/* A CLS record: "CLS <id> (name=<name>, trace=<serial>)", its loader in a
+ * field line after it ("\tloader\t\t<id>"). The name may hold ", ". */
+static int read_class_record(text_reader *r, size_t at, hd_class *c)
+{
+    const char *line = r->lines[at];
+    const char *name = strstr(line, " (name="), *trace = strrchr(line, ',');
+    if (name == NULL || trace == NULL || trace < name || sscanf(trace, ", trace=%" SCNu32 ")", &c->trace) != 1)
+        return fail(r, at, "malformed CLS record");
+    name += strlen(" (name=");
+    c->name = hd_strndup(r->d, name, (size_t)(trace - name));
+    c->loader = 0;
+    c->loader_known = 1;
+    for (size_t i = at + 1; i < r->nlines && r->lines[i][0] == '\t'; i++)
+        if (sscanf(r->lines[i], "\tloader\t%" SCNx64, &c->loader) == 1)
+            break;
+    return c->name ? 0 : out_of_memory(r);
+}
+
+/* The loaders' classes: "OBJ <id> (sz=.., trace=.., class=<name>@<class id>)"
+ * of every object some CLS record names as its loader. */
+static int read_loader_objects(text_reader *r, size_t from, size_t to)
+{
+    hd_index *loaders = NULL;
+    int rc = 0;
+    for (uint32_t i = 0; i < r->d->nclasses && rc == 0; i++)
+        if (r->d->classes[i].loader)
+            rc = hd_map_put(&loaders, r->d->classes[i].loader, 0);
+    for (size_t i = from; i < to && loaders && rc == 0; i++) {
+        uint64_t id;
+        uint32_t at;
+        const char *line = r->lines[i], *cls = strstr(line, ", class="), *end = strrchr(line, '@');
+        if (!starts(line, "OBJ ") || sscanf(line, "OBJ %" SCNx64, &id) != 1 || cls == NULL || end == NULL ||
+            end < cls || hd_map_get(loaders, id, &at) != 0)
+            continue;
+        cls += strlen(", class=");
+        const char *name = hd_strndup(r->d, cls, (size_t)(end - cls));
+        rc = name ? hd_add_loader(r->d, id, name) : -1;
+    }
+    hd_map_free(loaders);
+    return rc == 0 ? 0 : out_of_memory(r);
+}
+
+/* A HEAP DUMP section: counted, and its classes with their loaders kept
+ * (the last section's replace an earlier one's). */
+static int read_heap_dump(text_reader *r)
 {
     size_t end_at;
     for (end_at = r->at + 1; end_at < r->nlines; end_at++)
@@ -475,6 +519,18 @@ static int skip_heap_dump(text_reader *r)
     if (end_at >= r->nlines)
         return fail(r, r->at, "HEAP DUMP section with no \"HEAP DUMP END\" line (truncated file?)");
     r->d->text_heap_dumps++;
+    hd_classes_restart(r->d);
+    for (size_t i = r->at + 1; i < end_at; i++) {
+        hd_class c;
+        if (!starts(r->lines[i], "CLS "))
+            continue;
+        if (read_class_record(r, i, &c) != 0)
+            return -1;
+        if (hd_add_class(r->d, &c) != 0)
+            return out_of_memory(r);
+    }
+    if (read_loader_objects(r, r->at + 1, end_at) != 0)
+        return -1;
     r->at = end_at;
     return 0;
 }
@@ -516,7 +572,7 @@ static int read_record(text_reader *r)
     if (starts(line, "DEADLOCKS BEGIN "))
         return read_deadlocks(r, line);
     if (starts(line, "HEAP DUMP BEGIN "))
-        return skip_heap_dump(r);
+        return read_heap_dump(r);
     if (starts(line, "AGENT MEMORY (bytes = ")) {
         unsigned long long bytes = 0, seen = 0, forgotten = 0;
         const char *rest = strstr(line, "; threads ");

@@ -449,3 +449,24 @@ TEST(tables_classes_of_one_name_from_two_loaders)
     CHECK(class_claim(99) == 0);                             /* no such serial */
     tables_free();
 }
+
+TEST(tables_class_load_traces)
+{
+    tables_init(NULL);
+    serial_t a = class_intern("Lp/A;"), b = class_intern("Lp/B;");
+    serial_t m = method_add(1, &(method_desc){ .class_serial = a, .name = "first", .signature = "()V" });
+    serial_t f = frame_intern(m, 12);
+    serial_t t = trace_intern(0, &f, 1);
+    CHECK(class_load_trace(a) == 0);                         /* none recorded yet */
+    CHECK(class_set_load_trace(a, t) == 1);
+    CHECK(class_load_trace(a) == t);
+    CHECK(class_set_load_trace(a, t + 1) == 0);              /* a later ClassLoad of it: the first stays */
+    CHECK(class_load_trace(a) == t);
+    CHECK(class_load_trace(b) == 0);                         /* its own, still none */
+    CHECK(class_set_load_trace(b, EMPTY_TRACE_SERIAL) == 1); /* loaded before the agent started */
+    CHECK(class_set_load_trace(b, t) == 0);
+    CHECK(class_load_trace(b) == EMPTY_TRACE_SERIAL);
+    CHECK(class_set_load_trace(99, t) == 0);                 /* no such class: nothing happens */
+    CHECK(class_load_trace(99) == 0);
+    tables_free();
+}

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "analysis/analysis.h"
+#include "analysis/class_origins.h"
 #include "output/hprof_binary.h"
 #include "reader/hprof_data.h"
 
@@ -211,7 +212,7 @@ static unsigned char *binary_file(size_t *len)
     const char *names[] = { "Demo", "hot", "()V", "Demo.java", "main", "main", "[B", "Unknown", "grp" };
     for (uint32_t i = 0; i < 9; i++)
         hb_utf8(&w, NAME(i), names[i]);
-    hb_load_class(&w, 100001, 0x500, 300000, NAME(0));
+    hb_load_class(&w, 100001, 0x500, 300001, NAME(0));
     hb_load_class(&w, 100002, 0x501, 300000, NAME(6));
     hb_stack_frame(&w, 0x10, NAME(1), NAME(2), NAME(3), 100001, 10);
     hb_stack_frame(&w, 0x11, NAME(4), NAME(2), NAME(7), 100001, -3);
@@ -228,10 +229,11 @@ static unsigned char *binary_file(size_t *len)
     hb_heap_summary(&w, 160, 10, 320, 20);
     hb_end_thread(&w, 200001);
     hb_heap_begin(&w);
-    hb_class c = { 0x500, 300000, 0, 0, 0, 0, 4, NULL, 0, NULL, 0 };
-    hb_class_dump(&w, &c);
+    /* Demo's loader is 0x7000, an instance of Demo met before Demo's CLASS DUMP. */
     hb_instance_begin(&w, 0x7000, 300000, 0x500, 4);
     hb_put_value(&w, HB_INT, 5);
+    hb_class c = { 0x500, 300001, 0, 0x7000, 0, 0, 4, NULL, 0, NULL, 0 };
+    hb_class_dump(&w, &c);
     int8_t bytes[3] = { 1, 2, 3 };
     hb_prim_array(&w, 0x7100, 300000, HB_BYTE, 3, bytes);
     hb_root_sticky_class(&w, 0x500);
@@ -278,6 +280,16 @@ TEST(binary_reader_reads_records)
     CHECK(d->has_heap_summary && d->heap_alloc_objs == 20);
     CHECK(d->heap_dumps == 1 && d->heap_classes == 1 && d->heap_instances == 1 &&
           d->heap_prim_arrays == 1 && d->heap_roots == 1 && d->heap_dump_note == NULL);
+    /* Classes: Demo with its loading trace and loader; byte[] has no CLASS DUMP. */
+    CHECK(d->nclasses == 2 && d->nloaders == 1);
+    if (d->nclasses == 2 && d->nloaders == 1) {
+        CHECK_STR(d->classes[0].name, "Demo");
+        CHECK(d->classes[0].trace == 300001 && d->classes[0].loader == 0x7000 && d->classes[0].loader_known);
+        CHECK_STR(d->classes[1].name, "byte[]");
+        CHECK(!d->classes[1].loader_known);
+        CHECK(d->loaders[0].id == 0x7000);
+        CHECK_STR(d->loaders[0].class_name, "Demo");
+    }
     hprof_data_free(d);
     free(bytes);
 }
@@ -429,4 +441,100 @@ TEST(diff_matches_stacks_by_frames_and_orders_by_share_change)
     string_store_free(names);
     profile_free(pb);
     profile_free(pa);
+}
+
+/* A text heap dump's class records: a class, a lambda and the loader's
+ * class, the loader's OBJ before its class's CLS. */
+static const char TEXT_CLASSES[] =
+    "JAVA PROFILE 1.0.1, created Mon Nov 23 17:35:14 2026\n"
+    "--------\n"
+    "TRACE 300001:\n"
+    "\tLazy.first(Lazy.java:7)\n"
+    "\tLazy.main(Lazy.java:20)\n"
+    "HEAP DUMP BEGIN (1 objects, 24 bytes) Mon Nov 23 17:35:18 2026\n"
+    "CLS 186a1 (name=Lazy$A, trace=300001)\n"
+    "\tsuper\t\t186a0\n"
+    "\tloader\t\t7000\n"
+    "CLS 186a2 (name=Lazy$$Lambda$1.0x00007f0012345678, trace=300001)\n"
+    "\tsuper\t\t186a0\n"
+    "\tloader\t\t7000\n"
+    "OBJ 7000 (sz=24, trace=300000, class=app.Loader@186a3)\n"
+    "CLS 186a3 (name=app.Loader, trace=300000)\n"
+    "CLS 186a0 (name=java.lang.Object, trace=300000)\n"
+    "HEAP DUMP END\n";
+
+/* The tables as text, in one string (malloc'ed). */
+static char *origin_tables_text(const hprof_data *d)
+{
+    table *t[3];
+    int n = 0;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    CHECK(class_origin_tables(d, 10, t, 3, &n) == 0);
+    for (int i = 0; i < n; i++) {
+        table_print_text(t[i], f);
+        table_free(t[i]);
+    }
+    fclose(f);
+    return text;
+}
+
+/* 1 if a line of text has `start` in it and ends with `end`. */
+static int has_row(const char *text, const char *start, const char *end)
+{
+    for (const char *line = text; line && *line; ) {
+        const char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) : strlen(line), n = strlen(end);
+        const char *at = strstr(line, start);
+        if (at && at < line + len && len >= n && strncmp(line + len - n, end, n) == 0)
+            return 1;
+        line = nl ? nl + 1 : NULL;
+    }
+    return 0;
+}
+
+TEST(class_origins_by_loader_site_and_maker)
+{
+    char err[256] = "";
+    hprof_data *d = parse_text(TEXT_CLASSES, sizeof TEXT_CLASSES - 1, err, sizeof err);
+    CHECK(d != NULL);
+    if (d == NULL) {
+        fprintf(stderr, "%s\n", err);
+        return;
+    }
+    CHECK(d->nclasses == 4 && d->nloaders == 1);
+    if (d->nclasses == 4 && d->nloaders == 1) {
+        CHECK_STR(d->classes[0].name, "Lazy$A");
+        CHECK(d->classes[0].trace == 300001 && d->classes[0].loader == 0x7000);
+        CHECK(d->classes[3].loader == 0 && d->classes[3].loader_known);
+        CHECK_STR(d->loaders[0].class_name, "app.Loader");
+    }
+    char *text = origin_tables_text(d);
+    /* Two classes of the custom loader at one site, the lambda named by Lazy. */
+    CHECK(has_row(text, "2  custom: app.Loader  Lazy.first(Lazy.java:7) ", "  1 lambda of Lazy, Lazy$A"));
+    CHECK(strstr(text, "2  bootstrap           (no trace") != NULL);
+    CHECK(strstr(text, "custom: app.Loader        2                     2       1\n") != NULL);
+    CHECK(strstr(text, "1  Lazy     lambdas  custom: app.Loader\n") != NULL);
+    free(text);
+    hprof_data_free(d);
+}
+
+TEST(class_origins_name_hidden_classes_by_their_maker)
+{
+    char buf[256];
+    int lambda = -1;
+    CHECK(class_origin_maker("Foo$$Lambda$14.0x00007f0012345678", buf, sizeof buf, &lambda) == 1);
+    CHECK_STR(buf, "Foo");
+    CHECK(lambda == 1);
+    CHECK(class_origin_maker("p.Foo$$Lambda.0x0000000800c01000", buf, sizeof buf, &lambda) == 1);
+    CHECK_STR(buf, "p.Foo");
+    CHECK(class_origin_maker("java.lang.invoke.LambdaForm$MH.0x0000000800c01000", buf, sizeof buf, &lambda) == 1);
+    CHECK_STR(buf, "java.lang.invoke.LambdaForm$MH");
+    CHECK(lambda == 0);
+    CHECK(class_origin_maker("p.Foo$$Lambda+0x0000000800c01000", buf, sizeof buf, &lambda) == 1); /* HotSpot's dumps */
+    CHECK_STR(buf, "p.Foo");
+    CHECK(lambda == 1);
+    CHECK(class_origin_maker("p.Foo$Bar", buf, sizeof buf, &lambda) == 0);
+    CHECK(class_origin_maker("p.Foo$$Lambda.0x1", buf, 4, &lambda) == 0);    /* no room: not named */
 }
