@@ -16,13 +16,17 @@ a real JVM, against truths the programs know about themselves.
     heap_dump_binary    HeapShape dumped on SIGQUIT (format=b), read by the
                         independent reader (tests/hprof_reader.py): every
                         count, field value and static exact, no integrity
-                        problem, and the program's classes counted as
-                        `jcmd GC.class_histogram` counts them at that moment
+                        problem but the JVM's own dumper's known quirks (it
+                        writes that dump: its LOAD CLASS serials from
+                        0x40000000 say so), and the program's classes counted
+                        as `jcmd GC.class_histogram` counts them at that moment
     heap_dump_text      the same heap in HPROF's text HEAP DUMP (format=a):
                         counts exact, every reference resolves, the header's
                         object count right
     heap_all_traces     heap=all: the dump's objects carry the trace of their
                         allocation site (25,000 Small from makeSmall, ...)
+    heap_all_shape      the same heap with heap=all: the agent's own walk,
+                        exact with no quirk accepted
     heap_dump_two_loaders  one class name loaded by two class loaders: the dump
                         has two classes of that name, with their own loaders
                         and exactly their instances (3 and 5)
@@ -416,7 +420,13 @@ def make_tests(Fail, parse_profile, Skip):
         finally:
             finish(p, se, go, Fail)
         d = hprof_reader.read(path)
-        heap_dump_check.check_heap_shape(d, Fail)
+        # Without heap=sites the heap dump in the file is the JVM's own
+        # (docs/heap.md), with its known quirks (pseudo statics such as
+        # <resolved_references>, CDS's archived roots).
+        heap_dump_check.check_heap_shape(d, Fail, jvm_quirks_ok=True)
+        if not any((c.serial or 0) >= 0x40000000 for c in d.classes.values()):
+            raise Fail("the heap dump's classes have no LOAD CLASS serial of the JVM's dumper's range "
+                       "(0x40000000 and up): the agent walked the heap itself")
         diff = heap_dump_check.compare_with_histogram(d, histo)
         if diff["own"]:
             raise Fail("HeapShape's classes counted differently from jcmd GC.class_histogram: %s" % diff["own"][:10])
@@ -480,6 +490,18 @@ def make_tests(Fail, parse_profile, Skip):
         if problems:
             raise Fail("; ".join(str(p) for p in problems[:8]))
         ctx.note("every live tracked object of the truth carries its allocation trace (%d truths)" % len(want))
+
+    def t_heap_all_shape(ctx):
+        """heap=all: the agent's own walk (objects carry their allocation
+        traces), held to HeapShape's heap exactly, without the JVM quirks
+        heap_dump_binary accepts in the JVM's dump."""
+        path = ctx.path("shape.hprof")
+        ctx.run("HeapShape", [], agent="heap=all,format=b,file=" + path)
+        d = hprof_reader.read(path)
+        heap_dump_check.check_heap_shape(d, Fail)
+        if any((c.serial or 0) >= 0x40000000 for c in d.classes.values()):
+            raise Fail("heap=all's dump has LOAD CLASS serials of the JVM's dumper: it must be the agent's walk")
+        ctx.note("exact; %d objects" % d.objects)
 
     def t_heap_dump_visualvm(ctx):
         """Our binary dump opened by VisualVM's own heap reader (Debian's
@@ -547,6 +569,6 @@ def make_tests(Fail, parse_profile, Skip):
             ("heap_sites_class_unload", t_heap_sites_class_unload),
             ("heap_sites_sampled", t_heap_sites_sampled),
             ("heap_sites_evict", t_heap_sites_evict), ("heap_dump_binary", t_heap_dump_binary), ("heap_dump_text", t_heap_dump_text),
-            ("heap_all_traces", t_heap_all_traces),
+            ("heap_all_traces", t_heap_all_traces), ("heap_all_shape", t_heap_all_shape),
             ("heap_dump_two_loaders", t_heap_dump_two_loaders), ("heap_dump_disk_full", t_heap_dump_disk_full),
             ("heap_dump_visualvm", t_heap_dump_visualvm)]

@@ -36,6 +36,14 @@ typedef struct heap_dump_target {
  * garbage. 0 on success; -1 after saying why on stderr. */
 int heap_dump_write(JNIEnv *jni, const heap_dump_target *target, int depth, int lineno);
 
+/* format=b without allocation traces: the JVM's own dumper writes the heap
+ * dump (jvm_heap_dump.h) to a staging file beside the output, whose records
+ * are then appended to the output (hb_append_file); it collects garbage
+ * itself. 0 on success; 1 when the JVM could not dump (said on stderr;
+ * nothing was written, the caller walks the heap itself); -1 when the
+ * output failed while its records were appended. */
+int heap_dump_by_jvm(JNIEnv *jni, const heap_dump_target *target);
+
 /* format=b: UTF8, LOAD CLASS, STACK FRAME, STACK TRACE, START THREAD and
  * END THREAD records for every entry of the shared tables this file does
  * not have yet (before a section uses them; w->tables_written says). */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define RECORD_HEADER_SIZE 9u     /* u1 tag, u4 time, u4 body length */
 #define FILE_HEADER        "JAVA PROFILE 1.0.2"
@@ -731,4 +732,130 @@ int hb_prim_array(hb_writer *w, uint64_t id, uint32_t trace_serial, uint8_t type
     }
     sub_end(w);
     return 0;
+}
+
+/* ---- another file's records ---- */
+
+/* n bytes from fd, all of them: 0, or -1 (EIO at a short read). */
+static int read_all(int fd, void *buf, size_t n)
+{
+    unsigned char *p = buf;
+    while (n > 0) {
+        ssize_t got = read(fd, p, n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return -1;
+        p += got;
+        n -= (size_t)got;
+    }
+    return 0;
+}
+
+/* n bytes from fd to the file, through user space. */
+static int copy_through(hb_writer *w, int fd, uint64_t n)
+{
+    size_t cap = 1u << 20;
+    unsigned char *buf = malloc(cap);
+    if (buf == NULL)
+        return fail(w, ENOMEM);
+    while (n > 0) {
+        size_t k = n < cap ? (size_t)n : cap;
+        if (read_all(fd, buf, k) != 0) {
+            free(buf);
+            return fail(w, EIO);
+        }
+        if (write_out(w, buf, k) != 0) {
+            free(buf);
+            return -1;
+        }
+        n -= k;
+    }
+    free(buf);
+    return 0;
+}
+
+/* n bytes from fd to the file: in the kernel when both are files that
+ * allow it (a heap dump's segments are most of a gigabyte), else through a
+ * buffer (a memory stream, a pipe, another file system on old kernels). */
+static int copy_body(hb_writer *w, int fd, uint64_t n)
+{
+    int out = fileno(w->out);
+    if (n < (1u << 20) || out < 0)
+        return copy_through(w, fd, n);
+    errno = 0;
+    if (fflush(w->out) != 0)
+        return fail(w, errno != 0 ? errno : EIO);
+    uint64_t left = n;
+    while (left > 0) {
+        ssize_t got = copy_file_range(fd, NULL, out, NULL, left > (1u << 30) ? (1u << 30) : (size_t)left, 0);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0 && left == n && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
+                                     errno == EOPNOTSUPP || errno == EBADF))
+            return copy_through(w, fd, n);        /* not here: nothing was copied yet */
+        if (got < 0)
+            return fail(w, errno);
+        if (got == 0)
+            return fail(w, EIO);                  /* the file ended early */
+        left -= (uint64_t)got;
+        w->bytes += (uint64_t)got;
+    }
+    /* The stream's idea of its position is the descriptor's again. */
+    off_t at = lseek(out, 0, SEEK_CUR);
+    if (at < 0 || fseeko(w->out, at, SEEK_SET) != 0)
+        return fail(w, errno != 0 ? errno : EIO);
+    return 0;
+}
+
+int hb_append_file(hb_writer *w, int fd, uint32_t class_serial_offset)
+{
+    if (!usable(w))
+        return -1;
+    if (w->in_heap)
+        return fail(w, EINVAL);
+    /* "JAVA PROFILE 1.0.1" or "1.0.2", its NUL, u4 id size, u8 ms. */
+    unsigned char head[19 + 4 + 8];
+    if (read_all(fd, head, sizeof head) != 0 || memcmp(head, "JAVA PROFILE 1.0.", 17) != 0 || head[18] != 0)
+        return 1;
+    uint32_t id_size = (uint32_t)head[19] << 24 | (uint32_t)head[20] << 16 | (uint32_t)head[21] << 8 | head[22];
+    if (id_size != HB_ID_SIZE)
+        return 1;
+    uint64_t their_ms = 0;
+    for (int i = 23; i < 31; i++)
+        their_ms = their_ms << 8 | head[i];
+    /* Their times are microseconds since their start; ours since ours. The
+     * field wraps (u4), so the sum is taken modulo 2^32 as well. */
+    uint32_t shift = (uint32_t)((their_ms - w->start_ms) * 1000u);
+    for (;;) {
+        unsigned char rh[RECORD_HEADER_SIZE];
+        ssize_t got;
+        do
+            got = read(fd, rh, 1);
+        while (got < 0 && errno == EINTR);
+        if (got == 0)
+            return 0;                             /* the end, between records */
+        if (got < 0 || read_all(fd, rh + 1, sizeof rh - 1) != 0)
+            return fail(w, EIO);
+        uint32_t time = (uint32_t)rh[1] << 24 | (uint32_t)rh[2] << 16 | (uint32_t)rh[3] << 8 | rh[4];
+        uint32_t len = (uint32_t)rh[5] << 24 | (uint32_t)rh[6] << 16 | (uint32_t)rh[7] << 8 | rh[8];
+        put_u4(rh + 1, time + shift);
+        if (write_out(w, rh, sizeof rh) != 0)
+            return -1;
+        /* Where a class serial sits: first in LOAD CLASS, after four ids in
+         * STACK FRAME. */
+        size_t at = rh[0] == HB_TAG_LOAD_CLASS ? 0 : rh[0] == HB_TAG_FRAME ? 4u * HB_ID_SIZE : SIZE_MAX;
+        if (at != SIZE_MAX && len >= at + 4 && len <= 256) {
+            unsigned char body[256];
+            if (read_all(fd, body, len) != 0)
+                return fail(w, EIO);
+            uint32_t serial = (uint32_t)body[at] << 24 | (uint32_t)body[at + 1] << 16 |
+                              (uint32_t)body[at + 2] << 8 | body[at + 3];
+            put_u4(body + at, serial + class_serial_offset);
+            if (write_out(w, body, len) != 0)
+                return -1;
+        } else if (copy_body(w, fd, len) != 0) {
+            return -1;
+        }
+    }
 }
