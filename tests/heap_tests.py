@@ -27,6 +27,8 @@ a real JVM, against truths the programs know about themselves.
                         allocation site (25,000 Small from makeSmall, ...)
     heap_all_shape      the same heap with heap=all: the agent's own walk,
                         exact with no quirk accepted
+    heap_dump_fallback  no jdk.management module: the agent says the JVM's
+                        dumper is missing and walks the heap itself, exactly
     heap_dump_two_loaders  one class name loaded by two class loaders: the dump
                         has two classes of that name, with their own loaders
                         and exactly their instances (3 and 5)
@@ -503,6 +505,24 @@ def make_tests(Fail, parse_profile, Skip):
             raise Fail("heap=all's dump has LOAD CLASS serials of the JVM's dumper: it must be the agent's walk")
         ctx.note("exact; %d objects" % d.objects)
 
+    def t_heap_dump_fallback(ctx):
+        """A runtime without the jdk.management module (--limit-modules
+        java.base): the JVM's own dumper cannot be asked, the agent says so
+        and walks the heap itself; the dump is exact and no staging file is
+        left beside it."""
+        path = ctx.path("shape.hprof")
+        r = ctx.run("HeapShape", [], agent="heap=dump,format=b,file=" + path, jvm=["--limit-modules", "java.base"])
+        said = [l for l in r.stderr.splitlines() if "JVM's own dumper did not write one" in l]
+        if not said or "ManagementFactory" not in said[0] or "walks the heap itself" not in said[0]:
+            raise Fail("no line saying the JVM's dumper is missing and the agent walks the heap: %r"
+                       % tail_of(r.stderr))
+        d = hprof_reader.read(path)
+        heap_dump_check.check_heap_shape(d, Fail)
+        left = [f for f in os.listdir(os.path.dirname(path)) if f.startswith(".hprof-heap.")]
+        if left:
+            raise Fail("staging files left beside the dump: %s" % left)
+        ctx.note("exact, by the agent's walk; %s" % said[0][said[0].index("hprof:"):][:120])
+
     def t_heap_dump_visualvm(ctx):
         """Our binary dump opened by VisualVM's own heap reader (Debian's
         visualvm package, its jfluid-heap library), compared with what
@@ -570,5 +590,6 @@ def make_tests(Fail, parse_profile, Skip):
             ("heap_sites_sampled", t_heap_sites_sampled),
             ("heap_sites_evict", t_heap_sites_evict), ("heap_dump_binary", t_heap_dump_binary), ("heap_dump_text", t_heap_dump_text),
             ("heap_all_traces", t_heap_all_traces), ("heap_all_shape", t_heap_all_shape),
+            ("heap_dump_fallback", t_heap_dump_fallback),
             ("heap_dump_two_loaders", t_heap_dump_two_loaders), ("heap_dump_disk_full", t_heap_dump_disk_full),
             ("heap_dump_visualvm", t_heap_dump_visualvm)]

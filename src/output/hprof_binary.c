@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -808,22 +809,101 @@ static int copy_body(hb_writer *w, int fd, uint64_t n)
     return 0;
 }
 
+static uint32_t get_u4(const unsigned char *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* "JAVA PROFILE 1.0.1" or "1.0.2", its NUL, u4 id size, u8 ms. */
+#define OTHER_HEADER_SIZE (19u + 4u + 8u)
+
+/* Another file's header: 0 and its time when it is an HPROF binary file
+ * with this file's id size, else 1. */
+static int other_header(const unsigned char *head, uint64_t *ms)
+{
+    if (memcmp(head, "JAVA PROFILE 1.0.", 17) != 0 || head[18] != 0 || get_u4(head + 19) != HB_ID_SIZE)
+        return 1;
+    *ms = 0;
+    for (int i = 23; i < 31; i++)
+        *ms = *ms << 8 | head[i];
+    return 0;
+}
+
+/* Where a class serial sits in a record's body: first in LOAD CLASS, after
+ * four ids in STACK FRAME; SIZE_MAX in other records. */
+static size_t class_serial_at(uint8_t tag, uint32_t len)
+{
+    size_t at = tag == HB_TAG_LOAD_CLASS ? 0 : tag == HB_TAG_FRAME ? 4u * HB_ID_SIZE : SIZE_MAX;
+    return at != SIZE_MAX && len >= at + 4 ? at : SIZE_MAX;
+}
+
+int hb_offset_class_serials(int fd, uint32_t offset, uint64_t *start_ms, uint64_t *size)
+{
+    unsigned char head[OTHER_HEADER_SIZE];
+    if (pread(fd, head, sizeof head, 0) != (ssize_t)sizeof head || other_header(head, start_ms) != 0)
+        return 1;
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return -1;
+    uint64_t end = (uint64_t)st.st_size, at = OTHER_HEADER_SIZE;
+    while (at < end) {
+        unsigned char rh[RECORD_HEADER_SIZE];
+        if (end - at < sizeof rh || pread(fd, rh, sizeof rh, (off_t)at) != (ssize_t)sizeof rh) {
+            errno = EIO;
+            return -1;
+        }
+        uint32_t len = get_u4(rh + 5);
+        if (len > end - at - sizeof rh) {
+            errno = EIO;                          /* the last record runs past the end */
+            return -1;
+        }
+        size_t pos = class_serial_at(rh[0], len);
+        if (pos != SIZE_MAX) {
+            unsigned char b[4];
+            off_t where = (off_t)(at + sizeof rh + pos);
+            if (pread(fd, b, 4, where) != 4) {
+                errno = EIO;
+                return -1;
+            }
+            put_u4(b, get_u4(b) + offset);
+            if (pwrite(fd, b, 4, where) != 4)
+                return -1;
+        }
+        at += sizeof rh + len;
+    }
+    *size = end;
+    return 0;
+}
+
+int hb_switch_file(hb_writer *w, int fd, uint64_t start_ms, uint64_t size)
+{
+    if (!usable(w))
+        return -1;
+    if (w->in_heap)
+        return fail(w, EINVAL);
+    int out = fileno(w->out);
+    errno = 0;
+    if (out < 0)
+        return fail(w, EBADF);
+    if (fflush(w->out) != 0)
+        return fail(w, errno != 0 ? errno : EIO);
+    if (dup2(fd, out) < 0 || fseeko(w->out, (off_t)size, SEEK_SET) != 0)
+        return fail(w, errno != 0 ? errno : EIO);
+    w->start_ms = start_ms;
+    w->bytes = size;
+    return 0;
+}
+
 int hb_append_file(hb_writer *w, int fd, uint32_t class_serial_offset)
 {
     if (!usable(w))
         return -1;
     if (w->in_heap)
         return fail(w, EINVAL);
-    /* "JAVA PROFILE 1.0.1" or "1.0.2", its NUL, u4 id size, u8 ms. */
-    unsigned char head[19 + 4 + 8];
-    if (read_all(fd, head, sizeof head) != 0 || memcmp(head, "JAVA PROFILE 1.0.", 17) != 0 || head[18] != 0)
-        return 1;
-    uint32_t id_size = (uint32_t)head[19] << 24 | (uint32_t)head[20] << 16 | (uint32_t)head[21] << 8 | head[22];
-    if (id_size != HB_ID_SIZE)
-        return 1;
+    unsigned char head[OTHER_HEADER_SIZE];
     uint64_t their_ms = 0;
-    for (int i = 23; i < 31; i++)
-        their_ms = their_ms << 8 | head[i];
+    if (read_all(fd, head, sizeof head) != 0 || other_header(head, &their_ms) != 0)
+        return 1;
     /* Their times are microseconds since their start; ours since ours. The
      * field wraps (u4), so the sum is taken modulo 2^32 as well. */
     uint32_t shift = (uint32_t)((their_ms - w->start_ms) * 1000u);
@@ -837,21 +917,16 @@ int hb_append_file(hb_writer *w, int fd, uint32_t class_serial_offset)
             return 0;                             /* the end, between records */
         if (got < 0 || read_all(fd, rh + 1, sizeof rh - 1) != 0)
             return fail(w, EIO);
-        uint32_t time = (uint32_t)rh[1] << 24 | (uint32_t)rh[2] << 16 | (uint32_t)rh[3] << 8 | rh[4];
-        uint32_t len = (uint32_t)rh[5] << 24 | (uint32_t)rh[6] << 16 | (uint32_t)rh[7] << 8 | rh[8];
-        put_u4(rh + 1, time + shift);
+        uint32_t len = get_u4(rh + 5);
+        put_u4(rh + 1, get_u4(rh + 1) + shift);
         if (write_out(w, rh, sizeof rh) != 0)
             return -1;
-        /* Where a class serial sits: first in LOAD CLASS, after four ids in
-         * STACK FRAME. */
-        size_t at = rh[0] == HB_TAG_LOAD_CLASS ? 0 : rh[0] == HB_TAG_FRAME ? 4u * HB_ID_SIZE : SIZE_MAX;
-        if (at != SIZE_MAX && len >= at + 4 && len <= 256) {
+        size_t at = class_serial_at(rh[0], len);
+        if (at != SIZE_MAX && len <= 256) {
             unsigned char body[256];
             if (read_all(fd, body, len) != 0)
                 return fail(w, EIO);
-            uint32_t serial = (uint32_t)body[at] << 24 | (uint32_t)body[at + 1] << 16 |
-                              (uint32_t)body[at + 2] << 8 | body[at + 3];
-            put_u4(body + at, serial + class_serial_offset);
+            put_u4(body + at, get_u4(body + at) + class_serial_offset);
             if (write_out(w, body, len) != 0)
                 return -1;
         } else if (copy_body(w, fd, len) != 0) {

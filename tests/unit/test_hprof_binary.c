@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "output/hprof_binary.h"
@@ -1088,4 +1090,104 @@ TEST(hb_append_file_not_inside_a_heap_dump)
     close(fd);
     free(s.buf);
     free(other.b);
+}
+
+/* ---- the JVM's dump becoming the output (hb_offset_class_serials, hb_switch_file) ---- */
+
+static unsigned char *file_bytes(int fd, size_t *n)
+{
+    struct stat st;
+    CHECK(fstat(fd, &st) == 0);
+    *n = (size_t)st.st_size;
+    unsigned char *b = malloc(*n ? *n : 1);
+    CHECK(b != NULL && pread(fd, b, *n, 0) == (ssize_t)*n);
+    return b;
+}
+
+TEST(hb_offset_class_serials_in_place)
+{
+    bytes other = { 0 };
+    e_other_file(&other);
+    int fd = file_of(&other, other.n);
+    uint64_t ms = 0, size = 0;
+    CHECK(hb_offset_class_serials(fd, 0x40000000u, &ms, &size) == 0);
+    CHECK(ms == OTHER_MS && size == other.n);
+    size_t n;
+    unsigned char *got = file_bytes(fd, &n);
+    /* Only the two serials differ from the original. */
+    size_t diffs = 0;
+    for (size_t i = 0; i < n && n == other.n; i++)
+        diffs += got[i] != other.b[i];
+    CHECK(n == other.n && diffs == 2);
+    size_t load_serial = 31 + 9 + 11 + 9, frame_serial = load_serial + 24 + 9 + 32;
+    CHECK(got[load_serial] == 0x40 && got[load_serial + 3] == 1);
+    CHECK(got[frame_serial] == 0x40 && got[frame_serial + 3] == 1);
+    free(got);
+    close(fd);
+    free(other.b);
+}
+
+TEST(hb_offset_class_serials_refuses_and_truncated)
+{
+    bytes other = { 0 };
+    e_other_file(&other);
+    uint64_t ms = 0, size = 0;
+    int fd = file_of(&other, 20);                 /* not even a header */
+    CHECK(hb_offset_class_serials(fd, 1, &ms, &size) == 1);
+    close(fd);
+    fd = file_of(&other, other.n - 4);            /* the last record cut */
+    errno = 0;
+    CHECK(hb_offset_class_serials(fd, 1, &ms, &size) == -1 && errno == EIO);
+    close(fd);
+    free(other.b);
+}
+
+/* Our file so far (a header, one record) follows the JVM's dump: the writer
+ * goes on at the end of the dump's file, times relative to its start. */
+TEST(hb_switch_file_then_append_ours)
+{
+    FILE *ours = tmpfile();
+    CHECK(ours != NULL);
+    hb_writer w;
+    CHECK(hb_open(&w, ours, START_MS, 0) == 0);
+    w.clock_us = fake_clock;
+    CHECK(hb_control_settings(&w, 0, 4) == 0);
+    CHECK(fflush(ours) == 0);
+    int old = dup(fileno(ours));                  /* its own description: reads from the start */
+    CHECK(old >= 0 && lseek(old, 0, SEEK_SET) == 0);
+    char name[64];
+    snprintf(name, sizeof name, "/proc/self/fd/%d", old);
+    int reader = open(name, O_RDONLY);
+    CHECK(reader >= 0);
+
+    bytes other = { 0 }, want = { 0 };
+    e_other_file(&other);
+    int fd = file_of(&other, other.n);
+    uint64_t ms = 0, size = 0;
+    CHECK(hb_offset_class_serials(fd, 0x40000000u, &ms, &size) == 0);
+    CHECK(hb_switch_file(&w, fd, ms, size) == 0);
+    CHECK(hb_append_file(&w, reader, 0) == 0);
+    CHECK(hb_control_settings(&w, 1, 5) == 0);
+    CHECK(hb_close(&w) == 0);
+
+    /* The dump (serials moved), then our record 5 ms earlier than the dump's
+     * start (wrapped), then the new one at DT_US - 5 ms. */
+    e_raw(&want, "JAVA PROFILE 1.0.2", 19);
+    e_u4(&want, 8);
+    e_u8(&want, OTHER_MS);
+    size_t n;
+    unsigned char *got = file_bytes(fd, &n);
+    CHECK(n == other.n + 2 * (9 + 6));
+    e_raw(&want, got + want.n, other.n - want.n);     /* checked by the test above */
+    e_u1(&want, 0x0E); e_u4(&want, (uint32_t)(DT_US - 5000u)); e_u4(&want, 6); e_u4(&want, 0); e_u2(&want, 4);
+    e_u1(&want, 0x0E); e_u4(&want, (uint32_t)(DT_US - 5000u)); e_u4(&want, 6); e_u4(&want, 1); e_u2(&want, 5);
+    CHECK(same_bytes("switched", got, n, &want));
+    CHECK(memcmp(got + 31 + 9 + 11 + 9, "\x40\x00\x00\x01", 4) == 0);
+    free(got);
+    fclose(ours);
+    close(old);
+    close(reader);
+    close(fd);
+    free(other.b);
+    free(want.b);
 }
