@@ -29,6 +29,8 @@ a real JVM, against truths the programs know about themselves.
                         exact with no quirk accepted
     heap_dump_fallback  no jdk.management module: the agent says the JVM's
                         dumper is missing and walks the heap itself, exactly
+    heap_dump_cpu_samples  heap=dump with cpu=samples (format=b): the agent's
+                        walk, one LOAD CLASS per class, HeapShape exact
     heap_dump_two_loaders  one class name loaded by two class loaders: the dump
                         has two classes of that name, with their own loaders
                         and exactly their instances (3 and 5)
@@ -523,6 +525,19 @@ def make_tests(Fail, parse_profile, Skip):
             raise Fail("staging files left beside the dump: %s" % left)
         ctx.note("exact, by the agent's walk; %s" % said[0][said[0].index("hprof:"):][:120])
 
+    def t_heap_dump_cpu_samples(ctx):
+        """heap=dump with cpu=samples in one binary file: the agent's walk, so
+        that the samples' classes and the heap's are one set of LOAD CLASS
+        records (the JVM's dumper has its own): HeapShape exact, one class per
+        name."""
+        path = ctx.path("shape.hprof")
+        ctx.run("HeapShape", [], agent="heap=dump,cpu=samples,format=b,file=" + path)
+        d = hprof_reader.read(path)
+        heap_dump_check.check_heap_shape(d, Fail)
+        if any((c.serial or 0) >= 0x40000000 for c in d.classes.values()):
+            raise Fail("LOAD CLASS serials of the JVM's dumper in a file with cpu=samples")
+        ctx.note("exact; %d objects, %d CPU SAMPLES records" % (d.objects, len(d.cpu_samples)))
+
     def t_heap_dump_visualvm(ctx):
         """Our binary dump opened by VisualVM's own heap reader (Debian's
         visualvm package, its jfluid-heap library), compared with what
@@ -590,6 +605,6 @@ def make_tests(Fail, parse_profile, Skip):
             ("heap_sites_sampled", t_heap_sites_sampled),
             ("heap_sites_evict", t_heap_sites_evict), ("heap_dump_binary", t_heap_dump_binary), ("heap_dump_text", t_heap_dump_text),
             ("heap_all_traces", t_heap_all_traces), ("heap_all_shape", t_heap_all_shape),
-            ("heap_dump_fallback", t_heap_dump_fallback),
+            ("heap_dump_fallback", t_heap_dump_fallback), ("heap_dump_cpu_samples", t_heap_dump_cpu_samples),
             ("heap_dump_two_loaders", t_heap_dump_two_loaders), ("heap_dump_disk_full", t_heap_dump_disk_full),
             ("heap_dump_visualvm", t_heap_dump_visualvm)]
