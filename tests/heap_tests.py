@@ -53,6 +53,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hprof_reader  # noqa: E402
 import heap_dump_check  # noqa: E402
 
+# heap=dump's binary dump by the JVM's own dumper: its LOAD CLASS serials
+# from here (src/agent/heap_dump.c, JVM_CLASS_SERIALS).
+JVM_CLASS_SERIALS = 0x40000000
+
 # VisualVM's heap reader, from Debian's visualvm package.
 VISUALVM_HEAP_JAR = "/usr/share/visualvm/visualvm/modules/org-graalvm-visualvm-lib-jfluid-heap.jar"
 
@@ -428,7 +432,7 @@ def make_tests(Fail, parse_profile, Skip):
         # (docs/heap.md), with its known quirks (pseudo statics such as
         # <resolved_references>, CDS's archived roots).
         heap_dump_check.check_heap_shape(d, Fail, jvm_quirks_ok=True)
-        if not any((c.serial or 0) >= 0x40000000 for c in d.classes.values()):
+        if not any((c.serial or 0) >= JVM_CLASS_SERIALS for c in d.classes.values()):
             raise Fail("the heap dump's classes have no LOAD CLASS serial of the JVM's dumper's range "
                        "(0x40000000 and up): the agent walked the heap itself")
         diff = heap_dump_check.compare_with_histogram(d, histo)
@@ -495,17 +499,22 @@ def make_tests(Fail, parse_profile, Skip):
             raise Fail("; ".join(str(p) for p in problems[:8]))
         ctx.note("every live tracked object of the truth carries its allocation trace (%d truths)" % len(want))
 
-    def t_heap_all_shape(ctx):
-        """heap=all: the agent's own walk (objects carry their allocation
-        traces), held to HeapShape's heap exactly, without the JVM quirks
-        heap_dump_binary accepts in the JVM's dump."""
+    def walked_shape(ctx, options):
+        """HeapShape dumped with these options, which must make the agent walk
+        the heap itself: exact, without the JVM quirks heap_dump_binary
+        accepts, and none of the JVM's dumper's serials. The dump read."""
         path = ctx.path("shape.hprof")
-        ctx.run("HeapShape", [], agent="heap=all,format=b,file=" + path)
+        ctx.run("HeapShape", [], agent=options + ",format=b,file=" + path)
         d = hprof_reader.read(path)
         heap_dump_check.check_heap_shape(d, Fail)
-        if any((c.serial or 0) >= 0x40000000 for c in d.classes.values()):
-            raise Fail("heap=all's dump has LOAD CLASS serials of the JVM's dumper: it must be the agent's walk")
-        ctx.note("exact; %d objects" % d.objects)
+        if any((c.serial or 0) >= JVM_CLASS_SERIALS for c in d.classes.values()):
+            raise Fail("%s: LOAD CLASS serials of the JVM's dumper: it must be the agent's walk" % options)
+        return d
+
+    def t_heap_all_shape(ctx):
+        """heap=all: the agent's own walk (objects carry their allocation
+        traces), held to HeapShape's heap exactly."""
+        ctx.note("exact; %d objects" % walked_shape(ctx, "heap=all").objects)
 
     def t_heap_dump_fallback(ctx):
         """A runtime without the jdk.management module (--limit-modules
@@ -530,12 +539,7 @@ def make_tests(Fail, parse_profile, Skip):
         that the samples' classes and the heap's are one set of LOAD CLASS
         records (the JVM's dumper has its own): HeapShape exact, one class per
         name."""
-        path = ctx.path("shape.hprof")
-        ctx.run("HeapShape", [], agent="heap=dump,cpu=samples,format=b,file=" + path)
-        d = hprof_reader.read(path)
-        heap_dump_check.check_heap_shape(d, Fail)
-        if any((c.serial or 0) >= 0x40000000 for c in d.classes.values()):
-            raise Fail("LOAD CLASS serials of the JVM's dumper in a file with cpu=samples")
+        d = walked_shape(ctx, "heap=dump,cpu=samples")
         ctx.note("exact; %d objects, %d CPU SAMPLES records" % (d.objects, len(d.cpu_samples)))
 
     def t_heap_dump_visualvm(ctx):
