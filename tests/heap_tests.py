@@ -29,6 +29,8 @@ a real JVM, against truths the programs know about themselves.
                         exact with no quirk accepted
     heap_dump_fallback  no jdk.management module: the agent says the JVM's
                         dumper is missing and walks the heap itself, exactly
+    heap_dump_zgc       heap=dump alone under ZGC: the exit dump without a
+                        collection (a forced one never returned), the JVM ends
     heap_dump_cpu_samples  heap=dump with cpu=samples (format=b): the agent's
                         walk, one LOAD CLASS per class, HeapShape exact
     heap_dump_two_loaders  one class name loaded by two class loaders: the dump
@@ -534,6 +536,22 @@ def make_tests(Fail, parse_profile, Skip):
             raise Fail("staging files left beside the dump: %s" % left)
         ctx.note("exact, by the agent's walk; %s" % said[0][said[0].index("hprof:"):][:120])
 
+    def t_heap_dump_zgc(ctx):
+        """heap=dump alone under ZGC: the exit dump is written without a
+        collection (ZGC cannot collect while the JVM exits; a forced one never
+        returned), the JVM ends, and the dump holds HeapShape's objects."""
+        path = ctx.path("shape.hprof")
+        r = ctx.run("HeapShape", [], agent="heap=dump,format=b,file=" + path, jvm=["-XX:+UseZGC"], timeout=120)
+        if not re.search(r"^hprof: heap=dump: ZGC cannot collect while the JVM exits", r.stderr, re.M):
+            raise Fail("stderr does not say the exit heap dump was written without a collection: %r"
+                       % tail_of(r.stderr))
+        d = hprof_reader.read(path)
+        node = [c for c in d.classes.values() if c.java_name == "HeapShape$Node"]
+        n = sum(d.instance_counts.get(c.id, 0) for c in node)
+        if n < heap_dump_check.NODES:
+            raise Fail("%d HeapShape$Node in the dump, expected at least %d" % (n, heap_dump_check.NODES))
+        ctx.note("ended; %d objects, %d HeapShape$Node" % (d.objects, n))
+
     def t_heap_dump_cpu_samples(ctx):
         """heap=dump with cpu=samples in one binary file: the agent's walk, so
         that the samples' classes and the heap's are one set of LOAD CLASS
@@ -610,5 +628,6 @@ def make_tests(Fail, parse_profile, Skip):
             ("heap_sites_evict", t_heap_sites_evict), ("heap_dump_binary", t_heap_dump_binary), ("heap_dump_text", t_heap_dump_text),
             ("heap_all_traces", t_heap_all_traces), ("heap_all_shape", t_heap_all_shape),
             ("heap_dump_fallback", t_heap_dump_fallback), ("heap_dump_cpu_samples", t_heap_dump_cpu_samples),
+            ("heap_dump_zgc", t_heap_dump_zgc),
             ("heap_dump_two_loaders", t_heap_dump_two_loaders), ("heap_dump_disk_full", t_heap_dump_disk_full),
             ("heap_dump_visualvm", t_heap_dump_visualvm)]

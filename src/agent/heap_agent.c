@@ -621,9 +621,12 @@ static void collect(dump_target *t, JNIEnv *jni)
     /* ZGC's collector thread has stopped by the time the JVM exits: there a
      * ForceGarbageCollection never returns and the JVM never ends (JDK 17
      * and 25). The exit dump then counts without a collection. */
-    if (t->final && H.zgc)
+    if (t->final && H.zgc && H.made)
         dump_note(t, "hprof: heap=sites: ZGC cannot collect while the JVM exits: the exit dump's live counts "
                      "were taken without a collection (objects no longer reachable may be counted live)");
+    else if (t->final && H.zgc)
+        dump_note(t, "hprof: heap=dump: ZGC cannot collect while the JVM exits: the exit heap dump was "
+                     "written without a collection (it may hold objects no longer reachable)");
     else
         jvmti_failed((*jvmti)->ForceGarbageCollection(jvmti), "ForceGarbageCollection");
     /* Live counts come from the tracked objects whose weak references the
