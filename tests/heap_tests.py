@@ -16,13 +16,23 @@ a real JVM, against truths the programs know about themselves.
     heap_dump_binary    HeapShape dumped on SIGQUIT (format=b), read by the
                         independent reader (tests/hprof_reader.py): every
                         count, field value and static exact, no integrity
-                        problem, and the program's classes counted as
-                        `jcmd GC.class_histogram` counts them at that moment
+                        problem but the JVM's own dumper's known quirks (it
+                        writes that dump: its LOAD CLASS serials from
+                        0x40000000 say so), and the program's classes counted
+                        as `jcmd GC.class_histogram` counts them at that moment
     heap_dump_text      the same heap in HPROF's text HEAP DUMP (format=a):
                         counts exact, every reference resolves, the header's
                         object count right
     heap_all_traces     heap=all: the dump's objects carry the trace of their
                         allocation site (25,000 Small from makeSmall, ...)
+    heap_all_shape      the same heap with heap=all: the agent's own walk,
+                        exact with no quirk accepted
+    heap_dump_fallback  no jdk.management module: the agent says the JVM's
+                        dumper is missing and walks the heap itself, exactly
+    heap_dump_zgc       heap=dump alone under ZGC: the exit dump without a
+                        collection (a forced one never returned), the JVM ends
+    heap_dump_cpu_samples  heap=dump with cpu=samples (format=b): the agent's
+                        walk, one LOAD CLASS per class, HeapShape exact
     heap_dump_two_loaders  one class name loaded by two class loaders: the dump
                         has two classes of that name, with their own loaders
                         and exactly their instances (3 and 5)
@@ -44,6 +54,10 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hprof_reader  # noqa: E402
 import heap_dump_check  # noqa: E402
+
+# heap=dump's binary dump by the JVM's own dumper: its LOAD CLASS serials
+# from here (src/agent/heap_dump.c, JVM_CLASS_SERIALS).
+JVM_CLASS_SERIALS = 0x40000000
 
 # VisualVM's heap reader, from Debian's visualvm package.
 VISUALVM_HEAP_JAR = "/usr/share/visualvm/visualvm/modules/org-graalvm-visualvm-lib-jfluid-heap.jar"
@@ -416,7 +430,13 @@ def make_tests(Fail, parse_profile, Skip):
         finally:
             finish(p, se, go, Fail)
         d = hprof_reader.read(path)
-        heap_dump_check.check_heap_shape(d, Fail)
+        # Without heap=sites the heap dump in the file is the JVM's own
+        # (docs/heap.md), with its known quirks (pseudo statics such as
+        # <resolved_references>, CDS's archived roots).
+        heap_dump_check.check_heap_shape(d, Fail, jvm_quirks_ok=True)
+        if not any((c.serial or 0) >= JVM_CLASS_SERIALS for c in d.classes.values()):
+            raise Fail("the heap dump's classes have no LOAD CLASS serial of the JVM's dumper's range "
+                       "(0x40000000 and up): the agent walked the heap itself")
         diff = heap_dump_check.compare_with_histogram(d, histo)
         if diff["own"]:
             raise Fail("HeapShape's classes counted differently from jcmd GC.class_histogram: %s" % diff["own"][:10])
@@ -480,6 +500,65 @@ def make_tests(Fail, parse_profile, Skip):
         if problems:
             raise Fail("; ".join(str(p) for p in problems[:8]))
         ctx.note("every live tracked object of the truth carries its allocation trace (%d truths)" % len(want))
+
+    def walked_shape(ctx, options):
+        """HeapShape dumped with these options, which must make the agent walk
+        the heap itself: exact, without the JVM quirks heap_dump_binary
+        accepts, and none of the JVM's dumper's serials. The dump read."""
+        path = ctx.path("shape.hprof")
+        ctx.run("HeapShape", [], agent=options + ",format=b,file=" + path)
+        d = hprof_reader.read(path)
+        heap_dump_check.check_heap_shape(d, Fail)
+        if any((c.serial or 0) >= JVM_CLASS_SERIALS for c in d.classes.values()):
+            raise Fail("%s: LOAD CLASS serials of the JVM's dumper: it must be the agent's walk" % options)
+        return d
+
+    def t_heap_all_shape(ctx):
+        """heap=all: the agent's own walk (objects carry their allocation
+        traces), held to HeapShape's heap exactly."""
+        ctx.note("exact; %d objects" % walked_shape(ctx, "heap=all").objects)
+
+    def t_heap_dump_fallback(ctx):
+        """A runtime without the jdk.management module (--limit-modules
+        java.base): the JVM's own dumper cannot be asked, the agent says so
+        and walks the heap itself; the dump is exact and no staging file is
+        left beside it."""
+        path = ctx.path("shape.hprof")
+        r = ctx.run("HeapShape", [], agent="heap=dump,format=b,file=" + path, jvm=["--limit-modules", "java.base"])
+        said = [l for l in r.stderr.splitlines() if "JVM's own dumper did not write one" in l]
+        if not said or "ManagementFactory" not in said[0] or "walks the heap itself" not in said[0]:
+            raise Fail("no line saying the JVM's dumper is missing and the agent walks the heap: %r"
+                       % tail_of(r.stderr))
+        d = hprof_reader.read(path)
+        heap_dump_check.check_heap_shape(d, Fail)
+        left = [f for f in os.listdir(os.path.dirname(path)) if f.startswith(".hprof-heap.")]
+        if left:
+            raise Fail("staging files left beside the dump: %s" % left)
+        ctx.note("exact, by the agent's walk; %s" % said[0][said[0].index("hprof:"):][:120])
+
+    def t_heap_dump_zgc(ctx):
+        """heap=dump alone under ZGC: the exit dump is written without a
+        collection (ZGC cannot collect while the JVM exits; a forced one never
+        returned), the JVM ends, and the dump holds HeapShape's objects."""
+        path = ctx.path("shape.hprof")
+        r = ctx.run("HeapShape", [], agent="heap=dump,format=b,file=" + path, jvm=["-XX:+UseZGC"], timeout=120)
+        if not re.search(r"^hprof: heap=dump: ZGC cannot collect while the JVM exits", r.stderr, re.M):
+            raise Fail("stderr does not say the exit heap dump was written without a collection: %r"
+                       % tail_of(r.stderr))
+        d = hprof_reader.read(path)
+        node = [c for c in d.classes.values() if c.java_name == "HeapShape$Node"]
+        n = sum(d.instance_counts.get(c.id, 0) for c in node)
+        if n < heap_dump_check.NODES:
+            raise Fail("%d HeapShape$Node in the dump, expected at least %d" % (n, heap_dump_check.NODES))
+        ctx.note("ended; %d objects, %d HeapShape$Node" % (d.objects, n))
+
+    def t_heap_dump_cpu_samples(ctx):
+        """heap=dump with cpu=samples in one binary file: the agent's walk, so
+        that the samples' classes and the heap's are one set of LOAD CLASS
+        records (the JVM's dumper has its own): HeapShape exact, one class per
+        name."""
+        d = walked_shape(ctx, "heap=dump,cpu=samples")
+        ctx.note("exact; %d objects, %d CPU SAMPLES records" % (d.objects, len(d.cpu_samples)))
 
     def t_heap_dump_visualvm(ctx):
         """Our binary dump opened by VisualVM's own heap reader (Debian's
@@ -547,6 +626,8 @@ def make_tests(Fail, parse_profile, Skip):
             ("heap_sites_class_unload", t_heap_sites_class_unload),
             ("heap_sites_sampled", t_heap_sites_sampled),
             ("heap_sites_evict", t_heap_sites_evict), ("heap_dump_binary", t_heap_dump_binary), ("heap_dump_text", t_heap_dump_text),
-            ("heap_all_traces", t_heap_all_traces),
+            ("heap_all_traces", t_heap_all_traces), ("heap_all_shape", t_heap_all_shape),
+            ("heap_dump_fallback", t_heap_dump_fallback), ("heap_dump_cpu_samples", t_heap_dump_cpu_samples),
+            ("heap_dump_zgc", t_heap_dump_zgc),
             ("heap_dump_two_loaders", t_heap_dump_two_loaders), ("heap_dump_disk_full", t_heap_dump_disk_full),
             ("heap_dump_visualvm", t_heap_dump_visualvm)]

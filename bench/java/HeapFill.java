@@ -1,14 +1,20 @@
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * Fills the heap with about TARGET MB of live objects, a mix of what real
  * heaps hold, then prints "READY ..." on stdout and waits until its standard
  * input is closed (or it is killed). Used by bench/heapdump to time heap dumps.
+ * Meanwhile a thread measures the program's pauses: each line "gap" on stdin
+ * is answered with "GAP <ms> ms", the longest since the last answer.
  *
  * Usage: java -Xmx3g HeapFill [target-MB=1024]
  *
@@ -30,6 +36,28 @@ public final class HeapFill {
         Item next;
         String name;
         Item(long id, int kind, Item next) { this.id = id; this.kind = kind; this.next = next; }
+    }
+
+    /** The longest time between two wake-ups of the pause meter (ns). */
+    static final AtomicLong maxGapNanos = new AtomicLong();
+
+    /**
+     * A thread that wakes up every millisecond and keeps the longest time
+     * between two wake-ups: how long the program was stopped (a safepoint, a
+     * VM operation such as a heap dump), as a program would see it.
+     */
+    static void startPauseMeter() {
+        Thread t = new Thread(() -> {
+            long last = System.nanoTime();
+            for (;;) {
+                LockSupport.parkNanos(1_000_000L);
+                long now = System.nanoTime();
+                maxGapNanos.accumulateAndGet(now - last, Math::max);
+                last = now;
+            }
+        }, "pause-meter");
+        t.setDaemon(true);
+        t.start();
     }
 
     /** Everything live hangs from here. */
@@ -172,9 +200,18 @@ public final class HeapFill {
         System.out.printf("READY target=%dMB heap-used-after-gc=%dMB objects~%d fill=%.1fs pid=%d%n",
                 targetMb, heapUsed >> 20, objects, (System.nanoTime() - t0) / 1e9, ProcessHandle.current().pid());
         System.out.flush();
-        // Wait until told to go (stdin closed) or killed.
+        startPauseMeter();
+        // Wait until told to go (stdin closed) or killed; a line "gap" asks
+        // for the longest pause the program saw since the last one.
         try {
-            while (System.in.read() >= 0) { /* ignore input */ }
+            BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
+            for (String line; (line = in.readLine()) != null; ) {
+                if (line.trim().equals("gap")) {
+                    long gap = maxGapNanos.getAndSet(0);
+                    System.out.printf("GAP %.1f ms%n", gap / 1e6);
+                    System.out.flush();
+                }
+            }
         } catch (IOException e) {
             // stdin gone: exit
         }

@@ -3,9 +3,11 @@
 #include "heap_agent.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -14,6 +16,7 @@
 #include "../heap/site_table.h"
 #include "field_layout.h"
 #include "heap_walk.h"
+#include "jvm_heap_dump.h"
 #include "jvmti_support.h"
 #include "orchestrator.h"
 
@@ -788,4 +791,140 @@ int heap_dump_write(JNIEnv *jni, const heap_dump_target *t, int depth, int linen
     heap_walk_free(&objects);
     free_walk(&w);
     return bad ? -1 : 0;
+}
+
+/* ------------------------------------------------- the JVM's own dumper */
+
+/* The JVM's class serials start at 1 in every dump it writes, as ours
+ * start at CLASS_SERIAL_BASE: each of its dumps in one file gets a range of
+ * its own, far above ours. */
+#define JVM_CLASS_SERIALS      UINT32_C(0x40000000)
+#define JVM_CLASS_SERIAL_RANGE UINT32_C(0x01000000)
+
+static double seconds_since(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* A descriptor of the output file, to read it from the start, when it is
+ * worth making the JVM's dump (fd) the output instead of copying it: the
+ * output is a regular file at out_path (not net='s spool) holding less
+ * than the dump. -1 otherwise. */
+static int own_file_to_follow(const heap_dump_target *t, int fd)
+{
+    hb_writer *w = t->binary;
+    struct stat out, dump, path;
+    int o = w->out ? fileno(w->out) : -1;
+    if (o < 0 || w->error || w->in_heap || fstat(o, &out) != 0 || fstat(fd, &dump) != 0 ||
+        !S_ISREG(out.st_mode) || (uint64_t)dump.st_size <= w->bytes)
+        return -1;
+    int old = open(t->out_path, O_RDONLY | O_CLOEXEC);
+    if (old < 0)
+        return -1;
+    if (fstat(old, &path) != 0 || path.st_dev != out.st_dev || path.st_ino != out.st_ino) {
+        close(old);
+        return -1;
+    }
+    return old;
+}
+
+/* The JVM's dump (fd, at path stage) becomes the output file: its class
+ * serials moved (in place), the writer switched to its end, the output's
+ * records so far appended (read through old), then renamed over out_path
+ * with the output's mode. 0; 1 when the dump is not an HPROF file of this
+ * id size (nothing changed); 2 when it could not be read or changed
+ * (errno; the output untouched); -1 when the output failed (w->error). */
+static int adopt(hb_writer *w, int fd, int old, const char *stage, const char *out_path, uint32_t offset)
+{
+    uint64_t start_ms = 0, size = 0;
+    int rc = hb_offset_class_serials(fd, offset, &start_ms, &size);
+    if (rc != 0) {
+        if (rc < 0)
+            unlink(stage);
+        return rc < 0 ? 2 : 1;
+    }
+    struct stat mode;
+    if (fstat(old, &mode) != 0 || hb_switch_file(w, fd, start_ms, size) != 0 ||
+        hb_append_file(w, old, 0) != 0) {
+        if (w->error == 0)
+            w->error = EINVAL;       /* the output's own header was not ours: cannot be */
+        unlink(stage);
+        return -1;
+    }
+    if (fflush(w->out) != 0 || fchmod(fd, mode.st_mode & 07777) != 0 || rename(stage, out_path) != 0) {
+        w->error = errno ? errno : EIO;
+        unlink(stage);
+        return -1;
+    }
+    return 0;
+}
+
+int heap_dump_by_jvm(JNIEnv *jni, const heap_dump_target *t)
+{
+    static uint32_t dumps;           /* one dump at a time (agent.lock) */
+    /* Beside the output (a heap can be larger than /tmp), a name of ours
+     * that does not exist: the JVM will not write over a file, and wants
+     * the .hprof suffix. */
+    const char *slash = strrchr(t->out_path, '/');
+    int dir_len = slash ? (int)(slash - t->out_path) : 1;
+    char stage[4300];
+    snprintf(stage, sizeof stage, "%.*s/.hprof-heap.%d.XXXXXX.hprof", dir_len, slash ? t->out_path : ".",
+             (int)getpid());
+    int fd = mkstemps(stage, 6);
+    if (fd < 0) {
+        fprintf(stderr, "hprof: heap dump: cannot create a temporary file %s (beside file=): %s; the agent "
+                "walks the heap itself\n", stage, strerror(errno));
+        return 1;
+    }
+    close(fd);
+    unlink(stage);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    char why[1024];
+    if (jvm_heap_dump(jni, stage, 1, why, sizeof why) != 0) {
+        unlink(stage);
+        fprintf(stderr, "hprof: heap dump: the JVM's own dumper did not write one (%s); the agent walks the "
+                "heap itself (slower)\n", why);
+        return 1;
+    }
+    double jvm_secs = seconds_since(&t0);
+    fd = open(stage, O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        fprintf(stderr, "hprof: heap dump: cannot read back the JVM's dump %s: %s; the agent walks the heap "
+                "itself\n", stage, strerror(errno));
+        unlink(stage);
+        return 1;
+    }
+    uint64_t before = t->binary->bytes;
+    uint32_t offset = JVM_CLASS_SERIALS + (dumps++ % 48) * JVM_CLASS_SERIAL_RANGE;
+    int old = own_file_to_follow(t, fd);
+    int rc = old >= 0 ? adopt(t->binary, fd, old, stage, t->out_path, offset) : 1;
+    int adopt_errno = errno;
+    const char *how = "its file became the output, followed by the records before it";
+    if (rc == 1) {                   /* not adopted, nothing changed: appended instead */
+        unlink(stage);               /* the data stays readable through fd */
+        how = "then appended to the output";
+        rc = hb_append_file(t->binary, fd, offset);
+    }
+    if (old >= 0)
+        close(old);
+    close(fd);
+    if (rc == 1) {
+        fprintf(stderr, "hprof: heap dump: the JVM's dump is not an HPROF file with %u-byte ids; the agent "
+                "walks the heap itself\n", HB_ID_SIZE);
+        return 1;
+    }
+    if (rc == 2) {
+        fprintf(stderr, "hprof: heap dump: the JVM's dump %s could not be read or changed: %s; the agent walks "
+                "the heap itself\n", stage, strerror(adopt_errno));
+        return 1;
+    }
+    double secs = seconds_since(&t0);
+    if (rc != 0 || secs >= 2)
+        fprintf(stderr, "hprof: heap dump %s: written by the JVM's own dumper, %llu bytes in %.1f s (the JVM's "
+                "dump %.1f s; %s, %s)\n", rc != 0 ? "FAILED" : "done",
+                (unsigned long long)(t->binary->bytes - before), secs, jvm_secs, how, t->out_path);
+    return rc != 0 ? -1 : 0;
 }

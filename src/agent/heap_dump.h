@@ -1,6 +1,8 @@
 /*
- * heap_dump: heap=dump. A JVMTI FollowReferences walk from the GC roots,
- * so only reachable objects are written, streamed as it goes:
+ * heap_dump: heap=dump. With format=b and no allocation traces to carry,
+ * the JVM's own dumper (heap_dump_by_jvm). Else a JVMTI FollowReferences
+ * walk from the GC roots, so only reachable objects are written, streamed
+ * as it goes:
  *   format=b  HPROF binary 1.0.2 heap dump segments (src/output/hprof_binary)
  *   format=a  HPROF's text HEAP DUMP section (ROOT, CLS, OBJ, ARR)
  * Every object carries the trace serial of its allocation site when
@@ -35,6 +37,16 @@ typedef struct heap_dump_target {
 /* Walks the heap and writes one heap dump; the caller has collected
  * garbage. 0 on success; -1 after saying why on stderr. */
 int heap_dump_write(JNIEnv *jni, const heap_dump_target *target, int depth, int lineno);
+
+/* format=b without allocation traces: the JVM's own dumper writes the heap
+ * dump (jvm_heap_dump.h) to a staging file beside the output; it collects
+ * garbage itself. That file then becomes the output, followed by the
+ * output's records so far (no copy of the dump), or where the output is
+ * not a plain file or holds more than the dump (net='s spool, earlier
+ * dumps), its records are appended to the output (hb_append_file). 0 on
+ * success; 1 when the JVM could not dump (said on stderr; nothing was
+ * written, the caller walks the heap itself); -1 when the output failed. */
+int heap_dump_by_jvm(JNIEnv *jni, const heap_dump_target *target);
 
 /* format=b: UTF8, LOAD CLASS, STACK FRAME, STACK TRACE, START THREAD and
  * END THREAD records for every entry of the shared tables this file does

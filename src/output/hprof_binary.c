@@ -4,7 +4,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define RECORD_HEADER_SIZE 9u     /* u1 tag, u4 time, u4 body length */
 #define FILE_HEADER        "JAVA PROFILE 1.0.2"
@@ -731,4 +733,204 @@ int hb_prim_array(hb_writer *w, uint64_t id, uint32_t trace_serial, uint8_t type
     }
     sub_end(w);
     return 0;
+}
+
+/* ---- another file's records ---- */
+
+/* n bytes from fd, all of them: 0, or -1 (EIO at a short read). */
+static int read_all(int fd, void *buf, size_t n)
+{
+    unsigned char *p = buf;
+    while (n > 0) {
+        ssize_t got = read(fd, p, n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return -1;
+        p += got;
+        n -= (size_t)got;
+    }
+    return 0;
+}
+
+/* n bytes from fd to the file, through user space. */
+static int copy_through(hb_writer *w, int fd, uint64_t n)
+{
+    size_t cap = 1u << 20;
+    unsigned char *buf = malloc(cap);
+    if (buf == NULL)
+        return fail(w, ENOMEM);
+    while (n > 0) {
+        size_t k = n < cap ? (size_t)n : cap;
+        if (read_all(fd, buf, k) != 0) {
+            free(buf);
+            return fail(w, EIO);
+        }
+        if (write_out(w, buf, k) != 0) {
+            free(buf);
+            return -1;
+        }
+        n -= k;
+    }
+    free(buf);
+    return 0;
+}
+
+/* n bytes from fd to the file: in the kernel when both are files that
+ * allow it (a heap dump's segments are most of a gigabyte), else through a
+ * buffer (a memory stream, a pipe, another file system on old kernels). */
+static int copy_body(hb_writer *w, int fd, uint64_t n)
+{
+    int out = fileno(w->out);
+    if (n < (1u << 20) || out < 0)
+        return copy_through(w, fd, n);
+    errno = 0;
+    if (fflush(w->out) != 0)
+        return fail(w, errno != 0 ? errno : EIO);
+    uint64_t left = n;
+    while (left > 0) {
+        ssize_t got = copy_file_range(fd, NULL, out, NULL, left > (1u << 30) ? (1u << 30) : (size_t)left, 0);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0 && left == n && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
+                                     errno == EOPNOTSUPP || errno == EBADF))
+            return copy_through(w, fd, n);        /* not here: nothing was copied yet */
+        if (got < 0)
+            return fail(w, errno);
+        if (got == 0)
+            return fail(w, EIO);                  /* the file ended early */
+        left -= (uint64_t)got;
+        w->bytes += (uint64_t)got;
+    }
+    /* The stream's idea of its position is the descriptor's again. */
+    off_t at = lseek(out, 0, SEEK_CUR);
+    if (at < 0 || fseeko(w->out, at, SEEK_SET) != 0)
+        return fail(w, errno != 0 ? errno : EIO);
+    return 0;
+}
+
+static uint32_t get_u4(const unsigned char *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* "JAVA PROFILE 1.0.1" or "1.0.2", its NUL, u4 id size, u8 ms. */
+#define OTHER_HEADER_SIZE (19u + 4u + 8u)
+
+/* Another file's header: 0 and its time when it is an HPROF binary file
+ * with this file's id size, else 1. */
+static int other_header(const unsigned char *head, uint64_t *ms)
+{
+    if (memcmp(head, "JAVA PROFILE 1.0.", 17) != 0 || head[18] != 0 || get_u4(head + 19) != HB_ID_SIZE)
+        return 1;
+    *ms = 0;
+    for (int i = 23; i < 31; i++)
+        *ms = *ms << 8 | head[i];
+    return 0;
+}
+
+/* Where a class serial sits in a record's body: first in LOAD CLASS, after
+ * four ids in STACK FRAME; SIZE_MAX in other records. */
+static size_t class_serial_at(uint8_t tag, uint32_t len)
+{
+    size_t at = tag == HB_TAG_LOAD_CLASS ? 0 : tag == HB_TAG_FRAME ? 4u * HB_ID_SIZE : SIZE_MAX;
+    return at != SIZE_MAX && len >= at + 4 ? at : SIZE_MAX;
+}
+
+int hb_offset_class_serials(int fd, uint32_t offset, uint64_t *start_ms, uint64_t *size)
+{
+    unsigned char head[OTHER_HEADER_SIZE];
+    if (pread(fd, head, sizeof head, 0) != (ssize_t)sizeof head || other_header(head, start_ms) != 0)
+        return 1;
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return -1;
+    uint64_t end = (uint64_t)st.st_size, at = OTHER_HEADER_SIZE;
+    while (at < end) {
+        unsigned char rh[RECORD_HEADER_SIZE];
+        if (end - at < sizeof rh || pread(fd, rh, sizeof rh, (off_t)at) != (ssize_t)sizeof rh) {
+            errno = EIO;
+            return -1;
+        }
+        uint32_t len = get_u4(rh + 5);
+        if (len > end - at - sizeof rh) {
+            errno = EIO;                          /* the last record runs past the end */
+            return -1;
+        }
+        size_t pos = class_serial_at(rh[0], len);
+        if (pos != SIZE_MAX) {
+            unsigned char b[4];
+            off_t where = (off_t)(at + sizeof rh + pos);
+            if (pread(fd, b, 4, where) != 4) {
+                errno = EIO;
+                return -1;
+            }
+            put_u4(b, get_u4(b) + offset);
+            if (pwrite(fd, b, 4, where) != 4)
+                return -1;
+        }
+        at += sizeof rh + len;
+    }
+    *size = end;
+    return 0;
+}
+
+int hb_switch_file(hb_writer *w, int fd, uint64_t start_ms, uint64_t size)
+{
+    if (!usable(w))
+        return -1;
+    if (w->in_heap)
+        return fail(w, EINVAL);
+    int out = fileno(w->out);
+    errno = 0;
+    if (out < 0)
+        return fail(w, EBADF);
+    if (fflush(w->out) != 0)
+        return fail(w, errno != 0 ? errno : EIO);
+    if (dup2(fd, out) < 0 || fseeko(w->out, (off_t)size, SEEK_SET) != 0)
+        return fail(w, errno != 0 ? errno : EIO);
+    w->start_ms = start_ms;
+    w->bytes = size;
+    return 0;
+}
+
+int hb_append_file(hb_writer *w, int fd, uint32_t class_serial_offset)
+{
+    if (!usable(w))
+        return -1;
+    if (w->in_heap)
+        return fail(w, EINVAL);
+    unsigned char head[OTHER_HEADER_SIZE];
+    uint64_t their_ms = 0;
+    if (read_all(fd, head, sizeof head) != 0 || other_header(head, &their_ms) != 0)
+        return 1;
+    /* Their times are microseconds since their start; ours since ours. The
+     * field wraps (u4), so the sum is taken modulo 2^32 as well. */
+    uint32_t shift = (uint32_t)((their_ms - w->start_ms) * 1000u);
+    for (;;) {
+        unsigned char rh[RECORD_HEADER_SIZE];
+        ssize_t got;
+        do
+            got = read(fd, rh, 1);
+        while (got < 0 && errno == EINTR);
+        if (got == 0)
+            return 0;                             /* the end, between records */
+        if (got < 0 || read_all(fd, rh + 1, sizeof rh - 1) != 0)
+            return fail(w, EIO);
+        uint32_t len = get_u4(rh + 5);
+        put_u4(rh + 1, get_u4(rh + 1) + shift);
+        if (write_out(w, rh, sizeof rh) != 0)
+            return -1;
+        size_t at = class_serial_at(rh[0], len);
+        if (at != SIZE_MAX && len <= 256) {
+            unsigned char body[256];
+            if (read_all(fd, body, len) != 0)
+                return fail(w, EIO);
+            put_u4(body + at, get_u4(body + at) + class_serial_offset);
+            if (write_out(w, body, len) != 0)
+                return -1;
+        } else if (copy_body(w, fd, len) != 0) {
+            return -1;
+        }
+    }
 }

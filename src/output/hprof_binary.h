@@ -214,5 +214,31 @@ int  hb_heap_end(hb_writer *w);
  * frees the segment buffer. Does not fclose out. Returns -1 if any error
  * happened during the writer's life. Calling it again does nothing. */
 int  hb_close(hb_writer *w);
+/* Appends another HPROF binary file's records (read from fd, at its start)
+ * to this one: the JVM's own heap dump (HotSpotDiagnosticMXBean.dumpHeap)
+ * in a file of ours. Its header is dropped; its record times are moved to
+ * this file's start; the class serials of its LOAD CLASS and STACK FRAME
+ * records get class_serial_offset added, so that they cannot meet this
+ * file's own. Everything else is copied as it is (heap dump segments in
+ * the kernel where it can: copy_file_range). Not inside a heap dump. 0;
+ * 1 with nothing written when fd does not begin as an HPROF file with this
+ * file's id size; -1 with w->error set (EIO: the file ends inside a
+ * record, or the writer's own failure). */
+int  hb_append_file(hb_writer *w, int fd, uint32_t class_serial_offset);
+
+/* The other way round, for a file far larger than this one so far: the
+ * JVM's dump becomes the output and this file's records follow it.
+ * hb_offset_class_serials adds the offset to the class serials of the
+ * LOAD CLASS and STACK FRAME records of the HPROF file fd, in place (pread,
+ * pwrite), and gives its header's time and its size: 0; 1 when it is not
+ * an HPROF binary file with this file's id size (nothing changed); -1 with
+ * errno (EIO: it ends inside a record). hb_switch_file then makes w write
+ * to the end (size) of fd's file instead of its own (dup2 onto the
+ * stream's descriptor), its record times relative to start_ms: 0, or -1
+ * with w->error set. The caller appends the old file's records
+ * (hb_append_file from a descriptor of its own) and renames. */
+int  hb_offset_class_serials(int fd, uint32_t offset, uint64_t *start_ms, uint64_t *size);
+int  hb_switch_file(hb_writer *w, int fd, uint64_t start_ms, uint64_t size);
+
 
 #endif

@@ -10,6 +10,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "output/hprof_binary.h"
 
@@ -920,4 +923,271 @@ TEST(hb_type_of_descriptor_codes)
     CHECK(hb_type_of_descriptor('I') == HB_INT && hb_type_of_descriptor('J') == HB_LONG);
     CHECK(hb_type_of_descriptor('L') == HB_OBJECT && hb_type_of_descriptor('[') == HB_OBJECT);
     CHECK(hb_type_of_descriptor('V') == 0 && hb_type_of_descriptor('x') == 0);
+}
+
+/* ---- another file's records (hb_append_file) ---- */
+
+#define OTHER_MS     (START_MS + 5)                 /* the JVM's dump began 5 ms after ours */
+#define BIG_SEGMENT  ((1u << 20) + 3)               /* past the size copied in the kernel */
+
+/* What the JVM's dumper writes, in little: its header, a UTF8, a LOAD CLASS
+ * and a STACK FRAME of class serial 1, a segment of BIG_SEGMENT bytes, the
+ * end. Record times 7 us after its start. */
+static void e_other_file(bytes *e)
+{
+    e_raw(e, "JAVA PROFILE 1.0.2", 19);
+    e_u4(e, 8);
+    e_u8(e, OTHER_MS);
+    e_u1(e, 0x01); e_u4(e, 7); e_u4(e, 8 + 3); e_id(e, 0x7f0000000123ull); e_raw(e, "Foo", 3);
+    e_u1(e, 0x02); e_u4(e, 7); e_u4(e, 24); e_u4(e, 1); e_id(e, 0x8000aaaaull); e_u4(e, 1); e_id(e, 0x7f0000000123ull);
+    e_u1(e, 0x04); e_u4(e, 7); e_u4(e, 40); e_id(e, 9); e_id(e, 10); e_id(e, 11); e_id(e, 12); e_u4(e, 1); e_u4(e, 42);
+    e_u1(e, 0x1C); e_u4(e, 7); e_u4(e, BIG_SEGMENT);
+    for (uint32_t i = 0; i < BIG_SEGMENT; i++)
+        e_u1(e, (i * 7u) & 0xFF);
+    e_u1(e, 0x2C); e_u4(e, 7); e_u4(e, 0);
+}
+
+/* The same records as this writer's file must hold them: times since our
+ * start (7 us + 5 ms), class serials moved by the offset. */
+static void e_appended(bytes *e, uint32_t offset)
+{
+    uint32_t t = 7 + 5000;
+    e_u1(e, 0x01); e_u4(e, t); e_u4(e, 8 + 3); e_id(e, 0x7f0000000123ull); e_raw(e, "Foo", 3);
+    e_u1(e, 0x02); e_u4(e, t); e_u4(e, 24); e_u4(e, 1 + offset); e_id(e, 0x8000aaaaull); e_u4(e, 1);
+    e_id(e, 0x7f0000000123ull);
+    e_u1(e, 0x04); e_u4(e, t); e_u4(e, 40); e_id(e, 9); e_id(e, 10); e_id(e, 11); e_id(e, 12); e_u4(e, 1 + offset);
+    e_u4(e, 42);
+    e_u1(e, 0x1C); e_u4(e, t); e_u4(e, BIG_SEGMENT);
+    for (uint32_t i = 0; i < BIG_SEGMENT; i++)
+        e_u1(e, (i * 7u) & 0xFF);
+    e_u1(e, 0x2C); e_u4(e, t); e_u4(e, 0);
+}
+
+/* A file holding these bytes, its descriptor at the start. */
+static int file_of(const bytes *e, size_t n)
+{
+    FILE *f = tmpfile();
+    CHECK(f != NULL);
+    if (f == NULL)
+        return -1;
+    CHECK(fwrite(e->b, 1, n, f) == n && fflush(f) == 0);
+    int fd = dup(fileno(f));
+    fclose(f);
+    CHECK(fd >= 0 && lseek(fd, 0, SEEK_SET) == 0);
+    return fd;
+}
+
+TEST(hb_append_file_to_memory_stream)
+{
+    bytes other = { 0 }, want = { 0 };
+    e_other_file(&other);
+    e_file_header(&want);
+    e_record(&want, 0x0E, 6);                     /* a record of ours first */
+    e_u4(&want, 0); e_u2(&want, 4);
+    e_appended(&want, 0x40000000u);
+    int fd = file_of(&other, other.n);
+    hb_writer w;
+    sink s;
+    start(&w, &s, 0);
+    CHECK(hb_control_settings(&w, 0, 4) == 0);
+    CHECK(hb_append_file(&w, fd, 0x40000000u) == 0);
+    CHECK(w.error == 0 && w.bytes == want.n);
+    CHECK(finish(&w, &s) == 0);
+    CHECK(same_bytes("appended", s.buf, s.len, &want));
+    close(fd);
+    free(s.buf);
+    free(other.b);
+    free(want.b);
+}
+
+/* A real file on each side: the big segment is copied in the kernel, and
+ * what the writer writes next lands after it. */
+TEST(hb_append_file_to_file)
+{
+    bytes other = { 0 }, want = { 0 };
+    e_other_file(&other);
+    e_file_header(&want);
+    e_appended(&want, 0x41000000u);
+    e_record(&want, 0x0E, 6);
+    e_u4(&want, 0); e_u2(&want, 4);
+    int fd = file_of(&other, other.n);
+    FILE *out = tmpfile();
+    CHECK(out != NULL);
+    hb_writer w;
+    CHECK(hb_open(&w, out, START_MS, 0) == 0);
+    w.clock_us = fake_clock;
+    CHECK(hb_append_file(&w, fd, 0x41000000u) == 0);
+    CHECK(hb_control_settings(&w, 0, 4) == 0);
+    CHECK(w.error == 0 && w.bytes == want.n);
+    CHECK(hb_close(&w) == 0);
+    CHECK(fseeko(out, 0, SEEK_END) == 0 && (size_t)ftello(out) == want.n);
+    rewind(out);
+    unsigned char *got = malloc(want.n);
+    CHECK(got != NULL && fread(got, 1, want.n, out) == want.n);
+    CHECK(got && same_bytes("appended to a file", got, want.n, &want));
+    free(got);
+    fclose(out);
+    close(fd);
+    free(other.b);
+    free(want.b);
+}
+
+TEST(hb_append_file_refuses_other_files_untouched)
+{
+    bytes e = { 0 };
+    e_raw(&e, "JAVA PROFILE 1.0.2", 19);
+    e_u4(&e, 4);                                  /* 4-byte ids: not this file's */
+    e_u8(&e, OTHER_MS);
+    bytes text = { 0 };
+    e_raw(&text, "JAVA PROFILE 1.0.2 written as text, not a header", 48);
+    int fds[3] = { file_of(&e, e.n), file_of(&text, text.n), file_of(&e, 10) };
+    for (int i = 0; i < 3; i++) {
+        hb_writer w;
+        sink s;
+        start(&w, &s, 0);
+        CHECK(hb_append_file(&w, fds[i], 0) == 1);
+        CHECK(w.error == 0 && w.bytes == 31);
+        CHECK(finish(&w, &s) == 0 && s.len == 31);
+        close(fds[i]);
+        free(s.buf);
+    }
+    free(e.b);
+    free(text.b);
+}
+
+TEST(hb_append_file_truncated_is_eio)
+{
+    bytes other = { 0 };
+    e_other_file(&other);
+    /* Cut inside the LOAD CLASS, inside the big segment, inside a record header. */
+    size_t cuts[] = { 31 + 9 + 11 + 9 + 10, other.n - 9 - 100, other.n - 4 };
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+        int fd = file_of(&other, cuts[i]);
+        hb_writer w;
+        sink s;
+        start(&w, &s, 0);
+        CHECK(hb_append_file(&w, fd, 0) == -1);
+        CHECK(w.error == EIO);
+        CHECK(hb_control_settings(&w, 0, 4) == -1);     /* sticky */
+        finish(&w, &s);
+        close(fd);
+        free(s.buf);
+    }
+    free(other.b);
+}
+
+TEST(hb_append_file_not_inside_a_heap_dump)
+{
+    bytes other = { 0 };
+    e_other_file(&other);
+    int fd = file_of(&other, other.n);
+    hb_writer w;
+    sink s;
+    start(&w, &s, 0);
+    CHECK(hb_heap_begin(&w) == 0);
+    CHECK(hb_append_file(&w, fd, 0) == -1 && w.error == EINVAL);
+    finish(&w, &s);
+    close(fd);
+    free(s.buf);
+    free(other.b);
+}
+
+/* ---- the JVM's dump becoming the output (hb_offset_class_serials, hb_switch_file) ---- */
+
+static unsigned char *file_bytes(int fd, size_t *n)
+{
+    struct stat st;
+    CHECK(fstat(fd, &st) == 0);
+    *n = (size_t)st.st_size;
+    unsigned char *b = malloc(*n ? *n : 1);
+    CHECK(b != NULL && pread(fd, b, *n, 0) == (ssize_t)*n);
+    return b;
+}
+
+TEST(hb_offset_class_serials_in_place)
+{
+    bytes other = { 0 };
+    e_other_file(&other);
+    int fd = file_of(&other, other.n);
+    uint64_t ms = 0, size = 0;
+    CHECK(hb_offset_class_serials(fd, 0x40000000u, &ms, &size) == 0);
+    CHECK(ms == OTHER_MS && size == other.n);
+    size_t n;
+    unsigned char *got = file_bytes(fd, &n);
+    /* Only the two serials differ from the original. */
+    size_t diffs = 0;
+    for (size_t i = 0; i < n && n == other.n; i++)
+        diffs += got[i] != other.b[i];
+    CHECK(n == other.n && diffs == 2);
+    size_t load_serial = 31 + 9 + 11 + 9, frame_serial = load_serial + 24 + 9 + 32;
+    CHECK(got[load_serial] == 0x40 && got[load_serial + 3] == 1);
+    CHECK(got[frame_serial] == 0x40 && got[frame_serial + 3] == 1);
+    free(got);
+    close(fd);
+    free(other.b);
+}
+
+TEST(hb_offset_class_serials_refuses_and_truncated)
+{
+    bytes other = { 0 };
+    e_other_file(&other);
+    uint64_t ms = 0, size = 0;
+    int fd = file_of(&other, 20);                 /* not even a header */
+    CHECK(hb_offset_class_serials(fd, 1, &ms, &size) == 1);
+    close(fd);
+    fd = file_of(&other, other.n - 4);            /* the last record cut */
+    errno = 0;
+    CHECK(hb_offset_class_serials(fd, 1, &ms, &size) == -1 && errno == EIO);
+    close(fd);
+    free(other.b);
+}
+
+/* Our file so far (a header, one record) follows the JVM's dump: the writer
+ * goes on at the end of the dump's file, times relative to its start. */
+TEST(hb_switch_file_then_append_ours)
+{
+    FILE *ours = tmpfile();
+    CHECK(ours != NULL);
+    hb_writer w;
+    CHECK(hb_open(&w, ours, START_MS, 0) == 0);
+    w.clock_us = fake_clock;
+    CHECK(hb_control_settings(&w, 0, 4) == 0);
+    CHECK(fflush(ours) == 0);
+    int old = dup(fileno(ours));                  /* its own description: reads from the start */
+    CHECK(old >= 0 && lseek(old, 0, SEEK_SET) == 0);
+    char name[64];
+    snprintf(name, sizeof name, "/proc/self/fd/%d", old);
+    int reader = open(name, O_RDONLY);
+    CHECK(reader >= 0);
+
+    bytes other = { 0 }, want = { 0 };
+    e_other_file(&other);
+    int fd = file_of(&other, other.n);
+    uint64_t ms = 0, size = 0;
+    CHECK(hb_offset_class_serials(fd, 0x40000000u, &ms, &size) == 0);
+    CHECK(hb_switch_file(&w, fd, ms, size) == 0);
+    CHECK(hb_append_file(&w, reader, 0) == 0);
+    CHECK(hb_control_settings(&w, 1, 5) == 0);
+    CHECK(hb_close(&w) == 0);
+
+    /* The dump (serials moved), then our record 5 ms earlier than the dump's
+     * start (wrapped), then the new one at DT_US - 5 ms. */
+    e_raw(&want, "JAVA PROFILE 1.0.2", 19);
+    e_u4(&want, 8);
+    e_u8(&want, OTHER_MS);
+    size_t n;
+    unsigned char *got = file_bytes(fd, &n);
+    CHECK(n == other.n + 2 * (9 + 6));
+    e_raw(&want, got + want.n, other.n - want.n);     /* checked by the test above */
+    e_u1(&want, 0x0E); e_u4(&want, (uint32_t)(DT_US - 5000u)); e_u4(&want, 6); e_u4(&want, 0); e_u2(&want, 4);
+    e_u1(&want, 0x0E); e_u4(&want, (uint32_t)(DT_US - 5000u)); e_u4(&want, 6); e_u4(&want, 1); e_u2(&want, 5);
+    CHECK(same_bytes("switched", got, n, &want));
+    CHECK(memcmp(got + 31 + 9 + 11 + 9, "\x40\x00\x00\x01", 4) == 0);
+    free(got);
+    fclose(ours);
+    close(old);
+    close(reader);
+    close(fd);
+    free(other.b);
+    free(want.b);
 }
