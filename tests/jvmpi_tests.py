@@ -486,7 +486,8 @@ def make_tests(Fail, Skip, asan_env=None):
         check_done(r, "free")
         want = ["objects allocated 1000 freed 500 misplaced 0", "gc pairs SOME unbalanced 0 bad_statistics 0",
                 "class JvmpiCalls$Gone loaded 1 unloaded 1",
-                "heap_dump0 SUCCESS live 500 kinds OK freed_present 0 total MANY", "heap_dump2 SUCCESS"]
+                "heap_dump0 SUCCESS live 500 kinds OK freed_present 0 total MANY", "heap_dump2 SUCCESS",
+                "lookup live 500 right 500 wrong 0 freed_refused 500 freed_answered 0"]
         lines = lines_of(out)
         if lines != want:
             raise Fail("expected %s, got %s" % (want, lines))
