@@ -9,20 +9,27 @@
  * class id): JVMTI's only way, GetObjectsWithTags, scans every tagged object
  * per call (HotSpot also compares each with every tag asked for, so asking
  * for many at once is no better). So the layer keeps a JNI weak global
- * reference under each id it gives where JNI can be used, in two bounded
- * tables (src/core/ref_table.h): classes (what agents ask for most: HPROF
- * asks for each class object at its CLASS_LOAD) and other objects, so that
- * a full table of objects never keeps a class out. An entry goes when
- * OBJECT_FREE's JVMTI ObjectFree says its object was freed (the "JVMPI GC"
- * thread, which has JNI, deletes it), or, where that event is off, when a
- * full stripe sweeps out references whose object is gone.
+ * reference under the ids agents ask for, in two bounded tables
+ * (src/core/ref_table.h): classes (HPROF asks for each class object at its
+ * CLASS_LOAD, and for an object's class when it does not know it) and other
+ * objects, so that a full table of objects never keeps a class out. Listed:
+ * every id jvmpi_id_of gives (classes, threads, monitors, references, what
+ * a dump names), and at a heap dump every object that had no id yet
+ * (jvmpi_ids_name_all: one heap iteration marks them, one GetObjectsWithTags
+ * of the mark gets them all), the objects an agent meets first in a dump and
+ * asks for. Not listed: the ids OBJECT_ALLOC gives new objects (its event
+ * tells the agent all it would ask): a weak reference per allocation filled
+ * the table with young objects between two collections (its sweeps found
+ * none gone) and cost 10 % of a heap=sites run's CPU; the first look-up of
+ * such an id scans and lists it. An entry goes when OBJECT_FREE's JVMTI
+ * ObjectFree says its object was freed (the "JVMPI GC" thread, which has
+ * JNI, deletes it), or, where that event is off, when a full stripe sweeps
+ * out references whose object is gone.
  *
- * Ids given where JNI cannot be used (inside a heap walk's callbacks, with
- * the world stopped) or that found a table full are counted as unlisted;
- * only then does a miss fall back to the scan. A heap dump first names
- * every object not yet tagged (jvmpi_ids_name_all: one heap iteration marks
- * them, one GetObjectsWithTags of the mark gets them all), so the walk
- * itself gives ids only to objects allocated meanwhile.
+ * A miss falls back to the scan only if some id was given without an entry
+ * (an allocation's, one given inside a heap walk's callbacks where JNI
+ * cannot be used, one that found its table full); else the id's object is
+ * gone (its entry went at its free) and the answer is NULL at once.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -53,7 +60,7 @@ static atomic_int walked;       /* a walk has tagged objects: new objects may ha
 
 static ref_table classes_by_id, objects_by_id;
 static pthread_once_t tables_made = PTHREAD_ONCE_INIT;
-static atomic_llong unlisted;   /* ids given that no table holds: a miss may be one of them */
+static atomic_int unlisted;     /* some id was given that no table holds: a miss may be one */
 
 static void make_tables(void) {
     ref_table_init(&classes_by_id, CLASS_ENTRIES);
@@ -70,7 +77,7 @@ static int has_id(jlong tag) { return tag != 0 && tag != UNNAMED; }
 jlong jvmpi_walk_id(jlong *tag_ptr) {
     if (!has_id(*tag_ptr)) {
         *tag_ptr = next_tag();
-        atomic_fetch_add(&unlisted, 1);
+        atomic_store(&unlisted, 1);
     }
     return *tag_ptr;
 }
@@ -98,7 +105,7 @@ static int is_class(jobject object) {
  * own references are not the agent's JNI_WEAK_GLOBALREF events (hooks.c). */
 static void list(JNIEnv *jni, jlong tag, jobject object) {
     if (jni == NULL || !atomic_load(&jvmpi_live) || (*jni)->ExceptionCheck(jni)) {
-        atomic_fetch_add(&unlisted, 1);
+        atomic_store(&unlisted, 1);
         return;
     }
     pthread_once(&tables_made, make_tables);
@@ -114,7 +121,7 @@ static void list(JNIEnv *jni, jlong tag, jobject object) {
         ref_table_unlock(s);
         if (put != 0) (*jni)->DeleteWeakGlobalRef(jni, ref);
     }
-    if (put < 0) atomic_fetch_add(&unlisted, 1);
+    if (put < 0) atomic_store(&unlisted, 1);
     jvmpi_in_layer = was;
 }
 
@@ -145,7 +152,7 @@ jobjectID jvmpi_new_id(jobject object) {
     if (err == JVMTI_ERROR_NONE && !has_id(tag)) {
         tag = next_tag();
         err = (*jvmpi_jvmti)->SetTag(jvmpi_jvmti, object, tag);
-        if (err == JVMTI_ERROR_NONE) list(jni_here(), tag, object);
+        if (!atomic_load_explicit(&unlisted, memory_order_relaxed)) atomic_store(&unlisted, 1);   /* not listed */
     }
     pthread_rwlock_unlock(&walking);
     if (jvmpi_failed(err, "SetTag")) return NULL;

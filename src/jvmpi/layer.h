@@ -122,7 +122,8 @@ jobjectID jvmpi_id_of(jobject object);
  * none (*tag_ptr set). */
 jlong     jvmpi_walk_id(jlong *tag_ptr);
 /* The id of an object just allocated, untagged, that no other thread can
- * have met yet (no look-up, unless a heap dump may have tagged it since). */
+ * have met yet (no look-up, unless a heap dump may have tagged it since);
+ * not listed for jvmpi_object_of (ids.c says why). */
 jobjectID jvmpi_new_id(jobject object);
 /* Around a heap walk that tags the objects it meets: no other thread gives
  * an object an id meanwhile (jvmpi_id_of and jvmpi_new_id wait). */

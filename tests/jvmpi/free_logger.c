@@ -141,11 +141,11 @@ static void look_up(void) {
     if ((*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_2) != JNI_OK) jni = NULL;
     for (long i = 0; i < n_objects && i < MAX_OBJECTS; i++) {
         jobjectID id = objects[i];
+        long before = answers;
+        jint requested = jvmpi->RequestEvent(JVMPI_EVENT_OBJECT_ALLOC, id);
         jobject object = jvmpi->jobjectID2jobject(id);
         int same = object != NULL && jvmpi->jobject2jobjectID(object) == id;   /* that very object */
         if (object != NULL && jni != NULL) (*jni)->DeleteLocalRef(jni, object);
-        long before = answers;
-        jint requested = jvmpi->RequestEvent(JVMPI_EVENT_OBJECT_ALLOC, id);
         if (was_freed(id)) {
             if (requested == JVMPI_FAIL && answers == before && object == NULL) freed_refused++;
             else freed_answered++;
@@ -178,8 +178,9 @@ static void shut_down(void) {
             dumped == JVMPI_SUCCESS ? "SUCCESS" : "FAILED", dump_live, dump_bad_kind ? "BAD" : "OK",
             dump_freed_present, dump_total > 1000 ? "MANY" : "FEW");
     fprintf(out, "heap_dump2 %s\n", level2 == JVMPI_SUCCESS ? "SUCCESS" : level2 == JVMPI_NOT_AVAILABLE ? "NOT_AVAILABLE" : "FAILED");
-    jvmpi->RunGC();                     /* the objects move (a copying GC); their ids stay */
     look_up();
+    jvmpi->RunGC();                     /* the objects move (a copying GC); their ids stay */
+    look_up();                          /* asked for again: found as the layer noted them */
     fflush(out);
     jvmpi->RawMonitorExit(lock);
 }
