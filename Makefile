@@ -47,7 +47,7 @@ FRONT_SRC = src/cli/analyze_common.c src/cli/analyze_report.c src/cli/analyze_co
 UNIT_SRC  = $(wildcard tests/unit/*.c)
 HEADERS   = $(wildcard src/*/*.h) $(wildcard tests/unit/*.h)
 
-.PHONY: all deps unit asan demo test bench clean help tools check-tools fuzz fuzz-libfuzzer jvmpi-test-agents
+.PHONY: all deps unit asan demo test bench bench-jvmpi clean help tools check-tools fuzz fuzz-libfuzzer jvmpi-test-agents
 all: build/libhprof.so build/hprof build/libjvmpi.so build/include/jvmpi.h
 
 help:
@@ -58,6 +58,7 @@ help:
 	@echo "make unit       build the unit tests (plain and ASan/UBSan)"
 	@echo "make asan       build the agent with ASan/UBSan (build/asan/libhprof.so)"
 	@echo "make bench      overhead benchmark against runs without the agent"
+	@echo "make bench-jvmpi  a JVMPI heap profiler (as HPROF) against heap=sites/dump"
 	@echo "make tools      build build/hprof-bci (rewrites .class files, jars, directories)"
 	@echo "make check-tools  run hprof-bci on the fuzz seeds, a jar and HSQLDB; run the results"
 	@echo "make fuzz       fuzz every parser of untrusted bytes (ASan/UBSan) for FUZZ_TIME=100 s each"
@@ -147,6 +148,11 @@ test: build/libhprof.so build/hprof-bci build/hprof build/tests/echo_agent.so bu
 
 bench: build/libhprof.so build/libjvmpi.so build/bench/libjvmpi_counter.so
 	@python3 bench/run
+
+# A JVMPI agent profiling the heap as HPROF did, through the layer, against
+# heap=sites/dump/all (bench/jvmpi/run --help for its options).
+bench-jvmpi: all jvmpi-test-agents
+	@python3 bench/jvmpi/run
 
 # The command-line tool: attaches to a running JVM (HotSpot's attach protocol,
 # in C) and tells the agent what to do (src/cli/hprof_main.c). No JDK needed.
