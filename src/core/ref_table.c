@@ -84,12 +84,22 @@ static int room(ref_stripe *s)
     return 0;
 }
 
+static int sweep_due(const ref_stripe *s, uint32_t puts)
+{
+    return !s->swept || puts >= s->max / 4 + 1;
+}
+
+int ref_stripe_may_put(const ref_stripe *s)
+{
+    return s->count < s->max || sweep_due(s, s->puts_since_sweep + 1);
+}
+
 int ref_stripe_put(ref_stripe *s, uint64_t key, void *ref, ref_drop_fn drop_if_gone, void *ctx)
 {
     if (idmap_get(&s->index, key) != 0)
         return 1;
     s->puts_since_sweep++;
-    if (s->count >= s->max && drop_if_gone != NULL && (!s->swept || s->puts_since_sweep >= s->max / 4 + 1))
+    if (s->count >= s->max && drop_if_gone != NULL && sweep_due(s, s->puts_since_sweep))
         sweep(s, drop_if_gone, ctx);
     if (s->count >= s->max || room(s) != 0)
         return -1;

@@ -55,6 +55,9 @@ void *ref_stripe_get(const ref_stripe *s, uint64_t key);
  * pointer kept: the caller keeps ref), -1 full (after a due sweep) or out
  * of memory. */
 int ref_stripe_put(ref_stripe *s, uint64_t key, void *ref, ref_drop_fn drop_if_gone, void *ctx);
+/* 0 if a put now would be refused without a sweep being due (the stripe
+ * is full): the caller need not make the pointer. */
+int ref_stripe_may_put(const ref_stripe *s);
 /* Remove key: its pointer, NULL if none. */
 void *ref_stripe_take(ref_stripe *s, uint64_t key);
 

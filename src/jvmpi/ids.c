@@ -112,15 +112,13 @@ static void list(JNIEnv *jni, jlong tag, jobject object) {
     int was = jvmpi_in_layer;
     jvmpi_in_layer = 1;
     int put = -1;
-    jweak ref = (*jni)->NewWeakGlobalRef(jni, object);
-    if (ref == NULL) {
-        (*jni)->ExceptionClear(jni);                /* out of memory: the scan finds it */
-    } else {
-        ref_stripe *s = ref_table_lock(is_class(object) ? &classes_by_id : &objects_by_id, (uint64_t)tag);
-        put = ref_stripe_put(s, (uint64_t)tag, ref, drop_if_gone, jni);
-        ref_table_unlock(s);
-        if (put != 0) (*jni)->DeleteWeakGlobalRef(jni, ref);
-    }
+    ref_stripe *s = ref_table_lock(is_class(object) ? &classes_by_id : &objects_by_id, (uint64_t)tag);
+    /* A full stripe: no reference made only to be deleted (a dump of a big heap). */
+    jweak ref = ref_stripe_may_put(s) ? (*jni)->NewWeakGlobalRef(jni, object) : NULL;
+    if (ref != NULL) put = ref_stripe_put(s, (uint64_t)tag, ref, drop_if_gone, jni);
+    ref_table_unlock(s);
+    if (ref == NULL) (*jni)->ExceptionClear(jni);       /* out of memory (or full): the scan finds it */
+    else if (put != 0) (*jni)->DeleteWeakGlobalRef(jni, ref);
     if (put < 0) atomic_store(&unlisted, 1);
     jvmpi_in_layer = was;
 }

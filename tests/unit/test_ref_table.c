@@ -114,6 +114,7 @@ TEST(ref_table_bound_and_sweep)
         ref_table_unlock(got);
     }
     CHECK(calls == 0);
+    CHECK(ref_stripe_may_put(s));                 /* full, but its first sweep is due */
     refused = 0;
     for (uint64_t k = 1u << 30, puts = 0; puts < 64; k += 8) {
         ref_stripe *got = ref_table_lock(&t, k);
@@ -125,6 +126,7 @@ TEST(ref_table_bound_and_sweep)
     }
     CHECK(refused == 64);
     CHECK(calls == 4 * 64);                  /* puts 1, 18, 35 and 52 swept */
+    CHECK(!ref_stripe_may_put(s));            /* 12 puts since the last sweep: not due */
     CHECK(s->count == s->max);
     ref_table_free(&t, NULL, NULL);
 }
