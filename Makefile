@@ -12,7 +12,7 @@ CFLAGS   ?= -O2
 SAN_FLAGS = -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 # Pure C (no JVMTI): unit-tested on their own, also under ASan/UBSan.
-PURE_SRC  = src/core/keytab.c src/core/idmap.c src/core/tables.c src/core/trace_builder.c src/core/trace_cache.c src/core/stack_table.c src/core/stack_profile.c src/options/options.c src/options/class_filter.c src/options/jvm_args.c \
+PURE_SRC  = src/core/keytab.c src/core/idmap.c src/core/ref_table.c src/core/tables.c src/core/trace_builder.c src/core/trace_cache.c src/core/stack_table.c src/core/stack_profile.c src/options/options.c src/options/class_filter.c src/options/jvm_args.c \
             src/cpu/sample_queue.c src/cpu/cpu_collector.c src/cpu/code_map.c src/cpu/times_table.c \
             src/output/text_writer.c src/output/old_prof_writer.c src/output/profile_outputs.c src/output/output_file.c src/output/hprof_binary.c \
             src/output/net_sink.c src/output/net_report.c \
@@ -48,7 +48,7 @@ FRONT_SRC = src/cli/analyze_common.c src/cli/analyze_report.c src/cli/analyze_co
 UNIT_SRC  = $(wildcard tests/unit/*.c)
 HEADERS   = $(wildcard src/*/*.h) $(wildcard tests/unit/*.h)
 
-.PHONY: all deps unit asan demo test bench clean help tools check-tools fuzz fuzz-libfuzzer jvmpi-test-agents
+.PHONY: all deps unit asan demo test bench bench-jvmpi clean help tools check-tools fuzz fuzz-libfuzzer jvmpi-test-agents
 all: build/libhprof.so build/hprof build/libjvmpi.so build/include/jvmpi.h
 
 help:
@@ -59,6 +59,7 @@ help:
 	@echo "make unit       build the unit tests (plain and ASan/UBSan)"
 	@echo "make asan       build the agent with ASan/UBSan (build/asan/libhprof.so)"
 	@echo "make bench      overhead benchmark against runs without the agent"
+	@echo "make bench-jvmpi  a JVMPI heap profiler (as HPROF) against heap=sites/dump"
 	@echo "make tools      build build/hprof-bci (rewrites .class files, jars, directories)"
 	@echo "make check-tools  run hprof-bci on the fuzz seeds, a jar and HSQLDB; run the results"
 	@echo "make fuzz       fuzz every parser of untrusted bytes (ASan/UBSan) for FUZZ_TIME=100 s each"
@@ -148,6 +149,11 @@ test: build/libhprof.so build/hprof-bci build/hprof build/tests/echo_agent.so bu
 
 bench: build/libhprof.so build/libjvmpi.so build/bench/libjvmpi_counter.so
 	@python3 bench/run
+
+# A JVMPI agent profiling the heap as HPROF did, through the layer, against
+# heap=sites/dump/all (bench/jvmpi/run --help for its options).
+bench-jvmpi: all jvmpi-test-agents
+	@python3 bench/jvmpi/run
 
 # The command-line tool: attaches to a running JVM (HotSpot's attach protocol,
 # in C) and tells the agent what to do (src/cli/hprof_main.c). No JDK needed.

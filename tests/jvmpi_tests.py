@@ -90,7 +90,13 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
                          returns; then a HEAP_DUMP at level 0 (records of u1
                          kind and a native-pointer id) holding exactly the 500
                          kept Blobs as normal objects and none of the freed
-                         ones; level 2 answered JVMPI_SUCCESS
+                         ones; level 2 answered JVMPI_SUCCESS; then each of the
+                         1000 ids looked up, before and after a RunGC (the
+                         objects move): the 500 kept ones come back as
+                         themselves (jobjectID2jobject's object has that id
+                         again; RequestEvent(OBJECT_ALLOC) answers that id,
+                         class and size), the 500 freed ones are refused
+                         (NULL, JVMPI_FAIL, no event)
     jvmpi_heap_dump      a heap-dump reader written to the dump formats alone
                          (heap_reader.c), on JvmpiCalls heap: at levels 2
                          (RequestEvent's NULL), 1 and 0, exactly the 5 Node, 37
@@ -184,7 +190,11 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
                          Unlinked[3], never linked, and JvmpiCalls$Base[], made
                          by the JVM with Made[]; STICKY_CLASS roots: none for
                          the classes loaded but never linked) had its
-                         CLASS_LOAD first
+                         CLASS_LOAD first; every object of the dump it did not
+                         know (thousands, made before its first OBJECT_ALLOC)
+                         asked for by id as HPROF does, and answered as that
+                         object: its id, the class (an array's element class)
+                         and the kind the dump gives it
     jvmpi_hprof_arrays   hprof_like.c: every OBJECT_ALLOC of an array of references
                          names an element class that had its CLASS_LOAD before
                          (JvmpiCalls$Unlinked of new Unlinked[3], never linked
@@ -523,7 +533,9 @@ def make_tests(Fail, Skip, asan_env=None):
         check_done(r, "free")
         want = ["objects allocated 1000 freed 500 misplaced 0", "gc pairs SOME unbalanced 0 bad_statistics 0",
                 "class JvmpiCalls$Gone loaded 1 unloaded 1",
-                "heap_dump0 SUCCESS live 500 kinds OK freed_present 0 total MANY", "heap_dump2 SUCCESS"]
+                "heap_dump0 SUCCESS live 500 kinds OK freed_present 0 total MANY", "heap_dump2 SUCCESS",
+                "lookup live 500 right 500 wrong 0 freed_refused 500 freed_answered 0",
+                "lookup live 500 right 500 wrong 0 freed_refused 500 freed_answered 0"]
         lines = lines_of(out)
         if lines != want:
             raise Fail("expected %s, got %s" % (want, lines))
@@ -902,12 +914,23 @@ def make_tests(Fail, Skip, asan_env=None):
     def t_hprof_dump(ctx):
         """A level 2 HEAP_DUMP at JVM_SHUT_DOWN after the agent disabled every event, as HPROF does:
         every class it names had its CLASS_LOAD first (JvmpiCalls$Base[], which the JVM made with
-        Made[] and no object of it, included: announced as CLASS_LOAD was switched off)."""
-        _r, lines = hprof_like(ctx, ["dump", "off"])
+        Made[] and no object of it, included: announced as CLASS_LOAD was switched off); every
+        object in it the agent did not know (made before its OBJECT_ALLOCs), asked for by id as HPROF
+        does, answered as that object (its class and kind as the dump gives them)."""
+        _r, lines = hprof_like(ctx, ["dump", "off", "fetch"])
         m = [re.search(r"dump_records (\d+)", l) for l in lines]
         m = [x for x in m if x]
         if not m or int(m[0].group(1)) < 1000:
             raise Fail("the heap dump had %s records, expected thousands" % (m[0].group(1) if m else "no"))
+        f = [re.match(r"^fetched (\d+) refused (\d+) wrong (\d+)$", l) for l in lines]
+        f = [x for x in f if x]
+        if not f:
+            raise Fail("no fetched line: %s" % lines[-3:])
+        fetched, refused, wrong = (int(x) for x in f[0].groups())
+        # The JVM's own objects from before the agent's first OBJECT_ALLOC: thousands, all alive.
+        if fetched < 1000 or wrong != 0 or refused * 100 > fetched:
+            raise Fail("fetched %d refused %d wrong %d: expected thousands, none wrong, (almost) none refused"
+                       % (fetched, refused, wrong))
 
     def t_hprof_arrays(ctx):
         """Every OBJECT_ALLOC's class (an array's element class: JvmpiCalls$Unlinked of new Unlinked[3],

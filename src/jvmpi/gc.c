@@ -106,6 +106,7 @@ static jlong *take_freed(size_t *n) {
 /* OBJECT_FREE for objects; classes are kept aside for CLASS_UNLOAD. */
 static size_t post_frees(JNIEnv *jni, jlong *freed, size_t n) {
     size_t classes = 0;
+    n = jvmpi_ids_forget(jni, freed, n);
     for (size_t i = 0; i < n; i++) {
         jobjectID id = (jobjectID)(intptr_t)freed[i];
         if (jvmpi_forget_class(id)) { freed[classes++] = freed[i]; continue; }

@@ -241,8 +241,7 @@ static fl_class *sink_class_of(void *ctx, jlong tag) {
 static jlong sink_id_of(void *ctx, jlong *tag_ptr, int *first) {
     (void)ctx;
     *first = 1;
-    if (*tag_ptr == 0) *tag_ptr = jvmpi_next_tag();
-    return *tag_ptr;
+    return jvmpi_walk_id(tag_ptr);
 }
 
 static int sink_failed(void *ctx) {
@@ -395,11 +394,6 @@ static void sink_root(void *ctx, jvmtiHeapReferenceKind kind, const jvmtiHeapRef
 
 /* ------------------------------------------------------------ the walk */
 
-static jlong id_of_tag(jlong *tag_ptr) {
-    if (*tag_ptr == 0) *tag_ptr = jvmpi_next_tag();
-    return *tag_ptr;
-}
-
 /* FollowReferences from the roots (initial NULL: levels 1 and 2) or from
  * one class (OBJECT_DUMP). Its error; *mismatches: values that fit no field. */
 static jvmtiError walk_objects(walk *w, jobject initial, uint64_t *mismatches) {
@@ -429,7 +423,7 @@ static jint JNICALL level0_record(jlong class_tag, jlong size, jlong *tag_ptr, j
     walk *w = user;
     const hclass *c = class_with_id(w, class_tag);
     put_u1(w->b, (unsigned)(c ? c->kind : JVMPI_NORMAL_OBJECT));
-    put_pointer(w->b, (void *)(intptr_t)id_of_tag(tag_ptr));
+    put_pointer(w->b, (void *)(intptr_t)jvmpi_walk_id(tag_ptr));
     return w->b->failed ? JVMTI_VISIT_ABORT : 0;
 }
 
@@ -528,6 +522,7 @@ static jint heap_dump(JNIEnv *jni, jint level, int may_link) {
     jvmtiHeapCallbacks callbacks;
     memset(&callbacks, 0, sizeof callbacks);
     jvmpi_ids_hold();
+    jvmpi_ids_name_all(jni);          /* so the agent's look-ups of the dump's ids are table hits */
     jvmtiError err;
     uint64_t mismatches = 0;
     if (level == JVMPI_DUMP_LEVEL_0) {

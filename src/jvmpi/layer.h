@@ -13,7 +13,8 @@
  *   interface.c   the JVMPI_Interface functions; which events are enabled
  *   threads.c     a record per thread, keyed by its JNIEnv * (JVMPI's
  *                 thread id): thread-local storage, the Thread object
- *   ids.c         jobjectIDs: JVMTI tags, so an id never moves
+ *   ids.c         jobjectIDs: JVMTI tags, so an id never moves; from an id
+ *                 back to its object through a table of weak references
  *   translate.c   JVMTI events to JVMPI events (threads, classes, GC,
  *                 monitors, VM start and end)
  *   tracker.c     the rewriter's calls into java.lang.JvmpiTracker, and
@@ -117,17 +118,27 @@ jvmpi_thread *jvmpi_thread_with_object(JNIEnv *jni, jobjectID id);
 /* ------------------------------------------------------------ ids.c */
 /* The id of an object (tagged on first sight), NULL for NULL or failure. */
 jobjectID jvmpi_id_of(jobject object);
-/* A tag no object has had: the next id. */
-jlong     jvmpi_next_tag(void);
+/* In a heap walk's callback (no JNI): the object's id, given now if it has
+ * none (*tag_ptr set). */
+jlong     jvmpi_walk_id(jlong *tag_ptr);
 /* The id of an object just allocated, untagged, that no other thread can
- * have met yet (no look-up, unless a heap dump may have tagged it since). */
+ * have met yet (no look-up, unless a heap dump may have tagged it since);
+ * not listed for jvmpi_object_of (ids.c says why). */
 jobjectID jvmpi_new_id(jobject object);
 /* Around a heap walk that tags the objects it meets: no other thread gives
  * an object an id meanwhile (jvmpi_id_of and jvmpi_new_id wait). */
 void      jvmpi_ids_hold(void);
 void      jvmpi_ids_release(void);
-/* A local reference to the object with this id, NULL if it is gone. */
+/* Inside jvmpi_ids_hold, before a walk: every object without an id gets
+ * one, and its entry for jvmpi_object_of. */
+void      jvmpi_ids_name_all(JNIEnv *jni);
+/* A local reference to the object with this id, NULL if it is gone (a
+ * look-up; the scan of every tagged object only for ids given where no
+ * entry could be made). */
 jobject   jvmpi_object_of(JNIEnv *jni, jobjectID id);
+/* ObjectFree's tags (on a thread with JNI): their entries go. The tags
+ * that were ids are moved to the front; returns how many. */
+size_t    jvmpi_ids_forget(JNIEnv *jni, jlong *tags, size_t n);
 
 /* ------------------------------------------------------------ translate.c */
 int  jvmpi_translate_subscribe(void);

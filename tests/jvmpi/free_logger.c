@@ -17,6 +17,15 @@
  *                                           object, freed ones in it, all records
  *   heap_dump2 SUCCESS|...                  RequestEvent(HEAP_DUMP, NULL): level 2
  *                                           (heap_reader reads those)
+ *   lookup live L right R wrong W freed_refused F freed_answered A
+ *                                           each of NAME's objects by its id
+ *                                           after the collections: live ones
+ *                                           (not freed) must come back as
+ *                                           themselves (jobjectID2jobject's
+ *                                           object has that id again, and
+ *                                           RequestEvent(OBJECT_ALLOC) answers
+ *                                           that id, class and size); freed
+ *                                           ones must be refused (NULL, JVMPI_FAIL)
  * Options: out=FILE,class=NAME,gone=NAME
  */
 #include <jvmpi.h>
@@ -29,11 +38,15 @@
 #define MAX_OBJECTS 4096
 
 static JVMPI_Interface *jvmpi;
+static JavaVM *vm;
 static JVMPI_RawMonitor lock;
 static FILE *out;
 static char class_name[256], gone_name[256];
 static jobjectID watched, gone;
 static jobjectID objects[MAX_OBJECTS];
+static jint sizes[MAX_OBJECTS];
+static JVMPI_Event answer;       /* the last requested OBJECT_ALLOC */
+static long answers;
 static long n_objects, freed, misplaced, pairs, unbalanced, bad_statistics, gone_loads, gone_unloads;
 static int in_gc;
 static jobjectID freed_ids[MAX_OBJECTS];
@@ -57,7 +70,10 @@ static void class_load(JVMPI_Event *e) {
 static void object_alloc(JVMPI_Event *e) {
     jvmpi->RawMonitorEnter(lock);
     if (watched != NULL && e->u.obj_alloc.class_id == watched && e->u.obj_alloc.is_array == JVMPI_NORMAL_OBJECT) {
-        if (n_objects < MAX_OBJECTS) objects[n_objects] = e->u.obj_alloc.obj_id;
+        if (n_objects < MAX_OBJECTS) {
+            objects[n_objects] = e->u.obj_alloc.obj_id;
+            sizes[n_objects] = e->u.obj_alloc.size;
+        }
         n_objects++;
     }
     jvmpi->RawMonitorExit(lock);
@@ -118,6 +134,34 @@ static void heap_dump(JVMPI_Event *e) {
     }
 }
 
+/* Each watched object by its id, after the collections (RunGC's too). */
+static void look_up(void) {
+    JNIEnv *jni = NULL;
+    long live = 0, right = 0, wrong = 0, freed_refused = 0, freed_answered = 0;
+    if ((*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_2) != JNI_OK) jni = NULL;
+    for (long i = 0; i < n_objects && i < MAX_OBJECTS; i++) {
+        jobjectID id = objects[i];
+        long before = answers;
+        jint requested = jvmpi->RequestEvent(JVMPI_EVENT_OBJECT_ALLOC, id);
+        jobject object = jvmpi->jobjectID2jobject(id);
+        int same = object != NULL && jvmpi->jobject2jobjectID(object) == id;   /* that very object */
+        if (object != NULL && jni != NULL) (*jni)->DeleteLocalRef(jni, object);
+        if (was_freed(id)) {
+            if (requested == JVMPI_FAIL && answers == before && object == NULL) freed_refused++;
+            else freed_answered++;
+            continue;
+        }
+        live++;
+        if (requested == JVMPI_SUCCESS && answers == before + 1 && answer.u.obj_alloc.obj_id == id &&
+            answer.u.obj_alloc.class_id == watched && answer.u.obj_alloc.size == sizes[i] && same)
+            right++;
+        else
+            wrong++;
+    }
+    fprintf(out, "lookup live %ld right %ld wrong %ld freed_refused %ld freed_answered %ld\n", live, right, wrong,
+            freed_refused, freed_answered);
+}
+
 static void shut_down(void) {
     jvmpi->RunGC();
     JVMPI_HeapDumpArg level0 = { JVMPI_DUMP_LEVEL_0 };
@@ -134,6 +178,9 @@ static void shut_down(void) {
             dumped == JVMPI_SUCCESS ? "SUCCESS" : "FAILED", dump_live, dump_bad_kind ? "BAD" : "OK",
             dump_freed_present, dump_total > 1000 ? "MANY" : "FEW");
     fprintf(out, "heap_dump2 %s\n", level2 == JVMPI_SUCCESS ? "SUCCESS" : level2 == JVMPI_NOT_AVAILABLE ? "NOT_AVAILABLE" : "FAILED");
+    look_up();
+    jvmpi->RunGC();                     /* the objects move (a copying GC); their ids stay */
+    look_up();                          /* asked for again: found as the layer noted them */
     fflush(out);
     jvmpi->RawMonitorExit(lock);
 }
@@ -148,6 +195,7 @@ static void notify(JVMPI_Event *e) {
     case JVMPI_EVENT_CLASS_UNLOAD:  class_unload(e); break;
     case JVMPI_EVENT_JVM_SHUT_DOWN: shut_down(); break;
     case JVMPI_EVENT_HEAP_DUMP | JVMPI_REQUESTED_EVENT: heap_dump(e); break;
+    case JVMPI_EVENT_OBJECT_ALLOC | JVMPI_REQUESTED_EVENT: answer = *e; answers++; break;
     default: break;
     }
 }
@@ -156,6 +204,7 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved) {
     (void)reserved;
     char path[1024];
     if ((*jvm)->GetEnv(jvm, (void **)&jvmpi, JVMPI_VERSION_1) < 0) return JNI_ERR;
+    vm = jvm;
     if (options == NULL || !agent_option(options, "out=", path, sizeof path) ||
         !agent_option(options, "class=", class_name, sizeof class_name) ||
         !agent_option(options, "gone=", gone_name, sizeof gone_name) || (out = fopen(path, "w")) == NULL) {

@@ -25,9 +25,17 @@
  *   threads  every event's thread was announced by THREAD_START
  *   top=NAME writes "top NAME METHOD LINE COUNT" for the first frame of the
  *            traces of NAME's allocations
+ *   fetch    (with dump) every object of the heap dump it does not know is
+ *            asked for, as HPROF's hprof_fetch_object_info does for each id
+ *            a dump names; the answer must be that object: its OBJECT_ALLOC
+ *            has the id asked for and the class (an array's element class)
+ *            and kind the dump gives it. Ends "fetched N refused M wrong W"
+ *            (refused: freed since the dump, or never an id)
  * Nested RequestEvent(OBJECT_ALLOC) deeper than 16 fails at once (a VM that
  * delivers a request again from its own handler recurses forever).
- * The out file ends with "requests N refused M depth D" and "ok".
+ * The out file ends with "requests N refused M depth D" and "ok". Its
+ * tables grow (the benchmark, bench/jvmpi/run, runs it on millions of
+ * allocations).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -39,13 +47,14 @@
 static JVMPI_Interface *jvmpi;
 static JVMPI_RawMonitor lock;
 static FILE *out;
-static int check_classes, check_arrays, check_dump, check_traces, check_threads, events_off;
+static int check_classes, check_arrays, check_dump, check_traces, check_threads, events_off, fetch_dump;
 static char top_name[256];
 static long failures;
 
 /* ------------------------------------------------------------ tables */
 
-/* Open addressing, id -> value, with tombstones; full is a failure. */
+/* Open addressing, id -> value, with tombstones; doubled (tombstones
+ * dropped) at three quarters used. */
 #define DEAD ((void *)1)
 typedef struct table { void **keys, **values; size_t size, used; const char *what; } table;
 
@@ -73,10 +82,19 @@ static void **table_find(table *t, const void *key) {
     }
     return NULL;
 }
+static void table_put(table *t, void *key, void *value);
+static void table_grow(table *t) {
+    table old = *t;
+    table_init(t, old.size * 2, old.what);
+    for (size_t i = 0; i < old.size; i++)
+        if (old.keys[i] != NULL && old.keys[i] != DEAD) table_put(t, old.keys[i], old.values[i]);
+    free(old.keys);
+    free(old.values);
+}
 static void table_put(table *t, void *key, void *value) {
     void **v = table_find(t, key);
     if (v) { *v = value; return; }
-    if (t->used * 4 >= t->size * 3) { fprintf(stderr, "hprof_like: %s table full\n", t->what); _exit(3); }
+    if (t->used * 4 >= t->size * 3) table_grow(t);
     for (size_t i = slot(t, key);; i = (i + 1) & (t->size - 1))
         if (t->keys[i] == NULL || t->keys[i] == DEAD) {
             if (t->keys[i] == NULL) t->used++;
@@ -148,8 +166,13 @@ static void class_load(JVMPI_Event *e) {
     jvmpi->RawMonitorExit(lock);
 }
 
+static jobjectID wanted;            /* fetch_object's request */
+static JVMPI_Event answer;          /* its answer (the requests inside it are for other ids) */
+static long answers;
+
 static void obj_alloc(JVMPI_Event *e) {
     int requested = (e->event_type & JVMPI_REQUESTED_EVENT) != 0;
+    if (requested && wanted != NULL && e->u.obj_alloc.obj_id == wanted) { answer = *e; answers++; }
     JVMPI_CallFrame frames[4];
     JVMPI_CallTrace trace = { e->env_id, 0, frames };
     if (!requested) jvmpi->GetCallTrace(&trace, 4);
@@ -189,7 +212,28 @@ static klass *dump_class(jobjectID id, const char *what) {
     return k ? *k : NULL;
 }
 
-static long dump_records;
+static long dump_records, fetched, fetch_refused, fetch_wrong;
+
+/* fetch: an object of the dump the agent does not know, asked for; the
+ * answer must be that object, of the class (an array's element class, NULL
+ * for primitives) and kind the dump gives. */
+static void fetch_object(jobjectID id, jobjectID class_id, jint kind) {
+    if (!fetch_dump || id == NULL || table_find(&objects, id) != NULL) return;
+    long before = answers;
+    fetched++;
+    wanted = id;
+    jint result = jvmpi->RequestEvent(JVMPI_EVENT_OBJECT_ALLOC, id);
+    wanted = NULL;
+    if (result != JVMPI_SUCCESS) { fetch_refused++; return; }
+    if (answers != before + 1 || answer.u.obj_alloc.obj_id != id || answer.u.obj_alloc.class_id != class_id ||
+        answer.u.obj_alloc.is_array != kind) {
+        if (++fetch_wrong <= 5)
+            fprintf(stderr, "hprof_like: RequestEvent(OBJECT_ALLOC, %p) answered another object: id %p class %p kind %d, "
+                    "the dump says class %p kind %d\n", id, answer.u.obj_alloc.obj_id, answer.u.obj_alloc.class_id,
+                    (int)answer.u.obj_alloc.is_array, class_id, (int)kind);
+        failures++;
+    }
+}
 
 static void read_heap_dump(const char *begin, const char *end) {
     reader r = { (const unsigned char *)begin, (const unsigned char *)end, 0 };
@@ -227,24 +271,28 @@ static void read_heap_dump(const char *begin, const char *end) {
             break;
         }
         case JVMPI_GC_INSTANCE_DUMP: {
-            pointer(&r);
-            dump_class(pointer(&r), "INSTANCE_DUMP");
+            jobjectID id = pointer(&r), class_id = pointer(&r);
+            dump_class(class_id, "INSTANCE_DUMP");
+            fetch_object(id, class_id, JVMPI_NORMAL_OBJECT);
             uint32_t n = (uint32_t)big_endian(&r, 4);
             if (has(&r, n)) r.p += n;
             break;
         }
         case JVMPI_GC_OBJ_ARRAY_DUMP: {
-            pointer(&r);
+            jobjectID id = pointer(&r);
             uint32_t n = (uint32_t)big_endian(&r, 4);
             jobjectID element = pointer(&r);
             if (element) dump_class(element, "OBJ_ARRAY_DUMP's element class");
+            fetch_object(id, element, JVMPI_CLASS);
             for (uint32_t i = 0; i < n && !r.bad; i++) pointer(&r);
             break;
         }
         case JVMPI_GC_PRIM_ARRAY_DUMP: {
-            pointer(&r);
+            jobjectID id = pointer(&r);
             uint32_t n = (uint32_t)big_endian(&r, 4);
-            int size = ty_size((unsigned)big_endian(&r, 1));
+            unsigned ty = (unsigned)big_endian(&r, 1);
+            int size = ty_size(ty);
+            fetch_object(id, NULL, (jint)ty);
             if (size == 0 || !has(&r, (size_t)n * (size_t)size)) { r.bad = 1; break; }
             r.p += (size_t)n * (size_t)size;
             break;
@@ -286,6 +334,7 @@ static void shut_down(JVMPI_Event *e) {
                 (unsigned)((uintptr_t)tops.keys[i] >> 48), (unsigned long)(uintptr_t)tops.values[i]);
     }
     fprintf(out, "requests %ld refused %ld depth %d dump_records %ld\n", requests, refused, max_depth, dump_records);
+    if (fetch_dump) fprintf(out, "fetched %ld refused %ld wrong %ld\n", fetched, fetch_refused, fetch_wrong);
     fprintf(out, failures ? "failed %ld\n" : "ok\n", failures);
     fclose(out);
     jvmpi->RawMonitorExit(lock);
@@ -334,7 +383,7 @@ static void JNICALL notify(JVMPI_Event *e) {
 JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *vm, char *options, void *reserved) {
     (void)reserved;
     if ((*vm)->GetEnv(vm, (void **)&jvmpi, JVMPI_VERSION_1) != JNI_OK) return JNI_ERR;
-    out = agent_open_out(options, "hprof_like: usage: out=FILE[,classes][,arrays][,dump][,traces][,threads][,off][,top=NAME]");
+    out = agent_open_out(options, "hprof_like: usage: out=FILE[,classes][,arrays][,dump][,traces][,threads][,off][,top=NAME][,fetch]");
     if (out == NULL) return JNI_ERR;
     check_classes = options && strstr(options, "classes") != NULL;
     check_arrays = options && strstr(options, "arrays") != NULL;
@@ -342,6 +391,7 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *vm, char *options, void *reserved) {
     check_traces = options && strstr(options, "traces") != NULL;
     check_threads = options && strstr(options, "threads") != NULL;
     events_off = options && strstr(options, "off") != NULL;
+    fetch_dump = options && strstr(options, "fetch") != NULL;
     if (!agent_option(options, "top=", top_name, sizeof top_name)) top_name[0] = '\0';
     table_init(&objects, 1u << 20, "object");
     table_init(&classes, 1u << 15, "class");
