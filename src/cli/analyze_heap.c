@@ -1,0 +1,110 @@
+/*
+ * hprof heap DUMP [--top N] [--json] [-o OUT]: retained sizes by class, the
+ * biggest objects and their paths from GC roots, for an HPROF binary heap
+ * dump (ours or HotSpot's, gzip or not). src/heapgraph does the work; this
+ * file reads the arguments, reports progress past 2 s, and writes the answer.
+ */
+#include "analyze.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../heapgraph/heap_analysis.h"
+#include "../heapgraph/heap_file.h"
+
+typedef struct progress_state {
+    struct timespec start;
+    double          last;
+    int             shown;
+} progress_state;
+
+static double since(const struct timespec *t0)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* On stderr, once the work has taken 2 s, then at most once a second. */
+static void show_progress(void *ctx, const char *phase, double done)
+{
+    progress_state *p = ctx;
+    double t = since(&p->start);
+    if (t < 2.0 || t - p->last < 1.0)
+        return;
+    p->last = t;
+    p->shown = 1;
+    fprintf(stderr, "hprof heap: %.0f s: %s (%.0f%%)\n", t, phase, done * 100.0);
+}
+
+int analyze_heap(int argc, char **argv)
+{
+    const char *path = NULL, *out_path = NULL;
+    int json = 0;
+    long top = ANALYZE_DEFAULT_TOP;
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--json") == 0) {
+            json = 1;
+        } else if (strcmp(arg, "--top") == 0 || strcmp(arg, "-o") == 0) {
+            if (i + 1 >= argc)
+                return analyze_usage("heap: %s wants a value", arg);
+            const char *v = argv[++i];
+            if (arg[1] == 'o') {
+                out_path = v;
+            } else {
+                char *end;
+                top = strtol(v, &end, 10);
+                if (*end != '\0' || top <= 0 || top > 1000000)
+                    return analyze_usage("heap: --top wants a number from 1 to 1000000, not '%s'", v);
+            }
+        } else if (arg[0] == '-' && arg[1] != '\0') {
+            return analyze_usage("heap: unknown option '%s' (--top N, --json, -o OUT)", arg);
+        } else if (path != NULL) {
+            return analyze_usage("heap: one file too many: '%s'", arg);
+        } else {
+            path = arg;
+        }
+    }
+    if (path == NULL)
+        return analyze_usage("heap: which heap dump? (hprof heap DUMP [--top N] [--json])");
+
+    progress_state ps = { .last = 0 };
+    clock_gettime(CLOCK_MONOTONIC, &ps.start);
+    char err[600];
+    heap_file file;
+    if (heap_file_open(path, &file, err, sizeof err) != 0) {
+        fprintf(stderr, "hprof: %s\n", err);
+        return ANALYZE_ERROR;
+    }
+    heap_graph *g = heap_graph_read(file.bytes, file.len, path, show_progress, &ps, err, sizeof err);
+    if (g == NULL) {
+        fprintf(stderr, "hprof: %s\n", err);
+        heap_file_close(&file);
+        return ANALYZE_ERROR;
+    }
+    heap_analysis a;
+    int rc = ANALYZE_OK;
+    if (heap_analyze(g, &a, show_progress, &ps, err, sizeof err) != 0) {
+        fprintf(stderr, "hprof: %s\n", err);
+        rc = ANALYZE_ERROR;
+    } else {
+        FILE *out = out_path ? analyze_create_output(out_path, 1) : stdout;
+        if (out == NULL) {
+            rc = ANALYZE_ERROR;
+        } else {
+            int w = json ? heap_write_json(&a, (uint32_t)top, out) : heap_write_text(&a, (uint32_t)top, out);
+            if ((out_path ? fclose(out) : fflush(out)) != 0 || w != 0) {
+                fprintf(stderr, "hprof: writing %s failed\n", out_path ? out_path : "the report");
+                rc = ANALYZE_ERROR;
+            }
+        }
+    }
+    if (ps.shown)
+        fprintf(stderr, "hprof heap: done in %.1f s\n", since(&ps.start));
+    heap_analysis_free(&a);
+    heap_graph_free(g);
+    heap_file_close(&file);
+    return rc;
+}

@@ -1,0 +1,42 @@
+/*
+ * heap_analysis: over a heap_graph, the dominator tree from the GC roots,
+ * retained sizes (per object, and per class as VisualVM and MAT define it:
+ * the retained size of the set of the class's instances, i.e. the sum over
+ * its instances that no other instance of the class dominates), the
+ * shortest path from a GC root to each object, and the reports of
+ * `hprof heap` (text and JSON).
+ */
+#ifndef HPROF_HEAP_ANALYSIS_H
+#define HPROF_HEAP_ANALYSIS_H
+
+#include <stdio.h>
+
+#include "heap_graph.h"
+
+typedef struct heap_analysis {
+    heap_graph *g;
+    uint32_t   *idom;           /* DOM_UNREACHED for garbage */
+    uint64_t   *retained;
+    uint32_t   *path_parent;    /* breadth-first from the roots: the node before, 0 for a root */
+    uint32_t    nreachable;
+    uint64_t    objects, bytes;             /* all objects in the dump, class objects included */
+    uint64_t    reachable_bytes;
+} heap_analysis;
+
+/* 0, or -1 with the reason in err. */
+int heap_analyze(heap_graph *g, heap_analysis *a, hg_progress progress, void *ctx, char *err, size_t errlen);
+void heap_analysis_free(heap_analysis *a);
+
+/* The top objects by retained size, with a chain of sole holders shown by
+ * its last link only (an object whose whole retained set but itself is one
+ * dominated object's is left out for that object): up to max nodes into
+ * out, their count returned. */
+uint32_t heap_top_objects(const heap_analysis *a, uint32_t max, uint32_t *out);
+
+/* Class indexes with instances, largest retained first; *n set. Freed by the caller. */
+uint32_t *heap_classes_by_retained(const heap_analysis *a, uint32_t *n);
+
+int heap_write_text(const heap_analysis *a, uint32_t top, FILE *out);
+int heap_write_json(const heap_analysis *a, uint32_t top, FILE *out);
+
+#endif
