@@ -74,8 +74,11 @@ static int inflate_to_temp(int fd, const char *path, char *err, size_t errlen)
             break;
         }
         if (n == 0) {
-            if (!gzeof(z)) {
-                snprintf(err, errlen, "%s: gzip data cut short (a truncated file)", path);
+            int zerr = Z_OK;
+            gzerror(z, &zerr);
+            /* zlib returns what it could of a stream cut short, then says Z_BUF_ERROR */
+            if (zerr != Z_OK || !gzeof(z)) {
+                snprintf(err, errlen, "%s: the gzip data is cut short (a truncated file)", path);
                 rc = -1;
             }
             break;
