@@ -14,9 +14,10 @@
 #include "../heapgraph/heap_file.h"
 
 typedef struct progress_state {
-    struct timespec start;
-    double          last;
-    int             shown;
+    struct timespec  start;
+    double           last;
+    int              shown;
+    const heap_file *file;
 } progress_state;
 
 static double since(const struct timespec *t0)
@@ -26,10 +27,12 @@ static double since(const struct timespec *t0)
     return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
-/* On stderr, once the work has taken 2 s, then at most once a second. */
+/* On stderr, once the work has taken 2 s, then at most once a second.
+ * Each call comes after a stretch of the file was read: its pages go. */
 static void show_progress(void *ctx, const char *phase, double done)
 {
     progress_state *p = ctx;
+    heap_file_drop_pages(p->file);
     double t = since(&p->start);
     if (t < 2.0 || t - p->last < 1.0)
         return;
@@ -74,6 +77,7 @@ int analyze_heap(int argc, char **argv)
     clock_gettime(CLOCK_MONOTONIC, &ps.start);
     char err[600];
     heap_file file;
+    ps.file = &file;
     if (heap_file_open(path, &file, err, sizeof err) != 0) {
         fprintf(stderr, "hprof: %s\n", err);
         return ANALYZE_ERROR;
@@ -84,6 +88,7 @@ int analyze_heap(int argc, char **argv)
         heap_file_close(&file);
         return ANALYZE_ERROR;
     }
+    heap_file_drop_pages(&file);
     heap_analysis a;
     int rc = ANALYZE_OK;
     if (heap_analyze(g, &a, show_progress, &ps, err, sizeof err) != 0) {

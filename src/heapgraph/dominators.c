@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 typedef struct lt {
-    uint32_t *semi, *label, *ancestor, *parent, *vertex, *dom, *bucket, *next, *stack;
+    uint32_t *semi, *label, *ancestor, *parent, *bucket, *next, *stack;
 } lt;
 
 /* The vertex of least semidominator on the compressed path up from v. */
@@ -29,8 +29,8 @@ static uint32_t eval(lt *t, uint32_t v)
     return t->label[v];
 }
 
-int dominators_compute(uint32_t n, const uint32_t *start, const uint32_t *edges,
-                       const unsigned char *excluded, uint32_t *idom, uint32_t *order, uint32_t *norder)
+int dominators_compute(uint32_t n, const uint32_t *start, uint32_t **edges_p, int free_edges,
+                       const uint32_t *reach, uint32_t *idom, uint32_t *order, uint32_t *norder)
 {
     if (n == 0) {
         if (norder)
@@ -38,73 +38,93 @@ int dominators_compute(uint32_t n, const uint32_t *start, const uint32_t *edges,
         return 0;
     }
     size_t slots = (size_t)n + 1;
-    uint32_t *num = calloc(n, sizeof *num);              /* node -> preorder number */
+    const uint32_t *edges = *edges_p;
+    /* Memory is what limits the heaps this can take: the caller's idom
+     * holds each node's preorder number until the end, its order the
+     * vertex of each number (order[i - 1]: number i), and the ancestors
+     * hold the depth-first search's next edge before they are needed. */
+    uint32_t *num = idom;
+    uint32_t *own_order = order ? NULL : malloc((size_t)n * sizeof *own_order);
+    uint32_t *vertex = order ? order : own_order;
     uint32_t *pred_start = calloc(slots + 1, sizeof *pred_start);
-    lt t;
-    uint32_t **arrays[] = { &t.semi, &t.label, &t.ancestor, &t.parent, &t.vertex, &t.dom,
-                            &t.bucket, &t.next, &t.stack };
-    int ok = num != NULL && pred_start != NULL;
-    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
+    lt t = { 0 };
+    /* the search's arrays now; the others once the edges may be gone */
+    uint32_t **arrays[] = { &t.ancestor, &t.parent, &t.stack, &t.semi, &t.label, &t.bucket, &t.next };
+    int ok = vertex != NULL && pred_start != NULL;
+    for (size_t i = 0; i < 3; i++) {
         *arrays[i] = calloc(slots, sizeof(uint32_t));
         ok = ok && *arrays[i] != NULL;
     }
-    uint32_t *edge_pos = NULL, *preds = NULL;
+    uint32_t *preds = NULL;
     if (!ok)
         goto out;
+#define VERTEX(i) vertex[(i) - 1]
 
-    /* depth-first preorder from node 0; stack holds nodes, edge_pos their next edge */
-    edge_pos = malloc((size_t)n * sizeof *edge_pos);
-    if (edge_pos == NULL) {
-        ok = 0;
-        goto out;
-    }
+    /* depth-first preorder from node 0; the stack holds numbers, ancestor[] their next edge */
+    for (uint32_t v = 0; v < n; v++)
+        num[v] = 0;
     uint32_t count = 0, depth = 0;
     num[0] = ++count;
-    t.vertex[count] = 0;
-    t.stack[depth++] = 0;
-    edge_pos[0] = start[0];
+    VERTEX(count) = 0;
+    t.stack[depth++] = count;
+    t.ancestor[count] = start[0];
     while (depth > 0) {
-        uint32_t v = t.stack[depth - 1];
-        if (edge_pos[v] == start[v + 1]) {
+        uint32_t vn = t.stack[depth - 1], v = VERTEX(vn);
+        if (t.ancestor[vn] == start[v + 1]) {
             depth--;
             continue;
         }
-        uint32_t w = edges[edge_pos[v]++];
-        if (num[w] != 0 || (excluded && excluded[w]))
+        uint32_t w = edges[t.ancestor[vn]++];
+        if (num[w] != 0 || (reach && reach[w] == DOM_UNREACHED))
             continue;
         num[w] = ++count;
-        t.vertex[count] = w;
-        t.parent[count] = num[v];
-        edge_pos[w] = start[w];
-        t.stack[depth++] = w;
+        VERTEX(count) = w;
+        t.parent[count] = vn;
+        t.ancestor[count] = start[w];
+        t.stack[depth++] = count;
     }
-    free(edge_pos);
-    edge_pos = NULL;
+    for (uint32_t i = 1; i <= count; i++)
+        t.ancestor[i] = 0;
 
     /* predecessors in number space, of reached nodes only */
-    for (uint32_t v = 0; v < n; v++)
-        if (num[v])
-            for (uint32_t e = start[v]; e < start[v + 1]; e++)
-                if (num[edges[e]])
-                    pred_start[num[edges[e]] + 1]++;
-    for (uint32_t i = 1; i <= count + 1 && i < slots + 1; i++)
+    for (uint32_t i = 1; i <= count; i++) {
+        uint32_t v = VERTEX(i);
+        for (uint32_t e = start[v]; e < start[v + 1]; e++)
+            if (num[edges[e]])
+                pred_start[num[edges[e]] + 1]++;
+    }
+    for (uint32_t i = 1; i <= count + 1; i++)
         pred_start[i] += pred_start[i - 1];
-    uint64_t npreds = pred_start[count + 1 < slots ? count + 1 : slots];
+    uint64_t npreds = pred_start[count + 1];
     preds = malloc((npreds ? npreds : 1) * sizeof *preds);
     if (preds == NULL) {
         ok = 0;
         goto out;
     }
-    /* fill using next[] as a cursor per number */
+    /* filled with stack[] as each number's cursor */
     for (uint32_t i = 1; i <= count; i++)
-        t.next[i] = pred_start[i];
-    for (uint32_t v = 0; v < n; v++)
-        if (num[v])
-            for (uint32_t e = start[v]; e < start[v + 1]; e++) {
-                uint32_t w = num[edges[e]];
-                if (w)
-                    preds[t.next[w]++] = num[v];
-            }
+        t.stack[i] = pred_start[i];
+    for (uint32_t i = 1; i <= count; i++) {
+        uint32_t v = VERTEX(i);
+        for (uint32_t e = start[v]; e < start[v + 1]; e++) {
+            uint32_t w = num[edges[e]];
+            if (w)
+                preds[t.stack[w]++] = i;
+        }
+    }
+    if (free_edges) {
+        free(*edges_p);
+        *edges_p = NULL;
+        edges = NULL;
+    }
+    for (size_t i = 3; i < sizeof arrays / sizeof arrays[0]; i++) {
+        *arrays[i] = calloc(slots, sizeof(uint32_t));
+        ok = ok && *arrays[i] != NULL;
+    }
+    if (!ok)
+        goto out;
+    /* num[] is not needed until the end: dom[] lives in it, shifted by one */
+#define DOM(i) idom[(i) - 1]
     for (uint32_t i = 1; i <= count; i++) {
         t.semi[i] = i;
         t.label[i] = i;
@@ -124,28 +144,29 @@ int dominators_compute(uint32_t n, const uint32_t *start, const uint32_t *edges,
         t.ancestor[w] = p;
         for (uint32_t v = t.bucket[p]; v != 0; v = t.next[v]) {
             uint32_t u = eval(&t, v);
-            t.dom[v] = t.semi[u] < t.semi[v] ? u : p;
+            DOM(v) = t.semi[u] < t.semi[v] ? u : p;
         }
         t.bucket[p] = 0;
     }
     for (uint32_t w = 2; w <= count; w++)
-        if (t.dom[w] != t.semi[w])
-            t.dom[w] = t.dom[t.dom[w]];
-    t.dom[1] = 1;
+        if (DOM(w) != t.semi[w])
+            DOM(w) = DOM(DOM(w));
+    DOM(1) = 1;
 
+    /* each number's idom as a node, in semi[] (done with), then into idom[] */
+    for (uint32_t i = 1; i <= count; i++)
+        t.semi[i] = VERTEX(DOM(i));
     for (uint32_t v = 0; v < n; v++)
         idom[v] = DOM_UNREACHED;
     for (uint32_t i = 1; i <= count; i++)
-        idom[t.vertex[i]] = t.vertex[t.dom[i]];
-    if (order)
-        for (uint32_t i = 1; i <= count; i++)
-            order[i - 1] = t.vertex[i];
+        idom[VERTEX(i)] = t.semi[i];
     if (norder)
         *norder = count;
+#undef VERTEX
+#undef DOM
 out:
-    free(num);
+    free(own_order);
     free(pred_start);
-    free(edge_pos);
     free(preds);
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++)
         free(*arrays[i]);

@@ -4,8 +4,12 @@
  * version, O(E log N)), iterative throughout: heaps hold chains of millions
  * of objects, far deeper than a C stack.
  *
- * The graph: successors of node v are edges[start[v] .. start[v + 1]).
- * Pure C; memory about 32 bytes a node and 4 an edge besides the graph.
+ * The graph: successors of node v are (*edges)[start[v] .. start[v + 1]).
+ * With free_edges, the edges are freed (and *edges set NULL) as soon as the
+ * predecessors are known, before the algorithm's own arrays are made: the
+ * peak of memory holds one of the two, not both.
+ * Pure C; memory about 36 bytes a node and 4 an edge besides the graph and
+ * the results.
  */
 #ifndef HPROF_DOMINATORS_H
 #define HPROF_DOMINATORS_H
@@ -15,11 +19,11 @@
 #define DOM_UNREACHED UINT32_MAX
 
 /* idom[v] for every node: node 0's is 0, an unreachable node's
- * DOM_UNREACHED. excluded (may be NULL): nodes left out of the graph, with
- * the edges to them (excluded[v] != 0). order (may be NULL): the reachable
+ * DOM_UNREACHED. reach (may be NULL): nodes left out of the graph, with
+ * the edges to them, are those whose reach[v] is DOM_UNREACHED. order (may be NULL): the reachable
  * nodes in depth-first preorder (a node's idom comes before it), *norder
  * their count. 0, or -1 when memory runs out. */
-int dominators_compute(uint32_t n, const uint32_t *start, const uint32_t *edges,
-                       const unsigned char *excluded, uint32_t *idom, uint32_t *order, uint32_t *norder);
+int dominators_compute(uint32_t n, const uint32_t *start, uint32_t **edges, int free_edges,
+                       const uint32_t *reach, uint32_t *idom, uint32_t *order, uint32_t *norder);
 
 #endif

@@ -94,7 +94,7 @@ static int class_retained(heap_analysis *a, const uint32_t *order, uint32_t nord
         if (next[v] < child_start[v + 1]) {
             uint32_t w = children[next[v]++];
             uint32_t k = g->class_of[w];
-            if (g->bytes[g->at[w]] != HG_CLASS) {
+            if (g->kind[w] != HG_CLASS) {
                 if (on_path[k]++ == 0)
                     g->classes[k].retained += a->retained[w];
             }
@@ -102,7 +102,7 @@ static int class_retained(heap_analysis *a, const uint32_t *order, uint32_t nord
             continue;
         }
         depth--;
-        if (v != 0 && g->bytes[g->at[v]] != HG_CLASS)
+        if (v != 0 && g->kind[v] != HG_CLASS)
             on_path[g->class_of[v]]--;
     }
     rc = 0;
@@ -129,7 +129,7 @@ int heap_analyze(heap_graph *g, heap_analysis *a, hg_progress progress, void *ct
     }
     /* the histogram counts instances and arrays; class objects are classes */
     for (uint32_t i = 1; i < n; i++) {
-        if (g->bytes[g->at[i]] == HG_CLASS)
+        if (g->kind[i] == HG_CLASS)
             continue;
         hg_class *k = &g->classes[g->class_of[i]];
         k->count++;
@@ -141,19 +141,17 @@ int heap_analyze(heap_graph *g, heap_analysis *a, hg_progress progress, void *ct
      * over those objects, weak references counted as referrers */
     if (progress)
         progress(ctx, "paths", 0);
-    unsigned char *excluded = malloc(n);
-    if (excluded == NULL || shortest_paths(a) != 0) {
-        free(excluded);
+    if (shortest_paths(a) != 0) {
         free(order);
         return oom(g, err, errlen);
     }
-    for (uint32_t v = 0; v < n; v++)
-        excluded[v] = a->path_parent[v] == HG_NONE;
     if (progress)
         progress(ctx, "dominators", 0.3);
     uint32_t norder = 0;
-    int rc = dominators_compute(n, g->edge_start, g->edges, excluded, a->idom, order, &norder);
-    free(excluded);
+    /* the edges are not needed after this: the paths are known */
+    free(g->weak);
+    g->weak = NULL;
+    int rc = dominators_compute(n, g->edge_start, &g->edges, 1, a->path_parent, a->idom, order, &norder);
     if (rc != 0) {
         free(order);
         return oom(g, err, errlen);

@@ -23,7 +23,8 @@ typedef struct heap_analysis {
     uint64_t    reachable_bytes;
 } heap_analysis;
 
-/* 0, or -1 with the reason in err. */
+/* 0, or -1 with the reason in err. The graph's edges are used up (freed,
+ * g->edges NULL): what comes after needs only the results. */
 int heap_analyze(heap_graph *g, heap_analysis *a, hg_progress progress, void *ctx, char *err, size_t errlen);
 void heap_analysis_free(heap_analysis *a);
 

@@ -132,3 +132,9 @@ void heap_file_close(heap_file *f)
         munmap((void *)f->bytes, f->len);
     f->bytes = NULL;
 }
+
+void heap_file_drop_pages(const heap_file *f)
+{
+    if (f->bytes)
+        madvise((void *)f->bytes, f->len, MADV_DONTNEED);
+}

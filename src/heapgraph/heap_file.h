@@ -18,5 +18,9 @@ typedef struct heap_file {
 /* 0, or -1 with the reason (naming path) in err. */
 int heap_file_open(const char *path, heap_file *f, char *err, size_t errlen);
 void heap_file_close(heap_file *f);
+/* Lets go of the pages read so far (they stay in the page cache and come
+ * back when touched): a pass over a dump then holds a window of it in
+ * memory, not all of it. */
+void heap_file_drop_pages(const heap_file *f);
 
 #endif

@@ -92,16 +92,18 @@ typedef struct heap_graph {
     const unsigned char *bytes;
     size_t               len;
     uint32_t             id_size;
+    uint32_t             heap_dumps;        /* how many the file holds; the last is read */
 
     /* nodes 1..nnodes-1 are the objects, by id; node 0 is the virtual root */
     uint32_t  nnodes;
-    uint64_t *ids;                  /* [nnodes], ids[0] = 0 */
+    uint64_t *ids;                  /* [nnodes], ids[0] = 0, while reading (then NULL: heap_graph_id) */
     uint64_t *at;                   /* offset of each object's sub-record (its tag) */
+    unsigned char *kind;            /* HG_CLASS, HG_INSTANCE, HG_OBJ_ARRAY, HG_PRIM_ARRAY; 0 for node 0 */
     uint32_t *class_of;             /* class index of each object; HG_NONE for node 0 */
     uint32_t *size;                 /* shallow size */
     uint32_t *edge_start;           /* [nnodes + 1] */
     uint32_t *edges;                /* successors, node indexes */
-    uint64_t  nedges;
+    uint64_t  nedges;               /* (heap_analyze frees the edges themselves) */
     uint32_t  root_edges;           /* node 0's edges: to every GC root's object */
     unsigned char *weak;            /* a bit per edge: a Reference's referent (NULL: none) */
     uint64_t  dangling;             /* references to ids the dump does not hold */
@@ -148,6 +150,8 @@ heap_graph *heap_graph_read(const unsigned char *bytes, size_t len, const char *
                             hg_progress progress, void *progress_ctx, char *err, size_t errlen);
 void heap_graph_free(heap_graph *g);
 
+/* An object's id (read from its record once the graph is made). */
+uint64_t heap_graph_id(const heap_graph *g, uint32_t node);
 /* The node of an object id, or HG_NONE. */
 uint32_t heap_graph_node(const heap_graph *g, uint64_t id);
 /* The class index of a class object id, or HG_NONE. */

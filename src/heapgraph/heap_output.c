@@ -55,7 +55,7 @@ static void describe_root(const heap_graph *g, uint32_t node, step *s)
     s->kind = STEP_ROOT;
     const hg_root *r = root_of(g, node);
     /* a class no GC root reaches is a root of its own (heap_graph.h) */
-    s->root_kind = r ? root_kind_name(r->kind) : g->bytes[g->at[node]] == HG_CLASS ? "class" : "unknown";
+    s->root_kind = r ? root_kind_name(r->kind) : g->kind[node] == HG_CLASS ? "class" : "unknown";
     if (r == NULL)
         return;
     if (r->kind == HG_ROOT_JAVA_FRAME || r->kind == HG_ROOT_JNI_LOCAL || r->kind == HG_ROOT_NATIVE_STACK
@@ -69,8 +69,8 @@ static void describe_step(const heap_graph *g, uint32_t from, uint32_t to, step 
 {
     memset(s, 0, sizeof *s);
     int is_static = 0;
-    if (g->bytes[g->at[from]] == HG_CLASS) {
-        uint32_t k = heap_graph_class_by_id(g, g->ids[from]);
+    if (g->kind[from] == HG_CLASS) {
+        uint32_t k = heap_graph_class_by_id(g, heap_graph_id(g, from));
         s->class_name = k != HG_NONE ? g->classes[k].name : "?";
     } else {
         s->class_name = g->classes[g->class_of[from]].name;
@@ -194,8 +194,8 @@ static void write_path(const heap_analysis *a, uint32_t node, FILE *out, int jso
 
 static const char *object_class(const heap_graph *g, uint32_t v, char *buf, size_t size)
 {
-    if (g->bytes[g->at[v]] == HG_CLASS) {
-        uint32_t k = heap_graph_class_by_id(g, g->ids[v]);
+    if (g->kind[v] == HG_CLASS) {
+        uint32_t k = heap_graph_class_by_id(g, heap_graph_id(g, v));
         snprintf(buf, size, "class %s", k != HG_NONE ? g->classes[k].name : "?");
         return buf;
     }
@@ -220,9 +220,12 @@ int heap_write_text(const heap_analysis *a, uint32_t top, FILE *out)
 {
     const heap_graph *g = a->g;
     char b1[32], b2[32], b3[32], b4[32];
-    fprintf(out, "Heap dump %s: %s objects, %s bytes; %s reachable from %u GC roots (%s bytes)\n",
+    fprintf(out, "Heap dump %s: %s objects (instances and arrays), %s bytes; %s objects and classes "
+            "reachable from %u GC roots, %s bytes\n",
             g->path, thousands(a->objects, b1, sizeof b1), thousands(a->bytes, b2, sizeof b2),
             thousands(a->nreachable, b3, sizeof b3), g->nroots, thousands(a->reachable_bytes, b4, sizeof b4));
+    if (g->heap_dumps > 1)
+        fprintf(out, "(the file holds %u heap dumps: this is the last)\n", g->heap_dumps);
     if (g->dangling)
         fprintf(out, "(%" PRIu64 " references to objects the dump does not hold, left out)\n", g->dangling);
     uint32_t nk;
@@ -246,7 +249,7 @@ int heap_write_text(const heap_analysis *a, uint32_t top, FILE *out)
     for (uint32_t i = 0; i < no; i++) {
         uint32_t v = objs[i];
         fprintf(out, "%3u. %s 0x%" PRIx64 ": retained %s bytes, shallow %s\n", i + 1,
-                object_class(g, v, name, sizeof name), g->ids[v],
+                object_class(g, v, name, sizeof name), heap_graph_id(g, v),
                 thousands(a->retained[v], b1, sizeof b1), thousands(g->size[v], b2, sizeof b2));
         write_path(a, v, out, 0);
     }
@@ -278,7 +281,7 @@ int heap_write_json(const heap_analysis *a, uint32_t top, FILE *out)
     char name[300];
     for (uint32_t i = 0; i < no; i++) {
         uint32_t v = objs[i];
-        fprintf(out, "%s  {\"id\": \"0x%" PRIx64 "\", \"class\": ", i ? ",\n" : "\n", g->ids[v]);
+        fprintf(out, "%s  {\"id\": \"0x%" PRIx64 "\", \"class\": ", i ? ",\n" : "\n", heap_graph_id(g, v));
         json_string(out, object_class(g, v, name, sizeof name));
         fprintf(out, ", \"shallow\": %u, \"retained\": %" PRIu64 ", \"path\": [", g->size[v], a->retained[v]);
         write_path(a, v, out, 1);

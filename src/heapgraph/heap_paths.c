@@ -31,7 +31,7 @@ static size_t value_size(const heap_graph *g, unsigned type)
 /* An instance's values: *values at its first value byte. */
 static int instance_values(const heap_graph *g, uint32_t node, const unsigned char **values)
 {
-    if (node == 0 || node >= g->nnodes || g->bytes[g->at[node]] != HG_INSTANCE)
+    if (node == 0 || node >= g->nnodes || g->kind[node] != HG_INSTANCE)
         return -1;
     *values = g->bytes + g->at[node] + 1 + 2u * g->id_size + 8;
     return 0;
@@ -83,7 +83,7 @@ static const char *utf8_text(const heap_graph *g, uint64_t id, char *buf, size_t
 int heap_graph_describe_edge(const heap_graph *g, uint32_t from, uint32_t to, const char **field,
                              int *is_static, int64_t *index, char *name, size_t name_size)
 {
-    uint64_t want = g->ids[to];
+    uint64_t want = heap_graph_id(g, to);
     *field = NULL;
     *is_static = 0;
     *index = -1;
@@ -95,7 +95,8 @@ int heap_graph_describe_edge(const heap_graph *g, uint32_t from, uint32_t to, co
     case HG_INSTANCE: {
         const hg_class *k = &g->classes[g->class_of[from]];
         const unsigned char *values;
-        instance_values(g, from, &values);
+        if (instance_values(g, from, &values) != 0)
+            return -1;
         for (uint32_t r = 0; r < k->nrefs; r++)
             if (be(values + g->refs[k->first_ref + r].offset, idn) == want) {
                 *field = g->refs[k->first_ref + r].name;
@@ -118,7 +119,7 @@ int heap_graph_describe_edge(const heap_graph *g, uint32_t from, uint32_t to, co
         return -1;
     }
     case HG_CLASS: {
-        uint32_t k = heap_graph_class_by_id(g, g->ids[from]);
+        uint32_t k = heap_graph_class_by_id(g, heap_graph_id(g, from));
         if (k == HG_NONE)
             return -1;
         const unsigned char *p = class_statics(g, &g->classes[k]);
@@ -206,7 +207,7 @@ const char *heap_graph_string(const heap_graph *g, uint32_t node, char *buf, siz
     if (v == NULL || type != 2)
         return NULL;
     uint32_t arr = heap_graph_node(g, be(v, g->id_size));
-    if (arr == HG_NONE || g->bytes[g->at[arr]] != HG_PRIM_ARRAY)
+    if (arr == HG_NONE || g->kind[arr] != HG_PRIM_ARRAY)
         return NULL;
     const unsigned char *rec = g->bytes + g->at[arr];
     uint32_t n = (uint32_t)be(rec + 1 + g->id_size + 4, 4);

@@ -445,7 +445,30 @@ static int read_records(scan *s, root_ids *rids)
         return fail_at(s, p, "identifier size %u (4 or 8 expected)", g->id_size);
     p += 12;
     uint32_t idn = g->id_size;
-    int heap_dumps = 0;
+    /* A file may hold several dumps (the agent's SIGQUIT dumps, then its
+     * exit dump): the last one is read, the newest, as the other readers
+     * take a file's last section. It begins at the last HEAP DUMP, or at the
+     * first segment after the last HEAP DUMP END. (A record that lies about
+     * its length is found in the pass below.) */
+    size_t last_dump = len, q = p;
+    int dumps = 0, in_segments = 0;
+    while (q < len && len - q >= 9) {
+        unsigned t = b[q];
+        size_t blen = (size_t)be(b + q + 5, 4);
+        if (t == TAG_HEAP_DUMP || (t == TAG_HEAP_DUMP_SEGMENT && !in_segments)) {
+            last_dump = q;
+            dumps++;
+        }
+        if (t == TAG_HEAP_DUMP_SEGMENT)
+            in_segments = 1;
+        else if (t == 0x2C || t == TAG_HEAP_DUMP)
+            in_segments = 0;
+        if (blen > len - q - 9)
+            break;
+        q += 9 + blen;
+    }
+    g->heap_dumps = (uint32_t)dumps;
+    int heap_dumps = 0, past_dump = 0;
     size_t next_progress = 0;
     while (p < len) {
         if (len - p < 9)
@@ -515,12 +538,15 @@ static int read_records(scan *s, root_ids *rids)
             break;
         }
         case TAG_HEAP_DUMP: case TAG_HEAP_DUMP_SEGMENT:
-            if (heap_dumps++ && tag == TAG_HEAP_DUMP) {
-                /* a second HEAP DUMP (SIGQUIT dumps in one file): keep the first */
+            if (p < last_dump || past_dump || (tag == TAG_HEAP_DUMP && p != last_dump))
                 break;
-            }
+            heap_dumps++;
+            past_dump = tag == TAG_HEAP_DUMP;
             if (read_heap_records(s, &c, rids) != 0)
                 return -1;
+            break;
+        case 0x2C:
+            past_dump = p > last_dump;
             break;
         default:
             break;
@@ -597,6 +623,13 @@ static int sort_objects(scan *s)
     return 0;
 }
 
+uint64_t heap_graph_id(const heap_graph *g, uint32_t node)
+{
+    if (g->ids)
+        return g->ids[node];
+    return node == 0 ? 0 : be(g->bytes + g->at[node] + 1, g->id_size);
+}
+
 uint32_t heap_graph_node(const heap_graph *g, uint64_t id)
 {
     if (g->nnodes < 2 || id < g->min_id)
@@ -607,12 +640,12 @@ uint32_t heap_graph_node(const heap_graph *g, uint64_t id)
     uint32_t lo = g->bucket_start[bi], hi = g->bucket_start[bi + 1];
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (g->ids[mid] < id)
+        if (heap_graph_id(g, mid) < id)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < g->bucket_start[bi + 1] && g->ids[lo] == id ? lo : HG_NONE;
+    return lo < g->bucket_start[bi + 1] && heap_graph_id(g, lo) == id ? lo : HG_NONE;
 }
 
 static int cmp_class_id(const void *a, const void *b)
@@ -868,16 +901,57 @@ static uint32_t synthetic_class(scan *s, const char *name)
     return g->nclasses++;
 }
 
+/* At most how many references the graph will hold (so that the edge array
+ * is allocated once, not doubled past the need): roots, instances' reference
+ * fields and class, object arrays' non-null elements, classes' statics. */
+static uint64_t count_edges(scan *s)
+{
+    const heap_graph *g = s->g;
+    uint32_t idn = g->id_size;
+    uint64_t n = g->nroots;
+    uint32_t step = g->nnodes / 50 + 1;
+    for (uint32_t i = 1; i < g->nnodes; i++) {
+        if (s->progress && i % step == 0)
+            s->progress(s->progress_ctx, "counting references", (double)i / g->nnodes);
+        const unsigned char *rec = g->bytes + g->at[i];
+        if (rec[0] == HG_INSTANCE) {
+            uint32_t k = heap_graph_class_by_id(g, be(rec + 1 + idn + 4, idn));
+            n += 1 + (k != HG_NONE ? g->classes[k].nrefs : 0);
+        } else if (rec[0] == HG_OBJ_ARRAY) {
+            uint32_t len = (uint32_t)be(rec + 1 + idn + 4, 4);
+            const unsigned char *elems = rec + 1 + 2u * idn + 8;
+            for (uint32_t x = 0; x < len; x++)
+                n += be(elems + (size_t)x * idn, idn) != 0;
+        } else if (rec[0] == HG_CLASS) {
+            uint32_t k = heap_graph_class_by_id(g, g->ids[i]);
+            if (k == HG_NONE)
+                continue;
+            cursor statics, fields;
+            class_sections(g, &g->classes[k], &statics, &fields);
+            n += be(statics.p, 2);
+        }
+    }
+    return n;
+}
+
 static int read_edges(scan *s)
 {
     heap_graph *g = s->g;
     uint32_t idn = g->id_size;
     edge_sink e = { .s = s };
+    uint64_t bound = count_edges(s);
+    if (bound >= UINT32_MAX - 1)
+        return fail_at(s, 0, "more than 4 billion references");
+    e.cap = (size_t)bound + 1;
+    if ((g->edges = malloc(e.cap * sizeof *g->edges)) == NULL)
+        return out_of_memory(s);
+    g->kind = malloc(g->nnodes);
     g->class_of = malloc((size_t)g->nnodes * sizeof *g->class_of);
     g->size = malloc((size_t)g->nnodes * sizeof *g->size);
     g->edge_start = malloc(((size_t)g->nnodes + 1) * sizeof *g->edge_start);
-    if (g->class_of == NULL || g->size == NULL || g->edge_start == NULL)
+    if (g->kind == NULL || g->class_of == NULL || g->size == NULL || g->edge_start == NULL)
         return out_of_memory(s);
+    g->kind[0] = 0;
     g->class_of[0] = HG_NONE;
     g->size[0] = 0;
     g->edge_start[0] = 0;
@@ -962,6 +1036,7 @@ static int read_edges(scan *s)
             }
             size = align8((uint64_t)g->min_instance + 4 + (uint64_t)n * (uint32_t)value_size(g, type));
         }
+        g->kind[i] = (unsigned char)tag;
         g->class_of[i] = k;
         g->size[i] = size;
         if (s->progress && i % step == 0)
@@ -1007,6 +1082,9 @@ heap_graph *heap_graph_read(const unsigned char *bytes, size_t len, const char *
     rids.ids = NULL;
     if (read_edges(&s) != 0)
         goto failed;
+    /* each id is in its record: the array was for the many look-ups above */
+    free(g->ids);
+    g->ids = NULL;
     return g;
 failed:
     free(rids.ids);
@@ -1023,6 +1101,7 @@ void heap_graph_free(heap_graph *g)
     free(g->owned);
     free(g->ids);
     free(g->at);
+    free(g->kind);
     free(g->class_of);
     free(g->size);
     free(g->edge_start);

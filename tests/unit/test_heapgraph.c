@@ -34,9 +34,9 @@ TEST(dominators_lengauer_tarjan_example)
                      h[] = { 5, 11, -1 }, i[] = { 11, -1 }, j[] = { 9, -1 }, k[] = { 9, 0, -1 },
                      l[] = { 8, -1 };
     const int *const succ[] = { r, a, b, c, d, e, f, g, h, i, j, k, l };
-    uint32_t start[14], edges[32], idom[13], order[13], norder;
+    uint32_t start[14], edges_a[32], *edges = edges_a, idom[13], order[13], norder;
     csr(13, succ, start, edges);
-    CHECK(dominators_compute(13, start, edges, NULL, idom, order, &norder) == 0);
+    CHECK(dominators_compute(13, start, &edges, 0, NULL, idom, order, &norder) == 0);
     static const uint32_t want[] = { 0, 0, 0, 0, 0, 0, 3, 3, 0, 0, 7, 0, 4 };
     for (int v = 0; v < 13; v++)
         CHECK(idom[v] == want[v]);
@@ -48,12 +48,12 @@ TEST(dominators_unreachable_and_excluded)
     /* 0 -> 1 -> 2, 0 -> 3 -> 2; 4 -> 2 unreachable; excluding 3 makes 1 dominate 2 */
     static const int s0[] = { 1, 3, -1 }, s1[] = { 2, -1 }, s2[] = { -1 }, s3[] = { 2, -1 }, s4[] = { 2, -1 };
     const int *const succ[] = { s0, s1, s2, s3, s4 };
-    uint32_t start[6], edges[8], idom[5], norder;
+    uint32_t start[6], edges_a[8], *edges = edges_a, idom[5], norder;
     csr(5, succ, start, edges);
-    CHECK(dominators_compute(5, start, edges, NULL, idom, NULL, &norder) == 0);
+    CHECK(dominators_compute(5, start, &edges, 0, NULL, idom, NULL, &norder) == 0);
     CHECK(idom[2] == 0 && idom[1] == 0 && idom[3] == 0 && idom[4] == DOM_UNREACHED && norder == 4);
-    unsigned char excluded[5] = { 0, 0, 0, 1, 0 };
-    CHECK(dominators_compute(5, start, edges, excluded, idom, NULL, &norder) == 0);
+    uint32_t reach[5] = { 0, 0, 0, DOM_UNREACHED, 0 };
+    CHECK(dominators_compute(5, start, &edges, 0, reach, idom, NULL, &norder) == 0);
     CHECK(idom[2] == 1 && idom[3] == DOM_UNREACHED && norder == 3);
 }
 
@@ -69,13 +69,13 @@ TEST(dominators_million_deep_chain)
     }
     start[n] = n;
     uint32_t norder;
-    CHECK(dominators_compute(n, start, edges, NULL, idom, NULL, &norder) == 0);
+    CHECK(dominators_compute(n, start, &edges, 1, NULL, idom, NULL, &norder) == 0);
+    CHECK(edges == NULL);
     int bad = 0;
     for (uint32_t v = 1; v < n; v++)
         bad += idom[v] != v - 1;
     CHECK(bad == 0 && norder == n);
     free(start);
-    free(edges);
     free(idom);
 }
 
@@ -303,4 +303,28 @@ TEST(heapgraph_truncated_and_corrupt)
         }
         d.b[at] = saved;
     }
+}
+
+TEST(heapgraph_reads_the_last_of_two_dumps)
+{
+    static dump d;
+    paper_dump(&d);
+    /* a second dump: java.lang.Object, D and one D holding nothing */
+    record(&d, 0x1C);
+    put(&d, 0x05, 1);               /* ROOT STICKY CLASS */
+    put(&d, 0x130, 8);
+    class_dump(&d, 0x100, 0, 0);
+    class_dump(&d, 0x130, 0x100, 7);
+    instance(&d, 0x7000, 0x130, 0);
+    end_record(&d);
+    record(&d, 0x2C);
+    end_record(&d);
+    char err[512];
+    heap_graph *g = heap_graph_read(d.b, d.n, "two.hprof", NULL, NULL, err, sizeof err);
+    CHECK(g != NULL);
+    if (g == NULL)
+        return;
+    CHECK(g->heap_dumps == 2 && g->nnodes == 4);
+    CHECK(heap_graph_node(g, 0x7000) != HG_NONE && heap_graph_node(g, 0x1000) == HG_NONE);
+    heap_graph_free(g);
 }
