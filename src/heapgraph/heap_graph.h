@@ -150,6 +150,13 @@ heap_graph *heap_graph_read(const unsigned char *bytes, size_t len, const char *
                             hg_progress progress, void *progress_ctx, char *err, size_t errlen);
 void heap_graph_free(heap_graph *g);
 
+/* The index of the element of a sorted array (n elements of stride bytes)
+ * whose key (a uint32_t or uint64_t, key_size 4 or 8, at key_offset in the
+ * element) equals key: the first of equal ones; HG_NONE if none. */
+uint32_t heap_graph_search(const void *base, uint32_t n, size_t stride, size_t key_offset, size_t key_size,
+                           uint64_t key);
+/* A UTF8 record's characters (not NUL-terminated) and their count, or NULL. */
+const unsigned char *heap_graph_utf8(const heap_graph *g, uint64_t id, size_t *n);
 /* An object's id (read from its record once the graph is made). */
 uint64_t heap_graph_id(const heap_graph *g, uint32_t node);
 /* The node of an object id, or HG_NONE. */

@@ -6,6 +6,7 @@
  */
 #include "heap_graph.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -61,21 +62,13 @@ static const unsigned char *class_fields(const heap_graph *g, const hg_class *k)
 
 static const char *utf8_text(const heap_graph *g, uint64_t id, char *buf, size_t size)
 {
-    uint32_t lo = 0, hi = g->nutf8;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (g->utf8_ids[mid] < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == g->nutf8 || g->utf8_ids[lo] != id)
+    size_t n;
+    const unsigned char *text = heap_graph_utf8(g, id, &n);
+    if (text == NULL)
         return "?";
-    size_t at = g->utf8_at[lo];
-    size_t n = (size_t)be(g->bytes + at - 4, 4) - g->id_size;
     if (n >= size)
         n = size - 1;
-    memcpy(buf, g->bytes + at + g->id_size, n);
+    memcpy(buf, text, n);
     buf[n] = '\0';
     return buf;
 }
@@ -255,41 +248,21 @@ const char *heap_graph_thread_name(const heap_graph *g, uint32_t thread_serial, 
 
 static const hg_trace *trace_by_serial(const heap_graph *g, uint32_t serial)
 {
-    uint32_t lo = 0, hi = g->ntraces;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (g->traces[mid].serial < serial)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < g->ntraces && g->traces[lo].serial == serial ? &g->traces[lo] : NULL;
+    uint32_t i = heap_graph_search(g->traces, g->ntraces, sizeof *g->traces, offsetof(hg_trace, serial), 4, serial);
+    return i == HG_NONE ? NULL : &g->traces[i];
 }
 
 static const hg_frame *frame_by_id(const heap_graph *g, uint64_t id)
 {
-    uint32_t lo = 0, hi = g->nframes;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (g->frames[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < g->nframes && g->frames[lo].id == id ? &g->frames[lo] : NULL;
+    uint32_t i = heap_graph_search(g->frames, g->nframes, sizeof *g->frames, offsetof(hg_frame, id), 8, id);
+    return i == HG_NONE ? NULL : &g->frames[i];
 }
 
 static const char *class_of_serial(const heap_graph *g, uint32_t serial)
 {
-    uint32_t lo = 0, hi = g->nserials;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (g->serials[mid].serial < serial)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < g->nserials && g->serials[lo].serial == serial ? g->serials[lo].name : "?";
+    uint32_t i = heap_graph_search(g->serials, g->nserials, sizeof *g->serials,
+                                   offsetof(hg_serial_class, serial), 4, serial);
+    return i == HG_NONE ? "?" : g->serials[i].name;
 }
 
 const char *heap_graph_frame_text(const heap_graph *g, uint32_t thread_serial, uint32_t depth,

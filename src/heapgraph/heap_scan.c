@@ -13,6 +13,7 @@
 #include "heap_graph.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,20 +142,39 @@ static int cmp_u64_pair(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The UTF8 record of an id: its bytes and length, or NULL. */
-static const unsigned char *utf8_of(const heap_graph *g, uint64_t id, size_t *n)
+/* The key of element i of a sorted array (heap_graph_search). */
+static uint64_t key_at(const unsigned char *base, uint32_t i, size_t stride, size_t key_offset, size_t key_size)
 {
-    uint32_t lo = 0, hi = g->nutf8;
+    if (key_size == 4) {
+        uint32_t k4;
+        memcpy(&k4, base + (size_t)i * stride + key_offset, 4);
+        return k4;
+    }
+    uint64_t k8;
+    memcpy(&k8, base + (size_t)i * stride + key_offset, 8);
+    return k8;
+}
+
+uint32_t heap_graph_search(const void *base, uint32_t n, size_t stride, size_t key_offset, size_t key_size,
+                           uint64_t key)
+{
+    uint32_t lo = 0, hi = n;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (g->utf8_ids[mid] < id)
+        if (key_at(base, mid, stride, key_offset, key_size) < key)
             lo = mid + 1;
         else
             hi = mid;
     }
-    if (lo == g->nutf8 || g->utf8_ids[lo] != id)
+    return lo < n && key_at(base, lo, stride, key_offset, key_size) == key ? lo : HG_NONE;
+}
+
+const unsigned char *heap_graph_utf8(const heap_graph *g, uint64_t id, size_t *n)
+{
+    uint32_t i = heap_graph_search(g->utf8_ids, g->nutf8, sizeof *g->utf8_ids, 0, 8, id);
+    if (i == HG_NONE)
         return NULL;
-    size_t at = g->utf8_at[lo];         /* the body: id, then the characters */
+    size_t at = g->utf8_at[i];         /* the body: id, then the characters */
     size_t body = (size_t)be(g->bytes + at - 4, 4);
     *n = body - g->id_size;
     return g->bytes + at + g->id_size;
@@ -164,7 +184,7 @@ static const unsigned char *utf8_of(const heap_graph *g, uint64_t id, size_t *n)
 static const char *name_of(scan *s, uint64_t id)
 {
     size_t n;
-    const unsigned char *b = utf8_of(s->g, id, &n);
+    const unsigned char *b = heap_graph_utf8(s->g, id, &n);
     if (b == NULL)
         return "?";
     char *str = malloc(n + 1);
@@ -180,7 +200,7 @@ static const char *name_of(scan *s, uint64_t id)
 static const char *java_name(scan *s, uint64_t name_id)
 {
     size_t n;
-    const unsigned char *b = utf8_of(s->g, name_id, &n);
+    const unsigned char *b = heap_graph_utf8(s->g, name_id, &n);
     if (b == NULL)
         return "?";
     size_t dims = 0;
@@ -656,15 +676,7 @@ static int cmp_class_id(const void *a, const void *b)
 
 uint32_t heap_graph_class_by_id(const heap_graph *g, uint64_t id)
 {
-    uint32_t lo = 0, hi = g->nsorted_classes;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (g->classes[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < g->nsorted_classes && g->classes[lo].id == id ? lo : HG_NONE;
+    return heap_graph_search(g->classes, g->nsorted_classes, sizeof *g->classes, offsetof(hg_class, id), 8, id);
 }
 
 static int cmp_serial(const void *a, const void *b)
