@@ -18,6 +18,9 @@ GC.heap_dump -gz=1`.
     heap_analyze_errors    a dump cut short, a gzip cut short, a file that is
                            no dump: exit 1 and a message naming the file (and
                            the offset)
+    heap_analyze_baseline  tests/java/HeapGrow.java dumped by jcmd before and
+                           after 2,000 more Leak objects: `--baseline` says
+                           exactly that growth, by class
 """
 
 import json
@@ -241,5 +244,46 @@ def make_tests(Fail, Skip, marked_line):
             raise Fail("; ".join(problems))
         ctx.note("refused with the file and the offset: a cut dump, a cut gzip, a source file")
 
-    return [("heap_analyze_paths", t_heap_analyze_paths), ("heap_analyze_visualvm", t_heap_analyze_visualvm),
+    def t_heap_analyze_baseline(ctx):
+        d = ctx.out
+        go1, go2, before, after = (ctx.path(n) for n in ("go1", "go2", "before.hprof", "after.hprof"))
+        so, se = ctx.path("stdout"), ctx.path("stderr")
+        p = subprocess.Popen(ctx.java_cmd("HeapGrow", [go1, go2]), stdout=open(so, "wb"), stderr=open(se, "wb"),
+                             stdin=subprocess.DEVNULL, cwd=d)
+        jcmd = os.path.join(ctx.jdk, "bin", "jcmd")
+        try:
+            for ready, path, go in (("READY 1", before, go1), ("READY 2", after, go2)):
+                deadline = time.time() + 60
+                while ready not in open(so, errors="replace").read():
+                    if p.poll() is not None or time.time() > deadline:
+                        raise Fail("HeapGrow not %s: %s" % (ready, open(se, errors="replace").read()[-600:]))
+                    time.sleep(0.05)
+                r = subprocess.run([jcmd, str(p.pid), "GC.heap_dump", path], capture_output=True, text=True,
+                                   timeout=120)
+                if r.returncode != 0 or not os.path.exists(path):
+                    raise Fail("jcmd GC.heap_dump: %s" % (r.stdout + r.stderr)[-400:])
+                open(go, "w").close()
+        finally:
+            open(go1, "w").close()
+            open(go2, "w").close()
+            try:
+                p.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        report = json.loads(hprof_heap(ctx, after, "--baseline", before, "--json").stdout)
+        growth = {g["name"]: g for g in report.get("growth", [])}
+        leak = growth.get("HeapGrow$Leak")
+        want = {"name": "HeapGrow$Leak", "count": 2000, "shallow": 2000 * 16, "retained": 2000 * (16 + 1016)}
+        if leak != want:
+            raise Fail("growth of HeapGrow$Leak: %s, expected %s" % (leak, want))
+        ranks = [g["retained"] for g in report["growth"]]
+        if ranks != sorted(ranks, reverse=True):
+            raise Fail("the growth list is not largest retained growth first")
+        text = hprof_heap(ctx, after, "--baseline", before, "--top", "5").stdout
+        if not any(l.split()[-1:] == ["HeapGrow$Leak"] and "+2,064,000" in l for l in text.splitlines()):
+            raise Fail("the text report's growth table lacks HeapGrow$Leak +2,064,000: %s" % text[-800:])
+        ctx.note("HeapGrow$Leak: +2,000 objects, +2,064,000 bytes retained, exact; %d classes changed"
+                 % len(growth))
+
+    return [("heap_analyze_baseline", t_heap_analyze_baseline), ("heap_analyze_paths", t_heap_analyze_paths), ("heap_analyze_visualvm", t_heap_analyze_visualvm),
             ("heap_analyze_errors", t_heap_analyze_errors)]

@@ -4,7 +4,7 @@
  *   hprof report FILE [--top N] [--html -o OUT.html]
  *   hprof convert FILE --to text|collapsed|flamegraph|pprof [--profile KIND] -o OUT
  *   hprof diff BEFORE AFTER [--top N] [--profile KIND] [--to flamegraph -o OUT.html]
- *   hprof heap DUMP [--top N] [--json] [-o OUT]
+ *   hprof heap DUMP [--top N] [--json] [-o OUT] [--baseline OLD]
  * argv: the arguments after the command's name. Exit status: 0, 1 an error
  * (said on stderr, naming the file), 2 a usage error.
  */
@@ -19,7 +19,7 @@
 int analyze_report(int argc, char **argv);
 int analyze_convert(int argc, char **argv);
 int analyze_diff(int argc, char **argv);
-/* hprof heap DUMP [--top N] [--json] [-o OUT] (analyze_heap.c) */
+/* hprof heap DUMP [--top N] [--json] [-o OUT] [--baseline OLD] (analyze_heap.c) */
 int analyze_heap(int argc, char **argv);
 
 /* ---- shared by the commands (analyze_common.c) ---- */

@@ -37,7 +37,27 @@ uint32_t heap_top_objects(const heap_analysis *a, uint32_t max, uint32_t *out);
 /* Class indexes with instances, largest retained first; *n set. Freed by the caller. */
 uint32_t *heap_classes_by_retained(const heap_analysis *a, uint32_t *n);
 
-int heap_write_text(const heap_analysis *a, uint32_t top, FILE *out);
-int heap_write_json(const heap_analysis *a, uint32_t top, FILE *out);
+/* A dump's classes by name (two classes of one name, from two loaders, are
+ * one row), sorted by name: what `--baseline OLD` keeps of the old dump. */
+typedef struct heap_class_row {
+    char    *name;
+    uint64_t count, shallow, retained;
+} heap_class_row;
+typedef struct heap_class_rows {
+    heap_class_row *rows;
+    uint32_t        n;
+} heap_class_rows;
+/* 0, or -1 when memory runs out. */
+int heap_class_rows_of(const heap_analysis *a, heap_class_rows *out);
+void heap_class_rows_free(heap_class_rows *r);
+
+/* The reports; with a baseline (else NULL), what grew by class since it:
+ * a "growth" list in JSON, a table in text, largest retained growth first. */
+int heap_write_text(const heap_analysis *a, uint32_t top, const heap_class_rows *baseline, FILE *out);
+int heap_write_json(const heap_analysis *a, uint32_t top, const heap_class_rows *baseline, FILE *out);
+/* (heap_growth.c, used by the two above; heap_output.c's helpers) */
+void heap_json_string(FILE *out, const char *s);
+const char *heap_thousands(uint64_t v, char *buf, size_t size);   /* "1,234,567" */
+int heap_write_growth(const heap_analysis *a, const heap_class_rows *baseline, uint32_t top, int json, FILE *out);
 
 #endif

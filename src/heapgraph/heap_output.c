@@ -101,7 +101,7 @@ static uint32_t *path_nodes(const heap_analysis *a, uint32_t node, uint32_t *n)
     return p;
 }
 
-static void json_string(FILE *out, const char *s)
+void heap_json_string(FILE *out, const char *s)
 {
     fputc('"', out);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -120,32 +120,32 @@ static void json_step(FILE *out, const step *s)
     switch (s->kind) {
     case STEP_ROOT:
         fputs("{\"root\": ", out);
-        json_string(out, s->root_kind);
+        heap_json_string(out, s->root_kind);
         if (s->thread[0]) {
             fputs(", \"thread\": ", out);
-            json_string(out, s->thread);
+            heap_json_string(out, s->thread);
         }
         if (s->frame[0]) {
             fputs(", \"frame\": ", out);
-            json_string(out, s->frame);
+            heap_json_string(out, s->frame);
         }
         fputc('}', out);
         break;
     case STEP_INDEX:
         fputs("{\"class\": ", out);
-        json_string(out, s->class_name);
+        heap_json_string(out, s->class_name);
         fprintf(out, ", \"index\": %" PRId64 "}", s->index);
         break;
     case STEP_FIELD: case STEP_STATIC:
         fputs("{\"class\": ", out);
-        json_string(out, s->class_name);
+        heap_json_string(out, s->class_name);
         fputs(s->kind == STEP_STATIC ? ", \"static\": " : ", \"field\": ", out);
-        json_string(out, s->field);
+        heap_json_string(out, s->field);
         fputc('}', out);
         break;
     default:
         fputs("{\"class\": ", out);
-        json_string(out, s->class_name);
+        heap_json_string(out, s->class_name);
         fputs(", \"field\": \"?\"}", out);
         break;
     }
@@ -202,7 +202,7 @@ static const char *object_class(const heap_graph *g, uint32_t v, char *buf, size
     return g->classes[g->class_of[v]].name;
 }
 
-static const char *thousands(uint64_t v, char *buf, size_t size)
+const char *heap_thousands(uint64_t v, char *buf, size_t size)
 {
     char digits[32];
     int n = snprintf(digits, sizeof digits, "%" PRIu64, v);
@@ -216,14 +216,14 @@ static const char *thousands(uint64_t v, char *buf, size_t size)
     return buf;
 }
 
-int heap_write_text(const heap_analysis *a, uint32_t top, FILE *out)
+int heap_write_text(const heap_analysis *a, uint32_t top, const heap_class_rows *baseline, FILE *out)
 {
     const heap_graph *g = a->g;
     char b1[32], b2[32], b3[32], b4[32];
     fprintf(out, "Heap dump %s: %s objects (instances and arrays), %s bytes; %s objects and classes "
             "reachable from %u GC roots, %s bytes\n",
-            g->path, thousands(a->objects, b1, sizeof b1), thousands(a->bytes, b2, sizeof b2),
-            thousands(a->nreachable, b3, sizeof b3), g->nroots, thousands(a->reachable_bytes, b4, sizeof b4));
+            g->path, heap_thousands(a->objects, b1, sizeof b1), heap_thousands(a->bytes, b2, sizeof b2),
+            heap_thousands(a->nreachable, b3, sizeof b3), g->nroots, heap_thousands(a->reachable_bytes, b4, sizeof b4));
     if (g->heap_dumps > 1)
         fprintf(out, "(the file holds %u heap dumps: this is the last)\n", g->heap_dumps);
     if (g->dangling)
@@ -236,8 +236,8 @@ int heap_write_text(const heap_analysis *a, uint32_t top, FILE *out)
     fprintf(out, "%16s %16s %12s  %s\n", "retained", "shallow", "count", "class");
     for (uint32_t i = 0; i < nk && i < top; i++) {
         const hg_class *k = &g->classes[ks[i]];
-        fprintf(out, "%16s %16s %12s  %s\n", thousands(k->retained, b1, sizeof b1),
-                thousands(k->shallow_total, b2, sizeof b2), thousands(k->count, b3, sizeof b3), k->name);
+        fprintf(out, "%16s %16s %12s  %s\n", heap_thousands(k->retained, b1, sizeof b1),
+                heap_thousands(k->shallow_total, b2, sizeof b2), heap_thousands(k->count, b3, sizeof b3), k->name);
     }
     free(ks);
     uint32_t *objs = malloc((size_t)(top ? top : 1) * sizeof *objs);
@@ -250,14 +250,16 @@ int heap_write_text(const heap_analysis *a, uint32_t top, FILE *out)
         uint32_t v = objs[i];
         fprintf(out, "%3u. %s 0x%" PRIx64 ": retained %s bytes, shallow %s\n", i + 1,
                 object_class(g, v, name, sizeof name), heap_graph_id(g, v),
-                thousands(a->retained[v], b1, sizeof b1), thousands(g->size[v], b2, sizeof b2));
+                heap_thousands(a->retained[v], b1, sizeof b1), heap_thousands(g->size[v], b2, sizeof b2));
         write_path(a, v, out, 0);
     }
     free(objs);
+    if (baseline && heap_write_growth(a, baseline, top, 0, out) != 0)
+        return -1;
     return ferror(out) ? -1 : 0;
 }
 
-int heap_write_json(const heap_analysis *a, uint32_t top, FILE *out)
+int heap_write_json(const heap_analysis *a, uint32_t top, const heap_class_rows *baseline, FILE *out)
 {
     const heap_graph *g = a->g;
     fprintf(out, "{\"objects\": %" PRIu64 ", \"bytes\": %" PRIu64 ",\n \"classes\": [", a->objects, a->bytes);
@@ -268,7 +270,7 @@ int heap_write_json(const heap_analysis *a, uint32_t top, FILE *out)
     for (uint32_t i = 0; i < nk; i++) {
         const hg_class *k = &g->classes[ks[i]];
         fputs(i ? ",\n  {\"name\": " : "\n  {\"name\": ", out);
-        json_string(out, k->name);
+        heap_json_string(out, k->name);
         fprintf(out, ", \"count\": %" PRIu64 ", \"shallow\": %" PRIu64 ", \"retained\": %" PRIu64 "}",
                 k->count, k->shallow_total, k->retained);
     }
@@ -282,12 +284,15 @@ int heap_write_json(const heap_analysis *a, uint32_t top, FILE *out)
     for (uint32_t i = 0; i < no; i++) {
         uint32_t v = objs[i];
         fprintf(out, "%s  {\"id\": \"0x%" PRIx64 "\", \"class\": ", i ? ",\n" : "\n", heap_graph_id(g, v));
-        json_string(out, object_class(g, v, name, sizeof name));
+        heap_json_string(out, object_class(g, v, name, sizeof name));
         fprintf(out, ", \"shallow\": %u, \"retained\": %" PRIu64 ", \"path\": [", g->size[v], a->retained[v]);
         write_path(a, v, out, 1);
         fputs("]}", out);
     }
     free(objs);
-    fputs("]}\n", out);
+    fputc(']', out);
+    if (baseline && heap_write_growth(a, baseline, top, 1, out) != 0)
+        return -1;
+    fputs("}\n", out);
     return ferror(out) ? -1 : 0;
 }

@@ -47,8 +47,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             /* an object retains no more than its dominator does */
             for (uint32_t v = 1; v < g->nnodes; v++)
                 FUZZ_CHECK(a.idom[v] == UINT32_MAX || a.retained[v] <= a.retained[a.idom[v]]);
-            FUZZ_CHECK(heap_write_text(&a, 5, devnull) == 0);
-            FUZZ_CHECK(heap_write_json(&a, 5, devnull) == 0);
+            FUZZ_CHECK(heap_write_text(&a, 5, NULL, devnull) == 0);
+            FUZZ_CHECK(heap_write_json(&a, 5, NULL, devnull) == 0);
             heap_analysis_free(&a);
             analysed++;
         }

@@ -294,8 +294,8 @@ TEST(heapgraph_truncated_and_corrupt)
             heap_analysis a;
             if (heap_analyze(g, &a, NULL, NULL, err, sizeof err) == 0) {
                 FILE *devnull = fopen("/dev/null", "w");
-                heap_write_json(&a, 5, devnull);
-                heap_write_text(&a, 5, devnull);
+                heap_write_json(&a, 5, NULL, devnull);
+                heap_write_text(&a, 5, NULL, devnull);
                 fclose(devnull);
                 heap_analysis_free(&a);
             }
