@@ -18,6 +18,10 @@ GC.heap_dump -gz=1`.
     heap_analyze_errors    a dump cut short, a gzip cut short, a file that is
                            no dump: exit 1 and a message naming the file (and
                            the offset)
+    heap_analyze_sites     HeapRetain under heap=all: retained bytes by
+                           allocation site, the byte[1000000]'s site (C's
+                           field initializer called from B.g) exact; none for
+                           jcmd's dump, whose objects carry no traces
     heap_analyze_baseline  tests/java/HeapGrow.java dumped by jcmd before and
                            after 2,000 more Leak objects: `--baseline` says
                            exactly that growth, by class
@@ -285,5 +289,42 @@ def make_tests(Fail, Skip, marked_line):
         ctx.note("HeapGrow$Leak: +2,000 objects, +2,064,000 bytes retained, exact; %d classes changed"
                  % len(growth))
 
-    return [("heap_analyze_baseline", t_heap_analyze_baseline), ("heap_analyze_paths", t_heap_analyze_paths), ("heap_analyze_visualvm", t_heap_analyze_visualvm),
+    def t_heap_analyze_sites(ctx):
+        path, go = ctx.path("all.hprof"), ctx.path("go")
+        so, se = ctx.path("stdout"), ctx.path("stderr")
+        p = subprocess.Popen(ctx.java_cmd("HeapRetain", [go], agent="heap=all,format=b,depth=8,doe=n,file=" + path),
+                             stdout=open(so, "wb"), stderr=open(se, "wb"), stdin=subprocess.DEVNULL, cwd=ctx.out)
+        try:
+            deadline = time.time() + 60
+            while "READY" not in open(so, errors="replace").read():
+                if p.poll() is not None or time.time() > deadline:
+                    raise Fail("HeapRetain not READY: %s" % open(se, errors="replace").read()[-600:])
+                time.sleep(0.05)
+            os.kill(p.pid, signal.SIGQUIT)
+            deadline = time.time() + 120
+            while "done" not in open(se, errors="replace").read():
+                if time.time() > deadline:
+                    raise Fail("the agent's SIGQUIT heap dump did not finish within 120 s")
+                time.sleep(0.1)
+        finally:
+            open(go, "w").close()
+            try:
+                p.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        sites = json.loads(hprof_heap(ctx, path, "--json", "--top", "50").stdout).get("sites", [])
+        data = "HeapRetain$C.<init>(HeapRetain.java:%d)" % marked_line("HeapRetain.java", "site-data")
+        caller = "HeapRetain$B.g(HeapRetain.java:%d)" % marked_line("HeapRetain.java", "paper-new")
+        mine = [x for x in sites if x["frames"][:2] == [data, caller]]
+        if len(mine) != 1 or (mine[0]["count"], mine[0]["retained"]) != (1, BYTE_ARRAY):
+            raise Fail("the site %s <- %s: %s (expected one object retaining %d); top sites: %s" % (
+                data, caller, mine, BYTE_ARRAY, [(x["frames"][:1], x["retained"]) for x in sites[:5]]))
+        if sites[0]["retained"] < BYTE_ARRAY or sites != sorted(sites, key=lambda x: -x["retained"]):
+            raise Fail("sites not largest retained first: %s" % [x["retained"] for x in sites[:5]])
+        plain = json.loads(hprof_heap(ctx, dumps(ctx)["jcmd"], "--json", "--top", "1").stdout)
+        if "sites" in plain:
+            raise Fail("jcmd's dump, whose objects carry no traces, got sites: %s" % plain["sites"][:2])
+        ctx.note("%d sites; %s <- %s retains %d, exact" % (len(sites), data, caller, BYTE_ARRAY))
+
+    return [("heap_analyze_sites", t_heap_analyze_sites), ("heap_analyze_baseline", t_heap_analyze_baseline), ("heap_analyze_paths", t_heap_analyze_paths), ("heap_analyze_visualvm", t_heap_analyze_visualvm),
             ("heap_analyze_errors", t_heap_analyze_errors)]

@@ -1,14 +1,16 @@
 /*
- * Lengauer-Tarjan, "A fast algorithm for finding dominators in a flowgraph"
- * (1979), with the simple eval/link and path compression done with an
- * explicit stack. Work is in preorder numbers 1..count (0: none).
+ * Semidominators as in Lengauer and Tarjan, "A fast algorithm for finding
+ * dominators in a flowgraph" (1979), with the simple eval/link and path
+ * compression done with an explicit stack; immediate dominators from them
+ * as in Georgiadis' Semi-NCA (the nearest common ancestor walk LLVM uses),
+ * which needs no buckets. Work is in preorder numbers 1..count (0: none).
  */
 #include "dominators.h"
 
 #include <stdlib.h>
 
 typedef struct lt {
-    uint32_t *semi, *label, *ancestor, *parent, *bucket, *next, *stack;
+    uint32_t *semi, *label, *ancestor, *parent, *stack;
 } lt;
 
 /* The vertex of least semidominator on the compressed path up from v. */
@@ -49,7 +51,7 @@ int dominators_compute(uint32_t n, const uint32_t *start, uint32_t **edges_p, in
     uint32_t *pred_start = calloc(slots + 1, sizeof *pred_start);
     lt t = { 0 };
     /* the search's arrays now; the others once the edges may be gone */
-    uint32_t **arrays[] = { &t.ancestor, &t.parent, &t.stack, &t.semi, &t.label, &t.bucket, &t.next };
+    uint32_t **arrays[] = { &t.ancestor, &t.parent, &t.stack, &t.semi, &t.label };
     int ok = vertex != NULL && pred_start != NULL;
     for (size_t i = 0; i < 3; i++) {
         *arrays[i] = calloc(slots, sizeof(uint32_t));
@@ -128,30 +130,27 @@ int dominators_compute(uint32_t n, const uint32_t *start, uint32_t **edges_p, in
     for (uint32_t i = 1; i <= count; i++) {
         t.semi[i] = i;
         t.label[i] = i;
-        t.next[i] = 0;
     }
 
+    /* semidominators, in reverse preorder, with eval and link */
     for (uint32_t w = count; w >= 2; w--) {
         for (uint32_t e = pred_start[w]; e < pred_start[w + 1]; e++) {
             uint32_t u = eval(&t, preds[e]);
             if (t.semi[u] < t.semi[w])
                 t.semi[w] = t.semi[u];
         }
-        /* w into the bucket of its semidominator */
-        t.next[w] = t.bucket[t.semi[w]];
-        t.bucket[t.semi[w]] = w;
-        uint32_t p = t.parent[w];
-        t.ancestor[w] = p;
-        for (uint32_t v = t.bucket[p]; v != 0; v = t.next[v]) {
-            uint32_t u = eval(&t, v);
-            DOM(v) = t.semi[u] < t.semi[v] ? u : p;
-        }
-        t.bucket[p] = 0;
+        t.ancestor[w] = t.parent[w];
     }
-    for (uint32_t w = 2; w <= count; w++)
-        if (DOM(w) != t.semi[w])
-            DOM(w) = DOM(DOM(w));
+    /* immediate dominators in preorder (Semi-NCA): the nearest ancestor of
+     * w's parent, in the dominator tree so far, numbered at most semi(w).
+     * No buckets: two arrays fewer than Lengauer-Tarjan's second step. */
     DOM(1) = 1;
+    for (uint32_t w = 2; w <= count; w++) {
+        uint32_t d = t.parent[w];
+        while (d > t.semi[w])
+            d = DOM(d);
+        DOM(w) = d;
+    }
 
     /* each number's idom as a node, in semi[] (done with), then into idom[] */
     for (uint32_t i = 1; i <= count; i++)

@@ -1,14 +1,16 @@
 /*
  * dominators: the immediate dominator of every node of a directed graph
- * reachable from node 0, by Lengauer and Tarjan's algorithm (the simple
- * version, O(E log N)), iterative throughout: heaps hold chains of millions
- * of objects, far deeper than a C stack.
+ * reachable from node 0: Lengauer and Tarjan's semidominators (the simple
+ * version, O(E log N)), then Semi-NCA for the immediate dominators (no
+ * buckets; quadratic only on graphs heaps do not make), iterative
+ * throughout: heaps hold chains of millions of objects, far deeper than a
+ * C stack.
  *
  * The graph: successors of node v are (*edges)[start[v] .. start[v + 1]).
  * With free_edges, the edges are freed (and *edges set NULL) as soon as the
  * predecessors are known, before the algorithm's own arrays are made: the
  * peak of memory holds one of the two, not both.
- * Pure C; memory about 36 bytes a node and 4 an edge besides the graph and
+ * Pure C; memory about 28 bytes a node and 4 an edge besides the graph and
  * the results.
  */
 #ifndef HPROF_DOMINATORS_H

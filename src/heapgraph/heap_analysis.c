@@ -72,8 +72,10 @@ static int class_retained(heap_analysis *a, const uint32_t *order, uint32_t nord
     uint32_t *on_path = calloc(g->nclasses ? g->nclasses : 1, sizeof *on_path);
     uint32_t *stack = malloc((size_t)(norder ? norder : 1) * sizeof *stack);
     uint32_t *next = malloc((size_t)n * sizeof *next);
+    uint32_t *on_site = g->site_of ? calloc(g->ntraces, sizeof *on_site) : NULL;
     int rc = -1;
-    if (child_start == NULL || children == NULL || on_path == NULL || stack == NULL || next == NULL)
+    if (child_start == NULL || children == NULL || on_path == NULL || stack == NULL || next == NULL
+        || (g->site_of && on_site == NULL))
         goto out;
     for (uint32_t i = 1; i < norder; i++)
         child_start[a->idom[order[i]] + 1]++;
@@ -98,12 +100,16 @@ static int class_retained(heap_analysis *a, const uint32_t *order, uint32_t nord
                 if (on_path[k]++ == 0)
                     g->classes[k].retained += a->retained[w];
             }
+            if (on_site && g->site_of[w] != HG_NONE && on_site[g->site_of[w]]++ == 0)
+                a->site_retained[g->site_of[w]] += a->retained[w];
             stack[depth++] = w;
             continue;
         }
         depth--;
         if (v != 0 && g->kind[v] != HG_CLASS)
             on_path[g->class_of[v]]--;
+        if (v != 0 && on_site && g->site_of[v] != HG_NONE)
+            on_site[g->site_of[v]]--;
     }
     rc = 0;
 out:
@@ -112,6 +118,7 @@ out:
     free(on_path);
     free(stack);
     free(next);
+    free(on_site);
     return rc;
 }
 
@@ -127,11 +134,24 @@ int heap_analyze(heap_graph *g, heap_analysis *a, hg_progress progress, void *ct
         free(order);
         return oom(g, err, errlen);
     }
+    if (g->site_of) {
+        a->site_count = calloc(g->ntraces, sizeof *a->site_count);
+        a->site_shallow = calloc(g->ntraces, sizeof *a->site_shallow);
+        a->site_retained = calloc(g->ntraces, sizeof *a->site_retained);
+        if (a->site_count == NULL || a->site_shallow == NULL || a->site_retained == NULL) {
+            free(order);
+            return oom(g, err, errlen);
+        }
+    }
     /* the histogram counts instances and arrays; class objects are classes */
     for (uint32_t i = 1; i < n; i++) {
         if (g->kind[i] == HG_CLASS)
             continue;
         hg_class *k = &g->classes[g->class_of[i]];
+        if (a->site_count && g->site_of[i] != HG_NONE) {
+            a->site_count[g->site_of[i]]++;
+            a->site_shallow[g->site_of[i]] += g->size[i];
+        }
         k->count++;
         k->shallow_total += g->size[i];
         a->objects++;
@@ -177,6 +197,9 @@ void heap_analysis_free(heap_analysis *a)
     free(a->idom);
     free(a->retained);
     free(a->path_parent);
+    free(a->site_count);
+    free(a->site_shallow);
+    free(a->site_retained);
     memset(a, 0, sizeof *a);
 }
 

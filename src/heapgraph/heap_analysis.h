@@ -21,6 +21,10 @@ typedef struct heap_analysis {
     uint32_t    nreachable;
     uint64_t    objects, bytes;             /* all objects in the dump, class objects included */
     uint64_t    reachable_bytes;
+    /* by allocation trace (index in g->traces), when g->site_of: as for a
+     * class, retained = the sum over its objects no object of the same
+     * trace dominates */
+    uint64_t   *site_count, *site_shallow, *site_retained;
 } heap_analysis;
 
 /* 0, or -1 with the reason in err. The graph's edges are used up (freed,
@@ -55,7 +59,9 @@ void heap_class_rows_free(heap_class_rows *r);
  * a "growth" list in JSON, a table in text, largest retained growth first. */
 int heap_write_text(const heap_analysis *a, uint32_t top, const heap_class_rows *baseline, FILE *out);
 int heap_write_json(const heap_analysis *a, uint32_t top, const heap_class_rows *baseline, FILE *out);
-/* (heap_growth.c, used by the two above; heap_output.c's helpers) */
+/* (heap_sites.c: retained by allocation site, when the objects carry traces;
+ * heap_growth.c; heap_output.c's helpers: used by the two above) */
+int heap_write_sites(const heap_analysis *a, uint32_t top, int json, FILE *out);
 void heap_json_string(FILE *out, const char *s);
 const char *heap_thousands(uint64_t v, char *buf, size_t size);   /* "1,234,567" */
 int heap_write_growth(const heap_analysis *a, const heap_class_rows *baseline, uint32_t top, int json, FILE *out);

@@ -97,8 +97,12 @@ typedef struct heap_graph {
     /* nodes 1..nnodes-1 are the objects, by id; node 0 is the virtual root */
     uint32_t  nnodes;
     uint64_t *ids;                  /* [nnodes], ids[0] = 0, while reading (then NULL: heap_graph_id) */
-    uint64_t *at;                   /* offset of each object's sub-record (its tag) */
+    uint64_t *at;                   /* offset of each object's sub-record (its tag)... */
+    uint32_t *at32;                 /* ...or, in a file under 4 GiB, this (at NULL): heap_graph_at */
     unsigned char *kind;            /* HG_CLASS, HG_INSTANCE, HG_OBJ_ARRAY, HG_PRIM_ARRAY; 0 for node 0 */
+    uint32_t *site_of;              /* each object's allocation trace (index in traces), HG_NONE for
+                                     * none; NULL when no object names a trace with frames (heap=all
+                                     * dumps name one, HotSpot's an empty one) */
     uint32_t *class_of;             /* class index of each object; HG_NONE for node 0 */
     uint32_t *size;                 /* shallow size */
     uint32_t *edge_start;           /* [nnodes + 1] */
@@ -157,6 +161,11 @@ uint32_t heap_graph_search(const void *base, uint32_t n, size_t stride, size_t k
                            uint64_t key);
 /* A UTF8 record's characters (not NUL-terminated) and their count, or NULL. */
 const unsigned char *heap_graph_utf8(const heap_graph *g, uint64_t id, size_t *n);
+/* The offset of an object's sub-record. */
+static inline size_t heap_graph_at(const heap_graph *g, uint32_t node)
+{
+    return g->at32 ? g->at32[node] : (size_t)g->at[node];
+}
 /* An object's id (read from its record once the graph is made). */
 uint64_t heap_graph_id(const heap_graph *g, uint32_t node);
 /* The node of an object id, or HG_NONE. */
@@ -167,6 +176,8 @@ uint32_t heap_graph_class_by_id(const heap_graph *g, uint64_t id);
 /* A frame's description, "app.Loader.load(Loader.java:19)", into buf. */
 const char *heap_graph_frame_text(const heap_graph *g, uint32_t thread_serial, uint32_t depth,
                                   char *buf, size_t size);
+/* Frame depth of traces[trace] as text (as heap_graph_frame_text), into buf. */
+const char *heap_graph_trace_frame_text(const heap_graph *g, uint32_t trace, uint32_t depth, char *buf, size_t size);
 /* The name of a thread (its Thread object's name field), into buf; "" if unknown. */
 const char *heap_graph_thread_name(const heap_graph *g, uint32_t thread_serial, char *buf, size_t size);
 /* How node `from` refers to node `to`: the field's name (instances, class

@@ -254,7 +254,7 @@ int heap_write_text(const heap_analysis *a, uint32_t top, const heap_class_rows 
         write_path(a, v, out, 0);
     }
     free(objs);
-    if (baseline && heap_write_growth(a, baseline, top, 0, out) != 0)
+    if (heap_write_sites(a, top, 0, out) != 0 || (baseline && heap_write_growth(a, baseline, top, 0, out) != 0))
         return -1;
     return ferror(out) ? -1 : 0;
 }
@@ -291,7 +291,7 @@ int heap_write_json(const heap_analysis *a, uint32_t top, const heap_class_rows 
     }
     free(objs);
     fputc(']', out);
-    if (baseline && heap_write_growth(a, baseline, top, 1, out) != 0)
+    if (heap_write_sites(a, top, 1, out) != 0 || (baseline && heap_write_growth(a, baseline, top, 1, out) != 0))
         return -1;
     fputs("}\n", out);
     return ferror(out) ? -1 : 0;

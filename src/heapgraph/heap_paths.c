@@ -34,7 +34,7 @@ static int instance_values(const heap_graph *g, uint32_t node, const unsigned ch
 {
     if (node == 0 || node >= g->nnodes || g->kind[node] != HG_INSTANCE)
         return -1;
-    *values = g->bytes + g->at[node] + 1 + 2u * g->id_size + 8;
+    *values = g->bytes + heap_graph_at(g, node) + 1 + 2u * g->id_size + 8;
     return 0;
 }
 
@@ -82,7 +82,7 @@ int heap_graph_describe_edge(const heap_graph *g, uint32_t from, uint32_t to, co
     *index = -1;
     if (from == 0 || from >= g->nnodes)
         return -1;
-    const unsigned char *rec = g->bytes + g->at[from];
+    const unsigned char *rec = g->bytes + heap_graph_at(g, from);
     uint32_t idn = g->id_size;
     switch (rec[0]) {
     case HG_INSTANCE: {
@@ -202,7 +202,7 @@ const char *heap_graph_string(const heap_graph *g, uint32_t node, char *buf, siz
     uint32_t arr = heap_graph_node(g, be(v, g->id_size));
     if (arr == HG_NONE || g->kind[arr] != HG_PRIM_ARRAY)
         return NULL;
-    const unsigned char *rec = g->bytes + g->at[arr];
+    const unsigned char *rec = g->bytes + heap_graph_at(g, arr);
     uint32_t n = (uint32_t)be(rec + 1 + g->id_size + 4, 4);
     unsigned elem = rec[1 + g->id_size + 8];
     const unsigned char *chars = rec + 1 + g->id_size + 9;
@@ -277,7 +277,17 @@ const char *heap_graph_frame_text(const heap_graph *g, uint32_t thread_serial, u
     for (uint32_t i = 0; i < g->ntraces && t == NULL; i++)
         if (g->traces[i].thread_serial == thread_serial && g->traces[i].nframes > 0)
             t = &g->traces[i];
-    if (t == NULL || depth >= t->nframes) {
+    if (t == NULL) {
+        snprintf(buf, size, "?");
+        return buf;
+    }
+    return heap_graph_trace_frame_text(g, (uint32_t)(t - g->traces), depth, buf, size);
+}
+
+const char *heap_graph_trace_frame_text(const heap_graph *g, uint32_t trace, uint32_t depth, char *buf, size_t size)
+{
+    const hg_trace *t = &g->traces[trace];
+    if (depth >= t->nframes) {
         snprintf(buf, size, "?");
         return buf;
     }

@@ -640,6 +640,16 @@ static int sort_objects(scan *s)
     }
     while (b <= nb)
         g->bucket_start[b++] = n + 1;
+    if (g->len <= UINT32_MAX) {
+        /* offsets of 4 bytes: memory is what limits the dumps this reads */
+        g->at32 = malloc((size_t)g->nnodes * sizeof *g->at32);
+        if (g->at32 == NULL)
+            return out_of_memory(s);
+        for (uint32_t i = 0; i < g->nnodes; i++)
+            g->at32[i] = (uint32_t)g->at[i];
+        free(g->at);
+        g->at = NULL;
+    }
     return 0;
 }
 
@@ -647,7 +657,7 @@ uint64_t heap_graph_id(const heap_graph *g, uint32_t node)
 {
     if (g->ids)
         return g->ids[node];
-    return node == 0 ? 0 : be(g->bytes + g->at[node] + 1, g->id_size);
+    return node == 0 ? 0 : be(g->bytes + heap_graph_at(g, node) + 1, g->id_size);
 }
 
 uint32_t heap_graph_node(const heap_graph *g, uint64_t id)
@@ -657,7 +667,9 @@ uint32_t heap_graph_node(const heap_graph *g, uint64_t id)
     uint64_t bi = (id - g->min_id) >> g->bucket_shift;
     if (bi >= g->nbuckets)
         return HG_NONE;
-    uint32_t lo = g->bucket_start[bi], hi = g->bucket_start[bi + 1];
+    /* the buckets go with the ids (heap_graph_read): then all nodes */
+    uint32_t lo = g->bucket_start ? g->bucket_start[bi] : 1;
+    uint32_t end = g->bucket_start ? g->bucket_start[bi + 1] : g->nnodes, hi = end;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
         if (heap_graph_id(g, mid) < id)
@@ -665,7 +677,7 @@ uint32_t heap_graph_node(const heap_graph *g, uint64_t id)
         else
             hi = mid;
     }
-    return lo < g->bucket_start[bi + 1] && heap_graph_id(g, lo) == id ? lo : HG_NONE;
+    return lo < end && heap_graph_id(g, lo) == id ? lo : HG_NONE;
 }
 
 static int cmp_class_id(const void *a, const void *b)
@@ -925,7 +937,7 @@ static uint64_t count_edges(scan *s)
     for (uint32_t i = 1; i < g->nnodes; i++) {
         if (s->progress && i % step == 0)
             s->progress(s->progress_ctx, "counting references", (double)i / g->nnodes);
-        const unsigned char *rec = g->bytes + g->at[i];
+        const unsigned char *rec = g->bytes + heap_graph_at(g, i);
         if (rec[0] == HG_INSTANCE) {
             uint32_t k = heap_graph_class_by_id(g, be(rec + 1 + idn + 4, idn));
             n += 1 + (k != HG_NONE ? g->classes[k].nrefs : 0);
@@ -979,7 +991,7 @@ static int read_edges(scan *s)
     uint32_t step = g->nnodes / 50 + 1;
     for (uint32_t i = 1; i < g->nnodes; i++) {
         g->edge_start[i] = (uint32_t)g->nedges;
-        size_t at = (size_t)g->at[i];
+        size_t at = heap_graph_at(g, i);
         cursor c = { g->bytes + at + 1, end };
         int ok = 1;
         unsigned tag = g->bytes[at];
@@ -1048,6 +1060,19 @@ static int read_edges(scan *s)
             }
             size = align8((uint64_t)g->min_instance + 4 + (uint64_t)n * (uint32_t)value_size(g, type));
         }
+        if (tag != HG_CLASS && g->ntraces > 0) {
+            uint32_t t = heap_graph_search(g->traces, g->ntraces, sizeof *g->traces, offsetof(hg_trace, serial), 4,
+                                           be(g->bytes + at + 1 + idn, 4));
+            if (t != HG_NONE && g->traces[t].nframes > 0) {
+                if (g->site_of == NULL) {
+                    if ((g->site_of = malloc((size_t)g->nnodes * sizeof *g->site_of)) == NULL)
+                        return out_of_memory(s);
+                    for (uint32_t x = 0; x < g->nnodes; x++)
+                        g->site_of[x] = HG_NONE;
+                }
+                g->site_of[i] = t;
+            }
+        }
         g->kind[i] = (unsigned char)tag;
         g->class_of[i] = k;
         g->size[i] = size;
@@ -1097,6 +1122,8 @@ heap_graph *heap_graph_read(const unsigned char *bytes, size_t len, const char *
     /* each id is in its record: the array was for the many look-ups above */
     free(g->ids);
     g->ids = NULL;
+    free(g->bucket_start);
+    g->bucket_start = NULL;
     return g;
 failed:
     free(rids.ids);
@@ -1113,7 +1140,9 @@ void heap_graph_free(heap_graph *g)
     free(g->owned);
     free(g->ids);
     free(g->at);
+    free(g->at32);
     free(g->kind);
+    free(g->site_of);
     free(g->class_of);
     free(g->size);
     free(g->edge_start);

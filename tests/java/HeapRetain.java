@@ -31,7 +31,7 @@ public class HeapRetain {
     static final int ENTRIES = 100, RING = 50, GRID_ROWS = 20, GRID_COLS = 500, GARBAGE = 1000;
 
     static class C {
-        byte[] data = new byte[1_000_000];
+        byte[] data = new byte[1_000_000];   // site-data
     }
 
     static class D {
@@ -60,7 +60,7 @@ public class HeapRetain {
 
     static class B {
         void g(String go) throws Exception {
-            D d = new D(new C());
+            D d = new D(new C());   // paper-new
             System.out.println("READY " + ProcessHandle.current().pid());
             System.out.flush();
             waitFor(go);   // paper-wait
