@@ -58,21 +58,16 @@ def make_tests(Fail, Skip, marked_line):
                 os.path.basename(path), " ".join(args), r.returncode, expect_rc, r.stderr[-600:]))
         return r
 
-    def dumps(ctx):
-        """The three dumps of one HeapRetain run (made once per JDK)."""
-        if ctx.jdk in made:
-            return made[ctx.jdk]
-        d = os.path.join(ROOT, "build", "tests", "heap_analyze", os.path.basename(ctx.jdk))
-        os.makedirs(d, exist_ok=True)
-        files = {"agent": os.path.join(d, "agent.hprof"), "jcmd": os.path.join(d, "jcmd.hprof"),
-                 "jcmd-gz": os.path.join(d, "jcmd.hprof.gz")}
-        for f in list(files.values()) + [os.path.join(d, "go")]:
-            if os.path.exists(f):
-                os.remove(f)
+    def heap_retain(ctx, d, agent, jcmd_dumps=()):
+        """HeapRetain run in directory d with the agent's options: once READY,
+        `jcmd GC.heap_dump ARGS` for each ARGS of jcmd_dumps, then SIGQUIT (the
+        agent's dump), then its go file."""
         go = os.path.join(d, "go")
-        cmd = ctx.java_cmd("HeapRetain", [go], agent="heap=dump,format=b,doe=n,file=" + files["agent"])
+        if os.path.exists(go):
+            os.remove(go)
         so, se = os.path.join(d, "stdout"), os.path.join(d, "stderr")
-        p = subprocess.Popen(cmd, stdout=open(so, "wb"), stderr=open(se, "wb"), stdin=subprocess.DEVNULL, cwd=d)
+        p = subprocess.Popen(ctx.java_cmd("HeapRetain", [go], agent=agent), stdout=open(so, "wb"),
+                             stderr=open(se, "wb"), stdin=subprocess.DEVNULL, cwd=d)
         try:
             deadline = time.time() + 60
             while "READY" not in open(so, errors="replace").read():
@@ -80,10 +75,11 @@ def make_tests(Fail, Skip, marked_line):
                     raise Fail("HeapRetain not READY: %s" % open(se, errors="replace").read()[-600:])
                 time.sleep(0.05)
             jcmd = os.path.join(ctx.jdk, "bin", "jcmd")
-            for what in (["GC.heap_dump", files["jcmd"]], ["GC.heap_dump", "-gz=1", files["jcmd-gz"]]):
-                r = subprocess.run([jcmd, str(p.pid)] + what, capture_output=True, text=True, timeout=120)
+            for what in jcmd_dumps:
+                r = subprocess.run([jcmd, str(p.pid), "GC.heap_dump"] + what, capture_output=True, text=True,
+                                   timeout=120)
                 if r.returncode != 0 or not os.path.exists(what[-1]):
-                    raise Fail("jcmd %s: %s" % (" ".join(what), (r.stdout + r.stderr)[-400:]))
+                    raise Fail("jcmd GC.heap_dump %s: %s" % (" ".join(what), (r.stdout + r.stderr)[-400:]))
             os.kill(p.pid, signal.SIGQUIT)
             deadline = time.time() + 120
             while "done" not in open(se, errors="replace").read():
@@ -99,6 +95,20 @@ def make_tests(Fail, Skip, marked_line):
                 raise Fail("HeapRetain did not exit after its go file appeared")
         if rc != 0:
             raise Fail("HeapRetain exit code %d: %s" % (rc, open(se, errors="replace").read()[-600:]))
+
+    def dumps(ctx):
+        """The three dumps of one HeapRetain run (made once per JDK)."""
+        if ctx.jdk in made:
+            return made[ctx.jdk]
+        d = os.path.join(ROOT, "build", "tests", "heap_analyze", os.path.basename(ctx.jdk))
+        os.makedirs(d, exist_ok=True)
+        files = {"agent": os.path.join(d, "agent.hprof"), "jcmd": os.path.join(d, "jcmd.hprof"),
+                 "jcmd-gz": os.path.join(d, "jcmd.hprof.gz")}
+        for f in files.values():
+            if os.path.exists(f):
+                os.remove(f)
+        heap_retain(ctx, d, "heap=dump,format=b,doe=n,file=" + files["agent"],
+                    ([files["jcmd"]], ["-gz=1", files["jcmd-gz"]]))
         made[ctx.jdk] = files
         return files
 
@@ -290,28 +300,8 @@ def make_tests(Fail, Skip, marked_line):
                  % len(growth))
 
     def t_heap_analyze_sites(ctx):
-        path, go = ctx.path("all.hprof"), ctx.path("go")
-        so, se = ctx.path("stdout"), ctx.path("stderr")
-        p = subprocess.Popen(ctx.java_cmd("HeapRetain", [go], agent="heap=all,format=b,depth=8,doe=n,file=" + path),
-                             stdout=open(so, "wb"), stderr=open(se, "wb"), stdin=subprocess.DEVNULL, cwd=ctx.out)
-        try:
-            deadline = time.time() + 60
-            while "READY" not in open(so, errors="replace").read():
-                if p.poll() is not None or time.time() > deadline:
-                    raise Fail("HeapRetain not READY: %s" % open(se, errors="replace").read()[-600:])
-                time.sleep(0.05)
-            os.kill(p.pid, signal.SIGQUIT)
-            deadline = time.time() + 120
-            while "done" not in open(se, errors="replace").read():
-                if time.time() > deadline:
-                    raise Fail("the agent's SIGQUIT heap dump did not finish within 120 s")
-                time.sleep(0.1)
-        finally:
-            open(go, "w").close()
-            try:
-                p.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        path = ctx.path("all.hprof")
+        heap_retain(ctx, ctx.out, "heap=all,format=b,depth=8,doe=n,file=" + path)
         sites = json.loads(hprof_heap(ctx, path, "--json", "--top", "50").stdout).get("sites", [])
         data = "HeapRetain$C.<init>(HeapRetain.java:%d)" % marked_line("HeapRetain.java", "site-data")
         caller = "HeapRetain$B.g(HeapRetain.java:%d)" % marked_line("HeapRetain.java", "paper-new")
