@@ -42,8 +42,11 @@ CLI_SRC   = src/cli/attach.c src/cli/perfdata.c src/cli/tempfiles.c src/cli/list
 # src/jfr reads JFR recordings, which src/reader turns into the same data.
 READER_SRC = $(wildcard src/reader/*.c) $(wildcard src/jfr/*.c)
 ANALYSIS_SRC = $(wildcard src/analysis/*.c)
-FRONT_SRC = src/cli/analyze_common.c src/cli/analyze_report.c src/cli/analyze_convert.c \
-            $(READER_SRC) $(ANALYSIS_SRC) $(PROFILE_SRC) src/core/tables.c src/core/keytab.c src/core/idmap.c \
+# hprof heap: the object graph of a heap dump, dominators, retained sizes
+# and paths to GC roots (src/heapgraph; pure C, unit-tested, fuzzed).
+HEAPGRAPH_SRC = $(wildcard src/heapgraph/*.c)
+FRONT_SRC = src/cli/analyze_common.c src/cli/analyze_report.c src/cli/analyze_convert.c src/cli/analyze_heap.c \
+            $(HEAPGRAPH_SRC) $(READER_SRC) $(ANALYSIS_SRC) $(PROFILE_SRC) src/core/tables.c src/core/keytab.c src/core/idmap.c \
             src/output/text_writer.c src/output/output_file.c src/monitor/monitor_table.c
 UNIT_SRC  = $(wildcard tests/unit/*.c)
 HEADERS   = $(wildcard src/*/*.h) $(wildcard tests/unit/*.h)
@@ -128,18 +131,18 @@ build/asan/libhprof.so: build/.jdk-ok $(AGENT_SRC) $(HEADERS) Makefile
 	    -fvisibility=hidden -shared -o $@ $(AGENT_SRC) -lpthread -lrt -ldl -lm -lz
 
 unit: build/unit/unit_tests build/asan/unit_tests build/tsan/unit_tests
-build/unit/unit_tests: $(PURE_SRC) $(CLI_SRC) $(READER_SRC) $(ANALYSIS_SRC) $(UNIT_SRC) $(HEADERS) Makefile
+build/unit/unit_tests: $(PURE_SRC) $(CLI_SRC) $(READER_SRC) $(HEAPGRAPH_SRC) $(ANALYSIS_SRC) $(UNIT_SRC) $(HEADERS) Makefile
 	@mkdir -p build/unit
-	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ $(PURE_SRC) $(CLI_SRC) $(READER_SRC) $(ANALYSIS_SRC) $(UNIT_SRC) -lpthread -lm -lz
-build/asan/unit_tests: $(PURE_SRC) $(CLI_SRC) $(READER_SRC) $(ANALYSIS_SRC) $(UNIT_SRC) $(HEADERS) Makefile
+	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ $(PURE_SRC) $(CLI_SRC) $(READER_SRC) $(HEAPGRAPH_SRC) $(ANALYSIS_SRC) $(UNIT_SRC) -lpthread -lm -lz
+build/asan/unit_tests: $(PURE_SRC) $(CLI_SRC) $(READER_SRC) $(HEAPGRAPH_SRC) $(ANALYSIS_SRC) $(UNIT_SRC) $(HEADERS) Makefile
 	@mkdir -p build/asan
-	$(CC) $(BASE) $(SAN_FLAGS) -Isrc -o $@ $(PURE_SRC) $(CLI_SRC) $(READER_SRC) $(ANALYSIS_SRC) $(UNIT_SRC) -lpthread -lm -lz
+	$(CC) $(BASE) $(SAN_FLAGS) -Isrc -o $@ $(PURE_SRC) $(CLI_SRC) $(READER_SRC) $(HEAPGRAPH_SRC) $(ANALYSIS_SRC) $(UNIT_SRC) -lpthread -lm -lz
 
 # ThreadSanitizer: the lock-free and multi-threaded parts (object store,
 # site table, sample queue) under real threads.
-build/tsan/unit_tests: $(PURE_SRC) $(CLI_SRC) $(READER_SRC) $(ANALYSIS_SRC) $(UNIT_SRC) $(HEADERS) Makefile
+build/tsan/unit_tests: $(PURE_SRC) $(CLI_SRC) $(READER_SRC) $(HEAPGRAPH_SRC) $(ANALYSIS_SRC) $(UNIT_SRC) $(HEADERS) Makefile
 	@mkdir -p build/tsan
-	$(CC) $(BASE) -g -O1 -fsanitize=thread -Isrc -o $@ $(PURE_SRC) $(CLI_SRC) $(READER_SRC) $(ANALYSIS_SRC) $(UNIT_SRC) -lpthread -lm -lz
+	$(CC) $(BASE) -g -O1 -fsanitize=thread -Isrc -o $@ $(PURE_SRC) $(CLI_SRC) $(READER_SRC) $(HEAPGRAPH_SRC) $(ANALYSIS_SRC) $(UNIT_SRC) -lpthread -lm -lz
 
 demo: build/libhprof.so build/hprof
 	@demo/run
@@ -213,6 +216,7 @@ check-tools: build/hprof-bci build/fuzz/seeds/.ok
 #   binary_reader  the same on HPROF binary files
 #   jfr_reader     the same on JFR recordings (src/jfr)
 #   elf            the ELF reader: symbols, call-frame rules, demangler (src/native)
+#   heap           hprof heap on HPROF heap dumps: graph, dominators, paths (src/heapgraph)
 # `make fuzz`: every target (or FUZZ_TARGETS=...) for FUZZ_TIME seconds each
 # (an hour each: make fuzz FUZZ_TIME=3600) over FUZZ_JOBS processes, at most
 # FUZZ_ITERS inputs, all derived from FUZZ_SEED (a run repeats exactly;
@@ -220,7 +224,7 @@ check-tools: build/hprof-bci build/fuzz/seeds/.ok
 # files compiled below) and the regression inputs tests/fuzz/regress/<target>.
 # A crashing input is saved as build/fuzz/crash-*; `build/fuzz/fuzz_<target>
 # FILE` replays it. `make test` runs each target for a fixed number of inputs.
-FUZZ_TARGETS ?= bci options attach net text_reader binary_reader jfr_reader elf
+FUZZ_TARGETS ?= bci options attach net text_reader binary_reader jfr_reader elf heap
 FUZZ_ITERS ?= 1000000000
 FUZZ_JOBS  ?= 2
 FUZZ_SEED  ?= 1
@@ -234,6 +238,7 @@ FUZZ_SRC_text_reader   = $(FRONT_SRC)
 FUZZ_SRC_binary_reader = $(FRONT_SRC)
 FUZZ_SRC_jfr_reader    = $(FRONT_SRC)
 FUZZ_SRC_elf           = $(NATIVE_SRC)
+FUZZ_SRC_heap          = $(HEAPGRAPH_SRC)
 FUZZ_FILE_bci           = tests/fuzz/fuzz_bci.c
 FUZZ_FILE_elf           = tests/fuzz/fuzz_elf.c
 FUZZ_FILE_options       = tests/fuzz/fuzz_options.c
@@ -242,6 +247,7 @@ FUZZ_FILE_net           = tests/fuzz/fuzz_net.c
 FUZZ_FILE_text_reader   = tests/fuzz/fuzz_reader.c
 FUZZ_FILE_binary_reader = tests/fuzz/fuzz_reader.c
 FUZZ_FILE_jfr_reader    = tests/fuzz/fuzz_reader.c
+FUZZ_FILE_heap          = tests/fuzz/fuzz_heap.c
 FUZZ_FLAGS_binary_reader = -DFUZZ_READER_BINARY
 FUZZ_FLAGS_jfr_reader    = -DFUZZ_READER_JFR
 FUZZ_LIBS = -lpthread -lm -lz
@@ -256,7 +262,7 @@ build/fuzz/fuzz_$(1)_libfuzzer: tests/fuzz/fuzz_target.h $$(FUZZ_FILE_$(1)) $$(F
 	clang $$(BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	    -Isrc $$(FUZZ_FLAGS_$(1)) -o $$@ $$(FUZZ_FILE_$(1)) $$(FUZZ_SRC_$(1)) $$(FUZZ_LIBS)
 endef
-ALL_FUZZ_TARGETS = bci options attach net text_reader binary_reader jfr_reader elf
+ALL_FUZZ_TARGETS = bci options attach net text_reader binary_reader jfr_reader elf heap
 $(foreach t,$(ALL_FUZZ_TARGETS),$(eval $(call FUZZ_TARGET_RULES,$(t))))
 
 fuzz: $(foreach t,$(FUZZ_TARGETS),build/fuzz/fuzz_$(t)) build/fuzz/seeds/.ok

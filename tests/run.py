@@ -1795,6 +1795,8 @@ import class_load_tests  # noqa: E402  (why classes were loaded: class records' 
 JVM_TESTS += class_load_tests.make_tests(Fail, parse_profile)
 import finalizer_tests  # noqa: E402  (finalizable objects under cpu=times and heap=sites)
 JVM_TESTS += finalizer_tests.make_tests(Fail, Run, times_tests, heap_tests)
+import heap_analyze_tests  # noqa: E402  (build/hprof heap: retained sizes, paths to GC roots)
+JVM_TESTS += heap_analyze_tests.make_tests(Fail, Skip, marked_line)
 import outputs_tests  # noqa: E402  (pprof=, flamegraph=, collapsed=)
 JVM_TESTS += outputs_tests.make_tests(Fail, Skip, parse_profile, H, heap_tests)
 import frontend_tests  # noqa: E402  (build/hprof report, convert, diff)

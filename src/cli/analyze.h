@@ -4,6 +4,7 @@
  *   hprof report FILE [--top N] [--html -o OUT.html]
  *   hprof convert FILE --to text|collapsed|flamegraph|pprof|jfr [--profile KIND] -o OUT
  *   hprof diff BEFORE AFTER [--top N] [--profile KIND] [--to flamegraph -o OUT.html]
+ *   hprof heap DUMP [--top N] [--json] [-o OUT] [--baseline OLD]
  * argv: the arguments after the command's name. Exit status: 0, 1 an error
  * (said on stderr, naming the file), 2 a usage error.
  */
@@ -18,6 +19,8 @@
 int analyze_report(int argc, char **argv);
 int analyze_convert(int argc, char **argv);
 int analyze_diff(int argc, char **argv);
+/* hprof heap DUMP [--top N] [--json] [-o OUT] [--baseline OLD] (analyze_heap.c) */
+int analyze_heap(int argc, char **argv);
 
 /* ---- shared by the commands (analyze_common.c) ---- */
 enum { ANALYZE_OK = 0, ANALYZE_ERROR = 1, ANALYZE_USAGE = 2 };

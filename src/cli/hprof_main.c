@@ -89,6 +89,9 @@ static const command COMMANDS[] = {
       "convert a profile file", run_analysis },
     { "diff", NULL, "BEFORE AFTER [--profile KIND] [--to flamegraph -o OUT.html]",
       "what grew and what shrank, per method and per stack", run_analysis },
+    { "heap", NULL, "DUMP [--top N] [--json] [-o OUT] [--baseline OLD]",
+      "a heap dump's classes by retained size, its biggest objects and their paths from GC roots "
+      "(HPROF binary: ours, jcmd GC.heap_dump's, gzip too); with --baseline, what grew by class", run_analysis },
     { "run",    NULL,     "[options] [--] java ARGS...",
       "run java with the agent (-agentpath inserted; exit status is java's); without options: "
       "cpu=samples and a flame graph hprof-<pid>.html", run_program },
@@ -737,6 +740,8 @@ static int run_analysis(const command *cmd, const global_options *globals, int a
         return analyze_report(argc, argv);
     if (strcmp(cmd->name, "convert") == 0)
         return analyze_convert(argc, argv);
+    if (strcmp(cmd->name, "heap") == 0)
+        return analyze_heap(argc, argv);
     return analyze_diff(argc, argv);
 }
 

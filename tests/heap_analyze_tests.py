@@ -1,0 +1,320 @@
+"""`build/hprof heap` tests (imported by tests/run.py): retained sizes and
+paths to GC roots on a heap whose answer is known (tests/java/HeapRetain.java,
+the JVMPI paper's example), dumped three ways from one JVM: by the agent
+(heap=dump,format=b, on SIGQUIT), by `jcmd GC.heap_dump` and by `jcmd
+GC.heap_dump -gz=1`.
+
+    heap_analyze_paths     each dump: the byte[1000000] held by C.data held by
+                           D.c held by a local of B.g, with its path from the
+                           Java frame (thread main, B.g at the marked line);
+                           retained sizes of D, C, the static map's entries,
+                           a cycle of 50 and an array of arrays, by hand; no
+                           garbage; the text report says the same
+    heap_analyze_visualvm  VisualVM's heap library (jfluid-heap) on the agent's
+                           and jcmd's dumps: every class's count and shallow
+                           bytes equal, HeapRetain's classes' and objects'
+                           retained sizes equal, all classes' retained within
+                           1% in sum
+    heap_analyze_errors    a dump cut short, a gzip cut short, a file that is
+                           no dump: exit 1 and a message naming the file (and
+                           the offset)
+    heap_analyze_sites     HeapRetain under heap=all: retained bytes by
+                           allocation site, the byte[1000000]'s site (C's
+                           field initializer called from B.g) exact; none for
+                           jcmd's dump, whose objects carry no traces
+    heap_analyze_baseline  tests/java/HeapGrow.java dumped by jcmd before and
+                           after 2,000 more Leak objects: `--baseline` says
+                           exactly that growth, by class
+"""
+
+import json
+import os
+import signal
+import subprocess
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HPROF = os.path.join(ROOT, "build", "hprof")
+VISUALVM_HEAP_JAR = "/usr/share/visualvm/visualvm/modules/org-graalvm-visualvm-lib-jfluid-heap.jar"
+
+# What HeapRetain.java builds (compressed oops: 12-byte headers, 4-byte references).
+BYTES = 1000000
+ENTRIES, RING, GRID_ROWS, GRID_COLS = 100, 50, 20, 500
+BYTE_ARRAY = 16 + BYTES                     # header 12, length 4
+C_RETAINED = 16 + BYTE_ARRAY
+D_RETAINED = 16 + C_RETAINED
+ENTRY_RETAINED = 16 + (16 + 8 * 1000)       # Entry and its long[1000]
+RING_RETAINED = RING * (24 + (16 + 4 * 100))
+GRID_RETAINED = (16 + 4 * GRID_ROWS + 7) // 8 * 8 + GRID_ROWS * (16 + 4 * GRID_COLS)
+
+
+def make_tests(Fail, Skip, marked_line):
+    made = {}
+
+    def hprof_heap(ctx, path, *args, expect_rc=0):
+        r = subprocess.run([HPROF, "heap", path] + list(args), capture_output=True, text=True, timeout=300)
+        if r.returncode != expect_rc:
+            raise Fail("hprof heap %s %s: exit %d (expected %d): %s" % (
+                os.path.basename(path), " ".join(args), r.returncode, expect_rc, r.stderr[-600:]))
+        return r
+
+    def heap_retain(ctx, d, agent, jcmd_dumps=()):
+        """HeapRetain run in directory d with the agent's options: once READY,
+        `jcmd GC.heap_dump ARGS` for each ARGS of jcmd_dumps, then SIGQUIT (the
+        agent's dump), then its go file."""
+        go = os.path.join(d, "go")
+        if os.path.exists(go):
+            os.remove(go)
+        so, se = os.path.join(d, "stdout"), os.path.join(d, "stderr")
+        p = subprocess.Popen(ctx.java_cmd("HeapRetain", [go], agent=agent), stdout=open(so, "wb"),
+                             stderr=open(se, "wb"), stdin=subprocess.DEVNULL, cwd=d)
+        try:
+            deadline = time.time() + 60
+            while "READY" not in open(so, errors="replace").read():
+                if p.poll() is not None or time.time() > deadline:
+                    raise Fail("HeapRetain not READY: %s" % open(se, errors="replace").read()[-600:])
+                time.sleep(0.05)
+            jcmd = os.path.join(ctx.jdk, "bin", "jcmd")
+            for what in jcmd_dumps:
+                r = subprocess.run([jcmd, str(p.pid), "GC.heap_dump"] + what, capture_output=True, text=True,
+                                   timeout=120)
+                if r.returncode != 0 or not os.path.exists(what[-1]):
+                    raise Fail("jcmd GC.heap_dump %s: %s" % (" ".join(what), (r.stdout + r.stderr)[-400:]))
+            os.kill(p.pid, signal.SIGQUIT)
+            deadline = time.time() + 120
+            while "done" not in open(se, errors="replace").read():
+                if time.time() > deadline:
+                    raise Fail("the agent's SIGQUIT heap dump did not finish within 120 s")
+                time.sleep(0.1)
+        finally:
+            open(go, "w").close()
+            try:
+                rc = p.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                raise Fail("HeapRetain did not exit after its go file appeared")
+        if rc != 0:
+            raise Fail("HeapRetain exit code %d: %s" % (rc, open(se, errors="replace").read()[-600:]))
+
+    def dumps(ctx):
+        """The three dumps of one HeapRetain run (made once per JDK)."""
+        if ctx.jdk in made:
+            return made[ctx.jdk]
+        d = os.path.join(ROOT, "build", "tests", "heap_analyze", os.path.basename(ctx.jdk))
+        os.makedirs(d, exist_ok=True)
+        files = {"agent": os.path.join(d, "agent.hprof"), "jcmd": os.path.join(d, "jcmd.hprof"),
+                 "jcmd-gz": os.path.join(d, "jcmd.hprof.gz")}
+        for f in files.values():
+            if os.path.exists(f):
+                os.remove(f)
+        heap_retain(ctx, d, "heap=dump,format=b,doe=n,file=" + files["agent"],
+                    ([files["jcmd"]], ["-gz=1", files["jcmd-gz"]]))
+        made[ctx.jdk] = files
+        return files
+
+    def check_paths(ctx, name, path, problems):
+        report = json.loads(hprof_heap(ctx, path, "--json", "--top", "500").stdout)
+        classes = {c["name"]: c for c in report["classes"]}
+        frame = "HeapRetain$B.g(HeapRetain.java:%d)" % marked_line("HeapRetain.java", "paper-wait")
+
+        def cls(n):
+            return classes.get(n, {"count": 0, "shallow": 0, "retained": 0})
+
+        want = {"HeapRetain$D": (1, D_RETAINED), "HeapRetain$C": (1, C_RETAINED),
+                "HeapRetain$Entry": (ENTRIES, ENTRIES * ENTRY_RETAINED), "HeapRetain$Ring": (RING, RING_RETAINED),
+                "HeapRetain$Garbage": (0, 0)}
+        for n, (count, retained) in want.items():
+            got = cls(n)
+            if (got["count"], got["retained"]) != (count, retained):
+                problems.append("%s: %s has %d instances retaining %d bytes, expected %d retaining %d"
+                                % (name, n, got["count"], got["retained"], count, retained))
+        doms = report["dominators"]
+        big = [x for x in doms if x["class"] == "byte[]" and x["retained"] == BYTE_ARRAY]
+        want_path = [{"root": "Java frame", "thread": "main", "frame": frame},
+                     {"class": "HeapRetain$D", "field": "c"}, {"class": "HeapRetain$C", "field": "data"}]
+        if not big:
+            problems.append("%s: no byte[%d] among the biggest objects: %s" % (
+                name, BYTES, [(x["class"], x["retained"]) for x in doms[:5]]))
+        elif big[0]["path"] != want_path:
+            problems.append("%s: the byte[%d]'s path is %s, expected %s" % (name, BYTES, big[0]["path"], want_path))
+        elif doms[0] is not big[0]:
+            problems.append("%s: the biggest object is %s, not the byte[%d]" % (name, doms[0]["class"], BYTES))
+
+        def held_by_static(static, clazz, retained):
+            for x in doms:
+                steps = x["path"]
+                if x["class"] == clazz and {"class": "HeapRetain$Registry", "static": static} in steps:
+                    if retained is not None and x["retained"] != retained:
+                        problems.append("%s: %s under Registry.%s retains %d, expected %d" % (
+                            name, clazz, static, x["retained"], retained))
+                    if "root" not in steps[0]:
+                        problems.append("%s: a path does not begin at a root: %s" % (name, steps))
+                    return x
+            problems.append("%s: no %s held by Registry.%s among the biggest objects" % (name, clazz, static))
+
+        held_by_static("GRID", "int[][]", GRID_RETAINED)
+        # the table's own size and the keys' depend on the map: its entries are what is known
+        table = held_by_static("MAP", "java.util.HashMap$Node[]", None)
+        if table is not None and table["retained"] < ENTRIES * ENTRY_RETAINED:
+            problems.append("%s: Registry.MAP's table retains %d, less than its entries' %d" % (
+                name, table["retained"], ENTRIES * ENTRY_RETAINED))
+        ring = held_by_static("RING", "HeapRetain$Ring", RING_RETAINED)
+        if ring is not None and ring["path"][-1] != {"class": "HeapRetain$Registry", "static": "RING"}:
+            problems.append("%s: the first Ring's path ends %s" % (name, ring["path"][-1]))
+        text = hprof_heap(ctx, path, "--top", "5").stdout
+        if "root: Java frame, thread \"main\", " + frame not in text or "-> HeapRetain$D.c" not in text:
+            problems.append("%s: the text report does not show the byte[]'s path: %s" % (name, text[-800:]))
+        return report
+
+    def t_heap_analyze_paths(ctx):
+        files = dumps(ctx)
+        problems = []
+        reports = {name: check_paths(ctx, name, path, problems) for name, path in files.items()}
+        if problems:
+            raise Fail("; ".join(problems))
+        ctx.note("paths and retained sizes exact in the agent's, jcmd's and jcmd -gz=1's dumps (%s objects)"
+                 % ", ".join(str(r["objects"]) for r in reports.values()))
+
+    def t_heap_analyze_visualvm(ctx):
+        jar = VISUALVM_HEAP_JAR
+        if not os.path.isfile(jar):
+            raise Skip("VisualVM's heap library %s is missing: apt-get install visualvm" % jar)
+        files = dumps(ctx)
+        classes_dir = ctx.path("visualvm-classes")
+        src = os.path.join(ROOT, "tests", "tools", "VisualVmRetained.java")
+        r = subprocess.run([os.path.join(ctx.jdk, "bin", "javac"), "-nowarn", "-cp", jar, "-d", classes_dir, src],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise Fail("javac VisualVmRetained: %s" % r.stderr[-400:])
+        problems, notes = [], []
+        for name in ("agent", "jcmd"):
+            ours = json.loads(hprof_heap(ctx, files[name], "--json", "--top", "1").stdout)
+            mine = {c["name"]: c for c in ours["classes"]}
+            r = subprocess.run([ctx.java, "-cp", jar + ":" + classes_dir, "VisualVmRetained", files[name],
+                                "HeapRetain$D", "HeapRetain$C"],
+                               capture_output=True, text=True, timeout=300, cwd=ctx.out)
+            if r.returncode != 0:
+                raise Fail("VisualVM's library on %s: %s" % (name, (r.stderr or r.stdout)[-600:]))
+            theirs, objects = {}, []
+            for line in r.stdout.splitlines():
+                f = line.split()
+                if f[0] == "class":
+                    theirs[f[1]] = tuple(int(x) for x in f[2:5])
+                elif f[0] == "object":
+                    objects.append((f[1], int(f[3]), int(f[4])))
+            if set(theirs) != set(mine):
+                problems.append("%s: classes only VisualVM has: %s; only ours: %s" % (
+                    name, sorted(set(theirs) - set(mine))[:5], sorted(set(mine) - set(theirs))[:5]))
+            off, diff, total = [], 0, 0
+            for n, (count, shallow, retained) in theirs.items():
+                c = mine.get(n)
+                if c is None:
+                    continue
+                if (c["count"], c["shallow"]) != (count, shallow):
+                    problems.append("%s: %s: %d instances of %d bytes, VisualVM %d of %d" % (
+                        name, n, c["count"], c["shallow"], count, shallow))
+                if n.startswith("HeapRetain") and c["retained"] != retained:
+                    problems.append("%s: %s retains %d, VisualVM %d" % (name, n, c["retained"], retained))
+                diff += abs(c["retained"] - retained)
+                total += retained
+                if c["retained"] != retained:
+                    off.append(n)
+            if diff > total // 100:
+                problems.append("%s: retained sizes by class differ from VisualVM's by %d bytes in all, "
+                                "more than 1%% of %d" % (name, diff, total))
+            for clazz, size, retained in objects:
+                want = {"HeapRetain$D": D_RETAINED, "HeapRetain$C": C_RETAINED}[clazz]
+                if retained != want:
+                    problems.append("%s: VisualVM says %s retains %d (hand: %d)" % (name, clazz, retained, want))
+            notes.append("%s: %d classes, counts and shallow exact, retained exact for %d, the rest within "
+                         "%.3f%% in sum (%s)" % (name, len(theirs), len(theirs) - len(off),
+                                                 100.0 * diff / max(total, 1), ", ".join(sorted(off)[:4])))
+        if problems:
+            raise Fail("; ".join(problems))
+        ctx.note("; ".join(notes))
+
+    def t_heap_analyze_errors(ctx):
+        files = dumps(ctx)
+        data = open(files["jcmd"], "rb").read()
+        problems = []
+        cut = ctx.path("cut.hprof")
+        with open(cut, "wb") as f:
+            f.write(data[:len(data) // 2])
+        r = hprof_heap(ctx, cut, expect_rc=1)
+        if not r.stderr.startswith("hprof: " + cut + ": offset ") or "truncated" not in r.stderr:
+            problems.append("a dump cut in half: %r" % r.stderr)
+        gz = open(files["jcmd-gz"], "rb").read()
+        cut_gz = ctx.path("cut.hprof.gz")
+        with open(cut_gz, "wb") as f:
+            f.write(gz[:len(gz) // 2])
+        r = hprof_heap(ctx, cut_gz, expect_rc=1)
+        if cut_gz not in r.stderr or "gzip" not in r.stderr:
+            problems.append("a gzip dump cut in half: %r" % r.stderr)
+        not_dump = os.path.join(ROOT, "tests", "java", "HeapRetain.java")
+        r = hprof_heap(ctx, not_dump, expect_rc=1)
+        if "not an HPROF binary file" not in r.stderr:
+            problems.append("a Java source: %r" % r.stderr)
+        if problems:
+            raise Fail("; ".join(problems))
+        ctx.note("refused with the file and the offset: a cut dump, a cut gzip, a source file")
+
+    def t_heap_analyze_baseline(ctx):
+        d = ctx.out
+        go1, go2, before, after = (ctx.path(n) for n in ("go1", "go2", "before.hprof", "after.hprof"))
+        so, se = ctx.path("stdout"), ctx.path("stderr")
+        p = subprocess.Popen(ctx.java_cmd("HeapGrow", [go1, go2]), stdout=open(so, "wb"), stderr=open(se, "wb"),
+                             stdin=subprocess.DEVNULL, cwd=d)
+        jcmd = os.path.join(ctx.jdk, "bin", "jcmd")
+        try:
+            for ready, path, go in (("READY 1", before, go1), ("READY 2", after, go2)):
+                deadline = time.time() + 60
+                while ready not in open(so, errors="replace").read():
+                    if p.poll() is not None or time.time() > deadline:
+                        raise Fail("HeapGrow not %s: %s" % (ready, open(se, errors="replace").read()[-600:]))
+                    time.sleep(0.05)
+                r = subprocess.run([jcmd, str(p.pid), "GC.heap_dump", path], capture_output=True, text=True,
+                                   timeout=120)
+                if r.returncode != 0 or not os.path.exists(path):
+                    raise Fail("jcmd GC.heap_dump: %s" % (r.stdout + r.stderr)[-400:])
+                open(go, "w").close()
+        finally:
+            open(go1, "w").close()
+            open(go2, "w").close()
+            try:
+                p.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        report = json.loads(hprof_heap(ctx, after, "--baseline", before, "--json").stdout)
+        growth = {g["name"]: g for g in report.get("growth", [])}
+        leak = growth.get("HeapGrow$Leak")
+        want = {"name": "HeapGrow$Leak", "count": 2000, "shallow": 2000 * 16, "retained": 2000 * (16 + 1016)}
+        if leak != want:
+            raise Fail("growth of HeapGrow$Leak: %s, expected %s" % (leak, want))
+        ranks = [g["retained"] for g in report["growth"]]
+        if ranks != sorted(ranks, reverse=True):
+            raise Fail("the growth list is not largest retained growth first")
+        text = hprof_heap(ctx, after, "--baseline", before, "--top", "5").stdout
+        if not any(l.split()[-1:] == ["HeapGrow$Leak"] and "+2,064,000" in l for l in text.splitlines()):
+            raise Fail("the text report's growth table lacks HeapGrow$Leak +2,064,000: %s" % text[-800:])
+        ctx.note("HeapGrow$Leak: +2,000 objects, +2,064,000 bytes retained, exact; %d classes changed"
+                 % len(growth))
+
+    def t_heap_analyze_sites(ctx):
+        path = ctx.path("all.hprof")
+        heap_retain(ctx, ctx.out, "heap=all,format=b,depth=8,doe=n,file=" + path)
+        sites = json.loads(hprof_heap(ctx, path, "--json", "--top", "50").stdout).get("sites", [])
+        data = "HeapRetain$C.<init>(HeapRetain.java:%d)" % marked_line("HeapRetain.java", "site-data")
+        caller = "HeapRetain$B.g(HeapRetain.java:%d)" % marked_line("HeapRetain.java", "paper-new")
+        mine = [x for x in sites if x["frames"][:2] == [data, caller]]
+        if len(mine) != 1 or (mine[0]["count"], mine[0]["retained"]) != (1, BYTE_ARRAY):
+            raise Fail("the site %s <- %s: %s (expected one object retaining %d); top sites: %s" % (
+                data, caller, mine, BYTE_ARRAY, [(x["frames"][:1], x["retained"]) for x in sites[:5]]))
+        if sites[0]["retained"] < BYTE_ARRAY or sites != sorted(sites, key=lambda x: -x["retained"]):
+            raise Fail("sites not largest retained first: %s" % [x["retained"] for x in sites[:5]])
+        plain = json.loads(hprof_heap(ctx, dumps(ctx)["jcmd"], "--json", "--top", "1").stdout)
+        if "sites" in plain:
+            raise Fail("jcmd's dump, whose objects carry no traces, got sites: %s" % plain["sites"][:2])
+        ctx.note("%d sites; %s <- %s retains %d, exact" % (len(sites), data, caller, BYTE_ARRAY))
+
+    return [("heap_analyze_sites", t_heap_analyze_sites), ("heap_analyze_baseline", t_heap_analyze_baseline), ("heap_analyze_paths", t_heap_analyze_paths), ("heap_analyze_visualvm", t_heap_analyze_visualvm),
+            ("heap_analyze_errors", t_heap_analyze_errors)]
