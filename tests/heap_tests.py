@@ -455,7 +455,20 @@ def make_tests(Fail, parse_profile, Skip):
         if len({c.loader_id for c in twins}) != 2 or len({c.serial for c in twins}) != 2:
             raise Fail("the two Twin classes share a loader or a LOAD CLASS serial: %s"
                        % [(c.loader_id, c.serial) for c in twins])
-        ctx.note("two classes of one name, 3 and 5 instances, two loaders")
+        # The JVM's dumper's file: a name two classes share does not tell
+        # which loading trace is whose, so both keep the JVM's empty one
+        # (docs/heap.md), where a class of its own name gets its trace.
+        if any(c.serial < JVM_CLASS_SERIALS for c in twins):
+            raise Fail("the Twin classes' LOAD CLASS serials are not the JVM's dumper's: the agent walked")
+        traced = [c.load_trace for c in twins if d.traces.get(c.load_trace, (0, []))[1]]
+        if traced:
+            raise Fail("a Twin class was given a loading trace (%s): which of the two was loaded there is "
+                       "not known" % traced)
+        main = [c for c in d.classes.values() if c.java_name == "TwoLoaders"]
+        if len(main) != 1 or not d.traces.get(main[0].load_trace, (0, []))[1]:
+            raise Fail("TwoLoaders has no loading trace in the JVM's dump: %s"
+                       % [c.load_trace for c in main])
+        ctx.note("two classes of one name, 3 and 5 instances, two loaders, both the JVM's empty trace")
 
     def t_heap_dump_text(ctx):
         path = ctx.path("shape.txt")

@@ -90,13 +90,38 @@ static serial_t load_trace_written(serial_t class_serial, uint32_t traces_in_fil
     return trace && trace < TRACE_SERIAL_BASE + traces_in_file ? trace : EMPTY_TRACE_SERIAL;
 }
 
-void heap_dump_binary_new_records(hb_writer *w)
+/* Where the JVM's dump describes the classes: the serials of their LOAD
+ * CLASS records there, by our class serial - CLASS_SERIAL_BASE (0: none,
+ * or not known for sure), for the first n classes of ours. */
+typedef struct jvm_classes {
+    uint32_t *serial;
+    uint32_t  n;
+} jvm_classes;
+
+static uint32_t jvm_serial_of(const jvm_classes *jvm, serial_t class_serial)
+{
+    uint32_t i = class_serial - CLASS_SERIAL_BASE;
+    return jvm && class_serial >= CLASS_SERIAL_BASE && i < jvm->n ? jvm->serial[i] : 0;
+}
+
+/* Whether class i of ours gets a LOAD CLASS record: always but where the
+ * JVM's dump names the classes; there when that one is not there and a
+ * frame names it. */
+static int gets_load_class(const jvm_classes *jvm, const unsigned char *in_frame, uint32_t i)
+{
+    return jvm == NULL || (jvm_serial_of(jvm, CLASS_SERIAL_BASE + i) == 0 && in_frame && in_frame[i]);
+}
+
+/* The records of heap_dump_binary_new_records. With jvm (the JVM's
+ * dump is the file's heap dump, and names the classes it has), no LOAD
+ * CLASS record of ours for the classes it names: frames name those by its
+ * serials, and a LOAD CLASS of ours goes only to a class a frame names
+ * that it does not (or not for sure). */
+static void write_new_records(hb_writer *w, const jvm_classes *jvm)
 {
     uint32_t nclasses = class_count(), nframes = frame_count(), ntraces = trace_count();
+    unsigned char *in_frame = jvm ? calloc(nclasses ? nclasses : 1, 1) : NULL;
     /* Names first: every record below refers to its names by id. */
-    serial_t *names = calloc(nclasses > w->tables_written.classes ? nclasses - w->tables_written.classes : 1, sizeof *names);
-    for (uint32_t i = w->tables_written.classes; names && i < nclasses; i++)
-        names[i - w->tables_written.classes] = internal_name(CLASS_SERIAL_BASE + i);
     for (uint32_t i = w->tables_written.frames; i < nframes; i++) {
         serial_t m;
         int32_t line;
@@ -105,8 +130,14 @@ void heap_dump_binary_new_records(hb_writer *w)
             string_intern(mi.name);
             string_intern(mi.signature);
             string_intern(mi.source_file ? mi.source_file : "Unknown");
+            if (in_frame && mi.class_serial >= CLASS_SERIAL_BASE && mi.class_serial - CLASS_SERIAL_BASE < nclasses)
+                in_frame[mi.class_serial - CLASS_SERIAL_BASE] = 1;
         }
     }
+    serial_t *names = calloc(nclasses > w->tables_written.classes ? nclasses - w->tables_written.classes : 1, sizeof *names);
+    for (uint32_t i = w->tables_written.classes; names && i < nclasses; i++)
+        if (gets_load_class(jvm, in_frame, i))
+            names[i - w->tables_written.classes] = internal_name(CLASS_SERIAL_BASE + i);
     write_new_strings(w);
     if (!w->tables_written.empty_trace) {
         hb_stack_trace(w, EMPTY_TRACE_SERIAL, 0, NULL, 0);
@@ -117,9 +148,12 @@ void heap_dump_binary_new_records(hb_writer *w)
             hb_load_class(w, CLASS_SERIAL_BASE + i, CLASS_SERIAL_BASE + i,
                           load_trace_written(CLASS_SERIAL_BASE + i, ntraces),
                           STRING_ID(names[i - w->tables_written.classes]));
-    if (names)
+    /* With jvm, the other classes are not written yet: a walk's
+     * dump later writes them all. */
+    if (names && jvm == NULL)
         w->tables_written.classes = nclasses;
     free(names);
+    free(in_frame);
     for (uint32_t i = w->tables_written.frames; i < nframes; i++) {
         serial_t m;
         int32_t line;
@@ -130,7 +164,8 @@ void heap_dump_binary_new_records(hb_writer *w)
         hb_stack_frame(w, FRAME_ID(FRAME_SERIAL_BASE + i), STRING_ID(string_intern(mi.name)),
                        STRING_ID(string_intern(mi.signature)),
                        STRING_ID(string_intern(mi.source_file ? mi.source_file : "Unknown")),
-                       mi.class_serial, line);
+                       jvm_serial_of(jvm, mi.class_serial) ? jvm_serial_of(jvm, mi.class_serial) : mi.class_serial,
+                       line);
     }
     w->tables_written.frames = nframes;
     for (uint32_t i = w->tables_written.traces; i < ntraces; i++) {
@@ -148,6 +183,11 @@ void heap_dump_binary_new_records(hb_writer *w)
     w->tables_written.traces = ntraces;
     /* Out of memory: the thread records wait for the next dump. */
     (void)thread_records_write(&w->tables_written.threads, write_thread_start, write_thread_end, w);
+}
+
+void heap_dump_binary_new_records(hb_writer *w)
+{
+    write_new_records(w, NULL);
 }
 
 /* ------------------------------------------------------ class layouts */
@@ -861,6 +901,121 @@ static int adopt(hb_writer *w, int fd, int old, const char *stage, const char *o
     return 0;
 }
 
+/* A class's name as both sides can compare it: the JVM's internal form
+ * (a JVMTI signature "Lpkg/Name;" loses its L and ;), and a hidden class's
+ * address after '+', which the JVM's dump writes ("Foo$$Lambda$14+0x7f...",
+ * JDK 25 "Foo$$Lambda+0x7f...") where JVMTI gives '.' (and Class.getName
+ * '/'). In out (size bytes): 0, or -1 when it does not fit. */
+static int comparable_name(const char *name, size_t n, int from_jvmti, char *out, size_t size)
+{
+    if (from_jvmti && n >= 2 && name[0] == 'L' && name[n - 1] == ';') {
+        name++;
+        n -= 2;
+    }
+    if (n >= size)
+        return -1;
+    memcpy(out, name, n);
+    out[n] = '\0';
+    char *hex = NULL;
+    for (char *p = strstr(out, "0x"); p; p = strstr(p + 2, "0x"))
+        hex = p;
+    if (hex && hex > out && (hex[-1] == '.' || hex[-1] == '/' || hex[-1] == '+') && hex[2] != '\0' &&
+        strspn(hex + 2, "0123456789abcdefABCDEF") == strlen(hex + 2))
+        hex[-1] = '+';
+    return 0;
+}
+
+typedef struct named_class {
+    char    *name;
+    serial_t serial;
+} named_class;
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const named_class *)a)->name, ((const named_class *)b)->name);
+}
+
+/* What the JVM's LOAD CLASS records are given (hb_set_load_traces): our
+ * classes by name, their traces and where the JVM's serials go. */
+typedef struct trace_lookup {
+    named_class *by_name;
+    uint32_t     n;
+    uint32_t     traces_written;  /* traces below TRACE_SERIAL_BASE + this get a record */
+    uint32_t     serial_offset;   /* added to the JVM's class serials in the output */
+    jvm_classes  jvm;
+    uint32_t     ours_ambiguous;  /* names two classes of ours share */
+} trace_lookup;
+
+static uint32_t load_trace_by_name(void *ctx, const char *name, size_t len, uint32_t class_serial)
+{
+    trace_lookup *l = ctx;
+    char want[4096];
+    if (comparable_name(name, len, 0, want, sizeof want) != 0)
+        return 0;
+    named_class key = { want, 0 };
+    named_class *c = bsearch(&key, l->by_name, l->n, sizeof *c, by_name);
+    if (c == NULL)
+        return 0;
+    if ((c > l->by_name && strcmp(c[-1].name, want) == 0) ||
+        (c + 1 < l->by_name + l->n && strcmp(c[1].name, want) == 0)) {
+        l->ours_ambiguous++;
+        return 0;                    /* which of ours is this one: not known */
+    }
+    l->jvm.serial[c->serial - CLASS_SERIAL_BASE] = class_serial + l->serial_offset;
+    serial_t trace = load_trace_written(c->serial, l->traces_written);
+    return trace != EMPTY_TRACE_SERIAL ? trace : 0;
+}
+
+static void trace_lookup_free(trace_lookup *l)
+{
+    for (uint32_t i = 0; l->by_name && i < l->n; i++)
+        free(l->by_name[i].name);
+    free(l->by_name);
+    free(l->jvm.serial);
+}
+
+/* Our classes sorted by comparable name: 0, or -1 out of memory. */
+static int trace_lookup_make(trace_lookup *l, uint32_t serial_offset)
+{
+    uint32_t nclasses = class_count();
+    *l = (trace_lookup){ .traces_written = trace_count(), .serial_offset = serial_offset };
+    l->by_name = calloc(nclasses ? nclasses : 1, sizeof *l->by_name);
+    l->jvm.serial = calloc(nclasses ? nclasses : 1, sizeof *l->jvm.serial);
+    if (l->by_name == NULL || l->jvm.serial == NULL)
+        return -1;
+    l->jvm.n = nclasses;
+    for (uint32_t i = 0; i < nclasses; i++) {
+        const char *sig = class_signature(CLASS_SERIAL_BASE + i);
+        char name[4096];
+        if (sig == NULL || comparable_name(sig, strlen(sig), 1, name, sizeof name) != 0)
+            continue;
+        if ((l->by_name[l->n].name = strdup(name)) == NULL)
+            return -1;
+        l->by_name[l->n++].serial = CLASS_SERIAL_BASE + i;
+    }
+    qsort(l->by_name, l->n, sizeof *l->by_name, by_name);
+    return 0;
+}
+
+/* The JVM's LOAD CLASS records (fd) get the traces that loaded their
+ * classes (class_loads.c), in place, where the name tells which class of
+ * ours it is; l keeps where the JVM's serials went. 0, or -1 (said; the
+ * dump keeps the JVM's traces, ours are not written). */
+static int give_load_traces(int fd, trace_lookup *l, uint32_t serial_offset)
+{
+    if (trace_lookup_make(l, serial_offset) != 0) {
+        fprintf(stderr, "hprof: heap dump: out of memory; the JVM's dump keeps its empty class loading traces\n");
+        return -1;
+    }
+    uint32_t set = 0, ambiguous = 0;
+    if (hb_set_load_traces(fd, load_trace_by_name, l, &set, &ambiguous) < 0) {
+        fprintf(stderr, "hprof: heap dump: cannot give the JVM's dump its class loading traces: %s\n",
+                strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 int heap_dump_by_jvm(JNIEnv *jni, const heap_dump_target *t)
 {
     static uint32_t dumps;           /* one dump at a time (agent.lock) */
@@ -899,6 +1054,8 @@ int heap_dump_by_jvm(JNIEnv *jni, const heap_dump_target *t)
     }
     uint64_t before = t->binary->bytes;
     uint32_t offset = JVM_CLASS_SERIALS + (dumps++ % 48) * JVM_CLASS_SERIAL_RANGE;
+    trace_lookup lookup;
+    int traced = give_load_traces(fd, &lookup, offset) == 0;
     int old = own_file_to_follow(t, fd);
     int rc = old >= 0 ? adopt(t->binary, fd, old, stage, t->out_path, offset) : 1;
     int adopt_errno = errno;
@@ -911,6 +1068,11 @@ int heap_dump_by_jvm(JNIEnv *jni, const heap_dump_target *t)
     if (old >= 0)
         close(old);
     close(fd);
+    /* The traces the JVM's LOAD CLASS records now name, and their frames
+     * naming classes by the JVM's serials. */
+    if (rc == 0)
+        write_new_records(t->binary, traced ? &lookup.jvm : NULL);
+    trace_lookup_free(&lookup);
     if (rc == 1) {
         fprintf(stderr, "hprof: heap dump: the JVM's dump is not an HPROF file with %u-byte ids; the agent "
                 "walks the heap itself\n", HB_ID_SIZE);

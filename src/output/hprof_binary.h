@@ -240,5 +240,18 @@ int  hb_append_file(hb_writer *w, int fd, uint32_t class_serial_offset);
 int  hb_offset_class_serials(int fd, uint32_t offset, uint64_t *start_ms, uint64_t *size);
 int  hb_switch_file(hb_writer *w, int fd, uint64_t start_ms, uint64_t size);
 
+/* The JVM's LOAD CLASS records all carry its empty trace: each gets the
+ * trace that loaded its class instead, in place, found by name. For every
+ * LOAD CLASS record of fd (an HPROF file with this file's id size) whose
+ * name (the UTF8 record its name id refers to) no other LOAD CLASS record
+ * shares, trace_of(ctx, name, its length, class serial as in the file)
+ * gives the trace serial to set, or 0 to keep the record's. Two classes of
+ * one name (two loaders) keep theirs: counted in *ambiguous; *set counts
+ * the records changed. 0; 1 when fd is not such a file (nothing changed);
+ * -1 with errno (EIO: it ends inside a record; ENOMEM). Memory: 24 bytes a
+ * LOAD CLASS record. */
+typedef uint32_t (*hb_class_trace_fn)(void *ctx, const char *name, size_t len, uint32_t class_serial);
+int  hb_set_load_traces(int fd, hb_class_trace_fn trace_of, void *ctx, uint32_t *set, uint32_t *ambiguous);
+
 
 #endif

@@ -1142,6 +1142,117 @@ TEST(hb_offset_class_serials_refuses_and_truncated)
     free(other.b);
 }
 
+/* ---- the JVM's LOAD CLASS records given loading traces (hb_set_load_traces) ---- */
+
+/* A JVM's dump in short: names (one used by two classes, as two loaders'
+ * classes of one name are), then the classes, all with its trace 1. */
+enum { LOADS_NAME_FOO = 0x7f0000000100, LOADS_NAME_BAR = 0x7f0000000200, LOADS_NAME_TWICE = 0x7f0000000300,
+       LOADS_NAME_UNUSED = 0x7f0000000400 };
+
+static void e_load_class(bytes *e, uint32_t serial, uint64_t name_id)
+{
+    e_u1(e, 0x02); e_u4(e, 0); e_u4(e, 24);
+    e_u4(e, serial); e_id(e, 0x80000000ull + serial * 16u); e_u4(e, 1); e_id(e, name_id);
+}
+
+static void e_utf8(bytes *e, uint64_t id, const char *name)
+{
+    e_u1(e, 0x01); e_u4(e, 0); e_u4(e, (uint32_t)(8 + strlen(name))); e_id(e, id); e_raw(e, name, strlen(name));
+}
+
+static void e_jvm_classes(bytes *e)
+{
+    e_raw(e, "JAVA PROFILE 1.0.2", 19);
+    e_u4(e, 8);
+    e_u8(e, OTHER_MS);
+    e_utf8(e, LOADS_NAME_UNUSED, "notAClass");
+    e_utf8(e, LOADS_NAME_FOO, "pkg/Foo");
+    e_utf8(e, LOADS_NAME_BAR, "Bar$$Lambda+0x1234");
+    e_utf8(e, LOADS_NAME_TWICE, "pkg/Twice");
+    e_load_class(e, 1, LOADS_NAME_FOO);
+    e_load_class(e, 2, LOADS_NAME_TWICE);
+    e_load_class(e, 3, LOADS_NAME_BAR);
+    e_load_class(e, 4, LOADS_NAME_TWICE);
+    e_u1(e, 0x1C); e_u4(e, 0); e_u4(e, 3); e_u1(e, 0xFF); e_u1(e, 0xFF); e_u1(e, 0xFF);
+    e_u1(e, 0x2C); e_u4(e, 0); e_u4(e, 0);
+}
+
+/* Where class serial n's trace serial sits in e_jvm_classes' bytes. */
+static size_t jvm_class_trace_at(uint32_t n)
+{
+    size_t names = (9 + 8 + 9) + (9 + 8 + 7) + (9 + 8 + 18) + (9 + 8 + 9);
+    return 31 + names + (n - 1) * (9 + 24) + 9 + 4 + 8;
+}
+
+typedef struct asked {
+    char     names[8][64];
+    uint32_t serials[8];
+    int      n;
+} asked;
+
+/* pkg/Foo gets trace 300007, the lambda 300008; anything else keeps its own. */
+static uint32_t trace_for(void *ctx, const char *name, size_t len, uint32_t class_serial)
+{
+    asked *a = ctx;
+    CHECK(strlen(name) == len && a->n < 8);
+    snprintf(a->names[a->n], sizeof a->names[0], "%s", name);
+    a->serials[a->n++] = class_serial;
+    return strcmp(name, "pkg/Foo") == 0 ? 300007u : strcmp(name, "Bar$$Lambda+0x1234") == 0 ? 300008u : 0;
+}
+
+TEST(hb_set_load_traces_by_name)
+{
+    bytes jvm = { 0 };
+    e_jvm_classes(&jvm);
+    int fd = file_of(&jvm, jvm.n);
+    asked a = { .n = 0 };
+    uint32_t set = 9, ambiguous = 9;
+    CHECK(hb_set_load_traces(fd, trace_for, &a, &set, &ambiguous) == 0);
+    /* Asked about Foo and the lambda only: pkg/Twice names two classes. */
+    CHECK(a.n == 2 && set == 2 && ambiguous == 2);
+    CHECK(strcmp(a.names[0], "pkg/Foo") == 0 && a.serials[0] == 1);
+    CHECK(strcmp(a.names[1], "Bar$$Lambda+0x1234") == 0 && a.serials[1] == 3);
+    size_t n;
+    unsigned char *got = file_bytes(fd, &n);
+    CHECK(n == jvm.n);
+    size_t diffs = 0;
+    for (size_t i = 0; i < n; i++)
+        diffs += got[i] != jvm.b[i];
+    CHECK(diffs == 3 + 3);                        /* 300007, 300008: three bytes each differ from 1 */
+    const unsigned char want1[4] = { 0x00, 0x04, 0x93, 0xE7 }, want3[4] = { 0x00, 0x04, 0x93, 0xE8 },
+                        one[4] = { 0, 0, 0, 1 };
+    CHECK(memcmp(got + jvm_class_trace_at(1), want1, 4) == 0);
+    CHECK(memcmp(got + jvm_class_trace_at(2), one, 4) == 0);
+    CHECK(memcmp(got + jvm_class_trace_at(3), want3, 4) == 0);
+    CHECK(memcmp(got + jvm_class_trace_at(4), one, 4) == 0);
+    free(got);
+    close(fd);
+    free(jvm.b);
+}
+
+TEST(hb_set_load_traces_refuses_and_truncated)
+{
+    bytes jvm = { 0 };
+    e_jvm_classes(&jvm);
+    asked a = { .n = 0 };
+    uint32_t set, ambiguous;
+    int fd = file_of(&jvm, 20);                   /* not even a header */
+    CHECK(hb_set_load_traces(fd, trace_for, &a, &set, &ambiguous) == 1);
+    close(fd);
+    /* Cut inside the third LOAD CLASS record: nothing asked, nothing changed. */
+    size_t cut = jvm_class_trace_at(3);
+    fd = file_of(&jvm, cut);
+    errno = 0;
+    CHECK(hb_set_load_traces(fd, trace_for, &a, &set, &ambiguous) == -1 && errno == EIO);
+    CHECK(a.n == 0);
+    size_t n;
+    unsigned char *got = file_bytes(fd, &n);
+    CHECK(n == cut && memcmp(got, jvm.b, cut) == 0);
+    free(got);
+    close(fd);
+    free(jvm.b);
+}
+
 /* Our file so far (a header, one record) follows the JVM's dump: the writer
  * goes on at the end of the dump's file, times relative to its start. */
 TEST(hb_switch_file_then_append_ours)
