@@ -173,8 +173,10 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
                          layer and the agent found by name (libNAME.so)
     jvmpi_checkjni       five of the agents above under -Xcheck:jni: no warning
                          (local references, exceptions left pending)
-    jvmpi_asan           the layer built with ASan+UBSan running seven of the agents
-                         above (coverage_agent.c with alloc) with their exact results
+    jvmpi_asan           the layer built with ASan+UBSan running eight of the agents
+                         above (coverage_agent.c with alloc; hprof_like.c's heap
+                         dumps while JvmpiCalls define defines classes) with
+                         their exact results
     jvmpi_hprof_requests hprof_like.c, an agent that uses JVMPI as HPROF did, on
                          JvmpiCalls hprof: RequestEvent(OBJECT_ALLOC) of each
                          class object from CLASS_LOAD and of each object's class
@@ -838,7 +840,8 @@ def make_tests(Fail, Skip, asan_env=None):
                  "heap_dump0 SUCCESS live 500 kinds OK freed_present 0 total MANY"),
                 ("functions_checker", "", "functions", 42, "monitor_dump java OK raw OK status OK"),
                 ("hook_refs", "", "hook", 0, "globalref alloc SAME free SAME"),
-                ("heap_reader", "", "heap", 0, "class_dump SUCCESS answer,big,head,counted,squares")):
+                ("heap_reader", "", "heap", 0, "class_dump SUCCESS answer,big,head,counted,squares"),
+                ("hprof_like", "dump,dumps=2,count=JvmpiCalls$Carrier,ask", "define", 0, "ok")):
             out = ctx.path(name + ".txt")
             spec = agent(name) + "=out=" + out + ("," + options if options else "")
             r = run(ctx, spec, mode, expect_rc=rc, env=asan_env, layer=layer)

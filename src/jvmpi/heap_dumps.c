@@ -525,7 +525,11 @@ static void put_all_deferred(JNIEnv *jni, walk *w) {
     memset(&now, 0, sizeof now);
     now.b = w->b;
     now.level = w->level;
-    if (!known && read_classes(jni, &now) != 0) { w->failed = 1; return; }
+    if (!known && read_classes(jni, &now) != 0) {
+        w->failed = 1;
+        free_walk(&now);
+        return;
+    }
     for (size_t i = 0, j; i < w->n_deferred; i = j) {
         for (j = i + 1; j < w->n_deferred && w->deferred[j].id == w->deferred[i].id; j++) {}
         put_deferred(w, &now, &w->deferred[i], j - i);
