@@ -173,8 +173,10 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
                          layer and the agent found by name (libNAME.so)
     jvmpi_checkjni       five of the agents above under -Xcheck:jni: no warning
                          (local references, exceptions left pending)
-    jvmpi_asan           the layer built with ASan+UBSan running seven of the agents
-                         above (coverage_agent.c with alloc) with their exact results
+    jvmpi_asan           the layer built with ASan+UBSan running eight of the agents
+                         above (coverage_agent.c with alloc; hprof_like.c's heap
+                         dumps while JvmpiCalls define defines classes) with
+                         their exact results
     jvmpi_hprof_requests hprof_like.c, an agent that uses JVMPI as HPROF did, on
                          JvmpiCalls hprof: RequestEvent(OBJECT_ALLOC) of each
                          class object from CLASS_LOAD and of each object's class
@@ -195,6 +197,12 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
                          asked for by id as HPROF does, and answered as that
                          object: its id, the class (an array's element class)
                          and the kind the dump gives it
+    jvmpi_dump_new_classes hprof_like.c on JvmpiCalls define: 3 level 2
+                         HEAP_DUMPs while thread "definer" defines classes
+                         (each a loader's own JvmpiCalls$Carrier): every kept
+                         Carrier in each, with all its fields (its class
+                         loaded after the layer read the class list
+                         included), and no line of the layer's on stderr
     jvmpi_hprof_arrays   hprof_like.c: every OBJECT_ALLOC of an array of references
                          names an element class that had its CLASS_LOAD before
                          (JvmpiCalls$Unlinked of new Unlinked[3], never linked
@@ -832,7 +840,8 @@ def make_tests(Fail, Skip, asan_env=None):
                  "heap_dump0 SUCCESS live 500 kinds OK freed_present 0 total MANY"),
                 ("functions_checker", "", "functions", 42, "monitor_dump java OK raw OK status OK"),
                 ("hook_refs", "", "hook", 0, "globalref alloc SAME free SAME"),
-                ("heap_reader", "", "heap", 0, "class_dump SUCCESS answer,big,head,counted,squares")):
+                ("heap_reader", "", "heap", 0, "class_dump SUCCESS answer,big,head,counted,squares"),
+                ("hprof_like", "dump,dumps=2,count=JvmpiCalls$Carrier,ask", "define", 0, "ok")):
             out = ctx.path(name + ".txt")
             spec = agent(name) + "=out=" + out + ("," + options if options else "")
             r = run(ctx, spec, mode, expect_rc=rc, env=asan_env, layer=layer)
@@ -956,6 +965,28 @@ def make_tests(Fail, Skip, asan_env=None):
         if got != want:
             raise Fail("first frames of JvmpiCalls$Made's allocation traces: %s, expected %s" % (got, want))
 
+    def t_dump_new_classes(ctx):
+        """Heap dumps while a thread defines classes (JvmpiCalls define: JvmpiCalls$Carrier again and
+        again, each by a loader of its own, the last 200 kept): 3 level 2 dumps at JVM_SHUT_DOWN, each
+        with every kept Carrier described with all its fields (a class loaded after the layer read
+        the class list included), and no line of the layer's on stderr. A class whose CLASS_LOAD is on
+        its way (its thread waits for the agent's lock) is asked for, as JVMPI agents did."""
+        out = ctx.path("hprof_like.txt")
+        spec = agent("hprof_like") + "=out=%s,dump,dumps=3,count=JvmpiCalls$Carrier,ask" % out
+        r = run(ctx, spec, "define", expect_rc=None)
+        said = [l for l in r.stderr.splitlines() if l.startswith(("jvmpi:", "hprof_like:"))]
+        if r.rc != 0 or said:
+            raise Fail("rc %s; on stderr: %s" % (r.rc, said[:5] or r.stderr[-1500:]))
+        lines = lines_of(out)
+        counts = [l.split()[2:] for l in lines if l.startswith("instances ")]
+        if len(counts) != 3 or lines[-1] != "ok":
+            raise Fail("expected 3 dumps and ok: %s" % lines[-5:])
+        for n, whole in ((int(a), int(b)) for a, b in counts):
+            # The 200 kept, and the one being made if the definer was between two stores.
+            if n < 200 or whole != n:
+                raise Fail("dumps' JvmpiCalls$Carrier instances (count, with every field): %s; expected at "
+                           "least 200, all whole" % counts)
+
     def t_hprof_quiet(ctx):
         """A heap dump after a thread ended (its trace is asked for): nothing of the layer's on stderr."""
         r, _lines = hprof_like(ctx, ["dump"])
@@ -977,6 +1008,7 @@ def make_tests(Fail, Skip, asan_env=None):
             ("jvmpi_checkjni", t_checkjni), ("jvmpi_asan", t_asan), ("jvmpi_loader_errors", t_loader_errors),
             ("jvmpi_onload_exit", t_onload_exit),
             ("jvmpi_hprof_requests", t_hprof_requests), ("jvmpi_hprof_dump", t_hprof_dump),
+             ("jvmpi_dump_new_classes", t_dump_new_classes),
             ("jvmpi_hprof_arrays", t_hprof_arrays), ("jvmpi_hprof_quiet", t_hprof_quiet),
             ("jvmpi_hprof_classes", t_hprof_classes), ("jvmpi_hprof_traces", t_hprof_traces)], \
         [("jvmpi_header", t_header)]

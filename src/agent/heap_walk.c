@@ -81,29 +81,34 @@ static void finish_current(heap_walk *w)
     w->cur = 0;
 }
 
+enum { SWITCHED = 0, MISMATCH = -1, DEFERRED = -2 };
+
 /* Makes the object with this tag (of the class with class_tag) the current
- * one; -1 if it cannot be (an unknown class). */
+ * one: SWITCHED; DEFERRED if its values go to the sink's defer (its class
+ * is unknown); MISMATCH if it cannot be either. */
 static int switch_to(heap_walk *w, jlong tag, jlong class_tag)
 {
     if (tag == w->cur && w->cur_kind != HEAP_WALK_NONE)
-        return 0;
+        return SWITCHED;
     finish_current(w);
     if (tag == 0)
-        return -1;
+        return MISMATCH;
     const heap_walk_sink *s = w->sink;
     if (s->is_class_tag(s->ctx, tag)) {                 /* a class: its statics follow */
         fl_class *c = s->class_of(s->ctx, tag);
         if (c == NULL)
-            return -1;
+            return MISMATCH;
         w->cur = tag;
         w->cur_kind = HEAP_WALK_CLASS;
         w->cur_class = c;
         w->cur_class_tag = tag;
-        return 0;
+        return SWITCHED;
     }
+    if (s->defer && class_tag != 0 && class_tag == s->defer_class)
+        return DEFERRED;                                 /* a class the sink does not know */
     fl_class *c = s->class_of(s->ctx, class_tag);
     if (c == NULL)
-        return -1;
+        return s->defer && class_tag != 0 ? DEFERRED : MISMATCH;
     w->cur = tag;
     w->cur_class = c;
     w->cur_class_tag = class_tag;
@@ -112,7 +117,7 @@ static int switch_to(heap_walk *w, jlong tag, jlong class_tag)
     if (c->is_array) {                                   /* array of references: its elements follow */
         const heap_walk_array *a = array_of(w, tag);
         if (a == NULL)
-            return -1;
+            return MISMATCH;
         w->cur_kind = HEAP_WALK_ARRAY;
         w->next_element = 0;
         w->n_elements = a->length;
@@ -120,10 +125,16 @@ static int switch_to(heap_walk *w, jlong tag, jlong class_tag)
         return 0;
     }
     if (c->npos > w->max_positions)
-        return -1;
+        return MISMATCH;
     w->cur_kind = HEAP_WALK_INSTANCE;
     memset(w->values, 0, (size_t)c->npos * sizeof *w->values);
-    return 0;
+    return SWITCHED;
+}
+
+static void defer(heap_walk *w, jlong id, jlong class_tag, uint8_t kind, jint index, uint8_t type, uint64_t bits)
+{
+    heap_walk_deferred d = { id, class_tag, bits, index, kind, type };
+    w->sink->defer(w->sink->ctx, &d);
 }
 
 static void array_element(heap_walk *w, uint32_t index, jlong id)
@@ -183,6 +194,8 @@ static jint JNICALL on_reference(jvmtiHeapReferenceKind kind, const jvmtiHeapRef
         fl_class *c = s->class_of(s->ctx, class_tag);
         if (c && c->is_array && c->elem_type == HB_OBJECT && length >= 0)
             note_array(w, id, (uint32_t)length, size);
+        else if (c == NULL && s->defer && class_tag != 0 && length >= 0)  /* maybe an array of a new class */
+            defer(w, id, class_tag, HEAP_WALK_DEFER_ARRAY, length, HB_OBJECT, (uint64_t)size);
         if (s->met)
             s->met(s->ctx, id, class_tag, size, length);
     }
@@ -190,7 +203,18 @@ static jint JNICALL on_reference(jvmtiHeapReferenceKind kind, const jvmtiHeapRef
         s->root(s->ctx, kind, info, id);
         return s->follow;
     }
-    if (switch_to(w, *referrer_tag_ptr, referrer_class_tag) != 0) {
+    int to = switch_to(w, *referrer_tag_ptr, referrer_class_tag);
+    if (to == DEFERRED) {
+        uint8_t what = kind == JVMTI_HEAP_REFERENCE_FIELD          ? HEAP_WALK_DEFER_FIELD
+                     : kind == JVMTI_HEAP_REFERENCE_STATIC_FIELD   ? HEAP_WALK_DEFER_STATIC
+                     : kind == JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT  ? HEAP_WALK_DEFER_ELEMENT
+                                                                   : HEAP_WALK_DEFER_OBJECT;
+        jint index = what == HEAP_WALK_DEFER_ELEMENT ? info->array.index
+                   : what == HEAP_WALK_DEFER_OBJECT  ? 0 : info->field.index;
+        defer(w, *referrer_tag_ptr, referrer_class_tag, what, index, HB_OBJECT, (uint64_t)id);
+        return s->follow;
+    }
+    if (to != SWITCHED) {
         w->mismatches++;
         return s->follow;
     }
@@ -231,13 +255,18 @@ static jint JNICALL on_primitive_field(jvmtiHeapReferenceKind kind, const jvmtiH
         return JVMTI_VISIT_ABORT;
     int first = 0;
     jlong id = s->id_of(s->ctx, object_tag_ptr, &first);
-    if (switch_to(w, id, object_class_tag) != 0) {
-        w->mismatches++;
-        return 0;
-    }
+    int to = switch_to(w, id, object_class_tag);
+    int is_static = kind == JVMTI_HEAP_REFERENCE_STATIC_FIELD;
     /* JVMTI's primitive type codes are the signature letters. */
-    field_value(w, kind == JVMTI_HEAP_REFERENCE_STATIC_FIELD, info->field.index,
-                hb_type_of_descriptor((char)value_type), field_layout_bits(value, value_type));
+    uint8_t type = hb_type_of_descriptor((char)value_type);
+    uint64_t bits = field_layout_bits(value, value_type);
+    if (to == DEFERRED)
+        defer(w, id, object_class_tag, is_static ? HEAP_WALK_DEFER_STATIC : HEAP_WALK_DEFER_FIELD,
+              info->field.index, type, bits);
+    else if (to != SWITCHED)
+        w->mismatches++;
+    else
+        field_value(w, is_static, info->field.index, type, bits);
     return 0;
 }
 

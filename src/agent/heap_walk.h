@@ -23,6 +23,26 @@
 
 #include "field_layout.h"
 
+/* What the walk met of an object whose class the sink does not know (a
+ * class loaded after the sink read the class list): given to the sink's
+ * defer, for it to describe the object after the walk, when JNI and JVMTI
+ * can read that class. One object's come in a row, except its ARRAY, given
+ * where the array is referenced. */
+typedef enum {
+    HEAP_WALK_DEFER_OBJECT,       /* the object itself (a reference without a value: its class, its loader) */
+    HEAP_WALK_DEFER_FIELD,        /* an instance field's value: index, type, bits */
+    HEAP_WALK_DEFER_STATIC,       /* a static field's value (the object is a class): index, type, bits */
+    HEAP_WALK_DEFER_ELEMENT,      /* an array element: index, bits the id */
+    HEAP_WALK_DEFER_ARRAY,        /* an array of references: index its length, bits its size */
+} heap_walk_defer_kind;
+
+typedef struct heap_walk_deferred {
+    jlong    id, class_tag;
+    uint64_t bits;
+    jint     index;
+    uint8_t  kind, type;
+} heap_walk_deferred;
+
 typedef struct heap_walk_sink {
     void *ctx;
     /* Is this tag a Class object's (a class the dump may describe)? */
@@ -52,6 +72,11 @@ typedef struct heap_walk_sink {
     void  (*array_element)(void *ctx, uint32_t index, jlong id);
     void  (*primitive_array)(void *ctx, jlong class_tag, jlong id, jlong size, jint count, uint8_t type,
                              const void *elements);
+    /* Optional: an object of an unknown class, or a Class object of one (an
+     * instance of defer_class that is_class_tag does not know), is given
+     * here value by value instead of being left out. */
+    void  (*defer)(void *ctx, const heap_walk_deferred *d);
+    jlong defer_class;            /* with defer: java/lang/Class's tag */
     /* What a reference callback returns: JVMTI_VISIT_OBJECTS, or 0 to stay
      * with the initial object's own references (an OBJECT_DUMP of a class). */
     jint  follow;
@@ -72,7 +97,7 @@ typedef struct heap_walk {
     fl_class *cur_class;
     uint32_t  next_element, n_elements;
     /* results */
-    uint64_t  mismatches;         /* values that fit no field, objects of unknown classes */
+    uint64_t  mismatches;         /* values that fit no field, objects of unknown classes (no defer) */
     int       failed;             /* out of memory */
     int       stopped;            /* the sink gave no id */
 } heap_walk;

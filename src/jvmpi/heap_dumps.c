@@ -76,7 +76,15 @@ typedef struct walk {
      * they are linked. The ones with instances in the dump, linked after. */
     jlong        unlinked[64];
     int          n_unlinked;
+    /* What the walk met of objects whose class was loaded after the class
+     * list was read (heap_walk.h): described after the walk. */
+    heap_walk_deferred *deferred;
+    size_t       n_deferred, deferred_cap;
+    uint64_t     left_out;       /* values the dump could not describe */
 } walk;
+
+/* At most this many deferred values per dump (48 bytes each); more are left out. */
+#define MAX_DEFERRED (1u << 20)
 
 /* ------------------------------------------------------------ classes */
 
@@ -172,6 +180,14 @@ static int read_classes(JNIEnv *jni, walk *w) {
         return -1;
     }
     return 0;
+}
+
+/* JVMPI_DIAGNOSTICS set (not empty, not 0): the layer says on stderr what
+ * it left out of an event. Otherwise it says nothing there: the agent's
+ * output is the agent's. */
+static int diagnostics(void) {
+    const char *v = getenv("JVMPI_DIAGNOSTICS");
+    return v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
 }
 
 /* ------------------------------------------------------------ records */
@@ -332,6 +348,18 @@ static void sink_primitive_array(void *ctx, jlong class_tag, jlong id, jlong siz
     if (w->level == 2) put_elements(w->b, elements, (size_t)n, (int)hb_type_size(type));
 }
 
+static void sink_defer(void *ctx, const heap_walk_deferred *d) {
+    walk *w = ctx;
+    if (w->n_deferred == w->deferred_cap) {
+        size_t cap = w->deferred_cap ? w->deferred_cap * 2 : 1024;
+        heap_walk_deferred *more = cap <= MAX_DEFERRED ? realloc(w->deferred, cap * sizeof *more) : NULL;
+        if (more == NULL) { w->left_out++; return; }
+        w->deferred = more;
+        w->deferred_cap = cap;
+    }
+    w->deferred[w->n_deferred++] = *d;
+}
+
 /* ------------------------------------------------------------ roots */
 
 static int thread_by_id(const void *a, const void *b) {
@@ -403,6 +431,7 @@ static jvmtiError walk_objects(walk *w, jobject initial, uint64_t *mismatches) {
         .static_value = sink_static_value, .class_done = sink_class_done, .instance = sink_instance,
         .array_begin = sink_array_begin, .array_element = sink_array_element,
         .primitive_array = sink_primitive_array, .follow = w->only ? 0 : JVMTI_VISIT_OBJECTS,
+        .defer = w->only ? NULL : sink_defer, .defer_class = w->class_class,
     };
     heap_walk objects;
     if (heap_walk_init(&objects, &sink, w->max_positions) != 0) {
@@ -414,6 +443,101 @@ static jvmtiError walk_objects(walk *w, jobject initial, uint64_t *mismatches) {
     *mismatches = objects.mismatches;
     heap_walk_free(&objects);
     return err;
+}
+
+/* ------------------------------------------------------------ objects of new classes */
+
+/* Deferred values in the order of (id, arrival): one object's together. */
+static int by_object(const void *a, const void *b) {
+    const heap_walk_deferred *x = a, *y = b;
+    if (x->id != y->id) return x->id < y->id ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+static void put_deferred_array(walk *w, const hclass *c, const heap_walk_deferred *d, size_t n) {
+    const heap_walk_deferred *header = NULL;
+    for (size_t i = 0; i < n && header == NULL; i++)
+        if (d[i].kind == HEAP_WALK_DEFER_ARRAY) header = &d[i];
+    if (header == NULL || header->index < 0) { w->left_out += n; return; }
+    uint32_t length = (uint32_t)header->index, next = 0;
+    put_u1(w->b, JVMPI_GC_OBJ_ARRAY_DUMP);
+    put_pointer(w->b, (void *)(intptr_t)d->id);
+    put_u4(w->b, length);
+    put_pointer(w->b, (void *)(intptr_t)c->element_class);
+    for (size_t i = 0; i < n; i++) {
+        if (d[i].kind != HEAP_WALK_DEFER_ELEMENT) continue;
+        uint32_t index = (uint32_t)d[i].index;
+        if (index >= length || index < next) { w->left_out++; continue; }
+        for (; next < index; next++) put_pointer(w->b, NULL);
+        put_pointer(w->b, (void *)(intptr_t)d[i].bits);
+        next = index + 1;
+    }
+    for (; next < length; next++) put_pointer(w->b, NULL);
+}
+
+/* One object's deferred values, now that its class can be read: classes
+ * from table (the list read after the walk), or from w if it had them. */
+static void put_deferred(walk *w, walk *table, const heap_walk_deferred *d, size_t n) {
+    hclass *self = class_with_id(w, d->id) ? NULL : class_with_id(table, d->id);
+    if (self != NULL) {                                  /* a class loaded after the list was read */
+        for (size_t i = 0; i < n; i++) {
+            const fl_slot *slot = d[i].kind == HEAP_WALK_DEFER_STATIC
+                                      ? field_layout_slot(&self->f, d[i].index, d[i].type, 1) : NULL;
+            if (slot != NULL && (uint32_t)slot->pos < self->f.n_statics) self->statics[slot->pos] = d[i].bits;
+            else if (d[i].kind == HEAP_WALK_DEFER_STATIC) w->left_out++;
+        }
+        put_class(table, self);
+        return;
+    }
+    jlong class_tag = 0;
+    for (size_t i = 0; i < n && class_tag == 0; i++) class_tag = d[i].class_tag;
+    walk *in = class_with_id(w, class_tag) ? w : table;
+    hclass *c = class_with_id(in, class_tag);
+    if (c == NULL || c->f.unprepared) { w->left_out += n; return; }
+    if (c->f.is_array) { put_deferred_array(w, c, d, n); return; }
+    uint64_t *values = calloc(c->f.npos + 1, sizeof *values);
+    if (values == NULL) { w->failed = 1; return; }
+    for (size_t i = 0; i < n; i++) {
+        if (d[i].kind != HEAP_WALK_DEFER_FIELD) continue;
+        const fl_slot *slot = field_layout_slot(&c->f, d[i].index, d[i].type, 0);
+        if (slot != NULL && (uint32_t)slot->pos < c->f.npos) values[slot->pos] = d[i].bits;
+        else w->left_out++;
+    }
+    put_instance(w, c, d->id, values);
+    free(values);
+}
+
+static int read_classes(JNIEnv *jni, walk *w);
+static void free_walk(walk *w);
+
+/* The objects the walk met of classes loaded after the class list was
+ * read: the list is read again (they are loaded now), and they are
+ * described by it, with those classes. */
+static void put_all_deferred(JNIEnv *jni, walk *w) {
+    if (w->n_deferred == 0) return;
+    qsort(w->deferred, w->n_deferred, sizeof *w->deferred, by_object);
+    /* Statics are a class's; objects of classes known, Class objects without
+     * statics (a primitive type's) may be described without reading again. */
+    int known = 1;
+    for (size_t i = 0; i < w->n_deferred && known; i++)
+        known = class_with_id(w, w->deferred[i].class_tag) != NULL && w->deferred[i].kind != HEAP_WALK_DEFER_STATIC;
+    walk now;
+    memset(&now, 0, sizeof now);
+    now.b = w->b;
+    now.level = w->level;
+    if (!known && read_classes(jni, &now) != 0) {
+        w->failed = 1;
+        free_walk(&now);
+        return;
+    }
+    for (size_t i = 0, j; i < w->n_deferred; i = j) {
+        for (j = i + 1; j < w->n_deferred && w->deferred[j].id == w->deferred[i].id; j++) {}
+        put_deferred(w, &now, &w->deferred[i], j - i);
+    }
+    /* The new classes no object of which was met (an array class). */
+    for (uint32_t i = 0; i < now.n_classes; i++)
+        if (class_with_id(w, now.classes[i].id) == NULL) put_class(&now, &now.classes[i]);
+    free_walk(&now);
 }
 
 /* ------------------------------------------------------------ level 0 */
@@ -473,6 +597,7 @@ static void free_walk(walk *w) {
     }
     free(w->classes);
     free(w->threads);
+    free(w->deferred);
 }
 
 /* The known threads' ids (their Thread objects'), JNIEnvs and traces. */
@@ -534,6 +659,7 @@ static jint heap_dump(JNIEnv *jni, jint level, int may_link) {
         for (uint32_t i = 0; i < w.n_classes; i++) put_class(&w, &w.classes[i]);
     }
     jvmpi_ids_release();
+    if (err == JVMTI_ERROR_NONE && level != JVMPI_DUMP_LEVEL_0) put_all_deferred(jni, &w);
     jint result = JVMPI_FAIL;
     if (err == JVMTI_ERROR_NONE && w.n_unlinked > 0 && may_link) {
         /* Once: link them, and walk again with their fields known. */
@@ -548,9 +674,10 @@ static jint heap_dump(JNIEnv *jni, jint level, int may_link) {
     } else if (b.failed || w.failed) {
         fprintf(stderr, "jvmpi: HEAP_DUMP: out of memory after %zu bytes of records; no dump\n", b.used);
     } else {
-        if (mismatches)
-            fprintf(stderr, "jvmpi: HEAP_DUMP: %llu values fitted no field of their class's layout and were "
-                    "left out\n", (unsigned long long)mismatches);
+        if ((mismatches || w.left_out) && diagnostics())
+            fprintf(stderr, "jvmpi: HEAP_DUMP: %llu values fitted no field of their class's layout, %llu "
+                    "of objects of classes unknown after the walk; they were left out\n",
+                    (unsigned long long)mismatches, (unsigned long long)w.left_out);
         JVMPI_Event e = jvmpi_event(JVMPI_EVENT_HEAP_DUMP | JVMPI_REQUESTED_EVENT, jni);
         e.u.heap_dump.dump_level = level;
         e.u.heap_dump.begin = b.bytes;

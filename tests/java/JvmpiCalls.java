@@ -42,6 +42,11 @@
  *           new JvmpiCalls$Unlinked[3] (the class is never linked);
  *           a lambda and a string concatenation (java.lang.invoke's own
  *           arrays); all kept live until the end
+ *   define  daemon thread "definer" defines JvmpiCalls$Carrier again and
+ *           again, each time through a class loader of its own, and keeps
+ *           the last 200 instances (mark 0x5EED, big its number, self
+ *           itself) in carriers; main returns once 400 are defined, the
+ *           definer goes on until the JVM ends
  *   hook    loads JvmpiCalls$Late, then prints "hook text " + text() on
  *           stderr (text() returns a literal an agent may rewrite)
  *   functions threads "spinner" (in spin(), on a CPU), "sleeper" (in
@@ -368,6 +373,42 @@ public class JvmpiCalls {
         hprofKept = new Object[] { m, u, r, s, h };
     }
 
+    /* Defined again and again (define), each time by a loader of its own. */
+    public static final class Carrier { public int mark; public long big; public Object self; public Carrier() {} }
+    static final int CARRIERS = 200;
+    static final Object[] carriers = new Object[CARRIERS];
+    static volatile long defined;
+
+    static void define() throws Exception {
+        byte[] bytes;
+        try (java.io.InputStream in = JvmpiCalls.class.getResourceAsStream("JvmpiCalls$Carrier.class")) {
+            bytes = in.readAllBytes();
+        }
+        Thread t = new Thread(() -> {
+            try {
+                for (long n = 0;; n++) {
+                    ClassLoader own = new ClassLoader(null) {
+                        @Override protected Class<?> findClass(String name) {
+                            return defineClass(name, bytes, 0, bytes.length);
+                        }
+                    };
+                    Class<?> c = own.loadClass("JvmpiCalls$Carrier");
+                    Object o = c.getConstructor().newInstance();
+                    c.getField("mark").setInt(o, 0x5EED);
+                    c.getField("big").setLong(o, n);
+                    c.getField("self").set(o, o);
+                    carriers[(int)(n % CARRIERS)] = o;
+                    defined = n + 1;
+                }
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException(e);
+            }
+        }, "definer");
+        t.setDaemon(true);
+        t.start();
+        while (defined < 2 * CARRIERS) Thread.sleep(10);
+    }
+
     public static void main(String[] args) throws Exception {
         switch (args[0]) {
             case "calls": calls(); break;
@@ -382,6 +423,7 @@ public class JvmpiCalls {
             case "monitors": monitors(); break;
             case "branches": branches(); break;
             case "hprof": hprof(); break;
+            case "define": define(); break;
             case "hot": for (int i = 0; i < 300_000; i++) sink += hot(i); break;
             default: throw new IllegalArgumentException(args[0]);
         }

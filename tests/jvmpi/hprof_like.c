@@ -31,6 +31,13 @@
  *            has the id asked for and the class (an array's element class)
  *            and kind the dump gives it. Ends "fetched N refused M wrong W"
  *            (refused: freed since the dump, or never an id)
+ *   dumps=N  (with dump) N heap dumps at JVM_SHUT_DOWN, not one
+ *   count=NAME (with dump) for each dump, "instances NAME N WHOLE": NAME's
+ *            INSTANCE_DUMPs, and how many of them have every field value
+ *            (its values' length is its CLASS_LOAD's instance fields')
+ *   ask      (with dump) a dump's class without CLASS_LOAD is asked for
+ *            (RequestEvent(CLASS_LOAD)), as JVMPI agents such as StarJ and
+ *            JCov did; unresolved only if that fails
  * Nested RequestEvent(OBJECT_ALLOC) deeper than 16 fails at once (a VM that
  * delivers a request again from its own handler recurses forever).
  * The out file ends with "requests N refused M depth D" and "ok". Its
@@ -47,8 +54,9 @@
 static JVMPI_Interface *jvmpi;
 static JVMPI_RawMonitor lock;
 static FILE *out;
-static int check_classes, check_arrays, check_dump, check_traces, check_threads, events_off, fetch_dump;
-static char top_name[256];
+static int ask_classes, check_classes, check_arrays, check_dump, check_traces, check_threads, events_off, fetch_dump;
+static char top_name[256], count_name[256];
+static long dumps = 1;
 static long failures;
 
 /* ------------------------------------------------------------ tables */
@@ -112,6 +120,7 @@ typedef struct klass {
     char *name;
     jint interfaces, n_statics;
     char *static_sig;
+    uint32_t field_bytes;   /* an INSTANCE_DUMP's values, if the class's super has no fields */
 } klass;
 
 static table objects;      /* object id -> class id (an array's element class); known objects */
@@ -155,6 +164,10 @@ static void class_load(JVMPI_Event *e) {
         k->static_sig = malloc((size_t)k->n_statics + 1);
         for (jint i = 0; k->static_sig && i < k->n_statics; i++)
             k->static_sig[i] = e->u.class_load.statics[i].field_signature[0];
+        for (jint i = 0; i < e->u.class_load.num_instance_fields; i++) {
+            int size = primitive_size(e->u.class_load.instances[i].field_signature[0]);
+            k->field_bytes += size ? (uint32_t)size : (uint32_t)sizeof(jobjectID);
+        }
         table_put(&classes, e->u.class_load.class_id, k);
         for (jint i = 0; i < e->u.class_load.num_methods; i++) {
             char name[512];
@@ -208,11 +221,15 @@ static void obj_alloc(JVMPI_Event *e) {
 
 static klass *dump_class(jobjectID id, const char *what) {
     klass **k = (klass **)table_find(&classes, id);
+    /* ask: a class whose CLASS_LOAD is still on its way (its thread waits
+     * for the lock this one holds) is asked for. */
+    if (k == NULL && ask_classes && id != NULL && jvmpi->RequestEvent(JVMPI_EVENT_CLASS_LOAD, id) == JVMPI_SUCCESS)
+        k = (klass **)table_find(&classes, id);
     if (k == NULL) fail("a heap dump's class without CLASS_LOAD:", what, id);
     return k ? *k : NULL;
 }
 
-static long dump_records, fetched, fetch_refused, fetch_wrong;
+static long dump_records, counted, counted_whole, fetched, fetch_refused, fetch_wrong;
 
 /* fetch: an object of the dump the agent does not know, asked for; the
  * answer must be that object, of the class (an array's element class, NULL
@@ -272,9 +289,13 @@ static void read_heap_dump(const char *begin, const char *end) {
         }
         case JVMPI_GC_INSTANCE_DUMP: {
             jobjectID id = pointer(&r), class_id = pointer(&r);
-            dump_class(class_id, "INSTANCE_DUMP");
+            klass *k = dump_class(class_id, "INSTANCE_DUMP");
             fetch_object(id, class_id, JVMPI_NORMAL_OBJECT);
             uint32_t n = (uint32_t)big_endian(&r, 4);
+            if (k && count_name[0] && strcmp(k->name, count_name) == 0) {
+                counted++;
+                if (n == k->field_bytes) counted_whole++;
+            }
             if (has(&r, n)) r.p += n;
             break;
         }
@@ -313,13 +334,19 @@ static void shut_down(JVMPI_Event *e) {
     need_thread(e->env_id, "JVM_SHUT_DOWN");
     if (events_off)
         for (jint i = 1; i <= JVMPI_MAX_EVENT_TYPE_VAL; i++) jvmpi->DisableEvent(i, NULL);
-    if (check_dump) {
+    /* Not held while the dumps are asked for: the other threads' events go
+     * on (a thread defining classes, with count=); held while one is read. */
+    jvmpi->RawMonitorExit(lock);
+    for (long i = 0; check_dump && i < dumps; i++) {
         JVMPI_HeapDumpArg arg = { JVMPI_DUMP_LEVEL_2 };
+        counted = counted_whole = 0;
         if (jvmpi->RequestEvent(JVMPI_EVENT_HEAP_DUMP, &arg) != JVMPI_SUCCESS) {
             fprintf(stderr, "hprof_like: RequestEvent(HEAP_DUMP) failed\n");
             failures++;
         }
+        if (count_name[0]) fprintf(out, "instances %s %ld %ld\n", count_name, counted, counted_whole);
     }
+    jvmpi->RawMonitorEnter(lock);
     if (check_traces)
         for (size_t i = 0; i < trace_methods.size; i++) {
             void *m = trace_methods.keys[i];
@@ -373,7 +400,9 @@ static void JNICALL notify(JVMPI_Event *e) {
         jvmpi->RawMonitorExit(lock);
         break;
     case JVMPI_EVENT_HEAP_DUMP:
+        jvmpi->RawMonitorEnter(lock);
         read_heap_dump(e->u.heap_dump.begin, e->u.heap_dump.end);
+        jvmpi->RawMonitorExit(lock);
         break;
     case JVMPI_EVENT_JVM_SHUT_DOWN: shut_down(e); break;
     default: break;
@@ -383,7 +412,7 @@ static void JNICALL notify(JVMPI_Event *e) {
 JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *vm, char *options, void *reserved) {
     (void)reserved;
     if ((*vm)->GetEnv(vm, (void **)&jvmpi, JVMPI_VERSION_1) != JNI_OK) return JNI_ERR;
-    out = agent_open_out(options, "hprof_like: usage: out=FILE[,classes][,arrays][,dump][,traces][,threads][,off][,top=NAME][,fetch]");
+    out = agent_open_out(options, "hprof_like: usage: out=FILE[,classes][,arrays][,dump][,traces][,threads][,off][,top=NAME][,fetch][,dumps=N][,count=NAME][,ask]");
     if (out == NULL) return JNI_ERR;
     check_classes = options && strstr(options, "classes") != NULL;
     check_arrays = options && strstr(options, "arrays") != NULL;
@@ -392,7 +421,11 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *vm, char *options, void *reserved) {
     check_threads = options && strstr(options, "threads") != NULL;
     events_off = options && strstr(options, "off") != NULL;
     fetch_dump = options && strstr(options, "fetch") != NULL;
+    ask_classes = options && strstr(options, "ask") != NULL;
     if (!agent_option(options, "top=", top_name, sizeof top_name)) top_name[0] = '\0';
+    if (!agent_option(options, "count=", count_name, sizeof count_name)) count_name[0] = '\0';
+    char number[32];
+    if (agent_option(options, "dumps=", number, sizeof number)) dumps = strtol(number, NULL, 10);
     table_init(&objects, 1u << 20, "object");
     table_init(&classes, 1u << 15, "class");
     table_init(&methods, 1u << 18, "method");
