@@ -98,6 +98,8 @@ static int switch_to(heap_walk *w, jlong tag, jlong class_tag)
         fl_class *c = s->class_of(s->ctx, tag);
         if (c == NULL)
             return MISMATCH;
+        if (c->unprepared && s->defer)                   /* linked since its layout was read? */
+            return DEFERRED;
         w->cur = tag;
         w->cur_kind = HEAP_WALK_CLASS;
         w->cur_class = c;
@@ -109,6 +111,10 @@ static int switch_to(heap_walk *w, jlong tag, jlong class_tag)
     fl_class *c = s->class_of(s->ctx, class_tag);
     if (c == NULL)
         return s->defer && class_tag != 0 ? DEFERRED : MISMATCH;
+    /* An object of a class read before it was linked (no layout then): its
+     * class has been linked since, so the sink can read its layout now. */
+    if (c->unprepared && !c->is_array && s->defer)
+        return DEFERRED;
     w->cur = tag;
     w->cur_class = c;
     w->cur_class_tag = class_tag;

@@ -156,10 +156,34 @@ static void deliver_locked(JNIEnv *jni, int collections) {
     free(freed);
 }
 
+/* This thread holds G.delivering: in a delivery (an agent may ask for a
+ * heap dump from a GC event's handler), or around a dump (RunGC from a
+ * HEAP_DUMP's handler). */
+static _Thread_local int delivering_here;
+
 static void deliver(JNIEnv *jni, int collections) {
-    pthread_mutex_lock(&G.delivering);
+    int mine = !delivering_here;
+    if (mine) {
+        pthread_mutex_lock(&G.delivering);
+        delivering_here = 1;
+    }
     deliver_locked(jni, collections);
-    pthread_mutex_unlock(&G.delivering);
+    if (mine) {
+        delivering_here = 0;
+        pthread_mutex_unlock(&G.delivering);
+    }
+}
+
+/* A delivery in progress may be waiting for a lock of the agent's (taken
+ * at GC_START): an agent that asks for a dump holding that lock would wait
+ * here for ever, as it would on a JVMPI VM, where the dump waits for the
+ * GC. HPROF's order (dump lock, then the GC's) keeps clear of it. */
+void jvmpi_gc_hold(void) {
+    if (delivering_here++ == 0) pthread_mutex_lock(&G.delivering);
+}
+
+void jvmpi_gc_release(void) {
+    if (--delivering_here == 0) pthread_mutex_unlock(&G.delivering);
 }
 
 /* The collections not reported yet, and none from now on by the thread. */

@@ -182,13 +182,6 @@ static int read_classes(JNIEnv *jni, walk *w) {
     return 0;
 }
 
-/* JVMPI_DIAGNOSTICS set (not empty, not 0): the layer says on stderr what
- * it left out of an event. Otherwise it says nothing there: the agent's
- * output is the agent's. */
-static int diagnostics(void) {
-    const char *v = getenv("JVMPI_DIAGNOSTICS");
-    return v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
-}
 
 /* ------------------------------------------------------------ records */
 
@@ -454,6 +447,13 @@ static int by_object(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* The class with this id, read with its layout when the class list was
+ * read (not loaded then, or not linked then: NULL). */
+static const hclass *described(walk *w, jlong id) {
+    const hclass *c = class_with_id(w, id);
+    return c != NULL && !c->f.unprepared ? c : NULL;
+}
+
 static void put_deferred_array(walk *w, const hclass *c, const heap_walk_deferred *d, size_t n) {
     const heap_walk_deferred *header = NULL;
     for (size_t i = 0; i < n && header == NULL; i++)
@@ -478,7 +478,7 @@ static void put_deferred_array(walk *w, const hclass *c, const heap_walk_deferre
 /* One object's deferred values, now that its class can be read: classes
  * from table (the list read after the walk), or from w if it had them. */
 static void put_deferred(walk *w, walk *table, const heap_walk_deferred *d, size_t n) {
-    hclass *self = class_with_id(w, d->id) ? NULL : class_with_id(table, d->id);
+    hclass *self = described(w, d->id) ? NULL : class_with_id(table, d->id);
     if (self != NULL) {                                  /* a class loaded after the list was read */
         for (size_t i = 0; i < n; i++) {
             const fl_slot *slot = d[i].kind == HEAP_WALK_DEFER_STATIC
@@ -491,7 +491,7 @@ static void put_deferred(walk *w, walk *table, const heap_walk_deferred *d, size
     }
     jlong class_tag = 0;
     for (size_t i = 0; i < n && class_tag == 0; i++) class_tag = d[i].class_tag;
-    walk *in = class_with_id(w, class_tag) ? w : table;
+    walk *in = described(w, class_tag) ? w : table;
     hclass *c = class_with_id(in, class_tag);
     if (c == NULL || c->f.unprepared) { w->left_out += n; return; }
     if (c->f.is_array) { put_deferred_array(w, c, d, n); return; }
@@ -516,11 +516,11 @@ static void free_walk(walk *w);
 static void put_all_deferred(JNIEnv *jni, walk *w) {
     if (w->n_deferred == 0) return;
     qsort(w->deferred, w->n_deferred, sizeof *w->deferred, by_object);
-    /* Statics are a class's; objects of classes known, Class objects without
+    /* Statics are a class's; objects of classes described, Class objects without
      * statics (a primitive type's) may be described without reading again. */
     int known = 1;
     for (size_t i = 0; i < w->n_deferred && known; i++)
-        known = class_with_id(w, w->deferred[i].class_tag) != NULL && w->deferred[i].kind != HEAP_WALK_DEFER_STATIC;
+        known = described(w, w->deferred[i].class_tag) != NULL && w->deferred[i].kind != HEAP_WALK_DEFER_STATIC;
     walk now;
     memset(&now, 0, sizeof now);
     now.b = w->b;
@@ -534,9 +534,10 @@ static void put_all_deferred(JNIEnv *jni, walk *w) {
         for (j = i + 1; j < w->n_deferred && w->deferred[j].id == w->deferred[i].id; j++) {}
         put_deferred(w, &now, &w->deferred[i], j - i);
     }
-    /* The new classes no object of which was met (an array class). */
+    /* The new classes no object of which was met (an array class), and
+     * those linked since the list was read. */
     for (uint32_t i = 0; i < now.n_classes; i++)
-        if (class_with_id(w, now.classes[i].id) == NULL) put_class(&now, &now.classes[i]);
+        if (described(w, now.classes[i].id) == NULL) put_class(&now, &now.classes[i]);
     free_walk(&now);
 }
 
@@ -674,7 +675,7 @@ static jint heap_dump(JNIEnv *jni, jint level, int may_link) {
     } else if (b.failed || w.failed) {
         fprintf(stderr, "jvmpi: HEAP_DUMP: out of memory after %zu bytes of records; no dump\n", b.used);
     } else {
-        if ((mismatches || w.left_out) && diagnostics())
+        if ((mismatches || w.left_out) && jvmpi_diagnostics())
             fprintf(stderr, "jvmpi: HEAP_DUMP: %llu values fitted no field of their class's layout, %llu "
                     "of objects of classes unknown after the walk; they were left out\n",
                     (unsigned long long)mismatches, (unsigned long long)w.left_out);
@@ -699,7 +700,9 @@ jint jvmpi_request_heap_dump(JNIEnv *jni, const JVMPI_HeapDumpArg *arg) {
         return JVMPI_FAIL;
     int was = jvmpi_in_layer;
     jvmpi_in_layer = 1;
+    jvmpi_gc_hold();
     jint result = heap_dump(jni, level, 1);
+    jvmpi_gc_release();
     jvmpi_in_layer = was;
     return result;
 }

@@ -72,8 +72,15 @@ static JNIEnv *current_jni(void) {
 
 static jint request_class_load(JNIEnv *jni, jobjectID class_id) {
     jobject klass = jvmpi_object_of(jni, class_id);
-    if (klass == NULL) return JVMPI_FAIL;
-    jvmpi_post_class_load(jni, (jclass)klass, 1);
+    if (klass == NULL) {
+        if (jvmpi_diagnostics())
+            fprintf(stderr, "jvmpi: RequestEvent(CLASS_LOAD, %p): no such object (freed?)\n", (void *)class_id);
+        return JVMPI_FAIL;
+    }
+    jobjectID id = jvmpi_post_class_load(jni, (jclass)klass, 1);
+    if (id != class_id && jvmpi_diagnostics())
+        fprintf(stderr, "jvmpi: RequestEvent(CLASS_LOAD, %p): the object found %s\n", (void *)class_id,
+                id == NULL ? "is not a prepared class, or was not read" : "has another id");
     (*jni)->DeleteLocalRef(jni, klass);
     return JVMPI_SUCCESS;
 }

@@ -69,6 +69,8 @@ static inline JVMPI_Event jvmpi_event(jint type, JNIEnv *jni) {
 void jvmpi_post_bare(JNIEnv *jni, jint type);
 /* Report a failed JVMTI call as the layer's; 1 if it failed. */
 int  jvmpi_failed(jvmtiError err, const char *what);
+/* JVMPI_DIAGNOSTICS is set: the layer may say on stderr what it left out. */
+int  jvmpi_diagnostics(void);
 
 /* ------------------------------------------------------------ interface.c */
 extern JVMPI_Interface jvmpi_interface;
@@ -150,8 +152,10 @@ void jvmpi_translate_finish(JNIEnv *jni);
 /* EnableEvent/DisableEvent of a JVMPI event: turn its JVMTI sources on or
  * off. JVMPI_SUCCESS or JVMPI_FAIL. */
 jint jvmpi_translate_switch(jint event_type, int on);
-/* CLASS_LOAD for one class (requested: RequestEvent's) on this thread. */
-void jvmpi_post_class_load(JNIEnv *jni, jclass klass, int requested);
+/* CLASS_LOAD for one class (requested: RequestEvent's) on this thread.
+ * The class's id; NULL if it has none or is not prepared (no CLASS_LOAD
+ * then), or, requested, if its methods and fields could not be read. */
+jobjectID jvmpi_post_class_load(JNIEnv *jni, jclass klass, int requested);
 /* CLASS_LOAD for every loaded class not announced yet. */
 void jvmpi_announce_loaded_classes(JNIEnv *jni);
 /* The id was an announced class's (it is forgotten now): 1, else 0. */
@@ -183,6 +187,12 @@ void jvmpi_gc_run(JNIEnv *jni);
 /* VMDeath: the collections not reported yet, on this thread, before
  * JVM_SHUT_DOWN. */
 void jvmpi_gc_flush(JNIEnv *jni);
+/* Around a heap dump, from before its class list is read until its event
+ * has been handled: no GC's OBJECT_FREE or CLASS_UNLOAD is posted meanwhile
+ * (one in progress is waited for), so none reaches the agent before the dump
+ * that still names its id, as on a JVMPI VM, which dumped with GC disabled. */
+void jvmpi_gc_hold(void);
+void jvmpi_gc_release(void);
 
 /* ------------------------------------------------------------ allocs.c */
 /* While an OBJECT_ALLOC from Object.<init> is posted on this thread: the

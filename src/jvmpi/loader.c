@@ -38,6 +38,14 @@ int jvmpi_failed(jvmtiError err, const char *what) {
     return jvmti_failed(err, what);
 }
 
+/* JVMPI_DIAGNOSTICS set (not empty, not 0): the layer says on stderr what
+ * it left out of an event or why a request failed. Otherwise it says nothing there: the agent's
+ * output is the agent's. */
+int jvmpi_diagnostics(void) {
+    const char *v = getenv("JVMPI_DIAGNOSTICS");
+    return v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+}
+
 /* Set as JVM_SHUT_DOWN is posted: it is the last event. Agents clean up in
  * it (close their files, free their tables), so an event after it, or
  * beside it from another thread (a thread of the JVM or of the layer that

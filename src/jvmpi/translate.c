@@ -188,9 +188,10 @@ static int collect_class(jclass klass, class_info *c) {
     return 0;
 }
 
-static void post_class_load_now(JNIEnv *jni, jclass klass, jobjectID id, int requested) {
+static int post_class_load_now(JNIEnv *jni, jclass klass, jobjectID id, int requested) {
     class_info c;
-    if (collect_class(klass, &c) == 0) {
+    int posted = collect_class(klass, &c) == 0;
+    if (posted) {
         JVMPI_Event e = jvmpi_event(JVMPI_EVENT_CLASS_LOAD | (requested ? JVMPI_REQUESTED_EVENT : 0), jni);
         e.u.class_load.class_name = internal_name(c.signature);
         e.u.class_load.source_name = c.source ? c.source : "";
@@ -205,6 +206,7 @@ static void post_class_load_now(JNIEnv *jni, jclass klass, jobjectID id, int req
         jvmpi_notify(&e);
     }
     free_class_info(&c);
+    return posted;
 }
 
 /* Only a prepared class has its methods and fields to tell. */
@@ -214,15 +216,15 @@ static int is_prepared(jclass klass) {
            ((status & JVMTI_CLASS_STATUS_PREPARED) || (status & JVMTI_CLASS_STATUS_ARRAY));
 }
 
-void jvmpi_post_class_load(JNIEnv *jni, jclass klass, int requested) {
+jobjectID jvmpi_post_class_load(JNIEnv *jni, jclass klass, int requested) {
     jobjectID id = jvmpi_id_of(klass);
-    if (id == NULL || !is_prepared(klass)) return;
+    if (id == NULL || !is_prepared(klass)) return NULL;
     if (requested) {
         first_announcement(id);
-        post_class_load_now(jni, klass, id, 1);
-    } else if (first_announcement(id)) {
-        post_class_load_now(jni, klass, id, 0);
+        return post_class_load_now(jni, klass, id, 1) ? id : NULL;
     }
+    if (first_announcement(id)) post_class_load_now(jni, klass, id, 0);
+    return id;
 }
 
 /* java/lang/Class first: every CLASS_LOAD's agent may ask for the class

@@ -125,6 +125,7 @@ typedef struct klass {
 
 static table objects;      /* object id -> class id (an array's element class); known objects */
 static table classes;      /* class id -> klass */
+static table unloaded;     /* class id -> 1: its CLASS_UNLOAD came */
 static table methods;      /* jmethodID -> "Class.method" */
 static table threads;      /* JNIEnv * -> 1 */
 static table trace_methods; /* methods met in traces -> 1 */
@@ -225,7 +226,9 @@ static klass *dump_class(jobjectID id, const char *what) {
      * for the lock this one holds) is asked for. */
     if (k == NULL && ask_classes && id != NULL && jvmpi->RequestEvent(JVMPI_EVENT_CLASS_LOAD, id) == JVMPI_SUCCESS)
         k = (klass **)table_find(&classes, id);
-    if (k == NULL) fail("a heap dump's class without CLASS_LOAD:", what, id);
+    if (k == NULL && table_find(&unloaded, id) != NULL)
+        fail("a heap dump's class whose CLASS_UNLOAD came before the dump:", what, id);
+    else if (k == NULL) fail("a heap dump's class without CLASS_LOAD:", what, id);
     return k ? *k : NULL;
 }
 
@@ -377,6 +380,7 @@ static void JNICALL notify(JVMPI_Event *e) {
     case JVMPI_EVENT_CLASS_UNLOAD:
         jvmpi->RawMonitorEnter(lock);
         table_remove(&classes, e->u.class_unload.class_id);
+        table_put(&unloaded, e->u.class_unload.class_id, (void *)1);
         jvmpi->RawMonitorExit(lock);
         break;
     case JVMPI_EVENT_OBJ_ALLOC: obj_alloc(e); break;
@@ -428,6 +432,7 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *vm, char *options, void *reserved) {
     if (agent_option(options, "dumps=", number, sizeof number)) dumps = strtol(number, NULL, 10);
     table_init(&objects, 1u << 20, "object");
     table_init(&classes, 1u << 15, "class");
+    table_init(&unloaded, 1u << 10, "unloaded class");
     table_init(&methods, 1u << 18, "method");
     table_init(&threads, 1u << 10, "thread");
     table_init(&trace_methods, 1u << 16, "trace method");
