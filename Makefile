@@ -195,11 +195,12 @@ build/tests/profile_writers: tests/writers/profile_writers.c $(PROFILE_SRC) $(HE
 	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ tests/writers/profile_writers.c $(PROFILE_SRC) src/core/keytab.c src/core/idmap.c -lz
 
 # The class rewriter as a command-line tool: hprof-bci INPUT OUTPUT, where
-# INPUT is a .class file, a jar or a directory (src/tools/hprof_bci.c).
+# INPUT is a .class file, a jar or a directory (src/tools/hprof_bci*.c).
+TOOLS_SRC = $(wildcard src/tools/*.c)
 tools: build/hprof-bci
-build/hprof-bci: build/.jdk-ok src/tools/hprof_bci.c $(BCI_SRC) $(HEADERS) Makefile
+build/hprof-bci: build/.jdk-ok $(TOOLS_SRC) $(BCI_SRC) $(HEADERS) Makefile
 	@mkdir -p build
-	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ src/tools/hprof_bci.c $(BCI_SRC) -lz
+	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ $(TOOLS_SRC) $(BCI_SRC) -lz
 
 check-tools: build/hprof-bci build/fuzz/seeds/.ok
 	@tests/fuzz/check-hprof-bci.sh
