@@ -16,6 +16,10 @@
  * are processed (jar entries in archive order, directories sorted by name).
  * A class that ends up unchanged or failed gives its ids back, so the ids in
  * the output (and in --ids FILE) are dense: 0, 1, 2, ...
+ *
+ * This file: the command line (options, paths, main). The work is in
+ * hprof_bci_files.c (class files, directories, one class's rewriting) and
+ * hprof_bci_jar.c (jars); hprof_bci.h is what they share.
  */
 #include <errno.h>
 #include <getopt.h>
