@@ -26,9 +26,12 @@ NATIVE_SRC = $(wildcard src/native/*.c)
 # pure C, shared by the agent and build/hprof. The flame graph page's script
 # and style sheet are embedded from their own files.
 PROFILE_SRC = $(wildcard src/profile/*.c) build/flamegraph_assets.c
+# The CPU sampler (JNI: AsyncGetCallTrace, GetEnv): the signal handler, its
+# Java and native walks, the per-thread timers (src/cpu/sampler*.c).
+SAMPLER_SRC = $(wildcard src/cpu/sampler*.c)
 # The class-file rewriter: a pure library (bytes in, bytes out).
 BCI_SRC   = $(wildcard src/bci/*.c)
-AGENT_SRC = $(PURE_SRC) src/cpu/sampler.c src/cpu/native_libs.c src/cpu/native_names.c src/cpu/thread_cpu.c src/agent/agent.c src/agent/hprof_agent.c src/agent/jvmti_support.c src/agent/monitor_agent.c \
+AGENT_SRC = $(PURE_SRC) $(SAMPLER_SRC) src/cpu/native_libs.c src/cpu/native_names.c src/cpu/thread_cpu.c src/agent/agent.c src/agent/hprof_agent.c src/agent/jvmti_support.c src/agent/monitor_agent.c \
             src/agent/events.c src/agent/class_rewrite.c src/agent/samples_agent.c src/agent/java_code.c src/agent/wall_agent.c src/agent/vthread_mounts.c src/agent/vthread_clock.c src/agent/times_agent.c src/agent/tracker_agent.c src/agent/heap_agent.c src/agent/heap_dump.c src/agent/jvm_heap_dump.c src/agent/heap_walk.c src/agent/field_layout.c src/agent/class_loads.c src/options/command_reply.c build/tracker_classes.c
 # cpu=times' tracker classes (java.lang.HprofTracker), compiled into java.base's
 # package and embedded in the agent as byte arrays.
@@ -195,11 +198,12 @@ build/tests/profile_writers: tests/writers/profile_writers.c $(PROFILE_SRC) $(HE
 	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ tests/writers/profile_writers.c $(PROFILE_SRC) src/core/keytab.c src/core/idmap.c -lz
 
 # The class rewriter as a command-line tool: hprof-bci INPUT OUTPUT, where
-# INPUT is a .class file, a jar or a directory (src/tools/hprof_bci.c).
+# INPUT is a .class file, a jar or a directory (src/tools/hprof_bci*.c).
+TOOLS_SRC = $(wildcard src/tools/*.c)
 tools: build/hprof-bci
-build/hprof-bci: build/.jdk-ok src/tools/hprof_bci.c $(BCI_SRC) $(HEADERS) Makefile
+build/hprof-bci: build/.jdk-ok $(TOOLS_SRC) $(BCI_SRC) $(HEADERS) Makefile
 	@mkdir -p build
-	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ src/tools/hprof_bci.c $(BCI_SRC) -lz
+	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ $(TOOLS_SRC) $(BCI_SRC) -lz
 
 check-tools: build/hprof-bci build/fuzz/seeds/.ok
 	@tests/fuzz/check-hprof-bci.sh
