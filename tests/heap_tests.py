@@ -38,6 +38,11 @@ a real JVM, against truths the programs know about themselves.
                         and exactly their instances (3 and 5)
     heap_dump_visualvm  the binary dump opened by VisualVM's own heap reader (jfluid-heap),
                         checked against HeapShape's documented shape
+    heap_dump_new_classes  ClassChurn defines classes while `hprof dump` dumps
+                        (heap=all,format=b; heap=dump,format=a; 3 each): every
+                        kept carrier of a class loaded mid-dump is in the dump
+                        with its fields and array, no value left out; the
+                        binary read whole by VisualVM's reader too
     heap_dump_disk_full the file cannot grow past 64 KiB (RLIMIT_FSIZE): a
                         clear error naming the file, no corrupt file left,
                         the program's exit unchanged
@@ -54,6 +59,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hprof_reader  # noqa: E402
 import heap_dump_check  # noqa: E402
+
+HPROF = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "hprof")
 
 # heap=dump's binary dump by the JVM's own dumper: its LOAD CLASS serials
 # from here (src/agent/heap_dump.c, JVM_CLASS_SERIALS).
@@ -526,6 +533,124 @@ def make_tests(Fail, parse_profile, Skip):
             raise Fail("%s: LOAD CLASS serials of the JVM's dumper: it must be the agent's walk" % options)
         return d
 
+    def churn_dumps(ctx, agent, tag, dumps=3):
+        """ClassChurn under agent: `hprof dump PID file=` dumps (each its own
+        file) while thread "definer" defines classes. (paths, stderr text)."""
+        go = ctx.path(tag + ".go")
+        p, so, se = spawn_ready(ctx, "ClassChurn", [go], agent + ",file=" + ctx.path(tag + ".exit"), tag)
+        paths = []
+        try:
+            for i in range(dumps):
+                path = ctx.path("%s.%d" % (tag, i))
+                r = subprocess.run([HPROF, "dump", str(p.pid), "file=" + path],
+                                   capture_output=True, text=True, timeout=180)
+                if r.returncode != 0 or not os.path.exists(path):
+                    raise Fail("hprof dump %d failed (rc %d): %s" % (i, r.returncode, (r.stdout + r.stderr)[-400:]))
+                paths.append(path)
+        finally:
+            finish(p, se, go, Fail)
+        return paths, open(se, errors="replace").read()
+
+    def t_heap_dump_new_classes(ctx):
+        """Classes loaded while the agent walks the heap: every ClassChurn
+        carrier whole, of a class the dump describes (docs/heap.md)."""
+        problems, notes = [], []
+        for agent, tag in (("heap=all,format=b", "bin"), ("heap=dump,format=a", "txt")):
+            paths, err = churn_dumps(ctx, agent, tag)
+            for l in err.splitlines():
+                if "did not match" in l or "left out" in l:
+                    problems.append("%s: %s" % (tag, l))
+            for path in paths:
+                check = check_churn_binary if tag == "bin" else check_churn_text
+                classes = check(path, problems)
+                notes.append("%s %s: 200 carriers of %d classes" % (tag, os.path.basename(path), classes))
+            if tag == "bin":
+                notes.append(visualvm_churn(ctx, paths[-1], problems))
+        if problems:
+            raise Fail("; ".join(problems[:12]))
+        ctx.note("; ".join(notes))
+
+    def visualvm_churn(ctx, path, problems):
+        """VisualVM's heap reader on a ClassChurn dump: every carrier whole
+        (it takes no other record between a dump's segments)."""
+        if not os.path.isfile(VISUALVM_HEAP_JAR):
+            return "VisualVM's heap reader not installed: not read by it"
+        classes = ctx.path("visualvm-churn")
+        src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools", "VisualVmChurnCheck.java")
+        r = subprocess.run([os.path.join(ctx.jdk, "bin", "javac"), "-nowarn", "-cp", VISUALVM_HEAP_JAR, "-d",
+                            classes, src], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise Fail("javac VisualVmChurnCheck: %s" % r.stderr[-400:])
+        r = subprocess.run([ctx.java, "-cp", VISUALVM_HEAP_JAR + ":" + classes, "VisualVmChurnCheck", path],
+                           capture_output=True, text=True, timeout=120)
+        if r.stdout.strip() != "carriers 200 whole 200":
+            problems.append("VisualVM's reader on %s: %r %s" % (os.path.basename(path), r.stdout.strip(),
+                                                                r.stderr.strip()[-300:]))
+        return "VisualVM: " + r.stdout.strip()
+
+    def check_churn_binary(path, problems):
+        d = hprof_reader.read(path)
+        where = os.path.basename(path)
+        problems.extend("%s: %s" % (where, x) for x in d.check())
+        main = [c for c in d.heap.classes.values() if c.java_name == "ClassChurn"]
+        if len(main) != 1:
+            problems.append("%s: %d ClassChurn classes" % (where, len(main)))
+            return 0
+        arr = d.fetch([main[0].static("carriers")]).get(main[0].static("carriers"))
+        if arr is None or len(arr.elements) != 200:
+            problems.append("%s: ClassChurn.carriers is not a 200-element array in the dump" % where)
+            return 0
+        def field(o, name):
+            try:
+                return o[name]
+            except KeyError:                # a class written without its fields
+                return None
+
+        got = d.fetch(arr.elements)
+        boxes = d.fetch([field(o, "box") for o in got.values() if isinstance(o, hprof_reader.Instance)])
+        bigs, classes = set(), set()
+        for oid in arr.elements:
+            o = got.get(oid)
+            if not isinstance(o, hprof_reader.Instance) or o.class_name != "ClassChurn$Carrier":
+                problems.append("%s: carrier 0x%x is %s" % (where, oid, "missing" if o is None else o))
+                continue
+            box = boxes.get(field(o, "box"))
+            if field(o, "mark") != 0x5EED or field(o, "self") != oid or box is None or \
+                    getattr(box, "elements", None) != [oid] or "Carrier" not in box.class_name:
+                problems.append("%s: carrier 0x%x not whole: mark %s self %s box %s"
+                                % (where, oid, field(o, "mark"), field(o, "self"), box))
+            bigs.add(field(o, "big"))
+            classes.add(o.class_id)
+        if len(bigs) != 200:
+            problems.append("%s: %d distinct carrier numbers, not 200" % (where, len(bigs)))
+        return len(classes)
+
+    def check_churn_text(path, problems):
+        where = os.path.basename(path)
+        _n, _b, records, refs = text_heap_dump(path, Fail)
+        fields = {}
+        for f, name, t in refs:
+            fields.setdefault(f, {})[name] = t
+        main = [oid for oid, (k, a) in records.items() if k == "CLS" and a.get("name") == "ClassChurn"]
+        carriers = fields.get(main[0], {}).get("static carriers") if len(main) == 1 else None
+        slots = fields.get(carriers, {})
+        if carriers is None or len(slots) != 200:
+            problems.append("%s: ClassChurn.carriers has %d elements in the dump, not 200" % (where, len(slots)))
+            return 0
+        classes = set()
+        for oid in slots.values():
+            kind, a = records.get(oid, (None, {}))
+            cls, _, cid = a.get("class", "").partition("@")
+            box = fields.get(oid, {}).get("box")
+            bk, ba = records.get(box, (None, {}))
+            if kind != "OBJ" or cls != "ClassChurn$Carrier" or int(cid or "0", 16) not in records:
+                problems.append("%s: carrier %x is %s" % (where, oid, (kind, a)))
+            elif fields.get(oid, {}).get("self") != oid or bk != "ARR" or fields.get(box, {}).get("[0]") != oid or \
+                    not ba.get("elem type", "").startswith("ClassChurn$Carrier[]@"):
+                problems.append("%s: carrier %x not whole: fields %s, box %s" % (where, oid, fields.get(oid), ba))
+            classes.add(cid)
+        return len(classes)
+
     def t_heap_all_shape(ctx):
         """heap=all: the agent's own walk (objects carry their allocation
         traces), held to HeapShape's heap exactly."""
@@ -643,4 +768,4 @@ def make_tests(Fail, parse_profile, Skip):
             ("heap_dump_fallback", t_heap_dump_fallback), ("heap_dump_cpu_samples", t_heap_dump_cpu_samples),
             ("heap_dump_zgc", t_heap_dump_zgc),
             ("heap_dump_two_loaders", t_heap_dump_two_loaders), ("heap_dump_disk_full", t_heap_dump_disk_full),
-            ("heap_dump_visualvm", t_heap_dump_visualvm)]
+            ("heap_dump_visualvm", t_heap_dump_visualvm), ("heap_dump_new_classes", t_heap_dump_new_classes)]

@@ -112,12 +112,17 @@ static int gets_load_class(const jvm_classes *jvm, const unsigned char *in_frame
     return jvm == NULL || (jvm_serial_of(jvm, CLASS_SERIAL_BASE + i) == 0 && in_frame && in_frame[i]);
 }
 
+typedef struct walk walk;
+static uint64_t class_object_id(const walk *w, serial_t serial);
+
 /* The records of heap_dump_binary_new_records. With jvm (the JVM's
  * dump is the file's heap dump, and names the classes it has), no LOAD
  * CLASS record of ours for the classes it names: frames name those by its
  * serials, and a LOAD CLASS of ours goes only to a class a frame names
- * that it does not (or not for sure). */
-static void write_new_records(hb_writer *w, const jvm_classes *jvm)
+ * that it does not (or not for sure). With objects (a walk's dump being
+ * written), the LOAD CLASS records give the ids that dump gives the
+ * classes' Class objects. */
+static void write_new_records(hb_writer *w, const jvm_classes *jvm, const walk *objects)
 {
     uint32_t nclasses = class_count(), nframes = frame_count(), ntraces = trace_count();
     unsigned char *in_frame = jvm ? calloc(nclasses ? nclasses : 1, 1) : NULL;
@@ -145,7 +150,7 @@ static void write_new_records(hb_writer *w, const jvm_classes *jvm)
     }
     for (uint32_t i = w->tables_written.classes; names && i < nclasses; i++)
         if (names[i - w->tables_written.classes])
-            hb_load_class(w, CLASS_SERIAL_BASE + i, CLASS_SERIAL_BASE + i,
+            hb_load_class(w, CLASS_SERIAL_BASE + i, class_object_id(objects, CLASS_SERIAL_BASE + i),
                           load_trace_written(CLASS_SERIAL_BASE + i, ntraces),
                           STRING_ID(names[i - w->tables_written.classes]));
     /* With jvm, the other classes are not written yet: a walk's
@@ -187,7 +192,7 @@ static void write_new_records(hb_writer *w, const jvm_classes *jvm)
 
 void heap_dump_binary_new_records(hb_writer *w)
 {
-    write_new_records(w, NULL);
+    write_new_records(w, NULL, NULL);
 }
 
 /* ------------------------------------------------------ class layouts */
@@ -202,6 +207,10 @@ typedef struct dclass {
     hb_static  *statics;         /* f.statics' names as string ids; values filled by the walk */
     int64_t     obj_size;        /* size of an instance (from the walk) */
     int         dumped;
+    /* The id of its Class object in the dump where that is not its serial:
+     * a class loaded after the class list was read, whose Class object the
+     * walk met untagged and numbered like any object. */
+    uint64_t    object_id;
 } dclass;
 
 static const char *type_name(uint8_t t)
@@ -223,7 +232,7 @@ static const char *type_name(uint8_t t)
 
 /* What heap=dump keeps around the shared walk (heap_walk.h), which
  * assembles the objects; this file gives them their ids and writes them. */
-typedef struct walk {
+struct walk {
     const heap_dump_target *t;
     jvmtiEnv    *tags;             /* whose tag map holds the ids: the dump's own environment,
                                     * or the agent's (hprof_jvmti) when copying costs too much */
@@ -236,7 +245,7 @@ typedef struct walk {
     uint32_t     next_number;      /* dump numbers handed out */
     int          out_of_numbers;
     /* thread objects: dump number -> thread serial and stack trace */
-    struct { uint32_t number; serial_t serial, trace; } *threads;
+    struct { uint32_t number; serial_t serial, trace; uint32_t frames; } *threads;
     uint32_t     nthreads;
     /* totals and progress */
     uint64_t     objects, bytes;
@@ -248,14 +257,26 @@ typedef struct walk {
     time_t       last_progress;
     int          progress_shown;
     int          failed;
-} walk;
+    /* What the walk met of objects of classes loaded after the class list
+     * was read (heap_walk.h), written after it (write_deferred). */
+    heap_walk_deferrals deferred;
+    uint64_t     left_out;         /* of those, values no class read after the walk could place */
+    struct new_class *resolved;    /* their Class objects' ids and serials, sorted by id */
+    size_t       nresolved;
+};
 
-static dclass *class_of_serial(walk *w, serial_t s)
+static dclass *class_of_serial(const walk *w, serial_t s)
 {
     if (s < CLASS_SERIAL_BASE || s - CLASS_SERIAL_BASE >= w->nclasses)
         return NULL;
     dclass *c = &w->classes[s - CLASS_SERIAL_BASE];
     return c->loaded ? c : NULL;
+}
+
+static uint64_t class_object_id(const walk *w, serial_t serial)
+{
+    const dclass *c = w ? class_of_serial(w, serial) : NULL;
+    return c && c->object_id ? c->object_id : serial;
 }
 
 static uint32_t trace_of_tag(int64_t tag)
@@ -296,11 +317,14 @@ static int sink_is_class_tag(void *ctx, jlong tag)
     return heap_tag_is_class(tag);
 }
 
-/* Classes are known by their serials, which are their Class objects' tags. */
+/* Classes are known by their serials, which are their Class objects' tags.
+ * One loaded but not yet prepared when the list was read (its fields
+ * unknown then) is not known: its objects are deferred too, and it is read
+ * again after the walk. */
 static fl_class *sink_class_of(void *ctx, jlong tag)
 {
     dclass *c = heap_tag_is_class(tag) ? class_of_serial(ctx, (serial_t)tag) : NULL;
-    return c ? &c->f : NULL;
+    return c && !c->f.unprepared ? &c->f : NULL;
 }
 
 /* Gives an object its id for this dump: its tag becomes a dump tag, which
@@ -370,8 +394,9 @@ static void write_class(walk *w, serial_t serial, dclass *c)
         for (uint32_t i = 0; i < c->f.n_own_pos; i++)
             fields[i] = (hb_field){ STRING_ID(string_intern(c->f.pos[i].name)), c->f.pos[i].type };
         hb_class hc = {
-            .id = serial, .trace_serial = load_trace_written(serial, w->bin->tables_written.traces),
-            .super_id = c->f.super,
+            .id = class_object_id(w, serial),
+            .trace_serial = load_trace_written(serial, w->bin->tables_written.traces),
+            .super_id = c->f.super ? class_object_id(w, c->f.super) : 0,
             .loader_id = c->loader, .signers_id = c->signers, .protection_domain_id = c->domain,
             .instance_size = c->f.value_len, .statics = c->statics, .n_statics = (uint16_t)c->f.n_statics,
             .fields = fields, .n_fields = (uint16_t)c->f.n_own_pos,
@@ -382,9 +407,9 @@ static void write_class(walk *w, serial_t serial, dclass *c)
     }
     FILE *f = w->text;
     const text_writer *tw = w->t->text;
-    fprintf(f, "CLS %llx (name=%s, trace=%u)\n", (unsigned long long)serial, c->name,
+    fprintf(f, "CLS %llx (name=%s, trace=%u)\n", (unsigned long long)class_object_id(w, serial), c->name,
             tw->omit_trace_records ? EMPTY_TRACE_SERIAL : load_trace_written(serial, tw->traces_written));
-    if (c->f.super) text_field(f, "super", c->f.super);
+    if (c->f.super) text_field(f, "super", class_object_id(w, c->f.super));
     if (c->loader) text_field(f, "loader", c->loader);
     if (c->signers) text_field(f, "signers", c->signers);
     if (c->domain) text_field(f, "domain", c->domain);
@@ -419,24 +444,33 @@ static void sink_class_done(void *ctx, fl_class *f, jlong tag)
     write_class(ctx, (serial_t)tag, (dclass *)f);
 }
 
+/* A Class object that is not a class the dump describes is written once. */
+static void mirror_written(walk *w, jlong id)
+{
+    for (uint32_t i = 0; i < w->nmirrors; i++)
+        if (w->mirrors[i].id == id)
+            w->mirrors[i].written = 1;
+}
+
 static void sink_instance(void *ctx, fl_class *f, jlong class_tag, jlong id, const uint64_t *values)
 {
     walk *w = ctx;
     dclass *c = (dclass *)f;
     uint32_t trace = trace_of_tag(id);
+    uint64_t class_id = class_object_id(w, (serial_t)class_tag);
     if (w->bin) {
-        hb_instance_begin(w->bin, (uint64_t)id, trace, (uint64_t)class_tag, c->f.value_len);
+        hb_instance_begin(w->bin, (uint64_t)id, trace, class_id, c->f.value_len);
         for (uint32_t i = 0; i < c->f.npos; i++)
             hb_put_value(w->bin, c->f.pos[i].type, values[i]);
     } else {
         fprintf(w->text, "OBJ %llx (sz=%lld, trace=%u, class=%s@%llx)\n", (unsigned long long)id,
-                (long long)c->obj_size, trace, c->name, (unsigned long long)class_tag);
+                (long long)c->obj_size, trace, c->name, (unsigned long long)class_id);
         for (uint32_t i = 0; i < c->f.npos; i++)
             if (c->f.pos[i].type == HB_OBJECT && values[i])
                 text_field(w->text, c->f.pos[i].name, values[i]);
     }
-    for (uint32_t i = 0; (serial_t)class_tag == w->class_class && i < w->nmirrors; i++)
-        if (w->mirrors[i].id == id) w->mirrors[i].written = 1;
+    if ((serial_t)class_tag == w->class_class)
+        mirror_written(w, id);
     counted(w, c->obj_size);
 }
 
@@ -445,11 +479,12 @@ static void sink_array_begin(void *ctx, fl_class *f, jlong class_tag, jlong id, 
     walk *w = ctx;
     dclass *c = (dclass *)f;
     uint32_t trace = trace_of_tag(id);
+    uint64_t class_id = class_object_id(w, (serial_t)class_tag);
     if (w->bin)
-        hb_obj_array_begin(w->bin, (uint64_t)id, trace, length, (uint64_t)class_tag);
+        hb_obj_array_begin(w->bin, (uint64_t)id, trace, length, class_id);
     else
         fprintf(w->text, "ARR %llx (sz=%lld, trace=%u, nelems=%u, elem type=%s@%llx)\n",
-                (unsigned long long)id, (long long)size, trace, length, c->name, (unsigned long long)class_tag);
+                (unsigned long long)id, (long long)size, trace, length, c->name, (unsigned long long)class_id);
     counted(w, size);
 }
 
@@ -487,15 +522,20 @@ static void sink_root(void *ctx, jvmtiHeapReferenceKind kind, const jvmtiHeapRef
     jlong thread_tag = kind == JVMTI_HEAP_REFERENCE_STACK_LOCAL ? info->stack_local.thread_tag
                      : kind == JVMTI_HEAP_REFERENCE_JNI_LOCAL ? info->jni_local.thread_tag
                      : kind == JVMTI_HEAP_REFERENCE_THREAD ? id : 0;
-    uint32_t trace = EMPTY_TRACE_SERIAL;
+    uint32_t trace = EMPTY_TRACE_SERIAL, frames = 0;
     for (uint32_t i = 0; heap_tag_is_dump(thread_tag) && i < w->nthreads; i++)
         if (w->threads[i].number == (uint32_t)thread_tag) {
             thread = w->threads[i].serial;
             trace = w->threads[i].trace;
+            frames = w->threads[i].frames;
             break;
         }
     int32_t depth = kind == JVMTI_HEAP_REFERENCE_STACK_LOCAL ? info->stack_local.depth
                   : kind == JVMTI_HEAP_REFERENCE_JNI_LOCAL ? info->jni_local.depth : 0;
+    /* The trace was taken before the walk: a thread that ran on since may
+     * be deeper now, and a frame number past the trace names no frame. */
+    if (depth < 0 || (uint32_t)depth >= frames)
+        depth = -1;
     hb_writer *b = w->bin;
     FILE *f = w->text;
     unsigned long long x = (unsigned long long)id;
@@ -531,6 +571,12 @@ static void sink_root(void *ctx, jvmtiHeapReferenceKind kind, const jvmtiHeapRef
         else fprintf(f, "ROOT %llx (kind=<unknown>)\n", x);
         break;
     }
+}
+
+static void sink_defer(void *ctx, const heap_walk_deferred *d)
+{
+    walk *w = ctx;
+    heap_walk_keep_deferred(&w->deferred, d);
 }
 
 /* ------------------------------------------------------ before the walk */
@@ -572,6 +618,8 @@ static void free_walk(walk *w)
     free(w->classes);
     free(w->threads);
     free(w->mirrors);
+    heap_walk_free_deferred(&w->deferred);
+    free(w->resolved);
 }
 
 /* A JVMTI environment of its own for one dump. The walk gives every object
@@ -622,13 +670,13 @@ static void drop_ids(jvmtiEnv *own)
                  "IterateThroughHeap (restoring tags after a heap dump)");
 }
 
-static int prepare(JNIEnv *jni, walk *w, const trace_builder *b)
+/* Every loaded class not read yet gets its layout (the classes are in the
+ * table by serial, grown as needed). tag: the dump's environment tags
+ * their Class objects with their serials (before the walk; after it, the
+ * tags are the walk's ids). 0, or -1 when memory or JVMTI fails. */
+static int read_classes(JNIEnv *jni, walk *w, int tag)
 {
     jvmtiEnv *jvmti = hprof_jvmti;
-    /* Objects heap=sites tracks are tagged with their subsite, which the
-     * walk keeps in their ids (so their records carry their allocation
-     * traces). */
-    heap_agent_tag_tracked(jni, w->tags);
     jint n = 0;
     jclass *classes = NULL;
     if (jvmti_failed((*jvmti)->GetLoadedClasses(jvmti, &n, &classes), "GetLoadedClasses"))
@@ -641,15 +689,21 @@ static int prepare(JNIEnv *jni, walk *w, const trace_builder *b)
      * too: the walk knows every object's class by its class's tag. */
     for (jint i = 0; i < n; i++) {
         serials[i] = class_serial_of_klass(classes[i]);
-        if (serials[i] && w->tags != jvmti)
+        if (tag && serials[i] && w->tags != jvmti)
             (*w->tags)->SetTag(w->tags, classes[i], (jlong)serials[i]);
     }
-    jclass class_class = (*jni)->FindClass(jni, "java/lang/Class");
-    w->class_class = class_class ? class_serial_of_klass(class_class) : 0;
-    if (class_class) (*jni)->DeleteLocalRef(jni, class_class);
-    w->nclasses = class_count() + 64;
-    w->classes = calloc(w->nclasses, sizeof *w->classes);
-    int rc = w->classes ? 0 : -1;
+    uint32_t want = class_count() + 64;
+    int rc = 0;
+    if (want > w->nclasses) {
+        dclass *more = realloc(w->classes, want * sizeof *more);
+        if (more == NULL) {
+            rc = -1;
+        } else {
+            memset(more + w->nclasses, 0, (want - w->nclasses) * sizeof *more);
+            w->classes = more;
+            w->nclasses = want;
+        }
+    }
     fl_classes layouts = { layout_get, layout_key_of, w };
     for (jint i = 0; i < n && rc == 0; i++) {
         dclass *c = serials[i] >= CLASS_SERIAL_BASE && serials[i] - CLASS_SERIAL_BASE < w->nclasses
@@ -669,7 +723,7 @@ static int prepare(JNIEnv *jni, walk *w, const trace_builder *b)
         }
     }
     /* Names interned above may have added classes (array element types). */
-    uint32_t stamp = 0, maxpos = 1;
+    uint32_t stamp = 0, maxpos = w->max_positions ? w->max_positions : 1;
     for (uint32_t i = 0; i < w->nclasses && rc == 0; i++) {
         dclass *c = &w->classes[i];
         if (!c->loaded) continue;
@@ -680,9 +734,22 @@ static int prepare(JNIEnv *jni, walk *w, const trace_builder *b)
         (*jni)->DeleteLocalRef(jni, classes[i]);
     jvmti_free(classes);
     free(serials);
-    if (rc != 0)
-        return -1;
     w->max_positions = maxpos;
+    return rc;
+}
+
+static int prepare(JNIEnv *jni, walk *w, const trace_builder *b)
+{
+    jvmtiEnv *jvmti = hprof_jvmti;
+    /* Objects heap=sites tracks are tagged with their subsite, which the
+     * walk keeps in their ids (so their records carry their allocation
+     * traces). */
+    heap_agent_tag_tracked(jni, w->tags);
+    jclass class_class = (*jni)->FindClass(jni, "java/lang/Class");
+    w->class_class = class_class ? class_serial_of_klass(class_class) : 0;
+    if (class_class) (*jni)->DeleteLocalRef(jni, class_class);
+    if (read_classes(jni, w, 1) != 0)
+        return -1;
 
     /* Threads: their objects get their dump numbers now, so that roots on
      * their stacks can name them. */
@@ -703,7 +770,13 @@ static int prepare(JNIEnv *jni, walk *w, const trace_builder *b)
                 trace_builder whole = *b;
                 whole.depth = 1024;      /* frame numbers of stack roots index into it */
                 serial_t tr = stack_trace_of(&whole, threads[i], NULL, 0, 0, NULL);
+                serial_t in_thread;
+                const serial_t *frames;
+                uint32_t n = 0;
+                if (tr == 0 || trace_get(tr, &in_thread, &frames, &n) != 0)
+                    n = 0;
                 w->threads[w->nthreads].trace = tr ? tr : EMPTY_TRACE_SERIAL;
+                w->threads[w->nthreads].frames = n;
                 w->nthreads++;
             }
         }
@@ -733,6 +806,245 @@ static FILE *open_stage_file(const char *beside, char *name, size_t size)
     return f;
 }
 
+/* ------------------------------------------------------ after the walk */
+
+/* Class objects the walk met untagged (classes loaded after the class list
+ * was read), by the id the walk gave them: their serials once read. */
+typedef struct new_class { jlong id; serial_t serial; } new_class;
+
+static int by_new_id(const void *a, const void *b)
+{
+    jlong x = ((const new_class *)a)->id, y = ((const new_class *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+static serial_t serial_of_class_id(const new_class *known, size_t n, jlong id)
+{
+    if (heap_tag_is_class(id))
+        return (serial_t)id;
+    new_class key = { id, 0 }, *k = bsearch(&key, known, n, sizeof key, by_new_id);
+    return k ? k->serial : 0;
+}
+
+/* The ids of the Class objects the deferred objects name (their classes',
+ * and their own where they are Class objects), sorted, once each. */
+static new_class *ids_to_resolve(const walk *w, size_t *n)
+{
+    const heap_walk_deferrals *l = &w->deferred;
+    new_class *ids = calloc(2 * l->n + 1, sizeof *ids);
+    if (ids == NULL)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0, j; i < l->n; i = j) {
+        j = heap_walk_object_end(l, i);
+        jlong of = heap_walk_deferred_class(&l->v[i], j - i);
+        if (of != 0 && !heap_tag_is_class(of))
+            ids[k++].id = of;
+        if ((serial_t)of == w->class_class && !heap_tag_is_class(l->v[i].id))
+            ids[k++].id = l->v[i].id;
+    }
+    qsort(ids, k, sizeof *ids, by_new_id);
+    size_t u = 0;
+    for (size_t i = 0; i < k; i++)
+        if (u == 0 || ids[u - 1].id != ids[i].id)
+            ids[u++] = ids[i];
+    *n = u;
+    return ids;
+}
+
+/* Which classes the ids are: the Class objects with those tags in the
+ * dump's environment, before read_classes may tag them anew. Primitive
+ * types' (int.class) stay 0: they are instances of java.lang.Class. */
+static void resolve_class_ids(JNIEnv *jni, const walk *w, new_class *ids, size_t n)
+{
+    jlong *tags = calloc(n + 1, sizeof *tags);
+    jint found = 0;
+    jobject *objects = NULL;
+    jlong *found_tags = NULL;
+    for (size_t i = 0; tags && i < n; i++)
+        tags[i] = ids[i].id;
+    if (tags == NULL || n > INT32_MAX ||
+        jvmti_failed((*w->tags)->GetObjectsWithTags(w->tags, (jint)n, tags, &found, &objects, &found_tags),
+                     "GetObjectsWithTags (classes loaded during a heap dump)")) {
+        free(tags);
+        return;
+    }
+    jvmti_hold_locals(jni, found);
+    for (jint i = 0; i < found; i++) {
+        jint status = 0;
+        new_class key = { found_tags[i], 0 }, *k = bsearch(&key, ids, n, sizeof key, by_new_id);
+        if (k && (*hprof_jvmti)->GetClassStatus(hprof_jvmti, objects[i], &status) == JVMTI_ERROR_NONE &&
+            !(status & (JVMTI_CLASS_STATUS_PRIMITIVE | JVMTI_CLASS_STATUS_ERROR)))
+            k->serial = class_serial_of_klass(objects[i]);
+        (*jni)->DeleteLocalRef(jni, objects[i]);
+    }
+    jvmti_free(objects);
+    jvmti_free(found_tags);
+    free(tags);
+}
+
+/* One deferred class: its statics and references, then its CLASS DUMP. */
+static void put_deferred_class(walk *w, dclass *c, serial_t serial, const heap_walk_deferred *d, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const fl_slot *slot = d[i].kind == HEAP_WALK_DEFER_STATIC
+                            ? field_layout_slot(&c->f, d[i].index, d[i].type, 1) : NULL;
+        if (slot && (uint32_t)slot->pos < c->f.n_statics)
+            c->statics[slot->pos].value.bits = d[i].bits;
+        else if (d[i].kind == HEAP_WALK_DEFER_OBJECT)
+            sink_class_reference(w, &c->f, (jvmtiHeapReferenceKind)d[i].index, 0, (jlong)d[i].bits);
+        else if (d[i].kind == HEAP_WALK_DEFER_STATIC && !c->f.unprepared)
+            w->left_out++;
+    }
+    write_class(w, serial, c);
+}
+
+static void put_deferred_array(walk *w, dclass *c, serial_t serial, const heap_walk_deferred *d, size_t n)
+{
+    const heap_walk_deferred *header = NULL;
+    for (size_t i = 0; i < n && header == NULL; i++)
+        if (d[i].kind == HEAP_WALK_DEFER_ARRAY)
+            header = &d[i];
+    if (header == NULL || header->index < 0) {
+        w->left_out += n;
+        return;
+    }
+    uint32_t length = (uint32_t)header->index, next = 0;
+    sink_array_begin(w, &c->f, serial, d->id, length, (jlong)header->bits);
+    for (size_t i = 0; i < n; i++) {
+        if (d[i].kind != HEAP_WALK_DEFER_ELEMENT)
+            continue;
+        uint32_t index = (uint32_t)d[i].index;
+        if (index >= length || index < next) {
+            w->left_out++;
+            continue;
+        }
+        for (; next < index; next++)
+            sink_array_element(w, next, 0);
+        sink_array_element(w, index, (jlong)d[i].bits);
+        next = index + 1;
+    }
+    for (; next < length; next++)
+        sink_array_element(w, next, 0);
+}
+
+static void put_deferred_instance(walk *w, dclass *c, serial_t serial, const heap_walk_deferred *d, size_t n)
+{
+    uint64_t *values = calloc(c->f.npos + 1, sizeof *values);
+    if (values == NULL) {
+        w->failed = ENOMEM;
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const fl_slot *slot = d[i].kind == HEAP_WALK_DEFER_FIELD
+                            ? field_layout_slot(&c->f, d[i].index, d[i].type, 0) : NULL;
+        if (slot && (uint32_t)slot->pos < c->f.npos)
+            values[slot->pos] = d[i].bits;
+        else if (d[i].kind == HEAP_WALK_DEFER_FIELD && !c->f.unprepared)
+            w->left_out++;
+        else if (d[i].kind == HEAP_WALK_DEFER_SIZE && c->obj_size == 0)
+            c->obj_size = (int64_t)d[i].bits;
+    }
+    sink_instance(w, &c->f, serial, d->id, values);
+    free(values);
+}
+
+/* One object the walk deferred, now that its class is read. A class still
+ * not prepared (class data sharing maps some objects into the heap before
+ * their classes are linked) has no fields for JVMTI: its objects and
+ * statics are written without values, as the walk writes them. */
+static void put_deferred(walk *w, const new_class *known, size_t nknown, const heap_walk_deferred *d, size_t n)
+{
+    serial_t of = serial_of_class_id(known, nknown, heap_walk_deferred_class(d, n));
+    serial_t self = of == w->class_class ? serial_of_class_id(known, nknown, d->id) : 0;
+    dclass *c = class_of_serial(w, self ? self : of);
+    if (c == NULL) {
+        w->left_out += n;
+    } else if (self) {
+        if (!heap_tag_is_class(d->id))
+            c->object_id = (uint64_t)d->id;
+        mirror_written(w, d->id);
+        put_deferred_class(w, c, self, d, n);
+    } else if (c->f.is_array) {
+        put_deferred_array(w, c, of, d, n);
+    } else {
+        put_deferred_instance(w, c, of, d, n);
+    }
+}
+
+/* LOAD CLASS records for the classes read after the walk, naming their
+ * Class objects by the walk's ids. One whose LOAD CLASS went out before
+ * the walk (its serial was taken meanwhile, e.g. for its loading trace)
+ * named it by its serial: it gets a second one, of a serial of its own
+ * from a range ours and the JVM's dumper's never reach, so that its CLASS
+ * DUMP has a LOAD CLASS of its id. */
+#define SECOND_LOAD_SERIALS UINT32_C(0x30000000)
+static void load_new_classes(walk *w)
+{
+    static uint32_t seconds;         /* one dump at a time (agent.lock), serials unique in the file */
+    const new_class *known = w->resolved;
+    size_t n = w->nresolved;
+    uint32_t written = w->bin->tables_written.classes;
+    write_new_records(w->bin, NULL, w);
+    for (size_t i = 0; i < n; i++) {
+        const dclass *c = class_of_serial(w, known[i].serial);
+        if (c == NULL || c->object_id != (uint64_t)known[i].id || known[i].serial >= CLASS_SERIAL_BASE + written ||
+            seconds >= UINT32_C(0x0FFFFFFF))
+            continue;
+        serial_t name = internal_name(known[i].serial);
+        write_new_strings(w->bin);
+        if (name)
+            hb_load_class(w->bin, SECOND_LOAD_SERIALS + ++seconds, c->object_id,
+                          load_trace_written(known[i].serial, w->bin->tables_written.traces), STRING_ID(name));
+    }
+}
+
+/* The objects the walk met of classes loaded after the class list was
+ * read: the list is read again (they are loaded now), their classes get
+ * their CLASS DUMPs, then the objects (their LOAD CLASS records are
+ * load_new_classes', before the staged dump). A
+ * value that fits no field of its class, or an object whose class cannot
+ * be read now (unloaded since), is counted in w->left_out. */
+static void write_deferred(JNIEnv *jni, walk *w)
+{
+    heap_walk_deferrals *l = &w->deferred;
+    w->left_out += l->dropped;
+    if (l->n == 0)
+        return;
+    heap_walk_sort_deferred(l);
+    for (uint32_t i = 0; i < w->nclasses; i++) {
+        dclass *c = &w->classes[i];
+        if (c->loaded && c->f.unprepared && !c->dumped) {      /* read again, prepared by now */
+            field_layout_free(&c->f);
+            free(c->statics);
+            memset(c, 0, sizeof *c);
+        }
+    }
+    size_t n = 0;
+    new_class *known = ids_to_resolve(w, &n);
+    if (known == NULL || read_classes(jni, w, 0) != 0) {
+        free(known);
+        w->left_out += l->n;
+        return;
+    }
+    resolve_class_ids(jni, w, known, n);
+    /* Class objects met untagged keep the walk's ids: references to them
+     * were written with those. Set before any record names them. */
+    for (size_t i = 0; i < n; i++) {
+        dclass *c = class_of_serial(w, known[i].serial);
+        if (c && !c->dumped) {
+            c->object_id = (uint64_t)known[i].id;
+            mirror_written(w, known[i].id);     /* its CLASS DUMP describes it */
+        }
+    }
+    for (size_t i = 0, j; i < l->n && !sink_failed(w); i = j) {
+        j = heap_walk_object_end(l, i);
+        put_deferred(w, known, n, &l->v[i], j - i);
+    }
+    w->resolved = known;
+    w->nresolved = n;
+}
+
 int heap_dump_write(JNIEnv *jni, const heap_dump_target *t, int depth, int lineno)
 {
     walk w;
@@ -753,10 +1065,23 @@ int heap_dump_write(JNIEnv *jni, const heap_dump_target *t, int depth, int linen
     }
     char stage[4300];
     stage[0] = '\0';
+    FILE *staged = NULL;
     if (t->format == 'b') {
         w.bin = t->binary;
         heap_dump_binary_new_records(w.bin);   /* names, classes and traces the dump refers to */
         hb_heap_begin(w.bin);
+        /* Staged beside the output: classes loaded during the walk get their
+         * LOAD CLASS records before it (hb_stage_begin). Without a stage
+         * they follow HEAP DUMP END, where VisualVM reads them and Eclipse
+         * MAT does not. */
+        staged = open_stage_file(t->out_path, stage, sizeof stage);
+        if (staged == NULL)
+            fprintf(stderr, "hprof: heap dump: cannot create a temporary file %s (beside file=): %s; classes "
+                    "loaded during the dump get their LOAD CLASS records after it\n", stage, strerror(errno));
+        else if (hb_stage_begin(w.bin, staged) != 0) {
+            fclose(staged);
+            staged = NULL;
+        }
     } else {
         /* HPROF's text header gives the counts first: stage the body in a
          * file beside the output (a heap can be larger than /tmp), created
@@ -781,11 +1106,14 @@ int heap_dump_write(JNIEnv *jni, const heap_dump_target *t, int depth, int linen
         .static_value = sink_static_value, .class_done = sink_class_done, .instance = sink_instance,
         .array_begin = sink_array_begin, .array_element = sink_array_element,
         .primitive_array = sink_primitive_array, .follow = JVMTI_VISIT_OBJECTS,
+        .defer = sink_defer, .defer_class = w.class_class,
     };
     heap_walk objects;
     jvmtiError err = JVMTI_ERROR_OUT_OF_MEMORY;
     if (heap_walk_init(&objects, &sink, w.max_positions) == 0)
         err = heap_walk_run(&objects, jvmti, NULL);
+    if (err == JVMTI_ERROR_NONE)
+        write_deferred(jni, &w);
     dclass *cc = class_of_serial(&w, w.class_class);
     uint64_t *no_values = cc ? calloc(cc->f.npos ? cc->f.npos : 1, sizeof *no_values) : NULL;
     for (uint32_t i = 0; no_values && i < w.nmirrors; i++)
@@ -802,6 +1130,14 @@ int heap_dump_write(JNIEnv *jni, const heap_dump_target *t, int depth, int linen
     int bad = jvmti_failed(err, "FollowReferences") || w.failed || w.out_of_numbers || objects.failed;
     if (w.bin) {
         hb_heap_end(w.bin);
+        if (staged)
+            hb_stage_end(w.bin);
+        if (w.nresolved)
+            load_new_classes(&w);
+        if (staged) {
+            hb_stage_append(w.bin);
+            fclose(staged);
+        }
         bad |= w.bin->error != 0;
     } else {
         char date[64];
@@ -828,6 +1164,10 @@ int heap_dump_write(JNIEnv *jni, const heap_dump_target *t, int depth, int linen
     if (objects.mismatches)
         fprintf(stderr, "hprof: heap dump: %llu field values did not match the class layouts and were "
                 "left out\n", (unsigned long long)objects.mismatches);
+    if (w.left_out)
+        fprintf(stderr, "hprof: heap dump: %llu values of objects of classes loaded during the dump were left "
+                "out (past %zu kept, or their classes unloaded before they could be read)\n",
+                (unsigned long long)w.left_out, HEAP_WALK_MAX_DEFERRED);
     heap_walk_free(&objects);
     free_walk(&w);
     return bad ? -1 : 0;
@@ -1071,7 +1411,7 @@ int heap_dump_by_jvm(JNIEnv *jni, const heap_dump_target *t)
     /* The traces the JVM's LOAD CLASS records now name, and their frames
      * naming classes by the JVM's serials. */
     if (rc == 0)
-        write_new_records(t->binary, traced ? &lookup.jvm : NULL);
+        write_new_records(t->binary, traced ? &lookup.jvm : NULL, NULL);
     trace_lookup_free(&lookup);
     if (rc == 1) {
         fprintf(stderr, "hprof: heap dump: the JVM's dump is not an HPROF file with %u-byte ids; the agent "

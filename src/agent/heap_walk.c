@@ -97,7 +97,7 @@ static int switch_to(heap_walk *w, jlong tag, jlong class_tag)
     if (s->is_class_tag(s->ctx, tag)) {                 /* a class: its statics follow */
         fl_class *c = s->class_of(s->ctx, tag);
         if (c == NULL)
-            return MISMATCH;
+            return s->defer ? DEFERRED : MISMATCH;
         if (c->unprepared && s->defer)                   /* linked since its layout was read? */
             return DEFERRED;
         w->cur = tag;
@@ -108,9 +108,12 @@ static int switch_to(heap_walk *w, jlong tag, jlong class_tag)
     }
     if (s->defer && class_tag != 0 && class_tag == s->defer_class)
         return DEFERRED;                                 /* a class the sink does not know */
+    /* Class tag 0: a class whose Class object had no tag when the walk met
+     * the object; the object's CLASS reference (first of its references)
+     * names that Class object, after which the tag is the one given to it. */
     fl_class *c = s->class_of(s->ctx, class_tag);
     if (c == NULL)
-        return s->defer && class_tag != 0 ? DEFERRED : MISMATCH;
+        return s->defer ? DEFERRED : MISMATCH;
     /* An object of a class read before it was linked (no layout then): its
      * class has been linked since, so the sink can read its layout now. */
     if (c->unprepared && !c->is_array && s->defer)
@@ -139,7 +142,8 @@ static int switch_to(heap_walk *w, jlong tag, jlong class_tag)
 
 static void defer(heap_walk *w, jlong id, jlong class_tag, uint8_t kind, jint index, uint8_t type, uint64_t bits)
 {
-    heap_walk_deferred d = { id, class_tag, bits, index, kind, type };
+    heap_walk_deferred d = { .id = id, .class_tag = class_tag, .bits = bits, .index = index,
+                             .kind = kind, .type = type };
     w->sink->defer(w->sink->ctx, &d);
 }
 
@@ -200,8 +204,9 @@ static jint JNICALL on_reference(jvmtiHeapReferenceKind kind, const jvmtiHeapRef
         fl_class *c = s->class_of(s->ctx, class_tag);
         if (c && c->is_array && c->elem_type == HB_OBJECT && length >= 0)
             note_array(w, id, (uint32_t)length, size);
-        else if (c == NULL && s->defer && class_tag != 0 && length >= 0)  /* maybe an array of a new class */
-            defer(w, id, class_tag, HEAP_WALK_DEFER_ARRAY, length, HB_OBJECT, (uint64_t)size);
+        else if (c == NULL && s->defer)                 /* an object of a new class, maybe an array */
+            defer(w, id, class_tag, length >= 0 ? HEAP_WALK_DEFER_ARRAY : HEAP_WALK_DEFER_SIZE, length,
+                  HB_OBJECT, (uint64_t)size);
         if (s->met)
             s->met(s->ctx, id, class_tag, size, length);
     }
@@ -216,7 +221,7 @@ static jint JNICALL on_reference(jvmtiHeapReferenceKind kind, const jvmtiHeapRef
                      : kind == JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT  ? HEAP_WALK_DEFER_ELEMENT
                                                                    : HEAP_WALK_DEFER_OBJECT;
         jint index = what == HEAP_WALK_DEFER_ELEMENT ? info->array.index
-                   : what == HEAP_WALK_DEFER_OBJECT  ? 0 : info->field.index;
+                   : what == HEAP_WALK_DEFER_OBJECT  ? (jint)kind : info->field.index;
         defer(w, *referrer_tag_ptr, referrer_class_tag, what, index, HB_OBJECT, (uint64_t)id);
         return s->follow;
     }
@@ -293,6 +298,66 @@ static jint JNICALL on_array_values(jlong class_tag, jlong size, jlong *tag_ptr,
     s->primitive_array(s->ctx, class_tag, id, size, element_count, hb_type_of_descriptor((char)element_type),
                        elements);
     return 0;
+}
+
+/* ------------------------------------------------ deferred values */
+
+int heap_walk_keep_deferred(heap_walk_deferrals *l, const heap_walk_deferred *d)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 1024;
+        heap_walk_deferred *more = cap <= HEAP_WALK_MAX_DEFERRED ? realloc(l->v, cap * sizeof *more) : NULL;
+        if (more == NULL) {
+            l->dropped++;
+            return -1;
+        }
+        l->v = more;
+        l->cap = cap;
+    }
+    l->v[l->n++] = *d;
+    return 0;
+}
+
+/* (id, arrival): the entries of one object together, in the walk's order. */
+static int by_object(const void *a, const void *b)
+{
+    const heap_walk_deferred *x = a, *y = b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+void heap_walk_sort_deferred(heap_walk_deferrals *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        l->v[i].seq = (uint32_t)i;
+    if (l->n > 1)
+        qsort(l->v, l->n, sizeof *l->v, by_object);
+}
+
+size_t heap_walk_object_end(const heap_walk_deferrals *l, size_t i)
+{
+    size_t j = i + 1;
+    while (j < l->n && l->v[j].id == l->v[i].id)
+        j++;
+    return j;
+}
+
+jlong heap_walk_deferred_class(const heap_walk_deferred *d, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (d[i].class_tag != 0)
+            return d[i].class_tag;
+        if (d[i].kind == HEAP_WALK_DEFER_OBJECT && d[i].index == JVMTI_HEAP_REFERENCE_CLASS)
+            return (jlong)d[i].bits;
+    }
+    return 0;
+}
+
+void heap_walk_free_deferred(heap_walk_deferrals *l)
+{
+    free(l->v);
+    *l = (heap_walk_deferrals){ 0 };
 }
 
 /* ------------------------------------------------ the walk */

@@ -29,19 +29,41 @@
  * can read that class. One object's come in a row, except its ARRAY, given
  * where the array is referenced. */
 typedef enum {
-    HEAP_WALK_DEFER_OBJECT,       /* the object itself (a reference without a value: its class, its loader) */
+    HEAP_WALK_DEFER_OBJECT,       /* a reference without a value: its class, its loader; index the
+                                   * jvmtiHeapReferenceKind, bits the id referred to */
     HEAP_WALK_DEFER_FIELD,        /* an instance field's value: index, type, bits */
     HEAP_WALK_DEFER_STATIC,       /* a static field's value (the object is a class): index, type, bits */
     HEAP_WALK_DEFER_ELEMENT,      /* an array element: index, bits the id */
     HEAP_WALK_DEFER_ARRAY,        /* an array of references: index its length, bits its size */
+    HEAP_WALK_DEFER_SIZE,         /* any other object: bits its size */
 } heap_walk_defer_kind;
 
 typedef struct heap_walk_deferred {
-    jlong    id, class_tag;
+    jlong    id, class_tag;       /* class_tag 0: its Class object had no tag yet */
     uint64_t bits;
     jint     index;
+    uint32_t seq;                 /* heap_walk_sort_deferred's */
     uint8_t  kind, type;
 } heap_walk_deferred;
+
+/* A sink's deferred values, bounded: at most this many (40 bytes each). */
+#define HEAP_WALK_MAX_DEFERRED ((size_t)1 << 20)
+typedef struct heap_walk_deferrals {
+    heap_walk_deferred *v;
+    size_t   n, cap;
+    uint64_t dropped;             /* past the bound, or out of memory */
+} heap_walk_deferrals;
+
+/* Keeps a copy of d: 0, or -1 when it was dropped (counted). */
+int    heap_walk_keep_deferred(heap_walk_deferrals *l, const heap_walk_deferred *d);
+/* Orders them by object, each object's in the order they came. */
+void   heap_walk_sort_deferred(heap_walk_deferrals *l);
+/* After sorting: the index past the entries of the object at i. */
+size_t heap_walk_object_end(const heap_walk_deferrals *l, size_t i);
+/* The tag of the class of the object whose n entries these are: the
+ * first class tag given, or the id its CLASS reference names; 0 if none. */
+jlong  heap_walk_deferred_class(const heap_walk_deferred *d, size_t n);
+void   heap_walk_free_deferred(heap_walk_deferrals *l);
 
 typedef struct heap_walk_sink {
     void *ctx;

@@ -646,7 +646,7 @@ serial_t thread_add(const char *name, const char *group, uint64_t object_id)
             n = NULL;
             e->group = g;
             /* 0: an id derived from the serial, so it is unique without a race. */
-            e->object_id = object_id ? object_id : 0x50000000ull + serial;
+            e->object_id = object_id ? object_id : THREAD_DERIVED_ID(serial);
             e->end_seq = 0;
             threads.name_bytes += strlen(e->name) + 1;
         } else {

@@ -158,7 +158,14 @@ typedef struct thread_info {
     uint64_t    end_seq;      /* 0, or 1 + how many threads had ended before it */
 } thread_info;
 
-/* object_id 0: one derived from the serial (printed as obj=<hex>). */
+/* The object id of a thread added without one: bit 63 and its serial. No
+ * object of a heap dump can have it: HotSpot's dumper names objects by their
+ * addresses, which on Linux x86-64 are user-space addresses below 2^47 (2^56
+ * with five-level paging), and the agent's own walk by JVMTI dump tags (bit
+ * 62 set, bit 63 clear, heap/heap_tags.h) and class serials (below 2^32).
+ * (It was 0x50000000 + serial, an address inside a heap under 4 GB.) */
+#define THREAD_DERIVED_ID(serial) ((UINT64_C(1) << 63) | (uint64_t)(serial))
+/* object_id 0: THREAD_DERIVED_ID(serial) (printed as obj=<hex>). */
 serial_t thread_add(const char *name, const char *group, uint64_t object_id);
 void     thread_mark_ended(serial_t serial);
 int      thread_get(serial_t serial, thread_info *out);   /* -1: no such thread, or forgotten */

@@ -78,13 +78,9 @@ typedef struct walk {
     int          n_unlinked;
     /* What the walk met of objects whose class was loaded after the class
      * list was read (heap_walk.h): described after the walk. */
-    heap_walk_deferred *deferred;
-    size_t       n_deferred, deferred_cap;
+    heap_walk_deferrals deferred;
     uint64_t     left_out;       /* values the dump could not describe */
 } walk;
-
-/* At most this many deferred values per dump (48 bytes each); more are left out. */
-#define MAX_DEFERRED (1u << 20)
 
 /* ------------------------------------------------------------ classes */
 
@@ -343,14 +339,7 @@ static void sink_primitive_array(void *ctx, jlong class_tag, jlong id, jlong siz
 
 static void sink_defer(void *ctx, const heap_walk_deferred *d) {
     walk *w = ctx;
-    if (w->n_deferred == w->deferred_cap) {
-        size_t cap = w->deferred_cap ? w->deferred_cap * 2 : 1024;
-        heap_walk_deferred *more = cap <= MAX_DEFERRED ? realloc(w->deferred, cap * sizeof *more) : NULL;
-        if (more == NULL) { w->left_out++; return; }
-        w->deferred = more;
-        w->deferred_cap = cap;
-    }
-    w->deferred[w->n_deferred++] = *d;
+    if (heap_walk_keep_deferred(&w->deferred, d) != 0) w->left_out++;
 }
 
 /* ------------------------------------------------------------ roots */
@@ -440,13 +429,6 @@ static jvmtiError walk_objects(walk *w, jobject initial, uint64_t *mismatches) {
 
 /* ------------------------------------------------------------ objects of new classes */
 
-/* Deferred values in the order of (id, arrival): one object's together. */
-static int by_object(const void *a, const void *b) {
-    const heap_walk_deferred *x = a, *y = b;
-    if (x->id != y->id) return x->id < y->id ? -1 : 1;
-    return x < y ? -1 : x > y;
-}
-
 /* The class with this id, read with its layout when the class list was
  * read (not loaded then, or not linked then: NULL). */
 static const hclass *described(walk *w, jlong id) {
@@ -489,8 +471,7 @@ static void put_deferred(walk *w, walk *table, const heap_walk_deferred *d, size
         put_class(table, self);
         return;
     }
-    jlong class_tag = 0;
-    for (size_t i = 0; i < n && class_tag == 0; i++) class_tag = d[i].class_tag;
+    jlong class_tag = heap_walk_deferred_class(d, n);
     walk *in = described(w, class_tag) ? w : table;
     hclass *c = class_with_id(in, class_tag);
     if (c == NULL || c->f.unprepared) { w->left_out += n; return; }
@@ -514,13 +495,14 @@ static void free_walk(walk *w);
  * read: the list is read again (they are loaded now), and they are
  * described by it, with those classes. */
 static void put_all_deferred(JNIEnv *jni, walk *w) {
-    if (w->n_deferred == 0) return;
-    qsort(w->deferred, w->n_deferred, sizeof *w->deferred, by_object);
+    heap_walk_deferrals *l = &w->deferred;
+    if (l->n == 0) return;
+    heap_walk_sort_deferred(l);
     /* Statics are a class's; objects of classes described, Class objects without
      * statics (a primitive type's) may be described without reading again. */
     int known = 1;
-    for (size_t i = 0; i < w->n_deferred && known; i++)
-        known = described(w, w->deferred[i].class_tag) != NULL && w->deferred[i].kind != HEAP_WALK_DEFER_STATIC;
+    for (size_t i = 0; i < l->n && known; i++)
+        known = described(w, l->v[i].class_tag) != NULL && l->v[i].kind != HEAP_WALK_DEFER_STATIC;
     walk now;
     memset(&now, 0, sizeof now);
     now.b = w->b;
@@ -530,9 +512,9 @@ static void put_all_deferred(JNIEnv *jni, walk *w) {
         free_walk(&now);
         return;
     }
-    for (size_t i = 0, j; i < w->n_deferred; i = j) {
-        for (j = i + 1; j < w->n_deferred && w->deferred[j].id == w->deferred[i].id; j++) {}
-        put_deferred(w, &now, &w->deferred[i], j - i);
+    for (size_t i = 0, j; i < l->n; i = j) {
+        j = heap_walk_object_end(l, i);
+        put_deferred(w, &now, &l->v[i], j - i);
     }
     /* The new classes no object of which was met (an array class), and
      * those linked since the list was read. */
@@ -598,7 +580,7 @@ static void free_walk(walk *w) {
     }
     free(w->classes);
     free(w->threads);
-    free(w->deferred);
+    heap_walk_free_deferred(&w->deferred);
 }
 
 /* The known threads' ids (their Thread objects'), JNIEnvs and traces. */

@@ -477,6 +477,46 @@ int hb_heap_end(hb_writer *w)
     return 0;
 }
 
+int hb_stage_begin(hb_writer *w, FILE *stage)
+{
+    if (!usable(w))
+        return -1;
+    if (w->staged_out != NULL || w->stage != NULL || stage == NULL)
+        return fail(w, EINVAL);
+    w->staged_out = w->out;
+    w->out = stage;
+    w->staged = w->bytes;
+    return 0;
+}
+
+int hb_stage_end(hb_writer *w)
+{
+    if (w->staged_out == NULL)
+        return fail(w, EINVAL);
+    w->stage = w->out;
+    w->out = w->staged_out;
+    w->staged_out = NULL;
+    w->staged = w->bytes - w->staged;
+    w->bytes -= w->staged;           /* counted again when copied */
+    return w->error ? -1 : 0;
+}
+
+static int copy_body(hb_writer *w, int fd, uint64_t n);
+
+int hb_stage_append(hb_writer *w)
+{
+    FILE *stage = w->stage;
+    w->stage = NULL;
+    if (stage == NULL || w->staged_out != NULL)
+        return fail(w, EINVAL);
+    if (!usable(w))
+        return -1;
+    errno = 0;
+    if (fflush(stage) != 0 || lseek(fileno(stage), 0, SEEK_SET) != 0)
+        return fail(w, errno != 0 ? errno : EIO);
+    return copy_body(w, fileno(stage), w->staged);
+}
+
 /* Roots: an id, then zero, one or two u4s. */
 static int root(hb_writer *w, uint8_t tag, uint64_t id, int nu4, uint32_t a, uint32_t b)
 {

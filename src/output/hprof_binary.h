@@ -84,6 +84,11 @@ typedef struct hb_writer {
     int       in_heap;        /* between hb_heap_begin and hb_heap_end */
     int       streaming;
 
+    /* Staging (hb_stage_begin): the output while records go to the stage. */
+    FILE     *staged_out;
+    FILE     *stage;
+    uint64_t  staged;         /* bytes of the stage */
+
     /* An INSTANCE DUMP or OBJ ARRAY DUMP whose values the caller is still
      * putting: its tag (0 if none) and how many value bytes are still due. */
     uint8_t   open_tag;
@@ -209,6 +214,19 @@ int  hb_prim_array(hb_writer *w, uint64_t id, uint32_t trace_serial, uint8_t typ
 
 /* Writes the last segment and HEAP DUMP END. */
 int  hb_heap_end(hb_writer *w);
+
+/* Records that must precede others known only once those are written: a
+ * heap dump of an agent's walk, whose classes loaded during the walk need
+ * LOAD CLASS records before it (Eclipse MAT names a class by the LOAD
+ * CLASS read before its CLASS DUMP; VisualVM takes no other record between
+ * a dump's segments). From hb_stage_begin to hb_stage_end the records go
+ * to stage (a new, empty file of the caller's, read and written); after
+ * hb_stage_end the caller writes the records that go first, and
+ * hb_stage_append copies the staged ones after them (in the kernel where
+ * it can). Each 0, or -1 with w->error set. */
+int  hb_stage_begin(hb_writer *w, FILE *stage);
+int  hb_stage_end(hb_writer *w);
+int  hb_stage_append(hb_writer *w);
 
 /* Ends a heap dump left open (so the file stays readable), flushes out and
  * frees the segment buffer. Does not fclose out. Returns -1 if any error

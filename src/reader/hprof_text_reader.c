@@ -209,7 +209,7 @@ static int read_header(text_reader *r)
 
 /* ------------------------------------------------------------ records */
 
-/* THREAD START (obj=50030d41, id = 200001, name="main", group="main") */
+/* THREAD START (obj=8000000000030d41, id = 200001, name="main", group="main") */
 static int read_thread_start(text_reader *r, char *line)
 {
     hd_thread t = { 0, "", "", 0, 0 };

@@ -9,6 +9,7 @@
 #include "core/keytab.h"
 #include "core/tables.h"
 #include "core/trace_cache.h"
+#include "heap/heap_tags.h"
 #include "profile/profile.h"
 
 TEST(keytab_interns_and_finds)
@@ -161,7 +162,15 @@ TEST(tables_serials_follow_hprof)
     CHECK(thread_get(t + 1, &ti) == 0 && !ti.ended);
     CHECK(thread_get(t + 2, &ti) == -1);
     serial_t derived = thread_add("pool-1", "main", 0);      /* 0: id derived from the serial */
-    CHECK(thread_get(derived, &ti) == 0 && ti.object_id == 0x50000000ull + derived);
+    CHECK(thread_get(derived, &ti) == 0 && ti.object_id == THREAD_DERIVED_ID(derived));
+    /* Never an object's id in a heap dump: above every user-space address
+     * (HotSpot's dumper: object addresses, which a heap under 4 GB puts
+     * near 0x50000000 + serial, the old derived id), and neither a dump
+     * tag of the agent's walk nor a class serial. */
+    CHECK(ti.object_id >= (UINT64_C(1) << 56) && ti.object_id != 0x50000000ull + derived);
+    CHECK(!heap_tag_is_dump((int64_t)ti.object_id) && !heap_tag_is_class((int64_t)ti.object_id));
+    CHECK(thread_add("pool-2", "main", 0) != derived);
+    CHECK(thread_get(derived + 1, &ti) == 0 && ti.object_id == THREAD_DERIVED_ID(derived + 1));
     tables_free();
 }
 

@@ -915,6 +915,39 @@ TEST(hb_empty_heap_dump_is_just_end)
     free(s.buf);
 }
 
+/* A staged heap dump follows the records written after it was staged. */
+TEST(hb_stage_puts_records_before_the_staged_ones)
+{
+    hb_writer w;
+    sink s;
+    start(&w, &s, 0);
+    FILE *stage = tmpfile();
+    CHECK(stage != NULL);
+    CHECK(hb_utf8(&w, 1, "x") == 0 && hb_heap_begin(&w) == 0 && hb_stage_begin(&w, stage) == 0);
+    CHECK(hb_stage_begin(&w, stage) == -1 && w.error == EINVAL);   /* twice: refused */
+    w.error = 0;
+    CHECK(hb_root_unknown(&w, 7) == 0 && hb_heap_end(&w) == 0 && hb_stage_end(&w) == 0);
+    uint64_t before = w.bytes;
+    CHECK(hb_load_class(&w, 1, 0x10, 0, 1) == 0 && hb_stage_append(&w) == 0);
+    CHECK(w.bytes == before + 9 + 4 + 2 * HB_ID_SIZE + 4 + 9 + (1 + HB_ID_SIZE) + 9);
+    CHECK(hb_stage_append(&w) == -1);                                 /* nothing staged: refused */
+    w.error = 0;
+    CHECK(finish(&w, &s) == 0);
+    fclose(stage);
+    /* After the header: UTF8, LOAD CLASS, the segment, HEAP DUMP END. */
+    const unsigned char want[] = { 0x01, 0x02, 0x1C, 0x2C };
+    size_t at = 31, k = 0;
+    while (at + 9 <= s.len && k < sizeof want) {
+        CHECK(s.buf[at] == want[k]);
+        uint32_t len = (uint32_t)s.buf[at + 5] << 24 | (uint32_t)s.buf[at + 6] << 16 |
+                       (uint32_t)s.buf[at + 7] << 8 | s.buf[at + 8];
+        at += 9 + len;
+        k++;
+    }
+    CHECK(k == sizeof want && at == s.len && w.bytes == s.len);
+    free(s.buf);
+}
+
 TEST(hb_type_of_descriptor_codes)
 {
     CHECK(hb_type_of_descriptor('Z') == HB_BOOLEAN && hb_type_of_descriptor('C') == HB_CHAR);
