@@ -26,9 +26,10 @@ GC.heap_dump -gz=1`.
                            after 2,000 more Leak objects: `--baseline` says
                            exactly that growth, by class
     heap_analyze_suspects  tests/java/HeapLeak.java (the agent's and jcmd's
-                           dumps): exactly its three leak suspects (a list's
-                           array of 20,000 Leak, 8 Chunk objects each held by
-                           a thread's local, a byte[] held by main's local),
+                           dumps): exactly its four leak suspects (a list's
+                           array of 20,000 Leak, a linked chain of 8,000 Link
+                           by its head, 8 Chunk objects each held by a
+                           thread's local, a byte[] held by main's local),
                            their sizes and paths; HeapRetain's byte[] suspect
     heap_analyze_html      --html on HeapLeak's dump in headless Chromium: the
                            suspects drawn, the tree expanded down to a Leak
@@ -65,10 +66,11 @@ RING_RETAINED = RING * (24 + (16 + 4 * 100))
 GRID_RETAINED = (16 + 4 * GRID_ROWS + 7) // 8 * 8 + GRID_ROWS * (16 + 4 * GRID_COLS)
 
 # What HeapLeak.java builds.
-LEAKS, LEAK_BYTES, BIG, CHUNKS, CHUNK_BYTES = 20000, 504, 4000000, 8, 500000
+LEAKS, LEAK_BYTES, BIG, CHUNKS, CHUNK_BYTES, LINKS, LINK_BYTES = 20000, 504, 4000000, 8, 500000, 8000, 496
 LEAK_RETAINED = 16 + 16 + LEAK_BYTES                # a Leak and its byte[]
 CACHE_RETAINED = 16 + 4 * LEAKS + LEAKS * LEAK_RETAINED
 CHUNK_RETAINED = 16 + 16 + CHUNK_BYTES
+LINK_RETAINED = 24 + 16 + LINK_BYTES                # a Link (12 + 4 + 4, rounded up) and its byte[]
 
 
 def make_tests(Fail, Skip, marked_line):
@@ -370,11 +372,12 @@ def make_tests(Fail, Skip, marked_line):
             raise Fail("%s exit code %d: %s" % (main, rc, open(se, errors="replace").read()[-600:]))
 
     def sigquit_dump(se, nth):
-        """SIGQUIT, then wait for the agent's nth "... done." on se."""
+        """SIGQUIT, then wait for the agent's nth "done." on se (other messages may come between
+        "Dumping the profile (SIGQUIT) ..." and it)."""
         def act(pid):
             os.kill(pid, signal.SIGQUIT)
             deadline = time.time() + 120
-            while open(se, errors="replace").read().count("... done.") < nth:
+            while open(se, errors="replace").read().count("done.") < nth:
                 if time.time() > deadline:
                     raise Fail("the agent's SIGQUIT heap dump %d did not finish within 120 s" % nth)
                 time.sleep(0.1)
@@ -413,12 +416,16 @@ def make_tests(Fail, Skip, marked_line):
         for name, path in files.items():
             sus = json.loads(hprof_heap(ctx, path, "--json", "--top", "5").stdout)["suspects"]
             got = sorted(((x["kind"], x["class"], x["retained"]) for x in sus), key=lambda x: -x[2])
-            want = [("object", "java.lang.Object[]", CACHE_RETAINED), ("class", "HeapLeak$Chunk", CHUNKS * CHUNK_RETAINED),
-                    ("object", "byte[]", 16 + BIG)]
+            want = [("object", "java.lang.Object[]", CACHE_RETAINED), ("object", "HeapLeak$Link", LINKS * LINK_RETAINED),
+                    ("class", "HeapLeak$Chunk", CHUNKS * CHUNK_RETAINED), ("object", "byte[]", 16 + BIG)]
             if got != want:
                 problems.append("%s: suspects %s, expected %s" % (name, got, want))
                 continue
-            cache, chunks, big = sorted(sus, key=lambda x: -x["retained"])
+            cache, chain, chunks, big = sorted(sus, key=lambda x: -x["retained"])
+            # the chain by its head: the link the static holds, which holds the other links
+            if chain["path"][-1] != {"class": "HeapLeak", "static": "CHAIN"} or chain.get("holds") != {
+                    "class": "HeapLeak$Link", "count": LINKS - 1, "retained": (LINKS - 1) * LINK_RETAINED}:
+                problems.append("%s: the chain: %s, holding %s" % (name, chain["path"], chain.get("holds")))
             if cache.get("holds") != {"class": "HeapLeak$Leak", "count": LEAKS, "retained": LEAKS * LEAK_RETAINED}:
                 problems.append("%s: the cache's array holds %s" % (name, cache.get("holds")))
             if "root" not in cache["path"][0] or cache["path"][-2:] != [
@@ -438,13 +445,16 @@ def make_tests(Fail, Skip, marked_line):
             notes.append("%s: %s" % (name, ", ".join("%s %.1f%%" % (x["class"], x["percent"]) for x in sus)))
         if problems:
             raise Fail("; ".join(problems))
-        ctx.note("three suspects exact, sizes and paths: " + "; ".join(notes))
+        ctx.note("four suspects exact, sizes and paths: " + "; ".join(notes))
 
     def t_heap_analyze_html(ctx):
         chromium = shutil.which("chromium")
         if not chromium:
             raise Skip("no chromium (Debian package chromium): the page is not loaded in a browser")
         page = ctx.path("heap.html")
+        r = hprof_heap(ctx, leak_dumps(ctx)["jcmd"], "--html", expect_rc=2)
+        if "--html writes a page: name its file with -o" not in r.stderr:
+            raise Fail("--html without -o: %r" % r.stderr)
         hprof_heap(ctx, leak_dumps(ctx)["jcmd"], "--html", "-o", page)
         raw = open(page, encoding="utf-8").read()
         if re.search(r"(src|href)\s*=|https?://|@import", raw):

@@ -6,9 +6,11 @@
  * time (build/heap_page_assets.c).
  *
  * Bounded for any dump: the tree holds at most HTML_NODES objects (the
- * largest retained first, expanded in that order) and at most
- * HTML_CHILDREN children of one object (the rest summed in an "N more" row);
- * the histogram at most HTML_CLASSES classes (largest retained first).
+ * largest retained first, expanded in that order), at most
+ * HTML_CHILDREN children of one object (the rest summed in an "N more" row)
+ * and HTML_DEPTH levels (a linked list of a million nodes would otherwise
+ * take all the rows: no one opens it a thousand levels down); the histogram
+ * at most HTML_CLASSES classes (largest retained first).
  */
 #include "heap_analysis.h"
 
@@ -22,6 +24,7 @@
 #define HTML_NODES    20000
 #define HTML_CHILDREN 100
 #define HTML_CLASSES  5000
+#define HTML_DEPTH    64
 
 extern const unsigned char heap_page_js[], heap_page_css[];
 extern const unsigned heap_page_js_len, heap_page_css_len;
@@ -43,7 +46,7 @@ static void write_escaped(FILE *out, const char *s)
 typedef struct tree_row {
     uint32_t node;
     int32_t  first;         /* -1: children not in the page */
-    uint32_t shown;
+    uint32_t shown, depth;
     uint64_t more_count, more_retained;
 } tree_row;
 
@@ -108,7 +111,7 @@ static tree_row *tree_rows(const heap_analysis *a, const heap_domtree *t, uint32
         uint32_t r = heap_pop(&h), v = rows[r].node;
         uint32_t nchildren = heap_domtree_count(t, v);
         uint32_t shown = nchildren < HTML_CHILDREN ? nchildren : HTML_CHILDREN;
-        if (nchildren == 0 || n + shown > HTML_NODES)
+        if (nchildren == 0 || n + shown > HTML_NODES || rows[r].depth >= HTML_DEPTH)
             continue;
         rows[r].first = (int32_t)n;
         rows[r].shown = shown;
@@ -121,6 +124,7 @@ static tree_row *tree_rows(const heap_analysis *a, const heap_domtree *t, uint32
             }
             rows[n].node = w;
             rows[n].first = -1;
+            rows[n].depth = rows[r].depth + 1;
             if (heap_domtree_count(t, w) > 0)
                 heap_push(&h, n);
             n++;
@@ -158,9 +162,9 @@ int heap_write_html(const heap_analysis *a, FILE *out)
     fputs("\"path\": ", out);
     heap_json_text(out, g->path, 1);
     fprintf(out, ", \"objects\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"reachable\": %u, \"reachable_bytes\": %"
-            PRIu64 ", \"roots\": %u, \"suspect_percent\": %d, \"node_limit\": %d, \"child_limit\": %d,\n",
-            a->objects, a->bytes, a->nreachable, a->reachable_bytes, g->nroots, HEAP_SUSPECT_PERCENT, HTML_NODES,
-            HTML_CHILDREN);
+            PRIu64 ", \"roots\": %u, \"suspect_percent\": %d, \"node_limit\": %d, \"child_limit\": %d, "
+            "\"depth_limit\": %d,\n", a->objects, a->bytes, a->nreachable, a->reachable_bytes, g->nroots,
+            HEAP_SUSPECT_PERCENT, HTML_NODES, HTML_CHILDREN, HTML_DEPTH);
     /* rows: [class, id, shallow, retained, first child row (-1: none in the page), shown, more count,
      * more retained, children] */
     fputs("\"tree\": [", out);

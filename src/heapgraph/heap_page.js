@@ -49,7 +49,7 @@
   document.getElementById("tree-note").textContent =
     "Each object retains what it dominates (freed with it); children largest first, at most " +
     data.child_limit + " of one object (the rest summed), at most " + fmt(data.node_limit) +
-    " objects in the page. Click a row's arrow to open it.";
+    " objects and " + data.depth_limit + " levels in the page. Click a row's arrow to open it.";
   function rowEl(r) {
     var t = tree[r], row = el("div", "row");
     row.dataset.row = r;
@@ -81,7 +81,7 @@
     kids = el("div", "children");
     if (t[4] < 0) {
       kids.appendChild(el("div", "absent", fmt(t[8]) + " children, not in this page (it holds the " +
-                          fmt(data.node_limit) + " largest objects)"));
+                          fmt(data.node_limit) + " largest objects, " + data.depth_limit + " levels deep at most)"));
     } else {
       for (var i = 0; i < t[5]; i++) kids.appendChild(rowEl(t[4] + i));
       if (t[6] > 0)

@@ -22,7 +22,7 @@ static int by_retained(const void *x, const void *y)
 /* Which class's instances retain most inside object v: a depth-first walk
  * of v's dominator subtree counting each class's instances that no other of
  * the class inside dominates (as a class's retained size is counted). */
-static int fill_inside(const heap_analysis *a, const heap_domtree *t, heap_suspect *s, uint32_t *stack,
+static void fill_inside(const heap_analysis *a, const heap_domtree *t, heap_suspect *s, uint32_t *stack,
                        uint32_t *next, uint32_t *on_path, uint64_t *bytes, uint64_t *count)
 {
     const heap_graph *g = a->g;
@@ -58,7 +58,6 @@ static int fill_inside(const heap_analysis *a, const heap_domtree *t, heap_suspe
         s->inside = bytes[s->klass];
         s->count = count[s->klass];
     }
-    return 0;
 }
 
 int heap_find_suspects(const heap_analysis *a, const heap_domtree *t, heap_suspects *s)
@@ -117,11 +116,17 @@ int heap_find_suspects(const heap_analysis *a, const heap_domtree *t, heap_suspe
         bytes[k] += a->retained[w];
     }
     for (uint32_t i = 0; i < nobjects; i++) {
+        /* a chain's head may hold another suspect: what that one retains is in the head's already */
+        int nested = 0;
         uint32_t top = s->list[i].node;
-        while (a->idom[top] != 0)
+        while (a->idom[top] != 0) {
             top = a->idom[top];
-        if (g->kind[top] != HG_CLASS)
-            bytes[g->class_of[top]] -= s->list[i].retained;
+            for (uint32_t j = 0; j < nobjects; j++)
+                nested |= s->list[j].node == top;
+        }
+        uint64_t *left = g->kind[top] != HG_CLASS && !nested ? &bytes[g->class_of[top]] : NULL;
+        if (left)
+            *left -= *left < s->list[i].retained ? *left : s->list[i].retained;
     }
     for (uint32_t k = 0; k < g->nclasses && s->n < cap; k++) {
         if (count[k] < 2 || !is_big(a, bytes[k]))

@@ -15,6 +15,11 @@ import java.util.concurrent.CountDownLatch;
  *                      (16 + LEAK_BYTES): an accumulation point.
  *   big                a byte[BIG] held by a local of main only (line
  *                      "big-local").
+ *   HeapLeak.CHAIN     a singly linked list of LINKS Link objects (16 bytes,
+ *                      or 24 with its byte[] reference: 12 + 4 + 4 rounded
+ *                      up), each with a byte[LINK_BYTES] of its own: each
+ *                      link retains the rest of the chain, which is named by
+ *                      its head.
  *   HeapLeak$Chunk     CHUNKS instances, each held by a local of its own
  *                      thread "chunk-N" (line "chunk-local") and by nothing
  *                      else, each with a byte[CHUNK_BYTES]: many instances of
@@ -24,10 +29,16 @@ import java.util.concurrent.CountDownLatch;
  * exists (at most 600 s, then exits 3), prints "DONE" and exits 0.
  */
 public class HeapLeak {
-    static final int LEAKS = 20_000, LEAK_BYTES = 504, BIG = 4_000_000, CHUNKS = 8, CHUNK_BYTES = 500_000;
+    static final int LEAKS = 20_000, LEAK_BYTES = 504, BIG = 4_000_000, CHUNKS = 8, CHUNK_BYTES = 500_000,
+        LINKS = 8_000, LINK_BYTES = 496;
 
     static class Leak {
         byte[] data = new byte[LEAK_BYTES];
+    }
+
+    static class Link {
+        Link next;
+        byte[] data = new byte[LINK_BYTES];
     }
 
     static class Chunk {
@@ -35,6 +46,7 @@ public class HeapLeak {
     }
 
     static final List<Leak> CACHE = new ArrayList<>(LEAKS);
+    static Link CHAIN;
 
     static void waitFor(String go) throws Exception {
         long deadline = System.currentTimeMillis() + 600_000;
@@ -60,6 +72,11 @@ public class HeapLeak {
     public static void main(String[] args) throws Exception {
         for (int i = 0; i < LEAKS; i++)
             CACHE.add(new Leak());
+        for (int i = 0; i < LINKS; i++) {
+            Link link = new Link();
+            link.next = CHAIN;
+            CHAIN = link;
+        }
         CountDownLatch ready = new CountDownLatch(CHUNKS);
         List<Thread> threads = new ArrayList<>();
         for (int i = 0; i < CHUNKS; i++) {
