@@ -47,7 +47,7 @@ READER_SRC = $(wildcard src/reader/*.c) $(wildcard src/jfr/*.c)
 ANALYSIS_SRC = $(wildcard src/analysis/*.c)
 # hprof heap: the object graph of a heap dump, dominators, retained sizes
 # and paths to GC roots (src/heapgraph; pure C, unit-tested, fuzzed).
-HEAPGRAPH_SRC = $(wildcard src/heapgraph/*.c)
+HEAPGRAPH_SRC = $(wildcard src/heapgraph/*.c) build/heap_page_assets.c
 FRONT_SRC = src/cli/analyze_common.c src/cli/analyze_report.c src/cli/analyze_convert.c src/cli/analyze_heap.c \
             $(HEAPGRAPH_SRC) $(READER_SRC) $(ANALYSIS_SRC) $(PROFILE_SRC) src/core/tables.c src/core/keytab.c src/core/idmap.c \
             src/output/text_writer.c src/output/output_file.c src/monitor/monitor_table.c
@@ -89,6 +89,11 @@ build/tracker_classes.c: build/.jdk-ok $(TRACKER_JAVA) scripts/embed-classes
 build/flamegraph_assets.c: src/profile/flamegraph.js src/profile/flamegraph.css scripts/embed-classes
 	@mkdir -p build
 	scripts/embed-classes $@ flamegraph_js=src/profile/flamegraph.js flamegraph_css=src/profile/flamegraph.css
+
+# hprof heap --html: the page's script and style sheet
+build/heap_page_assets.c: src/heapgraph/heap_page.js src/heapgraph/heap_page.css scripts/embed-classes
+	@mkdir -p build
+	scripts/embed-classes $@ heap_page_js=src/heapgraph/heap_page.js heap_page_css=src/heapgraph/heap_page.css
 
 build/libhprof.so: build/.jdk-ok $(AGENT_SRC) $(HEADERS) Makefile
 	@mkdir -p build

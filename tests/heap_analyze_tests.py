@@ -25,10 +25,28 @@ GC.heap_dump -gz=1`.
     heap_analyze_baseline  tests/java/HeapGrow.java dumped by jcmd before and
                            after 2,000 more Leak objects: `--baseline` says
                            exactly that growth, by class
+    heap_analyze_suspects  tests/java/HeapLeak.java (the agent's and jcmd's
+                           dumps): exactly its four leak suspects (a list's
+                           array of 20,000 Leak, a linked chain of 8,000 Link
+                           by its head, 8 Chunk objects each held by a
+                           thread's local, a byte[] held by main's local),
+                           their sizes and paths; HeapRetain's byte[] suspect
+    heap_analyze_html      --html on HeapLeak's dump in headless Chromium: the
+                           suspects drawn, the tree expanded down to a Leak
+                           (#expand) with its "19,900 more" row summed
+                           exactly, the histogram sorted by count (#sort=count),
+                           no address outside the page
+    heap_analyze_site_growth  HeapGrow under heap=all dumped twice (SIGQUIT):
+                           --baseline's growth by allocation site is exactly
+                           the 2,000 new Leak objects at the marked line and
+                           their byte[1000]
 """
 
+import html
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import time
@@ -46,6 +64,13 @@ D_RETAINED = 16 + C_RETAINED
 ENTRY_RETAINED = 16 + (16 + 8 * 1000)       # Entry and its long[1000]
 RING_RETAINED = RING * (24 + (16 + 4 * 100))
 GRID_RETAINED = (16 + 4 * GRID_ROWS + 7) // 8 * 8 + GRID_ROWS * (16 + 4 * GRID_COLS)
+
+# What HeapLeak.java builds.
+LEAKS, LEAK_BYTES, BIG, CHUNKS, CHUNK_BYTES, LINKS, LINK_BYTES = 20000, 504, 4000000, 8, 500000, 8000, 496
+LEAK_RETAINED = 16 + 16 + LEAK_BYTES                # a Leak and its byte[]
+CACHE_RETAINED = 16 + 4 * LEAKS + LEAKS * LEAK_RETAINED
+CHUNK_RETAINED = 16 + 16 + CHUNK_BYTES
+LINK_RETAINED = 24 + 16 + LINK_BYTES                # a Link (12 + 4 + 4, rounded up) and its byte[]
 
 
 def make_tests(Fail, Skip, marked_line):
@@ -139,6 +164,12 @@ def make_tests(Fail, Skip, marked_line):
             problems.append("%s: the byte[%d]'s path is %s, expected %s" % (name, BYTES, big[0]["path"], want_path))
         elif doms[0] is not big[0]:
             problems.append("%s: the biggest object is %s, not the byte[%d]" % (name, doms[0]["class"], BYTES))
+
+        sus = [x for x in report["suspects"] if x["kind"] == "object" and x["class"] == "byte[]"
+               and x["retained"] == BYTE_ARRAY]
+        if len(sus) != 1 or sus[0]["path"] != want_path:
+            problems.append("%s: no leak suspect byte[%d] with the path %s: %s" % (
+                name, BYTES, want_path, [(x["class"], x["retained"], x["path"]) for x in report["suspects"]]))
 
         def held_by_static(static, clazz, retained):
             for x in doms:
@@ -316,5 +347,200 @@ def make_tests(Fail, Skip, marked_line):
             raise Fail("jcmd's dump, whose objects carry no traces, got sites: %s" % plain["sites"][:2])
         ctx.note("%d sites; %s <- %s retains %d, exact" % (len(sites), data, caller, BYTE_ARRAY))
 
+    def run_until_ready(ctx, main, args, agent, steps, so, se):
+        """main run with the agent's options; for each (marker, action) of steps:
+        wait for marker on its standard output, then call action(pid)."""
+        p = subprocess.Popen(ctx.java_cmd(main, args, agent=agent), stdout=open(so, "wb"), stderr=open(se, "wb"),
+                             stdin=subprocess.DEVNULL, cwd=ctx.out)
+        try:
+            for marker, action in steps:
+                deadline = time.time() + 60
+                while marker not in open(so, errors="replace").read():
+                    if p.poll() is not None or time.time() > deadline:
+                        raise Fail("%s not %s: %s" % (main, marker, open(se, errors="replace").read()[-600:]))
+                    time.sleep(0.05)
+                action(p.pid)
+        finally:
+            for a in args:
+                open(a, "w").close()
+            try:
+                rc = p.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                raise Fail("%s did not exit after its go files appeared" % main)
+        if rc != 0:
+            raise Fail("%s exit code %d: %s" % (main, rc, open(se, errors="replace").read()[-600:]))
+
+    def sigquit_dump(se, nth):
+        """SIGQUIT, then wait for the agent's nth "done." on se (other messages may come between
+        "Dumping the profile (SIGQUIT) ..." and it)."""
+        def act(pid):
+            os.kill(pid, signal.SIGQUIT)
+            deadline = time.time() + 120
+            while open(se, errors="replace").read().count("done.") < nth:
+                if time.time() > deadline:
+                    raise Fail("the agent's SIGQUIT heap dump %d did not finish within 120 s" % nth)
+                time.sleep(0.1)
+        return act
+
+    def leak_dumps(ctx):
+        """HeapLeak dumped by the agent (SIGQUIT) and by jcmd, once per JDK."""
+        key = ("leak", ctx.jdk)
+        if key in made:
+            return made[key]
+        d = os.path.join(ROOT, "build", "tests", "heap_analyze", "leak-" + os.path.basename(ctx.jdk))
+        os.makedirs(d, exist_ok=True)
+        files = {"agent": os.path.join(d, "agent.hprof"), "jcmd": os.path.join(d, "jcmd.hprof")}
+        for f in list(files.values()) + [os.path.join(d, "go")]:
+            if os.path.exists(f):
+                os.remove(f)
+        so, se = os.path.join(d, "stdout"), os.path.join(d, "stderr")
+        jcmd = os.path.join(ctx.jdk, "bin", "jcmd")
+
+        def dump_both(pid):
+            r = subprocess.run([jcmd, str(pid), "GC.heap_dump", files["jcmd"]], capture_output=True, text=True,
+                               timeout=120)
+            if r.returncode != 0 or not os.path.exists(files["jcmd"]):
+                raise Fail("jcmd GC.heap_dump: %s" % (r.stdout + r.stderr)[-400:])
+            sigquit_dump(se, 1)(pid)
+        run_until_ready(ctx, "HeapLeak", [os.path.join(d, "go")], "heap=dump,format=b,doe=n,file=" + files["agent"],
+                        [("READY", dump_both)], so, se)
+        made[key] = files
+        return files
+
+    def t_heap_analyze_suspects(ctx):
+        files = leak_dumps(ctx)
+        main_frame = "HeapLeak.main(HeapLeak.java:%d)" % marked_line("HeapLeak.java", "big-local")
+        hold_frame = "HeapLeak.hold(HeapLeak.java:%d)" % marked_line("HeapLeak.java", "chunk-local")
+        problems, notes = [], []
+        for name, path in files.items():
+            sus = json.loads(hprof_heap(ctx, path, "--json", "--top", "5").stdout)["suspects"]
+            got = sorted(((x["kind"], x["class"], x["retained"]) for x in sus), key=lambda x: -x[2])
+            want = [("object", "java.lang.Object[]", CACHE_RETAINED), ("object", "HeapLeak$Link", LINKS * LINK_RETAINED),
+                    ("class", "HeapLeak$Chunk", CHUNKS * CHUNK_RETAINED), ("object", "byte[]", 16 + BIG)]
+            if got != want:
+                problems.append("%s: suspects %s, expected %s" % (name, got, want))
+                continue
+            cache, chain, chunks, big = sorted(sus, key=lambda x: -x["retained"])
+            # the chain by its head: the link the static holds, which holds the other links
+            if chain["path"][-1] != {"class": "HeapLeak", "static": "CHAIN"} or chain.get("holds") != {
+                    "class": "HeapLeak$Link", "count": LINKS - 1, "retained": (LINKS - 1) * LINK_RETAINED}:
+                problems.append("%s: the chain: %s, holding %s" % (name, chain["path"], chain.get("holds")))
+            if cache.get("holds") != {"class": "HeapLeak$Leak", "count": LEAKS, "retained": LEAKS * LEAK_RETAINED}:
+                problems.append("%s: the cache's array holds %s" % (name, cache.get("holds")))
+            if "root" not in cache["path"][0] or cache["path"][-2:] != [
+                    {"class": "HeapLeak", "static": "CACHE"}, {"class": "java.util.ArrayList", "field": "elementData"}]:
+                problems.append("%s: the cache's path: %s" % (name, cache["path"]))
+            if chunks["count"] != CHUNKS or len(chunks["path"]) != 1 or chunks["path"][0].get("frame") != hold_frame \
+                    or not chunks["path"][0].get("thread", "").startswith("chunk-"):
+                problems.append("%s: the Chunks: %s" % (name, chunks))
+            if big["path"] != [{"root": "Java frame", "thread": "main", "frame": main_frame}]:
+                problems.append("%s: the big byte[]'s path: %s" % (name, big["path"]))
+            text = hprof_heap(ctx, path, "--top", "3").stdout
+            for line in ("retains 10,800,016 bytes", "10,720,000 of them in 20,000 instances of HeapLeak$Leak",
+                         "8 instances of HeapLeak$Chunk, held by no single object, retain 4,000,256 bytes",
+                         "root: Java frame, thread \"main\", " + main_frame):
+                if line not in text:
+                    problems.append("%s: the text report lacks %r" % (name, line))
+            notes.append("%s: %s" % (name, ", ".join("%s %.1f%%" % (x["class"], x["percent"]) for x in sus)))
+        if problems:
+            raise Fail("; ".join(problems))
+        ctx.note("four suspects exact, sizes and paths: " + "; ".join(notes))
+
+    def t_heap_analyze_html(ctx):
+        chromium = shutil.which("chromium")
+        if not chromium:
+            raise Skip("no chromium (Debian package chromium): the page is not loaded in a browser")
+        page = ctx.path("heap.html")
+        r = hprof_heap(ctx, leak_dumps(ctx)["jcmd"], "--html", expect_rc=2)
+        if "--html writes a page: name its file with -o" not in r.stderr:
+            raise Fail("--html without -o: %r" % r.stderr)
+        hprof_heap(ctx, leak_dumps(ctx)["jcmd"], "--html", "-o", page)
+        raw = open(page, encoding="utf-8").read()
+        if re.search(r"(src|href)\s*=|https?://|@import", raw):
+            raise Fail("the page refers to something outside itself: %s" % re.search(
+                r".{0,40}((src|href)\s*=|https?://|@import).{0,40}", raw).group(0))
+
+        def dom_of(fragment, shot=None):
+            extra = ["--screenshot=" + shot] if shot else ["--dump-dom"]
+            r = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu",
+                                "--user-data-dir=" + ctx.path("chromium-profile"), "--window-size=1200,1600"]
+                               + extra + ["file://" + page + fragment],
+                               capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, cwd=ctx.out)
+            if r.returncode != 0:
+                raise Fail("chromium: rc %d: %s" % (r.returncode, r.stderr[-400:]))
+            return r.stdout
+        dom = dom_of("#expand=12")
+        dom_of("#expand=12", ctx.path("heap.png"))
+        m = re.search(r'<p id="status" data-state="(\w+)">([^<]*)</p>', dom)
+        if not m or m.group(1) != "ok":
+            raise Fail("the page's script did not finish: %s" % (m.group(0) if m else dom[:400]))
+        problems = []
+        rows = [(html.unescape(n).rsplit(" ", 1)[0], int(r.replace(",", ""))) for n, r in re.findall(
+            r'<span class="name"><span class="bar"[^>]*></span>([^<]*)</span><span class="num retained">([^<]*)</span>',
+            dom)]
+        leak_rows = [r for r in rows if r == ("HeapLeak$Leak", LEAK_RETAINED)]
+        if len(leak_rows) != 100:
+            problems.append("%d rows of HeapLeak$Leak retaining %d (expected the 100 largest children shown)" % (
+                len(leak_rows), LEAK_RETAINED))
+        if ("byte[]", 16 + LEAK_BYTES) not in rows:
+            problems.append("the first Leak was not opened down to its byte[%d]" % LEAK_BYTES)
+        more = "%s more, retaining %s bytes" % (format(LEAKS - 100, ","), format((LEAKS - 100) * LEAK_RETAINED, ","))
+        if more not in dom:
+            problems.append("no row %r" % more)
+        for text in ("20,000 instances of HeapLeak$Leak", "-&gt; HeapLeak.CACHE (static)",
+                     "8 instances of HeapLeak$Chunk"):
+            if text not in dom:
+                problems.append("the suspects lack %r" % text)
+        by_count = dom_of("#sort=count")
+        counts = [int(c.replace(",", "")) for c in re.findall(
+            r'<tr><td class="num">[\d,]+</td><td class="num">[\d,]+</td><td class="num">([\d,]+)</td>', by_count)]
+        if len(counts) < 100 or counts != sorted(counts, reverse=True) or 'data-sort="count"' not in by_count:
+            problems.append("the histogram sorted by count: %s" % counts[:5])
+        if problems:
+            raise Fail("; ".join(problems))
+        ctx.note("%d-byte page; %s; %d tree rows drawn, %d histogram rows" % (
+            len(raw.encode()), m.group(2), len(rows), len(counts)))
+
+    def t_heap_analyze_site_growth(ctx):
+        path, before = ctx.path("all.hprof"), ctx.path("before.hprof")
+        go1, go2 = ctx.path("go1"), ctx.path("go2")
+        for f in (path, before, go1, go2):
+            if os.path.exists(f):
+                os.remove(f)
+        so, se = ctx.path("stdout"), ctx.path("stderr")
+
+        def first(pid):
+            sigquit_dump(se, 1)(pid)
+            shutil.copyfile(path, before)     # the file then holds the first dump only
+            open(go1, "w").close()
+        run_until_ready(ctx, "HeapGrow", [go1, go2], "heap=all,format=b,depth=8,doe=n,file=" + path,
+                        [("READY 1", first), ("READY 2", sigquit_dump(se, 2))], so, se)
+        report = json.loads(hprof_heap(ctx, path, "--baseline", before, "--json").stdout)
+        grow = "HeapGrow.main(HeapGrow.java:%d)" % marked_line("HeapGrow.java", "grow-more")
+        data = "HeapGrow$Leak.<init>(HeapGrow.java:%d)" % marked_line("HeapGrow.java", "leak-data")
+        sites = report.get("site_growth", [])
+        # the Leak objects' own site: their constructor's first frame, called at the marked line
+        leaks = [x for x in sites if grow in x["frames"][:2] and x["frames"][0] != data]
+        arrays = [x for x in sites if x["frames"][:2] == [data, grow]]
+        want_leaks = {"count": 2000, "shallow": 2000 * 16, "retained": 2000 * (16 + 1016)}
+        want_arrays = {"count": 2000, "shallow": 2000 * 1016, "retained": 2000 * 1016}
+        got = lambda xs: [{k: x[k] for k in ("count", "shallow", "retained")} for x in xs]
+        if got(leaks) != [want_leaks] or got(arrays) != [want_arrays]:
+            raise Fail("growth at %s: %s and %s, expected %s and %s; top sites: %s" % (
+                grow, leaks, arrays, want_leaks, want_arrays, [(x["frames"][:2], x["retained"]) for x in sites[:4]]))
+        # (above them: the list's new array, and the list, which retain all the Leak objects)
+        if [x["retained"] for x in sites] != sorted((x["retained"] for x in sites), reverse=True):
+            raise Fail("site growth not largest retained first: %s" % [(x["frames"][:2], x["retained"]) for x in sites[:4]])
+        leak_class = {g["name"]: g for g in report["growth"]}.get("HeapGrow$Leak")
+        if leak_class != dict(name="HeapGrow$Leak", **want_leaks):
+            raise Fail("growth of HeapGrow$Leak by class: %s" % leak_class)
+        text = hprof_heap(ctx, path, "--baseline", before, "--top", "3").stdout
+        if "Growth since the baseline by allocation site" not in text or grow not in text:
+            raise Fail("the text report lacks the growth by site at %s: %s" % (grow, text[-800:]))
+        ctx.note("%d sites changed; %s: +2,000 Leak (+2,064,000 retained) and +2,000 byte[1000], exact"
+                 % (len(sites), grow))
+
     return [("heap_analyze_sites", t_heap_analyze_sites), ("heap_analyze_baseline", t_heap_analyze_baseline), ("heap_analyze_paths", t_heap_analyze_paths), ("heap_analyze_visualvm", t_heap_analyze_visualvm),
-            ("heap_analyze_errors", t_heap_analyze_errors)]
+            ("heap_analyze_errors", t_heap_analyze_errors), ("heap_analyze_suspects", t_heap_analyze_suspects),
+            ("heap_analyze_html", t_heap_analyze_html), ("heap_analyze_site_growth", t_heap_analyze_site_growth)]

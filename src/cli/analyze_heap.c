@@ -1,8 +1,9 @@
 /*
- * hprof heap DUMP [--top N] [--json] [-o OUT] [--baseline OLD]: retained
- * sizes by class, the biggest objects and their paths from GC roots, for an
- * HPROF binary heap dump (ours or HotSpot's, gzip or not), and what grew by
- * class since OLD. src/heapgraph does the work; this file reads the
+ * hprof heap DUMP [--top N] [--json | --html] [-o OUT] [--baseline OLD]:
+ * retained sizes by class, leak suspects, the biggest objects and their
+ * paths from GC roots, for an HPROF binary heap dump (ours or HotSpot's, gzip
+ * or not), and what grew by class and by allocation site since OLD; --html,
+ * one page with an expandable dominator tree. src/heapgraph does the work; this file reads the
  * arguments, reports progress past 2 s, and writes the answer.
  */
 #include "analyze.h"
@@ -85,12 +86,14 @@ static void unload(loaded *l)
 int analyze_heap(int argc, char **argv)
 {
     const char *path = NULL, *out_path = NULL, *baseline_path = NULL;
-    int json = 0;
+    int json = 0, html = 0;
     long top = ANALYZE_DEFAULT_TOP;
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i];
         if (strcmp(arg, "--json") == 0) {
             json = 1;
+        } else if (strcmp(arg, "--html") == 0) {
+            html = 1;
         } else if (strcmp(arg, "--top") == 0 || strcmp(arg, "-o") == 0 || strcmp(arg, "--baseline") == 0) {
             if (i + 1 >= argc)
                 return analyze_usage("heap: %s wants a value", arg);
@@ -106,7 +109,7 @@ int analyze_heap(int argc, char **argv)
                     return analyze_usage("heap: --top wants a number from 1 to 1000000, not '%s'", v);
             }
         } else if (arg[0] == '-' && arg[1] != '\0') {
-            return analyze_usage("heap: unknown option '%s' (--top N, --json, -o OUT, --baseline OLD)", arg);
+            return analyze_usage("heap: unknown option '%s' (--top N, --json, --html -o PAGE, -o OUT, --baseline OLD)", arg);
         } else if (path != NULL) {
             return analyze_usage("heap: one file too many: '%s'", arg);
         } else {
@@ -114,17 +117,24 @@ int analyze_heap(int argc, char **argv)
         }
     }
     if (path == NULL)
-        return analyze_usage("heap: which heap dump? (hprof heap DUMP [--top N] [--json] [--baseline OLD])");
+        return analyze_usage("heap: which heap dump? (hprof heap DUMP [--top N] [--json | --html -o PAGE] "
+                             "[--baseline OLD])");
+    if (html && json)
+        return analyze_usage("heap: --html and --json are two reports: ask for one at a time");
+    if (html && out_path == NULL)
+        return analyze_usage("heap: --html writes a page: name its file with -o PAGE.html");
+    if (html && baseline_path)
+        return analyze_usage("heap: the page shows one dump: --baseline goes with the text or --json report");
 
     progress_state ps = { .last = 0 };
     clock_gettime(CLOCK_MONOTONIC, &ps.start);
-    /* the baseline first, kept as its classes only */
-    heap_class_rows baseline = { 0 };
+    /* the baseline first, kept as its classes and sites only */
+    heap_baseline baseline = { 0 };
     loaded l;
     if (baseline_path) {
         if (load(baseline_path, &ps, &l) != ANALYZE_OK)
             return ANALYZE_ERROR;
-        int rc = heap_class_rows_of(&l.a, &baseline);
+        int rc = heap_baseline_of(&l.a, &baseline);
         unload(&l);
         if (rc != 0) {
             fprintf(stderr, "hprof: %s: out of memory\n", baseline_path);
@@ -137,8 +147,9 @@ int analyze_heap(int argc, char **argv)
         if (out == NULL) {
             rc = ANALYZE_ERROR;
         } else {
-            const heap_class_rows *b = baseline_path ? &baseline : NULL;
-            int w = json ? heap_write_json(&l.a, (uint32_t)top, b, out) : heap_write_text(&l.a, (uint32_t)top, b, out);
+            const heap_baseline *b = baseline_path ? &baseline : NULL;
+            int w = html ? heap_write_html(&l.a, out)
+                    : json ? heap_write_json(&l.a, (uint32_t)top, b, out) : heap_write_text(&l.a, (uint32_t)top, b, out);
             if ((out_path ? fclose(out) : fflush(out)) != 0 || w != 0) {
                 fprintf(stderr, "hprof: writing %s failed\n", out_path ? out_path : "the report");
                 rc = ANALYZE_ERROR;
@@ -148,6 +159,6 @@ int analyze_heap(int argc, char **argv)
     }
     if (ps.shown)
         fprintf(stderr, "hprof heap: done in %.1f s\n", since(&ps.start));
-    heap_class_rows_free(&baseline);
+    heap_baseline_free(&baseline);
     return rc;
 }

@@ -89,9 +89,10 @@ static const command COMMANDS[] = {
       "convert a profile file", run_analysis },
     { "diff", NULL, "BEFORE AFTER [--profile KIND] [--to flamegraph -o OUT.html]",
       "what grew and what shrank, per method and per stack", run_analysis },
-    { "heap", NULL, "DUMP [--top N] [--json] [-o OUT] [--baseline OLD]",
-      "a heap dump's classes by retained size, its biggest objects and their paths from GC roots "
-      "(HPROF binary: ours, jcmd GC.heap_dump's, gzip too); with --baseline, what grew by class", run_analysis },
+    { "heap", NULL, "DUMP [--top N] [--json | --html -o PAGE] [-o OUT] [--baseline OLD]",
+      "a heap dump's leak suspects, classes by retained size, its biggest objects and their paths from GC roots "
+      "(HPROF binary: ours, jcmd GC.heap_dump's, gzip too); --html: one page with an expandable dominator tree; "
+      "with --baseline, what grew by class and by allocation site", run_analysis },
     { "run",    NULL,     "[options] [--] java ARGS...",
       "run java with the agent (-agentpath inserted; exit status is java's); without options: "
       "cpu=samples and a flame graph hprof-<pid>.html", run_program },

@@ -1,7 +1,8 @@
 /*
- * heap_growth: `hprof heap NEW --baseline OLD`: what grew by class between
- * two dumps. Classes are matched by name (class ids and loaders differ from
- * one JVM, or one dump, to the next).
+ * heap_growth: `hprof heap NEW --baseline OLD`: what grew by class, and by
+ * allocation site, between two dumps. Classes are matched by name (class ids
+ * and loaders differ from one JVM, or one dump, to the next), sites by their
+ * frames (trace serials differ too).
  */
 #include "heap_analysis.h"
 
@@ -35,6 +36,12 @@ int heap_class_rows_of(const heap_analysis *a, heap_class_rows *out)
         r->retained = k->retained;
         out->n++;
     }
+    heap_rows_merge(out);
+    return 0;
+}
+
+void heap_rows_merge(heap_class_rows *out)
+{
     if (out->n > 1)
         qsort(out->rows, out->n, sizeof *out->rows, by_name);
     /* one row per name */
@@ -50,7 +57,23 @@ int heap_class_rows_of(const heap_analysis *a, heap_class_rows *out)
         }
     }
     out->n = w;
+}
+
+int heap_baseline_of(const heap_analysis *a, heap_baseline *out)
+{
+    memset(out, 0, sizeof *out);
+    out->has_sites = a->site_count != NULL;
+    if (heap_class_rows_of(a, &out->classes) != 0 || (out->has_sites && heap_site_rows_of(a, &out->sites) != 0)) {
+        heap_baseline_free(out);
+        return -1;
+    }
     return 0;
+}
+
+void heap_baseline_free(heap_baseline *b)
+{
+    heap_class_rows_free(&b->classes);
+    heap_class_rows_free(&b->sites);
 }
 
 void heap_class_rows_free(heap_class_rows *r)
@@ -85,22 +108,18 @@ static const char *signed_thousands(int64_t v, char *buf, size_t size)
     return buf;
 }
 
-int heap_write_growth(const heap_analysis *a, const heap_class_rows *baseline, uint32_t top, int json, FILE *out)
+/* The rows that changed from old to now, largest retained growth first: *n set. */
+static growth *changes(const heap_class_rows *now, const heap_class_rows *old, uint32_t *count)
 {
-    heap_class_rows now;
-    if (heap_class_rows_of(a, &now) != 0)
-        return -1;
-    growth *gs = calloc((size_t)now.n + baseline->n + 1, sizeof *gs);
-    if (gs == NULL) {
-        heap_class_rows_free(&now);
-        return -1;
-    }
+    growth *gs = calloc((size_t)now->n + old->n + 1, sizeof *gs);
+    if (gs == NULL)
+        return NULL;
     /* a merge of the two sorted lists */
     uint32_t n = 0, i = 0, j = 0;
-    while (i < now.n || j < baseline->n) {
-        int c = i == now.n ? 1 : j == baseline->n ? -1 : strcmp(now.rows[i].name, baseline->rows[j].name);
-        const heap_class_row *new_row = c <= 0 ? &now.rows[i++] : NULL;
-        const heap_class_row *old_row = c >= 0 ? &baseline->rows[j++] : NULL;
+    while (i < now->n || j < old->n) {
+        int c = i == now->n ? 1 : j == old->n ? -1 : strcmp(now->rows[i].name, old->rows[j].name);
+        const heap_class_row *new_row = c <= 0 ? &now->rows[i++] : NULL;
+        const heap_class_row *old_row = c >= 0 ? &old->rows[j++] : NULL;
         growth *gr = &gs[n];
         gr->name = new_row ? new_row->name : old_row->name;
         gr->count = (int64_t)(new_row ? new_row->count : 0) - (int64_t)(old_row ? old_row->count : 0);
@@ -111,26 +130,95 @@ int heap_write_growth(const heap_analysis *a, const heap_class_rows *baseline, u
     }
     if (n > 1)
         qsort(gs, n, sizeof *gs, by_retained_growth);
+    *count = n;
+    return gs;
+}
+
+/* A site's name is its frames joined by newlines: a JSON list of them, or
+ * (text) the first SITE_FRAMES joined by " <- ". */
+#define SITE_FRAMES 3
+
+static void write_frames(FILE *out, const char *name, int json)
+{
+    int d = 0;
+    if (json)
+        fputc('[', out);
+    for (const char *p = name; *p && (json || d < SITE_FRAMES); d++) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        char frame[600];
+        snprintf(frame, sizeof frame, "%.*s", (int)(len < sizeof frame - 1 ? len : sizeof frame - 1), p);
+        if (json) {
+            if (d)
+                fputs(", ", out);
+            heap_json_string(out, frame);
+        } else {
+            fprintf(out, "%s%s", d ? " <- " : "", frame);
+        }
+        p += len + (e != NULL);
+    }
+    if (json)
+        fputc(']', out);
+}
+
+static void write_changes(const growth *gs, uint32_t n, uint32_t top, int sites, int json, FILE *out)
+{
     char b1[48], b2[48], b3[48];
     if (json) {
-        fputs(",\n \"growth\": [", out);
+        fputs(sites ? ",\n \"site_growth\": [" : ",\n \"growth\": [", out);
         for (uint32_t k = 0; k < n; k++) {
-            fputs(k ? ",\n  {\"name\": " : "\n  {\"name\": ", out);
-            heap_json_string(out, gs[k].name);
+            fputs(k ? ",\n  {" : "\n  {", out);
+            if (sites) {
+                fputs("\"frames\": ", out);
+                write_frames(out, gs[k].name, 1);
+            } else {
+                fputs("\"name\": ", out);
+                heap_json_string(out, gs[k].name);
+            }
             fprintf(out, ", \"count\": %" PRId64 ", \"shallow\": %" PRId64 ", \"retained\": %" PRId64 "}",
                     gs[k].count, gs[k].shallow, gs[k].retained);
         }
         fputc(']', out);
-    } else {
-        fprintf(out, "\nGrowth since the baseline by class, largest retained growth first (top %u of %u "
-                "classes that changed):\n", top < n ? top : n, n);
-        fprintf(out, "%16s %16s %12s  %s\n", "retained", "shallow", "count", "class");
-        for (uint32_t k = 0; k < n && k < top; k++)
-            fprintf(out, "%16s %16s %12s  %s\n", signed_thousands(gs[k].retained, b1, sizeof b1),
-                    signed_thousands(gs[k].shallow, b2, sizeof b2), signed_thousands(gs[k].count, b3, sizeof b3),
-                    gs[k].name);
+        return;
     }
+    fprintf(out, "\nGrowth since the baseline by %s, largest retained growth first (top %u of %u "
+            "%s that changed):\n", sites ? "allocation site" : "class", top < n ? top : n, n,
+            sites ? "sites" : "classes");
+    fprintf(out, "%16s %16s %12s  %s\n", "retained", "shallow", "count", sites ? "frames, callee first" : "class");
+    for (uint32_t k = 0; k < n && k < top; k++) {
+        fprintf(out, "%16s %16s %12s  ", signed_thousands(gs[k].retained, b1, sizeof b1),
+                signed_thousands(gs[k].shallow, b2, sizeof b2), signed_thousands(gs[k].count, b3, sizeof b3));
+        if (sites)
+            write_frames(out, gs[k].name, 0);
+        else
+            fputs(gs[k].name, out);
+        fputc('\n', out);
+    }
+}
+
+int heap_write_growth(const heap_analysis *a, const heap_baseline *baseline, uint32_t top, int json, FILE *out)
+{
+    heap_class_rows now = { 0 }, now_sites = { 0 };
+    int with_sites = baseline->has_sites && a->site_count != NULL;
+    uint32_t n = 0, nsites = 0;
+    growth *gs = NULL, *site_gs = NULL;
+    int rc = -1;
+    if (heap_class_rows_of(a, &now) != 0 || (with_sites && heap_site_rows_of(a, &now_sites) != 0))
+        goto out;
+    if ((gs = changes(&now, &baseline->classes, &n)) == NULL
+        || (with_sites && (site_gs = changes(&now_sites, &baseline->sites, &nsites)) == NULL))
+        goto out;
+    write_changes(gs, n, top, 0, json, out);
+    if (with_sites)
+        write_changes(site_gs, nsites, top, 1, json, out);
+    else if (!json && (baseline->has_sites || a->site_count != NULL))
+        fprintf(out, "\n(No growth by allocation site: the %s dump's objects carry no allocation traces.)\n",
+                baseline->has_sites ? "new" : "baseline");
+    rc = 0;
+out:
     free(gs);
+    free(site_gs);
     heap_class_rows_free(&now);
-    return 0;
+    heap_class_rows_free(&now_sites);
+    return rc;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dominators.h"
+#include "heap_suspects.h"
 
 static const char *root_kind_name(unsigned kind)
 {
@@ -103,11 +104,16 @@ static uint32_t *path_nodes(const heap_analysis *a, uint32_t node, uint32_t *n)
 
 void heap_json_string(FILE *out, const char *s)
 {
+    heap_json_text(out, s, 0);
+}
+
+void heap_json_text(FILE *out, const char *s, int in_html)
+{
     fputc('"', out);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (*p == '"' || *p == '\\')
             fprintf(out, "\\%c", *p);
-        else if (*p < 0x20)
+        else if (*p < 0x20 || (in_html && (*p == '<' || *p == '>' || *p == '&')))
             fprintf(out, "\\u%04x", *p);
         else
             fputc(*p, out);
@@ -115,37 +121,37 @@ void heap_json_string(FILE *out, const char *s)
     fputc('"', out);
 }
 
-static void json_step(FILE *out, const step *s)
+static void json_step(FILE *out, const step *s, int in_html)
 {
     switch (s->kind) {
     case STEP_ROOT:
         fputs("{\"root\": ", out);
-        heap_json_string(out, s->root_kind);
+        heap_json_text(out, s->root_kind, in_html);
         if (s->thread[0]) {
             fputs(", \"thread\": ", out);
-            heap_json_string(out, s->thread);
+            heap_json_text(out, s->thread, in_html);
         }
         if (s->frame[0]) {
             fputs(", \"frame\": ", out);
-            heap_json_string(out, s->frame);
+            heap_json_text(out, s->frame, in_html);
         }
         fputc('}', out);
         break;
     case STEP_INDEX:
         fputs("{\"class\": ", out);
-        heap_json_string(out, s->class_name);
+        heap_json_text(out, s->class_name, in_html);
         fprintf(out, ", \"index\": %" PRId64 "}", s->index);
         break;
     case STEP_FIELD: case STEP_STATIC:
         fputs("{\"class\": ", out);
-        heap_json_string(out, s->class_name);
+        heap_json_text(out, s->class_name, in_html);
         fputs(s->kind == STEP_STATIC ? ", \"static\": " : ", \"field\": ", out);
-        heap_json_string(out, s->field);
+        heap_json_text(out, s->field, in_html);
         fputc('}', out);
         break;
     default:
         fputs("{\"class\": ", out);
-        heap_json_string(out, s->class_name);
+        heap_json_text(out, s->class_name, in_html);
         fputs(", \"field\": \"?\"}", out);
         break;
     }
@@ -169,7 +175,7 @@ static void text_step(FILE *out, const step *s)
     }
 }
 
-static void write_path(const heap_analysis *a, uint32_t node, FILE *out, int json)
+void heap_write_path(const heap_analysis *a, uint32_t node, int mode, FILE *out)
 {
     uint32_t n;
     uint32_t *p = path_nodes(a, node, &n);
@@ -181,10 +187,10 @@ static void write_path(const heap_analysis *a, uint32_t node, FILE *out, int jso
             describe_root(a->g, p[0], &s);
         else
             describe_step(a->g, p[i - 1], p[i], &s);
-        if (json) {
+        if (mode != HEAP_PATH_TEXT) {
             if (i)
                 fputs(", ", out);
-            json_step(out, &s);
+            json_step(out, &s, mode == HEAP_PATH_HTML);
         } else {
             text_step(out, &s);
         }
@@ -192,7 +198,7 @@ static void write_path(const heap_analysis *a, uint32_t node, FILE *out, int jso
     free(p);
 }
 
-static const char *object_class(const heap_graph *g, uint32_t v, char *buf, size_t size)
+const char *heap_object_class(const heap_graph *g, uint32_t v, char *buf, size_t size)
 {
     if (g->kind[v] == HG_CLASS) {
         uint32_t k = heap_graph_class_by_id(g, heap_graph_id(g, v));
@@ -216,7 +222,23 @@ const char *heap_thousands(uint64_t v, char *buf, size_t size)
     return buf;
 }
 
-int heap_write_text(const heap_analysis *a, uint32_t top, const heap_class_rows *baseline, FILE *out)
+/* The leak suspects section (text) or list (JSON). */
+static int write_suspects(const heap_analysis *a, int mode, FILE *out)
+{
+    heap_domtree t;
+    heap_suspects s;
+    if (heap_domtree_make(a, &t) != 0)
+        return -1;
+    int rc = heap_find_suspects(a, &t, &s);
+    heap_domtree_free(&t);
+    if (rc != 0)
+        return -1;
+    rc = heap_write_suspects(a, &s, mode, out);
+    heap_suspects_free(&s);
+    return rc;
+}
+
+int heap_write_text(const heap_analysis *a, uint32_t top, const heap_baseline *baseline, FILE *out)
 {
     const heap_graph *g = a->g;
     char b1[32], b2[32], b3[32], b4[32];
@@ -228,6 +250,8 @@ int heap_write_text(const heap_analysis *a, uint32_t top, const heap_class_rows 
         fprintf(out, "(the file holds %u heap dumps: this is the last)\n", g->heap_dumps);
     if (g->dangling)
         fprintf(out, "(%" PRIu64 " references to objects the dump does not hold, left out)\n", g->dangling);
+    if (write_suspects(a, HEAP_PATH_TEXT, out) != 0)
+        return -1;
     uint32_t nk;
     uint32_t *ks = heap_classes_by_retained(a, &nk);
     if (ks == NULL)
@@ -249,9 +273,9 @@ int heap_write_text(const heap_analysis *a, uint32_t top, const heap_class_rows 
     for (uint32_t i = 0; i < no; i++) {
         uint32_t v = objs[i];
         fprintf(out, "%3u. %s 0x%" PRIx64 ": retained %s bytes, shallow %s\n", i + 1,
-                object_class(g, v, name, sizeof name), heap_graph_id(g, v),
+                heap_object_class(g, v, name, sizeof name), heap_graph_id(g, v),
                 heap_thousands(a->retained[v], b1, sizeof b1), heap_thousands(g->size[v], b2, sizeof b2));
-        write_path(a, v, out, 0);
+        heap_write_path(a, v, HEAP_PATH_TEXT, out);
     }
     free(objs);
     if (heap_write_sites(a, top, 0, out) != 0 || (baseline && heap_write_growth(a, baseline, top, 0, out) != 0))
@@ -259,7 +283,7 @@ int heap_write_text(const heap_analysis *a, uint32_t top, const heap_class_rows 
     return ferror(out) ? -1 : 0;
 }
 
-int heap_write_json(const heap_analysis *a, uint32_t top, const heap_class_rows *baseline, FILE *out)
+int heap_write_json(const heap_analysis *a, uint32_t top, const heap_baseline *baseline, FILE *out)
 {
     const heap_graph *g = a->g;
     fprintf(out, "{\"objects\": %" PRIu64 ", \"bytes\": %" PRIu64 ",\n \"classes\": [", a->objects, a->bytes);
@@ -284,13 +308,15 @@ int heap_write_json(const heap_analysis *a, uint32_t top, const heap_class_rows 
     for (uint32_t i = 0; i < no; i++) {
         uint32_t v = objs[i];
         fprintf(out, "%s  {\"id\": \"0x%" PRIx64 "\", \"class\": ", i ? ",\n" : "\n", heap_graph_id(g, v));
-        heap_json_string(out, object_class(g, v, name, sizeof name));
+        heap_json_string(out, heap_object_class(g, v, name, sizeof name));
         fprintf(out, ", \"shallow\": %u, \"retained\": %" PRIu64 ", \"path\": [", g->size[v], a->retained[v]);
-        write_path(a, v, out, 1);
+        heap_write_path(a, v, HEAP_PATH_JSON, out);
         fputs("]}", out);
     }
     free(objs);
-    fputc(']', out);
+    fputs("],\n \"suspects\": ", out);
+    if (write_suspects(a, HEAP_PATH_JSON, out) != 0)
+        return -1;
     if (heap_write_sites(a, top, 1, out) != 0 || (baseline && heap_write_growth(a, baseline, top, 1, out) != 0))
         return -1;
     fputs("}\n", out);

@@ -70,3 +70,49 @@ int heap_write_sites(const heap_analysis *a, uint32_t top, int json, FILE *out)
     free(ts);
     return 0;
 }
+
+int heap_site_rows_of(const heap_analysis *a, heap_class_rows *out)
+{
+    const heap_graph *g = a->g;
+    out->n = 0;
+    out->rows = calloc(g->ntraces ? g->ntraces : 1, sizeof *out->rows);
+    if (out->rows == NULL)
+        return -1;
+    char frame[512];
+    for (uint32_t t = 0; a->site_count != NULL && t < g->ntraces; t++) {
+        if (a->site_count[t] == 0)
+            continue;
+        const hg_trace *tr = &g->traces[t];
+        size_t len = 0, cap = 64;
+        char *name = malloc(cap);
+        for (uint32_t d = 0; name != NULL && d < tr->nframes; d++) {
+            size_t fl = strlen(heap_graph_trace_frame_text(g, t, d, frame, sizeof frame));
+            if (len + fl + 2 > cap) {
+                cap = 2 * (len + fl + 2);
+                char *bigger = realloc(name, cap);
+                if (bigger == NULL) {
+                    free(name);
+                    name = NULL;
+                    break;
+                }
+                name = bigger;
+            }
+            if (d)
+                name[len++] = '\n';
+            memcpy(name + len, frame, fl);
+            len += fl;
+        }
+        if (name == NULL) {
+            heap_class_rows_free(out);
+            return -1;
+        }
+        name[len] = '\0';
+        heap_class_row *r = &out->rows[out->n++];
+        r->name = name;
+        r->count = a->site_count[t];
+        r->shallow = a->site_shallow[t];
+        r->retained = a->site_retained[t];
+    }
+    heap_rows_merge(out);
+    return 0;
+}

@@ -49,6 +49,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 FUZZ_CHECK(a.idom[v] == UINT32_MAX || a.retained[v] <= a.retained[a.idom[v]]);
             FUZZ_CHECK(heap_write_text(&a, 5, NULL, devnull) == 0);
             FUZZ_CHECK(heap_write_json(&a, 5, NULL, devnull) == 0);
+            FUZZ_CHECK(heap_write_html(&a, devnull) == 0);
+            heap_baseline self;
+            FUZZ_CHECK(heap_baseline_of(&a, &self) == 0);
+            FUZZ_CHECK(heap_write_text(&a, 5, &self, devnull) == 0);
+            heap_baseline_free(&self);
             heap_analysis_free(&a);
             analysed++;
         }

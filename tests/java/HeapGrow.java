@@ -16,7 +16,7 @@ public class HeapGrow {
     static final int FIRST = 1000, GROWN = 2000;
 
     static class Leak {
-        byte[] data = new byte[1000];
+        byte[] data = new byte[1000];   // leak-data
     }
 
     static final List<Leak> LEAKS = new ArrayList<>();
@@ -37,7 +37,7 @@ public class HeapGrow {
         System.out.flush();
         waitFor(args[0]);
         for (int i = 0; i < GROWN; i++)
-            LEAKS.add(new Leak());
+            LEAKS.add(new Leak());   // grow-more
         System.out.println("READY 2");
         System.out.flush();
         waitFor(args[1]);

@@ -12,6 +12,7 @@
 
 #include "heapgraph/dominators.h"
 #include "heapgraph/heap_analysis.h"
+#include "heapgraph/heap_suspects.h"
 #include "heapgraph/heap_graph.h"
 
 /* successor lists, terminated by -1, into CSR */
@@ -224,19 +225,30 @@ static void paper_dump(dump *d)
     end_record(d);
 }
 
-TEST(heapgraph_paper_example)
+/* The paper's dump read into a graph and analysed, or NULL (said on stderr). */
+static heap_graph *paper_analysed(heap_analysis *a)
 {
     static dump d;
     paper_dump(&d);
     char err[512];
     heap_graph *g = heap_graph_read(d.b, d.n, "paper.hprof", NULL, NULL, err, sizeof err);
-    CHECK(g != NULL);
-    if (g == NULL) {
-        fprintf(stderr, "%s\n", err);
-        return;
+    if (g != NULL && heap_analyze(g, a, NULL, NULL, err, sizeof err) != 0) {
+        heap_analysis_free(a);
+        heap_graph_free(g);
+        g = NULL;
     }
+    if (g == NULL)
+        fprintf(stderr, "%s\n", err);
+    return g;
+}
+
+TEST(heapgraph_paper_example)
+{
     heap_analysis a;
-    CHECK(heap_analyze(g, &a, NULL, NULL, err, sizeof err) == 0);
+    heap_graph *g = paper_analysed(&a);
+    CHECK(g != NULL);
+    if (g == NULL)
+        return;
     uint32_t dn = heap_graph_node(g, 0x1000), cn = heap_graph_node(g, 0x2000), bn = heap_graph_node(g, 0x3000);
     uint32_t garbage = heap_graph_node(g, 0x4000);
     /* sizes as VisualVM counts them without compressed oops: header 16 */
@@ -296,6 +308,7 @@ TEST(heapgraph_truncated_and_corrupt)
                 FILE *devnull = fopen("/dev/null", "w");
                 heap_write_json(&a, 5, NULL, devnull);
                 heap_write_text(&a, 5, NULL, devnull);
+                heap_write_html(&a, devnull);
                 fclose(devnull);
                 heap_analysis_free(&a);
             }
@@ -303,6 +316,59 @@ TEST(heapgraph_truncated_and_corrupt)
         }
         d.b[at] = saved;
     }
+}
+
+/* The paper's byte[] is the leak suspect (D and C hold it, and only it), in
+ * the text report, the JSON and the page; the page's tree has D, C and the
+ * byte[] in a row; a dump compared with itself grew by nothing. */
+TEST(heapgraph_suspects_and_page)
+{
+    heap_analysis a;
+    heap_graph *g = paper_analysed(&a);
+    CHECK(g != NULL);
+    if (g == NULL)
+        return;
+    uint32_t dn = heap_graph_node(g, 0x1000), bn = heap_graph_node(g, 0x3000);
+    heap_domtree t;
+    heap_suspects s;
+    CHECK(heap_domtree_make(&a, &t) == 0);
+    CHECK(heap_domtree_count(&t, dn) >= 1 && t.child[t.start[dn]] == heap_graph_node(g, 0x2000));   /* largest first */
+    CHECK(heap_find_suspects(&a, &t, &s) == 0);
+    CHECK(s.n >= 1 && !s.list[0].is_class && s.list[0].node == bn && s.list[0].klass == HG_NONE);
+    for (uint32_t i = 1; i < s.n; i++)     /* the class objects may be big in so small a dump; D and C are not named */
+        CHECK(s.list[i].node != dn && s.list[i].node != heap_graph_node(g, 0x2000));
+    heap_suspects_free(&s);
+    heap_domtree_free(&t);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    heap_baseline self;
+    CHECK(heap_baseline_of(&a, &self) == 0 && !self.has_sites);
+    CHECK(heap_write_json(&a, 5, &self, out) == 0);
+    fflush(out);
+    CHECK(strstr(text, "\"suspects\": [\n  {\"kind\": \"object\", \"id\": \"0x3000\", \"class\": \"byte[]\", "
+                       "\"retained\": 120") != NULL);
+    CHECK(strstr(text, "\"path\": [{\"root\": \"Java frame\", \"frame\": \"B.g(B.java:42)\"}, "
+                       "{\"class\": \"D\", \"field\": \"c\"}, {\"class\": \"C\", \"field\": \"data\"}]") != NULL);
+    CHECK(strstr(text, "\"growth\": []") != NULL && strstr(text, "site_growth") == NULL);
+    rewind(out);
+    CHECK(heap_write_text(&a, 5, NULL, out) == 0);
+    fflush(out);
+    CHECK(strstr(text, "  1. One byte[], 0x3000, retains 120 bytes (") != NULL);
+    rewind(out);
+    CHECK(heap_write_html(&a, out) == 0);
+    fflush(out);
+    CHECK(strstr(text, "<!DOCTYPE html>") == text && strstr(text, "</html>") != NULL);
+    /* D, then C as its first child row, then the byte[] */
+    char *dr = strstr(text, "[\"D\", \"0x1000\", 24, 168, ");
+    char *cr = dr ? strstr(dr, "[\"C\", \"0x2000\", 24, 144, ") : NULL;
+    CHECK(dr != NULL && cr != NULL && strstr(cr, "[\"byte[]\", \"0x3000\", 120, 120, -1, 0, 0, 0, 0]") != NULL);
+    CHECK(strstr(text, "\"sentence\": \"One byte[], 0x3000, retains 120 bytes") != NULL);
+    fclose(out);
+    free(text);
+    heap_baseline_free(&self);
+    heap_analysis_free(&a);
+    heap_graph_free(g);
 }
 
 TEST(heapgraph_reads_the_last_of_two_dumps)

@@ -1,0 +1,52 @@
+#include "heap_domtree.h"
+
+#include <stdlib.h>
+
+#include "dominators.h"
+
+static const uint64_t *sort_retained;
+
+static int by_retained(const void *x, const void *y)
+{
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    if (sort_retained[a] != sort_retained[b])
+        return sort_retained[a] < sort_retained[b] ? 1 : -1;
+    return a < b ? -1 : a > b;
+}
+
+int heap_domtree_make(const heap_analysis *a, heap_domtree *t)
+{
+    uint32_t n = a->g->nnodes;
+    t->start = calloc((size_t)n + 1, sizeof *t->start);
+    t->child = malloc((size_t)(n ? n : 1) * sizeof *t->child);
+    uint32_t *next = malloc((size_t)(n ? n : 1) * sizeof *next);
+    if (t->start == NULL || t->child == NULL || next == NULL) {
+        free(next);
+        heap_domtree_free(t);
+        return -1;
+    }
+    for (uint32_t v = 1; v < n; v++)
+        if (a->idom[v] != DOM_UNREACHED)
+            t->start[a->idom[v] + 1]++;
+    for (uint32_t v = 0; v < n; v++) {
+        t->start[v + 1] += t->start[v];
+        next[v] = t->start[v];
+    }
+    for (uint32_t v = 1; v < n; v++)
+        if (a->idom[v] != DOM_UNREACHED)
+            t->child[next[a->idom[v]]++] = v;
+    free(next);
+    sort_retained = a->retained;
+    for (uint32_t v = 0; v < n; v++)
+        if (heap_domtree_count(t, v) > 1)
+            qsort(t->child + t->start[v], heap_domtree_count(t, v), sizeof *t->child, by_retained);
+    sort_retained = NULL;
+    return 0;
+}
+
+void heap_domtree_free(heap_domtree *t)
+{
+    free(t->start);
+    free(t->child);
+    t->start = t->child = NULL;
+}
