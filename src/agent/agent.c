@@ -849,9 +849,9 @@ static void command_status(void)
         say("options: %s", agent.options_text[0] ? agent.options_text : "(defaults)");
         say("output: %s (%d dumps)", agent.report.out ? agent.report.path : "(closed)", agent.dumps);
         if (agent.opt.loop_ms)
-            say("loop: period %llu of %u ms (%s), %s", (unsigned long long)agent.series.now.seq, agent.opt.loop_ms,
-                agent.opt.loop_cumulative ? "cumulative" : "delta", agent.opt.loop_keep ? "the last loop_keep= "
-                "periods' files kept" : "every file kept");
+            say("loop: period %llu of %u ms (%s); files kept: %s%u", (unsigned long long)agent.series.now.seq,
+                agent.opt.loop_ms, agent.opt.loop_cumulative ? "cumulative" : "delta",
+                agent.opt.loop_keep ? "the last periods' " : "all", agent.opt.loop_keep);
     }
     /* Counted by the tables themselves (the soak bench watches it stay flat);
      * not counted: per-thread buffers, queues and the JVM's own JVMTI memory. */
