@@ -13,6 +13,11 @@ a series of files, one per period (src/output/series.h, docs/continuous.md).
                     periods only the last 2 text and pprof files remain;
                     cumulative totals never fall and the last file holds
                     the whole run (partA + partB within 5% of the truth)
+    loop_attach     CpuSplit without the agent; `hprof attach PID
+                    cpu=samples,loop=1,file=.../a-%n.txt`: at least 2 periods'
+                    files while it runs, each read by the strict parser;
+                    `hprof status` names the period; a `start` with another
+                    loop= is refused and names loop=
     loop_bad        loop=0, loop=abc, loop=500ms, loop_keep= without loop=,
                     loop_mode=sideways, a name with %q, loop= with net=:
                     the JVM does not start and the message names the option
@@ -22,6 +27,8 @@ import glob
 import math
 import os
 import re
+import subprocess
+import time
 
 import outputs_tests
 
@@ -29,7 +36,7 @@ INTERVAL_NS = 10 * 1000 * 1000
 RE_TRUTH = re.compile(r"TRUTH partA_ns=(\d+) partB_ns=(\d+)")
 
 
-def make_tests(Fail, parse_profile, H):
+def make_tests(Fail, parse_profile, H, spawn, reap, hprof):
 
     def truth(r):
         m = RE_TRUTH.search(r.stderr)
@@ -131,6 +138,40 @@ def make_tests(Fail, parse_profile, H):
         if problems:
             raise Fail("; ".join(problems))
 
+    def t_loop_attach(ctx):
+        d = ctx.path("attach")
+        os.makedirs(d, exist_ok=True)
+        p, so, se, cmd = spawn(ctx, "CpuSplit", ["4000"], None, "cpusplit")
+        problems = []
+        try:
+            time.sleep(1.0)
+            a = subprocess.run([hprof, "attach", str(p.pid), "cpu=samples,loop=1,file=%s/a-%%n.txt" % d],
+                               capture_output=True, text=True, timeout=60)
+            if a.returncode != 0:
+                raise Fail("hprof attach failed (rc %d): %s" % (a.returncode, (a.stdout + a.stderr)[-300:]))
+            deadline = time.time() + 60
+            while len(glob.glob(d + "/a-*.txt")) < 3 and time.time() < deadline and p.poll() is None:
+                time.sleep(0.2)
+            st = subprocess.run([hprof, "status", str(p.pid)], capture_output=True, text=True, timeout=60)
+            if not re.search(r"^loop: period \d+ of 1000 ms \(delta\)", st.stdout + st.stderr, re.M):
+                problems.append("hprof status does not name the period: %s" % (st.stdout + st.stderr)[-300:])
+            bad = subprocess.run([hprof, "start", str(p.pid), "cpu=samples,loop=5,file=%s/a-%%n.txt" % d],
+                                 capture_output=True, text=True, timeout=60)
+            if bad.returncode == 0 or "loop=" not in bad.stdout + bad.stderr:
+                problems.append("a start with another loop= was not refused: %s" % (bad.stdout + bad.stderr)[-300:])
+        finally:
+            reap(ctx, p, so, se, cmd)
+        files = numbered(d + "/a-*.txt", r"^a-(\d+)\.txt$")
+        if len(files) < 2 or sorted(files) != list(range(1, len(files) + 1)):
+            problems.append("expected at least 2 periods numbered 1..N, found %s" % sorted(files))
+        totals = []
+        for k in sorted(files):
+            total, a, b = split(parse_profile(files[k]))
+            totals.append("%d: %d (%d+%d)" % (k, total, a, b))
+        ctx.note("periods while attached: %s" % ", ".join(totals))
+        if problems:
+            raise Fail("; ".join(problems))
+
     bad = [
         ("loop=0", "'loop'"),
         ("loop=abc", "'loop'"),
@@ -153,5 +194,6 @@ def make_tests(Fail, parse_profile, H):
     return [
         ("loop_series", t_loop_series),
         ("loop_keep", t_loop_keep),
+        ("loop_attach", t_loop_attach),
         ("loop_bad", t_loop_bad),
     ]
