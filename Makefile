@@ -15,7 +15,7 @@ SAN_FLAGS = -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit
 PURE_SRC  = src/core/keytab.c src/core/idmap.c src/core/ref_table.c src/core/tables.c src/core/trace_builder.c src/core/trace_cache.c src/core/stack_table.c src/core/stack_profile.c src/options/options.c src/options/class_filter.c src/options/jvm_args.c \
             src/cpu/sample_queue.c src/cpu/cpu_collector.c src/cpu/code_map.c src/cpu/times_table.c \
             src/output/text_writer.c src/output/old_prof_writer.c src/output/profile_outputs.c src/output/output_file.c src/output/hprof_binary.c \
-            src/output/net_sink.c src/output/net_report.c \
+            src/output/net_sink.c src/output/net_report.c src/output/series.c \
             src/monitor/monitor_table.c src/monitor/deadlock.c src/monitor/vthread_pending.c src/heap/site_table.c src/heap/object_store.c $(BCI_SRC) \
             $(PROFILE_SRC) $(NATIVE_SRC)
 # Native code, read from bytes (pure C): ELF symbol tables, x86-64 call-frame
@@ -241,8 +241,8 @@ FUZZ_SEED  ?= 1
 FUZZ_TIME  ?= 100
 
 FUZZ_SRC_bci           = $(BCI_SRC)
-FUZZ_SRC_options       = src/options/options.c src/options/class_filter.c
-FUZZ_SRC_attach        = $(CLI_SRC) src/options/options.c src/options/class_filter.c src/output/net_sink.c
+FUZZ_SRC_options       = src/options/options.c src/options/class_filter.c src/output/series.c
+FUZZ_SRC_attach        = $(CLI_SRC) src/options/options.c src/options/class_filter.c src/output/net_sink.c src/output/series.c
 FUZZ_SRC_net           = src/cli/listen.c src/output/net_sink.c
 FUZZ_SRC_text_reader   = $(FRONT_SRC)
 FUZZ_SRC_binary_reader = $(FRONT_SRC)

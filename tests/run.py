@@ -1799,6 +1799,8 @@ import heap_analyze_tests  # noqa: E402  (build/hprof heap: retained sizes, path
 JVM_TESTS += heap_analyze_tests.make_tests(Fail, Skip, marked_line)
 import outputs_tests  # noqa: E402  (pprof=, flamegraph=, collapsed=)
 JVM_TESTS += outputs_tests.make_tests(Fail, Skip, parse_profile, H, heap_tests)
+import loop_tests  # noqa: E402  (loop=: a series of files, one per period)
+JVM_TESTS += loop_tests.make_tests(Fail, parse_profile, H, spawn, reap, os.path.join(BUILD, "hprof"))
 import frontend_tests  # noqa: E402  (build/hprof report, convert, diff)
 JVM_TESTS += frontend_tests.make_tests(Fail, Skip, parse_profile)
 import jfr_tests  # noqa: E402  (build/hprof reading the JVM's own JFR recordings)

@@ -47,6 +47,7 @@
 #include "../output/net_report.h"
 #include "../output/output_file.h"
 #include "../output/profile_outputs.h"
+#include "../output/series.h"
 #include "../output/text_writer.h"
 #include "collector.h"
 #include "events.h"
@@ -114,6 +115,8 @@ static struct {
     int             dumps;
     int64_t         live_sent_ms;   /* net=: when the last live summary went */
     const char     *progress_path;  /* the running command's reply file (agent_progress) */
+    output_series   series;         /* loop=: the period running, the periods whose files are kept */
+    int64_t         period_due_ms;  /* loop=: when the period running ends (net_now_ms's clock) */
 } agent = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER,
             .finished = PTHREAD_COND_INITIALIZER };
 
@@ -183,6 +186,25 @@ static void note_limit(const char *what)
         snprintf(agent.limits + used, sizeof agent.limits - used, "%s%s", used ? "\n" : "", what);
     }
     say("%s: note: %s", agent.product->name, what);
+}
+
+/* ------------------------------------------------------------ loop= */
+
+/* The options with every output's name that of the period running
+ * (series.h); the options themselves without loop=. */
+static const hprof_options *period_options(const hprof_options *opt)
+{
+    if (!opt->loop_ms || agent.series.now.seq == 0)
+        return opt;
+    static hprof_options named;        /* agent.lock, or start-up */
+    named = *opt;
+    const char *const given[] = { opt->file, opt->pprof, opt->collapsed, opt->flamegraph, opt->jfr };
+    char *const paths[] = { named.file, named.pprof, named.collapsed, named.flamegraph, named.jfr };
+    /* A name too long for its period was refused with loop= (options.c). */
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
+        if (given[i][0] && series_name(&agent.series, given[i], paths[i], OPTIONS_PATH_MAX) != 0)
+            snprintf(paths[i], OPTIONS_PATH_MAX, "%s", given[i]);
+    return &named;
 }
 
 /* ------------------------------------------------------------ report files */
@@ -259,8 +281,9 @@ static int report_open_net(report_file *r, const hprof_options *opt, char *err, 
  * file used if the listener goes away), else file=. */
 static int report_open_main(report_file *r, const hprof_options *opt, char *err, size_t errlen)
 {
-    return opt->net[0] ? report_open_net(r, opt, err, errlen)
-                       : report_open(r, opt, opt->file, opt->force, err, errlen);
+    if (opt->net[0])
+        return report_open_net(r, opt, err, errlen);
+    return report_open(r, opt, period_options(opt)->file, opt->force, err, errlen);
 }
 
 /* The text header: the options, what drives the samples, how the agent
@@ -483,16 +506,15 @@ static void write_profile_outputs(dump_target *t, JNIEnv *jni)
                     extra ? c->extra_kind : c->profile_kind);
         }
     }
-    profile_outputs_write(&agent.opt, profiles, n, tell_output, t);
+    profile_outputs_write(period_options(&agent.opt), profiles, n, tell_output, t);
     for (uint32_t i = 0; i < n; i++)
         profile_free((profile *)profiles[i].profile);
 }
 
-/* Can the files of pprof=, flamegraph= and collapsed= be written, for the
- * collectors these options start? */
-static int check_profile_outputs(const hprof_options *opt, char *err, size_t errlen)
+/* The kinds of profile the collectors these options start give (into
+ * kinds, 2 * PRODUCT_MAX_COLLECTORS at most); how many. */
+static uint32_t profile_kinds(const hprof_options *opt, const char **kinds)
 {
-    const char *kinds[2 * PRODUCT_MAX_COLLECTORS];
     uint32_t n = 0;
     for (size_t i = 0; i < agent.product->n_collectors; i++) {
         const collector *c = collector_at(i);
@@ -502,7 +524,16 @@ static int check_profile_outputs(const hprof_options *opt, char *err, size_t err
                 kinds[n++] = c->extra_kind;
         }
     }
-    return profile_outputs_check(opt, kinds, n, err, errlen);
+    return n;
+}
+
+/* Can the files of pprof=, flamegraph= and collapsed= be written, for the
+ * collectors these options start? (loop=: the first period's names.) */
+static int check_profile_outputs(const hprof_options *opt, char *err, size_t errlen)
+{
+    const char *kinds[2 * PRODUCT_MAX_COLLECTORS];
+    uint32_t n = profile_kinds(opt, kinds);
+    return profile_outputs_check(period_options(opt), kinds, n, err, errlen);
 }
 
 /* A dump for a product without a report (the JVMPI layer): each started
@@ -720,6 +751,7 @@ static int start_collectors(JNIEnv *jni)
         failed = 1;
     agent.state = AGENT_RUNNING;
     agent.started = time(NULL);
+    agent.period_due_ms = net_now_ms() + agent.opt.loop_ms;
     report_header(&agent.report);
     return failed ? -1 : 0;
 }
@@ -735,6 +767,74 @@ static void stop_collectors(JNIEnv *jni)
     agent.stopped_at = time(NULL);
 }
 
+static void reset_collectors(JNIEnv *jni)
+{
+    for (size_t i = 0; i < agent.product->n_collectors; i++)
+        if (agent.made[i] && collector_at(i)->reset)
+            collector_at(i)->reset(jni);
+}
+
+/* ------------------------------------------------------------ loop= periods */
+
+/* The files of a period loop_keep= no longer keeps: every name its options
+ * give it (pprof= and collapsed= with each kind too). Names that were not
+ * written are simply not there. */
+static void delete_period(series_period p)
+{
+    const char *kinds[2 * PRODUCT_MAX_COLLECTORS];
+    uint32_t n_kinds = profile_kinds(&agent.opt, kinds);
+    const hprof_options *o = &agent.opt;
+    const struct { const char *path; int per_kind; } outputs[] = {
+        { o->file, 0 }, { o->pprof, 1 }, { o->collapsed, 1 }, { o->flamegraph, 0 }, { o->jfr, 0 },
+    };
+    char name[OPTIONS_PATH_MAX], kind_name[OPTIONS_PATH_MAX + 64];
+    for (size_t i = 0; i < sizeof outputs / sizeof outputs[0]; i++) {
+        if (!outputs[i].path[0] || series_name_at(outputs[i].path, p, agent.series.pid, name, sizeof name) != 0)
+            continue;
+        if (unlink(name) != 0 && errno != ENOENT)
+            say("hprof: loop_keep=%u: cannot delete %s: %s", agent.opt.loop_keep, name, strerror(errno));
+        for (uint32_t k = 0; outputs[i].per_kind && k < n_kinds; k++) {
+            profile_output_name(name, kinds[k], 1, kind_name, sizeof kind_name);
+            unlink(kind_name);
+        }
+    }
+}
+
+/* A period ends: its files are written (file= closed, pprof=, ... from the
+ * snapshots), then in delta mode every count is zeroed, and the next
+ * period's file= opens. All on the agent thread under agent.lock, which is
+ * the only thread that drains the sample queues: a sample taken meanwhile
+ * waits in its queue and counts in the next period, never in none. */
+static void period_end(JNIEnv *jni)
+{
+    dump_into(&agent.report, "loop", 0, jni);
+    report_close(&agent.report);
+    if (!agent.opt.loop_cumulative)
+        reset_collectors(jni);
+    series_period drop;
+    if (series_next(&agent.series, time(NULL), &drop))
+        delete_period(drop);
+    char err[1024];
+    if (report_open_main(&agent.report, &agent.opt, err, sizeof err) != 0)
+        say("%s; this period's report is not written (loop=)", err);
+    else
+        report_header(&agent.report);
+    /* A fixed rate; after a stall (a long heap dump) the next period is a whole one. */
+    int64_t now = net_now_ms();
+    agent.period_due_ms += agent.opt.loop_ms;
+    if (agent.period_due_ms <= now)
+        agent.period_due_ms = now + agent.opt.loop_ms;
+}
+
+/* ms until the period running ends (INT64_MAX without loop=, or stopped). */
+static int64_t period_left_ms(void)
+{
+    if (!agent.opt.loop_ms || agent.state != AGENT_RUNNING || !agent.product->report)
+        return INT64_MAX;
+    int64_t left = agent.period_due_ms - net_now_ms();
+    return left > 0 ? left : 0;
+}
+
 /* ------------------------------------------------------------ commands */
 
 static void command_status(void)
@@ -748,6 +848,10 @@ static void command_status(void)
     if (agent.product->report) {
         say("options: %s", agent.options_text[0] ? agent.options_text : "(defaults)");
         say("output: %s (%d dumps)", agent.report.out ? agent.report.path : "(closed)", agent.dumps);
+        if (agent.opt.loop_ms)
+            say("loop: period %llu of %u ms (%s); files kept: %s%u", (unsigned long long)agent.series.now.seq,
+                agent.opt.loop_ms, agent.opt.loop_cumulative ? "cumulative" : "delta",
+                agent.opt.loop_keep ? "the last periods' " : "all", agent.opt.loop_keep);
     }
     /* Counted by the tables themselves (the soak bench watches it stay flat);
      * not counted: per-thread buffers, queues and the JVM's own JVMTI memory. */
@@ -783,6 +887,12 @@ static int command_start(const command *c, JNIEnv *jni)
     /* What can be refused (capabilities, the new file) before anything stops. */
     report_file fresh;
     int new_file = 0;
+    if (c->req.options[0] && (c->opt.loop_ms != agent.opt.loop_ms || c->opt.loop_keep != agent.opt.loop_keep ||
+                              c->opt.loop_cumulative != agent.opt.loop_cumulative)) {
+        say("hprof: loop=, loop_keep= and loop_mode= are set when the agent first starts (now: %s); give the "
+            "same ones to `start`", agent.options_text[0] ? agent.options_text : "defaults");
+        return -1;
+    }
     if (c->req.options[0]) {
         char err[1024];
         if (check_profile_outputs(&c->opt, err, sizeof err) != 0) {
@@ -852,9 +962,7 @@ static int run_command(const command *c, JNIEnv *jni)
         if (c->req.command == COMMAND_DUMP)
             dump_into(&agent.report, "dump", 0, jni);
         else if (c->req.command == COMMAND_RESET)
-            for (size_t i = 0; i < agent.product->n_collectors; i++)
-                if (agent.made[i] && collector_at(i)->reset)
-                    collector_at(i)->reset(jni);
+            reset_collectors(jni);
         return 0;
     }
     switch (c->req.command) {
@@ -874,9 +982,7 @@ static int run_command(const command *c, JNIEnv *jni)
     case COMMAND_DUMP:
         return command_dump(c, jni);
     case COMMAND_RESET:
-        for (size_t i = 0; i < agent.product->n_collectors; i++)
-            if (agent.made[i] && collector_at(i)->reset)
-                collector_at(i)->reset(jni);
+        reset_collectors(jni);
         say("hprof: counts reset");
         return 0;
     case COMMAND_STATUS:
@@ -920,6 +1026,8 @@ static void JNICALL agent_thread(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
             long ms = any_tick() || net_waiting ? TICK_MS : 1000;
+            if (period_left_ms() < ms)
+                ms = (long)period_left_ms();
             ts.tv_nsec += ms * 1000000L;
             ts.tv_sec += ts.tv_nsec / 1000000000L;
             ts.tv_nsec %= 1000000000L;
@@ -947,6 +1055,8 @@ static void JNICALL agent_thread(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
             agent.dump_requested = 0;
             dump_into(&agent.report, "SIGQUIT", 0, jni);
         }
+        if (period_left_ms() == 0)
+            period_end(jni);
         int want_dump = 0;
         for (size_t i = 0; agent.state == AGENT_RUNNING && i < agent.product->n_collectors; i++)
             if (agent.active[i] && collector_at(i)->tick)
@@ -1042,6 +1152,10 @@ static void finish_run(JNIEnv *jni)
     agent.state = AGENT_FINISHED;
     agent.reply = NULL;
     report_close(&agent.report);
+    /* The last period's files are written: loop_keep= counts them too. */
+    series_period drop;
+    if (agent.opt.loop_ms && series_next(&agent.series, time(NULL), &drop))
+        delete_period(drop);
 }
 
 static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
@@ -1142,6 +1256,10 @@ static int first_load(JavaVM *vm, const command *c, int live, char *err, size_t 
     agent.live = live;
     agent.opt = c->opt;
     snprintf(agent.options_text, sizeof agent.options_text, "%s", c->req.options);
+    if (agent.opt.loop_ms && series_init(&agent.series, (long)getpid(), agent.opt.loop_keep, time(NULL)) != 0) {
+        snprintf(err, errlen, "%s: out of memory for loop_keep=%u", agent.product->name, agent.opt.loop_keep);
+        return -1;
+    }
     if (check_profile_outputs(&agent.opt, err, errlen) != 0)
         return -1;
     if (tables_init(NULL) != 0) {

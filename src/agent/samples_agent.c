@@ -839,13 +839,15 @@ static void dump(dump_target *t, JNIEnv *jni)
     }
 }
 
+/* Zero what the last dump counted. The queue is not drained first: what
+ * waits in it (at most a tick's samples) was not in that dump, and counts
+ * in the next, so that loop='s periods, each a dump then a reset, add up to
+ * every sample. Likewise buffer_full, taken into the counts at each dump. */
 static void reset(JNIEnv *jni)
 {
     (void)jni;
     if (!cpu.initialised)
         return;
-    cpu_collector_drain(cpu.counts, &cpu.queue);
-    atomic_store(&sampler_lost.buffer_full, 0);
     atomic_store(&sampler_lost.taken, 0);
     atomic_store(&sampler_lost.recovered_from_caller, 0);
     atomic_store(&sampler_lost.at_interrupted_pc, 0);

@@ -275,12 +275,12 @@ static void dump(dump_target *t, JNIEnv *jni)
     free(rows);
 }
 
+/* Not drained first: see cpu=samples' reset (samples_agent.c). */
 static void reset(JNIEnv *jni)
 {
     (void)jni;
     if (!wall.initialised)
         return;
-    drain();
     cpu_collector_reset(wall.counts);
 }
 

@@ -16,8 +16,22 @@ typedef struct subsite {
     uint64_t         size;
     _Atomic uint64_t allocs, frees;
     uint64_t         seen;           /* live objects found by the last census */
-    uint32_t         epoch;          /* the reset it was made after (S.epoch then) */
 } subsite;
+
+/* A subsite_t is the subsite's number (1, 2, ...) in its low 30 bits
+ * (SUBSITE_MAX) and, above them, the reset it was handed out after (the
+ * epoch, modulo 4). A reset zeroes every subsite's counts in place and keeps
+ * them for the same sites, so that resets (one per loop= period) do not make
+ * the table grow; the epoch bits tell the census which objects were tracked
+ * before the reset (the object store keeps the few in chunks threads were
+ * filling) so that they are not counted live again. */
+#define EPOCH_SHIFT 30
+#define EPOCH_MASK  3u
+
+static uint32_t number_of(subsite_t s)
+{
+    return s & SUBSITE_MAX;
+}
 
 static struct {
     pthread_mutex_t   lock;          /* guards interning: slots, count, chunk creation */
@@ -29,7 +43,7 @@ static struct {
     uint32_t          slot_mask;
     _Atomic uint64_t  lost;
     int               census;        /* site_census_begin ran: rows use `seen` for live */
-    uint32_t          epoch;         /* resets so far: only this epoch's subsites are reported */
+    _Atomic uint32_t  epoch;         /* resets so far (its low bits are in every subsite_t handed out) */
     _Atomic uint32_t  generation;    /* bumped by init, free and reset: threads' caches go stale */
 } S = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -57,10 +71,11 @@ void site_table_thread_end(void)
 
 static subsite *subsite_at(subsite_t s)
 {
-    if (s == 0 || S.chunks == NULL || s > atomic_load_explicit(&S.count, memory_order_acquire))
+    uint32_t n = number_of(s);
+    if (n == 0 || S.chunks == NULL || n > atomic_load_explicit(&S.count, memory_order_acquire))
         return NULL;
-    subsite *chunk = atomic_load_explicit(&S.chunks[(s - 1) >> CHUNK_BITS], memory_order_acquire);
-    return chunk ? &chunk[(s - 1) & (CHUNK_SIZE - 1)] : NULL;
+    subsite *chunk = atomic_load_explicit(&S.chunks[(n - 1) >> CHUNK_BITS], memory_order_acquire);
+    return chunk ? &chunk[(n - 1) & (CHUNK_SIZE - 1)] : NULL;
 }
 
 int site_table_init(uint32_t max_subsites)
@@ -135,7 +150,7 @@ static int grow_slots(void)
         if (s == 0)
             continue;
         subsite *e = subsite_at(s);
-        uint32_t j = hash_key(e->trace, e->stack, e->class_serial, e->size) & mask;   /* only this epoch's are in slots */
+        uint32_t j = hash_key(e->trace, e->stack, e->class_serial, e->size) & mask;
         while (slots[j])
             j = (j + 1) & mask;
         slots[j] = s;
@@ -148,6 +163,18 @@ static int grow_slots(void)
 
 static subsite_t intern_locked(uint32_t hash, serial_t trace, stack_id stack, serial_t class_serial,
                                uint64_t size);
+
+/* Subsite number n as handed out now. */
+static subsite_t handle_of(uint32_t n)
+{
+    return n ? n | ((atomic_load_explicit(&S.epoch, memory_order_relaxed) & EPOCH_MASK) << EPOCH_SHIFT) : 0;
+}
+
+/* Handed out since the last reset? */
+static int current(subsite_t s)
+{
+    return (s >> EPOCH_SHIFT) == (atomic_load_explicit(&S.epoch, memory_order_relaxed) & EPOCH_MASK);
+}
 
 subsite_t site_intern(serial_t trace, stack_id stack, serial_t class_serial, uint64_t size)
 {
@@ -177,7 +204,7 @@ static subsite_t intern_locked(uint32_t hash, serial_t trace, stack_id stack, se
         subsite *e = subsite_at(s);
         if (e->trace == trace && e->stack == stack && e->class_serial == class_serial && e->size == size) {
             pthread_mutex_unlock(&S.lock);
-            return s;
+            return handle_of(s);
         }
     }
     subsite_t made = 0;
@@ -196,7 +223,6 @@ static subsite_t intern_locked(uint32_t hash, serial_t trace, stack_id stack, se
     e->stack = stack;
     e->class_serial = class_serial;
     e->size = size;
-    e->epoch = S.epoch;
     made = n + 1;
     S.slots[j] = made;
     atomic_store_explicit(&S.count, made, memory_order_release);
@@ -206,7 +232,7 @@ static subsite_t intern_locked(uint32_t hash, serial_t trace, stack_id stack, se
     }
 out:
     pthread_mutex_unlock(&S.lock);
-    return made;
+    return handle_of(made);
 }
 
 void site_count_alloc(subsite_t s)
@@ -216,9 +242,10 @@ void site_count_alloc(subsite_t s)
         atomic_fetch_add_explicit(&e->allocs, 1, memory_order_relaxed);
 }
 
+/* An object from before the last reset is not counted (see EPOCH_SHIFT). */
 void site_count_free(subsite_t s)
 {
-    subsite *e = subsite_at(s);
+    subsite *e = current(s) ? subsite_at(s) : NULL;
     if (e)
         atomic_fetch_add_explicit(&e->frees, 1, memory_order_relaxed);
 }
@@ -244,7 +271,7 @@ void site_census_begin(void)
 
 void site_census_add(subsite_t s)
 {
-    subsite *e = subsite_at(s);
+    subsite *e = current(s) ? subsite_at(s) : NULL;
     if (e)
         e->seen++;
 }
@@ -253,17 +280,23 @@ uint32_t site_subsite_count(void) { return atomic_load(&S.count); }
 void     site_count_lost(uint64_t n) { atomic_fetch_add(&S.lost, n); }
 uint64_t site_lost(void) { return atomic_load(&S.lost); }
 
-/* Objects allocated before a reset keep their subsites (their tags name
- * them, and the census still finds them), but those subsites are left out of
- * the rows, and new allocations at the same site get new subsites: so after
- * a reset, "allocated" and "live" both count only objects allocated since. */
+/* Every subsite's counts zeroed in place, the same subsites kept for the
+ * same sites (the table does not grow at each reset), and the epoch moved on:
+ * objects tracked before keep their handles, which the census and frees now
+ * ignore, so after a reset "allocated" and "live" both count only objects
+ * allocated since. An increment racing with the zeroing may be lost. */
 void site_table_reset(void)
 {
     pthread_mutex_lock(&S.lock);
-    S.epoch++;
+    atomic_fetch_add(&S.epoch, 1);
     atomic_fetch_add(&S.generation, 1);
-    if (S.slots)
-        memset(S.slots, 0, ((size_t)S.slot_mask + 1) * sizeof *S.slots);
+    uint32_t n = atomic_load(&S.count);
+    for (uint32_t k = 1; k <= n; k++) {
+        subsite *e = subsite_at(k);
+        atomic_store_explicit(&e->allocs, 0, memory_order_relaxed);
+        atomic_store_explicit(&e->frees, 0, memory_order_relaxed);
+        e->seen = 0;
+    }
     atomic_store(&S.lost, 0);
     pthread_mutex_unlock(&S.lock);
 }
@@ -308,7 +341,7 @@ static site_row *weighted_subsites(uint64_t sample_interval, uint32_t *n_out)
         subsite *e = subsite_at(s);
         uint64_t allocs = atomic_load_explicit(&e->allocs, memory_order_relaxed);
         uint64_t frees = atomic_load_explicit(&e->frees, memory_order_relaxed);
-        if (allocs == 0 || e->epoch != S.epoch)
+        if (allocs == 0)
             continue;
         /* A free counted before its allocation (another thread's increment
          * not yet visible) must not make "live" wrap around. */

@@ -55,8 +55,8 @@ void     site_count_lost(uint64_t n);
 uint64_t site_lost(void);
 
 /* `reset`: from now on rows count only objects allocated after this call
- * (allocated and live alike); subsite numbers already handed out stay valid.
- * Each reset can make a site's subsites anew, within max_subsites. */
+ * (allocated and live alike); subsites already handed out stay valid (for
+ * site_get) and name the same sites; the table does not grow at a reset. */
 void site_table_reset(void);
 
 /* A census of the live objects, by the single thread that writes a report

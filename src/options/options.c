@@ -1,6 +1,7 @@
 /* options.c: see options.h. */
 #include "options.h"
 #include "option_error.h"
+#include "../output/series.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -86,6 +87,15 @@ static const char usage_text[] =
 "                       every name that begins so (java.*:jdk.*:sun.*).\n"
 "                       The time of a method left out counts as its\n"
 "                       caller's own; its calls are not counted\n"
+"loop=<duration>        every output a series of files, off\n"
+"                       one complete file per period: a number of\n"
+"                       seconds, or with ms, s, m or h (1 s to 24 h);\n"
+"                       names take %t (period's start, UTC), %p (pid),\n"
+"                       %n (period number); a name without % gets\n"
+"                       .%t.%n before its extension\n"
+"loop_keep=<n>          keep the last n periods' files 0 (all)\n"
+"loop_mode=delta|cumulative  each file: its period   delta\n"
+"                       alone, or everything since the start\n"
 "\n"
 "heap=all is the default, as in HPROF, only when none of cpu=, heap= and\n"
 "monitor= is given.\n"
@@ -195,10 +205,90 @@ static int parse_net(const char *value, char *out, char *err, size_t errlen)
     return 0;
 }
 
+/* loop=DURATION: a whole number with ms, s (the default), m or h; 1 s to 24 h. */
+static int parse_duration_ms(const char *value, uint32_t *out)
+{
+    static const struct { const char *unit; uint64_t ms; } units[] = {
+        { "", 1000 }, { "s", 1000 }, { "ms", 1 }, { "m", 60000 }, { "h", 3600000 },
+    };
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = value[0] >= '0' && value[0] <= '9' ? strtoull(value, &end, 10) : 0;
+    if (end == NULL || errno != 0 || v > 86400000)
+        return -1;
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (strcmp(end, units[i].unit) == 0) {
+            uint64_t ms = v * units[i].ms;
+            if (ms < 1000 || ms > 86400000)
+                return -1;
+            *out = (uint32_t)ms;
+            return 0;
+        }
+    return -1;
+}
+
+/* loop=, loop_keep=, loop_mode=: series of files (src/output/series.h). */
+static int parse_loop(hprof_options *o, const char *name, const char *value, char *err, size_t errlen)
+{
+    if (strcmp(name, "loop") == 0) {
+        if (parse_duration_ms(value, &o->loop_ms) == 0)
+            return 0;
+        set_err(err, errlen, "hprof: bad value '%s' for option 'loop': expected how long each file's period "
+                "is, from 1 s to 24 h: a whole number of seconds (loop=60) or with a unit, ms, s, m or h "
+                "(loop=1500ms, loop=30s, loop=5m, loop=1h)", value);
+        return -1;
+    }
+    if (strcmp(name, "loop_keep") == 0) {
+        int keep = 0;
+        if (parse_int(name, value, 0, 100000, &keep, "how many periods' files to keep (0: all)", err, errlen) != 0)
+            return -1;
+        o->loop_keep = (uint32_t)keep;
+        return 0;
+    }
+    if (strcmp(name, "loop_mode") == 0) {
+        if (strcmp(value, "delta") == 0 || strcmp(value, "cumulative") == 0) {
+            o->loop_cumulative = value[0] == 'c';
+            o->loop_mode_given = 1;
+            return 0;
+        }
+        set_err(err, errlen, "hprof: bad value '%s' for option 'loop_mode': accepted values are delta (each "
+                "file holds its period alone) or cumulative (each file holds everything since the start)", value);
+        return -1;
+    }
+    set_err(err, errlen, "hprof: unknown option '%s'; the loop options are loop, loop_keep and loop_mode", name);
+    return -1;
+}
+
+/* With loop=: every file name the options give can take a period's name. */
+static int check_loop(const hprof_options *o, char *err, size_t errlen)
+{
+    if (!o->loop_ms) {
+        if (o->loop_keep || o->loop_mode_given) {
+            set_err(err, errlen, "hprof: option '%s=' needs loop=DURATION (e.g. loop=1m)",
+                    o->loop_keep ? "loop_keep" : "loop_mode");
+            return -1;
+        }
+        return 0;
+    }
+    if (o->net[0]) {
+        set_err(err, errlen, "hprof: option 'loop=' cannot be used with 'net=': a stream has no files to "
+                "rotate; use file= (and pprof=, ...) with loop=, or net= without it");
+        return -1;
+    }
+    const struct { const char *name; const char *path; } names[] = {
+        { "file", o->file }, { "pprof", o->pprof }, { "collapsed", o->collapsed },
+        { "flamegraph", o->flamegraph }, { "jfr", o->jfr },
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (names[i].path[0] && series_check_name(names[i].name, names[i].path, OPTIONS_PATH_MAX, err, errlen) != 0)
+            return -1;
+    return 0;
+}
+
 static const char *const option_names[] = {
     "help", "heap", "cpu", "monitor", "format", "file", "net", "depth", "interval", "cutoff", "lineno",
     "thread", "doe", "msa", "force", "verbose", "collapsed", "pprof", "flamegraph", "jfr", "sampler", "native",
-    "wall", "heap_sample", "deadlock", "jdk", "include", "exclude",
+    "wall", "heap_sample", "deadlock", "jdk", "include", "exclude", "loop", "loop_keep", "loop_mode",
 };
 #define OPTION_COUNT (sizeof option_names / sizeof option_names[0])
 
@@ -415,6 +505,8 @@ static int parse_one(hprof_options *o, const char *name, const char *value,
         }
         return 0;
     }
+    if (strncmp(name, "loop", 4) == 0 && (name[4] == '\0' || name[4] == '_'))
+        return parse_loop(o, name, value, err, errlen);
     if (strcmp(name, "include") == 0)
         return class_filter_parse(name, value, &o->include, err, errlen);
     if (strcmp(name, "exclude") == 0)
@@ -537,7 +629,7 @@ finish:
     }
     if (!out->file_given)
         strcpy(out->file, out->format == 'b' ? "java.hprof" : "java.hprof.txt");
-    return 0;
+    return check_loop(out, err, errlen);
 }
 
 int options_check_implemented(const hprof_options *o, char *err, size_t errlen)

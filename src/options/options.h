@@ -54,6 +54,10 @@ typedef struct hprof_options {
     int       jdk_calls;              /* cpu=times: which of the JDK's calls it records (JDK_CALLS_*) */
     class_filter include;             /* cpu=times: time only these classes (n 0: all) */
     class_filter exclude;             /* cpu=times: and not these */
+    uint32_t  loop_ms;                /* loop=: every output a series of files, one per this many ms; 0 = off */
+    uint32_t  loop_keep;              /* loop_keep=: the files of the last this many periods kept; 0 = all */
+    int       loop_cumulative;        /* loop_mode=cumulative: each file since the start, not its period alone */
+    int       loop_mode_given;        /* loop_mode= was given (it needs loop=) */
 } hprof_options;
 
 /* Does any output of whole stacks (collapsed=, pprof=, flamegraph=, jfr=)

@@ -19,7 +19,8 @@ const char *const fuzz_target_dictionary[] = {
     "collapsed=", "pprof=", "flamegraph=", "sampler=", "heap_sample=", "deadlock=",
     "samples", "times", "old", "dump", "sites", "all", "y", "n", "a", "b", "auto", "perf",
     "timer", "1m", "512k", "0.5", "1e-9", "nan", "inf", "-1", "4294967296", "256", "257",
-    "localhost:9999", "[::1]:1", ":0", NULL
+    "localhost:9999", "[::1]:1", ":0", "loop=", "loop_keep=", "loop_mode=", "cumulative", "delta", "%t",
+    "%n", "%p", "%%", "ms", "h", NULL
 };
 
 static unsigned long accepted, refused;
@@ -38,6 +39,8 @@ static void check_accepted(const hprof_options *o)
 {
     FUZZ_CHECK(o->depth >= 0 && o->depth <= OPTIONS_MAX_DEPTH);
     FUZZ_CHECK(o->interval_ms >= 1 && o->interval_ms <= 3600000);
+    FUZZ_CHECK(o->loop_ms == 0 || (o->loop_ms >= 1000 && o->loop_ms <= 86400000));
+    FUZZ_CHECK(o->loop_ms || (!o->loop_keep && !o->loop_mode_given));
     FUZZ_CHECK(o->cutoff >= 0.0 && o->cutoff <= 1.0);
     FUZZ_CHECK(o->format == 'a' || o->format == 'b');
     FUZZ_CHECK(o->sampler == 'a' || o->sampler == 'p' || o->sampler == 't');

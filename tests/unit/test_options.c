@@ -116,7 +116,7 @@ TEST(options_usage_lists_every_option)
     const char *names[] = { "heap=", "cpu=", "monitor=", "format=", "file=", "net=", "depth=",
                             "interval=", "cutoff=", "lineno=", "thread=", "doe=", "msa=",
                             "force=", "verbose=", "collapsed=", "pprof=", "flamegraph=", "sampler=",
-                            "deadlock=", "jdk=", "include=", "exclude=" };
+                            "deadlock=", "jdk=", "include=", "exclude=", "loop=", "loop_keep=", "loop_mode=" };
     for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
         CHECK(strstr(options_usage(), names[i]) != NULL);
 }
