@@ -703,6 +703,7 @@ static void thread_start(JNIEnv *jni, jthread thread, serial_t serial)
     (void)thread;
     if (!cpu.initialised || !serial)
         return;
+    sampler_jvm_thread_here();
     int rc = cpu.running ? sampler_thread_start(jni, serial) : 0;
     if (rc < 0)
         fprintf(stderr, "hprof: cannot create a CPU timer for thread %u: %s; it will not be "

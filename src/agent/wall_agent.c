@@ -225,6 +225,8 @@ static int start(const collector_env *env, JNIEnv *jni)
 static void thread_start(JNIEnv *jni, jthread thread, serial_t serial)
 {
     (void)thread;
+    if (wall.initialised)
+        sampler_jvm_thread_here();
     if (wall.initialised && serial)
         sampler_name_thread(jni, serial);
 }

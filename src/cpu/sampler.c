@@ -256,6 +256,8 @@ int sampler_wall_init(JavaVM *vm, sample_queue *q, uint32_t max_frames, char *er
 
 void sampler_wall_on(int on)
 {
+    if (on)
+        sampler_note_adoptable();
     atomic_store(&wall_on, on);
 }
 

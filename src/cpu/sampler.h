@@ -56,6 +56,9 @@ const char *sampler_engine_name(void);
 /* Start sampling the calling thread: 1 when it is sampled (now or already),
  * 0 when sampling is off, -1 with errno set on failure. */
 int  sampler_thread_start(JNIEnv *env, uint32_t thread_serial);
+/* On a thread the JVM runs a JVMTI callback on (ThreadStart): its first
+ * signal may ask the JVM which thread it is (see sampler_may_adopt). */
+void sampler_jvm_thread_here(void);
 /* Sample thread `tid` of this process from now on, from any thread: its
  * state is filled by the handler at its first signal (JNIEnv from the VM,
  * serial from sampler_name_thread). A thread that runs no Java gets one

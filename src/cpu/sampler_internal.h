@@ -46,6 +46,8 @@ typedef struct thread_state {
     int      native_only;          /* the generation in which it was seen to run no Java while
                                       native walks are on: sampled by its native frames */
     pid_t    tid;                  /* its kernel thread id, when native_only */
+    int      jvm_ready;            /* libjvm's thread-locals exist on this thread (it ran a JVMTI
+                                      callback): GetEnv is safe in the handler (sampler_may_adopt) */
     uint64_t sched_run_ns;         /* wall=: the thread's time on a CPU and waiting for one */
     uint64_t sched_wait_ns;        /* (schedstat) at its previous sample */
     int64_t  sched_running_credit; /* wall=: running share carried to the next sample (was_runnable) */
@@ -72,6 +74,12 @@ extern __thread thread_state sampler_tls __attribute__((tls_model("initial-exec"
 /* The Java side (sampler_java.c), for the handler: a thread's state filled
  * at its first signal, and the walk of its Java frames. */
 int  sampler_adopt_thread(thread_state *t, const siginfo_t *info);
+/* Async-signal-safe: the calling thread ran a JVMTI callback or was alive
+ * when sampling started, so GetEnv may be called on it from the signal
+ * handler (sampler_threads.c says why not on others). */
+int  sampler_may_adopt(const thread_state *t);
+/* The threads alive now are the ones sampler_may_adopt allows. */
+void sampler_note_adoptable(void);
 void sampler_walk_java(asgct_trace *trace, void *ucontext);
 
 /* Async-signal-safe walks (sampler_stack.c), for the handler, and the perf

@@ -135,7 +135,8 @@ int sampler_adopt_thread(thread_state *t, const siginfo_t *info)
      * SI_TIMER; wall='s are SI_QUEUE. */
     int is_perf = info->si_code > 0;
     uint32_t serial = 0;
-    if ((*sampler_java_vm)->GetEnv(sampler_java_vm, (void **)&env, JNI_VERSION_1_6) != JNI_OK || env == NULL ||
+    if (!sampler_may_adopt(t) ||
+        (*sampler_java_vm)->GetEnv(sampler_java_vm, (void **)&env, JNI_VERSION_1_6) != JNI_OK || env == NULL ||
         ((serial = serial_of_env(env)) == 0 && atomic_load_explicit(&env_names_complete, memory_order_relaxed))) {
         if (atomic_load_explicit(&sampler_native_walks, memory_order_relaxed)) {
             /* GC workers, JIT compilers, the VM thread, a library's own

@@ -194,6 +194,7 @@ int sampler_thread_start(JNIEnv *env, uint32_t thread_serial)
         return -1;
     }
     /* Fill the thread state before the first signal can arrive. */
+    sampler_tls.jvm_ready = 1;
     sampler_tls.thread_serial = thread_serial;
     sampler_tls.perf_fd = timers[slot].perf_fd;
     sampler_tls.has_perf = sampler_engine_used == SAMPLER_PERF;
@@ -330,8 +331,69 @@ int sampler_rescan_threads(pid_t **live, size_t *nlive)
     return started;
 }
 
+/* The threads alive when sampling started, sorted: the only ones whose
+ * first signal may adopt them with GetEnv (sampler_may_adopt). GetEnv
+ * reads libjvm's thread-local current thread, and glibc allocates a
+ * thread's block of a dlopen'ed library's thread-locals with malloc at the
+ * first touch: in the signal handler on a thread that never ran libjvm's
+ * code (a thread just made, before HotSpot set its current thread; a
+ * native library's own) that malloc can wait for ever on malloc's lock
+ * held by the code the signal interrupted. A thread made later is told
+ * by its ThreadStart (sampler_jvm_thread_here) instead; until then it is
+ * sampled as a thread without Java. */
+void sampler_jvm_thread_here(void)
+{
+    sampler_tls.jvm_ready = 1;
+}
+
+#define MAX_ADOPTABLE 16384
+static pid_t adoptable[MAX_ADOPTABLE];
+static atomic_size_t n_adoptable;
+static atomic_int adoptable_generation;
+static atomic_int adoptable_overflowed;     /* more threads than fit: every thread may be adopted */
+
+int sampler_may_adopt(const thread_state *t)
+{
+    if (t->jvm_ready)
+        return 1;
+    pid_t tid = (pid_t)syscall(SYS_gettid);
+    if (atomic_load_explicit(&adoptable_generation, memory_order_acquire) !=
+        atomic_load_explicit(&sampler_generation, memory_order_relaxed))
+        return 0;
+    if (atomic_load_explicit(&adoptable_overflowed, memory_order_relaxed))
+        return 1;
+    size_t lo = 0, hi = atomic_load_explicit(&n_adoptable, memory_order_acquire);
+    while (lo < hi) {                  /* bsearch is not on the async-signal-safe list */
+        size_t mid = lo + (hi - lo) / 2;
+        if (adoptable[mid] == tid)
+            return 1;
+        if (adoptable[mid] < tid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return 0;
+}
+
+void sampler_note_adoptable(void)
+{
+    atomic_store_explicit(&n_adoptable, 0, memory_order_release);
+    size_t n = 0;
+    pid_t *tids = list_threads(&n);
+    if (tids == NULL)
+        n = 0;
+    size_t kept = n < MAX_ADOPTABLE ? n : MAX_ADOPTABLE;
+    if (tids != NULL)
+        memcpy(adoptable, tids, kept * sizeof *adoptable);
+    free(tids);
+    atomic_store(&adoptable_overflowed, tids == NULL || n > MAX_ADOPTABLE);
+    atomic_store_explicit(&n_adoptable, kept, memory_order_release);
+    atomic_store_explicit(&adoptable_generation, atomic_load(&sampler_generation), memory_order_release);
+}
+
 int sampler_start_every_thread(void)
 {
+    sampler_note_adoptable();
     return sampler_rescan_threads(NULL, NULL);
 }
 
