@@ -23,40 +23,28 @@
 
 /* ------------------------------------------------------------ --to text */
 
-static void write_text_frame(FILE *out, const hd_frame *f)
-{
-    const char *file = f->file[0] ? f->file : "<Unknown Source>";
-    /* A native function of a binary file (native=y), as the agent's text
-     * writer names it. */
-    char native[1024];
-    const char *method = f->class_name[0] == '[' ? text_native_name(f->method, native, sizeof native) : f->method;
-    if (f->line > 0)
-        fprintf(out, "\t%s.%s(%s:%d)\n", f->class_name, method, file, (int)f->line);
-    else
-        fprintf(out, "\t%s.%s(%s:%s)\n", f->class_name, method, file,
-                f->line == PROFILE_LINE_NATIVE ? "Native method" : "Unknown line");
-}
-
+/* The file's records through the agent's text layout (text_sections.h). A
+ * frame of a class named "[..." is a native function of a binary file
+ * (native=y), named as the agent's text writer names it. */
 static void write_text_records(const hprof_data *d, FILE *out)
 {
     for (uint32_t i = 0; i < d->nthreads; i++) {
         const hd_thread *t = &d->threads[i];
-        fprintf(out, "THREAD START (obj=%llx, id = %u, name=\"%s\", group=\"%s\")\n",
-                (unsigned long long)t->object_id, t->serial, t->name, t->group);
+        text_write_thread_start(out, t->object_id, t->serial, t->name, t->group);
     }
     for (uint32_t i = 0; i < d->nthreads; i++)
         if (d->threads[i].ended)
-            fprintf(out, "THREAD END (id = %u)\n", d->threads[i].serial);
+            text_write_thread_end(out, d->threads[i].serial);
     for (uint32_t i = 0; i < d->ntraces; i++) {
         const hd_trace *t = &d->traces[i];
-        if (t->thread)
-            fprintf(out, "TRACE %u: (thread=%u)\n", t->serial, t->thread);
-        else
-            fprintf(out, "TRACE %u:\n", t->serial);
+        text_write_trace_head(out, t->serial, t->thread);
         if (t->depth == 0)
-            fprintf(out, "\t<empty>\n");
-        for (uint32_t k = 0; k < t->depth; k++)
-            write_text_frame(out, &d->frames[t->first + k]);
+            text_write_empty_frame(out);
+        for (uint32_t k = 0; k < t->depth; k++) {
+            const hd_frame *f = &d->frames[t->first + k];
+            text_write_frame(out, f->class_name, f->method, f->file, f->line, f->line == PROFILE_LINE_NATIVE,
+                             f->class_name[0] == '[');
+        }
     }
 }
 
@@ -113,8 +101,7 @@ static void top_method(const hprof_data *d, uint32_t trace, char *buf, size_t si
 
 /* CPU SAMPLES and CPU TIME: rank self accum count trace method; shares of
  * value `share_of` (samples, or CPU ns), count from value 0. */
-static void write_ranked(const hprof_data *d, hd_kind k, const char *begin, const char *end,
-                         int share_of, FILE *out)
+static void write_ranked(const hprof_data *d, hd_kind k, const char *title, int share_of, FILE *out)
 {
     const hd_section *s = &d->sections[k];
     hd_row *rows = sorted_rows(s, share_of);
@@ -122,17 +109,16 @@ static void write_ranked(const hprof_data *d, hd_kind k, const char *begin, cons
     char date[64], method[1200];
     if (k == HD_CPU_SAMPLES && s->total > whole)
         whole = s->total;
-    fprintf(out, "%s (total = %lld) %s\n", begin, (long long)s->total, date_or_now(s, date, sizeof date));
-    fprintf(out, "rank   self  accum   count trace method\n");
-    double accum = 0;
+    char total[32];
+    snprintf(total, sizeof total, "%lld", (long long)s->total);
+    text_ranked ranked;
+    text_ranked_begin(&ranked, out, title, total, date_or_now(s, date, sizeof date), "method", "");
     for (uint32_t i = 0; rows && i < s->nrows && whole > 0; i++) {
-        double self = (double)rows[i].values[share_of] / (double)whole;
-        accum += self;
         top_method(d, rows[i].trace, method, sizeof method);
-        fprintf(out, "%4u %5.2f%% %5.2f%% %7lld %u %s\n", i + 1, self * 100, accum * 100,
-                (long long)rows[i].values[0], rows[i].trace, method);
+        text_ranked_row(&ranked, rows[i].trace, rows[i].values[0],
+                        (double)rows[i].values[share_of] / (double)whole, method);
     }
-    fprintf(out, "%s\n", end);
+    text_ranked_end(&ranked);
     free(rows);
 }
 
@@ -142,19 +128,13 @@ static void write_sites(const hprof_data *d, FILE *out)
     hd_row *rows = sorted_rows(s, 0);
     int64_t live = column_sum(s, 0);
     char date[64];
-    fprintf(out, "SITES BEGIN (ordered by live bytes) %s\n", date_or_now(s, date, sizeof date));
-    fprintf(out, "          percent          live          alloc'ed  stack class\n");
-    fprintf(out, " rank   self  accum     bytes objs     bytes  objs trace name\n");
-    double accum = 0;
-    for (uint32_t i = 0; rows && i < s->nrows; i++) {
-        double self = live > 0 ? (double)rows[i].values[0] / (double)live : 0.0;
-        accum += self;
-        fprintf(out, "%5u %5.2f%% %5.2f%% %9lld %4lld %9lld %5lld %5u %s\n", i + 1, self * 100,
-                accum * 100, (long long)rows[i].values[0], (long long)rows[i].values[1],
-                (long long)rows[i].values[2], (long long)rows[i].values[3], rows[i].trace,
-                rows[i].class_name ? rows[i].class_name : "<unknown class>");
-    }
-    fprintf(out, "SITES END\n");
+    text_ranked sites;
+    text_sites_begin(&sites, out, "ordered by live bytes", date_or_now(s, date, sizeof date));
+    for (uint32_t i = 0; rows && i < s->nrows; i++)
+        text_sites_row(&sites, rows[i].trace, rows[i].values[0], rows[i].values[1], rows[i].values[2],
+                       rows[i].values[3], live > 0 ? (double)rows[i].values[0] / (double)live : 0.0,
+                       rows[i].class_name);
+    text_sites_end(&sites);
     free(rows);
 }
 
@@ -164,16 +144,14 @@ static void write_monitor(const hprof_data *d, hd_kind k, const char *title, FIL
     hd_row *rows = sorted_rows(s, 1);
     int64_t ns = column_sum(s, 1);
     char date[64];
-    fprintf(out, "%s BEGIN (total = %lld ms) %s\n", title, (long long)s->total, date_or_now(s, date, sizeof date));
-    fprintf(out, "rank   self  accum   count trace monitor\n");
-    double accum = 0;
-    for (uint32_t i = 0; rows && i < s->nrows && ns > 0; i++) {
-        double self = (double)rows[i].values[1] / (double)ns;
-        accum += self;
-        fprintf(out, "%4u %5.2f%% %5.2f%% %7lld %u %s (Java)\n", i + 1, self * 100, accum * 100,
-                (long long)rows[i].values[0], rows[i].trace, rows[i].class_name ? rows[i].class_name : "?");
-    }
-    fprintf(out, "%s END\n", title);
+    char total[32];
+    snprintf(total, sizeof total, "%lld ms", (long long)s->total);
+    text_ranked ranked;
+    text_ranked_begin(&ranked, out, title, total, date_or_now(s, date, sizeof date), "monitor", " (Java)");
+    for (uint32_t i = 0; rows && i < s->nrows && ns > 0; i++)
+        text_ranked_row(&ranked, rows[i].trace, rows[i].values[0], (double)rows[i].values[1] / (double)ns,
+                        rows[i].class_name ? rows[i].class_name : "?");
+    text_ranked_end(&ranked);
     free(rows);
 }
 
@@ -195,9 +173,9 @@ static int write_hprof_text(const hprof_data *d, FILE *out)
     text_writer_free(&w);
     write_text_records(d, out);
     if (d->sections[HD_CPU_SAMPLES].present)
-        write_ranked(d, HD_CPU_SAMPLES, "CPU SAMPLES BEGIN", "CPU SAMPLES END", 0, out);
+        write_ranked(d, HD_CPU_SAMPLES, "CPU SAMPLES", 0, out);
     if (d->sections[HD_CPU_TIMES].present)
-        write_ranked(d, HD_CPU_TIMES, "CPU TIME (ms) BEGIN", "CPU TIME (ms) END", 1, out);
+        write_ranked(d, HD_CPU_TIMES, "CPU TIME (ms)", 1, out);
     if (d->sections[HD_SITES].present)
         write_sites(d, out);
     if (d->sections[HD_MONITOR_TIME].present)
