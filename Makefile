@@ -26,6 +26,9 @@ NATIVE_SRC = $(wildcard src/native/*.c)
 # pure C, shared by the agent and build/hprof. The flame graph page's script
 # and style sheet are embedded from their own files.
 PROFILE_SRC = $(wildcard src/profile/*.c) build/flamegraph_assets.c
+# The options read the table of output formats (src/profile/formats.c), which
+# names their writers: what a program that parses options links.
+FORMATS_SRC = $(PROFILE_SRC) src/core/keytab.c src/core/idmap.c
 # The class-file rewriter: a pure library (bytes in, bytes out).
 BCI_SRC   = $(wildcard src/bci/*.c)
 AGENT_SRC = $(PURE_SRC) src/cpu/sampler.c src/cpu/native_libs.c src/cpu/native_names.c src/cpu/thread_cpu.c src/agent/agent.c src/agent/hprof_agent.c src/agent/jvmti_support.c src/agent/monitor_agent.c \
@@ -232,8 +235,8 @@ FUZZ_SEED  ?= 1
 FUZZ_TIME  ?= 100
 
 FUZZ_SRC_bci           = $(BCI_SRC)
-FUZZ_SRC_options       = src/options/options.c src/options/class_filter.c
-FUZZ_SRC_attach        = $(CLI_SRC) src/options/options.c src/options/class_filter.c src/output/net_sink.c
+FUZZ_SRC_options       = src/options/options.c src/options/class_filter.c $(FORMATS_SRC)
+FUZZ_SRC_attach        = $(CLI_SRC) src/options/options.c src/options/class_filter.c src/output/net_sink.c $(FORMATS_SRC)
 FUZZ_SRC_net           = src/cli/listen.c src/output/net_sink.c
 FUZZ_SRC_text_reader   = $(FRONT_SRC)
 FUZZ_SRC_binary_reader = $(FRONT_SRC)

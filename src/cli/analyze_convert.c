@@ -1,5 +1,5 @@
 /*
- * hprof convert FILE --to text|collapsed|flamegraph|pprof|jfr [--profile KIND] -o OUT
+ * hprof convert FILE --to text|<a format of src/profile/formats.c> [--profile KIND] -o OUT
  * hprof diff BEFORE AFTER [--profile KIND] [--top N] [--to flamegraph -o OUT.html]
  *
  * convert writes the writers' formats from the profiles the readers made;
@@ -16,10 +16,8 @@
 
 #include "../analysis/analysis.h"
 #include "../output/text_writer.h"
-#include "../profile/collapsed.h"
 #include "../profile/flamegraph_writer.h"
-#include "../profile/jfr_writer.h"
-#include "../profile/pprof_writer.h"
+#include "../profile/formats.h"
 
 /* ------------------------------------------------------------ --to text */
 
@@ -187,79 +185,93 @@ static int write_hprof_text(const hprof_data *d, FILE *out)
 
 /* ------------------------------------------------------------ convert */
 
-static int write_flamegraph(const hprof_data *d, FILE *out, int only_kind)
+/* The profile kind as a FORMAT_SHOWS_* bit. */
+static unsigned kind_shows(hd_kind k)
 {
-    flamegraph_section sections[HD_KINDS];
+    switch (k) {
+    case HD_CPU_SAMPLES:  return FORMAT_SHOWS_CPU_SAMPLES;
+    case HD_CPU_TIMES:    return FORMAT_SHOWS_CPU_TIMES;
+    case HD_SITES:        return FORMAT_SHOWS_ALLOC_SITES;
+    case HD_MONITOR_TIME:
+    case HD_MONITOR_WAIT: return FORMAT_SHOWS_MONITORS;
+    default:              return 0;
+    }
+}
+
+/* A format of the table (src/profile/formats.c): a one-file format gets
+ * every profile the file holds (or the one --profile names), another the
+ * one analyze_pick_kind picks. */
+static int write_format(const hprof_data *d, const output_format *f, const char *kind_name, FILE *out)
+{
+    format_section sections[HD_KINDS];
     char notes[HD_KINDS][512];
     uint32_t n = 0;
-    for (int k = 0; k < HD_KINDS; k++) {
-        const profile *p = d->profiles[k];
-        if (p && (only_kind < 0 || only_kind == k)) {
-            sections[n] = (flamegraph_section){ hd_kind_title((hd_kind)k), p, profile_default_value(p),
-                                                NULL, NULL, analyze_graph_note(d, p, notes[n], sizeof notes[n]) };
-            n++;
+    if (f->one_file && f->shows == FORMAT_SHOWS_ALL) {
+        int only_kind = kind_name ? analyze_pick_kind(d, kind_name) : -1;
+        for (int k = 0; k < HD_KINDS; k++) {
+            const profile *p = d->profiles[k];
+            if (p && (only_kind < 0 || only_kind == k)) {
+                sections[n] = (format_section){ p, hd_kind_title((hd_kind)k),
+                                                analyze_graph_note(d, p, notes[n], sizeof notes[n]) };
+                n++;
+            }
         }
+        if (n == 0) {
+            fprintf(stderr, "hprof: %s holds no profile to draw\n", d->path);
+            return -1;
+        }
+    } else {
+        int k = analyze_pick_kind(d, kind_name);
+        if (k < 0)
+            return -1;
+        if (!(kind_shows((hd_kind)k) & f->shows)) {
+            fprintf(stderr, "hprof: --to %s writes %s, not %s\n", f->name, f->shows_text ? f->shows_text : "?",
+                    hd_kind_title((hd_kind)k));
+            return -1;
+        }
+        const profile *p = d->profiles[k];
+        sections[n++] = (format_section){ p, hd_kind_title((hd_kind)k),
+                                          analyze_graph_note(d, p, notes[0], sizeof notes[0]) };
     }
-    if (n == 0) {
-        fprintf(stderr, "hprof: %s holds no profile to draw\n", d->path);
+    char title[512], why[256] = "";
+    snprintf(title, sizeof title, "hprof: %s", d->path);
+    if (f->write(out, title, sections, n, why, sizeof why) != 0) {
+        if (why[0])
+            fprintf(stderr, "hprof: %s: %s\n", f->name, why);
         return -1;
     }
-    char title[512];
-    snprintf(title, sizeof title, "hprof: %s", d->path);
-    return flamegraph_write_page(out, title, sections, n);
+    return 0;
 }
 
 int convert_write(const hprof_data *d, const char *to, const char *kind_name, FILE *out)
 {
     if (strcmp(to, "text") == 0)
         return write_hprof_text(d, out);
-    if (strcmp(to, "flamegraph") == 0)
-        return write_flamegraph(d, out, kind_name ? analyze_pick_kind(d, kind_name) : -1);
-    int k = analyze_pick_kind(d, kind_name);
-    if (k < 0)
-        return -1;
-    const profile *p = d->profiles[k];
-    if (strcmp(to, "collapsed") == 0)
-        return collapsed_write_profile(p, profile_default_value(p), out);
-    char err[256] = "";
-    if (strcmp(to, "jfr") == 0) {
-        if (k != HD_CPU_SAMPLES) {
-            fprintf(stderr, "hprof: --to jfr writes CPU samples only (jdk.ExecutionSample), not %s\n",
-                    hd_kind_title((hd_kind)k));
-            return -1;
-        }
-        if (jfr_write_samples(p, out, err, sizeof err) != 0) {
-            fprintf(stderr, "hprof: jfr: %s\n", err);
-            return -1;
-        }
-        return 0;
-    }
-    if (pprof_write(p, out, err, sizeof err) != 0) {
-        fprintf(stderr, "hprof: pprof: %s\n", err);
-        return -1;
-    }
-    return 0;
+    const output_format *f = format_find(to);
+    return f ? write_format(d, f, kind_name, out) : -1;
 }
 
-static int known_format(const char *to)
+/* "text|collapsed|pprof|..." (sep "|") or ".txt .collapsed ..." (sep " ",
+ * extensions): HPROF text, then the table's formats. */
+static const char *format_list(const char *sep, int extensions, char *buf, size_t size)
 {
-    return strcmp(to, "text") == 0 || strcmp(to, "collapsed") == 0 ||
-           strcmp(to, "flamegraph") == 0 || strcmp(to, "pprof") == 0 || strcmp(to, "jfr") == 0;
+    size_t used = (size_t)snprintf(buf, size, "%s", extensions ? ".txt" : "text");
+    for (uint32_t i = 0; i < format_count() && used < size; i++) {
+        const output_format *f = format_at(i);
+        used += (size_t)snprintf(buf + used, size - used, "%s%.*s", sep,
+                                 extensions ? (int)strcspn(f->extensions, " ") : (int)strlen(f->name),
+                                 extensions ? f->extensions : f->name);
+    }
+    return buf;
 }
 
 const char *analyze_format_of_extension(const char *path)
 {
-    static const struct { const char *ext, *format; } by_ext[] = {
-        { ".html", "flamegraph" }, { ".htm", "flamegraph" }, { ".pb.gz", "pprof" }, { ".pb", "pprof" },
-        { ".collapsed", "collapsed" }, { ".folded", "collapsed" }, { ".txt", "text" }, { ".jfr", "jfr" },
-    };
     size_t len = strlen(path);
-    for (size_t i = 0; i < sizeof by_ext / sizeof by_ext[0]; i++) {
-        size_t n = strlen(by_ext[i].ext);
-        if (len > n && strcmp(path + len - n, by_ext[i].ext) == 0)
-            return by_ext[i].format;
-    }
-    return NULL;
+    if (len > 4 && strcmp(path + len - 4, ".txt") == 0)
+        return "text";
+    const output_format *f = format_of_extension(path);
+    return f ? f->name : NULL;
 }
 
 int analyze_convert(int argc, char **argv)
@@ -267,15 +279,17 @@ int analyze_convert(int argc, char **argv)
     analyze_args a;
     if (analyze_parse_args("convert", argc, argv, 1, &a) != 0)
         return ANALYZE_USAGE;
+    char names[256], extensions[256];
+    format_list("|", 0, names, sizeof names);
+    format_list(" ", 1, extensions, sizeof extensions);
     if (a.to == NULL && a.out != NULL && strcmp(a.out, "-") != 0 && (a.to = analyze_format_of_extension(a.out)) == NULL)
-        return analyze_usage("convert: -o %s: say the format with --to text|collapsed|flamegraph|pprof|jfr, or "
-                             "name the file .txt, .collapsed, .html, .pb.gz or .jfr", a.out);
+        return analyze_usage("convert: -o %s: say the format with --to %s, or name the file by its extension (%s)",
+                             a.out, names, extensions);
     if (a.nfiles == 0 || a.to == NULL || a.out == NULL || a.html)
-        return analyze_usage("usage: hprof convert FILE [--to text|collapsed|flamegraph|pprof|jfr] "
-                             "[--profile cpu|times|alloc|monitor|wait] -o OUT (without --to: by OUT's "
-                             "extension, .txt .collapsed .html .pb.gz .jfr)");
-    if (!known_format(a.to))
-        return analyze_usage("convert: --to %s: want text, collapsed, flamegraph, pprof or jfr", a.to);
+        return analyze_usage("usage: hprof convert FILE [--to %s] [--profile cpu|times|alloc|monitor|wait] "
+                             "-o OUT (without --to: by OUT's extension, %s)", names, extensions);
+    if (strcmp(a.to, "text") != 0 && format_find(a.to) == NULL)
+        return analyze_usage("convert: --to %s: want one of %s", a.to, names);
     hprof_data *d = analyze_read(a.files[0]);
     if (d == NULL)
         return ANALYZE_ERROR;

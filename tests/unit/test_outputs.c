@@ -242,9 +242,9 @@ TEST(profile_outputs_write_a_file_per_profile)
     hprof_options opt;
     char err[512];
     CHECK(options_parse("cpu=samples", &opt, err, sizeof err) == 0);
-    snprintf(opt.pprof, sizeof opt.pprof, "%s/p.pb.gz", dir);
-    snprintf(opt.collapsed, sizeof opt.collapsed, "%s/c.txt", dir);
-    snprintf(opt.flamegraph, sizeof opt.flamegraph, "%s/f.html", dir);
+    snprintf(opt.outputs[format_index("pprof")], OPTIONS_PATH_MAX, "%s/p.pb.gz", dir);
+    snprintf(opt.outputs[format_index("collapsed")], OPTIONS_PATH_MAX, "%s/c.txt", dir);
+    snprintf(opt.outputs[format_index("flamegraph")], OPTIONS_PATH_MAX, "%s/f.html", dir);
     const char *kinds[2] = { "cpu", "lock" };
     CHECK(profile_outputs_check(&opt, kinds, 2, err, sizeof err) == 0);
     told_errors = told_files = 0;
@@ -260,8 +260,8 @@ TEST(profile_outputs_write_a_file_per_profile)
     snprintf(path, sizeof path, "%s/p.pb.gz", dir);
     CHECK(file_size(path) == -1);                               /* several profiles: no plain name */
 
-    snprintf(opt.pprof, sizeof opt.pprof, "%s/missing/p.pb.gz", dir);
-    opt.collapsed[0] = opt.flamegraph[0] = '\0';
+    snprintf(opt.outputs[format_index("pprof")], OPTIONS_PATH_MAX, "%s/missing/p.pb.gz", dir);
+    opt.outputs[format_index("collapsed")][0] = opt.outputs[format_index("flamegraph")][0] = '\0';
     CHECK(profile_outputs_check(&opt, kinds, 1, err, sizeof err) == -1 && strstr(err, "pprof=") != NULL);
     told_errors = told_files = 0;
     CHECK(profile_outputs_write(&opt, profiles, 1, count_told, NULL) == 1 && told_errors == 1);
