@@ -510,7 +510,8 @@ static int check_profile_outputs(const hprof_options *opt, char *err, size_t err
 static void dump_without_report(const char *why, int final, JNIEnv *jni)
 {
     static dump_target t;              /* one dump at a time (agent.lock) */
-    t = (dump_target){ 0, NULL, NULL, "", why, final, 0, agent.opt.cutoff, agent.opt.verbose, "" };
+    t = (dump_target){ { 0, NULL, NULL, agent.opt.cutoff, agent.product->binary_new_records }, "", why, final, 0,
+                       agent.opt.verbose, "" };
     for (size_t i = 0; i < agent.product->n_collectors; i++)
         if (agent.made[i] && collector_at(i)->dump)
             collector_at(i)->dump(&t, jni);
@@ -539,8 +540,9 @@ static void dump_into(report_file *r, const char *why, int final, JNIEnv *jni)
         text_write_agent_memory(&r->text, time(NULL), keytab_bytes_held(), tables_payload_bytes(),
                                 site_table_bytes(), thread_count(), thread_forgotten_count());
     static dump_target t;              /* one dump at a time (agent.lock) */
-    t = (dump_target){ r->format, &r->text, &r->bin, r->path, why, final, 0, agent.opt.cutoff,
-                       agent.opt.verbose, "" };
+    t = (dump_target){ { r->format, &r->text, &r->bin, agent.opt.cutoff,
+                                         agent.product->binary_new_records },
+                       r->path, why, final, 0, agent.opt.verbose, "" };
     for (size_t i = 0; i < agent.product->n_collectors; i++)
         if (agent.made[i] && collector_at(i)->dump)
             collector_at(i)->dump(&t, jni);
