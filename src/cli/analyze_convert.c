@@ -251,9 +251,7 @@ int convert_write(const hprof_data *d, const char *to, const char *kind_name, FI
     return f ? write_format(d, f, kind_name, out) : -1;
 }
 
-/* "text|collapsed|pprof|..." (sep "|") or ".txt .collapsed ..." (sep " ",
- * extensions): HPROF text, then the table's formats. */
-static const char *format_list(const char *sep, int extensions, char *buf, size_t size)
+const char *analyze_format_list(const char *sep, int extensions, char *buf, size_t size)
 {
     size_t used = (size_t)snprintf(buf, size, "%s", extensions ? ".txt" : "text");
     for (uint32_t i = 0; i < format_count() && used < size; i++) {
@@ -280,8 +278,8 @@ int analyze_convert(int argc, char **argv)
     if (analyze_parse_args("convert", argc, argv, 1, &a) != 0)
         return ANALYZE_USAGE;
     char names[256], extensions[256];
-    format_list("|", 0, names, sizeof names);
-    format_list(" ", 1, extensions, sizeof extensions);
+    analyze_format_list("|", 0, names, sizeof names);
+    analyze_format_list(" ", 1, extensions, sizeof extensions);
     if (a.to == NULL && a.out != NULL && strcmp(a.out, "-") != 0 && (a.to = analyze_format_of_extension(a.out)) == NULL)
         return analyze_usage("convert: -o %s: say the format with --to %s, or name the file by its extension (%s)",
                              a.out, names, extensions);
