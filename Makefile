@@ -14,7 +14,7 @@ SAN_FLAGS = -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit
 # Pure C (no JVMTI): unit-tested on their own, also under ASan/UBSan.
 PURE_SRC  = src/core/keytab.c src/core/idmap.c src/core/ref_table.c src/core/tables.c src/core/trace_builder.c src/core/trace_cache.c src/core/stack_table.c src/core/stack_profile.c src/options/options.c src/options/class_filter.c src/options/jvm_args.c \
             src/cpu/sample_queue.c src/cpu/cpu_collector.c src/cpu/code_map.c src/cpu/times_table.c \
-            src/output/text_writer.c src/output/old_prof_writer.c src/output/profile_outputs.c src/output/output_file.c src/output/hprof_binary.c \
+            src/output/text_writer.c src/output/text_sections.c src/output/report_sections.c src/output/old_prof_writer.c src/output/profile_outputs.c src/output/output_file.c src/output/hprof_binary.c \
             src/output/net_sink.c src/output/net_report.c src/output/series.c \
             src/monitor/monitor_table.c src/monitor/deadlock.c src/monitor/vthread_pending.c src/heap/site_table.c src/heap/object_store.c $(BCI_SRC) \
             $(PROFILE_SRC) $(NATIVE_SRC)
@@ -29,6 +29,9 @@ PROFILE_SRC = $(wildcard src/profile/*.c) build/flamegraph_assets.c
 # The CPU sampler (JNI: AsyncGetCallTrace, GetEnv): the signal handler, its
 # Java and native walks, the per-thread timers (src/cpu/sampler*.c).
 SAMPLER_SRC = $(wildcard src/cpu/sampler*.c)
+# The options read the table of output formats (src/profile/formats.c), which
+# names their writers: what a program that parses options links.
+FORMATS_SRC = $(PROFILE_SRC) src/core/keytab.c src/core/idmap.c
 # The class-file rewriter: a pure library (bytes in, bytes out).
 BCI_SRC   = $(wildcard src/bci/*.c)
 AGENT_SRC = $(PURE_SRC) $(SAMPLER_SRC) src/cpu/native_libs.c src/cpu/native_names.c src/cpu/thread_cpu.c src/agent/agent.c src/agent/hprof_agent.c src/agent/jvmti_support.c src/agent/monitor_agent.c \
@@ -50,7 +53,7 @@ ANALYSIS_SRC = $(wildcard src/analysis/*.c)
 HEAPGRAPH_SRC = $(wildcard src/heapgraph/*.c) build/heap_page_assets.c
 FRONT_SRC = src/cli/analyze_common.c src/cli/analyze_report.c src/cli/analyze_convert.c src/cli/analyze_heap.c \
             $(HEAPGRAPH_SRC) $(READER_SRC) $(ANALYSIS_SRC) $(PROFILE_SRC) src/core/tables.c src/core/keytab.c src/core/idmap.c \
-            src/output/text_writer.c src/output/output_file.c src/monitor/monitor_table.c
+            src/output/text_writer.c src/output/text_sections.c src/output/output_file.c src/monitor/monitor_table.c
 UNIT_SRC  = $(wildcard tests/unit/*.c)
 HEADERS   = $(wildcard src/*/*.h) $(wildcard tests/unit/*.h)
 
@@ -241,8 +244,8 @@ FUZZ_SEED  ?= 1
 FUZZ_TIME  ?= 100
 
 FUZZ_SRC_bci           = $(BCI_SRC)
-FUZZ_SRC_options       = src/options/options.c src/options/class_filter.c src/output/series.c
-FUZZ_SRC_attach        = $(CLI_SRC) src/options/options.c src/options/class_filter.c src/output/net_sink.c src/output/series.c
+FUZZ_SRC_options       = src/options/options.c src/options/class_filter.c src/output/series.c $(FORMATS_SRC)
+FUZZ_SRC_attach        = $(CLI_SRC) src/options/options.c src/options/class_filter.c src/output/net_sink.c src/output/series.c $(FORMATS_SRC)
 FUZZ_SRC_net           = src/cli/listen.c src/output/net_sink.c
 FUZZ_SRC_text_reader   = $(FRONT_SRC)
 FUZZ_SRC_binary_reader = $(FRONT_SRC)

@@ -198,12 +198,12 @@ static const hprof_options *period_options(const hprof_options *opt)
         return opt;
     static hprof_options named;        /* agent.lock, or start-up */
     named = *opt;
-    const char *const given[] = { opt->file, opt->pprof, opt->collapsed, opt->flamegraph, opt->jfr };
-    char *const paths[] = { named.file, named.pprof, named.collapsed, named.flamegraph, named.jfr };
     /* A name too long for its period was refused with loop= (options.c). */
-    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
-        if (given[i][0] && series_name(&agent.series, given[i], paths[i], OPTIONS_PATH_MAX) != 0)
-            snprintf(paths[i], OPTIONS_PATH_MAX, "%s", given[i]);
+    if (opt->file[0] && series_name(&agent.series, opt->file, named.file, OPTIONS_PATH_MAX) != 0)
+        snprintf(named.file, OPTIONS_PATH_MAX, "%s", opt->file);
+    for (uint32_t i = 0; i < format_count(); i++)
+        if (opt->outputs[i][0] && series_name(&agent.series, opt->outputs[i], named.outputs[i], OPTIONS_PATH_MAX) != 0)
+            snprintf(named.outputs[i], OPTIONS_PATH_MAX, "%s", opt->outputs[i]);
     return &named;
 }
 
@@ -541,7 +541,8 @@ static int check_profile_outputs(const hprof_options *opt, char *err, size_t err
 static void dump_without_report(const char *why, int final, JNIEnv *jni)
 {
     static dump_target t;              /* one dump at a time (agent.lock) */
-    t = (dump_target){ 0, NULL, NULL, "", why, final, 0, agent.opt.cutoff, agent.opt.verbose, "" };
+    t = (dump_target){ { 0, NULL, NULL, agent.opt.cutoff, agent.product->binary_new_records }, "", why, final, 0,
+                       agent.opt.verbose, "" };
     for (size_t i = 0; i < agent.product->n_collectors; i++)
         if (agent.made[i] && collector_at(i)->dump)
             collector_at(i)->dump(&t, jni);
@@ -570,8 +571,9 @@ static void dump_into(report_file *r, const char *why, int final, JNIEnv *jni)
         text_write_agent_memory(&r->text, time(NULL), keytab_bytes_held(), tables_payload_bytes(),
                                 site_table_bytes(), thread_count(), thread_forgotten_count());
     static dump_target t;              /* one dump at a time (agent.lock) */
-    t = (dump_target){ r->format, &r->text, &r->bin, r->path, why, final, 0, agent.opt.cutoff,
-                       agent.opt.verbose, "" };
+    t = (dump_target){ { r->format, &r->text, &r->bin, agent.opt.cutoff,
+                                         agent.product->binary_new_records },
+                       r->path, why, final, 0, agent.opt.verbose, "" };
     for (size_t i = 0; i < agent.product->n_collectors; i++)
         if (agent.made[i] && collector_at(i)->dump)
             collector_at(i)->dump(&t, jni);
@@ -784,11 +786,17 @@ static void delete_period(series_period p)
     const char *kinds[2 * PRODUCT_MAX_COLLECTORS];
     uint32_t n_kinds = profile_kinds(&agent.opt, kinds);
     const hprof_options *o = &agent.opt;
-    const struct { const char *path; int per_kind; } outputs[] = {
-        { o->file, 0 }, { o->pprof, 1 }, { o->collapsed, 1 }, { o->flamegraph, 0 }, { o->jfr, 0 },
-    };
+    /* file=, then each format's (a file per profile kind unless one_file). */
+    struct { const char *path; int per_kind; } outputs[1 + FORMATS_MAX];
+    uint32_t n_outputs = 0;
+    outputs[n_outputs].path = o->file;
+    outputs[n_outputs++].per_kind = 0;
+    for (uint32_t i = 0; i < format_count() && n_outputs < 1 + FORMATS_MAX; i++) {
+        outputs[n_outputs].path = o->outputs[i];
+        outputs[n_outputs++].per_kind = !format_at(i)->one_file;
+    }
     char name[OPTIONS_PATH_MAX], kind_name[OPTIONS_PATH_MAX + 64];
-    for (size_t i = 0; i < sizeof outputs / sizeof outputs[0]; i++) {
+    for (size_t i = 0; i < n_outputs; i++) {
         if (!outputs[i].path[0] || series_name_at(outputs[i].path, p, agent.series.pid, name, sizeof name) != 0)
             continue;
         if (unlink(name) != 0 && errno != ENOENT)

@@ -59,6 +59,7 @@
 #include "../options/options.h"
 #include "../output/hprof_binary.h"
 #include "../profile/profile.h"
+#include "../output/report_sections.h"
 #include "../output/text_writer.h"
 
 typedef struct collector_env {
@@ -69,14 +70,11 @@ typedef struct collector_env {
 
 /* Where a dump goes: the agent's file, or a new file for `dump file=`. */
 typedef struct dump_target {
-    char         format;               /* 'a' or 'b' */
-    text_writer *text;                 /* format=a */
-    hb_writer   *binary;               /* format=b */
+    report_target report;              /* the file's format and writers: its sections go there */
     const char  *out_path;
     const char  *why;                  /* "SIGQUIT", "exit", "dump", "stop", ... */
     int          final;                /* the VM is exiting */
     int          heap_collected;       /* a heap collector forced the GC and counted already */
-    double       cutoff;               /* cutoff= */
     int          verbose;              /* verbose=: notes about how the data was taken are welcome */
     char         notes[1024];          /* lines for stderr once the dump is written (dump_note) */
 } dump_target;

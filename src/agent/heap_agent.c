@@ -640,41 +640,6 @@ static void collect(dump_target *t, JNIEnv *jni)
     }
 }
 
-static void write_sites(text_writer *w, const site_row *rows, uint32_t n, const site_row *totals)
-{
-    text_write_sites(w, rows, n, totals, H.cfg.cutoff, H.cfg.sample_interval, time(NULL));
-    uint64_t lost = site_lost();
-    if (lost)
-        fprintf(stderr, "hprof: heap=sites: %llu allocations could not be recorded (see above)\n",
-                (unsigned long long)lost);
-}
-
-static uint32_t clamp32(uint64_t v) { return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v; }
-
-static void write_sites_binary(hb_writer *w, const site_row *rows, uint32_t n, const site_row *totals)
-{
-    hb_site *sites = malloc((n ? n : 1) * sizeof *sites);
-    uint32_t k = 0;
-    for (uint32_t i = 0; sites && i < n; i++) {
-        double live = totals->live_bytes ? (double)rows[i].live_bytes / (double)totals->live_bytes : 0;
-        double alloc = totals->alloc_bytes ? (double)rows[i].alloc_bytes / (double)totals->alloc_bytes : 0;
-        if (live < H.cfg.cutoff && alloc < H.cfg.cutoff)
-            continue;
-        /* is_array: 0 for an instance, else the HPROF type of the elements. */
-        const char *sig = class_signature(rows[i].class_serial);
-        uint8_t is_array = sig && sig[0] == '[' ? hb_type_of_descriptor(sig[1]) : 0;
-        sites[k++] = (hb_site){ is_array, rows[i].class_serial, rows[i].trace, clamp32(rows[i].live_bytes),
-                                clamp32(rows[i].live_objs), clamp32(rows[i].alloc_bytes),
-                                clamp32(rows[i].alloc_objs) };
-    }
-    if (sites)
-        hb_alloc_sites(w, 0, (float)H.cfg.cutoff, clamp32(totals->live_bytes), clamp32(totals->live_objs),
-                       totals->alloc_bytes, totals->alloc_objs, sites, k);
-    else
-        fprintf(stderr, "hprof: out of memory while writing ALLOC SITES\n");
-    free(sites);
-}
-
 /* A SITES row by whole stack as a profile row: the allocated class is a
  * frame above the allocating method (as in async-profiler's allocation
  * profiles), counts weighted as SITES weighs them (heap_sample=). */
@@ -723,13 +688,11 @@ static void sites_dump(dump_target *t, JNIEnv *jni)
     if (H.builder.full_stacks)
         stack_profile_keep(&dumped_profile, profile_of_rows(rows, n));
     site_rows_merge(rows, &n, &totals);
-    if (t->format == 'b') {
-        heap_dump_binary_new_records(t->binary);
-        write_sites_binary(t->binary, rows, n, &totals);
-    } else {
-        text_write_new_records(t->text);
-        write_sites(t->text, rows, n, &totals);
-    }
+    report_sites(&t->report, rows, n, &totals, H.cfg.sample_interval, time(NULL));
+    uint64_t lost = site_lost();
+    if (lost)
+        fprintf(stderr, "hprof: heap=sites: %llu allocations could not be recorded (see above)\n",
+                (unsigned long long)lost);
     free(rows);
 }
 
@@ -802,13 +765,13 @@ static void heap_dump_dump(dump_target *t, JNIEnv *jni)
     }
     if (!t->final)
         H.dumped_on_request = 1;
-    heap_dump_target target = { t->format, t->text, t->binary, t->out_path };
+    heap_dump_target target = { t->report.format, t->report.text, t->report.binary, t->out_path };
     /* Without allocation traces to put in it, and without other sections
      * naming classes, the JVM's own dumper writes the binary dump: a JVMTI
      * walk pays a tag map look-up per reference and took 3.7 to 9.5 times
      * as long (docs/heap.md). It collects garbage itself. Not at exit under ZGC, which cannot collect then (see
      * collect): the walk below dumps without a collection there. */
-    if (t->format == 'b' && H.jvm_dumper && !H.made && !(t->final && H.zgc) &&
+    if (t->report.format == 'b' && H.jvm_dumper && !H.made && !(t->final && H.zgc) &&
         heap_dump_by_jvm(jni, &target) <= 0)
         return;
     collect(t, jni);

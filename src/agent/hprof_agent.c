@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "../cpu/sampler.h"
+#include "heap_dump.h"
 #include "jvmti_support.h"
 #include "orchestrator.h"
 #include "tracker_agent.h"
@@ -76,6 +77,7 @@ static const agent_product profiler = {
     .after_stop = after_stop,
     .before_last_dump = before_last_dump,
     .after_last_dump = after_last_dump,
+    .binary_new_records = heap_dump_binary_new_records,
 };
 
 JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)

@@ -1922,9 +1922,10 @@ static int tick(JNIEnv *jni)
 
 static void dump(dump_target *t, JNIEnv *jni)
 {
-    if (!mon.made || t->format != 'a')
+    text_writer *text = report_text(&t->report);   /* the monitor sections: text only */
+    if (!mon.made || text == NULL)
         return;
-    uint32_t deadlocks = write_sections(t->text, jni);
+    uint32_t deadlocks = write_sections(text, jni);
     char line[OPTIONS_PATH_MAX + 128];
     if (t->verbose) {
         snprintf(line, sizeof line, "hprof: monitor=y: %s", park_method());

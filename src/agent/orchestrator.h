@@ -45,6 +45,8 @@ typedef struct agent_product {
     void (*after_stop)(JNIEnv *jni);                 /* collectors stopped */
     void (*before_last_dump)(JNIEnv *jni);           /* the VM is exiting */
     void (*after_last_dump)(JNIEnv *jni);
+    /* format=b: writes the records a binary section names (report_target's). */
+    void (*binary_new_records)(hb_writer *w);
 } agent_product;
 
 /* Agent_OnLoad of a product: options are a start's (HPROF's options).

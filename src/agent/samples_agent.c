@@ -779,21 +779,6 @@ static void collect_losses(void)
     cpu_collector_add_lost(cpu.counts, "buffer_full", atomic_exchange(&sampler_lost.buffer_full, 0));
 }
 
-/* format=b: CPU SAMPLES (0x0D), after the traces it names. */
-static void write_binary_samples(hb_writer *bin, const cpu_row *rows, uint32_t n, uint64_t total)
-{
-    hb_sample *s = malloc((n ? n : 1) * sizeof *s);
-    if (s == NULL) {
-        fprintf(stderr, "hprof: out of memory while writing CPU SAMPLES\n");
-        return;
-    }
-    for (uint32_t i = 0; i < n; i++)
-        s[i] = (hb_sample){ (uint32_t)(rows[i].count > UINT32_MAX ? UINT32_MAX : rows[i].count), rows[i].trace };
-    heap_dump_binary_new_records(bin);
-    hb_cpu_samples(bin, (uint32_t)(total > UINT32_MAX ? UINT32_MAX : total), s, n);
-    free(s);
-}
-
 static void dump(dump_target *t, JNIEnv *jni)
 {
     (void)jni;
@@ -808,17 +793,12 @@ static void dump(dump_target *t, JNIEnv *jni)
         fprintf(stderr, "hprof: out of memory while writing CPU SAMPLES\n");
         return;
     }
-    if (t->format == 'b') {
-        write_binary_samples(t->binary, rows, n, total);
-    } else {
-        text_write_new_records(t->text);
-        cpu_summary summary;
-        if (cpu.native && cpu_collector_summary(cpu.counts, &summary) == 0) {
-            text_write_cpu_summary(t->text, &summary, cpu.interval_ms, time(NULL));
-            cpu_summary_free(&summary);
-        }
-        text_write_cpu_samples(t->text, rows, n, total, t->cutoff, time(NULL));
-    }
+    /* native=y: where the CPU went by category and thread, for a file with room for it. */
+    cpu_summary summary;
+    int summarized = cpu.native && cpu_collector_summary(cpu.counts, &summary) == 0;
+    report_cpu_samples(&t->report, rows, n, total, summarized ? &summary : NULL, cpu.interval_ms, time(NULL));
+    if (summarized)
+        cpu_summary_free(&summary);
     free(rows);
     uint64_t unnamed = vthread_mounts_unnamed();
     if (cpu.vt_mounts && (unnamed || t->verbose)) {

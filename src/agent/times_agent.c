@@ -434,19 +434,20 @@ static int by_trace(times_table *by_key) {
 }
 
 static void dump(dump_target *t, JNIEnv *jni) {
-    if (T.tracker == NULL || t->format != 'a') return;
+    text_writer *text = report_text(&t->report);    /* CPU TIME: text only */
+    if (T.tracker == NULL || text == NULL) return;
     times_table all;
     times_table_init(&all);
     times_row *rows = NULL;
     uint32_t n = 0;
     uint64_t total = 0;
     if (!T.cfg.old_prof)
-        text_write_new_records(t->text);
+        text_write_new_records(text);
     if (since_reset(jni, &all) != 0 || by_trace(&all) != 0 || times_table_rows(&all, &rows, &n, &total) != 0 ||
-        (T.cfg.old_prof && old_prof_write(t->text->out, rows, n) != 0))
+        (T.cfg.old_prof && old_prof_write(text->out, rows, n) != 0))
         fprintf(stderr, "hprof: out of memory while writing %s\n", T.cfg.old_prof ? "cpu=old's profile" : "CPU TIME");
     else if (!T.cfg.old_prof)
-        text_write_cpu_times(t->text, rows, n, total, t->cutoff, time(NULL));
+        text_write_cpu_times(text, rows, n, total, t->report.cutoff, time(NULL));
     free(rows);
     times_table_free(&all);
     char unmatched[512];

@@ -257,7 +257,8 @@ static int tick(JNIEnv *jni)
 static void dump(dump_target *t, JNIEnv *jni)
 {
     (void)jni;
-    if (!wall.initialised || t->format == 'b')
+    text_writer *text = report_text(&t->report);   /* WALL SUMMARY and SAMPLES: text only */
+    if (!wall.initialised || text == NULL)
         return;
     drain();
     cpu_collector_add_lost(wall.counts, "buffer_full", atomic_exchange(&sampler_lost.wall_buffer_full, 0));
@@ -270,9 +271,9 @@ static void dump(dump_target *t, JNIEnv *jni)
         fprintf(stderr, "hprof: out of memory while writing WALL SAMPLES\n");
         return;
     }
-    text_write_new_records(t->text);
-    text_write_wall_summary(t->text, &summary, wall.interval_ms, time(NULL));
-    text_write_wall_samples(t->text, rows, n, total, t->cutoff, time(NULL));
+    text_write_new_records(text);
+    text_write_wall_summary(text, &summary, wall.interval_ms, time(NULL));
+    text_write_wall_samples(text, rows, n, total, t->report.cutoff, time(NULL));
     cpu_summary_free(&summary);
     free(rows);
 }

@@ -74,8 +74,12 @@ int report_write_text(const hprof_data *d, int top, FILE *out);
  * (said on stderr). */
 int convert_write(const hprof_data *d, const char *to, const char *kind_name, FILE *out);
 
-/* The format a file's extension names: "flamegraph" (.html, .htm), "pprof"
- * (.pb.gz, .pb), "collapsed" (.collapsed, .folded), "text" (.txt), "jfr" (.jfr); NULL if none. */
+/* The format a file's extension names: "text" (.txt), else one of the table
+ * of formats (src/profile/formats.c: .html flamegraph, .pb.gz pprof, ...); NULL if none. */
 const char *analyze_format_of_extension(const char *path);
+/* The formats convert writes, HPROF text first, then the table's:
+ * names ("text|collapsed|...", sep "|") or their usual extensions
+ * (".txt .collapsed ...", extensions 1). Returns buf. */
+const char *analyze_format_list(const char *sep, int extensions, char *buf, size_t size);
 
 #endif

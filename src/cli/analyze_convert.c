@@ -1,5 +1,5 @@
 /*
- * hprof convert FILE --to text|collapsed|flamegraph|pprof|jfr [--profile KIND] -o OUT
+ * hprof convert FILE --to text|<a format of src/profile/formats.c> [--profile KIND] -o OUT
  * hprof diff BEFORE AFTER [--profile KIND] [--top N] [--to flamegraph -o OUT.html]
  *
  * convert writes the writers' formats from the profiles the readers made;
@@ -16,47 +16,33 @@
 
 #include "../analysis/analysis.h"
 #include "../output/text_writer.h"
-#include "../profile/collapsed.h"
 #include "../profile/flamegraph_writer.h"
-#include "../profile/jfr_writer.h"
-#include "../profile/pprof_writer.h"
+#include "../profile/formats.h"
 
 /* ------------------------------------------------------------ --to text */
 
-static void write_text_frame(FILE *out, const hd_frame *f)
-{
-    const char *file = f->file[0] ? f->file : "<Unknown Source>";
-    /* A native function of a binary file (native=y), as the agent's text
-     * writer names it. */
-    char native[1024];
-    const char *method = f->class_name[0] == '[' ? text_native_name(f->method, native, sizeof native) : f->method;
-    if (f->line > 0)
-        fprintf(out, "\t%s.%s(%s:%d)\n", f->class_name, method, file, (int)f->line);
-    else
-        fprintf(out, "\t%s.%s(%s:%s)\n", f->class_name, method, file,
-                f->line == PROFILE_LINE_NATIVE ? "Native method" : "Unknown line");
-}
-
+/* The file's records through the agent's text layout (text_sections.h). A
+ * frame of a class named "[..." is a native function of a binary file
+ * (native=y), named as the agent's text writer names it. */
 static void write_text_records(const hprof_data *d, FILE *out)
 {
     for (uint32_t i = 0; i < d->nthreads; i++) {
         const hd_thread *t = &d->threads[i];
-        fprintf(out, "THREAD START (obj=%llx, id = %u, name=\"%s\", group=\"%s\")\n",
-                (unsigned long long)t->object_id, t->serial, t->name, t->group);
+        text_write_thread_start(out, t->object_id, t->serial, t->name, t->group);
     }
     for (uint32_t i = 0; i < d->nthreads; i++)
         if (d->threads[i].ended)
-            fprintf(out, "THREAD END (id = %u)\n", d->threads[i].serial);
+            text_write_thread_end(out, d->threads[i].serial);
     for (uint32_t i = 0; i < d->ntraces; i++) {
         const hd_trace *t = &d->traces[i];
-        if (t->thread)
-            fprintf(out, "TRACE %u: (thread=%u)\n", t->serial, t->thread);
-        else
-            fprintf(out, "TRACE %u:\n", t->serial);
+        text_write_trace_head(out, t->serial, t->thread);
         if (t->depth == 0)
-            fprintf(out, "\t<empty>\n");
-        for (uint32_t k = 0; k < t->depth; k++)
-            write_text_frame(out, &d->frames[t->first + k]);
+            text_write_empty_frame(out);
+        for (uint32_t k = 0; k < t->depth; k++) {
+            const hd_frame *f = &d->frames[t->first + k];
+            text_write_frame(out, f->class_name, f->method, f->file, f->line, f->line == PROFILE_LINE_NATIVE,
+                             f->class_name[0] == '[');
+        }
     }
 }
 
@@ -113,8 +99,7 @@ static void top_method(const hprof_data *d, uint32_t trace, char *buf, size_t si
 
 /* CPU SAMPLES and CPU TIME: rank self accum count trace method; shares of
  * value `share_of` (samples, or CPU ns), count from value 0. */
-static void write_ranked(const hprof_data *d, hd_kind k, const char *begin, const char *end,
-                         int share_of, FILE *out)
+static void write_ranked(const hprof_data *d, hd_kind k, const char *title, int share_of, FILE *out)
 {
     const hd_section *s = &d->sections[k];
     hd_row *rows = sorted_rows(s, share_of);
@@ -122,17 +107,16 @@ static void write_ranked(const hprof_data *d, hd_kind k, const char *begin, cons
     char date[64], method[1200];
     if (k == HD_CPU_SAMPLES && s->total > whole)
         whole = s->total;
-    fprintf(out, "%s (total = %lld) %s\n", begin, (long long)s->total, date_or_now(s, date, sizeof date));
-    fprintf(out, "rank   self  accum   count trace method\n");
-    double accum = 0;
+    char total[32];
+    snprintf(total, sizeof total, "%lld", (long long)s->total);
+    text_ranked ranked;
+    text_ranked_begin(&ranked, out, title, total, date_or_now(s, date, sizeof date), "method", "");
     for (uint32_t i = 0; rows && i < s->nrows && whole > 0; i++) {
-        double self = (double)rows[i].values[share_of] / (double)whole;
-        accum += self;
         top_method(d, rows[i].trace, method, sizeof method);
-        fprintf(out, "%4u %5.2f%% %5.2f%% %7lld %u %s\n", i + 1, self * 100, accum * 100,
-                (long long)rows[i].values[0], rows[i].trace, method);
+        text_ranked_row(&ranked, rows[i].trace, rows[i].values[0],
+                        (double)rows[i].values[share_of] / (double)whole, method);
     }
-    fprintf(out, "%s\n", end);
+    text_ranked_end(&ranked);
     free(rows);
 }
 
@@ -142,19 +126,13 @@ static void write_sites(const hprof_data *d, FILE *out)
     hd_row *rows = sorted_rows(s, 0);
     int64_t live = column_sum(s, 0);
     char date[64];
-    fprintf(out, "SITES BEGIN (ordered by live bytes) %s\n", date_or_now(s, date, sizeof date));
-    fprintf(out, "          percent          live          alloc'ed  stack class\n");
-    fprintf(out, " rank   self  accum     bytes objs     bytes  objs trace name\n");
-    double accum = 0;
-    for (uint32_t i = 0; rows && i < s->nrows; i++) {
-        double self = live > 0 ? (double)rows[i].values[0] / (double)live : 0.0;
-        accum += self;
-        fprintf(out, "%5u %5.2f%% %5.2f%% %9lld %4lld %9lld %5lld %5u %s\n", i + 1, self * 100,
-                accum * 100, (long long)rows[i].values[0], (long long)rows[i].values[1],
-                (long long)rows[i].values[2], (long long)rows[i].values[3], rows[i].trace,
-                rows[i].class_name ? rows[i].class_name : "<unknown class>");
-    }
-    fprintf(out, "SITES END\n");
+    text_ranked sites;
+    text_sites_begin(&sites, out, "ordered by live bytes", date_or_now(s, date, sizeof date));
+    for (uint32_t i = 0; rows && i < s->nrows; i++)
+        text_sites_row(&sites, rows[i].trace, rows[i].values[0], rows[i].values[1], rows[i].values[2],
+                       rows[i].values[3], live > 0 ? (double)rows[i].values[0] / (double)live : 0.0,
+                       rows[i].class_name);
+    text_sites_end(&sites);
     free(rows);
 }
 
@@ -164,16 +142,14 @@ static void write_monitor(const hprof_data *d, hd_kind k, const char *title, FIL
     hd_row *rows = sorted_rows(s, 1);
     int64_t ns = column_sum(s, 1);
     char date[64];
-    fprintf(out, "%s BEGIN (total = %lld ms) %s\n", title, (long long)s->total, date_or_now(s, date, sizeof date));
-    fprintf(out, "rank   self  accum   count trace monitor\n");
-    double accum = 0;
-    for (uint32_t i = 0; rows && i < s->nrows && ns > 0; i++) {
-        double self = (double)rows[i].values[1] / (double)ns;
-        accum += self;
-        fprintf(out, "%4u %5.2f%% %5.2f%% %7lld %u %s (Java)\n", i + 1, self * 100, accum * 100,
-                (long long)rows[i].values[0], rows[i].trace, rows[i].class_name ? rows[i].class_name : "?");
-    }
-    fprintf(out, "%s END\n", title);
+    char total[32];
+    snprintf(total, sizeof total, "%lld ms", (long long)s->total);
+    text_ranked ranked;
+    text_ranked_begin(&ranked, out, title, total, date_or_now(s, date, sizeof date), "monitor", " (Java)");
+    for (uint32_t i = 0; rows && i < s->nrows && ns > 0; i++)
+        text_ranked_row(&ranked, rows[i].trace, rows[i].values[0], (double)rows[i].values[1] / (double)ns,
+                        rows[i].class_name ? rows[i].class_name : "?");
+    text_ranked_end(&ranked);
     free(rows);
 }
 
@@ -195,9 +171,9 @@ static int write_hprof_text(const hprof_data *d, FILE *out)
     text_writer_free(&w);
     write_text_records(d, out);
     if (d->sections[HD_CPU_SAMPLES].present)
-        write_ranked(d, HD_CPU_SAMPLES, "CPU SAMPLES BEGIN", "CPU SAMPLES END", 0, out);
+        write_ranked(d, HD_CPU_SAMPLES, "CPU SAMPLES", 0, out);
     if (d->sections[HD_CPU_TIMES].present)
-        write_ranked(d, HD_CPU_TIMES, "CPU TIME (ms) BEGIN", "CPU TIME (ms) END", 1, out);
+        write_ranked(d, HD_CPU_TIMES, "CPU TIME (ms)", 1, out);
     if (d->sections[HD_SITES].present)
         write_sites(d, out);
     if (d->sections[HD_MONITOR_TIME].present)
@@ -209,79 +185,91 @@ static int write_hprof_text(const hprof_data *d, FILE *out)
 
 /* ------------------------------------------------------------ convert */
 
-static int write_flamegraph(const hprof_data *d, FILE *out, int only_kind)
+/* The profile kind as a FORMAT_SHOWS_* bit. */
+static unsigned kind_shows(hd_kind k)
 {
-    flamegraph_section sections[HD_KINDS];
+    switch (k) {
+    case HD_CPU_SAMPLES:  return FORMAT_SHOWS_CPU_SAMPLES;
+    case HD_CPU_TIMES:    return FORMAT_SHOWS_CPU_TIMES;
+    case HD_SITES:        return FORMAT_SHOWS_ALLOC_SITES;
+    case HD_MONITOR_TIME:
+    case HD_MONITOR_WAIT: return FORMAT_SHOWS_MONITORS;
+    default:              return 0;
+    }
+}
+
+/* A format of the table (src/profile/formats.c): a one-file format gets
+ * every profile the file holds (or the one --profile names), another the
+ * one analyze_pick_kind picks. */
+static int write_format(const hprof_data *d, const output_format *f, const char *kind_name, FILE *out)
+{
+    format_section sections[HD_KINDS];
     char notes[HD_KINDS][512];
     uint32_t n = 0;
-    for (int k = 0; k < HD_KINDS; k++) {
-        const profile *p = d->profiles[k];
-        if (p && (only_kind < 0 || only_kind == k)) {
-            sections[n] = (flamegraph_section){ hd_kind_title((hd_kind)k), p, profile_default_value(p),
-                                                NULL, NULL, analyze_graph_note(d, p, notes[n], sizeof notes[n]) };
-            n++;
+    if (f->one_file && f->shows == FORMAT_SHOWS_ALL) {
+        int only_kind = kind_name ? analyze_pick_kind(d, kind_name) : -1;
+        for (int k = 0; k < HD_KINDS; k++) {
+            const profile *p = d->profiles[k];
+            if (p && (only_kind < 0 || only_kind == k)) {
+                sections[n] = (format_section){ p, hd_kind_title((hd_kind)k),
+                                                analyze_graph_note(d, p, notes[n], sizeof notes[n]) };
+                n++;
+            }
         }
+        if (n == 0) {
+            fprintf(stderr, "hprof: %s holds no profile to draw\n", d->path);
+            return -1;
+        }
+    } else {
+        int k = analyze_pick_kind(d, kind_name);
+        if (k < 0)
+            return -1;
+        if (!(kind_shows((hd_kind)k) & f->shows)) {
+            fprintf(stderr, "hprof: --to %s writes %s, not %s\n", f->name, f->shows_text ? f->shows_text : "?",
+                    hd_kind_title((hd_kind)k));
+            return -1;
+        }
+        const profile *p = d->profiles[k];
+        sections[n++] = (format_section){ p, hd_kind_title((hd_kind)k),
+                                          analyze_graph_note(d, p, notes[0], sizeof notes[0]) };
     }
-    if (n == 0) {
-        fprintf(stderr, "hprof: %s holds no profile to draw\n", d->path);
+    char title[512], why[256] = "";
+    snprintf(title, sizeof title, "hprof: %s", d->path);
+    if (f->write(out, title, sections, n, why, sizeof why) != 0) {
+        if (why[0])
+            fprintf(stderr, "hprof: %s: %s\n", f->name, why);
         return -1;
     }
-    char title[512];
-    snprintf(title, sizeof title, "hprof: %s", d->path);
-    return flamegraph_write_page(out, title, sections, n);
+    return 0;
 }
 
 int convert_write(const hprof_data *d, const char *to, const char *kind_name, FILE *out)
 {
     if (strcmp(to, "text") == 0)
         return write_hprof_text(d, out);
-    if (strcmp(to, "flamegraph") == 0)
-        return write_flamegraph(d, out, kind_name ? analyze_pick_kind(d, kind_name) : -1);
-    int k = analyze_pick_kind(d, kind_name);
-    if (k < 0)
-        return -1;
-    const profile *p = d->profiles[k];
-    if (strcmp(to, "collapsed") == 0)
-        return collapsed_write_profile(p, profile_default_value(p), out);
-    char err[256] = "";
-    if (strcmp(to, "jfr") == 0) {
-        if (k != HD_CPU_SAMPLES) {
-            fprintf(stderr, "hprof: --to jfr writes CPU samples only (jdk.ExecutionSample), not %s\n",
-                    hd_kind_title((hd_kind)k));
-            return -1;
-        }
-        if (jfr_write_samples(p, out, err, sizeof err) != 0) {
-            fprintf(stderr, "hprof: jfr: %s\n", err);
-            return -1;
-        }
-        return 0;
-    }
-    if (pprof_write(p, out, err, sizeof err) != 0) {
-        fprintf(stderr, "hprof: pprof: %s\n", err);
-        return -1;
-    }
-    return 0;
+    const output_format *f = format_find(to);
+    return f ? write_format(d, f, kind_name, out) : -1;
 }
 
-static int known_format(const char *to)
+const char *analyze_format_list(const char *sep, int extensions, char *buf, size_t size)
 {
-    return strcmp(to, "text") == 0 || strcmp(to, "collapsed") == 0 ||
-           strcmp(to, "flamegraph") == 0 || strcmp(to, "pprof") == 0 || strcmp(to, "jfr") == 0;
+    size_t used = (size_t)snprintf(buf, size, "%s", extensions ? ".txt" : "text");
+    for (uint32_t i = 0; i < format_count() && used < size; i++) {
+        const output_format *f = format_at(i);
+        used += (size_t)snprintf(buf + used, size - used, "%s%.*s", sep,
+                                 extensions ? (int)strcspn(f->extensions, " ") : (int)strlen(f->name),
+                                 extensions ? f->extensions : f->name);
+    }
+    return buf;
 }
 
 const char *analyze_format_of_extension(const char *path)
 {
-    static const struct { const char *ext, *format; } by_ext[] = {
-        { ".html", "flamegraph" }, { ".htm", "flamegraph" }, { ".pb.gz", "pprof" }, { ".pb", "pprof" },
-        { ".collapsed", "collapsed" }, { ".folded", "collapsed" }, { ".txt", "text" }, { ".jfr", "jfr" },
-    };
     size_t len = strlen(path);
-    for (size_t i = 0; i < sizeof by_ext / sizeof by_ext[0]; i++) {
-        size_t n = strlen(by_ext[i].ext);
-        if (len > n && strcmp(path + len - n, by_ext[i].ext) == 0)
-            return by_ext[i].format;
-    }
-    return NULL;
+    if (len > 4 && strcmp(path + len - 4, ".txt") == 0)
+        return "text";
+    const output_format *f = format_of_extension(path);
+    return f ? f->name : NULL;
 }
 
 int analyze_convert(int argc, char **argv)
@@ -289,15 +277,17 @@ int analyze_convert(int argc, char **argv)
     analyze_args a;
     if (analyze_parse_args("convert", argc, argv, 1, &a) != 0)
         return ANALYZE_USAGE;
+    char names[256], extensions[256];
+    analyze_format_list("|", 0, names, sizeof names);
+    analyze_format_list(" ", 1, extensions, sizeof extensions);
     if (a.to == NULL && a.out != NULL && strcmp(a.out, "-") != 0 && (a.to = analyze_format_of_extension(a.out)) == NULL)
-        return analyze_usage("convert: -o %s: say the format with --to text|collapsed|flamegraph|pprof|jfr, or "
-                             "name the file .txt, .collapsed, .html, .pb.gz or .jfr", a.out);
+        return analyze_usage("convert: -o %s: say the format with --to %s, or name the file by its extension (%s)",
+                             a.out, names, extensions);
     if (a.nfiles == 0 || a.to == NULL || a.out == NULL || a.html)
-        return analyze_usage("usage: hprof convert FILE [--to text|collapsed|flamegraph|pprof|jfr] "
-                             "[--profile cpu|times|alloc|monitor|wait] -o OUT (without --to: by OUT's "
-                             "extension, .txt .collapsed .html .pb.gz .jfr)");
-    if (!known_format(a.to))
-        return analyze_usage("convert: --to %s: want text, collapsed, flamegraph, pprof or jfr", a.to);
+        return analyze_usage("usage: hprof convert FILE [--to %s] [--profile cpu|times|alloc|monitor|wait] "
+                             "-o OUT (without --to: by OUT's extension, %s)", names, extensions);
+    if (strcmp(a.to, "text") != 0 && format_find(a.to) == NULL)
+        return analyze_usage("convert: --to %s: want one of %s", a.to, names);
     hprof_data *d = analyze_read(a.files[0]);
     if (d == NULL)
         return ANALYZE_ERROR;

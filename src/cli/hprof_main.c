@@ -641,9 +641,10 @@ static int run_profile(const command *cmd, const global_options *globals, int ar
         out = default_out;
     }
     const char *output = output_option_for(out);
+    char extensions[256];
     if (output == NULL)
-        return usage_error("profile: -o %s: name the format by the extension: .html (flame graph), .pb.gz "
-                           "(pprof), .collapsed (collapsed stacks) or .txt (HPROF text)", out);
+        return usage_error("profile: -o %s: name the format by the extension, one of %s", out,
+                           analyze_format_list(", ", 1, extensions, sizeof extensions));
     if (out[0] == '/') {
         snprintf(path, sizeof path, "%s", out);
     } else {

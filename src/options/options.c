@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char usage_text[] =
+/* The help; the formats' lines (from their table) go where @FORMATS@ is. */
+static const char usage_template[] =
 "\n"
 "     HPROF: Heap and CPU Profiling Agent (JVMTI, JDK 17 and later)\n"
 "\n"
@@ -39,20 +40,7 @@ static const char usage_text[] =
 "                       all: also the agent's counters at each dump and\n"
 "                       every class cpu=times or heap=sites left\n"
 "                       uninstrumented (y: how many)\n"
-"collapsed=<file>       also write collapsed stacks    off\n"
-"                       (frame;frame;frame count), for flame graph tools\n"
-"pprof=<file>           also write a gzipped pprof     off\n"
-"                       profile (go tool pprof, Pyroscope, Parca)\n"
-"flamegraph=<file>      also write a flame graph page  off\n"
-"                       (HTML, works offline)\n"
-"jfr=<file>             cpu=samples: also write a JFR  off\n"
-"                       recording (jdk.ExecutionSample; jfr print, JMC)\n"
-"                       These four show whole stacks (up to 256 frames,\n"
-"                       not cut at depth=) of cpu=samples, cpu=times,\n"
-"                       heap=sites and monitor=y; with several of those,\n"
-"                       one file each:\n"
-"                       <file> with .cpu, .alloc or .lock before its\n"
-"                       extension (flamegraph=: one page, one graph each)\n"
+"@FORMATS@"
 "sampler=auto|perf|timer  what drives cpu=samples    auto\n"
 "                       perf: a perf_event task-clock per thread (exact\n"
 "                       intervals); timer: a POSIX CPU-time timer per\n"
@@ -123,9 +111,48 @@ static const char usage_text[] =
 "    with force=n an existing file is kept and <name>.<pid> is used instead.\n"
 "  - Unless 'help' is given, the agent prints nothing on standard output.\n";
 
+/* The formats' lines of the help, in its columns:
+ *   pprof=<file>           also write a gzipped pprof     off
+ *                          profile (go tool pprof, Pyroscope, Parca) */
+static size_t formats_help(char *buf, size_t size)
+{
+    static const char indent[] = "                       ";
+    size_t used = 0;
+    for (uint32_t i = 0; i < format_count() && used < size; i++) {
+        const output_format *f = format_at(i);
+        char option[64];
+        snprintf(option, sizeof option, "%s=<file>", f->name);
+        const char *second = strchr(f->help, '\n');
+        int first_len = second ? (int)(second - f->help) : (int)strlen(f->help);
+        used += (size_t)snprintf(buf + used, size - used, "%-23s%-31.*soff\n", option, first_len, f->help);
+        if (second && used < size)
+            used += (size_t)snprintf(buf + used, size - used, "%s%s\n", indent, second + 1);
+    }
+    if (used < size)
+        used += (size_t)snprintf(buf + used, size - used,
+            "%sThese show whole stacks (up to 256 frames,\n"
+            "%snot cut at depth=) of cpu=samples, cpu=times,\n"
+            "%sheap=sites and monitor=y; with several of those,\n"
+            "%sone file each:\n"
+            "%s<file> with .cpu, .alloc or .lock before its\n"
+            "%sextension (flamegraph=: one page, one graph each)\n",
+            indent, indent, indent, indent, indent, indent);
+    return used;
+}
+
 const char *options_usage(void)
 {
-    return usage_text;
+    /* Made once, at the first help (the agent's start-up, before any thread of its own). */
+    static char text[sizeof usage_template + 4096];
+    if (text[0] == '\0') {
+        const char *at = strstr(usage_template, "@FORMATS@");
+        size_t head = (size_t)(at - usage_template);
+        memcpy(text, usage_template, head);
+        size_t used = head + formats_help(text + head, sizeof text - head);
+        if (used < sizeof text)
+            snprintf(text + used, sizeof text - used, "%s", at + strlen("@FORMATS@"));
+    }
+    return text;
 }
 
 static void defaults(hprof_options *o)
@@ -275,22 +302,35 @@ static int check_loop(const hprof_options *o, char *err, size_t errlen)
                 "rotate; use file= (and pprof=, ...) with loop=, or net= without it");
         return -1;
     }
-    const struct { const char *name; const char *path; } names[] = {
-        { "file", o->file }, { "pprof", o->pprof }, { "collapsed", o->collapsed },
-        { "flamegraph", o->flamegraph }, { "jfr", o->jfr },
-    };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (names[i].path[0] && series_check_name(names[i].name, names[i].path, OPTIONS_PATH_MAX, err, errlen) != 0)
+    if (o->file[0] && series_check_name("file", o->file, OPTIONS_PATH_MAX, err, errlen) != 0)
+        return -1;
+    for (uint32_t i = 0; i < format_count(); i++)
+        if (o->outputs[i][0] &&
+            series_check_name(format_at(i)->name, o->outputs[i], OPTIONS_PATH_MAX, err, errlen) != 0)
             return -1;
     return 0;
 }
 
 static const char *const option_names[] = {
     "help", "heap", "cpu", "monitor", "format", "file", "net", "depth", "interval", "cutoff", "lineno",
-    "thread", "doe", "msa", "force", "verbose", "collapsed", "pprof", "flamegraph", "jfr", "sampler", "native",
+    "thread", "doe", "msa", "force", "verbose", NULL /* the formats' (formats.c) */, "sampler", "native",
     "wall", "heap_sample", "deadlock", "jdk", "include", "exclude", "loop", "loop_keep", "loop_mode",
 };
-#define OPTION_COUNT (sizeof option_names / sizeof option_names[0])
+#define OPTION_NAMES (sizeof option_names / sizeof option_names[0])
+#define OPTION_COUNT (OPTION_NAMES - 1 + format_count())
+
+/* Option i of OPTION_COUNT, the formats' in the NULL's place. */
+static const char *option_name_at(size_t i)
+{
+    size_t at = 0;
+    while (option_names[at] != NULL)
+        at++;
+    if (i < at)
+        return option_names[i];
+    if (i < at + format_count())
+        return format_at((uint32_t)(i - at))->name;
+    return option_names[i - format_count() + 1];
+}
 
 /* "help, heap, cpu, ..." */
 static const char *option_list(void)
@@ -299,7 +339,7 @@ static const char *option_list(void)
     if (list[0] == '\0') {
         size_t used = 0;
         for (size_t i = 0; i < OPTION_COUNT && used < sizeof list; i++)
-            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", option_names[i]);
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", option_name_at(i));
     }
     return list;
 }
@@ -338,9 +378,9 @@ static const char *nearest_option(const char *name)
     const char *best = NULL;
     int best_distance = 99, ties = 0;
     for (size_t i = 0; i < OPTION_COUNT; i++) {
-        int dist = edit_distance(name, option_names[i]);
+        int dist = edit_distance(name, option_name_at(i));
         if (dist < best_distance) {
-            best = option_names[i];
+            best = option_name_at(i);
             best_distance = dist;
             ties = 0;
         } else if (dist == best_distance) {
@@ -452,14 +492,9 @@ static int parse_one(hprof_options *o, const char *name, const char *value,
         o->file_given = 1;
         return parse_path(name, value, o->file, err, errlen);
     }
-    if (strcmp(name, "collapsed") == 0)
-        return parse_path(name, value, o->collapsed, err, errlen);
-    if (strcmp(name, "pprof") == 0)
-        return parse_path(name, value, o->pprof, err, errlen);
-    if (strcmp(name, "flamegraph") == 0)
-        return parse_path(name, value, o->flamegraph, err, errlen);
-    if (strcmp(name, "jfr") == 0)
-        return parse_path(name, value, o->jfr, err, errlen);
+    int format = format_index(name);
+    if (format >= 0)
+        return parse_path(name, value, o->outputs[format], err, errlen);
     if (strcmp(name, "deadlock") == 0)
         return parse_int(name, value, 0, 3600000, &o->deadlock_ms, "milliseconds between checks (0: "
                          "only at dumps)", err, errlen);
@@ -520,6 +555,56 @@ static int parse_one(hprof_options *o, const char *name, const char *value,
         set_err(err, errlen, "hprof: unknown option '%s'. Options are: %s (run with -agentlib:hprof=help for "
                 "details)", name, option_list());
     return -1;
+}
+
+const char *options_output(const hprof_options *o, const char *name)
+{
+    int i = format_index(name);
+    return i < 0 ? "" : o->outputs[i];
+}
+
+int options_want_stacks(const hprof_options *o)
+{
+    for (uint32_t i = 0; i < format_count(); i++)
+        if (o->outputs[i][0])
+            return 1;
+    return 0;
+}
+
+/* The profiles these options make, as FORMAT_SHOWS_* bits. */
+static unsigned profiles_made(const hprof_options *o)
+{
+    return (o->cpu == CPU_SAMPLES ? FORMAT_SHOWS_CPU_SAMPLES : 0) |
+           (o->cpu == CPU_TIMES ? FORMAT_SHOWS_CPU_TIMES : 0) |
+           (o->heap == HEAP_SITES || o->heap == HEAP_ALL ? FORMAT_SHOWS_ALLOC_SITES : 0) |
+           (o->monitor ? FORMAT_SHOWS_MONITORS : 0) | (o->wall_ms ? FORMAT_SHOWS_WALL : 0);
+}
+
+/* Each format's option asks for profiles these options make. */
+static int check_outputs(const hprof_options *o, char *err, size_t errlen)
+{
+    for (uint32_t i = 0; i < format_count(); i++) {
+        const output_format *f = format_at(i);
+        if (o->outputs[i][0] == '\0')
+            continue;
+        if (o->cpu == CPU_OLD) {
+            set_err(err, errlen, "hprof: option '%s=' cannot be used with cpu=old (the old prof format "
+                    "has traces of two frames); use cpu=times", f->name);
+            return -1;
+        }
+        if ((profiles_made(o) & f->shows) == 0) {
+            char shows[128], first[32];
+            format_shows_options(f->shows, shows, sizeof shows);
+            snprintf(first, sizeof first, "%.*s", (int)strcspn(shows, ", "), shows);
+            int one = strchr(shows, ' ') == NULL;
+            set_err(err, errlen, "hprof: option '%s=' shows the stacks of %s, and %s%s; add %s, "
+                    "e.g. %s,%s=%s", f->name, shows, one ? "it is not on" : "none of them is on",
+                    f->shows & FORMAT_SHOWS_CPU_TIMES ? " (cpu=old has none)" : "", one ? "it" : "one",
+                    first, f->name, o->outputs[i]);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 int options_parse(const char *text, hprof_options *out, char *err, size_t errlen)
@@ -592,26 +677,8 @@ finish:
         set_err(err, errlen, "hprof: option 'heap_sample=' needs heap=sites or heap=all");
         return -1;
     }
-    if (out->jfr[0] && out->cpu != CPU_SAMPLES) {
-        set_err(err, errlen, "hprof: option 'jfr=' writes the samples of cpu=samples as jdk.ExecutionSample "
-                "events, and cpu=samples is not on; add it, e.g. cpu=samples,jfr=%s", out->jfr);
+    if (check_outputs(out, err, errlen) != 0)
         return -1;
-    }
-    if (options_want_stacks(out) && out->cpu == CPU_OLD) {
-        set_err(err, errlen, "hprof: option '%s=' cannot be used with cpu=old (the old prof format "
-                "has traces of two frames); use cpu=times",
-                out->pprof[0] ? "pprof" : out->flamegraph[0] ? "flamegraph" : "collapsed");
-        return -1;
-    }
-    if (options_want_stacks(out) && out->cpu != CPU_SAMPLES && out->cpu != CPU_TIMES &&
-        out->heap != HEAP_SITES && out->heap != HEAP_ALL && !out->monitor && !out->wall_ms) {
-        set_err(err, errlen, "hprof: option '%s=' shows the stacks of cpu=samples, cpu=times, heap=sites, "
-                "monitor=y or wall=, and none of them is on (cpu=old has none); add one, e.g. cpu=samples,%s=%s",
-                out->pprof[0] ? "pprof" : out->flamegraph[0] ? "flamegraph" : "collapsed",
-                out->pprof[0] ? "pprof" : out->flamegraph[0] ? "flamegraph" : "collapsed",
-                out->pprof[0] ? out->pprof : out->flamegraph[0] ? out->flamegraph : out->collapsed);
-        return -1;
-    }
     if (out->jdk_calls != JDK_CALLS_ALL && out->cpu != CPU_TIMES && out->cpu != CPU_OLD) {
         set_err(err, errlen, "hprof: option 'jdk=%s' chooses the calls cpu=times records, and cpu=times "
                 "is not on; add cpu=times", out->jdk_calls == JDK_CALLS_NONE ? "none" : "boundary");

@@ -1,6 +1,7 @@
 /*
  * HPROF's option syntax: "name=value,name=value,...", same names and defaults
- * as the JDK 5-8 agent, plus our own additions (collapsed=, pprof=, flamegraph=).
+ * as the JDK 5-8 agent, plus our own additions: an option per output format
+ * of src/profile/formats.c (collapsed=, pprof=, flamegraph=, jfr=), ...
  * Pure C: no JVMTI here, so the parser is unit-tested on strings alone.
  */
 #ifndef HPROF_OPTIONS_H
@@ -13,6 +14,7 @@ typedef enum { CPU_OFF = 0, CPU_SAMPLES, CPU_TIMES, CPU_OLD } cpu_mode;
 typedef enum { HEAP_OFF = 0, HEAP_DUMP, HEAP_SITES, HEAP_ALL } heap_mode;
 
 #include "class_filter.h"
+#include "../profile/formats.h"
 
 #define OPTIONS_PATH_MAX   4096
 #define OPTIONS_MAX_DEPTH  256        /* frames recorded per sample */
@@ -42,10 +44,7 @@ typedef struct hprof_options {
     int       force;                  /* overwrite file= (n: add the pid) */
     int       verbose;                /* messages about dumps on stderr; 2 (all): also internal
                                          counters and each class left uninstrumented */
-    char      collapsed[OPTIONS_PATH_MAX]; /* collapsed-stack output, "" when off */
-    char      pprof[OPTIONS_PATH_MAX];     /* gzipped profile.proto output, "" when off */
-    char      flamegraph[OPTIONS_PATH_MAX];/* flame-graph HTML page, "" when off */
-    char      jfr[OPTIONS_PATH_MAX];       /* JFR recording of cpu=samples, "" when off */
+    char      outputs[FORMATS_MAX][OPTIONS_PATH_MAX]; /* format_at(i)'s file (name=FILE), "" when off */
     char      sampler;                /* 'a' auto, 'p' perf events, 't' POSIX timers */
     int       native;                 /* cpu=samples: every thread, native frames (native=y) */
     int       wall_ms;                /* wall=: wall-clock sampling interval, 0 = off */
@@ -60,12 +59,13 @@ typedef struct hprof_options {
     int       loop_mode_given;        /* loop_mode= was given (it needs loop=) */
 } hprof_options;
 
-/* Does any output of whole stacks (collapsed=, pprof=, flamegraph=, jfr=)
- * want the collectors to walk up to 256 frames instead of depth=? */
-static inline int options_want_stacks(const hprof_options *o)
-{
-    return o->collapsed[0] || o->pprof[0] || o->flamegraph[0] || o->jfr[0];
-}
+/* The file the option of format `name` (pprof, flamegraph, ...) names: ""
+ * when it is off or no format is so called. */
+const char *options_output(const hprof_options *o, const char *name);
+
+/* Does any output of whole stacks (a format's option: pprof=, flamegraph=,
+ * ...) want the collectors to walk up to 256 frames instead of depth=? */
+int options_want_stacks(const hprof_options *o);
 
 /* Parse an option string (may be NULL or empty). Returns 0 on success;
  * on error returns -1 and writes into err a message that names the option

@@ -10,10 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../profile/collapsed.h"
-#include "../profile/flamegraph_writer.h"
-#include "../profile/jfr_writer.h"
-#include "../profile/pprof_writer.h"
+#include "../profile/formats.h"
 
 #define NAME_MAX_LEN (OPTIONS_PATH_MAX + 64)
 
@@ -44,66 +41,62 @@ void profile_output_name(const char *path, const char *kind, int several, char *
     snprintf(out, size, "%.*s.%s%s", (int)at, path, kind, path + at);
 }
 
-/* The options that write a file per profile, and their paths. */
-typedef struct per_profile_option {
-    const char *name;
-    const char *path;
-} per_profile_option;
-
-static uint32_t per_profile_options(const hprof_options *opt, per_profile_option out[2])
+/* The profile's kind as a FORMAT_SHOWS_* bit ("cpu" is cpu=samples' or
+ * cpu=times', whichever the options run). */
+static unsigned kind_shows(const char *kind, const hprof_options *opt)
 {
-    uint32_t n = 0;
-    if (opt->pprof[0])
-        out[n++] = (per_profile_option){ "pprof", opt->pprof };
-    if (opt->collapsed[0])
-        out[n++] = (per_profile_option){ "collapsed", opt->collapsed };
-    return n;
+    if (strcmp(kind, "cpu") == 0)
+        return opt->cpu == CPU_TIMES ? FORMAT_SHOWS_CPU_TIMES : FORMAT_SHOWS_CPU_SAMPLES;
+    if (strcmp(kind, "alloc") == 0)
+        return FORMAT_SHOWS_ALLOC_SITES;
+    if (strcmp(kind, "lock") == 0 || strcmp(kind, "wait") == 0)
+        return FORMAT_SHOWS_MONITORS;
+    if (strcmp(kind, "wall") == 0)
+        return FORMAT_SHOWS_WALL;
+    return 0;
+}
+
+/* How many of the kinds the format shows. */
+static uint32_t kinds_shown(const output_format *f, const hprof_options *opt, const char *const *kinds, uint32_t n)
+{
+    uint32_t shown = 0;
+    for (uint32_t k = 0; k < n; k++)
+        shown += (kind_shows(kinds[k], opt) & f->shows) != 0;
+    return shown;
 }
 
 int profile_outputs_check(const hprof_options *opt, const char *const *kinds, uint32_t n,
                           char *err, size_t errlen)
 {
-    per_profile_option o[2];
-    uint32_t no = per_profile_options(opt, o);
     char name[NAME_MAX_LEN];
-    for (uint32_t i = 0; i < no; i++)
+    for (uint32_t i = 0; i < format_count(); i++) {
+        const output_format *f = format_at(i);
+        const char *path = opt->outputs[i];
+        if (path[0] == '\0')
+            continue;
+        if (f->one_file) {
+            if (output_file_check_writable(path, f->name, err, errlen) != 0)
+                return -1;
+            continue;
+        }
+        uint32_t shown = kinds_shown(f, opt, kinds, n);
         for (uint32_t k = 0; k < n; k++) {
-            profile_output_name(o[i].path, kinds[k], n > 1, name, sizeof name);
-            if (output_file_check_writable(name, o[i].name, err, errlen) != 0)
+            if (!(kind_shows(kinds[k], opt) & f->shows))
+                continue;
+            profile_output_name(path, kinds[k], shown > 1, name, sizeof name);
+            if (output_file_check_writable(name, f->name, err, errlen) != 0)
                 return -1;
         }
-    if (opt->flamegraph[0] && output_file_check_writable(opt->flamegraph, "flamegraph", err, errlen) != 0)
-        return -1;
-    if (opt->jfr[0] && output_file_check_writable(opt->jfr, "jfr", err, errlen) != 0)
-        return -1;
+    }
     return 0;
 }
 
 /* What one output file holds. */
 typedef struct output_job {
-    const char         *option;
-    const kind_profile *profiles;       /* flamegraph: all of them; else one */
-    uint32_t            n;
+    const output_format  *format;
+    const format_section *sections;
+    uint32_t              n;
 } output_job;
-
-static int write_job(const output_job *job, FILE *f, char *why, size_t whylen)
-{
-    if (strcmp(job->option, "pprof") == 0)
-        return pprof_write(job->profiles[0].profile, f, why, whylen);
-    if (strcmp(job->option, "jfr") == 0)
-        return jfr_write_samples(job->profiles[0].profile, f, why, whylen);
-    if (strcmp(job->option, "collapsed") == 0) {
-        const profile *p = job->profiles[0].profile;
-        return collapsed_write_profile(p, profile_default_value(p), f);
-    }
-    flamegraph_section sections[8];
-    uint32_t n = job->n < 8 ? job->n : 8;
-    for (uint32_t i = 0; i < n; i++) {
-        const profile *p = job->profiles[i].profile;
-        sections[i] = (flamegraph_section){ profile_title(p), p, profile_default_value(p), NULL, NULL, NULL };
-    }
-    return flamegraph_write_page(f, "hprof", sections, n);
-}
 
 /* Write `path` through a temporary file renamed over it. 0, or -1 after
  * telling why. */
@@ -131,7 +124,7 @@ static int write_file(const output_job *job, const char *path, outputs_tell tell
     }
     int bad = f == NULL;
     if (!bad) {
-        bad = write_job(job, f, why, sizeof why) != 0;
+        bad = job->format->write(f, "hprof", job->sections, job->n, why, sizeof why) != 0;
         bad |= fclose(f) != 0;
         bad = bad || rename(tmp, path) != 0;
     }
@@ -139,13 +132,13 @@ static int write_file(const output_job *job, const char *path, outputs_tell tell
         if (why[0] == '\0')
             snprintf(why, sizeof why, "%s", errno ? strerror(errno) : "out of memory");
         snprintf(line, sizeof line, "hprof: cannot write %s (option %s=): %s; choose a writable "
-                 "path with room to spare", path, job->option, why);
+                 "path with room to spare", path, job->format->name, why);
         if (f)
             unlink(tmp);
         tell(ctx, 1, line);
         return -1;
     }
-    snprintf(line, sizeof line, "hprof: %s= written to %s", job->option, path);
+    snprintf(line, sizeof line, "hprof: %s= written to %s", job->format->name, path);
     tell(ctx, 0, line);
     return 0;
 }
@@ -154,27 +147,39 @@ int profile_outputs_write(const hprof_options *opt, const kind_profile *profiles
                           outputs_tell tell, void *ctx)
 {
     int failed = 0;
-    per_profile_option o[2];
-    uint32_t no = per_profile_options(opt, o);
     char name[NAME_MAX_LEN];
-    for (uint32_t i = 0; i < no; i++)
-        for (uint32_t k = 0; k < n; k++) {
-            profile_output_name(o[i].path, profiles[k].kind, n > 1, name, sizeof name);
-            output_job job = { o[i].name, &profiles[k], 1 };
+    format_section sections[PROFILE_OUTPUTS_MAX];
+    const char *kinds[PROFILE_OUTPUTS_MAX];
+    if (n > PROFILE_OUTPUTS_MAX)
+        n = PROFILE_OUTPUTS_MAX;
+    for (uint32_t k = 0; k < n; k++)
+        kinds[k] = profiles[k].kind;
+    for (uint32_t i = 0; i < format_count(); i++) {
+        const output_format *f = format_at(i);
+        const char *path = opt->outputs[i];
+        if (path[0] == '\0')
+            continue;
+        /* The profiles it shows, in the collectors' order. */
+        uint32_t shown = 0;
+        for (uint32_t k = 0; k < n; k++)
+            if (kind_shows(kinds[k], opt) & f->shows)
+                sections[shown++] = (format_section){ profiles[k].profile, profile_title(profiles[k].profile), NULL };
+        if (shown == 0)
+            continue;
+        if (f->one_file) {
+            output_job job = { f, sections, shown };
+            errno = 0;
+            failed += write_file(&job, path, tell, ctx) != 0;
+            continue;
+        }
+        for (uint32_t k = 0, s = 0; k < n; k++) {
+            if (!(kind_shows(kinds[k], opt) & f->shows))
+                continue;
+            profile_output_name(path, kinds[k], shown > 1, name, sizeof name);
+            output_job job = { f, &sections[s++], 1 };
             errno = 0;
             failed += write_file(&job, name, tell, ctx) != 0;
         }
-    if (opt->flamegraph[0] && n > 0) {
-        output_job job = { "flamegraph", profiles, n };
-        errno = 0;
-        failed += write_file(&job, opt->flamegraph, tell, ctx) != 0;
     }
-    /* jfr=: the CPU samples (the options allow it with cpu=samples only), at exactly its path. */
-    for (uint32_t k = 0; opt->jfr[0] && k < n; k++)
-        if (strcmp(profiles[k].kind, "cpu") == 0) {
-            output_job job = { "jfr", &profiles[k], 1 };
-            errno = 0;
-            failed += write_file(&job, opt->jfr, tell, ctx) != 0;
-        }
     return failed;
 }

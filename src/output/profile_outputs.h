@@ -1,14 +1,15 @@
 /*
- * profile_outputs: the files pprof=, flamegraph=, collapsed= and jfr= name,
+ * profile_outputs: the files of the output formats' options (pprof=,
+ * flamegraph=, collapsed=, jfr=, ...: the table of src/profile/formats.c),
  * written at each dump from the profiles the collectors' snapshots give.
  *
- * pprof= and collapsed= write one file per profile: with one profile,
- * exactly the path given; with several (cpu=samples and heap=sites, ...),
- * the path with the profile's kind before its extension
- * (prof.pb.gz -> prof.cpu.pb.gz, prof.alloc.pb.gz). flamegraph= writes one
- * page with a graph per profile. jfr= writes the CPU samples' profile as a
- * JFR recording (src/profile/jfr_writer.h). Each file is written beside its final
- * name and renamed over it, so a reader never sees half a file.
+ * A format that writes a file per profile (pprof, collapsed) writes,
+ * with one profile it shows, exactly the path given; with several
+ * (cpu=samples and heap=sites, ...), the path with the profile's kind before
+ * its extension (prof.pb.gz -> prof.cpu.pb.gz, prof.alloc.pb.gz). A
+ * one-file format (flamegraph, jfr) writes every profile it shows in one
+ * file at the path given. Each file is written beside its final name and
+ * renamed over it, so a reader never sees half a file.
  *
  * Pure C (no JVMTI): the orchestrator hands in the profiles.
  */
@@ -21,8 +22,11 @@
 #include "../options/options.h"
 #include "../profile/profile.h"
 
+/* At most this many profiles at one dump (the rest are left out). */
+#define PROFILE_OUTPUTS_MAX 16
+
 typedef struct kind_profile {
-    const char    *kind;        /* "cpu", "alloc", "lock": in file names */
+    const char    *kind;        /* "cpu", "alloc", "lock", "wait", "wall": in file names */
     const profile *profile;
 } kind_profile;
 

@@ -113,19 +113,6 @@ void text_write_header(text_writer *w, time_t now, const char *options_text, con
     fprintf(w->out, "--------\n\n");
 }
 
-/* A C++ name as an HPROF text frame can hold it: old parsers read
- * "class.method(file:line)" and a ranked row's method as one word, so the
- * spaces and parentheses of names such as "operator new" or
- * "(anonymous namespace)::f" become '_' and '[', ']'. */
-const char *text_native_name(const char *name, char *buf, size_t size)
-{
-    size_t i = 0;
-    for (; name[i] && i + 1 < size; i++)
-        buf[i] = name[i] == ' ' ? '_' : name[i] == '(' ? '[' : name[i] == ')' ? ']' : name[i];
-    buf[i] = '\0';
-    return buf;
-}
-
 static void write_frame_line(FILE *out, serial_t frame)
 {
     serial_t method = 0;
@@ -135,15 +122,8 @@ static void write_frame_line(FILE *out, serial_t frame)
         fprintf(out, "\t<unknown>.<unknown>(<Unknown Source>:Unknown line)\n");
         return;
     }
-    const char *source = mi.source_file ? mi.source_file : "<Unknown Source>";
-    char native_name[1024];
-    if (mi.kind != FRAME_KIND_JAVA)
-        mi.name = text_native_name(mi.name, native_name, sizeof native_name);
-    if (line > 0)
-        fprintf(out, "\t%s.%s(%s:%d)\n", mi.class_name, mi.name, source, (int)line);
-    else
-        fprintf(out, "\t%s.%s(%s:%s)\n", mi.class_name, mi.name, source,
-                line == LINE_NATIVE ? "Native method" : "Unknown line");
+    text_write_frame(out, mi.class_name, mi.name, mi.source_file, line, line == LINE_NATIVE,
+                     mi.kind != FRAME_KIND_JAVA);
 }
 
 static void write_trace(FILE *out, serial_t trace)
@@ -153,12 +133,9 @@ static void write_trace(FILE *out, serial_t trace)
     uint32_t n = 0;
     if (trace_get(trace, &thread, &frames, &n) != 0)
         return;
-    if (thread)
-        fprintf(out, "TRACE %u: (thread=%u)\n", trace, thread);
-    else
-        fprintf(out, "TRACE %u:\n", trace);
+    text_write_trace_head(out, trace, thread);
     if (n == 0)
-        fprintf(out, "\t<empty>\n");
+        text_write_empty_frame(out);
     for (uint32_t i = 0; i < n; i++)
         write_frame_line(out, frames[i]);
 }
@@ -190,13 +167,12 @@ void text_note_trace(text_writer *w, serial_t trace)
 
 static void write_thread_start(void *ctx, serial_t serial, const thread_info *ti)
 {
-    fprintf(((text_writer *)ctx)->out, "THREAD START (obj=%llx, id = %u, name=\"%s\", group=\"%s\")\n",
-            (unsigned long long)ti->object_id, serial, ti->name, ti->group);
+    text_write_thread_start(((text_writer *)ctx)->out, ti->object_id, serial, ti->name, ti->group);
 }
 
 static void write_thread_end(void *ctx, serial_t serial)
 {
-    fprintf(((text_writer *)ctx)->out, "THREAD END (id = %u)\n", serial);
+    text_write_thread_end(((text_writer *)ctx)->out, serial);
 }
 
 static void write_thread_records(text_writer *w)
@@ -277,20 +253,19 @@ static void write_ranked_samples(text_writer *w, const char *title, const cpu_ro
     for (uint32_t i = 0; i < n; i++)
         note_trace_used(w, rows[i].trace);
 
-    fprintf(w->out, "%s BEGIN (total = %llu) %s\n", title, (unsigned long long)total, date);
-    fprintf(w->out, "rank   self  accum   count trace method\n");
-    double accum = 0.0;
+    char total_text[32];
+    snprintf(total_text, sizeof total_text, "%llu", (unsigned long long)total);
+    text_ranked s;
+    text_ranked_begin(&s, w->out, title, total_text, date, "method", "");
     for (uint32_t i = 0; i < n && total > 0; i++) {
         double self = (double)rows[i].count / (double)total;
         if (self < cutoff)
             break;                 /* rows are ordered: the rest are smaller */
-        accum += self;
         char method[1024];
         text_trace_top_method(rows[i].trace, method, sizeof method);
-        fprintf(w->out, "%4u %5.2f%% %5.2f%% %7llu %u %s\n", i + 1, self * 100.0, accum * 100.0,
-                (unsigned long long)rows[i].count, rows[i].trace, method);
+        text_ranked_row(&s, rows[i].trace, (int64_t)rows[i].count, self, method);
     }
-    fprintf(w->out, "%s END\n", title);
+    text_ranked_end(&s);
 }
 
 void text_write_cpu_samples(text_writer *w, const cpu_row *rows, uint32_t n, uint64_t total,
@@ -312,28 +287,25 @@ void text_write_cpu_times(text_writer *w, const times_row *rows, uint32_t n, uin
     text_format_date(now, date, sizeof date);
     for (uint32_t i = 0; i < n; i++)
         note_trace_used(w, rows[i].trace);
-    fprintf(w->out, "CPU TIME (ms) BEGIN (total = %llu) %s\n",
-            (unsigned long long)((total_ns + 500000) / 1000000), date);
-    fprintf(w->out, "rank   self  accum   count trace method\n");
+    char total_text[32];
+    snprintf(total_text, sizeof total_text, "%llu", (unsigned long long)((total_ns + 500000) / 1000000));
+    text_ranked s;
+    text_ranked_begin(&s, w->out, "CPU TIME (ms)", total_text, date, "method", "");
     /* A row stays if it has cutoff of the time or of the calls: leaf
      * methods are counted but not timed, and their counts are the point. */
     uint64_t total_calls = 0;
     for (uint32_t i = 0; i < n; i++)
         total_calls += rows[i].calls;
-    double accum = 0.0;
-    uint32_t rank = 0;
     for (uint32_t i = 0; i < n; i++) {
         double self = total_ns ? (double)rows[i].cpu_ns / (double)total_ns : 0.0;
         double calls = total_calls ? (double)rows[i].calls / (double)total_calls : 0.0;
         if (self < cutoff && calls < cutoff)
             continue;
-        accum += self;
         char method[1024];
         text_trace_top_method(rows[i].trace, method, sizeof method);
-        fprintf(w->out, "%4u %5.2f%% %5.2f%% %7llu %u %s\n", ++rank, self * 100.0, accum * 100.0,
-                (unsigned long long)rows[i].calls, rows[i].trace, method);
+        text_ranked_row(&s, rows[i].trace, (int64_t)rows[i].calls, self, method);
     }
-    fprintf(w->out, "CPU TIME (ms) END\n");
+    text_ranked_end(&s);
 }
 
 /* ------------------------------------------------------------ heap=sites */
@@ -345,30 +317,24 @@ void text_write_sites(text_writer *w, const site_row *rows, uint32_t n, const si
     text_format_date(now, date, sizeof date);
     for (uint32_t i = 0; i < n; i++)
         note_trace_used(w, rows[i].trace);
+    char order[128];
     if (sample_interval)
-        fprintf(w->out, "SITES BEGIN (ordered by live bytes, estimated from allocation samples every "
-                "%llu bytes) %s\n", (unsigned long long)sample_interval, date);
+        snprintf(order, sizeof order, "ordered by live bytes, estimated from allocation samples every "
+                 "%llu bytes", (unsigned long long)sample_interval);
     else
-        fprintf(w->out, "SITES BEGIN (ordered by live bytes) %s\n", date);
-    /* HPROF's two header lines and column widths (hprof_site.c), which old
-     * scripts split on; wider numbers just widen their column. */
-    fprintf(w->out, "          percent          live          alloc'ed  stack class\n");
-    fprintf(w->out, " rank   self  accum     bytes objs     bytes  objs trace name\n");
-    double accum = 0.0;
-    uint32_t rank = 0;
+        snprintf(order, sizeof order, "ordered by live bytes");
+    text_ranked s;
+    text_sites_begin(&s, w->out, order, date);
     for (uint32_t i = 0; i < n; i++) {
         double self = totals->live_bytes ? (double)rows[i].live_bytes / (double)totals->live_bytes : 0.0;
         double alloc = totals->alloc_bytes ? (double)rows[i].alloc_bytes / (double)totals->alloc_bytes : 0.0;
         if (self < cutoff && alloc < cutoff)
             continue;
-        accum += self;
-        const char *name = class_java_name(rows[i].class_serial);
-        fprintf(w->out, "%5u %5.2f%% %5.2f%% %9llu %4llu %9llu %5llu %5u %s\n", ++rank, self * 100.0,
-                accum * 100.0, (unsigned long long)rows[i].live_bytes,
-                (unsigned long long)rows[i].live_objs, (unsigned long long)rows[i].alloc_bytes,
-                (unsigned long long)rows[i].alloc_objs, rows[i].trace, name ? name : "<unknown class>");
+        text_sites_row(&s, rows[i].trace, (int64_t)rows[i].live_bytes, (int64_t)rows[i].live_objs,
+                       (int64_t)rows[i].alloc_bytes, (int64_t)rows[i].alloc_objs, self,
+                       class_java_name(rows[i].class_serial));
     }
-    fprintf(w->out, "SITES END\n");
+    text_sites_end(&s);
 }
 
 /* ------------------------------------------------------------ monitor=y */
@@ -392,23 +358,20 @@ void text_write_monitor_time(text_writer *w, const char *title, int section,
         }
     }
     /* HPROF's layout and widths; times are measured in ns and shown in ms. */
-    fprintf(w->out, "%s BEGIN (total = %llu ms) %s\n", title, (unsigned long long)(total / 1000000u),
-            date);
-    fprintf(w->out, "rank   self  accum   count trace monitor\n");
-    double accum = 0.0;
-    uint32_t rank = 0;
+    char total_text[32];
+    snprintf(total_text, sizeof total_text, "%llu ms", (unsigned long long)(total / 1000000u));
+    text_ranked s;
+    text_ranked_begin(&s, w->out, title, total_text, date, "monitor", " (Java)");
     for (uint32_t i = 0; i < n && total > 0; i++) {
         if (block_kind_section(rows[i].kind) != section)
             continue;
         double self = (double)rows[i].nanos / (double)total;
         if (self < cutoff)
             break;                 /* rows are ordered by time */
-        accum += self;
-        fprintf(w->out, "%4u %5.2f%% %5.2f%% %7llu %u %s (Java)\n", ++rank, self * 100.0,
-                accum * 100.0, (unsigned long long)rows[i].count, rows[i].trace,
-                class_name_or_unknown(rows[i].lock_class));
+        text_ranked_row(&s, rows[i].trace, (int64_t)rows[i].count, self,
+                        class_name_or_unknown(rows[i].lock_class));
     }
-    fprintf(w->out, "%s END\n", title);
+    text_ranked_end(&s);
 }
 
 /* A thread as MONITOR DUMP names it: HPROF's serial (what parsers match

@@ -21,6 +21,7 @@
 #include "../cpu/times_table.h"
 #include "../heap/site_table.h"
 #include "../monitor/monitor_table.h"
+#include "text_sections.h"
 
 typedef struct text_writer {
     FILE          *out;
@@ -64,13 +65,6 @@ void text_write_agent_memory(text_writer *w, time_t now, size_t interning, size_
                              uint32_t threads_seen, uint64_t threads_forgotten);
 /* THREAD START/END and TRACE records not written yet (unless omitted). */
 void text_write_new_records(text_writer *w);
-/* The CPU SAMPLES section; rows with a share below cutoff are left out. */
-/* A native function's name as an HPROF text frame or ranked row can hold it
- * (old parsers read "class.method(file:line)" and a row's method as one
- * word): spaces and parentheses of C++ names ("operator new",
- * "(anonymous namespace)::f") become '_', '[' and ']'. Returns buf. */
-const char *text_native_name(const char *name, char *buf, size_t size);
-
 /* CPU SUMMARY: where the samples went by category (GC, JIT, Java code,
  * ...) and by thread, before the CPU SAMPLES section of the same dump:
  *   CPU SUMMARY BEGIN (total = 518) <date>
@@ -88,6 +82,7 @@ void text_write_wall_summary(text_writer *w, const cpu_summary *summary, int int
  * time; each trace's bottom frame may be its state, [state].<name>). */
 void text_write_wall_samples(text_writer *w, const cpu_row *rows, uint32_t n, uint64_t total,
                              double cutoff, time_t now);
+/* The CPU SAMPLES section; rows with a share below cutoff are left out. */
 void text_write_cpu_samples(text_writer *w, const cpu_row *rows, uint32_t n, uint64_t total,
                             double cutoff, time_t now);
 

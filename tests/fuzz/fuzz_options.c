@@ -49,9 +49,8 @@ static void check_accepted(const hprof_options *o)
     FUZZ_CHECK(!(o->format == 'b' && (o->monitor || o->cpu == CPU_TIMES || o->cpu == CPU_OLD)));
     FUZZ_CHECK(terminated(o->file, sizeof o->file) && o->file[0] != '\0');
     FUZZ_CHECK(terminated(o->net, sizeof o->net));
-    FUZZ_CHECK(terminated(o->collapsed, sizeof o->collapsed));
-    FUZZ_CHECK(terminated(o->pprof, sizeof o->pprof));
-    FUZZ_CHECK(terminated(o->flamegraph, sizeof o->flamegraph));
+    for (uint32_t i = 0; i < format_count(); i++)
+        FUZZ_CHECK(terminated(o->outputs[i], sizeof o->outputs[i]));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

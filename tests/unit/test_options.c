@@ -13,7 +13,7 @@ TEST(options_defaults_match_hprof)
     CHECK(o.depth == 4 && o.interval_ms == 10 && o.lineno && !o.thread && o.doe && o.force);
     CHECK(o.format == 'a' && o.cutoff > 0.00009 && o.cutoff < 0.00011);
     CHECK_STR(o.file, "java.hprof.txt");
-    CHECK(o.collapsed[0] == '\0');
+    CHECK(options_output(&o, "collapsed")[0] == '\0');
     /* HPROF: no cpu/heap/monitor option means heap=all. */
     CHECK(options_parse("", &o, err, sizeof err) == 0 && o.heap == HEAP_ALL);
     CHECK(options_parse(NULL, &o, err, sizeof err) == 0 && o.heap == HEAP_ALL);
@@ -29,7 +29,7 @@ TEST(options_all_values)
     CHECK(o.interval_ms == 1 && o.depth == 12 && o.thread && !o.lineno && !o.force && !o.doe);
     CHECK(!o.verbose && o.cutoff == 0.05);
     CHECK_STR(o.file, "/tmp/x.txt");
-    CHECK_STR(o.collapsed, "/tmp/c.txt");
+    CHECK_STR(options_output(&o, "collapsed"), "/tmp/c.txt");
     CHECK(options_parse("help", &o, err, sizeof err) == 0 && o.help);
     CHECK(options_parse("net=localhost:9999,cpu=samples", &o, err, sizeof err) == 0);
     CHECK_STR(o.net, "localhost:9999");
@@ -124,9 +124,9 @@ TEST(options_usage_lists_every_option)
 TEST(options_whole_stack_outputs)
 {
     CHECK(options_parse("cpu=samples,pprof=/tmp/p.pb.gz,flamegraph=/tmp/f.html", &o, err, sizeof err) == 0);
-    CHECK_STR(o.pprof, "/tmp/p.pb.gz");
-    CHECK_STR(o.flamegraph, "/tmp/f.html");
-    CHECK(o.collapsed[0] == '\0' && options_want_stacks(&o));
+    CHECK_STR(options_output(&o, "pprof"), "/tmp/p.pb.gz");
+    CHECK_STR(options_output(&o, "flamegraph"), "/tmp/f.html");
+    CHECK(options_output(&o, "collapsed")[0] == '\0' && options_want_stacks(&o));
     CHECK(options_parse("cpu=samples", &o, err, sizeof err) == 0 && !options_want_stacks(&o));
     CHECK(options_parse("heap=sites,collapsed=c.txt", &o, err, sizeof err) == 0 && options_want_stacks(&o));
     CHECK(options_parse("monitor=y,flamegraph=f.html", &o, err, sizeof err) == 0);

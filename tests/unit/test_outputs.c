@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -242,9 +243,9 @@ TEST(profile_outputs_write_a_file_per_profile)
     hprof_options opt;
     char err[512];
     CHECK(options_parse("cpu=samples", &opt, err, sizeof err) == 0);
-    snprintf(opt.pprof, sizeof opt.pprof, "%s/p.pb.gz", dir);
-    snprintf(opt.collapsed, sizeof opt.collapsed, "%s/c.txt", dir);
-    snprintf(opt.flamegraph, sizeof opt.flamegraph, "%s/f.html", dir);
+    snprintf(opt.outputs[format_index("pprof")], OPTIONS_PATH_MAX, "%s/p.pb.gz", dir);
+    snprintf(opt.outputs[format_index("collapsed")], OPTIONS_PATH_MAX, "%s/c.txt", dir);
+    snprintf(opt.outputs[format_index("flamegraph")], OPTIONS_PATH_MAX, "%s/f.html", dir);
     const char *kinds[2] = { "cpu", "lock" };
     CHECK(profile_outputs_check(&opt, kinds, 2, err, sizeof err) == 0);
     told_errors = told_files = 0;
@@ -260,12 +261,59 @@ TEST(profile_outputs_write_a_file_per_profile)
     snprintf(path, sizeof path, "%s/p.pb.gz", dir);
     CHECK(file_size(path) == -1);                               /* several profiles: no plain name */
 
-    snprintf(opt.pprof, sizeof opt.pprof, "%s/missing/p.pb.gz", dir);
-    opt.collapsed[0] = opt.flamegraph[0] = '\0';
+    snprintf(opt.outputs[format_index("pprof")], OPTIONS_PATH_MAX, "%s/missing/p.pb.gz", dir);
+    opt.outputs[format_index("collapsed")][0] = opt.outputs[format_index("flamegraph")][0] = '\0';
     CHECK(profile_outputs_check(&opt, kinds, 1, err, sizeof err) == -1 && strstr(err, "pprof=") != NULL);
     told_errors = told_files = 0;
     CHECK(profile_outputs_write(&opt, profiles, 1, count_told, NULL) == 1 && told_errors == 1);
     profile_free(cpu);
     profile_free(lock);
+    rmdir(dir);
+}
+
+/* A one-file format restricted to some profiles (jfr=) gets those only, at
+ * exactly its path, beside a file-per-profile format of every profile. */
+TEST(formats_outputs_by_what_each_shows)
+{
+    char dir[] = "/tmp/hprof_formats_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    profile_value_type cpu_types[1] = { { "samples", "count" } };
+    profile_value_type alloc_types[1] = { { "alloc_space", "bytes" } };
+    profile *cpu = profile_new("CPU samples", cpu_types, 1), *alloc = profile_new("Allocations", alloc_types, 1);
+    uint32_t f = profile_frame_id(cpu, "pkg.Main", "main", "", "Main.java", 7);
+    uint32_t g = profile_frame_id(alloc, "pkg.Main", "make", "", "Main.java", 9);
+    int64_t v = 3;
+    CHECK(profile_add(cpu, &f, 1, NULL, &v) == 0 && profile_add(alloc, &g, 1, NULL, &v) == 0);
+    kind_profile profiles[2] = { { "alloc", alloc }, { "cpu", cpu } };
+    hprof_options opt;
+    char err[512], path[512];
+    CHECK(options_parse("cpu=samples,heap=sites", &opt, err, sizeof err) == 0);
+    snprintf(opt.outputs[format_index("jfr")], OPTIONS_PATH_MAX, "%s/r.jfr", dir);
+    snprintf(opt.outputs[format_index("collapsed")], OPTIONS_PATH_MAX, "%s/c.txt", dir);
+    const char *kinds[2] = { "alloc", "cpu" };
+    CHECK(profile_outputs_check(&opt, kinds, 2, err, sizeof err) == 0);
+    told_errors = told_files = 0;
+    CHECK(profile_outputs_write(&opt, profiles, 2, count_told, NULL) == 0);
+    CHECK(told_errors == 0 && told_files == 3);
+    snprintf(path, sizeof path, "%s/r.jfr", dir);
+    FILE *in = fopen(path, "rb");
+    char magic[4] = "";
+    CHECK(in != NULL && fread(magic, 1, 4, in) == 4 && memcmp(magic, "FLR", 4) == 0);
+    if (in)
+        fclose(in);
+    unlink(path);
+    const char *names[] = { "c.alloc.txt", "c.cpu.txt" };
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        CHECK(file_size(path) > 0);
+        unlink(path);
+    }
+    /* heap=sites alone: jfr= has nothing to write (the options refuse it;
+     * here it is simply not written). */
+    told_errors = told_files = 0;
+    opt.outputs[format_index("collapsed")][0] = '\0';
+    CHECK(profile_outputs_write(&opt, profiles, 1, count_told, NULL) == 0 && told_files == 0);
+    profile_free(cpu);
+    profile_free(alloc);
     rmdir(dir);
 }
