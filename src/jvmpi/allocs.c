@@ -120,8 +120,10 @@ static const class_kind *kind_of(JNIEnv *jni, jclass klass, jobject object, clas
         return NULL;
     k->kind = jvmpi_kind_of_signature(sig);
     k->nested = sig[0] == '[' && sig[1] == '[';
-    /* a Class object holds its class's statics: its size is its own */
-    int sized = k->kind == JVMPI_NORMAL_OBJECT && strcmp(sig, "Ljava/lang/Class;") != 0;
+    /* a Class object holds its class's statics, a virtual thread's stack
+     * chunk its frames: their sizes are their own */
+    int sized = k->kind == JVMPI_NORMAL_OBJECT && strcmp(sig, "Ljava/lang/Class;") != 0 &&
+                strcmp(sig, "Ljdk/internal/vm/StackChunk;") != 0;
     (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)sig);
     /* The class before the event that names it: an array class is met first
      * here (no ClassPrepare for arrays); so is, before the layer's sweep of
