@@ -203,6 +203,11 @@ JvmpiCalls, whose calls, classes and threads are known exactly.
                          Carrier in each, with all its fields (its class
                          loaded after the layer read the class list
                          included), and no line of the layer's on stderr
+    jvmpi_dump_described hprof_like.c: a level 2 HEAP_DUMP describes every object it
+                         names as a root or a static value;
+                         the nine primitive types' Class objects, named by
+                         JVMTI's walk without a record, are INSTANCE_DUMPs of
+                         java/lang/Class (exactly 9, every field's value)
     jvmpi_hprof_arrays   hprof_like.c: every OBJECT_ALLOC of an array of references
                          names an element class that had its CLASS_LOAD before
                          (JvmpiCalls$Unlinked of new Unlinked[3], never linked
@@ -941,6 +946,24 @@ def make_tests(Fail, Skip, asan_env=None):
             raise Fail("fetched %d refused %d wrong %d: expected thousands, none wrong, (almost) none refused"
                        % (fetched, refused, wrong))
 
+    def t_dump_described(ctx):
+        """A level 2 HEAP_DUMP names no object it does not describe: every root's object and static
+        value has its record in the dump. The Class objects
+        of the nine primitive types (int.class ...: UNKNOWN roots, values of fields such as
+        Wrapper.primitiveType), which JVMTI's walk names without describing, are INSTANCE_DUMPs of
+        java/lang/Class, each with every instance field's value."""
+        _r, lines = hprof_like(ctx, ["dump", "off", "described", "count=java/lang/Class"])
+        m = [re.match(r"^named (\d+) undescribed (\d+)$", l) for l in lines]
+        m = [x for x in m if x]
+        if not m:
+            raise Fail("no named line: %s" % lines[-3:])
+        named, undescribed = (int(x) for x in m[0].groups())
+        if named < 1000 or undescribed != 0:
+            raise Fail("the dump named %d objects, %d of them undescribed: expected thousands, none" % (named, undescribed))
+        if "instances java/lang/Class 9 9" not in lines:
+            raise Fail("INSTANCE_DUMPs of java/lang/Class: %s, expected the 9 primitive types' Class objects, whole"
+                       % [l for l in lines if l.startswith("instances")])
+
     def t_hprof_arrays(ctx):
         """Every OBJECT_ALLOC's class (an array's element class: JvmpiCalls$Unlinked of new Unlinked[3],
         never linked) had its CLASS_LOAD before it."""
@@ -1012,7 +1035,7 @@ def make_tests(Fail, Skip, asan_env=None):
             ("jvmpi_checkjni", t_checkjni), ("jvmpi_asan", t_asan), ("jvmpi_loader_errors", t_loader_errors),
             ("jvmpi_onload_exit", t_onload_exit),
             ("jvmpi_hprof_requests", t_hprof_requests), ("jvmpi_hprof_dump", t_hprof_dump),
-             ("jvmpi_dump_new_classes", t_dump_new_classes),
+             ("jvmpi_dump_new_classes", t_dump_new_classes), ("jvmpi_dump_described", t_dump_described),
             ("jvmpi_hprof_arrays", t_hprof_arrays), ("jvmpi_hprof_quiet", t_hprof_quiet),
             ("jvmpi_hprof_classes", t_hprof_classes), ("jvmpi_hprof_traces", t_hprof_traces)], \
         [("jvmpi_header", t_header)]

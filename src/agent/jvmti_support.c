@@ -528,6 +528,11 @@ static int walk_fast(JNIEnv *jni, frame_ref *frames, jint want, jint keep, jint 
     return 1;
 }
 
+int stack_walk_here(JNIEnv *jni, frame_ref *frames, jint want, jint *count)
+{
+    return jni != NULL && async_get_call_trace != NULL && want > 0 && walk_fast(jni, frames, want, 0, count);
+}
+
 jmethodID top_method_here(JNIEnv *jni)
 {
     frame_ref top;

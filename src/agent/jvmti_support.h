@@ -156,5 +156,9 @@ trace_cache *thread_trace_cache(int which, unsigned log2_slots, int depth);
  * JVMTI ClassLoad events on: this wants them, for good). -1 if this JVM
  * has none: it then uses GetStackTrace. Idempotent; from a live start. */
 int stack_walk_fast_init(void);
+/* The calling thread's top `want` frames by the cheap walk, from a JNI
+ * native (jni: its env): 1 with *count set, 0 if that walk cannot be had
+ * or could not name every frame (then walk with JVMTI). */
+int stack_walk_here(JNIEnv *jni, frame_ref *frames, jint want, jint *count);
 
 #endif

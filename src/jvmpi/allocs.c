@@ -37,17 +37,20 @@ jint jvmpi_kind_of_signature(const char *sig) {
     }
 }
 
-static int is_tagged(jobject object) {
-    jlong tag = 0;
-    return (*jvmpi_jvmti)->GetTag(jvmpi_jvmti, object, &tag) == JVMTI_ERROR_NONE && tag != 0;
-}
-
 /* What OBJECT_ALLOC says of a class: its kind, and the id it gives as
  * class_id (the class's own, the element class's for an array of references,
- * NULL for an array of primitives: its kind says it all). Kept per thread
- * for the classes met last, by class id (ids are never reused), so that an
- * allocation costs no class signature. */
-typedef struct class_kind { jobjectID klass, class_id; jint kind; } class_kind;
+ * NULL for an array of primitives: its kind says it all); an instance's size
+ * (the same for every instance), an array's whether it holds arrays (the
+ * inner arrays multianewarray made); a class's superclasses (GetCallTrace
+ * leaves their constructors out). Kept per thread for the classes met last,
+ * by class id (ids are never reused), so that an allocation costs no class
+ * signature. */
+typedef struct class_kind {
+    jobjectID klass, class_id;
+    jint kind, size;
+    int nested;
+    jvmpi_lineage lineage;          /* klass not set (a local reference of its time) */
+} class_kind;
 #define KINDS 64
 /* In the thread's record, not in thread-local storage: the library's TLS is
  * all static (it has initial-exec variables), and glibc leaves little room
@@ -86,18 +89,41 @@ static jobjectID element_class_id(JNIEnv *jni, jclass klass) {
     return id;
 }
 
+/* The class's id and its superclasses', as far as JVMPI_LINEAGE_MAX goes. */
+static void read_lineage(JNIEnv *jni, jclass klass, jvmpi_lineage *l) {
+    l->n = 0;
+    l->complete = 0;
+    jclass k = (*jni)->NewLocalRef(jni, klass);
+    while (k != NULL && l->n < JVMPI_LINEAGE_MAX) {
+        l->ids[l->n++] = jvmpi_id_of(k);
+        jclass super = (*jni)->GetSuperclass(jni, k);
+        (*jni)->DeleteLocalRef(jni, k);
+        k = super;
+    }
+    l->complete = k == NULL;
+    if (k != NULL) (*jni)->DeleteLocalRef(jni, k);
+}
+
+static void inner_arrays(JNIEnv *jni, jobject array);
+
 /* A thread without a record (none yet, or out of memory) gets the answer in
  * *uncached, worked out each time. */
-static const class_kind *kind_of(JNIEnv *jni, jclass klass, class_kind *uncached) {
+static const class_kind *kind_of(JNIEnv *jni, jclass klass, jobject object, class_kind *uncached) {
     jobjectID klass_id = jvmpi_id_of(klass);
     if (klass_id == NULL) return NULL;
     class_kind *kinds = thread_kinds(jni);
     class_kind *k = kinds ? &kinds[((uintptr_t)klass_id >> 3) % KINDS] : uncached;
     if (k->klass == klass_id) return k;
+    k->klass = NULL;                    /* filling: a nested call must not take it as made */
     char *sig = NULL;
     if (jvmpi_failed((*jvmpi_jvmti)->GetClassSignature(jvmpi_jvmti, klass, &sig, NULL), "GetClassSignature"))
         return NULL;
     k->kind = jvmpi_kind_of_signature(sig);
+    k->nested = sig[0] == '[' && sig[1] == '[';
+    /* a Class object holds its class's statics, a virtual thread's stack
+     * chunk its frames: their sizes are their own */
+    int sized = k->kind == JVMPI_NORMAL_OBJECT && strcmp(sig, "Ljava/lang/Class;") != 0 &&
+                strcmp(sig, "Ljdk/internal/vm/StackChunk;") != 0;
     (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)sig);
     /* The class before the event that names it: an array class is met first
      * here (no ClassPrepare for arrays); so is, before the layer's sweep of
@@ -106,6 +132,12 @@ static const class_kind *kind_of(JNIEnv *jni, jclass klass, class_kind *uncached
     if (jvmpi_enabled(JVMPI_EVENT_CLASS_LOAD)) jvmpi_post_class_load(jni, klass, 0);
     k->class_id = k->kind == JVMPI_NORMAL_OBJECT ? klass_id
                 : k->kind == JVMPI_CLASS ? element_class_id(jni, klass) : NULL;
+    jlong size = 0;
+    k->size = -1;
+    if (sized && (*jvmpi_jvmti)->GetObjectSize(jvmpi_jvmti, object, &size) == JVMTI_ERROR_NONE)
+        k->size = size > 0x7fffffff ? 0x7fffffff : (jint)size;
+    k->lineage.n = 0;
+    if (k->kind == JVMPI_NORMAL_OBJECT) read_lineage(jni, klass, &k->lineage);
     k->klass = klass_id;
     return k;
 }
@@ -113,16 +145,14 @@ static const class_kind *kind_of(JNIEnv *jni, jclass klass, class_kind *uncached
 /* The class of the object whose OBJECT_ALLOC the tracker's call in
  * Object.<init> is posting on this thread (NULL otherwise): GetCallTrace
  * leaves that object's constructors out (jvmpi_constructing). */
-static _Thread_local jclass constructing;
+static _Thread_local const jvmpi_lineage *constructing;
 
-jclass jvmpi_constructing(void) { return constructing; }
+const jvmpi_lineage *jvmpi_constructing(void) { return constructing; }
 
-static void post_alloc(JNIEnv *jni, jobject object, jclass klass, jobjectID id, int requested) {
-    class_kind uncached = { NULL, NULL, 0 };
-    const class_kind *k = kind_of(jni, klass, &uncached);
-    if (k == NULL) return;
-    jlong size = 0;
-    (*jvmpi_jvmti)->GetObjectSize(jvmpi_jvmti, object, &size);
+static void post_alloc(JNIEnv *jni, jobject object, jclass klass, const class_kind *k, jobjectID id,
+                       int requested) {
+    jlong size = k->size;
+    if (size < 0) (*jvmpi_jvmti)->GetObjectSize(jvmpi_jvmti, object, &size);
     JVMPI_Event e = jvmpi_event(JVMPI_EVENT_OBJECT_ALLOC | (requested ? JVMPI_REQUESTED_EVENT : 0), jni);
     e.u.obj_alloc.arena_id = HEAP_ARENA;
     e.u.obj_alloc.class_id = k->class_id;
@@ -131,39 +161,118 @@ static void post_alloc(JNIEnv *jni, jobject object, jclass klass, jobjectID id, 
     e.u.obj_alloc.obj_id = id;
     /* A JVMPI VM posted OBJECT_ALLOC at `new`; the tracker's call comes from
      * Object.<init>, under the object's own constructors. Arrays come from
-     * the allocating method itself. */
-    jclass was = constructing;
-    if (!requested && may_link && k->kind == JVMPI_NORMAL_OBJECT) constructing = klass;
+     * the allocating method itself. The lineage is copied: the handler may
+     * allocate, and the thread's cache entry be taken by another class. */
+    const jvmpi_lineage *was = constructing;
+    jvmpi_lineage lineage;
+    if (!requested && may_link && k->kind == JVMPI_NORMAL_OBJECT) {
+        lineage = k->lineage;
+        lineage.klass = klass;
+        constructing = &lineage;
+    }
     jvmpi_notify(&e);
     constructing = was;
 }
 
-/* A new object, posted once (see above). */
-static void allocated(JNIEnv *jni, jobject object, jclass klass) {
-    if (object == NULL || is_tagged(object)) return;
-    jobjectID id = jvmpi_new_id(object);
-    if (id == NULL) return;
+/* Ids given to instances by VMObjectAlloc (not clones), whose constructor
+ * may run after (JNI AllocObject, Unsafe.allocateInstance, JDK 18's
+ * reflection): while some may not have reached Object.<init> yet, each
+ * object the tracker meets there is checked for an id. */
+static atomic_long unconstructed;
+/* An id was given to an object before its constructor in some other way
+ * (METHOD_ENTRY2's receivers): every object is checked from then on. */
+static atomic_int named_early;
+
+void jvmpi_allocs_named_early(void) { atomic_store(&named_early, 1); }
+
+/* Had the object an id before this sight of it? An object the byte code
+ * just made (from_code: the tracker's call) cannot, unless a heap walk
+ * named every object since, or it is an instance named early (above). */
+static int named_before(jobject object, jint kind, int from_code) {
+    int walked = jvmpi_ids_walked();
+    if (from_code && !walked && !atomic_load(&named_early) &&
+        (kind != JVMPI_NORMAL_OBJECT || atomic_load(&unconstructed) == 0))
+        return 0;
+    jlong tag = 0;
+    int named = (*jvmpi_jvmti)->GetTag(jvmpi_jvmti, object, &tag) == JVMTI_ERROR_NONE && tag != 0;
+    if (named && from_code && kind == JVMPI_NORMAL_OBJECT && !walked) {
+        long n = atomic_load(&unconstructed);
+        while (n > 0 && !atomic_compare_exchange_weak(&unconstructed, &n, n - 1)) {}
+    }
+    return named;
+}
+
+/* Might the constructor of this instance, just given its id at
+ * VMObjectAlloc, still run? Only if it was made by Unsafe.allocateInstance
+ * (method handles' `new`, JDK 18's reflection), or by an application's JNI
+ * code (AllocObject; not a String, JNI's NewString*). Not for the
+ * instances the JVM's own natives make without a constructor (a class's
+ * name, reflection's Method objects), which would keep every allocation
+ * checked; not for a clone. */
+static int may_be_constructed(JNIEnv *jni, jthread thread, jclass klass) {
+    static jmethodID allocate_instance;
+    static jclass string_class;         /* global reference */
+    if (allocate_instance == NULL) {
+        jclass unsafe = (*jni)->FindClass(jni, "jdk/internal/misc/Unsafe");
+        allocate_instance = unsafe ? (*jni)->GetMethodID(jni, unsafe, "allocateInstance",
+                                                         "(Ljava/lang/Class;)Ljava/lang/Object;") : NULL;
+        if ((*jni)->ExceptionCheck(jni)) (*jni)->ExceptionClear(jni);
+        if (unsafe) (*jni)->DeleteLocalRef(jni, unsafe);
+    }
+    if (string_class == NULL) {
+        jclass string = (*jni)->FindClass(jni, "java/lang/String");
+        string_class = string ? (*jni)->NewGlobalRef(jni, string) : NULL;
+        if ((*jni)->ExceptionCheck(jni)) (*jni)->ExceptionClear(jni);
+        if (string) (*jni)->DeleteLocalRef(jni, string);
+    }
+    jmethodID method = NULL;
+    jlocation at = 0;
+    if (thread == NULL || (*jvmpi_jvmti)->GetFrameLocation(jvmpi_jvmti, thread, 0, &method, &at) != JVMTI_ERROR_NONE ||
+        method == NULL)
+        return 1;                       /* not known: counted, to be safe */
+    if (method == allocate_instance) return 1;
+    jint modifiers = 0;
+    if ((*jvmpi_jvmti)->GetMethodModifiers(jvmpi_jvmti, method, &modifiers) != JVMTI_ERROR_NONE) return 1;
+    if (!(modifiers & 0x0100)) return 0;            /* ACC_NATIVE: else the VM's own allocation */
+    if (string_class != NULL && (*jni)->IsSameObject(jni, klass, string_class)) return 0;
+    jclass declaring = NULL;
+    jobject loader = NULL;
+    if ((*jvmpi_jvmti)->GetMethodDeclaringClass(jvmpi_jvmti, method, &declaring) != JVMTI_ERROR_NONE) return 1;
+    jvmtiError err = (*jvmpi_jvmti)->GetClassLoader(jvmpi_jvmti, declaring, &loader);
+    (*jni)->DeleteLocalRef(jni, declaring);
+    if (err != JVMTI_ERROR_NONE) return 1;
+    if (loader == NULL) return 0;                   /* the JDK's boot natives */
+    (*jni)->DeleteLocalRef(jni, loader);
+    return 1;
+}
+
+/* A new object, posted once (see above): from the tracker's call
+ * (from_code), or from VMObjectAlloc (thread: its thread). */
+static void allocated(JNIEnv *jni, jobject object, jclass klass, int from_code, jthread thread) {
+    if (object == NULL) return;
     jclass own = klass ? NULL : (*jni)->GetObjectClass(jni, object);
-    post_alloc(jni, object, klass ? klass : own, id, 0);
+    if (klass == NULL) klass = own;
+    class_kind uncached = { 0 };
+    const class_kind *k = klass ? kind_of(jni, klass, object, &uncached) : NULL;
+    if (k != NULL && !named_before(object, k->kind, from_code)) {
+        int counted = !from_code && k->kind == JVMPI_NORMAL_OBJECT && may_be_constructed(jni, thread, klass);
+        if (counted) atomic_fetch_add(&unconstructed, 1);       /* before its id: before its constructor */
+        jobjectID id = jvmpi_new_id(object);
+        if (id != NULL) post_alloc(jni, object, klass, k, id, 0);
+        else if (counted) atomic_fetch_sub(&unconstructed, 1);
+        /* multianewarray made the inner arrays too */
+        if (id != NULL && from_code && k->nested) inner_arrays(jni, object);
+    }
     if (own) (*jni)->DeleteLocalRef(jni, own);
 }
 
-/* multianewarray made the inner arrays too: the non-null elements of a
- * new array of arrays. */
+/* The non-null elements of a new array of arrays. */
 static void inner_arrays(JNIEnv *jni, jobject array) {
-    jclass k = (*jni)->GetObjectClass(jni, array);
-    char *sig = NULL;
-    int nested = k && (*jvmpi_jvmti)->GetClassSignature(jvmpi_jvmti, k, &sig, NULL) == JVMTI_ERROR_NONE &&
-                 sig[0] == '[' && sig[1] == '[';
-    (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)sig);
-    if (k) (*jni)->DeleteLocalRef(jni, k);
-    if (!nested) return;
     jsize n = (*jni)->GetArrayLength(jni, (jarray)array);
     for (jsize i = 0; i < n; i++) {
         jobject inner = (*jni)->GetObjectArrayElement(jni, (jobjectArray)array, i);
         if (inner == NULL) continue;
-        allocated(jni, inner, NULL);
-        inner_arrays(jni, inner);
+        allocated(jni, inner, NULL, 1, NULL);
         (*jni)->DeleteLocalRef(jni, inner);
     }
 }
@@ -174,8 +283,9 @@ JNIEXPORT void JNICALL Java_java_lang_JvmpiTracker_allocated(JNIEnv *jni, jclass
     jvmpi_in_layer = 1;
     if (jvmpi_thread_here(jni) != NULL) {
         may_link = 1;
-        allocated(jni, object, NULL);
-        inner_arrays(jni, object);
+        jvmpi_in_tracker_call = 1;
+        allocated(jni, object, NULL, 1, NULL);
+        jvmpi_in_tracker_call = 0;
         may_link = 0;
     }
     jvmpi_in_layer = 0;
@@ -183,10 +293,10 @@ JNIEXPORT void JNICALL Java_java_lang_JvmpiTracker_allocated(JNIEnv *jni, jclass
 
 static void JNICALL on_vm_object_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
                                        jclass klass, jlong size) {
-    (void)jvmti; (void)thread; (void)size;
+    (void)jvmti; (void)size;
     if (jvmpi_in_layer || !jvmpi_enabled(JVMPI_EVENT_OBJECT_ALLOC) || !atomic_load(&jvmpi_live)) return;
     jvmpi_in_layer = 1;
-    if (jvmpi_thread_here(jni) != NULL) allocated(jni, object, klass);
+    if (jvmpi_thread_here(jni) != NULL) allocated(jni, object, klass, 0, thread);
     jvmpi_in_layer = 0;
 }
 
@@ -229,12 +339,14 @@ jint jvmpi_request_object_alloc(JNIEnv *jni, jobjectID id) {
     jobject object = jvmpi_object_of(jni, id);
     if (object == NULL) return JVMPI_FAIL;
     jclass klass = (*jni)->GetObjectClass(jni, object);
-    if (klass != NULL) {
+    class_kind uncached = { 0 };
+    const class_kind *k = klass != NULL ? kind_of(jni, klass, object, &uncached) : NULL;
+    if (k != NULL) {
         describing[n_describing++] = id;
-        post_alloc(jni, object, klass, id, 1);
+        post_alloc(jni, object, klass, k, id, 1);
         n_describing--;
-        (*jni)->DeleteLocalRef(jni, klass);
     }
+    if (klass != NULL) (*jni)->DeleteLocalRef(jni, klass);
     (*jni)->DeleteLocalRef(jni, object);
-    return klass != NULL ? JVMPI_SUCCESS : JVMPI_FAIL;
+    return k != NULL ? JVMPI_SUCCESS : JVMPI_FAIL;
 }

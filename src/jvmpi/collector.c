@@ -64,6 +64,7 @@ static int jvmpi_subscribe(const collector_env *env) {
 
 static int jvmpi_start(const collector_env *env, JNIEnv *jni) {
     (void)env;
+    stack_walk_fast_init();                 /* GetCallTrace from the tracker's calls: the cheap walk */
     jvmpi_translate_start(jni);
     return 0;
 }

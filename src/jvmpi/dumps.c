@@ -170,11 +170,19 @@ jint jvmpi_request_monitor_dump(JNIEnv *jni) {
 
 /* ------------------------------------------------------------ object dump */
 
+/* How an instance's values are written: every value (OBJECT_DUMP), or as a
+ * heap dump describes an object whose references JVMTI's walk does not
+ * follow (references null, primitives only at level 2). */
+enum values_mode { ALL_VALUES, UNFOLLOWED_LEVEL_1, UNFOLLOWED_LEVEL_2 };
+
 /* A field value as the dump formats want it: primitives big-endian in
  * their size, references as ids. */
-static void put_value(JNIEnv *jni, dump_buffer *b, jobject object, jfieldID field, char type) {
+static void put_value(JNIEnv *jni, dump_buffer *b, jobject object, jfieldID field, char type, enum values_mode mode) {
     uint64_t bits = 0;
     int size = 0;
+    int reference = type == 'L' || type == '[';
+    if (mode == UNFOLLOWED_LEVEL_1 && !reference) return;
+    if (mode != ALL_VALUES && reference) { put_pointer(b, NULL); return; }
     switch (type) {
     case 'Z': bits = (*jni)->GetBooleanField(jni, object, field); size = 1; break;
     case 'B': bits = (uint8_t)(*jni)->GetByteField(jni, object, field); size = 1; break;
@@ -196,7 +204,7 @@ static void put_value(JNIEnv *jni, dump_buffer *b, jobject object, jfieldID fiel
 
 /* The instance fields' values: the object's class first, then its
  * superclasses (the specification's order), each in declaration order. */
-static void put_instance_fields(JNIEnv *jni, dump_buffer *values, jobject object, jclass klass) {
+static void put_instance_fields(JNIEnv *jni, dump_buffer *values, jobject object, jclass klass, enum values_mode mode) {
     for (jclass k = (*jni)->NewLocalRef(jni, klass); k != NULL;) {
         jint n = 0;
         jfieldID *fields = NULL;
@@ -207,7 +215,7 @@ static void put_instance_fields(JNIEnv *jni, dump_buffer *values, jobject object
                 if ((*jvmpi_jvmti)->GetFieldModifiers(jvmpi_jvmti, k, fields[i], &modifiers) == JVMTI_ERROR_NONE &&
                     !(modifiers & 0x0008) &&
                     (*jvmpi_jvmti)->GetFieldName(jvmpi_jvmti, k, fields[i], NULL, &sig, NULL) == JVMTI_ERROR_NONE)
-                    put_value(jni, values, object, fields[i], sig[0]);
+                    put_value(jni, values, object, fields[i], sig[0], mode);
                 (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)sig);
             }
             (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)fields);
@@ -218,10 +226,10 @@ static void put_instance_fields(JNIEnv *jni, dump_buffer *values, jobject object
     }
 }
 
-static void put_instance(JNIEnv *jni, dump_buffer *b, jobject object, jclass klass) {
+static void put_instance_values(JNIEnv *jni, dump_buffer *b, jobject object, jclass klass, enum values_mode mode) {
     dump_buffer values;
     memset(&values, 0, sizeof values);
-    put_instance_fields(jni, &values, object, klass);
+    put_instance_fields(jni, &values, object, klass, mode);
     put_u1(b, JVMPI_GC_INSTANCE_DUMP);
     put_pointer(b, jvmpi_id_of(object));
     put_pointer(b, jvmpi_id_of(klass));
@@ -229,6 +237,17 @@ static void put_instance(JNIEnv *jni, dump_buffer *b, jobject object, jclass kla
     if (values.used) append(b, values.bytes, values.used);
     b->failed |= values.failed;
     free(values.bytes);
+}
+
+static void put_instance(JNIEnv *jni, dump_buffer *b, jobject object, jclass klass) {
+    put_instance_values(jni, b, object, klass, ALL_VALUES);
+}
+
+void jvmpi_put_unfollowed_instance(JNIEnv *jni, dump_buffer *b, jobject object, jint level) {
+    jclass klass = (*jni)->GetObjectClass(jni, object);
+    if (klass == NULL) return;
+    put_instance_values(jni, b, object, klass, level == JVMPI_DUMP_LEVEL_1 ? UNFOLLOWED_LEVEL_1 : UNFOLLOWED_LEVEL_2);
+    (*jni)->DeleteLocalRef(jni, klass);
 }
 
 /* Primitive array elements, each big-endian in its size. */

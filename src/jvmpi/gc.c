@@ -115,6 +115,8 @@ static size_t post_frees(JNIEnv *jni, jlong *freed, size_t n) {
         e.u.obj_free.obj_id = id;
         jvmpi_notify(&e);
     }
+    /* their methods' jmethodIDs died with them */
+    if (classes > 0) jvmpi_method_facts_forget();
     return classes;
 }
 

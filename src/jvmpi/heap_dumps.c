@@ -610,6 +610,29 @@ static JVMPI_CallTrace *read_threads(JNIEnv *jni, walk *w, jint **status) {
     return traces;
 }
 
+/* The Class objects of the primitive types (int.class ...): JVMTI's walk
+ * names them (roots, values of fields such as Wrapper.primitiveType) but
+ * neither describes them nor follows their references, and they are no
+ * class the agent had a CLASS_LOAD of. Each the walk named (it has an id)
+ * is an INSTANCE_DUMP of java/lang/Class, as the JVM's own heap dumper
+ * writes them, its references null (the walk reached none through it). */
+static void put_primitive_classes(JNIEnv *jni, walk *w) {
+    static const char *const wrappers[] = { "java/lang/Boolean", "java/lang/Byte", "java/lang/Character",
+                                            "java/lang/Short", "java/lang/Integer", "java/lang/Long",
+                                            "java/lang/Float", "java/lang/Double", "java/lang/Void" };
+    for (size_t i = 0; i < sizeof wrappers / sizeof wrappers[0]; i++) {
+        jclass wrapper = (*jni)->FindClass(jni, wrappers[i]);
+        jfieldID type = wrapper ? (*jni)->GetStaticFieldID(jni, wrapper, "TYPE", "Ljava/lang/Class;") : NULL;
+        jobject primitive = type ? (*jni)->GetStaticObjectField(jni, wrapper, type) : NULL;
+        if ((*jni)->ExceptionCheck(jni)) (*jni)->ExceptionClear(jni);
+        jlong tag = 0;
+        if (primitive != NULL && (*jvmpi_jvmti)->GetTag(jvmpi_jvmti, primitive, &tag) == JVMTI_ERROR_NONE && tag != 0)
+            jvmpi_put_unfollowed_instance(jni, w->b, primitive, w->level);
+        if (primitive) (*jni)->DeleteLocalRef(jni, primitive);
+        if (wrapper) (*jni)->DeleteLocalRef(jni, wrapper);
+    }
+}
+
 static jint heap_dump(JNIEnv *jni, jint level, int may_link) {
     jvmpi_failed((*jvmpi_jvmti)->ForceGarbageCollection(jvmpi_jvmti), "ForceGarbageCollection");
     /* Array classes made since the last sweep had no CLASS_LOAD (the JVM
@@ -643,6 +666,7 @@ static jint heap_dump(JNIEnv *jni, jint level, int may_link) {
     }
     jvmpi_ids_release();
     if (err == JVMTI_ERROR_NONE && level != JVMPI_DUMP_LEVEL_0) put_all_deferred(jni, &w);
+    if (err == JVMTI_ERROR_NONE && level != JVMPI_DUMP_LEVEL_0) put_primitive_classes(jni, &w);
     jint result = JVMPI_FAIL;
     if (err == JVMTI_ERROR_NONE && w.n_unlinked > 0 && may_link) {
         /* Once: link them, and walk again with their fields known. */

@@ -69,6 +69,7 @@ static void make_tables(void) {
 
 void jvmpi_ids_hold(void) { pthread_rwlock_wrlock(&walking); atomic_store(&walked, 1); }
 void jvmpi_ids_release(void) { pthread_rwlock_unlock(&walking); }
+int jvmpi_ids_walked(void) { return atomic_load(&walked); }
 
 static jlong next_tag(void) { return (jlong)(atomic_fetch_add(&last_id, 1) + 1) << 3; }
 

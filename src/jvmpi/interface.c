@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "layer.h"
+#include "../agent/jvmti_support.h"
 #include "../options/jvm_args.h"
 
 atomic_int jvmpi_live;
@@ -108,63 +109,105 @@ static jint request_event(jint event_type, void *arg) {
 
 /* ------------------------------------------------------------ stacks */
 
-static jint line_of(jmethodID method, jlocation at) {
-    jint n = 0;
-    jvmtiLineNumberEntry *table = NULL;
-    if ((*jvmpi_jvmti)->GetLineNumberTable(jvmpi_jvmti, method, &n, &table) != JVMTI_ERROR_NONE) return -1;
-    jint line = -1;
-    for (jint i = 0; i < n && table[i].start_location <= at; i++) line = table[i].line_number;
-    (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)table);
-    return line;
-}
-
 /* A constructor of the class being constructed or of one of its
  * superclasses: a frame of `new`'s own making, not the allocating method
  * (the <init> of another class that allocates in its constructor is). */
-static int is_own_constructor(JNIEnv *jni, jclass constructing, jmethodID method) {
-    char *name = NULL;
-    if ((*jvmpi_jvmti)->GetMethodName(jvmpi_jvmti, method, &name, NULL, NULL) != JVMTI_ERROR_NONE) return 0;
-    int init = strcmp(name, "<init>") == 0;
-    (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)name);
+static int is_own_constructor(JNIEnv *jni, const jvmpi_lineage *constructing, jmethodID method,
+                              const jvmpi_frame_facts *facts) {
+    if (!facts->is_init) return 0;
+    for (int i = 0; i < constructing->n; i++)
+        if (constructing->ids[i] == facts->declaring) return 1;
+    if (constructing->complete) return 0;
+    /* a lineage longer than the one kept: JNI answers */
     jclass declaring = NULL;
-    if (!init || (*jvmpi_jvmti)->GetMethodDeclaringClass(jvmpi_jvmti, method, &declaring) != JVMTI_ERROR_NONE)
-        return 0;
-    int own = (*jni)->IsAssignableFrom(jni, constructing, declaring);
+    if ((*jvmpi_jvmti)->GetMethodDeclaringClass(jvmpi_jvmti, method, &declaring) != JVMTI_ERROR_NONE) return 0;
+    int own = (*jni)->IsAssignableFrom(jni, constructing->klass, declaring);
     (*jni)->DeleteLocalRef(jni, declaring);
     return own;
+}
+
+/* Frames asked of JVMTI at once: a trace's depth plus what is likely left
+ * out on top (the tracker's two, and in an OBJECT_ALLOC Object.<init> and a
+ * few constructors); more only if that was not enough. HotSpot walks as
+ * many frames as asked for, compiled ones decoded, and that walk was most
+ * of a GetCallTrace. */
+enum { SKIP_MAX = 2, CONSTRUCTORS_LIKELY = 3, CONSTRUCTORS_MAX = 64, FRAMES_ON_STACK = 64 };
+
+/* The thread's top want frames: from the tracker's native call on this
+ * thread (here: its JNIEnv) by the cheap walk where it names every frame
+ * (it gives a native frame's location as -3), else by JVMTI. */
+static int walk_frames(JNIEnv *here, jthread thread, jint want, jvmtiFrameInfo *frames, jint *n) {
+    if (here != NULL && jvmpi_in_tracker_call && want <= FRAMES_ON_STACK) {
+        frame_ref refs[FRAMES_ON_STACK];
+        if (stack_walk_here(here, refs, want, n)) {
+            for (jint i = 0; i < *n; i++) {
+                frames[i].method = (jmethodID)refs[i].method;
+                frames[i].location = refs[i].bci < 0 ? -1 : refs[i].bci;
+            }
+            return 1;
+        }
+    }
+    return !jvmpi_failed((*jvmpi_jvmti)->GetStackTrace(jvmpi_jvmti, thread, 0, want, frames, n), "GetStackTrace");
 }
 
 jint jvmpi_call_trace_skipping(JVMPI_CallTrace *trace, jint depth) {
     if (trace == NULL) return 0;
     trace->num_frames = 0;
     if (depth <= 0 || trace->frames == NULL) return 0;
-    jvmpi_thread *t = jvmpi_thread_of(trace->env_id);
+    /* the calling thread's own trace without the threads' lock: the common case */
+    jvmpi_thread *here = jvmpi_thread_current();
+    jvmpi_thread *t = here != NULL && here->env == trace->env_id ? here : jvmpi_thread_of(trace->env_id);
     if (t == NULL || t->thread == NULL) return 0;
     /* In an OBJECT_ALLOC posted from Object.<init>, this thread's trace
      * starts at the allocating method, as a JVMPI VM's did (it posted at
      * `new`): the object's constructors, at most CONSTRUCTORS_MAX deep, are
      * left out too. */
-    JNIEnv *jni = t == jvmpi_thread_current() ? current_jni() : NULL;
-    jclass constructing = jni != NULL ? jvmpi_constructing() : NULL;
-    enum { SKIP_MAX = 2, CONSTRUCTORS_MAX = 64 };
-    jint max = depth + SKIP_MAX + (constructing != NULL ? CONSTRUCTORS_MAX : 0);
-    jvmtiFrameInfo *frames = calloc((size_t)max, sizeof *frames);
-    if (frames == NULL) return 0;
+    JNIEnv *jni = t == here ? trace->env_id : NULL;
+    const jvmpi_lineage *constructing = jni != NULL ? jvmpi_constructing() : NULL;
+    jint most = depth + SKIP_MAX + (constructing != NULL ? CONSTRUCTORS_MAX : 0);
+    jint want = depth + SKIP_MAX + (constructing != NULL ? CONSTRUCTORS_LIKELY : 0);
+    if (want > most) want = most;
+    jvmtiFrameInfo on_stack[FRAMES_ON_STACK], *frames = on_stack;
     jint n = 0, first = 0;
-    if (!jvmpi_failed((*jvmpi_jvmti)->GetStackTrace(jvmpi_jvmti, t->thread, 0, max, frames, &n),
-                      "GetStackTrace")) {
+    for (;;) {
+        if (want > FRAMES_ON_STACK) {
+            if (frames != on_stack) free(frames);
+            frames = calloc((size_t)want, sizeof *frames);
+            if (frames == NULL) return 0;
+        }
+        if (!walk_frames(jni, t->thread, want, frames, &n)) {
+            n = 0;
+            break;
+        }
         /* The tracker's frames are on top in a METHOD_ENTRY/EXIT handler:
          * they are the layer's, not the program's. */
-        while (first < n && first < SKIP_MAX && jvmpi_methods_is_tracker(frames[first].method)) first++;
-        if (constructing != NULL)
-            while (first < n - 1 && is_own_constructor(jni, constructing, frames[first].method)) first++;
-        for (jint i = first; i < n && trace->num_frames < depth; i++) {
-            JVMPI_CallFrame *f = &trace->frames[trace->num_frames++];
-            f->method_id = frames[i].method;
-            f->lineno = frames[i].location < 0 ? -1 : line_of(frames[i].method, frames[i].location);
+        first = 0;
+        jvmpi_frame_facts facts;
+        while (first < n && first < SKIP_MAX) {
+            jvmpi_frame_facts_of(frames[first].method, -1, 1, &facts);
+            if (!facts.is_tracker) break;
+            first++;
         }
+        if (constructing != NULL)
+            while (first < n - 1) {
+                jvmpi_frame_facts_of(frames[first].method, -1, 1, &facts);
+                if (!is_own_constructor(jni, constructing, frames[first].method, &facts)) break;
+                first++;
+            }
+        /* the stack goes on beyond what was asked, and depth frames are not
+         * there yet past those left out: ask again for enough */
+        jint enough = first + depth + (constructing != NULL && first == n - 1 ? 1 : 0);
+        if (n < want || n >= enough || want >= most) break;
+        want = enough < most ? enough : most;
     }
-    free(frames);
+    for (jint i = first; i < n && trace->num_frames < depth; i++) {
+        JVMPI_CallFrame *f = &trace->frames[trace->num_frames++];
+        jvmpi_frame_facts facts;
+        jvmpi_frame_facts_of(frames[i].method, frames[i].location, 0, &facts);
+        f->method_id = frames[i].method;
+        f->lineno = frames[i].location < 0 ? -1 : facts.line;
+    }
+    if (frames != on_stack) free(frames);
     return first;
 }
 

@@ -97,6 +97,7 @@ typedef struct jvmpi_thread {
     JNIEnv   *contended_owner;   /* the owner of the monitor it blocked on, as it began */
     unsigned long contended_entries; /* that monitor's contended entries then (monitors.c) */
     void     *class_kinds;       /* allocs.c's cache of the classes it allocated last (malloc'ed) */
+    void     *frame_memos;       /* method_facts.c's answers for the frames it met last (malloc'ed) */
     struct jvmpi_thread *next;
 } jvmpi_thread;
 
@@ -138,6 +139,8 @@ void      jvmpi_ids_name_all(JNIEnv *jni);
  * look-up; the scan of every tagged object only for ids given where no
  * entry could be made). */
 jobject   jvmpi_object_of(JNIEnv *jni, jobjectID id);
+/* 1 once a heap walk has given objects ids: a new object may have one. */
+int       jvmpi_ids_walked(void);
 /* ObjectFree's tags (on a thread with JNI): their entries go. The tags
  * that were ids are moved to the front; returns how many. */
 size_t    jvmpi_ids_forget(JNIEnv *jni, jlong *tags, size_t n);
@@ -195,9 +198,38 @@ void jvmpi_gc_hold(void);
 void jvmpi_gc_release(void);
 
 /* ------------------------------------------------------------ allocs.c */
+/* A class and its superclasses' ids, the class first, at most
+ * JVMPI_LINEAGE_MAX (complete: the list ends at java/lang/Object). */
+#define JVMPI_LINEAGE_MAX 12
+typedef struct jvmpi_lineage {
+    jclass    klass;
+    int       n, complete;
+    jobjectID ids[JVMPI_LINEAGE_MAX];
+} jvmpi_lineage;
 /* While an OBJECT_ALLOC from Object.<init> is posted on this thread: the
- * object's class (its constructors are on top of the stack), else NULL. */
-jclass jvmpi_constructing(void);
+ * object's class and its superclasses (their constructors are on top of
+ * the stack), else NULL. */
+const jvmpi_lineage *jvmpi_constructing(void);
+/* An object may have been given its id before its constructor ran (a
+ * constructor's receiver in METHOD_ENTRY2): from now on the tracker's
+ * allocations are each checked for an id. */
+void jvmpi_allocs_named_early(void);
+
+/* ------------------------------------------------------------ method_facts.c */
+/* What GetCallTrace needs of a frame, cached per jmethodID. */
+typedef struct jvmpi_frame_facts {
+    jint      line;             /* at the frame's location; -1 if unknown */
+    int       is_init;          /* a constructor */
+    int       is_tracker;       /* a method of the layer's tracker */
+    jobjectID declaring;        /* its class's id */
+} jvmpi_frame_facts;
+/* The facts of method at location at (need_kind 0: the line is enough). */
+void jvmpi_frame_facts_of(jmethodID method, jlocation at, int need_kind, jvmpi_frame_facts *out);
+/* From now on the facts are cached: the tracker's class-file hook watches
+ * redefinitions. */
+void jvmpi_method_facts_watch(void);
+/* Classes were (or are being) redefined, or unloaded: forget every method. */
+void jvmpi_method_facts_forget(void);
 
 /* ------------------------------------------------------------ tracker.c */
 int  jvmpi_methods_capabilities(const jvmtiCapabilities *potential, jvmtiCapabilities *caps);
@@ -213,6 +245,10 @@ void jvmpi_methods_switch(void);
 /* initial-exec: read on every METHOD_ENTRY/EXIT, where the general TLS model
  * costs a __tls_get_addr call each time; 4 bytes of the static TLS block. */
 extern _Thread_local int jvmpi_in_layer __attribute__((tls_model("initial-exec")));
+/* Set on a thread while the tracker's native call (METHOD_ENTRY/EXIT,
+ * OBJECT_ALLOC from the byte code) posts: its stack can be walked from
+ * there the cheap way (AsyncGetCallTrace). */
+extern _Thread_local int jvmpi_in_tracker_call __attribute__((tls_model("initial-exec")));
 /* A method of the tracker (its frames are left out of GetCallTrace). */
 int  jvmpi_methods_is_tracker(jmethodID method);
 
@@ -257,6 +293,12 @@ void jvmpi_free_traces(JVMPI_CallTrace *traces, jint *status, jint *skipped);
 jint jvmpi_request_object_dump(JNIEnv *jni, jobjectID id);
 /* RequestEvent(MONITOR_DUMP): the dump, posted on this thread. */
 jint jvmpi_request_monitor_dump(JNIEnv *jni);
+/* A heap dump's INSTANCE_DUMP of an object whose references JVMTI's walk
+ * does not follow (a primitive type's Class object): its references null,
+ * its primitive values at level 2, read through JNI, into b (a struct
+ * dump_buffer). */
+struct dump_buffer;
+void jvmpi_put_unfollowed_instance(JNIEnv *jni, struct dump_buffer *b, jobject object, jint level);
 
 /* ------------------------------------------------------------ heap_dumps.c */
 /* RequestEvent(HEAP_DUMP, arg): the dump, posted on this thread. */

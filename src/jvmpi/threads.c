@@ -160,6 +160,7 @@ static void forget(JNIEnv *jni, jvmpi_thread *t) {
     if (t->thread) (*jni)->DeleteGlobalRef(jni, t->thread);
     jvmpi_in_layer = was;
     free(t->class_kinds);
+    free(t->frame_memos);
     free(t);
 }
 

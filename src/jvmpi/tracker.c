@@ -53,6 +53,7 @@ static struct {
 /* Set while the layer itself runs Java code or the agent's handler runs:
  * their method calls are not the program's and must not recurse. */
 _Thread_local int jvmpi_in_layer __attribute__((tls_model("initial-exec")));
+_Thread_local int jvmpi_in_tracker_call __attribute__((tls_model("initial-exec")));
 
 static int is_tracker_class(const char *name) {
     return strcmp(name, TRACKER) == 0;
@@ -79,7 +80,9 @@ static int32_t next_method_id(void *context, const bci_method_info *m) {
 static void JNICALL on_class_file_load(jvmtiEnv *jvmti, JNIEnv *jni, jclass redefined, jobject loader,
                                        const char *name, jobject domain, jint len, const unsigned char *data,
                                        jint *new_len, unsigned char **new_data) {
-    (void)redefined; (void)domain;
+    (void)domain;
+    /* any agent's retransformation or redefinition: line tables change */
+    if (redefined != NULL) jvmpi_method_facts_forget();
     if (!atomic_load(&M.ready) || name == NULL || is_tracker_class(name)) return;
     unsigned what = atomic_load(&M.what);
     /* objectInit only in Object.<init>; newArray everywhere else */
@@ -156,6 +159,9 @@ static jobjectID receiver_of(JNIEnv *jni, jmethodID method) {
         return NULL;
     jobject self = NULL;
     if ((*jvmpi_jvmti)->GetLocalInstance(jvmpi_jvmti, NULL, 2, &self) != JVMTI_ERROR_NONE) return NULL;
+    /* a constructor's receiver gets its id before Object.<init>, where the
+     * tracker's call then meets it */
+    jvmpi_allocs_named_early();
     jobjectID id = jvmpi_id_of(self);
     (*jni)->DeleteLocalRef(jni, self);
     return id;
@@ -166,6 +172,7 @@ static void post_method(JNIEnv *jni, jint type, jint id) {
     int entry2 = type == JVMPI_EVENT_METHOD_ENTRY && jvmpi_enabled(JVMPI_EVENT_METHOD_ENTRY2);
     if (jvmpi_in_layer || (!wanted && !entry2)) return;
     jvmpi_in_layer = 1;
+    jvmpi_in_tracker_call = 1;
     jmethodID method = method_of(id);
     if (method != NULL && jvmpi_thread_here(jni) != NULL) {
         /* Only the fields these events have are set: zeroing the whole
@@ -186,6 +193,7 @@ static void post_method(JNIEnv *jni, jint type, jint id) {
             jvmpi_notify(&e);
         }
     }
+    jvmpi_in_tracker_call = 0;
     jvmpi_in_layer = 0;
 }
 
@@ -274,6 +282,7 @@ static void apply_locked(JNIEnv *jni) {
     if (want != 0 && !M.hook_wanted) {
         if (events_want(jvmpi_jvmti, JVMTI_EVENT_CLASS_FILE_LOAD_HOOK) != 0) return;
         M.hook_wanted = 1;
+        jvmpi_method_facts_watch();
     }
     unsigned what = atomic_load(&M.what);
     if (what != M.retransformed) {
@@ -281,6 +290,7 @@ static void apply_locked(JNIEnv *jni) {
         int was = jvmpi_in_layer;
         jvmpi_in_layer = 1;
         retransform_loaded(jni);
+        jvmpi_method_facts_forget();    /* again: a table read during it may be the old one's */
         jvmpi_in_layer = was;
     }
     (*jni)->SetStaticIntField(jni, M.tracker, M.engaged, bits);

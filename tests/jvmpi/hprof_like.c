@@ -35,6 +35,12 @@
  *   count=NAME (with dump) for each dump, "instances NAME N WHOLE": NAME's
  *            INSTANCE_DUMPs, and how many of them have every field value
  *            (its values' length is its CLASS_LOAD's instance fields')
+ *   described (with dump) every object a dump names as a root or a static
+ *            value has a record (CLASS_DUMP, INSTANCE_DUMP or an array's) in
+ *            that dump, as the ids a heap analysis follows must lead somewhere
+ *            (array elements and constant-pool entries are not checked: some
+ *            name classes loaded but never linked, which the dump does not
+ *            describe, docs/jvmpi.md). Ends "named N undescribed U"
  *   ask      (with dump) a dump's class without CLASS_LOAD is asked for
  *            (RequestEvent(CLASS_LOAD)), as JVMPI agents such as StarJ and
  *            JCov did; unresolved only if that fails
@@ -55,6 +61,7 @@ static JVMPI_Interface *jvmpi;
 static JVMPI_RawMonitor lock;
 static FILE *out;
 static int ask_classes, check_classes, check_arrays, check_dump, check_traces, check_threads, events_off, fetch_dump;
+static int check_described;
 static char top_name[256], count_name[256];
 static long dumps = 1;
 static long failures;
@@ -234,6 +241,41 @@ static klass *dump_class(jobjectID id, const char *what) {
 
 static long dump_records, counted, counted_whole, fetched, fetch_refused, fetch_wrong;
 
+/* described: the ids one dump names, and those it describes. */
+static table described;
+static void **named;
+static size_t n_named, named_cap;
+static long named_total, undescribed;
+
+static void name_object(jobjectID id) {
+    if (!check_described || id == NULL) return;
+    if (n_named == named_cap) {
+        named_cap = named_cap ? named_cap * 2 : 4096;
+        named = realloc(named, named_cap * sizeof *named);
+        if (named == NULL) { fprintf(stderr, "hprof_like: out of memory\n"); _exit(3); }
+    }
+    named[n_named++] = id;
+}
+
+static void describe_object(jobjectID id) {
+    if (check_described && id != NULL) table_put(&described, id, (void *)1);
+}
+
+/* After a dump: each id it named must have had its record in it. */
+static void check_named(void) {
+    if (!check_described) return;
+    for (size_t i = 0; i < n_named; i++) {
+        named_total++;
+        if (table_find(&described, named[i]) != NULL) continue;
+        if (++undescribed <= 10) fprintf(stderr, "hprof_like: a heap dump names %p and does not describe it\n", named[i]);
+        failures++;
+    }
+    n_named = 0;
+    free(described.keys);
+    free(described.values);
+    table_init(&described, 1u << 16, "described");
+}
+
 /* fetch: an object of the dump the agent does not know, asked for; the
  * answer must be that object, of the class (an array's element class, NULL
  * for primitives) and kind the dump gives. */
@@ -262,16 +304,21 @@ static void read_heap_dump(const char *begin, const char *end) {
         dump_records++;
         switch ((jint)type) {
         case JVMPI_GC_ROOT_UNKNOWN: case JVMPI_GC_ROOT_MONITOR_USED:
-            pointer(&r); break;
-        case JVMPI_GC_ROOT_STICKY_CLASS:
-            dump_class(pointer(&r), "STICKY_CLASS root");
+            name_object(pointer(&r)); break;
+        case JVMPI_GC_ROOT_STICKY_CLASS: {
+            jobjectID id = pointer(&r);
+            dump_class(id, "STICKY_CLASS root");
+            name_object(id);
             break;
+        }
         case JVMPI_GC_ROOT_JNI_GLOBAL: case JVMPI_GC_ROOT_NATIVE_STACK: case JVMPI_GC_ROOT_THREAD_BLOCK:
-            pointer(&r); pointer(&r); break;
+            name_object(pointer(&r)); pointer(&r); break;
         case JVMPI_GC_ROOT_JNI_LOCAL: case JVMPI_GC_ROOT_JAVA_FRAME:
-            pointer(&r); pointer(&r); big_endian(&r, 4); break;
+            name_object(pointer(&r)); pointer(&r); big_endian(&r, 4); break;
         case JVMPI_GC_CLASS_DUMP: {
-            klass *k = dump_class(pointer(&r), "CLASS_DUMP");
+            jobjectID class_id = pointer(&r);
+            describe_object(class_id);
+            klass *k = dump_class(class_id, "CLASS_DUMP");
             jobjectID super = pointer(&r);
             if (super) dump_class(super, "CLASS_DUMP's super");
             for (int i = 0; i < 5; i++) pointer(&r);
@@ -286,12 +333,13 @@ static void read_heap_dump(const char *begin, const char *end) {
             }
             for (jint i = 0; i < k->n_statics; i++) {
                 int size = primitive_size(k->static_sig[i]);
-                if (size == 0) pointer(&r); else big_endian(&r, size);
+                if (size == 0) name_object(pointer(&r)); else big_endian(&r, size);
             }
             break;
         }
         case JVMPI_GC_INSTANCE_DUMP: {
             jobjectID id = pointer(&r), class_id = pointer(&r);
+            describe_object(id);
             klass *k = dump_class(class_id, "INSTANCE_DUMP");
             fetch_object(id, class_id, JVMPI_NORMAL_OBJECT);
             uint32_t n = (uint32_t)big_endian(&r, 4);
@@ -306,6 +354,7 @@ static void read_heap_dump(const char *begin, const char *end) {
             jobjectID id = pointer(&r);
             uint32_t n = (uint32_t)big_endian(&r, 4);
             jobjectID element = pointer(&r);
+            describe_object(id);
             if (element) dump_class(element, "OBJ_ARRAY_DUMP's element class");
             fetch_object(id, element, JVMPI_CLASS);
             for (uint32_t i = 0; i < n && !r.bad; i++) pointer(&r);
@@ -316,6 +365,7 @@ static void read_heap_dump(const char *begin, const char *end) {
             uint32_t n = (uint32_t)big_endian(&r, 4);
             unsigned ty = (unsigned)big_endian(&r, 1);
             int size = ty_size(ty);
+            describe_object(id);
             fetch_object(id, NULL, (jint)ty);
             if (size == 0 || !has(&r, (size_t)n * (size_t)size)) { r.bad = 1; break; }
             r.p += (size_t)n * (size_t)size;
@@ -328,6 +378,7 @@ static void read_heap_dump(const char *begin, const char *end) {
         }
     }
     if (r.bad) { fprintf(stderr, "hprof_like: heap dump unreadable\n"); failures++; }
+    check_named();
 }
 
 /* ------------------------------------------------------------ the end */
@@ -365,6 +416,7 @@ static void shut_down(JVMPI_Event *e) {
     }
     fprintf(out, "requests %ld refused %ld depth %d dump_records %ld\n", requests, refused, max_depth, dump_records);
     if (fetch_dump) fprintf(out, "fetched %ld refused %ld wrong %ld\n", fetched, fetch_refused, fetch_wrong);
+    if (check_described) fprintf(out, "named %ld undescribed %ld\n", named_total, undescribed);
     fprintf(out, failures ? "failed %ld\n" : "ok\n", failures);
     fclose(out);
     jvmpi->RawMonitorExit(lock);
@@ -426,6 +478,7 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *vm, char *options, void *reserved) {
     events_off = options && strstr(options, "off") != NULL;
     fetch_dump = options && strstr(options, "fetch") != NULL;
     ask_classes = options && strstr(options, "ask") != NULL;
+    check_described = options && strstr(options, "described") != NULL;
     if (!agent_option(options, "top=", top_name, sizeof top_name)) top_name[0] = '\0';
     if (!agent_option(options, "count=", count_name, sizeof count_name)) count_name[0] = '\0';
     char number[32];
@@ -437,6 +490,7 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *vm, char *options, void *reserved) {
     table_init(&threads, 1u << 10, "thread");
     table_init(&trace_methods, 1u << 16, "trace method");
     table_init(&tops, 1u << 8, "top");
+    table_init(&described, 1u << 16, "described");
     jvmpi->NotifyEvent = notify;
     lock = jvmpi->RawMonitorCreate("_hprof_like_lock");
     static const jint events[] = {
