@@ -231,12 +231,38 @@ static int write_flamegraph(const hprof_data *d, FILE *out, int only_kind)
     return flamegraph_write_page(out, title, sections, n);
 }
 
+/* --to jfr: every profile the file holds (or the one --profile names) as one recording. */
+static int write_jfr(const hprof_data *d, const char *kind_name, FILE *out)
+{
+    const profile *profiles[HD_KINDS];
+    uint32_t n = 0;
+    int only = kind_name ? analyze_pick_kind(d, kind_name) : -1;
+    if (kind_name && only < 0)
+        return -1;
+    for (int k = 0; k < HD_KINDS; k++)
+        if (d->profiles[k] && (only < 0 || only == k) && jfr_writes(d->profiles[k]))
+            profiles[n++] = d->profiles[k];
+    if (n == 0) {
+        fprintf(stderr, "hprof: %s holds no profile a JFR recording takes (CPU samples or times, sites, "
+                "monitors)\n", d->path);
+        return -1;
+    }
+    char err[256] = "";
+    if (jfr_write(profiles, n, out, err, sizeof err) != 0) {
+        fprintf(stderr, "hprof: jfr: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
 int convert_write(const hprof_data *d, const char *to, const char *kind_name, FILE *out)
 {
     if (strcmp(to, "text") == 0)
         return write_hprof_text(d, out);
     if (strcmp(to, "flamegraph") == 0)
         return write_flamegraph(d, out, kind_name ? analyze_pick_kind(d, kind_name) : -1);
+    if (strcmp(to, "jfr") == 0)
+        return write_jfr(d, kind_name, out);
     int k = analyze_pick_kind(d, kind_name);
     if (k < 0)
         return -1;
@@ -244,18 +270,6 @@ int convert_write(const hprof_data *d, const char *to, const char *kind_name, FI
     if (strcmp(to, "collapsed") == 0)
         return collapsed_write_profile(p, profile_default_value(p), out);
     char err[256] = "";
-    if (strcmp(to, "jfr") == 0) {
-        if (k != HD_CPU_SAMPLES) {
-            fprintf(stderr, "hprof: --to jfr writes CPU samples only (jdk.ExecutionSample), not %s\n",
-                    hd_kind_title((hd_kind)k));
-            return -1;
-        }
-        if (jfr_write_samples(p, out, err, sizeof err) != 0) {
-            fprintf(stderr, "hprof: jfr: %s\n", err);
-            return -1;
-        }
-        return 0;
-    }
     if (pprof_write(p, out, err, sizeof err) != 0) {
         fprintf(stderr, "hprof: pprof: %s\n", err);
         return -1;

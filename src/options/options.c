@@ -44,8 +44,8 @@ static const char usage_text[] =
 "                       profile (go tool pprof, Pyroscope, Parca)\n"
 "flamegraph=<file>      also write a flame graph page  off\n"
 "                       (HTML, works offline)\n"
-"jfr=<file>             cpu=samples: also write a JFR  off\n"
-"                       recording (jdk.ExecutionSample; jfr print, JMC)\n"
+"jfr=<file>             also write a JFR recording     off\n"
+"                       of every collector (jfr print, JMC)\n"
 "                       These four show whole stacks (up to 256 frames,\n"
 "                       not cut at depth=) of cpu=samples, cpu=times,\n"
 "                       heap=sites and monitor=y; with several of those,\n"
@@ -500,9 +500,10 @@ finish:
         set_err(err, errlen, "hprof: option 'heap_sample=' needs heap=sites or heap=all");
         return -1;
     }
-    if (out->jfr[0] && out->cpu != CPU_SAMPLES) {
-        set_err(err, errlen, "hprof: option 'jfr=' writes the samples of cpu=samples as jdk.ExecutionSample "
-                "events, and cpu=samples is not on; add it, e.g. cpu=samples,jfr=%s", out->jfr);
+    if (out->jfr[0] && out->cpu != CPU_SAMPLES && out->cpu != CPU_TIMES && out->heap != HEAP_SITES &&
+        out->heap != HEAP_ALL && !out->monitor && !out->wall_ms) {
+        set_err(err, errlen, "hprof: option 'jfr=' records what cpu=samples, cpu=times, heap=sites, monitor=y "
+                "or wall= measure, and none of them is on; add one, e.g. cpu=samples,jfr=%s", out->jfr);
         return -1;
     }
     if (options_want_stacks(out) && out->cpu == CPU_OLD) {

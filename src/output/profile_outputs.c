@@ -82,7 +82,7 @@ int profile_outputs_check(const hprof_options *opt, const char *const *kinds, ui
 /* What one output file holds. */
 typedef struct output_job {
     const char         *option;
-    const kind_profile *profiles;       /* flamegraph: all of them; else one */
+    const kind_profile *profiles;       /* flamegraph, jfr: all of them; else one */
     uint32_t            n;
 } output_job;
 
@@ -90,8 +90,13 @@ static int write_job(const output_job *job, FILE *f, char *why, size_t whylen)
 {
     if (strcmp(job->option, "pprof") == 0)
         return pprof_write(job->profiles[0].profile, f, why, whylen);
-    if (strcmp(job->option, "jfr") == 0)
-        return jfr_write_samples(job->profiles[0].profile, f, why, whylen);
+    if (strcmp(job->option, "jfr") == 0) {
+        const profile *all[16];
+        uint32_t n = job->n < 16 ? job->n : 16;
+        for (uint32_t i = 0; i < n; i++)
+            all[i] = job->profiles[i].profile;
+        return jfr_write(all, n, f, why, whylen);
+    }
     if (strcmp(job->option, "collapsed") == 0) {
         const profile *p = job->profiles[0].profile;
         return collapsed_write_profile(p, profile_default_value(p), f);
@@ -169,12 +174,11 @@ int profile_outputs_write(const hprof_options *opt, const kind_profile *profiles
         errno = 0;
         failed += write_file(&job, opt->flamegraph, tell, ctx) != 0;
     }
-    /* jfr=: the CPU samples (the options allow it with cpu=samples only), at exactly its path. */
-    for (uint32_t k = 0; opt->jfr[0] && k < n; k++)
-        if (strcmp(profiles[k].kind, "cpu") == 0) {
-            output_job job = { "jfr", &profiles[k], 1 };
-            errno = 0;
-            failed += write_file(&job, opt->jfr, tell, ctx) != 0;
-        }
+    /* jfr=: every profile in one recording, at exactly its path. */
+    if (opt->jfr[0] && n > 0) {
+        output_job job = { "jfr", profiles, n };
+        errno = 0;
+        failed += write_file(&job, opt->jfr, tell, ctx) != 0;
+    }
     return failed;
 }

@@ -6,8 +6,8 @@
  * exactly the path given; with several (cpu=samples and heap=sites, ...),
  * the path with the profile's kind before its extension
  * (prof.pb.gz -> prof.cpu.pb.gz, prof.alloc.pb.gz). flamegraph= writes one
- * page with a graph per profile. jfr= writes the CPU samples' profile as a
- * JFR recording (src/profile/jfr_writer.h). Each file is written beside its final
+ * page with a graph per profile. jfr= writes every profile as one JFR
+ * recording (src/profile/jfr_writer.h). Each file is written beside its final
  * name and renamed over it, so a reader never sees half a file.
  *
  * Pure C (no JVMTI): the orchestrator hands in the profiles.

@@ -106,9 +106,9 @@ TEST(stack_profile_names_frames_threads_and_leaves)
     static const profile_value_type types[] = { { "alloc_objects", "count" }, { "alloc_space", "bytes" } };
     profile *p = profile_new("Allocation sites", types, 2);
     int64_t v[2] = { 3, 48 };
-    CHECK(stack_profile_add(p, s, "byte[]", v) == 0);
-    CHECK(stack_profile_add(p, s, "byte[]", v) == 0);         /* merged */
-    CHECK(stack_profile_add(p, 0, NULL, v) == 0);             /* a stack not kept: a row anyway */
+    CHECK(stack_profile_add(p, s, "byte[]", NULL, v) == 0);
+    CHECK(stack_profile_add(p, s, "byte[]", NULL, v) == 0);         /* merged */
+    CHECK(stack_profile_add(p, 0, NULL, NULL, v) == 0);             /* a stack not kept: a row anyway */
     CHECK(profile_sample_count(p) == 2 && profile_total(p, 0) == 9 && profile_total(p, 1) == 144);
     profile_sample smp;
     CHECK(profile_sample_get(p, 0, &smp) == 0 && smp.depth == 3);
