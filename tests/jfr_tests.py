@@ -37,7 +37,8 @@ against the JDK's own `jfr summary` / `jfr print --json` of the same file.
     jfr_write_sites  AllocTruth with heap=sites,jfr=: hprof.AllocationSite's
                  allocatedObjects and liveObjects per class and site (as `jfr
                  print --json` reads them) equal the program's truth (100,000
-                 AllocTruth$Small, 25,000 live; 50,000 int[] at makeInts; ...)
+                 AllocTruth$Small, 25,000 live; 50,000 int[] at makeInts; ...),
+                 and build/hprof reads them back as SITES with those counts
     jfr_write_alloc  AllocMix with heap=sites,heap_sample=4k,jfr=: the
                  jdk.ObjectAllocationSample weights per class equal
                  hprof.AllocationSite's (estimated) bytes and SITES' within
@@ -53,7 +54,8 @@ against the JDK's own `jfr summary` / `jfr print --json` of the same file.
                  jdk.JavaMonitorWait; build/hprof reads the counts back
     jfr_write_times  TimesTruth with cpu=times,include=TimesTruth*,jfr=:
                  hprof.MethodTime's calls of hot (1,000,000) and rec (5,100)
-                 exact, their cpuTime adding up to CPU TIME's total
+                 exact, their cpuTime adding up to CPU TIME's total; build/hprof
+                 reads every call back
     jfr_write_wall  WallStates with wall=10,thread=y,jfr=: one event per
                  sample, each state's count that of WALL SUMMARY (running
                  and runnable jdk.ExecutionSample, the others
@@ -346,6 +348,14 @@ def make_tests(Fail):
                 row[i] += int(v[k])
         return sums
 
+    def report_classes(report):
+        """`hprof report`'s "Classes (all sites)": class -> [live bytes, live objs, alloc'ed bytes, alloc'ed objs]."""
+        out = {}
+        section = report[report.find("Classes (all sites)"):]
+        for m in re.finditer(r"^\s+\d+\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s+(\S+)$", section, re.M):
+            out.setdefault(m.group(5), [int(m.group(i).replace(",", "")) for i in range(1, 5)])
+        return out
+
     def t_write_sites(ctx):
         rec = ctx.path("sites.jfr")
         r = ctx.run("AllocTruth", [], agent="heap=sites,file=%s,jfr=%s" % (ctx.path("sites.txt"), rec))
@@ -367,6 +377,11 @@ def make_tests(Fail):
             if got.get((cls, site)) != [int(alloc), int(live)]:
                 problems.append("%s at %s: allocated/live %s in the recording, truth %s %s"
                                 % (cls, site, got.get((cls, site)), alloc, live))
+        # build/hprof reads them back as SITES, live counts and all
+        small = report_classes(hprof(ctx, ["report", rec, "--top", "5"])).get("AllocTruth$Small")
+        ctx.note("read back: AllocTruth$Small %s" % small)
+        if not small or (small[3], small[1]) != (100000, 25000):
+            problems.append("build/hprof reads AllocTruth$Small as %s, want 100000 allocated, 25000 live" % small)
         if problems:
             raise Fail("; ".join(problems))
 
@@ -382,11 +397,7 @@ def make_tests(Fail):
                                                 "objectClass", ("weight",)).items()}
         site_bytes = {c: v[0] for c, v in by_class(json_values(ctx, rec, "hprof.AllocationSite", 1),
                                                    "objectClass", ("allocatedBytes",)).items()}
-        report = hprof(ctx, ["report", rec, "--top", "10"])
-        ours = {}
-        for m in re.finditer(r"^\s+\d+\s+0\s+0\s+([\d,]+)\s+0\s+(\S+)$", report[report.find("Classes (all sites)"):],
-                             re.M):
-            ours.setdefault(m.group(2), int(m.group(1).replace(",", "")))
+        ours = {c: v[2] for c, v in report_classes(hprof(ctx, ["report", rec, "--top", "1000"])).items()}
         problems = []
         for cls in ("byte[]", "long[]"):
             ctx.note("%s: SITES %s bytes, weights %s, hprof.AllocationSite %s, read back %s"
@@ -480,7 +491,13 @@ def make_tests(Fail):
         want = int(totals[-1]) * 1000000 if totals else None
         ctx.note("calls: hot %s, rec %s; cpuTime %d ns, CPU TIME %s ns" % (calls.get("TimesTruth.hot"),
                                                                           calls.get("TimesTruth.rec"), cpu, want))
+        report = hprof(ctx, ["report", rec, "--top", "3"])
+        m = re.search(r"^CPU time \(cpu=times\): [\d,]+ ms of CPU in timed methods, ([\d,]+) calls", report, re.M)
+        back = int(m.group(1).replace(",", "")) if m else None
+        ctx.note("read back: %s calls of %d" % (back, sum(calls.values())))
         problems = []
+        if back != sum(calls.values()):
+            problems.append("build/hprof reads %s calls back, the recording holds %d" % (back, sum(calls.values())))
         if calls.get("TimesTruth.hot") != 1000000 or calls.get("TimesTruth.rec") != 5100:
             problems.append("hprof.MethodTime's calls: hot %s (want 1000000), rec %s (want 5100)"
                             % (calls.get("TimesTruth.hot"), calls.get("TimesTruth.rec")))
