@@ -51,7 +51,9 @@ against the JDK's own `jfr summary` / `jfr print --json` of the same file.
                  EnterLine$WaitLock as jdk.JavaMonitorWait; Waits' parks
                  (Condition.await, FutureTask.get, CountDownLatch.await) as
                  jdk.ThreadPark with their classes and counts, Object.wait as
-                 jdk.JavaMonitorWait; build/hprof reads the counts back
+                 jdk.JavaMonitorWait; build/hprof reads the counts back, and
+                 `convert --to jfr` of the text report gives MONITOR TIME's and
+                 MONITOR WAIT TIME's counts as events
     jfr_write_times  TimesTruth with cpu=times,include=TimesTruth*,jfr=:
                  hprof.MethodTime's calls of hot (1,000,000) and rec (5,100)
                  exact, their cpuTime adding up to CPU TIME's total; build/hprof
@@ -329,6 +331,17 @@ def make_tests(Fail):
         out = jdk_tool(ctx, "jfr", ["print", "--json", "--stack-depth", str(depth), "--events", event, path])
         return [e["values"] for e in json.loads(out)["recording"]["events"]]
 
+    def tools_read(ctx, path, events):
+        """`jfr summary` and `jfr print` read the recording, the summary with
+        the counts of `events` (type -> count) that `jfr print --json` gave."""
+        jdk_tool(ctx, "jfr", ["print", "--stack-depth", "1", path])
+        counts = {m.group(1): int(m.group(2)) for m in
+                  re.finditer(r"^\s*((?:jdk|hprof)\.\w+)\s+(\d+)\s+\d+\s*$", jdk_tool(ctx, "jfr", ["summary", path]),
+                              re.M)}
+        wrong = {t: (counts.get(t), n) for t, n in events.items() if counts.get(t) != n}
+        if wrong:
+            raise Fail("%s: jfr summary's counts against jfr print --json's: %s" % (os.path.basename(path), wrong))
+
     def java_class(name):
         """A JVM class name ("[I", "java/lang/Thread") as Java writes it."""
         prims = {"Z": "boolean", "B": "byte", "C": "char", "S": "short", "I": "int", "J": "long", "F": "float",
@@ -362,7 +375,9 @@ def make_tests(Fail):
         # (class, site): the site is the first of AllocTruth's frames but a
         # constructor (the JDK allocates int[] too; Object.<init> records some)
         got = {}
-        for v in json_values(ctx, rec, "hprof.AllocationSite", 12):
+        values = json_values(ctx, rec, "hprof.AllocationSite", 8)
+        tools_read(ctx, rec, {"hprof.AllocationSite": len(values)})
+        for v in values:
             site = next((f["method"]["type"]["name"] + "." + f["method"]["name"] for f in v["stackTrace"]["frames"]
                          if f["method"]["type"]["name"].startswith("AllocTruth") and f["method"]["name"] != "<init>"),
                         None)
@@ -393,10 +408,11 @@ def make_tests(Fail):
         section = text[text.rfind("SITES BEGIN"):]
         for m in re.finditer(r"^\s+\d+\s+\S+%\s+\S+%\s+\d+\s+\d+\s+(\d+)\s+\d+\s+\d+\s+(\S+)$", section, re.M):
             sites[m.group(2)] = sites.get(m.group(2), 0) + int(m.group(1))
-        weights = {c: v[0] for c, v in by_class(json_values(ctx, rec, "jdk.ObjectAllocationSample", 1),
-                                                "objectClass", ("weight",)).items()}
-        site_bytes = {c: v[0] for c, v in by_class(json_values(ctx, rec, "hprof.AllocationSite", 1),
-                                                   "objectClass", ("allocatedBytes",)).items()}
+        samples, sites_ = json_values(ctx, rec, "jdk.ObjectAllocationSample", 1), json_values(ctx, rec,
+                                                                                             "hprof.AllocationSite", 1)
+        tools_read(ctx, rec, {"jdk.ObjectAllocationSample": len(samples), "hprof.AllocationSite": len(sites_)})
+        weights = {c: v[0] for c, v in by_class(samples, "objectClass", ("weight",)).items()}
+        site_bytes = {c: v[0] for c, v in by_class(sites_, "objectClass", ("allocatedBytes",)).items()}
         ours = {c: v[2] for c, v in report_classes(hprof(ctx, ["report", rec, "--top", "1000"])).items()}
         problems = []
         for cls in ("byte[]", "long[]"):
@@ -450,6 +466,19 @@ def make_tests(Fail):
                 waits[0]["eventThread"]["javaName"] != "waiter":
             problems.append("the wait on EnterLine$WaitLock: %s" % waits)
         check_counts(ctx, rec, hprof(ctx, ["report", rec]), problems)
+        jdk_tool(ctx, "jfr", ["print", "--stack-depth", "1", rec])
+        # convert --to jfr of the text report: its MONITOR TIME and MONITOR WAIT TIME counts as events
+        conv = ctx.path("enter-converted.jfr")
+        hprof(ctx, ["convert", txt, "--to", "jfr", "-o", conv])
+        want_counts = {}
+        for section, event in (("MONITOR TIME", "jdk.JavaMonitorEnter"), ("MONITOR WAIT TIME", "jdk.JavaMonitorWait")):
+            body = text[text.rfind(section + " BEGIN"):]
+            body = body[:body.find(section + " END")]
+            want_counts[event] = sum(int(n) for n in re.findall(r"^\s+\d+\s+\S+%\s+\S+%\s+(\d+)\s+\d+\s", body, re.M))
+        got_counts = {k: v for k, v in summary(ctx, conv).items() if k in want_counts}
+        ctx.note("convert --to jfr of the text: %s (MONITOR TIME, WAIT TIME counts %s)" % (got_counts, want_counts))
+        if got_counts != want_counts:
+            problems.append("convert --to jfr: %s, the text's counts %s" % (got_counts, want_counts))
 
         # Parks (java.util.concurrent) against Object.wait: Waits, 2 rounds of 100 ms.
         rec2 = ctx.path("waits.jfr")
@@ -475,6 +504,7 @@ def make_tests(Fail):
         if any(k[0].startswith("w-") and k[0] != "w-object" for k in object_waits):
             problems.append("parks written as jdk.JavaMonitorWait: %s" % object_waits)
         check_counts(ctx, rec2, hprof(ctx, ["report", rec2]), problems)
+        jdk_tool(ctx, "jfr", ["print", "--stack-depth", "1", rec2])
         if problems:
             raise Fail("; ".join(problems))
 
@@ -482,7 +512,9 @@ def make_tests(Fail):
         rec, txt = ctx.path("times.jfr"), ctx.path("times.txt")
         ctx.run("TimesTruth", [], agent="cpu=times,include=TimesTruth*,file=%s,jfr=%s" % (txt, rec))
         calls, cpu = {}, 0
-        for e in json_values(ctx, rec, "hprof.MethodTime", 1):
+        values = json_values(ctx, rec, "hprof.MethodTime", 1)
+        tools_read(ctx, rec, {"hprof.MethodTime": len(values)})
+        for e in values:
             m = e["method"]
             name = m["type"]["name"].replace("/", ".") + "." + m["name"]
             calls[name] = calls.get(name, 0) + int(e["calls"])
@@ -516,13 +548,16 @@ def make_tests(Fail):
                             summary_, re.M)}
         state_of = {"STATE_SLEEPING": "sleeping", "STATE_IN_OBJECT_WAIT": "waiting", "STATE_PARKED": "parked",
                     "STATE_BLOCKED_ON_MONITOR_ENTER": "blocked", "STATE_RUNNABLE": "syscall"}
-        got, per_thread = {}, {}
+        got, per_thread, counts = {}, {}, {}
         for kind in ("jdk.ExecutionSample", "jdk.NativeMethodSample"):
-            for e in json_values(ctx, rec, kind, 1):
+            values = json_values(ctx, rec, kind, 1)
+            counts[kind] = len(values)
+            for e in values:
                 state = "running" if kind == "jdk.ExecutionSample" else state_of.get(e["state"], e["state"])
                 got[state] = got.get(state, 0) + 1
                 key = (e["sampledThread"]["javaName"], e["state"])
                 per_thread[key] = per_thread.get(key, 0) + 1
+        tools_read(ctx, rec, counts)
         got_run = got.pop("running", 0)
         want_run = want.pop("running", 0) + want.pop("runnable", 0)
         ctx.note("WALL SUMMARY %s (running+runnable %d); recording %s (jdk.ExecutionSample %d)"
