@@ -255,6 +255,8 @@ typedef struct pools {
     keytab symbols, classes, packages, methods, threads;
     pb_buf symbol_values, class_values, package_values, method_values, thread_values, stack_values;
     uint32_t nstacks;
+    uint64_t *frame_methods;   /* the profile being written: its frame id -> method key, 0 not yet */
+    uint32_t nframe_methods;
 } pools;
 
 /* key (>= 1) of s in table t; *created when new. */
@@ -379,6 +381,18 @@ static uint64_t thread_key(pools *p, const char *name)
     return k;
 }
 
+/* The method key of frame `id` of prof, looked up once per frame (the same
+ * frames recur in most stacks). */
+static uint64_t frame_method(pools *p, const profile *prof, uint32_t id)
+{
+    if (id < p->nframe_methods && p->frame_methods[id])
+        return p->frame_methods[id];
+    uint64_t k = method_key(p, profile_frame_get(prof, id));
+    if (id < p->nframe_methods)
+        p->frame_methods[id] = k;
+    return k;
+}
+
 /* One stack trace entry for frames [from, to) of a sample (leaf first, as JFR's). */
 static uint64_t stack_key(pools *p, const profile *prof, const profile_sample *s, uint32_t from, uint32_t to)
 {
@@ -390,7 +404,7 @@ static uint64_t stack_key(pools *p, const profile *prof, const profile_sample *s
     pb_varint(b, to - from);
     for (uint32_t i = from; i < to; i++) {
         const profile_frame *f = profile_frame_get(prof, s->frames[i]);
-        pb_varint(b, method_key(p, f));
+        pb_varint(b, frame_method(p, prof, s->frames[i]));
         pb_varint(b, f->line > 0 ? (uint64_t)f->line : 0);
         pb_varint(b, 0);                               /* bytecode index: not known */
         pb_varint(b, frame_type_key(f));
@@ -605,7 +619,7 @@ static void method_time_event(writing *w, const profile *prof, const profile_sam
         return;
     uint64_t thread = s->thread && s->thread[0] ? thread_key(w->pools, s->thread) : 0;
     uint64_t stack = stack_key(w->pools, prof, s, 0, s->depth);
-    uint64_t method = method_key(w->pools, profile_frame_get(prof, s->frames[0]));
+    uint64_t method = frame_method(w->pools, prof, s->frames[0]);
     pb_buf *b = begin(w, T_METHOD_TIME, 0);
     pb_varint(b, (uint64_t)w->duration);
     pb_varint(b, thread);
@@ -658,6 +672,15 @@ static void profile_events(writing *w, const profile *prof, profile_kind_t kind)
 {
     int64_t total = kind == KIND_ALLOC ? (int64_t)profile_sample_count(prof) : events_of(prof, kind), at = 0;
     int estimated = kind == KIND_ALLOC && strstr(profile_title(prof), "estimated") != NULL;
+    pools *p = w->pools;
+    free(p->frame_methods);
+    p->nframe_methods = profile_frame_count(prof) + 1;         /* ids from 1 */
+    p->frame_methods = calloc(p->nframe_methods, sizeof *p->frame_methods);
+    if (p->frame_methods == NULL) {
+        p->nframe_methods = 0;
+        w->events->failed = 1;
+        return;
+    }
     profile_sample s;
     for (uint32_t i = 0; profile_sample_get(prof, i, &s) == 0 && !w->events->failed; i++) {
         if (s.values[0] <= 0 && kind != KIND_ALLOC)
@@ -755,6 +778,7 @@ int jfr_write(const profile *const *profiles, uint32_t n, FILE *out, char *err, 
     int rc = write_chunk(&p, &event_bytes, start_ns, duration, out, err, errlen);
     pb_free(&event_bytes);
     pb_free(&w.ev);
+    free(p.frame_methods);
     pb_buf *bufs[] = { &p.symbol_values, &p.class_values, &p.package_values, &p.method_values, &p.thread_values,
                        &p.stack_values };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
