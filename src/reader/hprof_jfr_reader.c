@@ -509,6 +509,7 @@ hprof_data *hprof_jfr_parse(const char *path, const unsigned char *bytes, size_t
         keytab_init(&l.rows[k], UINT32_MAX - 1);
     keytab_init(&l.tlab_rows, UINT32_MAX - 1);
     keytab_init(&l.own_sites_rows, UINT32_MAX - 1);
+    l.tlab.date = l.own_sites.date = "";     /* as every section's (hprof_data_new): they may become SITES */
     stack_template empty = { 0, 0 };
     jfr_callbacks cb = { on_chunk, on_event };
     int rc = hd_push((void **)&l.stacks, &l.nstacks, &l.stacks_cap, sizeof empty, &empty) != 0 ? oom(&l)

@@ -548,6 +548,8 @@ TEST(jfr_writer_every_kind)
     const profile *tm = d ? d->profiles[HD_CPU_TIMES] : NULL;
     CHECK(tm && profile_total(tm, 0) == 100 && profile_total(tm, 1) == 9000);
     CHECK(d && strstr(d->events_read, "hprof.AllocationSite holds the same"));
+    /* the section taken from hprof.AllocationSite has a date, "" (convert --to text prints it; fuzz_jfr_reader) */
+    CHECK(d && d->sections[HD_SITES].date != NULL);
     CHECK(mon && profile_total(mon, 0) == 3 && profile_total(mon, 1) == 3000001);
     /* the park and the wait: MONITOR WAIT TIME, as the reader files jdk.ThreadPark */
     CHECK(wt && profile_total(wt, 0) == 3 && profile_total(wt, 1) == 7500);
