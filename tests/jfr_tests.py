@@ -34,6 +34,35 @@ against the JDK's own `jfr summary` / `jfr print --json` of the same file.
                  4 points of the program's truth; `hprof convert --to jfr` of
                  the text file gives the same count, and build/hprof reads
                  both back with that total
+    jfr_write_sites  AllocTruth with heap=sites,jfr=: hprof.AllocationSite's
+                 allocatedObjects and liveObjects per class and site (as `jfr
+                 print --json` reads them) equal the program's truth (100,000
+                 AllocTruth$Small, 25,000 live; 50,000 int[] at makeInts; ...),
+                 and build/hprof reads them back as SITES with those counts
+    jfr_write_alloc  AllocMix with heap=sites,heap_sample=4k,jfr=: the
+                 jdk.ObjectAllocationSample weights per class equal
+                 hprof.AllocationSite's (estimated) bytes and SITES' within
+                 0.1% (its cutoff), byte[] 75 +- 5% of them, and build/hprof
+                 reads the same bytes back
+    jfr_write_monitor  EnterLine and Waits with monitor=y,thread=y,jfr=: three
+                 jdk.JavaMonitorEnter in EnterLine's methods, two on
+                 EnterLine$Gate in blockOnStatement by blocked-1 and blocked-2,
+                 their durations adding up to MONITOR TIME's total, the wait on
+                 EnterLine$WaitLock as jdk.JavaMonitorWait; Waits' parks
+                 (Condition.await, FutureTask.get, CountDownLatch.await) as
+                 jdk.ThreadPark with their classes and counts, Object.wait as
+                 jdk.JavaMonitorWait; build/hprof reads the counts back, and
+                 `convert --to jfr` of the text report gives MONITOR TIME's and
+                 MONITOR WAIT TIME's counts as events
+    jfr_write_times  TimesTruth with cpu=times,include=TimesTruth*,jfr=:
+                 hprof.MethodTime's calls of hot (1,000,000) and rec (5,100)
+                 exact, their cpuTime adding up to CPU TIME's total; build/hprof
+                 reads every call back
+    jfr_write_wall  WallStates with wall=10,thread=y,jfr=: one event per
+                 sample, each state's count that of WALL SUMMARY (running
+                 and runnable jdk.ExecutionSample, the others
+                 jdk.NativeMethodSample with the JDK's state), w-park's all
+                 STATE_PARKED, w-blocked's STATE_BLOCKED_ON_MONITOR_ENTER
 """
 
 import json
@@ -54,6 +83,18 @@ ALLOC_SETTINGS = """<?xml version="1.0" encoding="UTF-8"?>
 """
 # A row of a diff table: change before% after% before after delta name
 RE_DIFF_ROW = re.compile(r"^\s+([+-][\d.]+)\s+([\d.]+)%\s+([\d.]+)%\s+([\d,]+)\s+([\d,]+)\s+([+-]?[\d,]+)\s+(\S+)$")
+
+
+def parse_span(value):
+    """A span as `jfr print --json` writes it ("PT0.600859745S", "PT1M2.5S", or a number of ns)."""
+    if isinstance(value, (int, float)):
+        return int(value)
+    m = re.match(r"^PT(?:(\d+)H)?(?:(\d+)M)?(?:([\d.]+)S)?$", value)
+    if not m:
+        raise ValueError("not a span: %r" % value)
+    h, mi, sec = m.groups()
+    whole, _, frac = (sec or "0").partition(".")
+    return ((int(h or 0) * 60 + int(mi or 0)) * 60 + int(whole)) * 1000000000 + int((frac + "000000000")[:9])
 
 
 def make_tests(Fail):
@@ -285,4 +326,258 @@ def make_tests(Fail):
         if problems:
             raise Fail("; ".join(problems))
 
-    return [("jfr_cpu", t_cpu), ("jfr_alloc", t_alloc), ("jfr_monitor", t_monitor), ("jfr_write", t_write)]
+    def json_values(ctx, path, event, depth=64):
+        """`jfr print --json` (JDK 17 or 25): the values of every event of one type."""
+        out = jdk_tool(ctx, "jfr", ["print", "--json", "--stack-depth", str(depth), "--events", event, path])
+        return [e["values"] for e in json.loads(out)["recording"]["events"]]
+
+    def tools_read(ctx, path, events, plain=True):
+        """`jfr summary` and (plain) `jfr print` read the recording, the
+        summary with the counts of `events` (type -> count) that `jfr print
+        --json` gave."""
+        if plain:
+            jdk_tool(ctx, "jfr", ["print", "--stack-depth", "1", path])
+        counts = {m.group(1): int(m.group(2)) for m in
+                  re.finditer(r"^\s*((?:jdk|hprof)\.\w+)\s+(\d+)\s+\d+\s*$", jdk_tool(ctx, "jfr", ["summary", path]),
+                              re.M)}
+        wrong = {t: (counts.get(t), n) for t, n in events.items() if counts.get(t) != n}
+        if wrong:
+            raise Fail("%s: jfr summary's counts against jfr print --json's: %s" % (os.path.basename(path), wrong))
+
+    def java_class(name):
+        """A JVM class name ("[I", "java/lang/Thread") as Java writes it."""
+        prims = {"Z": "boolean", "B": "byte", "C": "char", "S": "short", "I": "int", "J": "long", "F": "float",
+                 "D": "double"}
+        dims = len(name) - len(name.lstrip("["))
+        base = name[dims:]
+        if dims:
+            base = prims.get(base) or base[1:-1]
+        return base.replace("/", ".") + "[]" * dims
+
+    def by_class(values, field, keys):
+        sums = {}
+        for v in values:
+            cls = java_class((v.get(field) or {}).get("name") or "?")
+            row = sums.setdefault(cls, [0] * len(keys))
+            for i, k in enumerate(keys):
+                row[i] += int(v[k])
+        return sums
+
+    def report_classes(report):
+        """`hprof report`'s "Classes (all sites)": class -> [live bytes, live objs, alloc'ed bytes, alloc'ed objs]."""
+        out = {}
+        section = report[report.find("Classes (all sites)"):]
+        for m in re.finditer(r"^\s+\d+\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s+(\S+)$", section, re.M):
+            out.setdefault(m.group(5), [int(m.group(i).replace(",", "")) for i in range(1, 5)])
+        return out
+
+    def t_write_sites(ctx):
+        rec = ctx.path("sites.jfr")
+        r = ctx.run("AllocTruth", [], agent="heap=sites,file=%s,jfr=%s" % (ctx.path("sites.txt"), rec))
+        # (class, site): the site is the first of AllocTruth's frames but a
+        # constructor (the JDK allocates int[] too; Object.<init> records some)
+        got = {}
+        values = json_values(ctx, rec, "hprof.AllocationSite", 8)
+        # (plain `jfr print` left out: 2,400 sites, and the other tests print theirs)
+        tools_read(ctx, rec, {"hprof.AllocationSite": len(values)}, plain=False)
+        for v in values:
+            site = next((f["method"]["type"]["name"] + "." + f["method"]["name"] for f in v["stackTrace"]["frames"]
+                         if f["method"]["type"]["name"].startswith("AllocTruth") and f["method"]["name"] != "<init>"),
+                        None)
+            row = got.setdefault((java_class(v["objectClass"]["name"]), site), [0, 0])
+            row[0] += int(v["allocatedObjects"])
+            row[1] += int(v["liveObjects"])
+        problems = []
+        for cls, site, alloc, live in re.findall(r"^TRUTH (\S+) (\S+) (\d+) (\d+)$", r.stderr, re.M):
+            if "$$Lambda" in cls:
+                continue
+            ctx.note("%s at %s: hprof.AllocationSite %s, truth %s %s" % (cls, site, got.get((cls, site)), alloc, live))
+            if got.get((cls, site)) != [int(alloc), int(live)]:
+                problems.append("%s at %s: allocated/live %s in the recording, truth %s %s"
+                                % (cls, site, got.get((cls, site)), alloc, live))
+        # build/hprof reads them back as SITES, live counts and all
+        small = report_classes(hprof(ctx, ["report", rec, "--top", "5"])).get("AllocTruth$Small")
+        ctx.note("read back: AllocTruth$Small %s" % small)
+        if not small or (small[3], small[1]) != (100000, 25000):
+            problems.append("build/hprof reads AllocTruth$Small as %s, want 100000 allocated, 25000 live" % small)
+        if problems:
+            raise Fail("; ".join(problems))
+
+    def t_write_alloc(ctx):
+        rec, txt = ctx.path("alloc.jfr"), ctx.path("alloc.txt")
+        ctx.run("AllocMix", ["1500"], agent="heap=sites,heap_sample=4k,file=%s,jfr=%s" % (txt, rec))
+        sites = {}
+        text = open(txt, encoding="utf-8").read()
+        section = text[text.rfind("SITES BEGIN"):]
+        for m in re.finditer(r"^\s+\d+\s+\S+%\s+\S+%\s+\d+\s+\d+\s+(\d+)\s+\d+\s+\d+\s+(\S+)$", section, re.M):
+            sites[m.group(2)] = sites.get(m.group(2), 0) + int(m.group(1))
+        samples, sites_ = json_values(ctx, rec, "jdk.ObjectAllocationSample", 1), json_values(ctx, rec,
+                                                                                             "hprof.AllocationSite", 1)
+        tools_read(ctx, rec, {"jdk.ObjectAllocationSample": len(samples), "hprof.AllocationSite": len(sites_)})
+        weights = {c: v[0] for c, v in by_class(samples, "objectClass", ("weight",)).items()}
+        site_bytes = {c: v[0] for c, v in by_class(sites_, "objectClass", ("allocatedBytes",)).items()}
+        ours = {c: v[2] for c, v in report_classes(hprof(ctx, ["report", rec, "--top", "1000"])).items()}
+        problems = []
+        for cls in ("byte[]", "long[]"):
+            ctx.note("%s: SITES %s bytes, weights %s, hprof.AllocationSite %s, read back %s"
+                     % (cls, sites.get(cls), weights.get(cls), site_bytes.get(cls), ours.get(cls)))
+            # SITES leaves out rows under cutoff= (the JDK's own few arrays): within 0.1%
+            if not sites.get(cls) or not weights.get(cls) == site_bytes.get(cls) == ours.get(cls) or \
+                    abs(weights[cls] - sites[cls]) > 0.001 * sites[cls]:
+                problems.append("%s: SITES %s bytes, jdk.ObjectAllocationSample weights %s, hprof.AllocationSite %s, "
+                                "read back %s" % (cls, sites.get(cls), weights.get(cls), site_bytes.get(cls),
+                                                  ours.get(cls)))
+        b, l = weights.get("byte[]", 0), weights.get("long[]", 0)
+        share = b / float(b + l) if b + l else 0
+        ctx.note("byte[] %.1f%% of the bytes (truth 75%%)" % (100 * share))
+        if abs(share - 0.75) > 0.05:
+            problems.append("byte[] is %.1f%% of the weights, not 75 +- 5%%" % (100 * share))
+        if problems:
+            raise Fail("; ".join(problems))
+
+    def monitor_total_ns(text, section):
+        totals = re.findall(r"^%s BEGIN \(total = (\d+) ms\)" % section, text, re.M)
+        return int(totals[-1]) * 1000000 if totals else None
+
+    def t_write_monitor(ctx):
+        rec, txt = ctx.path("enter.jfr"), ctx.path("enter.txt")
+        ctx.run("EnterLine", [], agent="monitor=y,thread=y,file=%s,jfr=%s" % (txt, rec))
+        enters = json_values(ctx, rec, "jdk.JavaMonitorEnter")
+        problems = []
+        mine = [e for e in enters if e["stackTrace"]["frames"] and
+                e["stackTrace"]["frames"][0]["method"]["type"]["name"] == "EnterLine"]
+        gate = sorted((e["eventThread"]["javaName"], e["stackTrace"]["frames"][0]["method"]["name"],
+                       e["stackTrace"]["frames"][0]["lineNumber"]) for e in mine
+                      if e["monitorClass"]["name"] == "EnterLine$Gate")
+        ctx.note("jdk.JavaMonitorEnter in EnterLine: %d; on EnterLine$Gate: %s" % (len(mine), gate))
+        if len(mine) != 3:
+            problems.append("%d jdk.JavaMonitorEnter in EnterLine's methods, want 3" % len(mine))
+        if [g[:2] for g in gate] != [("blocked-1", "blockOnStatement"), ("blocked-2", "blockOnStatement")] or \
+                not {g[2] for g in gate} <= {28, 29}:
+            problems.append("EnterLine$Gate's enters %s, want blocked-1 and blocked-2 in blockOnStatement at 28/29"
+                            % gate)
+        text = open(txt, encoding="utf-8").read()
+        want = monitor_total_ns(text, "MONITOR TIME")
+        got = sum(parse_span(e["duration"]) for e in enters)
+        ctx.note("durations %d ns, MONITOR TIME %s ns" % (got, want))
+        if want is None or abs(got - want) > 1000000 * (len(enters) + 1):
+            problems.append("jdk.JavaMonitorEnter's durations add to %d ns, MONITOR TIME's total is %s ns"
+                            % (got, want))
+        waits = [e for e in json_values(ctx, rec, "jdk.JavaMonitorWait")
+                 if e["monitorClass"]["name"] == "EnterLine$WaitLock"]
+        if len(waits) != 1 or parse_span(waits[0]["duration"]) < 500000000 or \
+                waits[0]["eventThread"]["javaName"] != "waiter":
+            problems.append("the wait on EnterLine$WaitLock: %s" % waits)
+        check_counts(ctx, rec, hprof(ctx, ["report", rec]), problems)
+        jdk_tool(ctx, "jfr", ["print", "--stack-depth", "1", rec])
+        # convert --to jfr of the text report: its MONITOR TIME and MONITOR WAIT TIME counts as events
+        conv = ctx.path("enter-converted.jfr")
+        hprof(ctx, ["convert", txt, "--to", "jfr", "-o", conv])
+        want_counts = {}
+        for section, event in (("MONITOR TIME", "jdk.JavaMonitorEnter"), ("MONITOR WAIT TIME", "jdk.JavaMonitorWait")):
+            body = text[text.rfind(section + " BEGIN"):]
+            body = body[:body.find(section + " END")]
+            want_counts[event] = sum(int(n) for n in re.findall(r"^\s+\d+\s+\S+%\s+\S+%\s+(\d+)\s+\d+\s", body, re.M))
+        got_counts = {k: v for k, v in summary(ctx, conv).items() if k in want_counts}
+        ctx.note("convert --to jfr of the text: %s (MONITOR TIME, WAIT TIME counts %s)" % (got_counts, want_counts))
+        if got_counts != want_counts:
+            problems.append("convert --to jfr: %s, the text's counts %s" % (got_counts, want_counts))
+
+        # Parks (java.util.concurrent) against Object.wait: Waits, 2 rounds of 100 ms.
+        rec2 = ctx.path("waits.jfr")
+        ctx.run("Waits", ["100", "2"], agent="monitor=y,thread=y,file=%s,jfr=%s" % (ctx.path("waits.txt"), rec2))
+        parks = {}
+        for e in json_values(ctx, rec2, "jdk.ThreadPark", 1):
+            key = (e["eventThread"]["javaName"], java_class(e["parkedClass"]["name"]))
+            parks[key] = parks.get(key, 0) + 1
+        object_waits = {}
+        for e in json_values(ctx, rec2, "jdk.JavaMonitorWait", 1):
+            key = (e["eventThread"]["javaName"], java_class(e["monitorClass"]["name"]))
+            object_waits[key] = object_waits.get(key, 0) + 1
+        ctx.note("Waits: jdk.ThreadPark %s; jdk.JavaMonitorWait %s" % (sorted(parks.items()),
+                                                                      sorted(object_waits.items())))
+        cond = "java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionObject"
+        for key in (("w-cond", cond), ("w-nanos", cond), ("w-future", "java.util.concurrent.FutureTask"),
+                    ("w-latch", "java.util.concurrent.CountDownLatch$Sync")):
+            if parks.get(key) != 2:
+                problems.append("%s: %s jdk.ThreadPark, want 2" % (key, parks.get(key)))
+        if object_waits.get(("w-object", "Waits$WaitObj")) != 2:
+            problems.append("w-object: %s jdk.JavaMonitorWait on Waits$WaitObj, want 2"
+                            % object_waits.get(("w-object", "Waits$WaitObj")))
+        if any(k[0].startswith("w-") and k[0] != "w-object" for k in object_waits):
+            problems.append("parks written as jdk.JavaMonitorWait: %s" % object_waits)
+        check_counts(ctx, rec2, hprof(ctx, ["report", rec2]), problems)
+        jdk_tool(ctx, "jfr", ["print", "--stack-depth", "1", rec2])
+        if problems:
+            raise Fail("; ".join(problems))
+
+    def t_write_times(ctx):
+        rec, txt = ctx.path("times.jfr"), ctx.path("times.txt")
+        ctx.run("TimesTruth", [], agent="cpu=times,include=TimesTruth*,file=%s,jfr=%s" % (txt, rec))
+        calls, cpu = {}, 0
+        values = json_values(ctx, rec, "hprof.MethodTime", 1)
+        tools_read(ctx, rec, {"hprof.MethodTime": len(values)})
+        for e in values:
+            m = e["method"]
+            name = m["type"]["name"].replace("/", ".") + "." + m["name"]
+            calls[name] = calls.get(name, 0) + int(e["calls"])
+            cpu += parse_span(e["cpuTime"])
+        totals = re.findall(r"^CPU TIME \(ms\) BEGIN \(total = (\d+)\)", open(txt, encoding="utf-8").read(), re.M)
+        want = int(totals[-1]) * 1000000 if totals else None
+        ctx.note("calls: hot %s, rec %s; cpuTime %d ns, CPU TIME %s ns" % (calls.get("TimesTruth.hot"),
+                                                                          calls.get("TimesTruth.rec"), cpu, want))
+        report = hprof(ctx, ["report", rec, "--top", "3"])
+        m = re.search(r"^CPU time \(cpu=times\): [\d,]+ ms of CPU in timed methods, ([\d,]+) calls", report, re.M)
+        back = int(m.group(1).replace(",", "")) if m else None
+        ctx.note("read back: %s calls of %d" % (back, sum(calls.values())))
+        problems = []
+        if back != sum(calls.values()):
+            problems.append("build/hprof reads %s calls back, the recording holds %d" % (back, sum(calls.values())))
+        if calls.get("TimesTruth.hot") != 1000000 or calls.get("TimesTruth.rec") != 5100:
+            problems.append("hprof.MethodTime's calls: hot %s (want 1000000), rec %s (want 5100)"
+                            % (calls.get("TimesTruth.hot"), calls.get("TimesTruth.rec")))
+        if want is None or abs(cpu - want) > 1000000:
+            problems.append("hprof.MethodTime's cpuTime adds to %d ns, CPU TIME's total is %s ns" % (cpu, want))
+        if problems:
+            raise Fail("; ".join(problems))
+
+    def t_write_wall(ctx):
+        rec, txt = ctx.path("wall.jfr"), ctx.path("wall.txt")
+        ctx.run("WallStates", ["1500"], agent="wall=10,thread=y,file=%s,jfr=%s" % (txt, rec))
+        text = open(txt, encoding="utf-8").read()
+        summary_ = text[text.rfind("WALL SUMMARY BEGIN"):]
+        want = {m.group(1): int(m.group(2)) for m in
+                re.finditer(r"^(running|runnable|sleeping|waiting|parked|blocked|syscall)\s+\S+%\s+(\d+)",
+                            summary_, re.M)}
+        state_of = {"STATE_SLEEPING": "sleeping", "STATE_IN_OBJECT_WAIT": "waiting", "STATE_PARKED": "parked",
+                    "STATE_BLOCKED_ON_MONITOR_ENTER": "blocked", "STATE_RUNNABLE": "syscall"}
+        got, per_thread, counts = {}, {}, {}
+        for kind in ("jdk.ExecutionSample", "jdk.NativeMethodSample"):
+            values = json_values(ctx, rec, kind, 1)
+            counts[kind] = len(values)
+            for e in values:
+                state = "running" if kind == "jdk.ExecutionSample" else state_of.get(e["state"], e["state"])
+                got[state] = got.get(state, 0) + 1
+                key = (e["sampledThread"]["javaName"], e["state"])
+                per_thread[key] = per_thread.get(key, 0) + 1
+        tools_read(ctx, rec, counts)
+        got_run = got.pop("running", 0)
+        want_run = want.pop("running", 0) + want.pop("runnable", 0)
+        ctx.note("WALL SUMMARY %s (running+runnable %d); recording %s (jdk.ExecutionSample %d)"
+                 % (want, want_run, got, got_run))
+        problems = []
+        if got != want or got_run != want_run:
+            problems.append("states in the recording %s, running+runnable %d; WALL SUMMARY %s, %d"
+                            % (got, got_run, want, want_run))
+        for thread, state in (("w-park", "STATE_PARKED"), ("w-blocked", "STATE_BLOCKED_ON_MONITOR_ENTER"),
+                              ("w-wait", "STATE_IN_OBJECT_WAIT")):
+            mine = {k[1]: n for k, n in per_thread.items() if k[0] == thread}
+            if max(mine, key=mine.get, default=None) != state or mine[state] < 0.9 * sum(mine.values()):
+                problems.append("%s: %s, want nearly all %s" % (thread, mine, state))
+        if problems:
+            raise Fail("; ".join(problems))
+
+    return [("jfr_cpu", t_cpu), ("jfr_alloc", t_alloc), ("jfr_monitor", t_monitor), ("jfr_write", t_write),
+            ("jfr_write_sites", t_write_sites), ("jfr_write_alloc", t_write_alloc),
+            ("jfr_write_monitor", t_write_monitor), ("jfr_write_times", t_write_times),
+            ("jfr_write_wall", t_write_wall)]

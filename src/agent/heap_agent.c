@@ -643,8 +643,10 @@ static void collect(dump_target *t, JNIEnv *jni)
 /* A SITES row by whole stack as a profile row: the allocated class is a
  * frame above the allocating method (as in async-profiler's allocation
  * profiles), counts weighted as SITES weighs them (heap_sample=). */
-static void site_profile_row(const void *rows, uint32_t i, stack_id *stack, const char **leaf, int64_t *values)
+static void site_profile_row(const void *rows, uint32_t i, stack_id *stack, const char **leaf, const char **note,
+                             int64_t *values)
 {
+    (void)note;
     const site_row *r = (const site_row *)rows + i;
     const char *cls = class_java_name(r->class_serial);
     *stack = r->stack;

@@ -1654,12 +1654,14 @@ static uint32_t collect_monitors(JNIEnv *jni, const thread_snapshots *s,
  * and waits (Object.wait, other parks: MONITOR WAIT TIME) are profiles of
  * their own, "lock" and "wait", so that idle threads do not drown the
  * contention and a flame graph of either shows one kind of time. */
-static void lock_profile_row(const void *rows, uint32_t i, stack_id *stack, const char **leaf, int64_t *values)
+static void lock_profile_row(const void *rows, uint32_t i, stack_id *stack, const char **leaf, const char **note,
+                             int64_t *values)
 {
     const monitor_row *r = (const monitor_row *)rows + i;
     const char *cls = class_java_name(r->lock_class);
     *stack = r->stack;
     *leaf = cls ? cls : "<unknown lock>";
+    *note = r->kind == BLOCK_PARK || r->kind == BLOCK_PARK_WAIT ? "park" : NULL;   /* jfr=: jdk.ThreadPark */
     values[0] = (int64_t)r->count;
     values[1] = (int64_t)r->nanos;
 }

@@ -393,7 +393,9 @@ static int since_reset(JNIEnv *jni, times_table *out) {
 }
 
 /* A row by tracker key as a profile row: calls, and CPU time (self). */
-static void times_profile_row(const void *rows, uint32_t i, stack_id *stack, const char **leaf, int64_t *values) {
+static void times_profile_row(const void *rows, uint32_t i, stack_id *stack, const char **leaf, const char **note,
+                              int64_t *values) {
+    (void)note;
     const times_row *r = (const times_row *)rows + i;
     trace_of_key(r->trace, stack);
     *leaf = NULL;

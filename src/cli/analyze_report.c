@@ -295,7 +295,8 @@ static void section_summary(const hprof_data *d, hd_kind k, char *buf, size_t si
                  analyze_thousands(profile_total(p, 0), b, sizeof b));
         break;
     case HD_SITES:
-        if (d->events_read) {          /* JFR: sampled allocations, no liveness */
+        /* JFR: sampled allocations, no liveness; hprof's own sites (jfr=) are as a text file's */
+        if (d->events_read && !strstr(d->events_read, "hprof.AllocationSite")) {
             snprintf(buf, size, "%s bytes allocated, as JFR's allocation events weigh them (a recording "
                      "says nothing of live objects, nor how many were allocated)",
                      analyze_thousands(profile_total(p, 2), a, sizeof a));

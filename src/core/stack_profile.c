@@ -29,11 +29,11 @@ static uint32_t frame_of(profile *p, const stack_frame *f)
     return profile_frame_id_run(p, mi.class_name, mi.name, mi.signature, mi.source_file, line, (int32_t)f->run);
 }
 
-int stack_profile_add(profile *p, stack_id id, const char *leaf, const int64_t *values)
+int stack_profile_add(profile *p, stack_id id, const char *leaf, const char *leaf_note, const int64_t *values)
 {
     uint32_t ids[STACK_MAX_FRAMES + 1];
     uint32_t n = 0;
-    if (leaf && (ids[n++] = profile_frame_id(p, "", leaf, "", "", PROFILE_LINE_UNKNOWN)) == 0)
+    if (leaf && (ids[n++] = profile_frame_id(p, "", leaf, leaf_note, "", PROFILE_LINE_UNKNOWN)) == 0)
         return -1;
     serial_t thread = 0;
     const stack_frame *frames = NULL;
@@ -58,10 +58,10 @@ profile *stack_profile_of_rows(const char *title, const profile_value_type *type
         profile_set_default_value(p, shown);
     for (uint32_t i = 0; p && i < n; i++) {
         stack_id stack = 0;
-        const char *leaf = NULL;
+        const char *leaf = NULL, *leaf_note = NULL;
         int64_t values[PROFILE_MAX_VALUES] = { 0 };
-        row(rows, i, &stack, &leaf, values);
-        if (stack_profile_add(p, stack, leaf, values) != 0) {
+        row(rows, i, &stack, &leaf, &leaf_note, values);
+        if (stack_profile_add(p, stack, leaf, leaf_note, values) != 0) {
             profile_free(p);
             p = NULL;
         }

@@ -16,17 +16,21 @@
 
 /* Add `values` (p's nvalues of them) to p's sample of stack `id`, with
  * `leaf` (NULL: none) as a pseudo frame above the stack's own: the class an
- * allocation made ("byte[]"), the class of a contended lock. A stack that
+ * allocation made ("byte[]"), the class of a contended lock; `leaf_note`
+ * (NULL: none) is that frame's signature, what kind of row it is where a
+ * writer needs to know (monitor=y: "park" for a park, which the JFR writer
+ * writes as jdk.ThreadPark; pprof shows it in the system name). A stack that
  * could not be kept (id 0: the stack table was full) is the single frame
  * [unwalkable].stack_table_full, so that totals still agree with the
  * report. 0, or -1 when out of memory. */
-int stack_profile_add(profile *p, stack_id id, const char *leaf, const int64_t *values);
+int stack_profile_add(profile *p, stack_id id, const char *leaf, const char *leaf_note, const int64_t *values);
 
 /* A collector's rows as a new profile: row(rows, i, ...) gives row i's
- * stack, leaf (or NULL) and values; `shown` is the value flame graphs and
- * collapsed stacks show. NULL when out of memory. */
+ * stack, leaf and leaf note (or NULL: left as they are) and values; `shown`
+ * is the value flame graphs and collapsed stacks show. NULL when out of
+ * memory. */
 typedef void (*stack_row_fn)(const void *rows, uint32_t i, stack_id *stack, const char **leaf,
-                             int64_t *values);
+                             const char **leaf_note, int64_t *values);
 profile *stack_profile_of_rows(const char *title, const profile_value_type *types, uint32_t nvalues,
                                uint32_t shown, const void *rows, uint32_t n, stack_row_fn row);
 

@@ -573,7 +573,7 @@ profile *cpu_collector_profile(cpu_collector *c, const char *title, const char *
         uint64_t count = i < n ? counts_copy[i] : unkept;     /* i == n: stack 0 */
         int64_t values[2] = { (int64_t)count, (int64_t)count * interval_ns };
         if (count)
-            failed = stack_profile_add(p, i < n ? i + 1 : 0, NULL, values) != 0;
+            failed = stack_profile_add(p, i < n ? i + 1 : 0, NULL, NULL, values) != 0;
     }
     free(counts_copy);
     if (failed) {

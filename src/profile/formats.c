@@ -38,12 +38,22 @@ static int write_flamegraph(FILE *out, const char *page_title, const format_sect
     return flamegraph_write_page(out, page_title, sections, n);
 }
 
-/* The CPU samples: the one profile it is handed. */
+/* Every profile it is handed that a recording takes, as one recording
+ * (jfr_writer.h: each kind's JDK event type, or hprof's own). */
 static int write_jfr(FILE *out, const char *page_title, const format_section *s, uint32_t n,
                      char *why, size_t whylen)
 {
-    (void)page_title, (void)n;
-    return jfr_write_samples(s[0].profile, out, why, whylen);
+    (void)page_title;
+    const profile *profiles[16];
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < n && kept < 16; i++)
+        if (jfr_writes(s[i].profile))
+            profiles[kept++] = s[i].profile;
+    if (kept == 0) {
+        snprintf(why, whylen, "no profile a JFR recording takes (CPU samples or times, sites, monitors, wall)");
+        return -1;
+    }
+    return jfr_write(profiles, kept, out, why, whylen);
 }
 
 static const output_format formats[] = {
@@ -57,8 +67,8 @@ static const output_format formats[] = {
       "also write a flame graph page\n(HTML, works offline)",
       FORMAT_SHOWS_ALL, NULL, 1, write_flamegraph },
     { "jfr", ".jfr",
-      "cpu=samples: also write a JFR\nrecording (jdk.ExecutionSample; jfr print, JMC)",
-      FORMAT_SHOWS_CPU_SAMPLES, "CPU samples only (jdk.ExecutionSample)", 1, write_jfr },
+      "also write a JFR recording\nof every collector (jfr print, JMC)",
+      FORMAT_SHOWS_ALL, NULL, 1, write_jfr },
 };
 
 _Static_assert(sizeof formats / sizeof formats[0] <= FORMATS_MAX, "FORMATS_MAX: room for every format");

@@ -18,11 +18,19 @@
 enum {
     T_BOOLEAN = 20, T_INT, T_LONG, T_STRING,
     T_THREAD = 30, T_CLASS, T_SYMBOL, T_PACKAGE, T_METHOD, T_FRAME_TYPE, T_STACK_FRAME, T_STACK_TRACE,
-    T_THREAD_STATE, T_TIMESTAMP, T_EVENT_SAMPLE = 100,
+    T_THREAD_STATE,
+    T_TIMESTAMP = 50, T_TIMESPAN, T_DATA_AMOUNT,
+    T_EXECUTION_SAMPLE = 100, T_NATIVE_SAMPLE, T_ALLOCATION_SAMPLE, T_MONITOR_ENTER, T_MONITOR_WAIT, T_THREAD_PARK,
+    T_METHOD_TIME = 200, T_ALLOCATION_SITE,
 };
 
 /* Frame types' keys, in this order. */
 static const char *const FRAME_TYPES[] = { "Interpreted", "JIT compiled", "Inlined", "Native" };
+
+/* Thread states' keys (the JDK's names), in this order. */
+enum { STATE_RUNNABLE = 1, STATE_SLEEPING, STATE_IN_OBJECT_WAIT, STATE_PARKED, STATE_BLOCKED };
+static const char *const THREAD_STATES[] = { "STATE_RUNNABLE", "STATE_SLEEPING", "STATE_IN_OBJECT_WAIT",
+                                             "STATE_PARKED", "STATE_BLOCKED_ON_MONITOR_ENTER" };
 
 /* An event: its size first, counting itself, padded to 4 bytes as the
  * JDK writes it (so it can be written before its length is known), then
@@ -77,36 +85,121 @@ static void element(pb_buf *b, names *n, const char *name, const char *const *at
     pb_varint(b, nchildren);
 }
 
-/* One type: "name id [superType] : field class flags, ..." as the table below says. */
+/* A field's annotation: which annotation type, with which value. */
+typedef struct field_note {
+    int         type;            /* T_TIMESTAMP, T_TIMESPAN, T_DATA_AMOUNT; 0: none */
+    const char *value;           /* "TICKS", "NANOSECONDS", "BYTES", ... */
+} field_note;
+
+typedef struct field_decl {
+    const char *name;
+    int         type;
+    uint8_t     pooled, array;
+    field_note  note;
+} field_decl;
+
+#define MAX_FIELDS 11
+
+/* One type, its fields in the JDK's order. */
 typedef struct type_decl {
     const char *name, *super;
     int         id;
-    const char *fields[6];     /* "name class_id [p][a][t]": pooled, array, a tick timestamp */
+    field_decl  fields[MAX_FIELDS];
 } type_decl;
 
+/* The fields every event of ours begins with, as the JDK's do. */
+#define F_START            { "startTime", T_LONG, 0, 0, { T_TIMESTAMP, "TICKS" } }
+#define F_DURATION         { "duration", T_LONG, 0, 0, { T_TIMESPAN, "TICKS" } }
+#define F_POOLED(n, t)     { n, t, 1, 0, { 0, NULL } }
+#define F_PLAIN(n, t)      { n, t, 0, 0, { 0, NULL } }
+#define F_NOTED(n, t, a, v) { n, t, 0, 0, { a, v } }
+
 /* The JDK's types, with the fields (names, types, order) it declares for
- * them. Symbol, FrameType and ThreadState are "simple types" (one field,
- * which readers show in the type's place: a class's name is a string). */
+ * them, then hprof's own. Symbol, FrameType and ThreadState are "simple
+ * types" (one field, which readers show in the type's place: a class's
+ * name is a string). */
 static const type_decl TYPES[] = {
-    { "boolean", NULL, T_BOOLEAN, { NULL } },
-    { "int", NULL, T_INT, { NULL } },
-    { "long", NULL, T_LONG, { NULL } },
-    { "java.lang.String", NULL, T_STRING, { NULL } },
-    { "java.lang.Thread", NULL, T_THREAD, { "osName 23", "osThreadId 22", "javaName 23", "javaThreadId 22" } },
-    { "java.lang.Class", NULL, T_CLASS, { "name 32 p", "package 33 p", "modifiers 21", "hidden 20" } },
-    { "jdk.types.Symbol", NULL, T_SYMBOL, { "string 23" } },
-    { "jdk.types.Package", NULL, T_PACKAGE, { "name 32 p", "exported 20" } },
-    { "jdk.types.Method", NULL, T_METHOD, { "type 31 p", "name 32 p", "descriptor 32 p", "modifiers 21",
-                                            "hidden 20" } },
-    { "jdk.types.FrameType", NULL, T_FRAME_TYPE, { "description 23" } },
-    { "jdk.types.StackFrame", NULL, T_STACK_FRAME, { "method 34 p", "lineNumber 21", "bytecodeIndex 21",
-                                                     "type 35 p" } },
-    { "jdk.types.StackTrace", NULL, T_STACK_TRACE, { "truncated 20", "frames 36 a" } },
-    { "jdk.types.ThreadState", NULL, T_THREAD_STATE, { "name 23" } },
-    { "jdk.jfr.Timestamp", "java.lang.annotation.Annotation", T_TIMESTAMP, { "value 23" } },
-    { "jdk.ExecutionSample", "jdk.jfr.Event", T_EVENT_SAMPLE, { "startTime 22 t", "sampledThread 30 p",
-                                                                "stackTrace 37 p", "state 38 p" } },
+    { "boolean", NULL, T_BOOLEAN, { { NULL } } },
+    { "int", NULL, T_INT, { { NULL } } },
+    { "long", NULL, T_LONG, { { NULL } } },
+    { "java.lang.String", NULL, T_STRING, { { NULL } } },
+    { "java.lang.Thread", NULL, T_THREAD, { F_PLAIN("osName", T_STRING), F_PLAIN("osThreadId", T_LONG),
+                                            F_PLAIN("javaName", T_STRING), F_PLAIN("javaThreadId", T_LONG) } },
+    { "java.lang.Class", NULL, T_CLASS, { F_POOLED("name", T_SYMBOL), F_POOLED("package", T_PACKAGE),
+                                          F_PLAIN("modifiers", T_INT), F_PLAIN("hidden", T_BOOLEAN) } },
+    { "jdk.types.Symbol", NULL, T_SYMBOL, { F_PLAIN("string", T_STRING) } },
+    { "jdk.types.Package", NULL, T_PACKAGE, { F_POOLED("name", T_SYMBOL), F_PLAIN("exported", T_BOOLEAN) } },
+    { "jdk.types.Method", NULL, T_METHOD, { F_POOLED("type", T_CLASS), F_POOLED("name", T_SYMBOL),
+                                            F_POOLED("descriptor", T_SYMBOL), F_PLAIN("modifiers", T_INT),
+                                            F_PLAIN("hidden", T_BOOLEAN) } },
+    { "jdk.types.FrameType", NULL, T_FRAME_TYPE, { F_PLAIN("description", T_STRING) } },
+    { "jdk.types.StackFrame", NULL, T_STACK_FRAME, { F_POOLED("method", T_METHOD), F_PLAIN("lineNumber", T_INT),
+                                                     F_PLAIN("bytecodeIndex", T_INT),
+                                                     F_POOLED("type", T_FRAME_TYPE) } },
+    { "jdk.types.StackTrace", NULL, T_STACK_TRACE, { F_PLAIN("truncated", T_BOOLEAN),
+                                                     { "frames", T_STACK_FRAME, 0, 1, { 0, NULL } } } },
+    { "jdk.types.ThreadState", NULL, T_THREAD_STATE, { F_PLAIN("name", T_STRING) } },
+    { "jdk.jfr.Timestamp", "java.lang.annotation.Annotation", T_TIMESTAMP, { F_PLAIN("value", T_STRING) } },
+    { "jdk.jfr.Timespan", "java.lang.annotation.Annotation", T_TIMESPAN, { F_PLAIN("value", T_STRING) } },
+    { "jdk.jfr.DataAmount", "java.lang.annotation.Annotation", T_DATA_AMOUNT, { F_PLAIN("value", T_STRING) } },
+    { "jdk.ExecutionSample", "jdk.jfr.Event", T_EXECUTION_SAMPLE,
+      { F_START, F_POOLED("sampledThread", T_THREAD), F_POOLED("stackTrace", T_STACK_TRACE),
+        F_POOLED("state", T_THREAD_STATE) } },
+    { "jdk.NativeMethodSample", "jdk.jfr.Event", T_NATIVE_SAMPLE,
+      { F_START, F_POOLED("sampledThread", T_THREAD), F_POOLED("stackTrace", T_STACK_TRACE),
+        F_POOLED("state", T_THREAD_STATE) } },
+    { "jdk.ObjectAllocationSample", "jdk.jfr.Event", T_ALLOCATION_SAMPLE,
+      { F_START, F_POOLED("eventThread", T_THREAD), F_POOLED("stackTrace", T_STACK_TRACE),
+        F_POOLED("objectClass", T_CLASS), F_NOTED("weight", T_LONG, T_DATA_AMOUNT, "BYTES") } },
+    { "jdk.JavaMonitorEnter", "jdk.jfr.Event", T_MONITOR_ENTER,
+      { F_START, F_DURATION, F_POOLED("eventThread", T_THREAD), F_POOLED("stackTrace", T_STACK_TRACE),
+        F_POOLED("monitorClass", T_CLASS), F_POOLED("previousOwner", T_THREAD), F_PLAIN("address", T_LONG) } },
+    { "jdk.JavaMonitorWait", "jdk.jfr.Event", T_MONITOR_WAIT,
+      { F_START, F_DURATION, F_POOLED("eventThread", T_THREAD), F_POOLED("stackTrace", T_STACK_TRACE),
+        F_POOLED("monitorClass", T_CLASS), F_POOLED("notifier", T_THREAD),
+        F_NOTED("timeout", T_LONG, T_TIMESPAN, "MILLISECONDS"), F_PLAIN("timedOut", T_BOOLEAN),
+        F_PLAIN("address", T_LONG) } },
+    { "jdk.ThreadPark", "jdk.jfr.Event", T_THREAD_PARK,
+      { F_START, F_DURATION, F_POOLED("eventThread", T_THREAD), F_POOLED("stackTrace", T_STACK_TRACE),
+        F_POOLED("parkedClass", T_CLASS), F_NOTED("timeout", T_LONG, T_TIMESPAN, "NANOSECONDS"),
+        F_NOTED("until", T_LONG, T_TIMESTAMP, "MILLISECONDS_SINCE_EPOCH"), F_PLAIN("address", T_LONG) } },
+    { "hprof.MethodTime", "jdk.jfr.Event", T_METHOD_TIME,
+      { F_START, F_DURATION, F_POOLED("eventThread", T_THREAD), F_POOLED("stackTrace", T_STACK_TRACE),
+        F_POOLED("method", T_METHOD), F_PLAIN("calls", T_LONG),
+        F_NOTED("cpuTime", T_LONG, T_TIMESPAN, "NANOSECONDS") } },
+    { "hprof.AllocationSite", "jdk.jfr.Event", T_ALLOCATION_SITE,
+      { F_START, F_DURATION, F_POOLED("eventThread", T_THREAD), F_POOLED("stackTrace", T_STACK_TRACE),
+        F_POOLED("objectClass", T_CLASS), F_PLAIN("allocatedObjects", T_LONG),
+        F_NOTED("allocatedBytes", T_LONG, T_DATA_AMOUNT, "BYTES"), F_PLAIN("liveObjects", T_LONG),
+        F_NOTED("liveBytes", T_LONG, T_DATA_AMOUNT, "BYTES"), F_PLAIN("estimated", T_BOOLEAN) } },
 };
+
+static void field_element(pb_buf *tree, names *n, const field_decl *f)
+{
+    char cls[16], note_cls[16];
+    snprintf(cls, sizeof cls, "%d", f->type);
+    const char *attrs[4 * 2 + 1];
+    uint32_t k = 0;
+    attrs[k++] = "name";
+    attrs[k++] = f->name;
+    attrs[k++] = "class";
+    attrs[k++] = cls;
+    if (f->pooled) {
+        attrs[k++] = "constantPool";
+        attrs[k++] = "true";
+    }
+    if (f->array) {
+        attrs[k++] = "dimension";
+        attrs[k++] = "1";
+    }
+    attrs[k] = NULL;
+    element(tree, n, "field", attrs, f->note.type ? 1 : 0);
+    if (f->note.type) {          /* readers show the value as a time, a span or an amount */
+        snprintf(note_cls, sizeof note_cls, "%d", f->note.type);
+        const char *note[] = { "class", note_cls, "value", f->note.value, NULL };
+        element(tree, n, "annotation", note, 0);
+    }
+}
 
 static void metadata_event(pb_buf *out, int64_t start_ticks)
 {
@@ -121,39 +214,14 @@ static void metadata_event(pb_buf *out, int64_t start_ticks)
         char id[16];
         snprintf(id, sizeof id, "%d", t->id);
         uint32_t nfields = 0;
-        while (nfields < 6 && t->fields[nfields])
+        while (nfields < MAX_FIELDS && t->fields[nfields].name)
             nfields++;
         int simple = t->id == T_SYMBOL || t->id == T_FRAME_TYPE || t->id == T_THREAD_STATE;
         const char *attrs[] = { "name", t->name, "id", id, t->super ? "superType" : simple ? "simpleType" : NULL,
                                 t->super ? t->super : "true", NULL };
         element(&tree, &n, "class", attrs, nfields);
-        for (uint32_t f = 0; f < nfields; f++) {
-            char fname[32], cls[16], flags[8] = "";
-            sscanf(t->fields[f], "%31s %15s %7s", fname, cls, flags);
-            const char *fattrs[7 * 2 + 1];
-            uint32_t k = 0;
-            fattrs[k++] = "name";
-            fattrs[k++] = fname;
-            fattrs[k++] = "class";
-            fattrs[k++] = cls;
-            if (strchr(flags, 'p')) {
-                fattrs[k++] = "constantPool";
-                fattrs[k++] = "true";
-            }
-            if (strchr(flags, 'a')) {
-                fattrs[k++] = "dimension";
-                fattrs[k++] = "1";
-            }
-            fattrs[k] = NULL;
-            int stamped = strchr(flags, 't') != NULL;
-            element(&tree, &n, "field", fattrs, stamped ? 1 : 0);
-            if (stamped) {          /* @Timestamp("TICKS"): readers show it as a time */
-                char ts[16];
-                snprintf(ts, sizeof ts, "%d", T_TIMESTAMP);
-                const char *aattrs[] = { "class", ts, "value", "TICKS", NULL };
-                element(&tree, &n, "annotation", aattrs, 0);
-            }
-        }
+        for (uint32_t f = 0; f < nfields; f++)
+            field_element(&tree, &n, &t->fields[f]);
     }
     const char *region[] = { "locale", "en_US", "gmtOffset", "0", NULL };
     element(&tree, &n, "region", region, 0);
@@ -187,6 +255,8 @@ typedef struct pools {
     keytab symbols, classes, packages, methods, threads;
     pb_buf symbol_values, class_values, package_values, method_values, thread_values, stack_values;
     uint32_t nstacks;
+    uint64_t *frame_methods;   /* the profile being written: its frame id -> method key, 0 not yet */
+    uint32_t nframe_methods;
 } pools;
 
 /* key (>= 1) of s in table t; *created when new. */
@@ -214,10 +284,29 @@ static uint64_t symbol(pools *p, const char *s)
     return string_entry(&p->symbols, &p->symbol_values, s, &created);
 }
 
-/* A Java class name ("java.util.Map$Entry") as the JVM names it ("java/util/Map$Entry"). */
+/* A Java class name as the JVM names it: "java.util.Map$Entry" ->
+ * "java/util/Map$Entry", "byte[]" -> "[B", "java.lang.String[]" ->
+ * "[Ljava/lang/String;" (JFR tools show arrays from these descriptors). */
 static void internal_name(const char *java, char *out, size_t size)
 {
-    snprintf(out, size, "%s", java);
+    static const char *const primitives[][2] = { { "boolean", "Z" }, { "byte", "B" }, { "char", "C" },
+                                                 { "short", "S" }, { "int", "I" }, { "long", "J" },
+                                                 { "float", "F" }, { "double", "D" } };
+    size_t len = strlen(java), dims = 0;
+    while (len >= 2 + 2 * dims && strncmp(java + len - 2 * (dims + 1), "[]", 2) == 0)
+        dims++;
+    size_t base = len - 2 * dims;
+    const char *code = NULL;
+    for (size_t i = 0; dims && i < sizeof primitives / sizeof primitives[0]; i++)
+        if (strlen(primitives[i][0]) == base && strncmp(java, primitives[i][0], base) == 0)
+            code = primitives[i][1];
+    size_t at = 0;
+    for (size_t i = 0; i < dims && at + 1 < size; i++)
+        out[at++] = '[';
+    if (code)
+        snprintf(out + at, size - at, "%s", code);
+    else
+        snprintf(out + at, size - at, "%s%.*s%s", dims ? "L" : "", (int)base, java, dims ? ";" : "");
     for (char *c = out; *c; c++)
         if (*c == '.')
             *c = '/';
@@ -230,9 +319,12 @@ static uint64_t class_key(pools *p, const char *java_name)
     int created = 0;
     uint64_t k = key_of(&p->classes, name, strlen(name), &created);
     if (created) {
-        const char *slash = strrchr(name, '/');
+        /* An array's package is its element's (none for primitives). */
+        const char *elem = name + strspn(name, "[");
+        elem += *elem == 'L' && elem != name;
+        const char *slash = strrchr(elem, '/');
         char pkg[1024];
-        snprintf(pkg, sizeof pkg, "%.*s", slash ? (int)(slash - name) : 0, name);
+        snprintf(pkg, sizeof pkg, "%.*s", slash ? (int)(slash - elem) : 0, elem);
         int new_pkg = 0;
         uint64_t pk = key_of(&p->packages, pkg, strlen(pkg), &new_pkg);
         if (new_pkg) {
@@ -289,18 +381,30 @@ static uint64_t thread_key(pools *p, const char *name)
     return k;
 }
 
-/* One stack trace entry for a sample's frames (leaf first, as JFR's). */
-static uint64_t stack_key(pools *p, const profile *prof, const profile_sample *s)
+/* The method key of frame `id` of prof, looked up once per frame (the same
+ * frames recur in most stacks). */
+static uint64_t frame_method(pools *p, const profile *prof, uint32_t id)
+{
+    if (id < p->nframe_methods && p->frame_methods[id])
+        return p->frame_methods[id];
+    uint64_t k = method_key(p, profile_frame_get(prof, id));
+    if (id < p->nframe_methods)
+        p->frame_methods[id] = k;
+    return k;
+}
+
+/* One stack trace entry for frames [from, to) of a sample (leaf first, as JFR's). */
+static uint64_t stack_key(pools *p, const profile *prof, const profile_sample *s, uint32_t from, uint32_t to)
 {
     uint64_t k = ++p->nstacks;
     pb_buf *b = &p->stack_values;
     pb_varint(b, k);
     uint8_t truncated = 0;
     pb_append(b, &truncated, 1);
-    pb_varint(b, s->depth);
-    for (uint32_t i = 0; i < s->depth; i++) {
+    pb_varint(b, to - from);
+    for (uint32_t i = from; i < to; i++) {
         const profile_frame *f = profile_frame_get(prof, s->frames[i]);
-        pb_varint(b, method_key(p, f));
+        pb_varint(b, frame_method(p, prof, s->frames[i]));
         pb_varint(b, f->line > 0 ? (uint64_t)f->line : 0);
         pb_varint(b, 0);                               /* bytecode index: not known */
         pb_varint(b, frame_type_key(f));
@@ -317,34 +421,279 @@ static void pool(pb_buf *b, int type, uint64_t count, const pb_buf *values)
         b->failed = 1;
 }
 
+/* A pool of fixed strings, keyed 1, 2, ... in their order. */
+static void string_pool(pb_buf *b, int type, const char *const *strings, uint64_t n)
+{
+    pb_buf values = { 0 };
+    for (uint64_t i = 0; i < n; i++) {
+        pb_varint(&values, i + 1);
+        jstring(&values, strings[i]);
+    }
+    pool(b, type, n, &values);
+    pb_free(&values);
+}
+
 static void checkpoint_event(pb_buf *out, pools *p, int64_t ticks)
 {
-    pb_buf b = { 0 }, types = { 0 }, states = { 0 };
-    for (uint64_t i = 0; i < sizeof FRAME_TYPES / sizeof FRAME_TYPES[0]; i++) {
-        pb_varint(&types, i + 1);
-        jstring(&types, FRAME_TYPES[i]);
-    }
-    pb_varint(&states, 1);
-    jstring(&states, "STATE_RUNNABLE");
+    /* The JDK's parser refuses an empty pool: only those with entries. */
+    const struct { int type; uint64_t count; const pb_buf *values; } all[] = {
+        { T_THREAD, p->threads.count, &p->thread_values }, { T_STACK_TRACE, p->nstacks, &p->stack_values },
+        { T_METHOD, p->methods.count, &p->method_values }, { T_CLASS, p->classes.count, &p->class_values },
+        { T_PACKAGE, p->packages.count, &p->package_values }, { T_SYMBOL, p->symbols.count, &p->symbol_values },
+    };
+    uint64_t npools = 2;
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        npools += all[i].count > 0;
+    pb_buf b = { 0 };
     pb_varint(&b, 1);                    /* event type: checkpoint */
     pb_varint(&b, (uint64_t)ticks);
     pb_varint(&b, 0);                    /* duration */
     pb_varint(&b, 0);                    /* delta to the previous checkpoint: none */
     uint8_t kind = 0;
     pb_append(&b, &kind, 1);
-    pb_varint(&b, 8);
-    pool(&b, T_FRAME_TYPE, 4, &types);
-    pool(&b, T_THREAD_STATE, 1, &states);
-    pool(&b, T_THREAD, p->threads.count, &p->thread_values);
-    pool(&b, T_STACK_TRACE, p->nstacks, &p->stack_values);
-    pool(&b, T_METHOD, p->methods.count, &p->method_values);
-    pool(&b, T_CLASS, p->classes.count, &p->class_values);
-    pool(&b, T_PACKAGE, p->packages.count, &p->package_values);
-    pool(&b, T_SYMBOL, p->symbols.count, &p->symbol_values);
+    pb_varint(&b, npools);
+    string_pool(&b, T_FRAME_TYPE, FRAME_TYPES, sizeof FRAME_TYPES / sizeof FRAME_TYPES[0]);
+    string_pool(&b, T_THREAD_STATE, THREAD_STATES, sizeof THREAD_STATES / sizeof THREAD_STATES[0]);
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (all[i].count > 0)
+            pool(&b, all[i].type, all[i].count, all[i].values);
     event(out, &b);
     pb_free(&b);
-    pb_free(&types);
-    pb_free(&states);
+}
+
+/* ------------------------------------------------------------ events */
+
+/* What a profile measures, from its value types. */
+typedef enum { KIND_NONE, KIND_CPU, KIND_WALL, KIND_TIMES, KIND_ALLOC, KIND_LOCK, KIND_WAIT } profile_kind_t;
+
+/* The index of the value named type, or -1. */
+static int value_named(const profile *p, const char *type)
+{
+    for (uint32_t i = 0; i < profile_value_count(p); i++)
+        if (strcmp(profile_value(p, i).type, type) == 0)
+            return (int)i;
+    return -1;
+}
+
+static profile_kind_t kind_of(const profile *p)
+{
+    if (value_named(p, "samples") == 0)
+        return value_named(p, "wall") == 1 ? KIND_WALL : KIND_CPU;
+    if (value_named(p, "calls") == 0 && value_named(p, "cpu") == 1)
+        return KIND_TIMES;
+    if (value_named(p, "alloc_objects") >= 0 && value_named(p, "alloc_space") >= 0 &&
+        value_named(p, "inuse_objects") >= 0 && value_named(p, "inuse_space") >= 0)
+        return KIND_ALLOC;
+    if (value_named(p, "contentions") == 0 && value_named(p, "delay") == 1)
+        return KIND_LOCK;
+    if (value_named(p, "waits") == 0 && value_named(p, "delay") == 1)
+        return KIND_WAIT;
+    return KIND_NONE;
+}
+
+int jfr_writes(const profile *p)
+{
+    return kind_of(p) != KIND_NONE;
+}
+
+/* What the writing of events shares: the pools, the recording's time,
+ * where the events go. */
+typedef struct writing {
+    pools   *pools;
+    pb_buf  *events;
+    pb_buf   ev;
+    int64_t  duration;       /* ticks (ns) */
+    int      with_cpu;       /* a CPU profile is written too */
+} writing;
+
+/* The time of the i-th of n events spread over the recording. */
+static uint64_t spread(const writing *w, int64_t i, int64_t n)
+{
+    return n > 0 ? (uint64_t)((long double)w->duration * i / n) : 0;
+}
+
+/* Begins an event of `type` at `start` (ticks), the field every event
+ * type here begins with; the caller writes the rest, then end(). */
+static pb_buf *begin(writing *w, int type, uint64_t start)
+{
+    pb_reset(&w->ev);
+    pb_varint(&w->ev, (uint64_t)type);
+    pb_varint(&w->ev, start);
+    return &w->ev;
+}
+
+static void end(writing *w)
+{
+    event(w->events, &w->ev);
+}
+
+/* A wall= sample's state (its root pseudo frame [state].<name>): the event
+ * type and thread state key; 0 when it is not written. */
+static int wall_event(const writing *w, const char *state, uint64_t *state_key)
+{
+    static const struct { const char *name; int key; } states[] = {
+        { "sleeping", STATE_SLEEPING }, { "waiting", STATE_IN_OBJECT_WAIT }, { "parked", STATE_PARKED },
+        { "blocked", STATE_BLOCKED }, { "syscall", STATE_RUNNABLE },
+    };
+    for (size_t i = 0; i < sizeof states / sizeof states[0]; i++)
+        if (strcmp(state, states[i].name) == 0) {
+            *state_key = (uint64_t)states[i].key;
+            return T_NATIVE_SAMPLE;
+        }
+    *state_key = STATE_RUNNABLE;         /* running, runnable */
+    return w->with_cpu ? 0 : T_EXECUTION_SAMPLE;
+}
+
+/* Is the row a park (monitor=y notes its leaf "park", stack_profile.h)? */
+static int parks(const profile *prof, const profile_sample *s)
+{
+    return s->depth > 0 && strcmp(profile_frame_get(prof, s->frames[0])->signature, "park") == 0;
+}
+
+/* Samples of cpu=samples and wall=: one event each. */
+static void sample_events(writing *w, const profile *prof, const profile_sample *s, int wall, int64_t *at,
+                          int64_t total)
+{
+    uint32_t to = s->depth;
+    uint64_t state = STATE_RUNNABLE;
+    int type = T_EXECUTION_SAMPLE;
+    if (wall && to > 0) {
+        const profile_frame *root = profile_frame_get(prof, s->frames[to - 1]);
+        if (strcmp(root->class_name, "[state]") == 0) {
+            type = wall_event(w, root->method, &state);
+            to--;
+        }
+    }
+    if (type == 0) {
+        *at += s->values[0];
+        return;
+    }
+    uint64_t thread = thread_key(w->pools, s->thread && s->thread[0] ? s->thread : "[all threads]");
+    uint64_t stack = stack_key(w->pools, prof, s, 0, to);
+    for (int64_t k = 0; k < s->values[0] && !w->events->failed; k++, (*at)++) {
+        pb_buf *b = begin(w, type, spread(w, *at, total));
+        pb_varint(b, thread);
+        pb_varint(b, stack);
+        pb_varint(b, state);
+        end(w);
+    }
+}
+
+/* Contentions and waits: count events, each its share of the delay. */
+static void blocking_events(writing *w, const profile *prof, const profile_sample *s, int waits, int64_t *at,
+                            int64_t total)
+{
+    int64_t count = s->values[0], delay = s->values[1] > 0 ? s->values[1] : 0;
+    const profile_frame *leaf = s->depth ? profile_frame_get(prof, s->frames[0]) : NULL;
+    uint64_t cls = class_key(w->pools, leaf ? leaf->method : "");
+    uint64_t thread = thread_key(w->pools, s->thread && s->thread[0] ? s->thread : "[all threads]");
+    uint64_t stack = stack_key(w->pools, prof, s, s->depth ? 1 : 0, s->depth);
+    int type = parks(prof, s) ? T_THREAD_PARK : waits ? T_MONITOR_WAIT : T_MONITOR_ENTER;
+    for (int64_t k = 0; k < count && !w->events->failed; k++, (*at)++) {
+        /* the k-th of count shares: they add up to delay exactly */
+        int64_t d = (int64_t)((long double)delay * (k + 1) / count) - (int64_t)((long double)delay * k / count);
+        pb_buf *b = begin(w, type, spread(w, *at, total));
+        pb_varint(b, (uint64_t)d);
+        pb_varint(b, thread);
+        pb_varint(b, stack);
+        pb_varint(b, cls);
+        if (type == T_MONITOR_ENTER) {
+            pb_varint(b, 0);                           /* previousOwner: not known */
+        } else if (type == T_MONITOR_WAIT) {
+            pb_varint(b, 0);                           /* notifier: not known */
+            pb_varint(b, 0);                           /* timeout: not known */
+            pb_varint(b, 0);                           /* timedOut */
+        } else {
+            pb_varint(b, 0);                           /* timeout, until: not known */
+            pb_varint(b, 0);
+        }
+        pb_varint(b, 0);                               /* address: not known */
+        end(w);
+    }
+}
+
+/* cpu=times: one hprof.MethodTime per stack, for its leaf method. */
+static void method_time_event(writing *w, const profile *prof, const profile_sample *s)
+{
+    if (s->depth == 0)
+        return;
+    uint64_t thread = s->thread && s->thread[0] ? thread_key(w->pools, s->thread) : 0;
+    uint64_t stack = stack_key(w->pools, prof, s, 0, s->depth);
+    uint64_t method = frame_method(w->pools, prof, s->frames[0]);
+    pb_buf *b = begin(w, T_METHOD_TIME, 0);
+    pb_varint(b, (uint64_t)w->duration);
+    pb_varint(b, thread);
+    pb_varint(b, stack);
+    pb_varint(b, method);
+    pb_varint(b, (uint64_t)(s->values[0] > 0 ? s->values[0] : 0));
+    pb_varint(b, (uint64_t)(s->values[1] > 0 ? s->values[1] : 0));
+    end(w);
+}
+
+/* heap=sites: one hprof.AllocationSite per stack; sampled, also one
+ * jdk.ObjectAllocationSample whose weight is the stack's bytes. */
+static void allocation_events(writing *w, const profile *prof, const profile_sample *s, int estimated,
+                              int64_t *at, int64_t total)
+{
+    const int vi[4] = { value_named(prof, "alloc_objects"), value_named(prof, "alloc_space"),
+                        value_named(prof, "inuse_objects"), value_named(prof, "inuse_space") };
+    const profile_frame *leaf = s->depth ? profile_frame_get(prof, s->frames[0]) : NULL;
+    uint64_t cls = class_key(w->pools, leaf ? leaf->method : "");
+    uint64_t thread = s->thread && s->thread[0] ? thread_key(w->pools, s->thread) : 0;
+    uint64_t stack = stack_key(w->pools, prof, s, s->depth ? 1 : 0, s->depth);
+    pb_buf *b = begin(w, T_ALLOCATION_SITE, 0);
+    pb_varint(b, (uint64_t)w->duration);
+    pb_varint(b, thread);
+    pb_varint(b, stack);
+    pb_varint(b, cls);
+    for (int i = 0; i < 4; i++)
+        pb_varint(b, (uint64_t)(s->values[vi[i]] > 0 ? s->values[vi[i]] : 0));
+    pb_varint(b, (uint64_t)estimated);
+    end(w);
+    if (estimated && s->values[vi[1]] > 0) {
+        b = begin(w, T_ALLOCATION_SAMPLE, spread(w, (*at)++, total));
+        pb_varint(b, thread ? thread : thread_key(w->pools, "[all threads]"));
+        pb_varint(b, stack);
+        pb_varint(b, cls);
+        pb_varint(b, (uint64_t)s->values[vi[1]]);
+        end(w);
+    }
+}
+
+/* How many events p makes (for the bound, and to spread their times). */
+static int64_t events_of(const profile *p, profile_kind_t kind)
+{
+    if (kind == KIND_CPU || kind == KIND_WALL || kind == KIND_LOCK || kind == KIND_WAIT)
+        return profile_total(p, 0) > 0 ? profile_total(p, 0) : 0;
+    return kind == KIND_NONE ? 0 : 2 * (int64_t)profile_sample_count(p);
+}
+
+static void profile_events(writing *w, const profile *prof, profile_kind_t kind)
+{
+    int64_t total = kind == KIND_ALLOC ? (int64_t)profile_sample_count(prof) : events_of(prof, kind), at = 0;
+    int estimated = kind == KIND_ALLOC && strstr(profile_title(prof), "estimated") != NULL;
+    pools *p = w->pools;
+    free(p->frame_methods);
+    p->nframe_methods = profile_frame_count(prof) + 1;         /* ids from 1 */
+    p->frame_methods = calloc(p->nframe_methods, sizeof *p->frame_methods);
+    if (p->frame_methods == NULL) {
+        p->nframe_methods = 0;
+        w->events->failed = 1;
+        return;
+    }
+    profile_sample s;
+    for (uint32_t i = 0; profile_sample_get(prof, i, &s) == 0 && !w->events->failed; i++) {
+        if (s.values[0] <= 0 && kind != KIND_ALLOC)
+            continue;
+        if (kind == KIND_CPU || kind == KIND_WALL)
+            sample_events(w, prof, &s, kind == KIND_WALL, &at, total);
+        else if (kind == KIND_LOCK || kind == KIND_WAIT)
+            blocking_events(w, prof, &s, kind == KIND_WAIT, &at, total);
+        else if (kind == KIND_TIMES)
+            method_time_event(w, prof, &s);
+        else if (kind == KIND_ALLOC)
+            allocation_events(w, prof, &s, estimated, &at, total);
+    }
 }
 
 /* ------------------------------------------------------------ the file */
@@ -355,57 +704,20 @@ static void big_endian(uint8_t *at, uint64_t v, int width)
         at[i] = (uint8_t)(v & 0xff);
 }
 
-int jfr_write_samples(const profile *prof, FILE *out, char *err, size_t errlen)
+/* The header, metadata, events and checkpoint, to out. 0, or -1 with err. */
+static int write_chunk(pools *p, const pb_buf *events, int64_t start_ns, int64_t duration, FILE *out,
+                       char *err, size_t errlen)
 {
-    pools p;
-    memset(&p, 0, sizeof p);
-    keytab *tables[] = { &p.symbols, &p.classes, &p.packages, &p.methods, &p.threads };
-    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
-        keytab_init(tables[i], UINT32_MAX - 1);
-    int64_t start_ns = profile_start_nanos(prof), duration = profile_duration_nanos(prof);
-    if (start_ns <= 0)
-        start_ns = (int64_t)time(NULL) * 1000000000;
-    if (duration <= 0)
-        duration = 1;
-    int64_t total = profile_total(prof, 0);
-    if (total > JFR_MAX_EVENTS) {       /* one event a sample: a bound on what a damaged file's counts ask for */
-        snprintf(err, errlen, "%lld samples, more than a recording of one event each takes here (%d)",
-                 (long long)total, JFR_MAX_EVENTS);
-        for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
-            keytab_free(tables[i]);
-        return -1;
-    }
-
-    /* Events first (into their own buffer): they make the pools' entries. */
-    pb_buf events = { 0 }, ev = { 0 };
-    int64_t n = 0;
-    profile_sample s;
-    for (uint32_t i = 0; profile_sample_get(prof, i, &s) == 0; i++) {
-        if (s.values[0] <= 0)
-            continue;
-        uint64_t thread = thread_key(&p, s.thread && s.thread[0] ? s.thread : "[all threads]");
-        uint64_t stack = stack_key(&p, prof, &s);
-        for (int64_t k = 0; k < s.values[0] && !events.failed; k++, n++) {
-            pb_reset(&ev);
-            pb_varint(&ev, T_EVENT_SAMPLE);
-            pb_varint(&ev, (uint64_t)(total > 0 ? (int64_t)((long double)duration * n / total) : 0));
-            pb_varint(&ev, thread);
-            pb_varint(&ev, stack);
-            pb_varint(&ev, 1);                         /* STATE_RUNNABLE */
-            event(&events, &ev);
-        }
-    }
-
     pb_buf file = { 0 };
     uint8_t header[HEADER_SIZE] = { 'F', 'L', 'R', 0 };
     pb_append(&file, header, sizeof header);
     size_t meta_at = file.len;
     metadata_event(&file, 0);
-    pb_append(&file, events.data, events.len);
+    pb_append(&file, events->data, events->len);
     size_t pool_at = file.len;
-    checkpoint_event(&file, &p, duration);
+    checkpoint_event(&file, p, duration);
     int rc = 0;
-    if (file.failed || events.failed) {
+    if (file.failed || events->failed) {
         snprintf(err, errlen, "out of memory");
         rc = -1;
     } else {
@@ -426,8 +738,47 @@ int jfr_write_samples(const profile *prof, FILE *out, char *err, size_t errlen)
         }
     }
     pb_free(&file);
-    pb_free(&events);
-    pb_free(&ev);
+    return rc;
+}
+
+int jfr_write(const profile *const *profiles, uint32_t n, FILE *out, char *err, size_t errlen)
+{
+    /* The recording's time: the first profile's that has one. */
+    int64_t start_ns = 0, duration = 0, events = 0;
+    int with_cpu = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        profile_kind_t kind = kind_of(profiles[i]);
+        if (start_ns <= 0 && profile_start_nanos(profiles[i]) > 0) {
+            start_ns = profile_start_nanos(profiles[i]);
+            duration = profile_duration_nanos(profiles[i]);
+        }
+        with_cpu |= kind == KIND_CPU;
+        events = profile_add_saturated(events, events_of(profiles[i], kind));
+    }
+    if (start_ns <= 0)
+        start_ns = (int64_t)time(NULL) * 1000000000;
+    if (duration <= 0)
+        duration = 1;
+    if (events > JFR_MAX_EVENTS) {      /* a bound on what a damaged file's counts ask for */
+        snprintf(err, errlen, "%lld events, more than a recording takes here (%d)", (long long)events,
+                 JFR_MAX_EVENTS);
+        return -1;
+    }
+    pools p;
+    memset(&p, 0, sizeof p);
+    keytab *tables[] = { &p.symbols, &p.classes, &p.packages, &p.methods, &p.threads };
+    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
+        keytab_init(tables[i], UINT32_MAX - 1);
+
+    /* Events first (into their own buffer): they make the pools' entries. */
+    pb_buf event_bytes = { 0 };
+    writing w = { &p, &event_bytes, { 0 }, duration, with_cpu };
+    for (uint32_t i = 0; i < n; i++)
+        profile_events(&w, profiles[i], kind_of(profiles[i]));
+    int rc = write_chunk(&p, &event_bytes, start_ns, duration, out, err, errlen);
+    pb_free(&event_bytes);
+    pb_free(&w.ev);
+    free(p.frame_methods);
     pb_buf *bufs[] = { &p.symbol_values, &p.class_values, &p.package_values, &p.method_values, &p.thread_values,
                        &p.stack_values };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)

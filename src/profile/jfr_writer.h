@@ -1,10 +1,30 @@
 /*
- * jfr_writer: a CPU-samples profile as a JFR recording (.jfr) that the JDK's
- * `jfr` tool and JFR parsers read: one chunk in the JDK's format (version
- * 2.1, compressed integers), its metadata declaring the types with the
- * fields the JDK gives them, one checkpoint holding the constant pools
- * (threads, stack traces, methods, classes, packages, symbols, frame and
- * thread states), and one jdk.ExecutionSample event per sample.
+ * jfr_writer: profiles as one JFR recording (.jfr) that the JDK's `jfr`
+ * tool and JFR parsers read: one chunk in the JDK's format (version 2.1,
+ * compressed integers), its metadata declaring the types with the fields
+ * the JDK gives them, one checkpoint holding the constant pools (threads,
+ * stack traces, methods, classes, packages, symbols, frame types and
+ * thread states), and the events.
+ *
+ * Which events a profile becomes is read from its value types (the names
+ * every producer gives them, src/agent's collectors and src/reader alike):
+ *
+ *   samples + cpu             jdk.ExecutionSample, one per sample
+ *   samples + wall            by the root pseudo frame [state].<name>:
+ *                             running, runnable: jdk.ExecutionSample;
+ *                             the others jdk.NativeMethodSample with the
+ *                             JDK's thread state (left out: running and
+ *                             runnable when a CPU profile is written too)
+ *   calls + cpu               hprof.MethodTime, one per stack
+ *   alloc_objects ...         hprof.AllocationSite, one per stack; with a
+ *                             title saying "estimated", also one
+ *                             jdk.ObjectAllocationSample per stack whose
+ *                             weight is the stack's allocated bytes
+ *   contentions + delay       jdk.JavaMonitorEnter, or jdk.ThreadPark when
+ *                             the leaf (the lock's class) has the
+ *                             signature "park" (src/core/stack_profile.h),
+ *                             one per contention, each 1/n of its delay
+ *   waits + delay             jdk.JavaMonitorWait, or jdk.ThreadPark
  *
  * A profile's samples are merged counts: a sample of count n becomes n
  * events with its stack and thread, their start times spread evenly over
@@ -16,12 +36,17 @@
 #define HPROF_JFR_WRITER_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "profile.h"
 
-/* Writes p (its value 0 counts samples) to out. 0, or -1 with the reason in
- * err (out of memory, more than 20,000,000 samples, a write error). */
-int jfr_write_samples(const profile *p, FILE *out, char *err, size_t errlen);
+/* Writes the n profiles to out as one recording; a profile of no kind
+ * above is left out. 0, or -1 with the reason in err (out of memory, more
+ * than 20,000,000 events, a write error). */
+int jfr_write(const profile *const *profiles, uint32_t n, FILE *out, char *err, size_t errlen);
+
+/* Is p of a kind jfr_write writes events for? */
+int jfr_writes(const profile *p);
 
 #endif

@@ -13,6 +13,13 @@
  *                                      same allocations): TLAB size / size
  *   jdk.JavaMonitorEnter               MONITOR TIME: count, duration
  *   jdk.JavaMonitorWait, jdk.ThreadPark  MONITOR WAIT TIME: count, duration
+ * and hprof's own events (src/profile/jfr_writer.h):
+ *   hprof.MethodTime                   CPU TIME: calls, cpuTime
+ *   hprof.AllocationSite               SITES, exact (live and allocated
+ *                                      objects and bytes); when the recording
+ *                                      holds any, the allocation samples
+ *                                      (which stand for the same allocations)
+ *                                      are not added
  * Everything else (jdk.NativeMethodSample included: threads in native code,
  * not on a CPU) is counted, not read. Stacks, methods, classes and threads
  * are read once per distinct pool entry (cached by their offset in the file).
@@ -33,7 +40,7 @@
 #define NAME_MAX_BYTES     1024
 
 enum source { SRC_CPU, SRC_ALLOC_SAMPLE, SRC_ALLOC_TLAB, SRC_ALLOC_OUTSIDE, SRC_ENTER, SRC_WAIT, SRC_PARK,
-              SRC_NATIVE, SRC_COUNT };
+              SRC_NATIVE, SRC_METHOD_TIME, SRC_ALLOC_SITE, SRC_COUNT };
 
 static const struct source_desc {
     const char *event;
@@ -51,6 +58,8 @@ static const struct source_desc {
     [SRC_WAIT]          = { "jdk.JavaMonitorWait", "eventThread", "monitorClass", NULL, HD_MONITOR_WAIT },
     [SRC_PARK]          = { "jdk.ThreadPark", "eventThread", "parkedClass", NULL, HD_MONITOR_WAIT },
     [SRC_NATIVE]        = { "jdk.NativeMethodSample", NULL, NULL, NULL, -1 },
+    [SRC_METHOD_TIME]   = { "hprof.MethodTime", "eventThread", NULL, NULL, HD_CPU_TIMES },
+    [SRC_ALLOC_SITE]    = { "hprof.AllocationSite", "eventThread", "objectClass", NULL, HD_SITES },
 };
 
 typedef struct method_names {
@@ -88,6 +97,8 @@ typedef struct loader {
     keytab          rows[HD_KINDS];         /* trace serial + class name -> row */
     hd_section      tlab;                   /* SITES from TLAB events, used when there are no samples */
     keytab          tlab_rows;
+    hd_section      own_sites;              /* SITES from hprof.AllocationSite, used when there are any */
+    keytab          own_sites_rows;
 } loader;
 
 static int oom(loader *l)
@@ -327,6 +338,34 @@ static int active_setting(loader *l, const jfr_event *e)
     return 0;
 }
 
+/* The long field `name` of e, at least 0, into *out. */
+static int long_field(const jfr_event *e, const char *name, int64_t *out)
+{
+    jfr_value v;
+    if (jfr_field(&e->fields, name, &v) < 0 || jfr_long(&v, out) < 0)
+        return -1;
+    if (*out < 0)
+        *out = 0;
+    return 0;
+}
+
+/* hprof.MethodTime (calls, CPU ns) and hprof.AllocationSite (in SITES'
+ * order: live bytes and objects, allocated bytes and objects). */
+static int own_event(loader *l, const jfr_event *e, int src, uint32_t trace, const char *cls)
+{
+    static const char *const method_time[] = { "calls", "cpuTime" };
+    static const char *const site[] = { "liveBytes", "liveObjects", "allocatedBytes", "allocatedObjects" };
+    const char *const *fields = src == SRC_METHOD_TIME ? method_time : site;
+    int n = src == SRC_METHOD_TIME ? 2 : 4;
+    int64_t values[PROFILE_MAX_VALUES] = { 0, 0, 0, 0 };
+    for (int i = 0; i < n; i++)
+        if (long_field(e, fields[i], &values[i]) < 0)
+            return -1;
+    if (src == SRC_METHOD_TIME)
+        return add_to_row(l, &l->d->sections[HD_CPU_TIMES], &l->rows[HD_CPU_TIMES], trace, NULL, values);
+    return add_to_row(l, &l->own_sites, &l->own_sites_rows, trace, cls, values);
+}
+
 static int on_event(void *ctx, const jfr_event *e)
 {
     loader *l = ctx;
@@ -358,6 +397,8 @@ static int on_event(void *ctx, const jfr_event *e)
         if (cls[0] == '\0')
             cls = src == SRC_PARK ? "(no blocker)" : "(unknown class)";
     }
+    if (src == SRC_METHOD_TIME || src == SRC_ALLOC_SITE)
+        return own_event(l, e, src, trace, cls);
     switch (sd->kind) {
     case HD_CPU_SAMPLES:
         values[0] = 1;
@@ -396,25 +437,29 @@ static int on_chunk(void *ctx, const jfr_chunk_info *c)
 static int finish(loader *l)
 {
     hprof_data *d = l->d;
-    if (d->sections[HD_SITES].nrows == 0 && l->tlab.nrows > 0) {
+    hd_section *sites = l->own_sites.nrows > 0 ? &l->own_sites
+                      : d->sections[HD_SITES].nrows == 0 && l->tlab.nrows > 0 ? &l->tlab : NULL;
+    if (sites) {
         hd_section swap = d->sections[HD_SITES];
-        d->sections[HD_SITES] = l->tlab;
-        l->tlab = swap;
+        d->sections[HD_SITES] = *sites;
+        *sites = swap;
     }
     for (int k = 0; k < HD_KINDS; k++) {
         hd_section *s = &d->sections[k];
         if (!s->present)
             continue;
         s->times_seen = 1;
-        int64_t sum0 = 0, sum1 = 0, sum2 = 0;
-        for (uint32_t i = 0; i < s->nrows; i++) {
-            sum0 = profile_add_saturated(sum0, s->rows[i].values[0]);
-            sum1 = profile_add_saturated(sum1, s->rows[i].values[1]);
-            sum2 = profile_add_saturated(sum2, s->rows[i].values[2]);
+        int64_t sum[4] = { 0, 0, 0, 0 };
+        for (uint32_t i = 0; i < s->nrows; i++)
+            for (int v = 0; v < 4; v++)
+                sum[v] = profile_add_saturated(sum[v], s->rows[i].values[v]);
+        /* SITES: live bytes (0 from samples, which know no live objects) */
+        s->total = k == HD_CPU_SAMPLES ? sum[0] : k == HD_SITES ? sum[0] : sum[1] / 1000000;
+        if (k == HD_SITES) {
+            s->total_live_objs = sum[1];
+            s->total_alloc_bytes = sum[2];
+            s->total_alloc_objs = sum[3];
         }
-        s->total = k == HD_CPU_SAMPLES ? sum0 : k == HD_SITES ? 0 : sum1 / 1000000;
-        if (k == HD_SITES)
-            s->total_alloc_bytes = sum2;
     }
     uint32_t ms;
     if (l->cpu_type_id && hd_map_get(l->periods_ms, l->cpu_type_id, &ms) == 0)
@@ -436,10 +481,13 @@ static int finish(loader *l)
             n += (size_t)snprintf(read + n, sizeof read - n, " %s %llu%s", SOURCES[s].event,
                                   (unsigned long long)l->counts[s],
                                   s == SRC_NATIVE ? " (counted only: threads in native code, not on a CPU)"
+                                  : s != SRC_ALLOC_SITE && SOURCES[s].kind == HD_SITES && l->counts[SRC_ALLOC_SITE]
+                                  ? " (not added: hprof.AllocationSite holds the same allocations)"
                                   : (s == SRC_ALLOC_TLAB || s == SRC_ALLOC_OUTSIDE) && l->counts[SRC_ALLOC_SAMPLE]
                                   ? " (not added: ObjectAllocationSample covers the same allocations)" : "");
     if (l->counts[SRC_CPU] + l->counts[SRC_ALLOC_SAMPLE] + l->counts[SRC_ALLOC_TLAB] +
-        l->counts[SRC_ALLOC_OUTSIDE] + l->counts[SRC_ENTER] + l->counts[SRC_WAIT] + l->counts[SRC_PARK] == 0 &&
+        l->counts[SRC_ALLOC_OUTSIDE] + l->counts[SRC_ENTER] + l->counts[SRC_WAIT] + l->counts[SRC_PARK] +
+        l->counts[SRC_METHOD_TIME] + l->counts[SRC_ALLOC_SITE] == 0 &&
         n < sizeof read)
         snprintf(read + n, sizeof read - n, " none of the events hprof reads");
     d->created = hd_strndup(d, created, strlen(created));
@@ -460,6 +508,8 @@ hprof_data *hprof_jfr_parse(const char *path, const unsigned char *bytes, size_t
     for (int k = 0; k < HD_KINDS; k++)
         keytab_init(&l.rows[k], UINT32_MAX - 1);
     keytab_init(&l.tlab_rows, UINT32_MAX - 1);
+    keytab_init(&l.own_sites_rows, UINT32_MAX - 1);
+    l.tlab.date = l.own_sites.date = "";     /* as every section's (hprof_data_new): they may become SITES */
     stack_template empty = { 0, 0 };
     jfr_callbacks cb = { on_chunk, on_event };
     int rc = hd_push((void **)&l.stacks, &l.nstacks, &l.stacks_cap, sizeof empty, &empty) != 0 ? oom(&l)
@@ -470,6 +520,8 @@ hprof_data *hprof_jfr_parse(const char *path, const unsigned char *bytes, size_t
         keytab_free(&l.rows[k]);
     keytab_free(&l.tlab_rows);
     free(l.tlab.rows);
+    keytab_free(&l.own_sites_rows);
+    free(l.own_sites.rows);
     free(l.methods);
     free(l.frames);
     free(l.stacks);

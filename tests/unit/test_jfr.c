@@ -449,7 +449,8 @@ TEST(jfr_writer_round_trip)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     char err[256] = "";
-    CHECK(jfr_write_samples(p, f, err, sizeof err) == 0);
+    const profile *one = p;
+    CHECK(jfr_write(&one, 1, f, err, sizeof err) == 0);
     fclose(f);
     hprof_data *d = hprof_jfr_parse("written.jfr", (const unsigned char *)buf, len, err, sizeof err);
     CHECK(d != NULL && hprof_data_build_profiles(d, err, sizeof err) == 0);
@@ -478,5 +479,91 @@ TEST(jfr_writer_round_trip)
     CHECK(seen == 3);
     hprof_data_free(d);
     profile_free(p);
+    free(buf);
+}
+
+/* A profile of one stack: a pseudo leaf (a class, or NULL), then the
+ * frames; values as given. */
+static profile *one_stack(const char *title, const profile_value_type *types, uint32_t nvalues, const char *leaf,
+                          const char *const *methods, uint32_t depth, const char *thread, const int64_t *values)
+{
+    profile *p = profile_new(title, types, nvalues);
+    uint32_t ids[8], n = 0;
+    if (leaf)      /* a lock's class whose row parks: noted as monitor=y notes it */
+        ids[n++] = profile_frame_id(p, "", leaf, strstr(leaf, "Sync") ? "park" : "", "", PROFILE_LINE_UNKNOWN);
+    for (uint32_t i = 0; i < depth; i++) {
+        const char *dot = strrchr(methods[i], '.');
+        char cls[128];
+        snprintf(cls, sizeof cls, "%.*s", (int)(dot - methods[i]), methods[i]);
+        ids[n++] = profile_frame_id(p, cls, dot + 1, "()V", "X.java", 10 + (int32_t)i);
+    }
+    CHECK(profile_add(p, ids, n, thread, values) == 0);
+    return p;
+}
+
+/* Every kind the writer takes, in one recording, read back: sampled
+ * allocations as jdk.ObjectAllocationSample (their bytes), contention as
+ * jdk.JavaMonitorEnter, a park as jdk.ThreadPark, a wait as
+ * jdk.JavaMonitorWait (counts and delays), wall= samples by state, and
+ * cpu=times and sites as hprof's own events (CPU TIME, SITES with live
+ * counts). */
+TEST(jfr_writer_every_kind)
+{
+    static const profile_value_type alloc[] = { { "alloc_objects", "count" }, { "alloc_space", "bytes" },
+                                                { "inuse_objects", "count" }, { "inuse_space", "bytes" } };
+    static const profile_value_type lock[] = { { "contentions", "count" }, { "delay", "nanoseconds" } };
+    static const profile_value_type wait[] = { { "waits", "count" }, { "delay", "nanoseconds" } };
+    static const profile_value_type times[] = { { "calls", "count" }, { "cpu", "nanoseconds" } };
+    static const profile_value_type wall[] = { { "samples", "count" }, { "wall", "nanoseconds" } };
+    const char *site[] = { "App.make", "App.main" };
+    const char *enter[] = { "App.sync", "App.main" };
+    const char *park[] = { "java.util.concurrent.locks.AbstractQueuedSynchronizer.acquire", "App.lock" };
+    const char *waits[] = { "java.lang.Object.wait", "App.await" };
+    const char *sleep[] = { "java.lang.Thread.sleep", "App.nap", "[state].sleeping" };
+    const int64_t a[] = { 40, 4000, 10, 1000 }, e[] = { 3, 3000001 }, pk[] = { 2, 500 }, w[] = { 1, 7000 },
+                  t[] = { 100, 9000 }, s[] = { 5, 50 };
+    profile *ps[] = {
+        one_stack("Allocation sites (estimated from samples)", alloc, 4, "byte[]", site, 2, "main", a),
+        one_stack("Lock contention", lock, 2, "App$Gate", enter, 2, "t1", e),
+        one_stack("Lock contention", lock, 2, "java.util.concurrent.locks.ReentrantLock$NonfairSync", park, 2,
+                  "t2", pk),
+        one_stack("Monitor waits", wait, 2, "App$Box", waits, 2, "t3", w),
+        one_stack("CPU time", times, 2, NULL, site, 2, "main", t),
+        one_stack("Wall clock", wall, 2, NULL, sleep, 3, "main", s),
+    };
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    char err[256] = "";
+    CHECK(jfr_write((const profile *const *)ps, 6, f, err, sizeof err) == 0);
+    fclose(f);
+    hprof_data *d = hprof_jfr_parse("kinds.jfr", (const unsigned char *)buf, len, err, sizeof err);
+    CHECK(d != NULL && hprof_data_build_profiles(d, err, sizeof err) == 0);
+    const profile *sites = d ? d->profiles[HD_SITES] : NULL, *mon = d ? d->profiles[HD_MONITOR_TIME] : NULL,
+                  *wt = d ? d->profiles[HD_MONITOR_WAIT] : NULL;
+    /* SITES from hprof.AllocationSite (the sample's weight not added again):
+     * live bytes, live objects, allocated bytes, allocated objects */
+    CHECK(sites && profile_total(sites, 0) == 1000 && profile_total(sites, 1) == 10 &&
+          profile_total(sites, 2) == 4000 && profile_total(sites, 3) == 40);
+    const profile *tm = d ? d->profiles[HD_CPU_TIMES] : NULL;
+    CHECK(tm && profile_total(tm, 0) == 100 && profile_total(tm, 1) == 9000);
+    CHECK(d && strstr(d->events_read, "hprof.AllocationSite holds the same"));
+    /* the section taken from hprof.AllocationSite has a date, "" (convert --to text prints it; fuzz_jfr_reader) */
+    CHECK(d && d->sections[HD_SITES].date != NULL);
+    CHECK(mon && profile_total(mon, 0) == 3 && profile_total(mon, 1) == 3000001);
+    /* the park and the wait: MONITOR WAIT TIME, as the reader files jdk.ThreadPark */
+    CHECK(wt && profile_total(wt, 0) == 3 && profile_total(wt, 1) == 7500);
+    profile_sample smp;
+    CHECK(sites && profile_sample_get(sites, 0, &smp) == 0 && smp.depth == 3);
+    if (sites && smp.depth == 3) {
+        CHECK_STR(profile_frame_get(sites, smp.frames[0])->method, "byte[]");
+        CHECK_STR(profile_frame_get(sites, smp.frames[1])->method, "make");
+    }
+    /* wall=: sleeping threads are jdk.NativeMethodSample, which the reader skips; no CPU samples */
+    CHECK(d && d->profiles[HD_CPU_SAMPLES] == NULL);
+    CHECK(memmem(buf, len, "STATE_SLEEPING", 14) != NULL);
+    hprof_data_free(d);
+    for (int i = 0; i < 6; i++)
+        profile_free(ps[i]);
     free(buf);
 }

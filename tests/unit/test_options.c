@@ -141,6 +141,12 @@ TEST(options_whole_stack_outputs)
     /* cpu=old's traces are two frames, whatever the outputs want. */
     expect_error("cpu=old,pprof=p.pb.gz", "cpu=old");
     expect_error("cpu=old,heap=sites,collapsed=c.txt", "'collapsed='");
+    /* jfr=: every collector with a profile, not only cpu=samples */
+    CHECK(options_parse("monitor=y,jfr=r.jfr", &o, err, sizeof err) == 0 && options_want_stacks(&o));
+    CHECK(options_parse("cpu=times,jfr=r.jfr", &o, err, sizeof err) == 0);
+    CHECK(options_parse("wall=10,jfr=r.jfr", &o, err, sizeof err) == 0);
+    CHECK(options_parse("heap=sites,heap_sample=4k,jfr=r.jfr", &o, err, sizeof err) == 0);
+    expect_error("heap=dump,jfr=r.jfr", "jfr=");
 }
 
 TEST(options_heap_sample_sizes)

@@ -6,7 +6,8 @@
  *   profile_writers known DIR       a small known CPU profile (and a baseline)
  *                                   as DIR/known.pb.gz, known.collapsed, known.html
  *   profile_writers bench DIR N     N distinct stacks (depth 10-40 over a few
- *                                   thousand methods) as DIR/bench.*, with times
+ *                                   thousand methods) as DIR/bench.* (pprof,
+ *                                   collapsed, flame graph, JFR), with times
  *   profile_writers collapsed FILE DIR   a real profile (the agent's collapsed=
  *                                   output) as DIR/real.html and DIR/real.pb.gz
  */
@@ -18,6 +19,7 @@
 
 #include "profile/collapsed.h"
 #include "profile/flamegraph_writer.h"
+#include "profile/jfr_writer.h"
 #include "profile/pprof_writer.h"
 
 static const profile_value_type CPU_TYPES[2] = { { "samples", "count" }, { "cpu", "nanoseconds" } };
@@ -258,6 +260,13 @@ static int bench(const char *dir, uint32_t nstacks)
     t1 = now();
     printf("flamegraph_write_page: %.3f s, %ld bytes\n", t1 - t0, size_of(f));
     close_out(f, rc, "bench.html");
+    f = open_out(dir, "bench.jfr");
+    const profile *one = p;
+    t0 = now();
+    rc = jfr_write(&one, 1, f, err, sizeof err);
+    t1 = now();
+    printf("jfr_write:             %.3f s, %ld bytes\n", t1 - t0, size_of(f));
+    close_out(f, rc, "bench.jfr");
     profile_free(p);
     return 0;
 }
