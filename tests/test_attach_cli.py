@@ -47,12 +47,10 @@ import time
 
 import pytest
 
-TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(TESTS_DIR)
-BUILD = os.path.join(ROOT, "build")
+from run import BUILD, CLASSES, ROOT
+
 HPROF = os.path.join(BUILD, "hprof")
 ECHO_AGENT = os.path.join(BUILD, "tests", "echo_agent.so")
-CLASSES = os.path.join(BUILD, "tests", "classes")
 NOBODY = 65534
 TOOL_TIMEOUT = 30
 

@@ -28,7 +28,9 @@ import subprocess
 
 import pytest
 
-HPROF = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "hprof")
+from run import BUILD
+
+HPROF = os.path.join(BUILD, "hprof")
 
 
 def run_umask(ctx, mask, *args, **kw):
