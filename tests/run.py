@@ -1907,7 +1907,7 @@ def main():
     if args.no_build:
         argv.append("--no-build")
     if args.list:
-        argv += ["--collect-only", "-q"]
+        argv += ["--collect-only", "-qq"]
     elif not args.filters:
         argv.append("--ensure-tools")
     sys.stdout.flush()
