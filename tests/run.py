@@ -203,6 +203,16 @@ def truth_of(stderr):
     return int(m.group(1)), int(m.group(2)), int(m.group(3))
 
 
+def truth_fields(stderr):
+    """A program's last "TRUTH key=n key=n ..." line as {key: n}; {} if none
+    (Finalizers, VirtualMany)."""
+    t = {}
+    for line in stderr.splitlines():
+        if line.startswith("TRUTH "):
+            t = dict((k, int(v)) for k, v in (kv.split("=") for kv in line.split()[1:]))
+    return t
+
+
 def cpu_split_common(ctx, thread_y, sampler="auto"):
     interval = 10
     prof_path = ctx.path("cpu_split.hprof.txt")

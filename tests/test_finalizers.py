@@ -30,19 +30,10 @@ import pytest
 
 import heap_tests
 import times_tests
-from run import Fail, Run
+from run import Fail, Run, truth_fields
 
 ROUNDS, PER_ROUND = 20, 50_000
 N = ROUNDS * PER_ROUND
-
-
-def truth_fields(stderr):
-    """The program's last "TRUTH key=n key=n ..." line as {key: n}; {} if none."""
-    t = {}
-    for line in stderr.splitlines():
-        if line.startswith("TRUTH "):
-            t = dict((k, int(v)) for k, v in (kv.split("=") for kv in line.split()[1:]))
-    return t
 
 
 def run_measured(ctx, agent, tag):
