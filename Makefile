@@ -64,7 +64,7 @@ help:
 	@echo "make            build build/libhprof.so and build/hprof (installs a JDK 17 if missing)"
 	@echo "                (build/hprof attach|start|stop|dump|reset|status <pid>: control the agent in a running JVM)"
 	@echo "make demo       build and profile the bundled demo application, print the report"
-	@echo "make test       build and run every test (unit, sanitizer, JDK 17 and 25)"
+	@echo "make test       build and run every test (unit, sanitizer, JDK 17 and 25) on pytest"
 	@echo "make unit       build the unit tests (plain and ASan/UBSan)"
 	@echo "make asan       build the agent with ASan/UBSan (build/asan/libhprof.so)"
 	@echo "make bench      overhead benchmark against runs without the agent"
@@ -158,8 +158,12 @@ build/tsan/unit_tests: $(PURE_SRC) $(CLI_SRC) $(READER_SRC) $(HEAPGRAPH_SRC) $(A
 demo: build/libhprof.so build/hprof
 	@demo/run
 
+# The suite runs on Debian's pytest (tests/conftest.py), installed here if missing;
+# PYTEST_ARGS adds pytest options (make test PYTEST_ARGS="-k cpu_split --jdk 17").
+PYTEST_PYTHON ?= /usr/bin/python3
 test: build/libhprof.so build/hprof-bci build/hprof build/tests/echo_agent.so build/tests/libjni_alloc.so build/tests/libjni_burn.so build/tests/libvirtual_pinning.so jvmpi-test-agents
-	@python3 tests/run.py
+	@scripts/ensure-pytest $(PYTEST_PYTHON)
+	@$(PYTEST_PYTHON) -m pytest --ensure-tools $(PYTEST_ARGS)
 
 bench: build/libhprof.so build/libjvmpi.so build/bench/libjvmpi_counter.so
 	@python3 bench/run
@@ -176,7 +180,7 @@ build/hprof: src/cli/hprof_main.c $(CLI_SRC) $(FRONT_SRC) src/output/net_sink.c 
 	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ src/cli/hprof_main.c $(CLI_SRC) $(FRONT_SRC) src/output/net_sink.c \
 	    src/output/profile_outputs.c -lpthread -lm -lz
 
-# A stand-in agent for tests/attach_cli_tests.py: answers build/hprof's
+# A stand-in agent for tests/test_attach_cli.py: answers build/hprof's
 # commands through the reply file without being the real agent.
 build/tests/echo_agent.so: build/.jdk-ok tests/attach/echo_agent.c Makefile
 	@mkdir -p build/tests

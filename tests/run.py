@@ -1,18 +1,17 @@
 #!/usr/bin/env python3
-"""Test runner for the hprof agent.
+"""The tests' registry and helpers, and the old runner's command line.
 
     tests/run.py                 # everything, on every installed JDK (17, 25)
     tests/run.py cpu_split sigq  # only tests whose name contains one of these
     tests/run.py --jdk 17        # only on JDK 17 (repeatable)
     tests/run.py --list          # list test names
 
-Steps: `make -C <root>` (the agent), `make -C <root> unit` and the C unit test
-binaries build/unit/unit_tests, build/asan/unit_tests and build/tsan/unit_tests, javac of
-tests/java/*.java (--release 17) into build/tests/classes, then each JVM test
-on each JDK, sequentially (the bci_* tests, tests/bci/bcitests.py, build their
-own corpus into build/tests/bci and run build/hprof-bci).  One line per result: `PASS name [jdk17]`,
-`FAIL name [jdk17]: reason`, `SKIP ...`; last line `N passed, M failed`
-(`, K skipped` if any); exit code 1 if anything failed.  Per-test outputs
+The suite runs on pytest (tests/conftest.py; docs/testing.md): this command
+runs `python3 -m pytest` with its filters as `--filter NAME` (substrings of the
+test names), `--jdk N` and `--no-build`, with an interpreter that has pytest
+(this one or /usr/bin/python3, Debian's python3-pytest). Tests registered in
+JVM_TESTS (run on each JDK with a Ctx) and NOJDK_TESTS (run once) below are
+collected as test_<name> (tests/test_registered.py). Per-test outputs
 (profiles, stdout, stderr, command line) are in build/tests/out/<test>-<jdk>/.
 """
 
@@ -202,6 +201,16 @@ def truth_of(stderr):
     if not m:
         raise Fail("CpuSplit printed no TRUTH line; stderr: %s" % tail(stderr))
     return int(m.group(1)), int(m.group(2)), int(m.group(3))
+
+
+def truth_fields(stderr):
+    """A program's last "TRUTH key=n key=n ..." line as {key: n}; {} if none
+    (Finalizers, VirtualMany)."""
+    t = {}
+    for line in stderr.splitlines():
+        if line.startswith("TRUTH "):
+            t = dict((k, int(v)) for k, v in (kv.split("=") for kv in line.split()[1:]))
+    return t
 
 
 def cpu_split_common(ctx, thread_y, sampler="auto"):
@@ -1793,8 +1802,6 @@ import heap_tests  # noqa: E402  (heap=)
 JVM_TESTS += heap_tests.make_tests(Fail, parse_profile, Skip)
 import class_load_tests  # noqa: E402  (why classes were loaded: class records' traces, hprof report)
 JVM_TESTS += class_load_tests.make_tests(Fail, parse_profile)
-import finalizer_tests  # noqa: E402  (finalizable objects under cpu=times and heap=sites)
-JVM_TESTS += finalizer_tests.make_tests(Fail, Run, times_tests, heap_tests)
 import heap_analyze_tests  # noqa: E402  (build/hprof heap: retained sizes, paths to GC roots)
 JVM_TESTS += heap_analyze_tests.make_tests(Fail, Skip, marked_line)
 import outputs_tests  # noqa: E402  (pprof=, flamegraph=, collapsed=)
@@ -1805,8 +1812,6 @@ import frontend_tests  # noqa: E402  (build/hprof report, convert, diff)
 JVM_TESTS += frontend_tests.make_tests(Fail, Skip, parse_profile)
 import jfr_tests  # noqa: E402  (build/hprof reading the JVM's own JFR recordings)
 JVM_TESTS += jfr_tests.make_tests(Fail)
-import files_tests  # noqa: E402  (links refused, file modes)
-JVM_TESTS += files_tests.make_tests(Fail, os.path.join(BUILD, "hprof"))
 import faults_tests  # noqa: E402  (file size limit, signals, OOM, loaded twice, -Xcheck:jni)
 JVM_TESTS += faults_tests.make_tests(Fail, reap, AGENT, os.path.join(BUILD, "hprof"), read, spawn, TIMEOUT, Skip)
 import coexist_tests  # noqa: E402  (beside jdwp, JFR, a -javaagent rewriting classes, another SIGPROF user)
@@ -1821,8 +1826,6 @@ _jvmpi_jvm_tests, _jvmpi_nojdk_tests = jvmpi_tests.make_tests(Fail, Skip, asan_e
 JVM_TESTS += _jvmpi_jvm_tests
 import profile_cmd_tests  # noqa: E402  (build/hprof profile, list; hprof run's defaults)
 JVM_TESTS += profile_cmd_tests.make_tests(Fail, spawn, reap, parse_profile)
-import attach_cli_tests  # noqa: E402  (build/hprof, attaching to running JVMs)
-JVM_TESTS += attach_cli_tests.make_tests(Fail, Skip)
 import attach_tests  # noqa: E402  (attach, start/stop/dump/reset/status)
 JVM_TESTS += attach_tests.make_tests(Fail, Skip, parse_profile, spawn, reap,
                                      (ASAN_AGENT, asan_env(), build_asan_agent) if asan_env() else None)
@@ -1859,21 +1862,7 @@ import writer_tests  # noqa: E402  (pprof, collapsed and flame graph output read
 NOJDK_TESTS += writer_tests.make_tests(Fail, Skip, ROOT, lambda cmd, log, timeout=600: sh(cmd, log, timeout))
 
 
-# ================================================================== runner
-
-class Results:
-    def __init__(self):
-        self.passed = self.failed = self.skipped = 0
-
-    def emit(self, status, name, reason=None):
-        if status == "PASS":
-            self.passed += 1
-        elif status == "FAIL":
-            self.failed += 1
-        else:
-            self.skipped += 1
-        print("%s %s%s" % (status, name, (": " + reason) if reason else ""), flush=True)
-
+# ================================================================== helpers of the runs
 
 def sh(cmd, log, timeout=600):
     with open(log, "wb") as f:
@@ -1884,60 +1873,6 @@ def sh(cmd, log, timeout=600):
         except subprocess.TimeoutExpired:
             f.write(b"\n*** timeout ***\n")
             return -1
-
-
-def selected(name, filters):
-    return not filters or any(f in name for f in filters)
-
-
-def run_unit(res, filters):
-    if not (not filters or any(f in "unit" or f in "asan" or f in "tsan" or "unit" in f or "asan" in f
-                               or "tsan" in f for f in filters)):
-        return
-    d = os.path.join(OUT, "unit")
-    os.makedirs(d, exist_ok=True)
-    log = os.path.join(d, "make-unit.log")
-    rc = sh(["make", "-C", ROOT, "unit"], log)
-    if rc != 0:
-        res.emit("FAIL", "unit", "make unit failed (rc %d), see %s: %s" % (rc, log, tail(read(log), 2)))
-        return
-    for kind, binary in (("unit", os.path.join(BUILD, "unit", "unit_tests")),
-                         ("asan", os.path.join(BUILD, "asan", "unit_tests")),
-                         ("tsan", os.path.join(BUILD, "tsan", "unit_tests"))):
-        if not os.path.isfile(binary):
-            res.emit("FAIL", "%s: %s" % (kind, binary), "not built by make unit")
-            continue
-        outp = os.path.join(d, kind + ".out")
-        # ThreadSanitizer cannot start under some kernels' address-space
-        # randomization ("unexpected memory mapping"): then again without it.
-        for argv in ([binary], ["setarch", os.uname().machine, "-R", binary]):
-            with open(outp, "wb") as f:
-                try:
-                    p = subprocess.run(argv, stdout=f, stderr=subprocess.STDOUT, timeout=300, cwd=ROOT,
-                                       stdin=subprocess.DEVNULL)
-                    rc = p.returncode
-                except subprocess.TimeoutExpired:
-                    rc = None
-            if kind != "tsan" or "unexpected memory mapping" not in read(outp):
-                break
-        text = read(outp)
-        n_pass = n_fail = 0
-        for line in text.splitlines():
-            m = re.match(r"^(PASS|FAIL) (\S+)(?:: (.*))?$", line)
-            if m:
-                if m.group(1) == "PASS":
-                    n_pass += 1
-                    res.emit("PASS", "%s [%s]" % (m.group(2), kind))
-                else:
-                    n_fail += 1
-                    res.emit("FAIL", "%s [%s]" % (m.group(2), kind), m.group(3) or "failed")
-        if rc is None:
-            res.emit("FAIL", "%s [%s]" % (os.path.basename(binary), kind), "timeout, see " + outp)
-        elif rc != 0 and n_fail == 0:
-            res.emit("FAIL", "%s [%s]" % (os.path.basename(binary), kind),
-                     "exit code %d without a FAIL line, see %s: %s" % (rc, outp, tail(text, 3)))
-        elif rc == 0 and n_pass == 0:
-            res.emit("FAIL", "%s [%s]" % (os.path.basename(binary), kind), "ran no test, see " + outp)
 
 
 def compile_java(jdk_list):
@@ -1957,6 +1892,16 @@ def compile_java(jdk_list):
     return None if rc == 0 else "javac failed, see %s: %s" % (log, tail(read(log)))
 
 
+def pytest_python():
+    """An interpreter that has pytest: this one, or Debian's /usr/bin/python3
+    (python3-pytest; `make test` installs it where it is missing)."""
+    for py in (sys.executable, "/usr/bin/python3"):
+        if py and os.path.isfile(py) and subprocess.run(
+                [py, "-c", "import pytest"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
+            return py
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("filters", nargs="*", help="run only tests whose name contains one of these")
@@ -1964,88 +1909,24 @@ def main():
     ap.add_argument("--no-build", action="store_true", help="skip `make` (use the existing build/)")
     ap.add_argument("--list", action="store_true", help="list test names and exit")
     args = ap.parse_args()
+    py = pytest_python()
+    if py is None:
+        print("tests/run.py: no python3 here has pytest; install Debian's python3-pytest "
+              "(apt-get install python3-pytest, or scripts/ensure-pytest) and run again", file=sys.stderr)
+        return 2
+    argv = [py, "-m", "pytest", "-c", os.path.join(ROOT, "pytest.ini"), "--rootdir", ROOT, TESTS_DIR]
+    for f in args.filters:
+        argv += ["--filter", f]
+    for j in args.jdk or ():
+        argv += ["--jdk", j]
+    if args.no_build:
+        argv.append("--no-build")
     if args.list:
-        for n, _ in NOJDK_TESTS + JVM_TESTS:
-            print(n)
-        print("unit / asan / tsan (C unit tests)")
-        return 0
-
-    res = Results()
-    t0 = time.time()
-    os.makedirs(OUT, exist_ok=True)
-    if not args.filters:
-        # The tools our outputs are checked with (go tool pprof, flamegraph.pl,
-        # Chromium, VisualVM), once, before the tests that use them; a tool
-        # that cannot be installed makes its checks SKIP with the reason.
-        log = os.path.join(OUT, "ensure-test-tools.log")
-        if sh([os.path.join(ROOT, "scripts", "ensure-test-tools")], log, timeout=1800) != 0:
-            print("note: scripts/ensure-test-tools could not install every tool (see %s); "
-                  "the checks that need them will SKIP" % log, flush=True)
-
-    for name, fn in NOJDK_TESTS:
-        if selected(name, args.filters):
-            try:
-                fn(None)
-                res.emit("PASS", name)
-            except Skip as e:
-                res.emit("SKIP", name, str(e))
-            except Fail as e:
-                res.emit("FAIL", name, str(e))
-
-    if not args.no_build:
-        log = os.path.join(BUILD, "tests", "make.log")
-        os.makedirs(os.path.dirname(log), exist_ok=True)
-        if sh(["make", "-C", ROOT], log) != 0:
-            res.emit("FAIL", "build", "make failed, see %s: %s" % (log, tail(read(log), 2)))
-
-    if not args.no_build:
-        run_unit(res, args.filters)
-
-    all_jdks = [(n, h) for n, h in jdks() if not args.jdk or n[3:] in args.jdk]
-    tests = [(n, f) for n, f in JVM_TESTS if selected(n, args.filters)]
-    if tests:
-        javac_err = compile_java(all_jdks)
-        for jdk_name, home in all_jdks:
-            if home is None:
-                print("SKIP %s: not installed (%d tests skipped)" % (jdk_name, len(tests)), flush=True)
-                res.skipped += len(tests)
-                continue
-            for name, fn in tests:
-                label = "%s [%s]" % (name, jdk_name)
-                out = os.path.join(OUT, "%s-%s" % (re.sub(r"[^\w.=-]", "_", name), jdk_name))
-                if os.path.isdir(out):
-                    shutil.rmtree(out)
-                os.makedirs(out)
-                ctx = Ctx(name, jdk_name, home, out)
-                t_start = time.time()
-                try:
-                    if javac_err:
-                        raise Fail(javac_err)
-                    if not os.path.isfile(AGENT):
-                        raise Fail("%s missing (build failed?)" % AGENT)
-                    fn(ctx)
-                    ctx.note("(%.1f s)" % (time.time() - t_start))
-                    res.emit("PASS", label)
-                    for n in ctx.notes:
-                        print("    " + n)
-                except Skip as e:
-                    res.emit("SKIP", label, str(e))
-                except Fail as e:
-                    res.emit("FAIL", label, str(e))
-                    for n in ctx.notes:
-                        print("    " + n)
-                    print("    output: %s/ (%s)" % (out, ", ".join(sorted(os.listdir(out)))))
-                except Exception as e:  # a bug in the test itself
-                    res.emit("FAIL", label, "test error: %r" % e)
-                    print("    output: %s/" % out)
-                    import traceback
-                    traceback.print_exc(file=sys.stdout)
-    print("(%.0f s)" % (time.time() - t0))
-    line = "%d passed, %d failed" % (res.passed, res.failed)
-    if res.skipped:
-        line += ", %d skipped" % res.skipped
-    print(line)
-    return 1 if res.failed else 0
+        argv += ["--collect-only", "-qq"]
+    elif not args.filters:
+        argv.append("--ensure-tools")
+    sys.stdout.flush()
+    os.execv(py, argv)
 
 
 if __name__ == "__main__":

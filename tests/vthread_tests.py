@@ -617,8 +617,8 @@ def make_tests(Fail, Skip, parse_profile, final_monitor, spawn, reap):
             raise Skip("%s has no virtual threads: many virtual threads not tested" % ctx.jdk_name)
         if r.rc != 0 or "VirtualMany: done" not in r.stderr:
             raise Fail("VirtualMany (%s) failed (exit code %d); stderr: %s" % (agent, r.rc, r.stderr.strip()[-400:]))
-        import finalizer_tests
-        truth = finalizer_tests.truth_fields(r.stderr)
+        from run import truth_fields
+        truth = truth_fields(r.stderr)
         if not truth:
             raise Fail("VirtualMany printed no TRUTH line: %s" % r.stderr.strip()[-400:])
         return path, truth

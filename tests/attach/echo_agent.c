@@ -1,5 +1,5 @@
 /*
- * A stand-in for the hprof agent's attach side, for tests/attach_cli_tests.py:
+ * A stand-in for the hprof agent's attach side, for tests/test_attach_cli.py:
  * it tests build/hprof's protocol work (trigger, connect, load, reply file)
  * without depending on the real agent, which is written elsewhere.
  *

@@ -1,5 +1,5 @@
 /**
- * A JVM to attach to (tests/attach_cli_tests.py): prints "READY <pid>" on
+ * A JVM to attach to (tests/test_attach_cli.py): prints "READY <pid>" on
  * stdout once main runs (so the JVM has finished starting, including its
  * signal handlers) and then sleeps for args[0] ms (default 20000), using no
  * CPU, so a test machine's two cores stay free for the tool under test.
