@@ -93,16 +93,7 @@ static void print_outer_name(dm_printer *pr, int name)
     }
     dm_print_comp(pr, pleft(pr, name));
     put_str(pr, "::");
-    int entity = pright(pr, name);
-    if (pkind(pr, entity) == NK_DEFAULT_ARG) {
-        put_str(pr, "{default arg#");
-        put_num(pr, pr->nodes[entity].u.num + 1);
-        put_str(pr, "}::");
-        entity = pleft(pr, entity);
-    }
-    while (is_fnqual(pkind(pr, entity)))
-        entity = pleft(pr, entity);
-    dm_print_comp(pr, entity);
+    dm_print_scope_entity(pr, pright(pr, name), 1);
 }
 
 /* The outermost encoding: a function prints as its name only; thunks and

@@ -43,13 +43,19 @@ static void print_scoped(dm_printer *pr, int n)
 {
     dm_print_comp(pr, pleft(pr, n));
     put_str(pr, "::");
-    int entity = pright(pr, n);
+    dm_print_scope_entity(pr, pright(pr, n), 0);
+}
+
+void dm_print_scope_entity(dm_printer *pr, int entity, int drop_fn_quals)
+{
     if (pkind(pr, entity) == NK_DEFAULT_ARG) {
         put_str(pr, "{default arg#");
         put_num(pr, pr->nodes[entity].u.num + 1);
         put_str(pr, "}::");
         entity = pleft(pr, entity);
     }
+    while (drop_fn_quals && is_fnqual(pkind(pr, entity)))
+        entity = pleft(pr, entity);
     dm_print_comp(pr, entity);
 }
 
@@ -154,16 +160,7 @@ static void print_local_mod(dm_printer *pr, int local)
     dm_print_comp(pr, pleft(pr, local));
     pr->modifiers = hold_modifiers;
     put_str(pr, "::");
-    int entity = pright(pr, local);
-    if (pkind(pr, entity) == NK_DEFAULT_ARG) {
-        put_str(pr, "{default arg#");
-        put_num(pr, pr->nodes[entity].u.num + 1);
-        put_str(pr, "}::");
-        entity = pleft(pr, entity);
-    }
-    while (is_fnqual(pkind(pr, entity)))
-        entity = pleft(pr, entity);
-    dm_print_comp(pr, entity);
+    dm_print_scope_entity(pr, pright(pr, local), 1);
 }
 
 /* Print the modifiers not yet printed; with suffix 0, not the member

@@ -105,6 +105,10 @@ int dm_find_pack(dm_printer *pr, int n, int depth);
 int dm_pack_length(const dm_printer *pr, int n);
 /* Any node (demangle_print_node.c), for the top of the printer. */
 void dm_print_comp(dm_printer *pr, int n);
+/* What follows `scope::` in a qualified or local name: a default argument's
+ * "{default arg#N}::" first, then the entity, without the qualifiers of a
+ * member function when drop_fn_quals (demangle_print_node.c). */
+void dm_print_scope_entity(dm_printer *pr, int entity, int drop_fn_quals);
 /* The two passes of demangle.c's entry point (demangle_print.c). */
 void dm_printer_init(dm_printer *pr, dm_node *nodes, char *out, size_t outlen);
 int dm_printable_in_full(dm_printer *pr, int root);
