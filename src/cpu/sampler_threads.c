@@ -285,14 +285,10 @@ pid_t *sampler_list_threads(size_t *n)
     return list_threads(n);
 }
 
-int sampler_rescan_threads(pid_t **live, size_t *nlive)
+/* Timers for the threads of tids (sorted) that have none; those of threads
+ * no longer in it released. How many timers were made. */
+static int arm_listed(const pid_t *tids, size_t n)
 {
-    size_t n = 0;
-    pid_t *tids = list_threads(&n);
-    if (live != NULL)
-        *live = NULL;
-    if (tids == NULL)
-        return -1;
     int started = 0;
     if (atomic_load(&sampler_sampling_on)) {
         pthread_mutex_lock(&timers_lock);
@@ -322,6 +318,18 @@ int sampler_rescan_threads(pid_t **live, size_t *nlive)
         free(timed);
         pthread_mutex_unlock(&timers_lock);
     }
+    return started;
+}
+
+int sampler_rescan_threads(pid_t **live, size_t *nlive)
+{
+    size_t n = 0;
+    pid_t *tids = list_threads(&n);
+    if (live != NULL)
+        *live = NULL;
+    if (tids == NULL)
+        return -1;
+    int started = arm_listed(tids, n);
     if (live != NULL) {
         *live = tids;
         *nlive = n;
@@ -375,17 +383,14 @@ int sampler_may_adopt(const thread_state *t)
     return 0;
 }
 
-void sampler_note_adoptable(void)
+/* tids (sorted; NULL if they could not be listed: every thread may be
+ * adopted then) are the threads sampler_may_adopt allows. */
+static void note_adoptable(const pid_t *tids, size_t n)
 {
     atomic_store_explicit(&n_adoptable, 0, memory_order_release);
-    size_t n = 0;
-    pid_t *tids = list_threads(&n);
-    if (tids == NULL)
-        n = 0;
-    size_t kept = n < MAX_ADOPTABLE ? n : MAX_ADOPTABLE;
-    if (tids != NULL)
+    size_t kept = tids == NULL ? 0 : n < MAX_ADOPTABLE ? n : MAX_ADOPTABLE;
+    if (kept > 0)
         memcpy(adoptable, tids, kept * sizeof *adoptable);
-    free(tids);
     atomic_store(&adoptable_overflowed, tids == NULL || n > MAX_ADOPTABLE);
     atomic_store_explicit(&n_adoptable, kept, memory_order_release);
     atomic_store_explicit(&adoptable_generation, atomic_load(&sampler_generation), memory_order_release);
@@ -393,8 +398,22 @@ void sampler_note_adoptable(void)
 
 int sampler_start_every_thread(void)
 {
-    sampler_note_adoptable();
-    return sampler_rescan_threads(NULL, NULL);
+    /* One listing: adoptable before any of its timers is armed, so no first
+     * signal finds its thread not yet allowed. */
+    size_t n = 0;
+    pid_t *tids = list_threads(&n);
+    note_adoptable(tids, n);
+    int started = tids != NULL ? arm_listed(tids, n) : -1;
+    free(tids);
+    return started;
+}
+
+void sampler_note_adoptable(void)
+{
+    size_t n = 0;
+    pid_t *tids = list_threads(&n);
+    note_adoptable(tids, n);
+    free(tids);
 }
 
 void sampler_native(int on)
