@@ -319,12 +319,12 @@ static int sink_is_class_tag(void *ctx, jlong tag)
 
 /* Classes are known by their serials, which are their Class objects' tags.
  * One loaded but not yet prepared when the list was read (its fields
- * unknown then) is not known: its objects are deferred too, and it is read
+ * unknown then): heap_walk defers its objects and statics, and it is read
  * again after the walk. */
 static fl_class *sink_class_of(void *ctx, jlong tag)
 {
     dclass *c = heap_tag_is_class(tag) ? class_of_serial(ctx, (serial_t)tag) : NULL;
-    return c && !c->f.unprepared ? &c->f : NULL;
+    return c ? &c->f : NULL;
 }
 
 /* Gives an object its id for this dump: its tag becomes a dump tag, which

@@ -24,7 +24,9 @@
 #include "field_layout.h"
 
 /* What the walk met of an object whose class the sink does not know (a
- * class loaded after the sink read the class list): given to the sink's
+ * class loaded after the sink read the class list) or knew without its
+ * layout (not prepared then: fl_class.unprepared), and of such a class's
+ * statics: given to the sink's
  * defer, for it to describe the object after the walk, when JNI and JVMTI
  * can read that class. One object's come in a row, except its ARRAY, given
  * where the array is referenced. */
