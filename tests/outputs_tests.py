@@ -64,7 +64,7 @@ import shutil
 import subprocess
 from collections import Counter
 
-import times_tests
+import hprof_text
 
 INTERVAL_NS = 10 * 1000 * 1000
 
@@ -479,8 +479,9 @@ def make_tests(Fail, Skip, parse_profile, H, heap_tests):
                                              ("collapsed", "times.collapsed"), ("flamegraph", "times.html"))}
         r = ctx.run("TimesTruth", [], agent="cpu=times,cutoff=0,depth=4,file=%s,pprof=%s,collapsed=%s,flamegraph=%s"
                     % (paths["text"], paths["pprof"], paths["collapsed"], paths["flamegraph"]))
-        truth = times_tests.truth(r.stderr, Fail)
-        total_ms, rows = times_tests.cpu_time_sections(paths["text"], Fail)[-1]
+        import run  # here: run.py imports this module
+        truth = run.truths(r.stderr)
+        total_ms, rows = hprof_text.parse_cpu_time_file(paths["text"])[-1]
         pp, stacks = read_pprof(paths["pprof"], Fail), collapsed(paths["collapsed"])
         problems = []
         if pp.sample_types != [("calls", "count"), ("cpu", "nanoseconds")]:
@@ -511,7 +512,7 @@ def make_tests(Fail, Skip, parse_profile, H, heap_tests):
             leaves[frames[-1]] += count
         compare_counts("CPU ns per leaf (collapsed vs pprof)", pp.by_leaf("cpu"), leaves, problems)
         busy_ms = pp.by_leaf("cpu").get("TimesTruth.busy", 0) / 1e6
-        text_busy = times_tests.ms_of(rows, "TimesTruth.busy")
+        text_busy = hprof_text.ms_of(rows, "TimesTruth.busy")
         if abs(busy_ms - text_busy) > total_ms * 0.0001 * 4 + 0.5:
             problems.append("TimesTruth.busy: pprof %.1f ms, CPU TIME %.1f ms" % (busy_ms, text_busy))
         # Whole stacks, not cut at depth=4: main calls rec(50) 100 times.

@@ -178,6 +178,18 @@ def parse_profile(path):
         raise Fail("%s: not UTF-8: %s" % (os.path.basename(path), e))
 
 
+def parse_cpu_time(path):
+    """[(total_ms, [H.TimeRow])] of the CPU TIME sections of a cpu=times file."""
+    if not os.path.isfile(path):
+        raise Fail("profile %s was not written" % path)
+    try:
+        return H.parse_cpu_time_file(path)
+    except H.ParseError as e:
+        raise Fail("%s: parse error: %s" % (os.path.basename(path), e))
+    except UnicodeDecodeError as e:
+        raise Fail("%s: not UTF-8: %s" % (os.path.basename(path), e))
+
+
 def final_section(prof, what="profile"):
     if not prof.sections:
         raise Fail("%s has no CPU SAMPLES section" % what)
@@ -201,6 +213,19 @@ def truth_of(stderr):
     if not m:
         raise Fail("CpuSplit printed no TRUTH line; stderr: %s" % tail(stderr))
     return int(m.group(1)), int(m.group(2)), int(m.group(3))
+
+
+def truths(stderr):
+    """Every "TRUTH key=n ..." line of a program as one {key: n} (TimesTruth,
+    OldProf print two); Fail if there is none."""
+    t = {}
+    for m in re.finditer(r"^TRUTH (.*)$", stderr, re.M):
+        for kv in m.group(1).split():
+            k, v = kv.split("=")
+            t[k] = int(v)
+    if not t:
+        raise Fail("the program printed no TRUTH line: %s" % tail(stderr))
+    return t
 
 
 def truth_fields(stderr):
@@ -1600,8 +1625,8 @@ def t_asan_agent(ctx):
         return "%d samples" % sec.total
 
     def times_rows(main, prof):
-        total, rows = times_tests.cpu_time_sections(ctx.path("times.hprof.txt"), Fail)[-1]
-        hot = times_tests.calls_of(rows, "TimesTruth.hot")
+        total, rows = parse_cpu_time(ctx.path("times.hprof.txt"))[-1]
+        hot = H.calls_of(rows, "TimesTruth.hot")
         if hot != 1000000:
             raise Fail("%s under ASan: TimesTruth.hot has %d calls" % (main, hot))
         return "%d CPU TIME rows, %d ms" % (len(rows), total)
@@ -1794,8 +1819,6 @@ JVM_TESTS = [
 
 import native_tests  # noqa: E402  (cpu=samples of every thread, native frames)
 JVM_TESTS += native_tests.make_tests(Fail, Skip, parse_profile, final_section, spawn, reap)
-import times_tests  # noqa: E402  (cpu=times)
-JVM_TESTS += times_tests.make_tests(Fail, parse_profile)
 import vthread_tests  # noqa: E402  (monitor=y on virtual threads)
 JVM_TESTS += vthread_tests.make_tests(Fail, Skip, parse_profile, final_monitor, spawn, reap)
 import heap_tests  # noqa: E402  (heap=)
@@ -1816,8 +1839,7 @@ import faults_tests  # noqa: E402  (file size limit, signals, OOM, loaded twice,
 JVM_TESTS += faults_tests.make_tests(Fail, reap, AGENT, os.path.join(BUILD, "hprof"), read, spawn, TIMEOUT, Skip)
 import coexist_tests  # noqa: E402  (beside jdwp, JFR, a -javaagent rewriting classes, another SIGPROF user)
 JVM_TESTS += coexist_tests.make_tests(Fail, parse_profile, final_section, truth_of,
-                                      lambda stderr: times_tests.truth(stderr, Fail),
-                                      times_tests.cpu_time_sections, times_tests.calls_of,
+                                      truths, lambda path, _fail: parse_cpu_time(path), H.calls_of,
                                       spawn, reap, read, contention_truth, check_contention)
 import net_tests  # noqa: E402  (net=, hprof listen, hprof run)
 JVM_TESTS += net_tests.make_tests(Fail, parse_profile, spawn, reap)

@@ -92,6 +92,7 @@ import re
 import time
 
 import attach_tests
+import hprof_text
 import heap_tests
 from coexist_tests import JDWP_SERVER
 
@@ -566,7 +567,6 @@ def make_tests(Fail, Skip, parse_profile, final_monitor, spawn, reap):
             raise Skip("JDK 17 has no virtual threads (JDK 21 and later): cpu=times on virtual threads not tested")
         import os
         import subprocess
-        import times_tests
         path = ctx.path("vcpu-times.hprof.txt")
         cmd = ctx.java_cmd("VirtualCpu", ["400000000"], agent="cpu=times,depth=2,cutoff=0,file=" + path)
         with open(ctx.path("vcpu-times.stderr"), "wb") as fe:
@@ -579,7 +579,7 @@ def make_tests(Fail, Skip, parse_profile, final_monitor, spawn, reap):
         if p.returncode != 0 or "VirtualCpu: done" not in stderr:
             raise Fail("VirtualCpu failed (exit code %d); stderr: %s" % (p.returncode, stderr.strip()[-400:]))
         jvm_ms = 1000.0 * (usage.ru_utime + usage.ru_stime)
-        total, rows = times_tests.cpu_time_sections(path, Fail)[-1]
+        total, rows = hprof_text.parse_cpu_time_file(path)[-1]
         prof = parse_profile(path)
         calls = {"a": 0, "b": 0}
         ms = {"a": 0.0, "b": 0.0}
@@ -629,12 +629,11 @@ def make_tests(Fail, Skip, parse_profile, final_monitor, spawn, reap):
         no state left behind by a virtual thread that ended."""
         if ctx.jdk_name == "jdk17":
             raise Skip("JDK 17 has no virtual threads (JDK 21 and later): many virtual threads not tested")
-        import times_tests
         problems, notes = [], []
         for agent, n, tag in (("cpu=times,cutoff=0", 20000, "many-times"),
                               ("cpu=times,thread=y,cutoff=0", 2000, "many-times-threads")):
             path, truth = virtual_many(ctx, agent, n, tag)
-            total, rows = times_tests.cpu_time_sections(path, Fail)[-1]
+            total, rows = hprof_text.parse_cpu_time_file(path)[-1]
             work = sum(r.count for r in rows if r.method == "VirtualMany$Step.work")
             tasks = sum(r.count for r in rows if r.method == "VirtualMany.task")
             notes.append("%s: Step.work %d calls (truth %d), task %d (truth %d), %d states alive at the end"
