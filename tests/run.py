@@ -190,6 +190,18 @@ def parse_cpu_time(path):
         raise Fail("%s: not UTF-8: %s" % (os.path.basename(path), e))
 
 
+def parse_collapsed(path, runs=False):
+    """[(frames root first, count)] of a collapsed-stacks file (H.parse_collapsed)."""
+    if not os.path.isfile(path):
+        raise Fail("collapsed file %s was not written" % path)
+    try:
+        return H.parse_collapsed_file(path, runs)
+    except H.ParseError as e:
+        raise Fail("%s: parse error: %s" % (os.path.basename(path), e))
+    except UnicodeDecodeError as e:
+        raise Fail("%s: not UTF-8: %s" % (os.path.basename(path), e))
+
+
 def final_section(prof, what="profile"):
     if not prof.sections:
         raise Fail("%s has no CPU SAMPLES section" % what)
@@ -1817,8 +1829,6 @@ JVM_TESTS = [
 ] + [("bad_option[%s]" % o, make_bad_option_test(o, w)) for o, w in BAD_OPTIONS] \
   + [("not_implemented[%s]" % o, make_not_implemented_test(o)) for o in NOT_IMPLEMENTED]
 
-import native_tests  # noqa: E402  (cpu=samples of every thread, native frames)
-JVM_TESTS += native_tests.make_tests(Fail, Skip, parse_profile, final_section, spawn, reap)
 import vthread_tests  # noqa: E402  (monitor=y on virtual threads)
 JVM_TESTS += vthread_tests.make_tests(Fail, Skip, parse_profile, final_monitor, spawn, reap)
 import heap_tests  # noqa: E402  (heap=)
