@@ -1111,6 +1111,24 @@ def jcmd_deadlocks(text):
     return out
 
 
+def agent_load(ctx, pid, options, expect_ok=True, library=AGENT):
+    """JVMTI.agent_load through the JDK's jcmd. Its parser splits
+    name=value arguments, so the options are quoted inside the string."""
+    exe = os.path.join(ctx.jdk, "bin", "jcmd")
+    if not os.path.isfile(exe):
+        raise Skip("no jcmd in %s" % ctx.jdk)
+    arg = '"%s"' % options if "=" in options else options
+    t0 = time.time()
+    r = subprocess.run([exe, str(pid), "JVMTI.agent_load", library, arg], capture_output=True,
+                       text=True, timeout=300)
+    ctx.note("jcmd %s: %.2f s, %s" % (options, time.time() - t0, r.stdout.strip().splitlines()[-1:]))
+    ok = r.returncode == 0 and "return code: 0" in r.stdout
+    if expect_ok is not None and ok != expect_ok:
+        raise Fail("jcmd JVMTI.agent_load %s: %s (rc %d): %s %s"
+                   % (options, "failed" if expect_ok else "succeeded", r.returncode, r.stdout, r.stderr))
+    return r
+
+
 def spawn(ctx, main, args, agent, tag, env=None, jvm=(), preexec=None):
     cmd = ctx.java_cmd(main, args, agent=agent, jvm=jvm)
     so, se, sc = ctx._files(tag)
@@ -1858,9 +1876,6 @@ _jvmpi_jvm_tests, _jvmpi_nojdk_tests = jvmpi_tests.make_tests(Fail, Skip, asan_e
 JVM_TESTS += _jvmpi_jvm_tests
 import profile_cmd_tests  # noqa: E402  (build/hprof profile, list; hprof run's defaults)
 JVM_TESTS += profile_cmd_tests.make_tests(Fail, spawn, reap, parse_profile)
-import attach_tests  # noqa: E402  (attach, start/stop/dump/reset/status)
-JVM_TESTS += attach_tests.make_tests(Fail, Skip, parse_profile, spawn, reap,
-                                     (ASAN_AGENT, asan_env(), build_asan_agent) if asan_env() else None)
 
 # The class-file rewriter, end to end through build/hprof-bci (tests/bci/).
 sys.path.insert(0, os.path.join(TESTS_DIR, "bci"))

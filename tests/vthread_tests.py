@@ -91,7 +91,6 @@ import os
 import re
 import time
 
-import attach_tests
 import hprof_text
 import heap_tests
 from coexist_tests import JDWP_SERVER
@@ -139,7 +138,8 @@ def make_tests(Fail, Skip, parse_profile, final_monitor, spawn, reap):
                     raise Fail("VirtualContention did not wait for its go file within 30 s: %s" % err[-300:])
                 time.sleep(0.02)
             if "VC waiting" in err:
-                attach_tests.agent_load(ctx, p.pid, "start,monitor=y,file=" + path, Fail, Skip)
+                import run  # here: run.py imports this module
+                run.agent_load(ctx, p.pid, "start,monitor=y,file=" + path)
                 open(go, "w").close()
             return reap(ctx, p, so, se, cmd, want_rc=None)
         finally:
