@@ -1847,8 +1847,6 @@ JVM_TESTS = [
 ] + [("bad_option[%s]" % o, make_bad_option_test(o, w)) for o, w in BAD_OPTIONS] \
   + [("not_implemented[%s]" % o, make_not_implemented_test(o)) for o in NOT_IMPLEMENTED]
 
-import vthread_tests  # noqa: E402  (monitor=y on virtual threads)
-JVM_TESTS += vthread_tests.make_tests(Fail, Skip, parse_profile, final_monitor, spawn, reap)
 import heap_tests  # noqa: E402  (heap=)
 JVM_TESTS += heap_tests.make_tests(Fail, parse_profile, Skip)
 import class_load_tests  # noqa: E402  (why classes were loaded: class records' traces, hprof report)
