@@ -1853,8 +1853,6 @@ import class_load_tests  # noqa: E402  (why classes were loaded: class records' 
 JVM_TESTS += class_load_tests.make_tests(Fail, parse_profile)
 import heap_analyze_tests  # noqa: E402  (build/hprof heap: retained sizes, paths to GC roots)
 JVM_TESTS += heap_analyze_tests.make_tests(Fail, Skip, marked_line)
-import outputs_tests  # noqa: E402  (pprof=, flamegraph=, collapsed=)
-JVM_TESTS += outputs_tests.make_tests(Fail, Skip, parse_profile, H, heap_tests)
 import loop_tests  # noqa: E402  (loop=: a series of files, one per period)
 JVM_TESTS += loop_tests.make_tests(Fail, parse_profile, H, spawn, reap, os.path.join(BUILD, "hprof"))
 import frontend_tests  # noqa: E402  (build/hprof report, convert, diff)

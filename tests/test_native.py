@@ -65,7 +65,7 @@ import time
 import pytest
 
 import heap_tests
-import outputs_tests
+import pprof_reader
 from run import BUILD, Fail, final_section, parse_collapsed, parse_profile, reap, spawn
 
 HPROF = os.path.join(BUILD, "hprof")
@@ -405,7 +405,7 @@ def test_wall_states(ctx):
     prof = parse_profile(path)
     problems = []
     check_states(ctx, prof, path, r.stderr, problems)
-    pp = outputs_tests.read_pprof(pb, Fail)
+    pp = pprof_reader.read_pprof(pb)
     if pp.sample_types != [("samples", "count"), ("wall", "nanoseconds")]:
         problems.append("pprof sample types %s" % pp.sample_types)
     else:
