@@ -167,39 +167,31 @@ def tail(text, n=3):
     return " | ".join(lines[-n:]) if lines else "<empty>"
 
 
-def parse_profile(path):
+def read_parsed(path, parse, what="profile"):
+    """parse(path) of a file the agent wrote (an hprof_text parser), or Fail
+    saying that it is missing or what is malformed in it."""
     if not os.path.isfile(path):
-        raise Fail("profile %s was not written" % path)
+        raise Fail("%s %s was not written" % (what, path))
     try:
-        return H.parse_file(path)
+        return parse(path)
     except H.ParseError as e:
         raise Fail("%s: parse error: %s" % (os.path.basename(path), e))
     except UnicodeDecodeError as e:
         raise Fail("%s: not UTF-8: %s" % (os.path.basename(path), e))
+
+
+def parse_profile(path):
+    return read_parsed(path, H.parse_file)
 
 
 def parse_cpu_time(path):
     """[(total_ms, [H.TimeRow])] of the CPU TIME sections of a cpu=times file."""
-    if not os.path.isfile(path):
-        raise Fail("profile %s was not written" % path)
-    try:
-        return H.parse_cpu_time_file(path)
-    except H.ParseError as e:
-        raise Fail("%s: parse error: %s" % (os.path.basename(path), e))
-    except UnicodeDecodeError as e:
-        raise Fail("%s: not UTF-8: %s" % (os.path.basename(path), e))
+    return read_parsed(path, H.parse_cpu_time_file)
 
 
 def parse_collapsed(path, runs=False):
     """[(frames root first, count)] of a collapsed-stacks file (H.parse_collapsed)."""
-    if not os.path.isfile(path):
-        raise Fail("collapsed file %s was not written" % path)
-    try:
-        return H.parse_collapsed_file(path, runs)
-    except H.ParseError as e:
-        raise Fail("%s: parse error: %s" % (os.path.basename(path), e))
-    except UnicodeDecodeError as e:
-        raise Fail("%s: not UTF-8: %s" % (os.path.basename(path), e))
+    return read_parsed(path, lambda p: H.parse_collapsed_file(p, runs), "collapsed file")
 
 
 def final_section(prof, what="profile"):
