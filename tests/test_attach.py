@@ -426,8 +426,8 @@ def check_hot_after_attach(ctx, snap, program, hot_method, its_caller):
     hot = prof.samples(sec, lambda t: in_program(t) and on_hot(t))
     ctx.note("after the attach: hot %d of %d samples with %s frames" % (hot, total, program))
     if total < 500 or hot < 0.95 * total:
-        pytest.fail("hot has %d of %d samples with %s frames after the attach (want >= 95%%)"
-                    % (hot, total, program))
+        pytest.fail("hot has %d of %d samples with %s frames after the attach (want >= 500 samples, "
+                    ">= 95%% of them on hot)" % (hot, total, program))
 
 
 def test_attach_inlined(ctx):
