@@ -12,6 +12,9 @@ the monitor=y section layout, not from the agent's code.  Usage::
     prof.final_monitor_wait        # last MONITOR WAIT TIME section
     prof.final_monitor_dump        # last MONITOR DUMP (threads, monitors)
     prof.final_deadlocks           # last DEADLOCKS section (cycles)
+    total_ms, rows = hprof_text.parse_cpu_time_file(path)[-1]  # cpu=times
+    hprof_text.calls_of(rows, "Class.method")
+    hprof_text.parse_collapsed_file("stacks.txt")
 
 Every structural problem raises :class:`ParseError` (with a line number).
 Checks done:
@@ -76,6 +79,7 @@ __all__ = [
     "MonitorRow", "MonitorTimeSection", "DumpThread", "DumpMonitor", "MonitorDump",
     "DeadlockMember", "DeadlocksSection",
     "parse", "parse_file", "parse_collapsed", "parse_collapsed_file",
+    "TimeRow", "parse_cpu_time", "parse_cpu_time_file", "calls_of", "ms_of",
 ]
 
 
@@ -848,6 +852,83 @@ def parse(text, check_thread_refs=True):
                 raise ParseError("TRACE %d (line %d) names thread %d, which has no THREAD START record"
                                  % (tr.serial, tr.lineno, tr.thread))
     return prof
+
+
+# ------------------------------------------------------- CPU TIME (cpu=times)
+
+RE_TIME_BEGIN = re.compile(r"^CPU TIME \(ms\) BEGIN \(total = (\d+)\) .+$")
+TIME_COLUMNS = "rank   self  accum   count trace method"
+RE_TIME_ROW = re.compile(r"^ *(\d+) +(\d{1,3}\.\d\d)% +(\d{1,3}\.\d\d)% +(\d+) +(\d+) (\S+)$")
+TIME_END = "CPU TIME (ms) END"
+
+
+class TimeRow:
+    """A CPU TIME row: `count` calls of `method` at `trace`, `ms` its self
+    time (its share of the section's total)."""
+
+    def __init__(self, rank, self_pct, accum_pct, count, trace, method, total_ms):
+        self.rank, self.count, self.trace, self.method = rank, count, trace, method
+        self.self_pct, self.accum_pct = self_pct, accum_pct
+        self.ms = self_pct / 100.0 * total_ms
+
+
+def parse_cpu_time(text):
+    """[(total_ms, [TimeRow])] of every CPU TIME section, checked strictly:
+    column header, consecutive ranks, self ordered, accum the running sum.
+    Raises ParseError, also when there is no such section."""
+    lines = text.split("\n")
+    out, i = [], 0
+    while i < len(lines):
+        m = RE_TIME_BEGIN.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        total = int(m.group(1))
+        if i + 1 >= len(lines) or lines[i + 1] != TIME_COLUMNS:
+            raise ParseError("CPU TIME at line %d: bad column line %r" % (i + 2, lines[i + 1:i + 2]))
+        rows, j, accum = [], i + 2, 0.0
+        while j < len(lines) and lines[j] != TIME_END:
+            r = RE_TIME_ROW.match(lines[j])
+            if not r:
+                raise ParseError("CPU TIME line %d: malformed row %r" % (j + 1, lines[j]))
+            row = TimeRow(int(r.group(1)), float(r.group(2)), float(r.group(3)), int(r.group(4)),
+                          int(r.group(5)), r.group(6), total)
+            if row.rank != len(rows) + 1:
+                raise ParseError("CPU TIME line %d: rank %d after %d" % (j + 1, row.rank, len(rows)))
+            if rows and row.self_pct > rows[-1].self_pct:
+                raise ParseError("CPU TIME line %d: rows not ordered by self time" % (j + 1))
+            accum += row.self_pct
+            if abs(accum - row.accum_pct) > 0.02 * len(rows) + 0.02:
+                raise ParseError("CPU TIME line %d: accum %.2f%% is not the running sum %.2f%%"
+                                 % (j + 1, row.accum_pct, accum))
+            rows.append(row)
+            j += 1
+        if j == len(lines):
+            raise ParseError("CPU TIME section at line %d without END" % (i + 1))
+        out.append((total, rows))
+        i = j + 1
+    if not out:
+        raise ParseError("no CPU TIME section")
+    return out
+
+
+def parse_cpu_time_file(path):
+    with open(path, "r", encoding="utf-8") as f:
+        text = f.read()
+    try:
+        return parse_cpu_time(text)
+    except ParseError as e:
+        raise ParseError("%s: %s" % (path, e)) from None
+
+
+def calls_of(rows, method):
+    """Calls of `method` in CPU TIME rows, over all its traces."""
+    return sum(r.count for r in rows if r.method == method)
+
+
+def ms_of(rows, method):
+    """Self ms of `method` in CPU TIME rows, over all its traces."""
+    return sum(r.ms for r in rows if r.method == method)
 
 
 # ------------------------------------------------------- collapsed stacks

@@ -30,7 +30,7 @@ import re
 import subprocess
 import time
 
-import outputs_tests
+import pprof_reader
 
 INTERVAL_NS = 10 * 1000 * 1000
 RE_TRUTH = re.compile(r"TRUTH partA_ns=(\d+) partB_ns=(\d+)")
@@ -87,7 +87,7 @@ def make_tests(Fail, parse_profile, H, spawn, reap, hprof):
             total, a, b = split(prof)
             sum_a += a
             sum_b += b
-            pp = outputs_tests.read_pprof(pprofs[k], Fail) if k in pprofs else None
+            pp = pprof_reader.read_pprof(pprofs[k]) if k in pprofs else None
             col = sum(c for _, c in H.parse_collapsed_file(cols[k])) if k in cols else None
             if pp is not None and (pp.total("samples") != total or col != total):
                 problems.append("period %d: text %d, pprof %d, collapsed %s samples" % (k, total, pp.total("samples"), col))
@@ -124,7 +124,7 @@ def make_tests(Fail, parse_profile, H, spawn, reap, hprof):
         if last < 3 or min(texts) != last - 1:
             raise Fail("loop_keep=2: expected periods N-1 and N with N >= 3, found %s" % sorted(texts))
         (t1, a1, b1), (t2, a2, b2) = (split(parse_profile(texts[k])) for k in sorted(texts))
-        pp = outputs_tests.read_pprof(pprofs[last], Fail)
+        pp = pprof_reader.read_pprof(pprofs[last])
         expected = (a_ns + b_ns) / float(INTERVAL_NS)
         ctx.note("periods %s kept; cumulative totals %d then %d (pprof %d); partA+partB %d, truth %.0f"
                  % (sorted(texts), t1, t2, pp.total("samples"), a2 + b2, expected))

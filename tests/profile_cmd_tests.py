@@ -52,7 +52,7 @@ import re
 import subprocess
 import time
 
-import outputs_tests
+import pprof_reader
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HPROF = os.path.join(ROOT, "build", "hprof")
@@ -88,7 +88,7 @@ def make_tests(Fail, spawn, reap, parse_profile):
                 problems.append("files left in the JVM's directory: %s" % sorted(extra))
             if problems:
                 raise Fail("; ".join(problems))
-            pp = outputs_tests.read_pprof(os.path.join(here, "cpu.pb.gz"), Fail)
+            pp = pprof_reader.read_pprof(os.path.join(here, "cpu.pb.gz"))
             k = pp.index("samples")
             a = sum(v[k] for fr, v, _ in pp.samples if any(f[0].endswith("CpuSplit.partA") for f in fr))
             b = sum(v[k] for fr, v, _ in pp.samples if any(f[0].endswith("CpuSplit.partB") for f in fr))
@@ -97,7 +97,7 @@ def make_tests(Fail, spawn, reap, parse_profile):
             if a + b < 100 or abs(share - 0.7) > 0.12:
                 problems.append("pprof: partA %d, partB %d samples (%.0f%%), want ~70%%" % (a, b, 100 * share))
             # The file as go tool pprof reads it (where go is installed).
-            got = outputs_tests.go_pprof_total(ctx, os.path.join(here, "cpu.pb.gz"), "samples")
+            got = pprof_reader.go_pprof_total(ctx, os.path.join(here, "cpu.pb.gz"), "samples")
             if got is not None:
                 rc, total, out = got
                 ctx.note("go tool pprof: rc %d, %s samples in total" % (rc, total))
@@ -139,8 +139,8 @@ def make_tests(Fail, spawn, reap, parse_profile):
                     problems.append("%s written beside the two profiles" % name)
             if problems:
                 raise Fail("; ".join(problems))
-            lock = outputs_tests.read_pprof(os.path.join(ctx.out, "lock.lock.pb.gz"), Fail)
-            wait = outputs_tests.read_pprof(os.path.join(ctx.out, "lock.wait.pb.gz"), Fail)
+            lock = pprof_reader.read_pprof(os.path.join(ctx.out, "lock.lock.pb.gz"))
+            wait = pprof_reader.read_pprof(os.path.join(ctx.out, "lock.wait.pb.gz"))
             ctx.note("lock profile %s, %d contentions; wait profile %s" % (
                 lock.sample_types, lock.total("contentions"), wait.sample_types))
             if "Contention$HotLock" not in lock.by_leaf("contentions"):
@@ -199,7 +199,7 @@ def make_tests(Fail, spawn, reap, parse_profile):
         if r.returncode != 0:
             problems.append("convert -o .pb.gz without --to: rc %d, %r" % (r.returncode, r.stderr[:300]))
         else:
-            outputs_tests.read_pprof(out_pb, Fail)
+            pprof_reader.read_pprof(out_pb)
         r = hprof(["convert", txt, "-o", ctx.path("x.xyz")], ctx.out)
         if r.returncode != 2 or "--to" not in r.stderr:
             problems.append("convert -o x.xyz: rc %d (want 2), %r" % (r.returncode, r.stderr[:300]))

@@ -167,15 +167,31 @@ def tail(text, n=3):
     return " | ".join(lines[-n:]) if lines else "<empty>"
 
 
-def parse_profile(path):
+def read_parsed(path, parse, what="profile"):
+    """parse(path) of a file the agent wrote (an hprof_text parser), or Fail
+    saying that it is missing or what is malformed in it."""
     if not os.path.isfile(path):
-        raise Fail("profile %s was not written" % path)
+        raise Fail("%s %s was not written" % (what, path))
     try:
-        return H.parse_file(path)
+        return parse(path)
     except H.ParseError as e:
         raise Fail("%s: parse error: %s" % (os.path.basename(path), e))
     except UnicodeDecodeError as e:
         raise Fail("%s: not UTF-8: %s" % (os.path.basename(path), e))
+
+
+def parse_profile(path):
+    return read_parsed(path, H.parse_file)
+
+
+def parse_cpu_time(path):
+    """[(total_ms, [H.TimeRow])] of the CPU TIME sections of a cpu=times file."""
+    return read_parsed(path, H.parse_cpu_time_file)
+
+
+def parse_collapsed(path, runs=False):
+    """[(frames root first, count)] of a collapsed-stacks file (H.parse_collapsed)."""
+    return read_parsed(path, lambda p: H.parse_collapsed_file(p, runs), "collapsed file")
 
 
 def final_section(prof, what="profile"):
@@ -201,6 +217,19 @@ def truth_of(stderr):
     if not m:
         raise Fail("CpuSplit printed no TRUTH line; stderr: %s" % tail(stderr))
     return int(m.group(1)), int(m.group(2)), int(m.group(3))
+
+
+def truths(stderr):
+    """Every "TRUTH key=n ..." line of a program as one {key: n} (TimesTruth,
+    OldProf print two); Fail if there is none."""
+    t = {}
+    for m in re.finditer(r"^TRUTH (.*)$", stderr, re.M):
+        for kv in m.group(1).split():
+            k, v = kv.split("=")
+            t[k] = int(v)
+    if not t:
+        raise Fail("the program printed no TRUTH line: %s" % tail(stderr))
+    return t
 
 
 def truth_fields(stderr):
@@ -1074,6 +1103,24 @@ def jcmd_deadlocks(text):
     return out
 
 
+def agent_load(ctx, pid, options, expect_ok=True, library=AGENT):
+    """JVMTI.agent_load through the JDK's jcmd. Its parser splits
+    name=value arguments, so the options are quoted inside the string."""
+    exe = os.path.join(ctx.jdk, "bin", "jcmd")
+    if not os.path.isfile(exe):
+        raise Skip("no jcmd in %s" % ctx.jdk)
+    arg = '"%s"' % options if "=" in options else options
+    t0 = time.time()
+    r = subprocess.run([exe, str(pid), "JVMTI.agent_load", library, arg], capture_output=True,
+                       text=True, timeout=300)
+    ctx.note("jcmd %s: %.2f s, %s" % (options, time.time() - t0, r.stdout.strip().splitlines()[-1:]))
+    ok = r.returncode == 0 and "return code: 0" in r.stdout
+    if expect_ok is not None and ok != expect_ok:
+        raise Fail("jcmd JVMTI.agent_load %s: %s (rc %d): %s %s"
+                   % (options, "failed" if expect_ok else "succeeded", r.returncode, r.stdout, r.stderr))
+    return r
+
+
 def spawn(ctx, main, args, agent, tag, env=None, jvm=(), preexec=None):
     cmd = ctx.java_cmd(main, args, agent=agent, jvm=jvm)
     so, se, sc = ctx._files(tag)
@@ -1600,8 +1647,8 @@ def t_asan_agent(ctx):
         return "%d samples" % sec.total
 
     def times_rows(main, prof):
-        total, rows = times_tests.cpu_time_sections(ctx.path("times.hprof.txt"), Fail)[-1]
-        hot = times_tests.calls_of(rows, "TimesTruth.hot")
+        total, rows = parse_cpu_time(ctx.path("times.hprof.txt"))[-1]
+        hot = H.calls_of(rows, "TimesTruth.hot")
         if hot != 1000000:
             raise Fail("%s under ASan: TimesTruth.hot has %d calls" % (main, hot))
         return "%d CPU TIME rows, %d ms" % (len(rows), total)
@@ -1792,20 +1839,12 @@ JVM_TESTS = [
 ] + [("bad_option[%s]" % o, make_bad_option_test(o, w)) for o, w in BAD_OPTIONS] \
   + [("not_implemented[%s]" % o, make_not_implemented_test(o)) for o in NOT_IMPLEMENTED]
 
-import native_tests  # noqa: E402  (cpu=samples of every thread, native frames)
-JVM_TESTS += native_tests.make_tests(Fail, Skip, parse_profile, final_section, spawn, reap)
-import times_tests  # noqa: E402  (cpu=times)
-JVM_TESTS += times_tests.make_tests(Fail, parse_profile)
-import vthread_tests  # noqa: E402  (monitor=y on virtual threads)
-JVM_TESTS += vthread_tests.make_tests(Fail, Skip, parse_profile, final_monitor, spawn, reap)
 import heap_tests  # noqa: E402  (heap=)
 JVM_TESTS += heap_tests.make_tests(Fail, parse_profile, Skip)
 import class_load_tests  # noqa: E402  (why classes were loaded: class records' traces, hprof report)
 JVM_TESTS += class_load_tests.make_tests(Fail, parse_profile)
 import heap_analyze_tests  # noqa: E402  (build/hprof heap: retained sizes, paths to GC roots)
 JVM_TESTS += heap_analyze_tests.make_tests(Fail, Skip, marked_line)
-import outputs_tests  # noqa: E402  (pprof=, flamegraph=, collapsed=)
-JVM_TESTS += outputs_tests.make_tests(Fail, Skip, parse_profile, H, heap_tests)
 import loop_tests  # noqa: E402  (loop=: a series of files, one per period)
 JVM_TESTS += loop_tests.make_tests(Fail, parse_profile, H, spawn, reap, os.path.join(BUILD, "hprof"))
 import frontend_tests  # noqa: E402  (build/hprof report, convert, diff)
@@ -1816,8 +1855,7 @@ import faults_tests  # noqa: E402  (file size limit, signals, OOM, loaded twice,
 JVM_TESTS += faults_tests.make_tests(Fail, reap, AGENT, os.path.join(BUILD, "hprof"), read, spawn, TIMEOUT, Skip)
 import coexist_tests  # noqa: E402  (beside jdwp, JFR, a -javaagent rewriting classes, another SIGPROF user)
 JVM_TESTS += coexist_tests.make_tests(Fail, parse_profile, final_section, truth_of,
-                                      lambda stderr: times_tests.truth(stderr, Fail),
-                                      times_tests.cpu_time_sections, times_tests.calls_of,
+                                      truths, lambda path, _fail: parse_cpu_time(path), H.calls_of,
                                       spawn, reap, read, contention_truth, check_contention)
 import net_tests  # noqa: E402  (net=, hprof listen, hprof run)
 JVM_TESTS += net_tests.make_tests(Fail, parse_profile, spawn, reap)
@@ -1826,9 +1864,6 @@ _jvmpi_jvm_tests, _jvmpi_nojdk_tests = jvmpi_tests.make_tests(Fail, Skip, asan_e
 JVM_TESTS += _jvmpi_jvm_tests
 import profile_cmd_tests  # noqa: E402  (build/hprof profile, list; hprof run's defaults)
 JVM_TESTS += profile_cmd_tests.make_tests(Fail, spawn, reap, parse_profile)
-import attach_tests  # noqa: E402  (attach, start/stop/dump/reset/status)
-JVM_TESTS += attach_tests.make_tests(Fail, Skip, parse_profile, spawn, reap,
-                                     (ASAN_AGENT, asan_env(), build_asan_agent) if asan_env() else None)
 
 # The class-file rewriter, end to end through build/hprof-bci (tests/bci/).
 sys.path.insert(0, os.path.join(TESTS_DIR, "bci"))

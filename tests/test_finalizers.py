@@ -29,8 +29,8 @@ import time
 import pytest
 
 import heap_tests
-import times_tests
-from run import Fail, Run, truth_fields
+from hprof_text import calls_of
+from run import Fail, Run, parse_cpu_time, truth_fields
 
 ROUNDS, PER_ROUND = 20, 50_000
 N = ROUNDS * PER_ROUND
@@ -81,16 +81,16 @@ def test_finalizers(ctx):
     _, t, cpu, rss = run_measured(ctx, "cpu=times,cutoff=0,file=" + path, "times")
     notes.append("cpu=times: %.2fx CPU, %.2fx peak RSS, backlog max %d, paced %d ms"
                  % (cpu / cpu0, rss / rss0, t["backlog_max"], t["paced_ms"]))
-    rows = times_tests.cpu_time_sections(path, Fail)[-1][1]
+    rows = parse_cpu_time(path)[-1][1]
     for m in ("Finalizers$Finalizable.<init>", "Finalizers$Finalizable.init", "Finalizers$Finalizable.finalize"):
-        got = times_tests.calls_of(rows, m)
+        got = calls_of(rows, m)
         if got != N:
             problems.append("cpu=times: %s %d calls, expected exactly %d" % (m, got, N))
     # Only the Finalizer thread (a service thread) calls these: the JDK's
     # own methods are not recorded there.
     for m in ("java.lang.ref.ReferenceQueue.remove", "java.lang.ref.Finalizer.runFinalizer",
               "java.lang.ref.ReferenceQueue.enqueue"):
-        got = times_tests.calls_of(rows, m)
+        got = calls_of(rows, m)
         if got != 0:
             problems.append("cpu=times: %s recorded %d times on the JVM's service threads" % (m, got))
 
@@ -139,9 +139,9 @@ def test_finalizer_empty(ctx):
     if t["after_empty"] - t["finalizers_before"] > 100:
         problems.append("%d objects whose finalize() is empty made %d Finalizers: the inserted calls "
                         "made the empty finalizer non-empty" % (n, t["after_empty"] - t["finalizers_before"]))
-    rows = times_tests.cpu_time_sections(path, Fail)[-1][1]
+    rows = parse_cpu_time(path)[-1][1]
     for m in ("EmptyFinalizer$Base.<init>", "EmptyFinalizer$Empty.<init>", "EmptyFinalizer$Real.<init>"):
-        got = times_tests.calls_of(rows, m)
+        got = calls_of(rows, m)
         if got != n:
             problems.append("cpu=times: %s %d calls, expected exactly %d" % (m, got, n))
     if problems:
