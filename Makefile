@@ -41,7 +41,7 @@ AGENT_SRC = $(PURE_SRC) $(SAMPLER_SRC) src/cpu/native_libs.c src/cpu/native_name
 TRACKER_JAVA = $(wildcard src/agent/java/java/lang/*.java)
 # build/hprof, the command-line tool: the attach client and its helpers are
 # pure C (no JVMTI) and unit-tested too; hprof_main.c is the command front.
-CLI_SRC   = src/cli/attach.c src/cli/perfdata.c src/cli/tempfiles.c src/cli/listen.c src/cli/jvm_list.c
+CLI_SRC   = src/cli/attach.c src/cli/perfdata.c src/cli/tempfiles.c src/cli/listen.c src/cli/listen_series.c src/cli/jvm_list.c
 # The front end's analysis (hprof report, convert, diff): readers of HPROF
 # text and binary files into src/profile's model, and the commands over them;
 # pure C, unit-tested. text_writer (and the tables it reads) writes --to text.
@@ -175,10 +175,10 @@ bench-jvmpi: all jvmpi-test-agents
 
 # The command-line tool: attaches to a running JVM (HotSpot's attach protocol,
 # in C) and tells the agent what to do (src/cli/hprof_main.c). No JDK needed.
-build/hprof: src/cli/hprof_main.c $(CLI_SRC) $(FRONT_SRC) src/output/net_sink.c src/output/profile_outputs.c $(HEADERS) Makefile
+build/hprof: src/cli/hprof_main.c $(CLI_SRC) $(FRONT_SRC) src/output/net_sink.c src/output/series.c src/output/profile_outputs.c $(HEADERS) Makefile
 	@mkdir -p build
 	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ src/cli/hprof_main.c $(CLI_SRC) $(FRONT_SRC) src/output/net_sink.c \
-	    src/output/profile_outputs.c -lpthread -lm -lz
+	    src/output/series.c src/output/profile_outputs.c -lpthread -lm -lz
 
 # A stand-in agent for tests/test_attach_cli.py: answers build/hprof's
 # commands through the reply file without being the real agent.
@@ -250,7 +250,7 @@ FUZZ_TIME  ?= 100
 FUZZ_SRC_bci           = $(BCI_SRC)
 FUZZ_SRC_options       = src/options/options.c src/options/class_filter.c src/output/series.c $(FORMATS_SRC)
 FUZZ_SRC_attach        = $(CLI_SRC) src/options/options.c src/options/class_filter.c src/output/net_sink.c src/output/series.c $(FORMATS_SRC)
-FUZZ_SRC_net           = src/cli/listen.c src/output/net_sink.c
+FUZZ_SRC_net           = src/cli/listen.c src/cli/listen_series.c src/output/net_sink.c src/output/series.c
 FUZZ_SRC_text_reader   = $(FRONT_SRC)
 FUZZ_SRC_binary_reader = $(FRONT_SRC)
 FUZZ_SRC_jfr_reader    = $(FRONT_SRC)

@@ -260,7 +260,10 @@ static int report_open_net(report_file *r, const hprof_options *opt, char *err, 
     snprintf(r->path, sizeof r->path, "net=%s", opt->net);
     char why[512];
     net_sink_config config = net_sink_default_config();
+    config.series = opt->loop_ms != 0;
     r->net = net_report_open(opt->net, &config, &r->out, why, sizeof why);
+    if (r->net && config.series)
+        net_report_period(r->net, agent.series.now, agent.series.pid);
     if (r->net == NULL) {
         const char *port = strrchr(opt->net, ':') + 1;
         snprintf(err, errlen, "hprof: net=%.300s: %.400s. Start `hprof listen --port %.8s -o FILE` there first "
@@ -376,6 +379,8 @@ static void report_close(report_file *r)
  * HPROF's default name with the pid (java.hprof.<pid>.txt, java.hprof.<pid>). */
 static int report_open_fallback(report_file *r, char *err, size_t errlen)
 {
+    if (agent.opt.loop_ms)             /* the period running's file=, and the series goes on there */
+        return report_open(r, &agent.opt, period_options(&agent.opt)->file, agent.opt.force, err, errlen);
     if (agent.opt.file_given)
         return report_open(r, &agent.opt, agent.opt.file, agent.opt.force, err, errlen);
     char name[OPTIONS_PATH_MAX + 64];
@@ -815,18 +820,36 @@ static void delete_period(series_period p)
  * waits in its queue and counts in the next period, never in none. */
 static void period_end(JNIEnv *jni)
 {
-    dump_into(&agent.report, "loop", 0, jni);
-    report_close(&agent.report);
+    report_file *r = &agent.report;
+    dump_into(r, "loop", 0, jni);
+    /* net=: the connection stays; the period's report ends in the stream,
+     * and the next one starts with writers of its own (header, records). */
+    int streaming = r->net != NULL;
+    if (streaming) {
+        if (r->format == 'b' && hb_close(&r->bin) != 0)
+            r->write_failed = 1;
+        text_writer_free(&r->text);
+        r->header_written = 0;
+    } else {
+        report_close(r);
+    }
     if (!agent.opt.loop_cumulative)
         reset_collectors(jni);
     series_period drop;
     if (series_next(&agent.series, time(NULL), &drop))
         delete_period(drop);
     char err[1024];
-    if (report_open_main(&agent.report, &agent.opt, err, sizeof err) != 0)
+    if (streaming) {
+        int marked = net_report_period(r->net, agent.series.now, agent.series.pid) == 0;
+        if (report_start_writers(r, &agent.opt, err, sizeof err) != 0 || !marked) {
+            if (marked)
+                net_report_give_up(r->net, err);
+            report_listener_gone(r);  /* the period goes on in a local file */
+        }
+    } else if (report_open(r, &agent.opt, period_options(&agent.opt)->file, agent.opt.force, err, sizeof err) != 0) {
         say("%s; this period's report is not written (loop=)", err);
-    else
-        report_header(&agent.report);
+    }
+    report_header(r);
     /* A fixed rate; after a stall (a long heap dump) the next period is a whole one. */
     int64_t now = net_now_ms();
     agent.period_due_ms += agent.opt.loop_ms;

@@ -96,8 +96,9 @@ static const command COMMANDS[] = {
     { "run",    NULL,     "[options] [--] java ARGS...",
       "run java with the agent (-agentpath inserted; exit status is java's); without options: "
       "cpu=samples and a flame graph hprof-<pid>.html", run_program },
-    { "listen", NULL,     "[--port N] [--bind ADDR] -o FILE",
-      "receive a net= agent's report into FILE, live summary on a terminal", run_listen },
+    { "listen", NULL,     "[--port N] [--bind ADDR] [--keep N] -o FILE",
+      "receive a net= agent's report into FILE (with loop=: a file per period), live summary on a terminal",
+      run_listen },
     { "help",   NULL,     "", "print this text", run_help },
 };
 #define N_COMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])

@@ -5,7 +5,9 @@
  * what it sends, src/output/net_sink.h), writes the report bytes to a file,
  * and shows the agent's live summaries: redrawn on a terminal, a line at
  * connect and at the end otherwise. A sender that does not answer the
- * greeting (an old-style one) is recorded raw, every byte as it came.
+ * greeting (an old-style one) is recorded raw, every byte as it came. An
+ * agent with loop= sends a series: each period's report goes to a file of
+ * its own, named from -o (listen_series.h).
  */
 #ifndef HPROF_CLI_LISTEN_H
 #define HPROF_CLI_LISTEN_H
@@ -15,8 +17,9 @@
 #include <stdio.h>
 
 #define LISTEN_DEFAULT_PORT 9999
+#define PERIOD_FRAME_MAX    256        /* a 'P' frame's text is far shorter */
 
-/* hprof listen [--port N] [--bind ADDR] -o FILE: the exit status. */
+/* hprof listen [--port N] [--bind ADDR] [--keep N] -o FILE: the exit status. */
 int listen_main(int argc, char **argv);
 
 /* hprof run [options] [--] java ARGS...: execs java with
@@ -29,13 +32,15 @@ typedef struct frame_handler {
     int  (*data)(void *ctx, const void *bytes, size_t n);    /* 'D': 0, or -1 to stop */
     void (*live)(void *ctx, const char *text);               /* 'L', whole */
     void (*end)(void *ctx);                                  /* 'E' */
+    int  (*period)(void *ctx, const char *text);             /* 'P', whole: 0, or -1 to stop;
+                                                                NULL: not a series, 'P' refused */
 } frame_handler;
 
 typedef struct frame_reader {
     unsigned char header[5];
     size_t        header_got;
     uint32_t      len, got;        /* the current frame's payload */
-    char          live[16384];     /* an 'L' frame's text; longer ones are cut */
+    char          live[16384];     /* an 'L' or 'P' frame's text; longer 'L' ones are cut */
     int           ended;
     char          error[128];
 } frame_reader;

@@ -297,11 +297,6 @@ static int check_loop(const hprof_options *o, char *err, size_t errlen)
         }
         return 0;
     }
-    if (o->net[0]) {
-        set_err(err, errlen, "hprof: option 'loop=' cannot be used with 'net=': a stream has no files to "
-                "rotate; use file= (and pprof=, ...) with loop=, or net= without it");
-        return -1;
-    }
     if (o->file[0] && series_check_name("file", o->file, OPTIONS_PATH_MAX, err, errlen) != 0)
         return -1;
     for (uint32_t i = 0; i < format_count(); i++)

@@ -3,16 +3,25 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define SHIP_CHUNK (64u << 10)
 
+/* A period frame to send once the spool is shipped up to `at`. */
+typedef struct period_mark {
+    uint64_t at;
+    char     text[96];
+} period_mark;
+
 struct net_report {
-    net_sink *sink;
-    FILE     *spool;
-    uint64_t  shipped;            /* spool bytes already queued */
+    net_sink   *sink;
+    FILE       *spool;
+    uint64_t    shipped;          /* spool bytes already queued */
+    period_mark marks[NET_PERIODS_BEHIND];    /* a ring, oldest at marks_head */
+    unsigned    marks_n, marks_head;
 };
 
 /* An unlinked temporary file: nothing to clean up, whatever happens. */
@@ -73,8 +82,24 @@ static int64_t ship(net_report *n, int64_t deadline_ms)
     if (end < 0)
         return -1;
     static unsigned char chunk[SHIP_CHUNK];    /* one shipper at a time: the agent's lock */
-    while (n->shipped < (uint64_t)end) {
-        ssize_t got = pread(fileno(n->spool), chunk, sizeof chunk, (off_t)n->shipped);
+    for (;;) {
+        /* A period's frame goes once every byte before it is queued. */
+        const period_mark *mark = n->marks_n ? &n->marks[n->marks_head] : NULL;
+        if (mark && mark->at == n->shipped) {
+            if (!net_sink_control(n->sink, NET_FRAME_PERIOD, mark->text, deadline_ms)) {
+                if (deadline_ms >= 0)
+                    return -1;
+                break;
+            }
+            n->marks_head = (n->marks_head + 1) % NET_PERIODS_BEHIND;
+            n->marks_n--;
+            continue;
+        }
+        uint64_t limit = mark ? mark->at : (uint64_t)end;
+        if (n->shipped >= limit)
+            break;
+        size_t want = limit - n->shipped < sizeof chunk ? (size_t)(limit - n->shipped) : sizeof chunk;
+        ssize_t got = pread(fileno(n->spool), chunk, want, (off_t)n->shipped);
         if (got <= 0)
             return -1;
         if (deadline_ms >= 0) {
@@ -88,13 +113,14 @@ static int64_t ship(net_report *n, int64_t deadline_ms)
         if (taken < (size_t)got)
             break;
     }
-    if (n->shipped == (uint64_t)end && end > 0) {
+    if (n->shipped == (uint64_t)end && end > 0 && n->marks_n == 0) {
         /* All queued: start the spool over, so that it never holds more
          * than what the listener has yet to take. */
         if (fseeko(n->spool, 0, SEEK_SET) == 0 && ftruncate(fileno(n->spool), 0) == 0)
             n->shipped = 0;
     }
-    return (int64_t)end - (int64_t)n->shipped;
+    /* A period frame not yet queued waits too. */
+    return (int64_t)end - (int64_t)n->shipped + (n->marks_n ? 1 : 0);
 }
 
 uint64_t net_report_ship(net_report *n)
@@ -111,6 +137,34 @@ int net_report_finish(net_report *n, int64_t deadline_ms, char *reason, size_t s
         return -1;
     }
     return net_sink_finish(n->sink, deadline_ms, reason, size);
+}
+
+int net_report_period(net_report *n, series_period p, long pid)
+{
+    if (n->marks_n == NET_PERIODS_BEHIND) {
+        char why[128];
+        snprintf(why, sizeof why, "it fell %d periods behind", NET_PERIODS_BEHIND);
+        net_sink_give_up(n->sink, why);
+        return -1;
+    }
+    off_t end = fflush(n->spool) == 0 ? ftello(n->spool) : -1;
+    if (end < 0) {
+        char why[160];
+        snprintf(why, sizeof why, "the spool file could not be written: %s", strerror(errno));
+        net_sink_give_up(n->sink, why);
+        return -1;
+    }
+    period_mark *m = &n->marks[(n->marks_head + n->marks_n++) % NET_PERIODS_BEHIND];
+    m->at = (uint64_t)end;
+    snprintf(m->text, sizeof m->text, "seq %" PRIu64 "\nstart %" PRIdMAX "\npid %ld\n", p.seq, (intmax_t)p.start,
+             pid);
+    net_report_ship(n);
+    return 0;
+}
+
+void net_report_give_up(net_report *n, const char *reason)
+{
+    net_sink_give_up(n->sink, reason);
 }
 
 int net_report_dead(net_report *n, char *reason, size_t size)

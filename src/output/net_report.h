@@ -7,6 +7,13 @@
  * into the sink's bounded queue as room allows (net_report_ship, never
  * waiting), and the spool is emptied once all of it is queued.
  *
+ * With loop= (a series, net_sink_config.series) each period's report
+ * follows a period frame: net_report_period marks where in the spool the
+ * next period begins, and the shipper sends the frame when it gets there,
+ * so the listener sees every byte of a period between its frame and the
+ * next. Marks wait in a small ring: a listener that falls NET_PERIODS_BEHIND
+ * periods behind is given up, as one that stalls is.
+ *
  * Pure C; no JVMTI.
  */
 #ifndef HPROF_NET_REPORT_H
@@ -16,6 +23,10 @@
 #include <stdio.h>
 
 #include "net_sink.h"
+#include "series.h"
+
+/* Periods whose start the listener may still be waiting for. */
+#define NET_PERIODS_BEHIND 8
 
 typedef struct net_report net_report;
 
@@ -32,6 +43,14 @@ uint64_t net_report_ship(net_report *n);
 /* The end: everything shipped and delivered by deadline_ms (net_now_ms
  * clock); 0, or -1 with the reason. */
 int net_report_finish(net_report *n, int64_t deadline_ms, char *reason, size_t size);
+
+/* Period p of process pid begins at the spool's end (a series). 0, or -1
+ * when the listener is NET_PERIODS_BEHIND periods behind: it is then given
+ * up (net_report_dead says why). */
+int net_report_period(net_report *n, series_period p, long pid);
+
+/* Gives the listener up with this reason (a period that cannot be sent). */
+void net_report_give_up(net_report *n, const char *reason);
 
 /* 1 if the listener is gone (reason said). */
 int net_report_dead(net_report *n, char *reason, size_t size);

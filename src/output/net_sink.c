@@ -156,8 +156,9 @@ int net_connect(const char *host_port, int timeout_ms, char *err, size_t errlen)
 
 /* ------------------------------------------------------------ greeting */
 
-/* The listener's first line, if it sends one within wait_ms: 1 for ours,
- * 0 for none (or something else: an old-style peer), -1 if it closed. */
+/* The listener's first line, if it sends one within wait_ms: the protocol
+ * version of ours (1 or more), 0 for none (or something else: an old-style
+ * peer), -1 if it closed. */
 static int read_greeting(int fd, int wait_ms)
 {
     char line[INBOX_MAX];
@@ -180,7 +181,10 @@ static int read_greeting(int fd, int wait_ms)
             got++;
     }
     line[got] = '\0';
-    return strncmp(line, "HPROF-LISTEN ", 13) == 0 && line[got ? got - 1 : 0] == '\n';
+    if (strncmp(line, "HPROF-LISTEN ", 13) != 0 || line[got ? got - 1 : 0] != '\n')
+        return 0;
+    long version = strtol(line + 13, NULL, 10);
+    return version < 1 ? 1 : version > 1000 ? 1000 : (int)version;
 }
 
 /* Sends all of a short message within wait_ms. */
@@ -334,12 +338,19 @@ net_sink *net_sink_start(int fd, const net_sink_config *cfg, char *err, size_t e
     int greeted = read_greeting(fd, cfg->greeting_ms);
     if (greeted < 0)
         snprintf(err, errlen, "the listener closed the connection at once");
-    else if (greeted && send_short(fd, NET_STREAM_HELLO, cfg->stall_ms) != 0)
+    else if (cfg->series && greeted == 0)
+        snprintf(err, errlen, "the peer is not `hprof listen` (it sent no greeting), and loop= sends a series of "
+                 "reports that only `hprof listen` writes as files");
+    else if (cfg->series && greeted < NET_SERIES_VERSION)
+        snprintf(err, errlen, "the `hprof listen` there is too old to write loop='s series (its protocol is %d, "
+                 "a series needs %d): run this hprof's `hprof listen` there, or drop loop=", greeted,
+                 NET_SERIES_VERSION);
+    else if (greeted && send_short(fd, cfg->series ? NET_SERIES_HELLO : NET_STREAM_HELLO, cfg->stall_ms) != 0)
         snprintf(err, errlen, "cannot answer the listener: %s", strerror(errno));
     else if (s->wake_fd < 0)
         snprintf(err, errlen, "eventfd: %s", strerror(errno));
     else {
-        s->framed = greeted;
+        s->framed = greeted > 0;
         /* Our thread must take no signal meant for the JVM's threads. */
         sigset_t all, old;
         sigfillset(&all);
@@ -422,19 +433,44 @@ size_t net_sink_offer(net_sink *s, const void *data, size_t len)
     return taken;
 }
 
-int net_sink_live(net_sink *s, const char *text)
+/* Waits for a change until deadline; 0, or -1 once the deadline passed. */
+static int wait_locked(net_sink *s, int64_t deadline_ms)
+{
+    if (net_now_ms() >= deadline_ms)
+        return -1;
+    struct timespec ts = { .tv_sec = deadline_ms / 1000, .tv_nsec = (long)(deadline_ms % 1000) * 1000000L };
+    pthread_cond_timedwait(&s->changed, &s->lock, &ts);
+    return 0;
+}
+
+int net_sink_control(net_sink *s, char type, const char *text, int64_t deadline_ms)
 {
     size_t len = strlen(text);
-    if (!s->framed || len == 0 || len > NET_FRAME_MAX)
+    if (!s->framed || len > NET_FRAME_MAX)
         return 0;
     pthread_mutex_lock(&s->lock);
+    while (deadline_ms >= 0 && !s->dead && room_locked(s) < len)
+        if (wait_locked(s, deadline_ms) != 0)
+            mark_dead_locked(s, TOO_SLOW);
     int queued = !s->dead && room_locked(s) >= len;
     if (queued)
-        put_frame_locked(s, NET_FRAME_LIVE, text, len);
+        put_frame_locked(s, type, text, len);
     pthread_mutex_unlock(&s->lock);
     if (queued)
         wake_sender(s);
     return queued;
+}
+
+void net_sink_give_up(net_sink *s, const char *reason)
+{
+    pthread_mutex_lock(&s->lock);
+    mark_dead_locked(s, reason);
+    pthread_mutex_unlock(&s->lock);
+}
+
+int net_sink_live(net_sink *s, const char *text)
+{
+    return text[0] != '\0' && net_sink_control(s, NET_FRAME_LIVE, text, -1);
 }
 
 int net_sink_dead(net_sink *s, char *reason, size_t size)
@@ -445,16 +481,6 @@ int net_sink_dead(net_sink *s, char *reason, size_t size)
         snprintf(reason, size, "%s", s->reason);
     pthread_mutex_unlock(&s->lock);
     return dead;
-}
-
-/* Waits for a change until deadline; 0, or -1 once the deadline passed. */
-static int wait_locked(net_sink *s, int64_t deadline_ms)
-{
-    if (net_now_ms() >= deadline_ms)
-        return -1;
-    struct timespec ts = { .tv_sec = deadline_ms / 1000, .tv_nsec = (long)(deadline_ms % 1000) * 1000000L };
-    pthread_cond_timedwait(&s->changed, &s->lock, &ts);
-    return 0;
 }
 
 int net_sink_write(net_sink *s, const void *data, size_t len, int64_t deadline_ms)

@@ -9,15 +9,22 @@
  * end, waits for the listener, within a deadline.
  *
  * The protocol (the listener is `hprof listen`, src/cli/listen.c):
- *   listener -> agent  "HPROF-LISTEN 1\n" right after accept
- *   agent -> listener  "HPROF-STREAM 1\n", then frames: 1 byte type, 4 bytes
- *                      big-endian payload length, payload:
+ *   listener -> agent  "HPROF-LISTEN 2\n" right after accept (2: it writes
+ *                      series; an older one says 1)
+ *   agent -> listener  "HPROF-STREAM 1\n" (one report) or, with loop=,
+ *                      "HPROF-STREAM 2\n" (a series), then frames: 1 byte
+ *                      type, 4 bytes big-endian payload length, payload:
  *                        'D' report bytes, as the file would hold them
  *                        'L' a live summary, lines of text
+ *                        'P' (series only) a period begins: "seq <n>\n
+ *                            start <unix seconds>\npid <pid>\n"; the 'D'
+ *                            bytes up to the next 'P' or 'E' are its whole
+ *                            report, so the next 'P' completes it
  *                        'E' the end (empty)
  *   listener -> agent  "HPROF-SAVED\n" once the report is safe in its file
  * A listener that sends no greeting within the wait (nc -l, HPROF's old
- * front ends) gets the raw report bytes and nothing else.
+ * front ends) gets the raw report bytes and nothing else. A series needs a
+ * listener of protocol 2: the agent refuses any other at connection.
  *
  * Pure C and pthreads; no JVMTI.
  */
@@ -27,13 +34,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define NET_GREETING      "HPROF-LISTEN 1\n"
+#define NET_GREETING      "HPROF-LISTEN 2\n"
 #define NET_STREAM_HELLO  "HPROF-STREAM 1\n"
+#define NET_SERIES_HELLO  "HPROF-STREAM 2\n"
+#define NET_SERIES_VERSION 2          /* the first listener protocol that writes series */
 #define NET_SAVED         "HPROF-SAVED\n"
 #define NET_FRAME_HEADER  5
 #define NET_FRAME_DATA    'D'
 #define NET_FRAME_LIVE    'L'
 #define NET_FRAME_END     'E'
+#define NET_FRAME_PERIOD  'P'
 #define NET_FRAME_MAX     (1u << 20)     /* largest payload either side sends or accepts */
 
 typedef struct net_sink net_sink;
@@ -43,6 +53,7 @@ typedef struct net_sink_config {
     int    greeting_ms;      /* how long to wait for the listener's greeting */
     int    stall_ms;         /* queued bytes and no progress this long: the listener is dead */
     int    watch_ms;         /* how often an idle sender looks at the socket */
+    int    series;           /* loop=: a series, for a listener of NET_SERIES_VERSION or later only */
 } net_sink_config;
 
 typedef struct net_sink_stats {
@@ -65,6 +76,15 @@ int net_sink_framed(const net_sink *s);
 /* Queues up to len report bytes without waiting; returns how many it took
  * (0 when the queue is full or the listener is gone). */
 size_t net_sink_offer(net_sink *s, const void *data, size_t len);
+
+/* A control frame (a period's start, framed mode only), queued whole:
+ * without waiting (deadline_ms < 0: 0 when it does not fit now), or waiting
+ * for room until deadline_ms (net_now_ms clock; the sink is dead if it
+ * passes). 1 if queued. */
+int net_sink_control(net_sink *s, char type, const char *text, int64_t deadline_ms);
+
+/* Gives the listener up (the sink is then dead) with this reason. */
+void net_sink_give_up(net_sink *s, const char *reason);
 
 /* A live summary frame, framed mode only; dropped when it does not fit
  * (a later one replaces it). Returns 1 if queued. */
