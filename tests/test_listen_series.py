@@ -42,7 +42,7 @@ import time
 
 from run import BUILD, Fail, parse_profile, reap, spawn
 import hprof_reader
-import outputs_tests
+import pprof_reader
 
 HPROF = os.path.join(BUILD, "hprof")
 INTERVAL_NS = 10 * 1000 * 1000
@@ -158,7 +158,7 @@ def test_listen_series(ctx):
         sum_ab += a + b
         shown.append("%d:%d" % (k, total))
         if k in pprofs:
-            pp = outputs_tests.read_pprof(pprofs[k], Fail).total("samples")
+            pp = pprof_reader.read_pprof(pprofs[k]).total("samples")
             if pp != total:
                 problems.append("period %d: the listener's text has %d samples, the agent's pprof %d"
                                 % (k, total, pp))
