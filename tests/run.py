@@ -1852,9 +1852,6 @@ NOJDK_TESTS = [("parser_selftest", t_parser_selftest), ("hprof_reader_selftest",
                ("docs_check", t_docs_check)] \
     + bcitests.NOJDK_TESTS + _jvmpi_nojdk_tests
 
-import fuzz_tests  # noqa: E402  (bounded runs of every fuzz target, tests/fuzz)
-NOJDK_TESTS += fuzz_tests.make_tests(Fail, ROOT, lambda cmd, log, timeout: sh(cmd, log, timeout), read, tail)
-
 import formats_tests  # noqa: E402  (convert into every format: the bytes recorded before the table of formats)
 NOJDK_TESTS += formats_tests.make_tests(Fail, ROOT, lambda cmd, log, timeout: sh(cmd, log, timeout), read, tail)
 
