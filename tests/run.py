@@ -1852,9 +1852,6 @@ NOJDK_TESTS = [("parser_selftest", t_parser_selftest), ("hprof_reader_selftest",
                ("docs_check", t_docs_check)] \
     + bcitests.NOJDK_TESTS + _jvmpi_nojdk_tests
 
-import formats_tests  # noqa: E402  (convert into every format: the bytes recorded before the table of formats)
-NOJDK_TESTS += formats_tests.make_tests(Fail, ROOT, lambda cmd, log, timeout: sh(cmd, log, timeout), read, tail)
-
 import writer_tests  # noqa: E402  (pprof, collapsed and flame graph output read by go tool pprof, flamegraph.pl, Chromium)
 NOJDK_TESTS += writer_tests.make_tests(Fail, Skip, ROOT, lambda cmd, log, timeout=600: sh(cmd, log, timeout))
 
