@@ -1850,9 +1850,6 @@ NOJDK_TESTS = [("parser_selftest", t_parser_selftest), ("hprof_reader_selftest",
                ("docs_check", t_docs_check)] \
     + bcitests.NOJDK_TESTS + _jvmpi_nojdk_tests
 
-import writer_tests  # noqa: E402  (pprof, collapsed and flame graph output read by go tool pprof, flamegraph.pl, Chromium)
-NOJDK_TESTS += writer_tests.make_tests(Fail, Skip, ROOT, lambda cmd, log, timeout=600: sh(cmd, log, timeout))
-
 
 # ================================================================== helpers of the runs
 
