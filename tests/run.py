@@ -36,6 +36,7 @@ TIMEOUT = 120
 sys.dont_write_bytecode = True
 sys.path.insert(0, TESTS_DIR)
 import hprof_text as H  # noqa: E402
+from jdwp import JDWP_SERVER  # noqa: E402
 
 
 class Fail(Exception):
@@ -1672,7 +1673,7 @@ def t_asan_agent(ctx):
     if ctx.jdk_name != "jdk17":
         # monitor=y's handlers of the mount events (breakpoints left to jdwp).
         runs.append(("VirtualContention", ["virtual", "200", "1"], "monitor=y,file=%s" % ctx.path("vc.hprof.txt"),
-                     vthread_parks, ["-Djdk.virtualThreadScheduler.parallelism=2", coexist_tests.JDWP_SERVER]))
+                     vthread_parks, ["-Djdk.virtualThreadScheduler.parallelism=2", JDWP_SERVER]))
     for run in runs:
         main, args, opts, check = run[:4]
         r = ctx.run(main, args, agent=opts, agent_path=ASAN_AGENT, env=env, jvm=run[4] if len(run) > 4 else (),
@@ -1810,11 +1811,6 @@ import jfr_tests  # noqa: E402  (build/hprof reading the JVM's own JFR recording
 JVM_TESTS += jfr_tests.make_tests(Fail)
 import faults_tests  # noqa: E402  (file size limit, signals, OOM, loaded twice, -Xcheck:jni)
 JVM_TESTS += faults_tests.make_tests(Fail, reap, AGENT, os.path.join(BUILD, "hprof"), read, spawn, TIMEOUT, Skip)
-import coexist_tests  # noqa: E402  (beside jdwp, JFR, a -javaagent rewriting classes, another SIGPROF user)
-JVM_TESTS += coexist_tests.make_tests(Fail, parse_profile, final_section, truth_of,
-                                      lambda stderr: times_tests.truth(stderr, Fail),
-                                      times_tests.cpu_time_sections, times_tests.calls_of,
-                                      spawn, reap, read, contention_truth, check_contention)
 import net_tests  # noqa: E402  (net=, hprof listen, hprof run)
 JVM_TESTS += net_tests.make_tests(Fail, parse_profile, spawn, reap)
 import jvmpi_tests  # noqa: E402  (build/libjvmpi.so running JVMPI agents)

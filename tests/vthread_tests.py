@@ -93,7 +93,7 @@ import time
 
 import attach_tests
 import heap_tests
-from coexist_tests import JDWP_SERVER
+from jdwp import JDWP_SERVER
 
 VT_MON = "VirtualContention$MonLock"
 NONFAIR = "java.util.concurrent.locks.ReentrantLock$NonfairSync"
