@@ -1816,8 +1816,6 @@ JVM_TESTS += net_tests.make_tests(Fail, parse_profile, spawn, reap)
 import jvmpi_tests  # noqa: E402  (build/libjvmpi.so running JVMPI agents)
 _jvmpi_jvm_tests, _jvmpi_nojdk_tests = jvmpi_tests.make_tests(Fail, Skip, asan_env())
 JVM_TESTS += _jvmpi_jvm_tests
-import profile_cmd_tests  # noqa: E402  (build/hprof profile, list; hprof run's defaults)
-JVM_TESTS += profile_cmd_tests.make_tests(Fail, spawn, reap, parse_profile)
 import attach_tests  # noqa: E402  (attach, start/stop/dump/reset/status)
 JVM_TESTS += attach_tests.make_tests(Fail, Skip, parse_profile, spawn, reap,
                                      (ASAN_AGENT, asan_env(), build_asan_agent) if asan_env() else None)
