@@ -203,7 +203,7 @@ build/tests/libvirtual_pinning.so: build/.jdk-ok tests/jni/virtual_pinning.c Mak
 	$(CC) $(BASE) $(CFLAGS) $(JNI_CFLAGS) -shared -o $@ tests/jni/virtual_pinning.c
 
 # Writes known and synthetic profiles through the pprof, collapsed and flame
-# graph writers, for tests/writer_tests.py (go tool pprof, flamegraph.pl,
+# graph writers, for tests/test_writers.py (go tool pprof, flamegraph.pl,
 # Chromium) and bench/writers.
 build/tests/profile_writers: tests/writers/profile_writers.c $(PROFILE_SRC) $(HEADERS) Makefile
 	@mkdir -p build/tests

@@ -3,8 +3,9 @@
 Fixtures: `built` (the agent, build/hprof and the JVMPI layer, made once by
 `make`), `java_classes` (tests/java/*.java compiled once), `jdk` (parametrized
 by JDK: items test_<name>[jdk17] and [jdk25], skipped with the reason where that
-JDK is absent) and `ctx` (a run.Ctx: the JDK, an empty output directory
-build/tests/out/<name>-<jdk>/ and the notes printed under the test's line).
+JDK is absent), `ctx` (a run.Ctx: the JDK, an empty output directory
+build/tests/out/<name>-<jdk>/ and the notes printed under the test's line) and
+`nojdk_ctx` (the same for a test without a JVM: build/tests/out/<name>/).
 
 Tests come from three places:
 - test_*.py modules: plain pytest tests that ask for those fixtures;
@@ -133,6 +134,20 @@ def ctx(request, jdk, built, java_classes):
         shutil.rmtree(out)
     os.makedirs(out)
     c = run.Ctx(name, jdk.name, jdk.home, out)
+    request.node.hprof_ctx = c
+    return c
+
+
+@pytest.fixture
+def nojdk_ctx(request):
+    """A run.Ctx for a test without a JVM: no JDK, its output directory
+    build/tests/out/<name>/ emptied, its notes printed under its line."""
+    name = registered_name(request.node)
+    out = os.path.join(run.OUT, re.sub(r"[^\w.=-]", "_", name))
+    if os.path.isdir(out):
+        shutil.rmtree(out)
+    os.makedirs(out)
+    c = run.Ctx(name, None, None, out)
     request.node.hprof_ctx = c
     return c
 

@@ -240,7 +240,7 @@ import signal
 import subprocess
 import time
 
-from coexist_tests import JDWP_SERVER
+from jdwp import JDWP_SERVER
 
 TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(TESTS_DIR)

@@ -36,6 +36,7 @@ TIMEOUT = 120
 sys.dont_write_bytecode = True
 sys.path.insert(0, TESTS_DIR)
 import hprof_text as H  # noqa: E402
+from jdwp import JDWP_SERVER  # noqa: E402
 
 
 class Fail(Exception):
@@ -1719,7 +1720,7 @@ def t_asan_agent(ctx):
     if ctx.jdk_name != "jdk17":
         # monitor=y's handlers of the mount events (breakpoints left to jdwp).
         runs.append(("VirtualContention", ["virtual", "200", "1"], "monitor=y,file=%s" % ctx.path("vc.hprof.txt"),
-                     vthread_parks, ["-Djdk.virtualThreadScheduler.parallelism=2", coexist_tests.JDWP_SERVER]))
+                     vthread_parks, ["-Djdk.virtualThreadScheduler.parallelism=2", JDWP_SERVER]))
     for run in runs:
         main, args, opts, check = run[:4]
         r = ctx.run(main, args, agent=opts, agent_path=ASAN_AGENT, env=env, jvm=run[4] if len(run) > 4 else (),
@@ -1841,29 +1842,17 @@ JVM_TESTS = [
 
 import heap_tests  # noqa: E402  (heap=)
 JVM_TESTS += heap_tests.make_tests(Fail, parse_profile, Skip)
-import class_load_tests  # noqa: E402  (why classes were loaded: class records' traces, hprof report)
-JVM_TESTS += class_load_tests.make_tests(Fail, parse_profile)
 import heap_analyze_tests  # noqa: E402  (build/hprof heap: retained sizes, paths to GC roots)
 JVM_TESTS += heap_analyze_tests.make_tests(Fail, Skip, marked_line)
 import loop_tests  # noqa: E402  (loop=: a series of files, one per period)
 JVM_TESTS += loop_tests.make_tests(Fail, parse_profile, H, spawn, reap, os.path.join(BUILD, "hprof"))
-import frontend_tests  # noqa: E402  (build/hprof report, convert, diff)
-JVM_TESTS += frontend_tests.make_tests(Fail, Skip, parse_profile)
 import jfr_tests  # noqa: E402  (build/hprof reading the JVM's own JFR recordings)
 JVM_TESTS += jfr_tests.make_tests(Fail)
-import faults_tests  # noqa: E402  (file size limit, signals, OOM, loaded twice, -Xcheck:jni)
-JVM_TESTS += faults_tests.make_tests(Fail, reap, AGENT, os.path.join(BUILD, "hprof"), read, spawn, TIMEOUT, Skip)
-import coexist_tests  # noqa: E402  (beside jdwp, JFR, a -javaagent rewriting classes, another SIGPROF user)
-JVM_TESTS += coexist_tests.make_tests(Fail, parse_profile, final_section, truth_of,
-                                      truths, lambda path, _fail: parse_cpu_time(path), H.calls_of,
-                                      spawn, reap, read, contention_truth, check_contention)
 import net_tests  # noqa: E402  (net=, hprof listen, hprof run)
 JVM_TESTS += net_tests.make_tests(Fail, parse_profile, spawn, reap)
 import jvmpi_tests  # noqa: E402  (build/libjvmpi.so running JVMPI agents)
 _jvmpi_jvm_tests, _jvmpi_nojdk_tests = jvmpi_tests.make_tests(Fail, Skip, asan_env())
 JVM_TESTS += _jvmpi_jvm_tests
-import profile_cmd_tests  # noqa: E402  (build/hprof profile, list; hprof run's defaults)
-JVM_TESTS += profile_cmd_tests.make_tests(Fail, spawn, reap, parse_profile)
 
 # The class-file rewriter, end to end through build/hprof-bci (tests/bci/).
 sys.path.insert(0, os.path.join(TESTS_DIR, "bci"))
@@ -1886,15 +1875,6 @@ def t_hprof_reader_selftest(ctx):
 NOJDK_TESTS = [("parser_selftest", t_parser_selftest), ("hprof_reader_selftest", t_hprof_reader_selftest),
                ("docs_check", t_docs_check)] \
     + bcitests.NOJDK_TESTS + _jvmpi_nojdk_tests
-
-import fuzz_tests  # noqa: E402  (bounded runs of every fuzz target, tests/fuzz)
-NOJDK_TESTS += fuzz_tests.make_tests(Fail, ROOT, lambda cmd, log, timeout: sh(cmd, log, timeout), read, tail)
-
-import formats_tests  # noqa: E402  (convert into every format: the bytes recorded before the table of formats)
-NOJDK_TESTS += formats_tests.make_tests(Fail, ROOT, lambda cmd, log, timeout: sh(cmd, log, timeout), read, tail)
-
-import writer_tests  # noqa: E402  (pprof, collapsed and flame graph output read by go tool pprof, flamegraph.pl, Chromium)
-NOJDK_TESTS += writer_tests.make_tests(Fail, Skip, ROOT, lambda cmd, log, timeout=600: sh(cmd, log, timeout))
 
 
 # ================================================================== helpers of the runs

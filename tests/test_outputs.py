@@ -444,7 +444,7 @@ def flamegraph_names(path):
 
 
 def test_outputs_lambdas(ctx):
-    import frontend_tests
+    import hprof_report
     lambda_names = []
     for run in (1, 2):
         paths = {k: ctx.path("lambdas%d.%s" % (run, ext)) for k, ext in
@@ -477,11 +477,11 @@ def test_outputs_lambdas(ctx):
         lambda_names.append(names["text"])
     if lambda_names[0] != lambda_names[1]:
         pytest.fail("the lambda frames are named differently in two runs: %s and %s" % tuple(lambda_names))
-    d = subprocess.run([frontend_tests.HPROF, "diff", ctx.path("lambdas1.txt"), ctx.path("lambdas2.txt")],
+    d = subprocess.run([hprof_report.HPROF, "diff", ctx.path("lambdas1.txt"), ctx.path("lambdas2.txt")],
                        capture_output=True, text=True, timeout=120)
     with open(ctx.path("diff.txt"), "w") as f:
         f.write(d.stdout + d.stderr)
-    rows = [m for m in map(frontend_tests.RE_DIFF_ROW.match, d.stdout.splitlines())
+    rows = [m for m in map(hprof_report.RE_DIFF_ROW.match, d.stdout.splitlines())
             if m and "$$Lambda" in m.group(7)]
     unpaired = [m.group(0).strip() for m in rows if m.group(4) == "0" or m.group(5) == "0"]
     ctx.note("hprof diff: %d rows name a lambda, %d of them in one run only" % (len(rows), len(unpaired)))

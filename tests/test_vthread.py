@@ -95,7 +95,7 @@ import time
 import pytest
 
 import heap_tests
-from coexist_tests import JDWP_SERVER
+from jdwp import JDWP_SERVER
 from run import Fail, agent_load, final_monitor, parse_cpu_time, parse_profile, reap, rel, spawn, within
 
 VT_MON = "VirtualContention$MonLock"

@@ -1,4 +1,4 @@
-/* sigprof_owner.c: another user of SIGPROF for tests/coexist_tests.py,
+/* sigprof_owner.c: another user of SIGPROF for tests/test_coexist.py,
  * preloaded (LD_PRELOAD) into a JVM. Before the JVM starts it installs a
  * SIGPROF handler that counts, and an ITIMER_PROF of 5 ms of process CPU
  * that sends SIGPROF; at exit it prints on stderr how many SIGPROFs its

@@ -2,7 +2,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Programs for the fault tests (tests/faults_tests.py):
+ * Programs for the fault tests (tests/test_faults.py):
  *
  *   Faults oom            allocates 64 KiB arrays in Faults.grow, kept in a
  *                         list, until the heap is full: the OutOfMemoryError

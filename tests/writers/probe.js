@@ -1,4 +1,4 @@
-/* Appended by tests/writer_tests.py to a copy of the known profile's flame
+/* Appended by tests/test_writers.py to a copy of the known profile's flame
  * graph page: hovers, searches and clicks like a person would, and writes
  * what the page showed, as JSON, into a new pre element (id "probe") for the test to read. */
 (function () {

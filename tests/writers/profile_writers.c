@@ -1,6 +1,6 @@
 /*
  * profile_writers: writes profiles through the writers of src/profile so that
- * the tools people use can read them (tests/writer_tests.py) and so that the
+ * the tools people use can read them (tests/test_writers.py) and so that the
  * writers can be timed (bench/writers).
  *
  *   profile_writers known DIR       a small known CPU profile (and a baseline)
@@ -45,7 +45,7 @@ static void add(profile *p, const uint32_t *stack, uint32_t depth, const char *t
     }
 }
 
-/* The known profile: 100 samples; tests/writer_tests.py checks the tools'
+/* The known profile: 100 samples; tests/test_writers.py checks the tools'
  * view of it against these numbers. `hashmap_get` samples go to
  * HashMap.get's own line 556 (the baseline has fewer). */
 static profile *known_profile(const char *title, int64_t hashmap_get)

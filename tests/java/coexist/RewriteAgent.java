@@ -8,7 +8,7 @@ import java.lang.instrument.Instrumentation;
 import java.security.ProtectionDomain;
 
 /**
- * A second class-rewriting agent for tests/coexist_tests.py: a -javaagent
+ * A second class-rewriting agent for tests/test_coexist.py: a -javaagent
  * whose ClassFileTransformer rewrites the class named by its argument,
  * replacing every constant-pool string that starts with FROM by TO + the rest
  * (entries change length, so the whole constant pool is rebuilt). On

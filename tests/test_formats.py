@@ -1,4 +1,4 @@
-"""The output formats' corpus (imported by tests/run.py): `hprof convert`
+"""The output formats' corpus (pytest tests): `hprof convert`
 of files the agent wrote, into every format, compared with what the build
 before the table of formats (src/profile/formats.c) and the shared HPROF
 text layout (src/output/text_sections.c) wrote.
@@ -13,7 +13,7 @@ text layout (src/output/text_sections.c) wrote.
                         chunk's start time masked (text and collapsed are
                         kept whole there, the others as SHA-256)
 
-`python3 tests/formats_tests.py --record [HPROF]` writes expected/ again from
+`python3 tests/test_formats.py --record [HPROF]` writes expected/ again from
 HPROF (default build/hprof): only for a change of output that is meant.
 """
 
@@ -87,40 +87,32 @@ def record(hprof):
         f.write("\n")
 
 
-def make_tests(Fail, root, sh, read, tail):
-    def t_corpus(ctx):
-        out_dir = os.path.join(root, "build", "tests", "out", "formats_corpus")
-        os.makedirs(out_dir, exist_ok=True)
-        log = os.path.join(out_dir, "make.log")
-        if sh(["make", "-C", root, "build/hprof"], log, 900) != 0:
-            raise Fail("make build/hprof failed, see %s: %s" % (log, tail(read(log), 3)))
-        hprof = os.path.join(root, "build", "hprof")
-        manifest = json.load(open(os.path.join(EXPECTED, "manifest.json")))
-        problems = []
-        tmp = tempfile.mkdtemp(prefix="hprof-formats-")
-        try:
-            for name, to, profile in cases():
-                case = case_name(name, to, profile)
-                want = manifest.get(case)
-                if want is None:
-                    problems.append("%s: not in expected/manifest.json" % case)
-                    continue
-                rc, data, stderr = convert(hprof, name, to, profile, tmp)
-                with open(os.path.join(out_dir, case), "wb") as f:
-                    f.write(data)
-                if rc != want["rc"] or stderr != want["stderr"]:
-                    problems.append("%s: exit %d, %r (want %d, %r)" % (case, rc, stderr, want["rc"], want["stderr"]))
-                elif hashlib.sha256(data).hexdigest() != want["sha256"]:
-                    whole = os.path.join(EXPECTED, case)
-                    problems.append("%s: other bytes than recorded (%s)" % (
-                        case, "diff %s %s" % (whole, os.path.join(out_dir, case)) if os.path.exists(whole)
-                        else "masked output in %s" % out_dir))
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-        if problems:
-            raise Fail("; ".join(problems[:6]) + (" (and %d more)" % (len(problems) - 6) if len(problems) > 6 else ""))
-
-    return [("formats_corpus", t_corpus)]
+def test_formats_corpus(nojdk_ctx, built):
+    hprof = os.path.join(ROOT, "build", "hprof")
+    manifest = json.load(open(os.path.join(EXPECTED, "manifest.json")))
+    problems = []
+    tmp = tempfile.mkdtemp(prefix="hprof-formats-")
+    try:
+        for name, to, profile in cases():
+            case = case_name(name, to, profile)
+            want = manifest.get(case)
+            if want is None:
+                problems.append("%s: not in expected/manifest.json" % case)
+                continue
+            rc, data, stderr = convert(hprof, name, to, profile, tmp)
+            with open(nojdk_ctx.path(case), "wb") as f:
+                f.write(data)
+            if rc != want["rc"] or stderr != want["stderr"]:
+                problems.append("%s: exit %d, %r (want %d, %r)" % (case, rc, stderr, want["rc"], want["stderr"]))
+            elif hashlib.sha256(data).hexdigest() != want["sha256"]:
+                whole = os.path.join(EXPECTED, case)
+                problems.append("%s: other bytes than recorded (%s)" % (
+                    case, "diff %s %s" % (whole, nojdk_ctx.path(case)) if os.path.exists(whole)
+                    else "masked output in %s" % nojdk_ctx.out))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    assert not problems, "expected the recorded exit, messages and bytes of every conversion; found: " + \
+        "; ".join(problems[:6]) + (" (and %d more)" % (len(problems) - 6) if len(problems) > 6 else "")
 
 
 if __name__ == "__main__":
