@@ -269,9 +269,10 @@ FUZZ_FILE_text_reader   = tests/fuzz/fuzz_reader.c
 FUZZ_FILE_binary_reader = tests/fuzz/fuzz_reader.c
 FUZZ_FILE_jfr_reader    = tests/fuzz/fuzz_reader.c
 FUZZ_FILE_heap          = tests/fuzz/fuzz_heap.c
-FUZZ_FILE_heap_text     = tests/fuzz/fuzz_heap_text.c
+FUZZ_FILE_heap_text     = tests/fuzz/fuzz_heap.c
 FUZZ_FLAGS_binary_reader = -DFUZZ_READER_BINARY
 FUZZ_FLAGS_jfr_reader    = -DFUZZ_READER_JFR
+FUZZ_FLAGS_heap_text      = -DFUZZ_HEAP_TEXT
 FUZZ_LIBS = -lpthread -lm -lz
 define FUZZ_TARGET_RULES
 build/fuzz/fuzz_$(1): tests/fuzz/fuzz_main.c tests/fuzz/fuzz_target.h $$(FUZZ_FILE_$(1)) $$(FUZZ_SRC_$(1)) $$(HEADERS) Makefile

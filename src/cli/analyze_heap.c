@@ -47,7 +47,7 @@ static void show_progress(void *ctx, const char *phase, double done)
 /* One dump read and analysed: 0, or ANALYZE_ERROR said on stderr. */
 typedef struct loaded {
     heap_file     file;
-    heap_text_binary text;          /* a text dump's binary form */
+    heap_file     text;             /* a text dump's binary form */
     heap_graph   *g;
     heap_analysis a;
 } loaded;
@@ -75,7 +75,7 @@ static int load(const char *path, progress_state *ps, loaded *l)
         fprintf(stderr, "hprof: %s\n", err);
         heap_analysis_free(&l->a);
         heap_graph_free(l->g);
-        heap_text_binary_close(&l->text);
+        heap_file_close(&l->text);
         heap_file_close(&l->file);
         return ANALYZE_ERROR;
     }
@@ -86,7 +86,7 @@ static void unload(loaded *l)
 {
     heap_analysis_free(&l->a);
     heap_graph_free(l->g);
-    heap_text_binary_close(&l->text);
+    heap_file_close(&l->text);
     heap_file_close(&l->file);
 }
 

@@ -21,8 +21,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #define ID_SIZE       8
@@ -1389,58 +1387,6 @@ int heap_text_apply(heap_graph *g, heap_text_facts *facts, char *err, size_t err
     return 0;
 }
 
-static heap_graph *graph_of(const unsigned char *bytes, size_t n, const char *path, heap_text_facts *facts,
-                            hg_progress progress, void *progress_ctx, char *err, size_t errlen);
-
-heap_graph *heap_text_read(const unsigned char *text, size_t len, const char *path, hg_progress progress,
-                           void *progress_ctx, heap_text_binary *bin, char *err, size_t errlen)
-{
-    memset(bin, 0, sizeof *bin);
-    const char *dir = getenv("TMPDIR");
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s/hprof-heap-text.XXXXXX", dir && *dir ? dir : "/tmp");
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: a temporary file for its binary form (%s): %s", path, tmp, strerror(errno));
-        return NULL;
-    }
-    unlink(tmp);
-    FILE *out = fdopen(fd, "w+");
-    if (out == NULL) {
-        snprintf(err, errlen, "%s: a temporary file for its binary form: %s", path, strerror(errno));
-        close(fd);
-        return NULL;
-    }
-    heap_text_facts facts;
-    /* a text dump holds more bytes than its binary form but for arrays'
-     * nulls, which it leaves out */
-    uint64_t max_out = (uint64_t)len * 16 + (8u << 20);
-    heap_graph *g = NULL;
-    if (heap_text_convert(text, len, path, out, max_out, &facts, progress, progress_ctx, err, errlen) != 0) {
-        fclose(out);
-        return NULL;
-    }
-    struct stat st;
-    if (fstat(fd, &st) != 0 || st.st_size <= 0) {
-        snprintf(err, errlen, "%s: its binary form: %s", path, strerror(errno));
-        goto failed;
-    }
-    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (m == MAP_FAILED) {
-        snprintf(err, errlen, "%s: cannot map its binary form: %s", path, strerror(errno));
-        goto failed;
-    }
-    bin->bytes = m;
-    bin->len = (size_t)st.st_size;
-    g = graph_of(bin->bytes, bin->len, path, &facts, progress, progress_ctx, err, errlen);
-    if (g == NULL)
-        heap_text_binary_close(bin);
-failed:
-    heap_text_facts_free(&facts);
-    fclose(out);
-    return g;
-}
-
 /* The graph of the binary form in bytes[0..n), with the facts put in. */
 static heap_graph *graph_of(const unsigned char *bytes, size_t n, const char *path, heap_text_facts *facts,
                             hg_progress progress, void *progress_ctx, char *err, size_t errlen)
@@ -1480,9 +1426,31 @@ heap_graph *heap_text_read_memory(const unsigned char *text, size_t len, const c
     return graph_of(*binary, n, path, &facts, NULL, NULL, err, errlen);
 }
 
-void heap_text_binary_close(heap_text_binary *bin)
+heap_graph *heap_text_read(const unsigned char *text, size_t len, const char *path, hg_progress progress,
+                           void *progress_ctx, heap_file *bin, char *err, size_t errlen)
 {
-    if (bin->bytes)
-        munmap(bin->bytes, bin->len);
     memset(bin, 0, sizeof *bin);
+    int fd = heap_file_temp(path, "for its binary form", err, errlen);
+    if (fd < 0)
+        return NULL;
+    FILE *out = fdopen(fd, "w+");
+    if (out == NULL) {
+        snprintf(err, errlen, "%s: a temporary file for its binary form: %s", path, strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    heap_text_facts facts;
+    /* a text dump holds more bytes than its binary form but for arrays'
+     * nulls, which it leaves out */
+    uint64_t max_out = (uint64_t)len * 16 + (8u << 20);
+    heap_graph *g = NULL;
+    if (heap_text_convert(text, len, path, out, max_out, &facts, progress, progress_ctx, err, errlen) == 0
+        && heap_file_map(fd, path, bin, err, errlen) == 0) {
+        g = graph_of(bin->bytes, bin->len, path, &facts, progress, progress_ctx, err, errlen);
+        if (g == NULL)
+            heap_file_close(bin);
+    }
+    heap_text_facts_free(&facts);
+    fclose(out);
+    return g;
 }

@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "heap_file.h"
 #include "heap_graph.h"
 
 /* Whether bytes are an HPROF text file ("JAVA PROFILE 1.0.x, created ..."). */
@@ -45,19 +46,11 @@ int heap_text_convert(const unsigned char *text, size_t len, const char *path, F
 int heap_text_apply(heap_graph *g, heap_text_facts *facts, char *err, size_t errlen);
 void heap_text_facts_free(heap_text_facts *facts);
 
-/* The binary form, in an unlinked temporary file ($TMPDIR, else /tmp) mapped
- * read-only. */
-typedef struct heap_text_binary {
-    unsigned char *bytes;
-    size_t         len;
-} heap_text_binary;
-
-/* All of the above: the graph of the text dump, its binary form in *bin
- * (to outlive the graph; heap_text_binary_close after heap_graph_free), or
- * NULL with the reason in err. */
+/* All of the above: the graph of the text dump, its binary form in *bin (an
+ * unlinked temporary file, mapped: to outlive the graph, heap_file_close
+ * after heap_graph_free), or NULL with the reason in err. */
 heap_graph *heap_text_read(const unsigned char *text, size_t len, const char *path, hg_progress progress,
-                           void *progress_ctx, heap_text_binary *bin, char *err, size_t errlen);
-void heap_text_binary_close(heap_text_binary *bin);
+                           void *progress_ctx, heap_file *bin, char *err, size_t errlen);
 /* The same with the binary form in memory (*binary, malloc'd, to free after
  * the graph), at most max_out bytes of it: for small dumps (tests, fuzzing). */
 heap_graph *heap_text_read_memory(const unsigned char *text, size_t len, const char *path, uint64_t max_out,
