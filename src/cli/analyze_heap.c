@@ -61,16 +61,20 @@ static int load(const char *path, progress_state *ps, loaded *l)
         fprintf(stderr, "hprof: %s\n", err);
         return ANALYZE_ERROR;
     }
-    if (heap_text_is(l->file.bytes, l->file.len))
+    if (heap_text_is(l->file.bytes, l->file.len)) {
         l->g = heap_text_read(l->file.bytes, l->file.len, path, show_progress, ps, &l->text, err, sizeof err);
-    else
+        /* the graph reads the binary form: the text's pages can go */
+        heap_file_close(&l->file);
+        ps->file = &l->text;
+    } else {
         l->g = heap_graph_read(l->file.bytes, l->file.len, path, show_progress, ps, err, sizeof err);
+    }
     if (l->g == NULL) {
         fprintf(stderr, "hprof: %s\n", err);
         heap_file_close(&l->file);
         return ANALYZE_ERROR;
     }
-    heap_file_drop_pages(&l->file);
+    heap_file_drop_pages(ps->file);
     if (heap_analyze(l->g, &l->a, show_progress, ps, err, sizeof err) != 0) {
         fprintf(stderr, "hprof: %s\n", err);
         heap_analysis_free(&l->a);

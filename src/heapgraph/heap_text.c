@@ -909,7 +909,13 @@ static int learn(tx *t, const unsigned char *from, const unsigned char *to, uint
     head h = { 0 };
     heap_text_facts *f = t->facts;
     uint32_t sizes_cap = 0;
+    size_t next_progress = (size_t)(from - t->text) + (64u << 20);
     while (next_line(&ls, &l)) {
+        if (t->progress && (size_t)(ls.p - t->text) >= next_progress) {
+            t->progress(t->progress_ctx, "reading the text",
+                        (1.0 + (double)(ls.p - from) / (double)(to - from)) / 3);
+            next_progress += 64u << 20;
+        }
         if (l.n && l.p[0] == '\t') {
             span label;
             uint64_t v;
@@ -1426,6 +1432,22 @@ heap_graph *heap_text_read_memory(const unsigned char *text, size_t len, const c
     return graph_of(*binary, n, path, &facts, NULL, NULL, err, errlen);
 }
 
+/* The caller's progress, the binary form's pages read so far let go first
+ * (as the caller does for the file it mapped). */
+typedef struct binary_progress {
+    hg_progress      progress;
+    void            *ctx;
+    const heap_file *bin;
+} binary_progress;
+
+static void binary_read_progress(void *ctx, const char *phase, double done)
+{
+    binary_progress *b = ctx;
+    heap_file_drop_pages(b->bin);
+    if (b->progress)
+        b->progress(b->ctx, phase, done);
+}
+
 heap_graph *heap_text_read(const unsigned char *text, size_t len, const char *path, hg_progress progress,
                            void *progress_ctx, heap_file *bin, char *err, size_t errlen)
 {
@@ -1446,7 +1468,8 @@ heap_graph *heap_text_read(const unsigned char *text, size_t len, const char *pa
     heap_graph *g = NULL;
     if (heap_text_convert(text, len, path, out, max_out, &facts, progress, progress_ctx, err, errlen) == 0
         && heap_file_map(fd, path, bin, err, errlen) == 0) {
-        g = graph_of(bin->bytes, bin->len, path, &facts, progress, progress_ctx, err, errlen);
+        binary_progress bp = { progress, progress_ctx, bin };
+        g = graph_of(bin->bytes, bin->len, path, &facts, binary_read_progress, &bp, err, errlen);
         if (g == NULL)
             heap_file_close(bin);
     }
