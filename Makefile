@@ -233,6 +233,7 @@ check-tools: build/hprof-bci build/fuzz/seeds/.ok
 #   jfr_reader     the same on JFR recordings (src/jfr)
 #   elf            the ELF reader: symbols, call-frame rules, demangler (src/native)
 #   heap           hprof heap on HPROF heap dumps: graph, dominators, paths (src/heapgraph)
+#   heap_text      the same on HPROF text heap dumps (src/heapgraph/heap_text.c)
 #   jvm_dump       the patching of the JVM's own heap dump (src/output/hprof_binary.c)
 # `make fuzz`: every target (or FUZZ_TARGETS=...) for FUZZ_TIME seconds each
 # (an hour each: make fuzz FUZZ_TIME=3600) over FUZZ_JOBS processes, at most
@@ -241,7 +242,7 @@ check-tools: build/hprof-bci build/fuzz/seeds/.ok
 # files compiled below) and the regression inputs tests/fuzz/regress/<target>.
 # A crashing input is saved as build/fuzz/crash-*; `build/fuzz/fuzz_<target>
 # FILE` replays it. `make test` runs each target for a fixed number of inputs.
-FUZZ_TARGETS ?= bci options attach net text_reader binary_reader jfr_reader elf heap jvm_dump
+FUZZ_TARGETS ?= bci options attach net text_reader binary_reader jfr_reader elf heap heap_text jvm_dump
 FUZZ_ITERS ?= 1000000000
 FUZZ_JOBS  ?= 2
 FUZZ_SEED  ?= 1
@@ -256,6 +257,7 @@ FUZZ_SRC_binary_reader = $(FRONT_SRC)
 FUZZ_SRC_jfr_reader    = $(FRONT_SRC)
 FUZZ_SRC_elf           = $(NATIVE_SRC)
 FUZZ_SRC_heap          = $(HEAPGRAPH_SRC)
+FUZZ_SRC_heap_text     = $(HEAPGRAPH_SRC)
 FUZZ_SRC_jvm_dump      = src/output/hprof_binary.c
 FUZZ_FILE_bci           = tests/fuzz/fuzz_bci.c
 FUZZ_FILE_elf           = tests/fuzz/fuzz_elf.c
@@ -267,8 +269,10 @@ FUZZ_FILE_text_reader   = tests/fuzz/fuzz_reader.c
 FUZZ_FILE_binary_reader = tests/fuzz/fuzz_reader.c
 FUZZ_FILE_jfr_reader    = tests/fuzz/fuzz_reader.c
 FUZZ_FILE_heap          = tests/fuzz/fuzz_heap.c
+FUZZ_FILE_heap_text     = tests/fuzz/fuzz_heap.c
 FUZZ_FLAGS_binary_reader = -DFUZZ_READER_BINARY
 FUZZ_FLAGS_jfr_reader    = -DFUZZ_READER_JFR
+FUZZ_FLAGS_heap_text      = -DFUZZ_HEAP_TEXT
 FUZZ_LIBS = -lpthread -lm -lz
 define FUZZ_TARGET_RULES
 build/fuzz/fuzz_$(1): tests/fuzz/fuzz_main.c tests/fuzz/fuzz_target.h $$(FUZZ_FILE_$(1)) $$(FUZZ_SRC_$(1)) $$(HEADERS) Makefile
@@ -281,7 +285,7 @@ build/fuzz/fuzz_$(1)_libfuzzer: tests/fuzz/fuzz_target.h $$(FUZZ_FILE_$(1)) $$(F
 	clang $$(BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	    -Isrc $$(FUZZ_FLAGS_$(1)) -o $$@ $$(FUZZ_FILE_$(1)) $$(FUZZ_SRC_$(1)) $$(FUZZ_LIBS)
 endef
-ALL_FUZZ_TARGETS = bci options attach net text_reader binary_reader jfr_reader elf heap jvm_dump
+ALL_FUZZ_TARGETS = bci options attach net text_reader binary_reader jfr_reader elf heap heap_text jvm_dump
 $(foreach t,$(ALL_FUZZ_TARGETS),$(eval $(call FUZZ_TARGET_RULES,$(t))))
 
 fuzz: $(foreach t,$(FUZZ_TARGETS),build/fuzz/fuzz_$(t)) build/fuzz/seeds/.ok

@@ -2,7 +2,7 @@
  * hprof heap DUMP [--top N] [--json | --html] [-o OUT] [--baseline OLD]:
  * retained sizes by class, leak suspects, the biggest objects and their
  * paths from GC roots, for an HPROF binary heap dump (ours or HotSpot's, gzip
- * or not), and what grew by class and by allocation site since OLD; --html,
+ * or not) or our text one (format=a, through its binary form: heap_text.c), and what grew by class and by allocation site since OLD; --html,
  * one page with an expandable dominator tree. src/heapgraph does the work; this file reads the
  * arguments, reports progress past 2 s, and writes the answer.
  */
@@ -14,6 +14,7 @@
 
 #include "../heapgraph/heap_analysis.h"
 #include "../heapgraph/heap_file.h"
+#include "../heapgraph/heap_text.h"
 
 typedef struct progress_state {
     struct timespec  start;
@@ -46,6 +47,7 @@ static void show_progress(void *ctx, const char *phase, double done)
 /* One dump read and analysed: 0, or ANALYZE_ERROR said on stderr. */
 typedef struct loaded {
     heap_file     file;
+    heap_file     text;             /* a text dump's binary form */
     heap_graph   *g;
     heap_analysis a;
 } loaded;
@@ -59,17 +61,25 @@ static int load(const char *path, progress_state *ps, loaded *l)
         fprintf(stderr, "hprof: %s\n", err);
         return ANALYZE_ERROR;
     }
-    l->g = heap_graph_read(l->file.bytes, l->file.len, path, show_progress, ps, err, sizeof err);
+    if (heap_text_is(l->file.bytes, l->file.len)) {
+        l->g = heap_text_read(l->file.bytes, l->file.len, path, show_progress, ps, &l->text, err, sizeof err);
+        /* the graph reads the binary form: the text's pages can go */
+        heap_file_close(&l->file);
+        ps->file = &l->text;
+    } else {
+        l->g = heap_graph_read(l->file.bytes, l->file.len, path, show_progress, ps, err, sizeof err);
+    }
     if (l->g == NULL) {
         fprintf(stderr, "hprof: %s\n", err);
         heap_file_close(&l->file);
         return ANALYZE_ERROR;
     }
-    heap_file_drop_pages(&l->file);
+    heap_file_drop_pages(ps->file);
     if (heap_analyze(l->g, &l->a, show_progress, ps, err, sizeof err) != 0) {
         fprintf(stderr, "hprof: %s\n", err);
         heap_analysis_free(&l->a);
         heap_graph_free(l->g);
+        heap_file_close(&l->text);
         heap_file_close(&l->file);
         return ANALYZE_ERROR;
     }
@@ -80,6 +90,7 @@ static void unload(loaded *l)
 {
     heap_analysis_free(&l->a);
     heap_graph_free(l->g);
+    heap_file_close(&l->text);
     heap_file_close(&l->file);
 }
 

@@ -91,7 +91,7 @@ static const command COMMANDS[] = {
       "what grew and what shrank, per method and per stack", run_analysis },
     { "heap", NULL, "DUMP [--top N] [--json | --html -o PAGE] [-o OUT] [--baseline OLD]",
       "a heap dump's leak suspects, classes by retained size, its biggest objects and their paths from GC roots "
-      "(HPROF binary: ours, jcmd GC.heap_dump's, gzip too); --html: one page with an expandable dominator tree; "
+      "(HPROF binary: ours, jcmd GC.heap_dump's, gzip too; or our text, format=a); --html: one page with an expandable dominator tree; "
       "with --baseline, what grew by class and by allocation site", run_analysis },
     { "run",    NULL,     "[options] [--] java ARGS...",
       "run java with the agent (-agentpath inserted; exit status is java's); without options: "

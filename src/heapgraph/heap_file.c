@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-static int map_fd(int fd, const char *path, heap_file *f, char *err, size_t errlen)
+int heap_file_map(int fd, const char *path, heap_file *f, char *err, size_t errlen)
 {
     struct stat st;
     if (fstat(fd, &st) != 0) {
@@ -36,18 +36,27 @@ static int map_fd(int fd, const char *path, heap_file *f, char *err, size_t errl
     return 0;
 }
 
-/* Inflates the gzip file at fd into an unlinked temporary file: its fd, or -1. */
-static int inflate_to_temp(int fd, const char *path, char *err, size_t errlen)
+int heap_file_temp(const char *path, const char *what, char *err, size_t errlen)
 {
     const char *dir = getenv("TMPDIR");
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s/hprof-heap.XXXXXX", dir && *dir ? dir : "/tmp");
     int out = mkstemp(tmp);
     if (out < 0) {
-        snprintf(err, errlen, "%s: a temporary file to inflate it into (%s): %s", path, tmp, strerror(errno));
+        snprintf(err, errlen, "%s: a temporary file %s (%s): %s", path, what, tmp, strerror(errno));
         return -1;
     }
     unlink(tmp);
+    return out;
+}
+
+/* Inflates the gzip file at fd into an unlinked temporary file: its fd, or -1. */
+static int inflate_to_temp(int fd, const char *path, char *err, size_t errlen)
+{
+    const char *dir = getenv("TMPDIR");
+    int out = heap_file_temp(path, "to inflate it into", err, errlen);
+    if (out < 0)
+        return -1;
     int in = dup(fd);
     gzFile z = in >= 0 ? gzdopen(in, "rb") : NULL;
     if (z == NULL) {
@@ -121,7 +130,7 @@ int heap_file_open(const char *path, heap_file *f, char *err, size_t errlen)
         fd = t;
         f->inflated = 1;
     }
-    int rc = map_fd(fd, path, f, err, errlen);
+    int rc = heap_file_map(fd, path, f, err, errlen);
     close(fd);
     return rc;
 }

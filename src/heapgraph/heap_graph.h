@@ -81,6 +81,12 @@ typedef struct hg_trace {
     size_t    frame_ids_at;         /* offset of its frame ids */
 } hg_trace;
 
+/* A thread's name by its serial (a text dump's THREAD START). */
+typedef struct hg_thread_name {
+    uint32_t    serial;
+    const char *name;
+} hg_thread_name;
+
 typedef struct hg_serial_class {
     uint32_t    serial;
     uint64_t    id;
@@ -139,6 +145,10 @@ typedef struct heap_graph {
     /* strings the graph made (names) */
     char    **owned;
     uint32_t  nowned, owned_cap;
+    /* a text dump's thread names, by serial (heap_text.c; its Strings have
+     * no characters to read the names from); NULL for a binary dump */
+    const hg_thread_name *thread_names;
+    uint32_t  nthread_names;
     /* UTF8 records: id -> offset, sorted by id */
     uint64_t *utf8_ids;
     size_t   *utf8_at;

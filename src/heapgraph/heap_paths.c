@@ -229,6 +229,13 @@ const char *heap_graph_string(const heap_graph *g, uint32_t node, char *buf, siz
 const char *heap_graph_thread_name(const heap_graph *g, uint32_t thread_serial, char *buf, size_t size)
 {
     buf[0] = '\0';
+    if (g->thread_names) {
+        uint32_t i = heap_graph_search(g->thread_names, g->nthread_names, sizeof *g->thread_names,
+                                       offsetof(hg_thread_name, serial), 4, thread_serial);
+        if (i != HG_NONE)
+            snprintf(buf, size, "%s", g->thread_names[i].name);
+        return buf;
+    }
     for (uint32_t r = 0; r < g->nroots; r++) {
         const hg_root *root = &g->roots[r];
         if (root->kind != HG_ROOT_THREAD_OBJECT || root->thread_serial != thread_serial

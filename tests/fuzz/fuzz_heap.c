@@ -3,6 +3,10 @@
  * place, its dominators, retained sizes and paths, and both reports. A dump
  * may be truncated or hostile: it is analysed, or refused with a message
  * naming the file, never read or written out of bounds.
+ *
+ * Built with -DFUZZ_HEAP_TEXT (fuzz_heap_text): the same on HPROF text heap
+ * dumps (src/heapgraph/heap_text.c), made into binary records first, within
+ * the bound given.
  */
 #include "fuzz_target.h"
 
@@ -11,7 +15,20 @@
 #include <string.h>
 
 #include "heapgraph/heap_analysis.h"
+#include "heapgraph/heap_text.h"
 
+#ifdef FUZZ_HEAP_TEXT
+const char fuzz_target_name[] = "fuzz_heap_text";
+/* The records' words, the ROOT kinds, field layouts. */
+const char *const fuzz_target_dictionary[] = {
+    "JAVA PROFILE 1.0.1, created x\n", "--------\n", "HEAP DUMP BEGIN\n", "HEAP DUMP END\n", "THREAD START (",
+    "id = ", "name=\"", "\", group=\"", "TRACE 300001:\n", "\t<empty>\n", "ROOT ", "CLS ", "OBJ ", "ARR ",
+    "(sz=", ", trace=", ", class=", "@", ", nelems=", ", elem type=", "byte)", "(name=", "(kind=<thread>, id=",
+    "(kind=<Java stack>, thread=", ", frame=", "(kind=<JNI global ref>", "(kind=<system class>",
+    "\tsuper\t\t", "\tstatic ", "\treferent\t", "\t[0]\t\t", "java.lang.ref.Reference", ":Native method)",
+    NULL
+};
+#else
 const char fuzz_target_name[] = "fuzz_heap";
 /* Record tags, heap dump sub-tags, basic types, id sizes. */
 const char *const fuzz_target_dictionary[] = {
@@ -19,6 +36,7 @@ const char *const fuzz_target_dictionary[] = {
     "\x2c", "\x20", "\x21", "\x22", "\x23", "\xff", "\x03", "\x08", "\x0b", "\x7f\xff\xff\xff",
     "\xff\xff\xff\xff", "referent", "java/lang/ref/Reference", "java/lang/String", "[B", NULL
 };
+#endif
 
 static unsigned long analysed, refused;
 static FILE *devnull;
@@ -37,7 +55,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     memcpy(bytes, data, size);
     char err[512];
+#ifdef FUZZ_HEAP_TEXT
+    unsigned char *binary = NULL;
+    heap_graph *g = heap_text_read_memory(bytes, size, "fuzz-input", (uint64_t)size * 16 + 65536, &binary, err,
+                                          sizeof err);
+#else
     heap_graph *g = heap_graph_read(bytes, size, "fuzz-input", NULL, NULL, err, sizeof err);
+#endif
     if (g == NULL) {
         FUZZ_CHECK(strncmp(err, "fuzz-input: ", 12) == 0);
         refused++;
@@ -59,6 +83,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         heap_graph_free(g);
     }
+#ifdef FUZZ_HEAP_TEXT
+    free(binary);
+#endif
     free(bytes);
     return 0;
 }
