@@ -204,6 +204,31 @@ static void rotate_to_smallest(deadlock_member *members, const uint32_t *sizes, 
     }
 }
 
+/* The cycles written, with their threads' whole stacks, onto the dump's
+ * lock profile (jfr= writes them as hprof.Deadlock). A deadlocked thread
+ * does not move: its stack walked again is the one of its trace. */
+static void profile_deadlocks(const thread_snapshots *s, const deadlock_member *members, const uint32_t *sizes,
+                              uint32_t n_cycles)
+{
+    const deadlock_member *m = members;
+    for (uint32_t c = 0; c < n_cycles; m += sizes[c++]) {
+        monitor_deadlocked *cycle = calloc(sizes[c], sizeof *cycle);
+        for (uint32_t i = 0; cycle && i < sizes[c]; i++) {
+            const thread_snapshot *t = monitor_snapshot_member(s, m[i].thread);
+            stack_id stack = 0;
+            serial_t thread_serial = mon_common.cfg.per_thread ? m[i].thread : 0;
+            if (t && (t->state & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER))
+                (void)monitor_trace_entering(t->thread, 0, thread_serial, &stack);
+            else if (t)
+                (void)monitor_trace_here(t->thread, 0, 0, &stack);
+            cycle[i] = (monitor_deadlocked){ m[i].thread, m[i].lock_class, m[i].parked, stack };
+        }
+        if (cycle)
+            monitor_profile_deadlock(cycle, sizes[c]);
+        free(cycle);
+    }
+}
+
 uint32_t monitor_write_deadlocks(text_writer *w, JNIEnv *jni, const thread_snapshots *s, time_t now)
 {
     const thread_snapshot *snap = s->t;
@@ -235,6 +260,8 @@ uint32_t monitor_write_deadlocks(text_writer *w, JNIEnv *jni, const thread_snaps
         }
         rotate_to_smallest(members, sizes, found);
         text_write_deadlocks(w, members, sizes, found, now);
+        if (mon_common.traces.full_stacks)
+            profile_deadlocks(s, members, sizes, found);
     }
     free(cycles);
     free(members);

@@ -6,6 +6,7 @@
  */
 #include "monitor_parts.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "../core/stack_profile.h"
@@ -73,6 +74,36 @@ static void keep_profiles(monitor_row *rows, uint32_t n)
     uint32_t contention = rows_first(rows, kept, row_is_contention);
     stack_profile_keep(&dumped_profile, profile_of_rows(rows, contention, 0));
     stack_profile_keep(&dumped_waits, profile_of_rows(rows + contention, kept - contention, 1));
+}
+
+/* A cycle onto the lock profile this dump kept (none without whole
+ * stacks): the neutral form writers read (profile.h), by name and frames. */
+void monitor_profile_deadlock(const monitor_deadlocked *threads, uint32_t n)
+{
+    if (dumped_profile == NULL || n == 0)
+        return;
+    profile_deadlock_thread *cycle = calloc(n, sizeof *cycle);
+    uint32_t *frames = malloc((size_t)n * STACK_MAX_FRAMES * sizeof *frames);
+    thread_info *named = malloc((size_t)n * sizeof *named);
+    thread_info stack_thread;
+    int ok = cycle && frames && named;
+    for (uint32_t i = 0; ok && i < n; i++) {
+        uint32_t *ids = frames + (size_t)i * STACK_MAX_FRAMES;
+        int depth = stack_profile_frames(dumped_profile, threads[i].stack, ids, &stack_thread);
+        const char *lock = class_java_name(threads[i].lock_class);
+        if (thread_get(threads[i].thread, &named[i]) != 0)
+            snprintf(named[i].name, sizeof named[i].name, "thread %u", (unsigned)threads[i].thread);
+        cycle[i] = (profile_deadlock_thread){ named[i].name, lock ? lock : "<unknown lock>", threads[i].parked, ids,
+                                              depth > 0 ? (uint32_t)depth : 0 };
+        ok = depth >= 0;
+    }
+    if (ok)
+        ok = profile_add_deadlock(dumped_profile, cycle, n) == 0;
+    if (!ok)
+        fprintf(stderr, "hprof: monitor=y: out of memory: a deadlock cycle is left out of jfr=\n");
+    free(cycle);
+    free(frames);
+    free(named);
 }
 
 profile *monitor_take_lock_profile(void)

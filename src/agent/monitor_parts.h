@@ -157,6 +157,15 @@ uint32_t monitor_count_deadlocks(JNIEnv *jni);
 
 /* At a dump: MONITOR TIME, MONITOR WAIT TIME, MONITOR PINNED TIME into w, profiles kept. */
 void monitor_write_times(text_writer *w, time_t now);
+/* One thread of a deadlock cycle, as DEADLOCKS hands it to the lock profile. */
+typedef struct monitor_deadlocked {
+    serial_t thread;               /* its serial */
+    serial_t lock_class;           /* the lock it waits for, held by the next thread of the cycle */
+    int      parked;               /* an ownable synchronizer (1) or a monitor (0) */
+    stack_id stack;                /* its whole stack */
+} monitor_deadlocked;
+/* DEADLOCKS (monitor_deadlocks.c) adds each cycle it wrote to the lock profile of the dump, for jfr=. */
+void monitor_profile_deadlock(const monitor_deadlocked *threads, uint32_t n);
 /* The collector's snapshots: the profiles of the last dump's rows (NULL: none). */
 profile *monitor_take_lock_profile(void);
 profile *monitor_take_wait_profile(void);
