@@ -34,7 +34,8 @@ SAMPLER_SRC = $(wildcard src/cpu/sampler*.c)
 FORMATS_SRC = $(PROFILE_SRC) src/core/keytab.c src/core/idmap.c
 # The class-file rewriter: a pure library (bytes in, bytes out).
 BCI_SRC   = $(wildcard src/bci/*.c)
-AGENT_SRC = $(PURE_SRC) $(SAMPLER_SRC) src/cpu/native_libs.c src/cpu/native_names.c src/cpu/thread_cpu.c src/agent/agent.c src/agent/hprof_agent.c src/agent/jvmti_support.c src/agent/monitor_agent.c \
+MONITOR_AGENT_SRC = $(wildcard src/agent/monitor_*.c)
+AGENT_SRC = $(PURE_SRC) $(SAMPLER_SRC) src/cpu/native_libs.c src/cpu/native_names.c src/cpu/thread_cpu.c src/agent/agent.c src/agent/hprof_agent.c src/agent/jvmti_support.c $(MONITOR_AGENT_SRC) \
             src/agent/events.c src/agent/class_rewrite.c src/agent/samples_agent.c src/agent/java_code.c src/agent/wall_agent.c src/agent/vthread_mounts.c src/agent/vthread_clock.c src/agent/times_agent.c src/agent/tracker_agent.c src/agent/heap_agent.c src/agent/heap_dump.c src/agent/jvm_heap_dump.c src/agent/heap_walk.c src/agent/field_layout.c src/agent/class_loads.c src/options/command_reply.c build/tracker_classes.c
 # cpu=times' tracker classes (java.lang.HprofTracker), compiled into java.base's
 # package and embedded in the agent as byte arrays.

@@ -186,6 +186,14 @@ out:
     return rc;
 }
 
+int events_subscribe_all(const event_subscription *subs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (events_subscribe(subs[i].ev, subs[i].fn) != 0)
+            return -1;
+    return 0;
+}
+
 int events_install(jvmtiEnv *jvmti)
 {
     callbacks_jdk21 cb;

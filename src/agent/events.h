@@ -34,6 +34,13 @@ typedef void (*event_fn)(void);
 /* Add fn to event ev's subscribers (once per fn). -1 if ev is not handled here
  * or its list is full. */
 int  events_subscribe(jvmtiEvent ev, event_fn fn);
+/* Several subscriptions at once (a collector's table of them): 0, or -1 at
+ * the first that events_subscribe refuses. */
+typedef struct event_subscription {
+    jvmtiEvent ev;
+    event_fn   fn;
+} event_subscription;
+int  events_subscribe_all(const event_subscription *subs, size_t n);
 /* Install the callbacks struct in the agent's environment (again after new
  * subscriptions). 0, or -1 after a message. */
 int  events_install(jvmtiEnv *jvmti);

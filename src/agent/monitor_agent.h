@@ -13,6 +13,9 @@
  *    on VirtualThread.park/parkNanos (entry and returns);
  *  - at each dump: MONITOR TIME, MONITOR DUMP (threads, owners, waiters) and
  *    DEADLOCKS (cycles through monitors and ownable synchronizers).
+ *
+ * monitor_agent.c is the collector; the files doing each part are listed
+ * in monitor_parts.h.
  */
 #ifndef HPROF_MONITOR_AGENT_H
 #define HPROF_MONITOR_AGENT_H

@@ -3,7 +3,7 @@
  * use it for (parent node, name) -> tree node and (system name, file) ->
  * pprof function; the agent for thread serial -> slot (tables.c), Thread.tid
  * -> serial (jvmti_support.c) and thread -> the object it waits on
- * (monitor_agent.c), whose entries come and go with threads. Open
+ * (monitor_events.c), whose entries come and go with threads. Open
  * addressing, doubled at half load; removal moves the rest of a probe run
  * back (no tombstones), so a map of entries that come and go stays at twice
  * the most it held at once. Not thread-safe: callers lock. Pure C.

@@ -29,25 +29,33 @@ static uint32_t frame_of(profile *p, const stack_frame *f)
     return profile_frame_id_run(p, mi.class_name, mi.name, mi.signature, mi.source_file, line, (int32_t)f->run);
 }
 
+int stack_profile_frames(profile *p, stack_id id, uint32_t *ids, thread_info *thread_out)
+{
+    serial_t thread = 0;
+    const stack_frame *frames = NULL;
+    uint32_t depth = 0;
+    thread_out->name[0] = '\0';
+    if (id == 0 || stack_get(id, &thread, &frames, &depth, NULL) != 0) {
+        ids[0] = profile_frame_id(p, "[unwalkable]", "stack_table_full", "", "", PROFILE_LINE_UNKNOWN);
+        return ids[0] ? 1 : -1;
+    }
+    for (uint32_t i = 0; i < depth; i++)
+        if ((ids[i] = frame_of(p, &frames[i])) == 0)
+            return -1;
+    if (thread == 0 || thread_get(thread, thread_out) != 0)
+        thread_out->name[0] = '\0';
+    return (int)depth;
+}
+
 int stack_profile_add(profile *p, stack_id id, const char *leaf, const char *leaf_note, const int64_t *values)
 {
     uint32_t ids[STACK_MAX_FRAMES + 1];
     uint32_t n = 0;
     if (leaf && (ids[n++] = profile_frame_id(p, "", leaf, leaf_note, "", PROFILE_LINE_UNKNOWN)) == 0)
         return -1;
-    serial_t thread = 0;
-    const stack_frame *frames = NULL;
-    uint32_t depth = 0;
-    if (id == 0 || stack_get(id, &thread, &frames, &depth, NULL) != 0) {
-        ids[n] = profile_frame_id(p, "[unwalkable]", "stack_table_full", "", "", PROFILE_LINE_UNKNOWN);
-        return ids[n] ? profile_add(p, ids, n + 1, NULL, values) : -1;
-    }
-    for (uint32_t i = 0; i < depth; i++)
-        if ((ids[n++] = frame_of(p, &frames[i])) == 0)
-            return -1;
-    thread_info ti;
-    const char *thread_name = thread && thread_get(thread, &ti) == 0 ? ti.name : NULL;
-    return profile_add(p, ids, n, thread_name, values);
+    thread_info thread;
+    int depth = stack_profile_frames(p, id, ids + n, &thread);
+    return depth < 0 ? -1 : profile_add(p, ids, n + (uint32_t)depth, thread.name, values);
 }
 
 profile *stack_profile_of_rows(const char *title, const profile_value_type *types, uint32_t nvalues,

@@ -25,6 +25,13 @@
  * report. 0, or -1 when out of memory. */
 int stack_profile_add(profile *p, stack_id id, const char *leaf, const char *leaf_note, const int64_t *values);
 
+/* The frames of stack `id` as p's frame ids, leaf first, into ids (room for
+ * STACK_MAX_FRAMES), and its thread into *thread when the stack is per
+ * thread (thread->name "" otherwise); a stack that could not be kept is
+ * [unwalkable].stack_table_full, as above. The number of frames, or -1
+ * when out of memory. */
+int stack_profile_frames(profile *p, stack_id id, uint32_t *ids, thread_info *thread);
+
 /* A collector's rows as a new profile: row(rows, i, ...) gives row i's
  * stack, leaf and leaf note (or NULL: left as they are) and values; `shown`
  * is the value flame graphs and collapsed stacks show. NULL when out of

@@ -21,7 +21,7 @@ enum {
     T_THREAD_STATE,
     T_TIMESTAMP = 50, T_TIMESPAN, T_DATA_AMOUNT,
     T_EXECUTION_SAMPLE = 100, T_NATIVE_SAMPLE, T_ALLOCATION_SAMPLE, T_MONITOR_ENTER, T_MONITOR_WAIT, T_THREAD_PARK,
-    T_METHOD_TIME = 200, T_ALLOCATION_SITE,
+    T_METHOD_TIME = 200, T_ALLOCATION_SITE, T_DEADLOCK,
 };
 
 /* Frame types' keys, in this order. */
@@ -172,7 +172,24 @@ static const type_decl TYPES[] = {
         F_POOLED("objectClass", T_CLASS), F_PLAIN("allocatedObjects", T_LONG),
         F_NOTED("allocatedBytes", T_LONG, T_DATA_AMOUNT, "BYTES"), F_PLAIN("liveObjects", T_LONG),
         F_NOTED("liveBytes", T_LONG, T_DATA_AMOUNT, "BYTES"), F_PLAIN("estimated", T_BOOLEAN) } },
+    /* Declared only in recordings that hold deadlocks (so that the others
+     * stay as they were). One event per thread of a cycle: eventThread
+     * waits for a lock of lockClass that lockOwner (the next thread of the
+     * cycle) holds; `cycle` numbers the cycles of the dump, cycleThreads
+     * counts its threads. (One event per cycle with an array of threads
+     * and their stacks: `jfr print` fails on an array of such values, a
+     * NullPointerException in PrettyWriter.printValue, JDK 25.) */
+    { "hprof.Deadlock", "jdk.jfr.Event", T_DEADLOCK,
+      { F_START, F_POOLED("eventThread", T_THREAD), F_POOLED("stackTrace", T_STACK_TRACE),
+        F_POOLED("lockClass", T_CLASS), F_POOLED("lockOwner", T_THREAD), F_PLAIN("parked", T_BOOLEAN),
+        F_PLAIN("cycle", T_INT), F_PLAIN("cycleThreads", T_INT) } },
 };
+
+/* Is t a type only a recording with deadlocks declares? */
+static int deadlock_type(const type_decl *t)
+{
+    return t->id == T_DEADLOCK;
+}
 
 static void field_element(pb_buf *tree, names *n, const field_decl *f)
 {
@@ -201,16 +218,21 @@ static void field_element(pb_buf *tree, names *n, const field_decl *f)
     }
 }
 
-static void metadata_event(pb_buf *out, int64_t start_ticks)
+static void metadata_event(pb_buf *out, int64_t start_ticks, int with_deadlocks)
 {
     names n;
     keytab_init(&n.strings, 1u << 20);
     pb_buf tree = { 0 };
     const uint32_t ntypes = sizeof TYPES / sizeof TYPES[0];
+    uint32_t declared = 0;
+    for (uint32_t i = 0; i < ntypes; i++)
+        declared += with_deadlocks || !deadlock_type(&TYPES[i]);
     element(&tree, &n, "root", NULL, 2);
-    element(&tree, &n, "metadata", NULL, ntypes);
+    element(&tree, &n, "metadata", NULL, declared);
     for (uint32_t i = 0; i < ntypes; i++) {
         const type_decl *t = &TYPES[i];
+        if (!with_deadlocks && deadlock_type(t))
+            continue;
         char id[16];
         snprintf(id, sizeof id, "%d", t->id);
         uint32_t nfields = 0;
@@ -660,6 +682,34 @@ static void allocation_events(writing *w, const profile *prof, const profile_sam
     }
 }
 
+/* monitor=y's deadlock cycles (the lock profile carries them): one
+ * hprof.Deadlock per thread of a cycle, in the cycle's order, each one's
+ * lock held by the next, at the end of the recording (the dump found
+ * them). */
+static void deadlock_events(writing *w, const profile *prof)
+{
+    for (uint32_t c = 0; c < profile_deadlock_count(prof) && !w->events->failed; c++) {
+        uint32_t n = 0;
+        const profile_deadlock_thread *t = profile_deadlock_get(prof, c, &n);
+        for (uint32_t i = 0; i < n; i++) {
+            profile_sample stack = { t[i].frames, t[i].depth, t[i].thread, { 0 } };
+            uint64_t thread = thread_key(w->pools, t[i].thread);
+            uint64_t stack_trace = stack_key(w->pools, prof, &stack, 0, t[i].depth);
+            uint64_t lock_class = class_key(w->pools, t[i].lock_class);
+            uint64_t owner = thread_key(w->pools, t[(i + 1) % n].thread);
+            pb_buf *b = begin(w, T_DEADLOCK, (uint64_t)w->duration);
+            pb_varint(b, thread);
+            pb_varint(b, stack_trace);
+            pb_varint(b, lock_class);
+            pb_varint(b, owner);
+            pb_varint(b, (uint64_t)(t[i].parked != 0));
+            pb_varint(b, c + 1);                       /* cycle */
+            pb_varint(b, n);                           /* cycleThreads */
+            end(w);
+        }
+    }
+}
+
 /* How many events p makes (for the bound, and to spread their times). */
 static int64_t events_of(const profile *p, profile_kind_t kind)
 {
@@ -694,6 +744,8 @@ static void profile_events(writing *w, const profile *prof, profile_kind_t kind)
         else if (kind == KIND_ALLOC)
             allocation_events(w, prof, &s, estimated, &at, total);
     }
+    if (kind == KIND_LOCK)
+        deadlock_events(w, prof);
 }
 
 /* ------------------------------------------------------------ the file */
@@ -705,14 +757,14 @@ static void big_endian(uint8_t *at, uint64_t v, int width)
 }
 
 /* The header, metadata, events and checkpoint, to out. 0, or -1 with err. */
-static int write_chunk(pools *p, const pb_buf *events, int64_t start_ns, int64_t duration, FILE *out,
-                       char *err, size_t errlen)
+static int write_chunk(pools *p, const pb_buf *events, int64_t start_ns, int64_t duration, int with_deadlocks,
+                       FILE *out, char *err, size_t errlen)
 {
     pb_buf file = { 0 };
     uint8_t header[HEADER_SIZE] = { 'F', 'L', 'R', 0 };
     pb_append(&file, header, sizeof header);
     size_t meta_at = file.len;
-    metadata_event(&file, 0);
+    metadata_event(&file, 0, with_deadlocks);
     pb_append(&file, events->data, events->len);
     size_t pool_at = file.len;
     checkpoint_event(&file, p, duration);
@@ -745,9 +797,15 @@ int jfr_write(const profile *const *profiles, uint32_t n, FILE *out, char *err, 
 {
     /* The recording's time: the first profile's that has one. */
     int64_t start_ns = 0, duration = 0, events = 0;
-    int with_cpu = 0;
+    int with_cpu = 0, with_deadlocks = 0;
     for (uint32_t i = 0; i < n; i++) {
         profile_kind_t kind = kind_of(profiles[i]);
+        for (uint32_t c = 0; kind == KIND_LOCK && c < profile_deadlock_count(profiles[i]); c++) {
+            uint32_t threads = 0;
+            profile_deadlock_get(profiles[i], c, &threads);
+            events = profile_add_saturated(events, threads);
+            with_deadlocks = 1;
+        }
         if (start_ns <= 0 && profile_start_nanos(profiles[i]) > 0) {
             start_ns = profile_start_nanos(profiles[i]);
             duration = profile_duration_nanos(profiles[i]);
@@ -775,7 +833,7 @@ int jfr_write(const profile *const *profiles, uint32_t n, FILE *out, char *err, 
     writing w = { &p, &event_bytes, { 0 }, duration, with_cpu };
     for (uint32_t i = 0; i < n; i++)
         profile_events(&w, profiles[i], kind_of(profiles[i]));
-    int rc = write_chunk(&p, &event_bytes, start_ns, duration, out, err, errlen);
+    int rc = write_chunk(&p, &event_bytes, start_ns, duration, with_deadlocks, out, err, errlen);
     pb_free(&event_bytes);
     pb_free(&w.ev);
     free(p.frame_methods);

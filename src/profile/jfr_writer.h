@@ -25,6 +25,9 @@
  *                             signature "park" (src/core/stack_profile.h),
  *                             one per contention, each 1/n of its delay
  *   waits + delay             jdk.JavaMonitorWait, or jdk.ThreadPark
+ *   deadlock cycles           hprof.Deadlock, one per thread of each cycle a
+ *   (profile_deadlock_get)    lock profile carries (monitor=y's dump), with
+ *                             its stack, lock class and the lock's owner
  *
  * A profile's samples are merged counts: a sample of count n becomes n
  * events with its stack and thread, their start times spread evenly over

@@ -52,6 +52,11 @@ struct profile {
     keytab             sample_keys;   /* thread name's address, then frame ids leaf first */
     sample_values     *samples;   /* by keytab index */
     uint32_t           samples_cap;
+
+    profile_deadlock_thread *deadlocked;   /* cycle after cycle; strings interned, frames malloc'd */
+    uint32_t           n_deadlocked, deadlocked_cap;
+    uint32_t          *cycle_starts;       /* index in deadlocked of each cycle's first thread */
+    uint32_t           n_cycles, cycles_cap;
 };
 
 static int grow_array(void **array, uint32_t *cap, uint32_t need, size_t elem)
@@ -188,6 +193,10 @@ void profile_free(profile *p)
     keytab_free(&p->sample_keys);
     free(p->frames);
     free(p->samples);
+    for (uint32_t i = 0; i < p->n_deadlocked; i++)
+        free((void *)p->deadlocked[i].frames);
+    free(p->deadlocked);
+    free(p->cycle_starts);
     free(p);
 }
 
@@ -304,4 +313,50 @@ int profile_frame_name(const profile_frame *f, char *buf, size_t size)
     if (f->class_name[0] == 0)
         return snprintf(buf, size, "%s", f->method);
     return snprintf(buf, size, "%s.%s", f->class_name, f->method);
+}
+
+int profile_add_deadlock(profile *p, const profile_deadlock_thread *threads, uint32_t n)
+{
+    if (n == 0 || n > UINT32_MAX - p->n_deadlocked ||
+        grow_array((void **)&p->deadlocked, &p->deadlocked_cap, p->n_deadlocked + n, sizeof *p->deadlocked) != 0 ||
+        grow_array((void **)&p->cycle_starts, &p->cycles_cap, p->n_cycles + 1, sizeof *p->cycle_starts) != 0)
+        return -1;
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t f = 0; f < threads[i].depth; f++)
+            if (threads[i].frames[f] == 0 || threads[i].frames[f] > p->frame_keys.count)
+                return -1;
+    uint32_t first = p->n_deadlocked;
+    for (uint32_t i = 0; i < n; i++) {
+        const profile_deadlock_thread *t = &threads[i];
+        uint32_t depth = t->depth < PROFILE_MAX_DEPTH ? t->depth : PROFILE_MAX_DEPTH;
+        uint32_t *frames = malloc((depth ? depth : 1) * sizeof *frames);
+        const char *thread = intern(p, t->thread), *lock_class = intern(p, t->lock_class);
+        if (frames == NULL || thread == NULL || lock_class == NULL) {
+            free(frames);
+            while (p->n_deadlocked > first)            /* the cycle whole or not at all */
+                free((void *)p->deadlocked[--p->n_deadlocked].frames);
+            return -1;
+        }
+        if (depth)
+            memcpy(frames, t->frames, depth * sizeof *frames);
+        p->deadlocked[p->n_deadlocked++] = (profile_deadlock_thread){ thread, lock_class, t->parked != 0, frames,
+                                                                      depth };
+    }
+    p->cycle_starts[p->n_cycles++] = first;
+    return 0;
+}
+
+uint32_t profile_deadlock_count(const profile *p)
+{
+    return p->n_cycles;
+}
+
+const profile_deadlock_thread *profile_deadlock_get(const profile *p, uint32_t index, uint32_t *n)
+{
+    if (index >= p->n_cycles)
+        return NULL;
+    uint32_t start = p->cycle_starts[index];
+    uint32_t end = index + 1 < p->n_cycles ? p->cycle_starts[index + 1] : p->n_deadlocked;
+    *n = end - start;
+    return &p->deadlocked[start];
 }

@@ -111,6 +111,22 @@ uint32_t profile_frame_id_run(profile *p, const char *class_name, const char *me
 int profile_add(profile *p, const uint32_t *frames_leaf_first, uint32_t depth,
                 const char *thread, const int64_t *values);
 
+/* Deadlocks: cycles of threads, each thread waiting for a lock that the
+ * next one of its cycle holds (the last: the first's). monitor=y's lock
+ * profile carries those its dump found; writers that show them (jfr=)
+ * read them, the others leave them out. */
+typedef struct profile_deadlock_thread {
+    const char     *thread;        /* its name */
+    const char     *lock_class;    /* the lock it waits for, Java form: "java.lang.Object" */
+    int             parked;        /* 1: parked on an ownable synchronizer; 0: entering a monitor */
+    const uint32_t *frames;        /* its stack: frame ids of the profile, leaf first */
+    uint32_t        depth;
+} profile_deadlock_thread;
+
+/* Add one cycle of n threads (the profile keeps copies). 0, or -1 when out
+ * of memory, n is 0 or a frame id is bad. */
+int profile_add_deadlock(profile *p, const profile_deadlock_thread *threads, uint32_t n);
+
 /* ---- reading ---- */
 const char        *profile_title(const profile *p);
 uint32_t           profile_value_count(const profile *p);
@@ -128,6 +144,11 @@ uint32_t              profile_sample_count(const profile *p);
 /* The index-th distinct sample, in insertion order: 0, or -1 if no such
  * index. out->frames stays valid until the next profile_add. */
 int profile_sample_get(const profile *p, uint32_t index, profile_sample *out);
+
+/* The deadlock cycles added, and the threads of the index-th (*n of them;
+ * NULL if no such index). */
+uint32_t                       profile_deadlock_count(const profile *p);
+const profile_deadlock_thread *profile_deadlock_get(const profile *p, uint32_t index, uint32_t *n);
 
 /* Sum of one value over all samples. */
 int64_t profile_total(const profile *p, uint32_t value_index);

@@ -567,3 +567,83 @@ TEST(jfr_writer_every_kind)
         profile_free(ps[i]);
     free(buf);
 }
+
+/* What the Deadlock test's reader gathers of each hprof.Deadlock event. */
+typedef struct deadlock_seen {
+    int  n;
+    char line[4][512];           /* "cycle/threads thread lock owner parked leaf-method depth" */
+} deadlock_seen;
+
+static int on_deadlock_event(void *ctx, const jfr_event *e)
+{
+    deadlock_seen *seen = ctx;
+    if (strcmp(e->type_name, "hprof.Deadlock") != 0 || seen->n == 4)
+        return 0;
+    jfr_value v, frames, frame;
+    char thread[64] = "", lock[64] = "", owner[64] = "", leaf[64] = "";
+    int64_t cycle = 0, threads = 0, parked = -1;
+    uint64_t depth = 0;
+    if (jfr_path(&e->fields, &v, "eventThread", "javaName", NULL) == 0)
+        jfr_string(&v, thread, sizeof thread);
+    if (jfr_path(&e->fields, &v, "lockClass", "name", NULL) == 0)
+        jfr_string(&v, lock, sizeof lock);
+    if (jfr_path(&e->fields, &v, "lockOwner", "javaName", NULL) == 0)
+        jfr_string(&v, owner, sizeof owner);
+    if (jfr_field(&e->fields, "cycle", &v) == 0)
+        jfr_long(&v, &cycle);
+    if (jfr_field(&e->fields, "cycleThreads", &v) == 0)
+        jfr_long(&v, &threads);
+    if (jfr_field(&e->fields, "parked", &v) == 0)
+        jfr_long(&v, &parked);
+    if (jfr_path(&e->fields, &frames, "stackTrace", "frames", NULL) == 0 && jfr_array(&frames, &depth, &frame) == 0 &&
+        depth > 0 && jfr_array_next(&frame, &v) == 0 && jfr_path(&v, &v, "method", "name", NULL) == 0)
+        jfr_string(&v, leaf, sizeof leaf);
+    snprintf(seen->line[seen->n++], sizeof seen->line[0], "%lld/%lld %s %s %s %lld %s %llu", (long long)cycle,
+             (long long)threads, thread, lock, owner, (long long)parked, leaf, (unsigned long long)depth);
+    return 0;
+}
+
+/* monitor=y's deadlocks, carried by its lock profile, become one
+ * hprof.Deadlock per thread: each names its lock's class and owner (the
+ * next thread of the cycle) and its stack; a recording without deadlocks
+ * does not declare the type. */
+TEST(jfr_writer_deadlocks)
+{
+    profile_value_type types[] = { { "contentions", "count" }, { "delay", "nanoseconds" } };
+    profile *p = profile_new("Lock contention", types, 2);
+    uint32_t run_a = profile_frame_id(p, "Demo", "lockBoth", "()V", "Demo.java", 12);
+    uint32_t run_b = profile_frame_id(p, "Demo", "lockBothBackwards", "()V", "Demo.java", 20);
+    uint32_t park = profile_frame_id(p, "jdk.internal.misc.Unsafe", "park", "(ZJ)V", "", PROFILE_LINE_NATIVE);
+    uint32_t stack_a[] = { run_a }, stack_b[] = { park, run_b };
+    char *buf = NULL;
+    size_t len = 0;
+    char err[256] = "";
+    const profile *one = p;
+    FILE *f = open_memstream(&buf, &len);
+    CHECK(jfr_write(&one, 1, f, err, sizeof err) == 0);
+    fclose(f);
+    CHECK(memmem(buf, len, "hprof.Deadlock", 14) == NULL);
+    free(buf);
+
+    profile_deadlock_thread cycle[] = { { "dl-a", "Demo$LockB", 0, stack_a, 1 },
+                                        { "dl-b", "java.util.concurrent.locks.ReentrantLock$NonfairSync", 1, stack_b,
+                                          2 } };
+    uint32_t bad[] = { 999 };
+    profile_deadlock_thread bad_stack[] = { { "x", "y", 0, bad, 1 } };
+    CHECK(profile_add_deadlock(p, bad_stack, 1) == -1 && profile_add_deadlock(p, cycle, 0) == -1);
+    CHECK(profile_add_deadlock(p, cycle, 2) == 0 && profile_deadlock_count(p) == 1);
+    uint32_t n = 0;
+    const profile_deadlock_thread *kept = profile_deadlock_get(p, 0, &n);
+    CHECK(kept != NULL && n == 2 && profile_deadlock_get(p, 1, &n) == NULL);
+    f = open_memstream(&buf, &len);
+    CHECK(jfr_write(&one, 1, f, err, sizeof err) == 0);
+    fclose(f);
+    deadlock_seen seen = { 0 };
+    jfr_callbacks cb = { NULL, on_deadlock_event };
+    CHECK(jfr_read("deadlocks.jfr", (const unsigned char *)buf, len, &cb, &seen, err, sizeof err) == 0);
+    CHECK(seen.n == 2);
+    CHECK_STR(seen.line[0], "1/2 dl-a Demo$LockB dl-b 0 lockBoth 1");
+    CHECK_STR(seen.line[1], "1/2 dl-b java/util/concurrent/locks/ReentrantLock$NonfairSync dl-a 1 park 2");
+    free(buf);
+    profile_free(p);
+}
