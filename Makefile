@@ -14,7 +14,7 @@ SAN_FLAGS = -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit
 # Pure C (no JVMTI): unit-tested on their own, also under ASan/UBSan.
 PURE_SRC  = src/core/keytab.c src/core/idmap.c src/core/ref_table.c src/core/tables.c src/core/trace_builder.c src/core/trace_cache.c src/core/stack_table.c src/core/stack_profile.c src/options/options.c src/options/class_filter.c src/options/jvm_args.c \
             src/cpu/sample_queue.c src/cpu/cpu_collector.c src/cpu/code_map.c src/cpu/times_table.c \
-            src/output/text_writer.c src/output/text_sections.c src/output/report_sections.c src/output/old_prof_writer.c src/output/profile_outputs.c src/output/output_file.c src/output/hprof_binary.c \
+            src/output/text_writer.c src/output/text_sections.c src/output/report_sections.c src/output/old_prof_writer.c src/output/profile_outputs.c src/output/output_file.c src/output/hprof_binary.c src/output/hprof_binary_heap.c src/output/hprof_binary_files.c \
             src/output/net_sink.c src/output/net_report.c src/output/series.c \
             src/monitor/monitor_table.c src/monitor/deadlock.c src/monitor/vthread_pending.c src/heap/site_table.c src/heap/object_store.c $(BCI_SRC) \
             $(PROFILE_SRC) $(NATIVE_SRC)
@@ -233,7 +233,7 @@ check-tools: build/hprof-bci build/fuzz/seeds/.ok
 #   jfr_reader     the same on JFR recordings (src/jfr)
 #   elf            the ELF reader: symbols, call-frame rules, demangler (src/native)
 #   heap           hprof heap on HPROF heap dumps: graph, dominators, paths (src/heapgraph)
-#   jvm_dump       the patching of the JVM's own heap dump (src/output/hprof_binary.c)
+#   jvm_dump       the patching of the JVM's own heap dump (src/output/hprof_binary_files.c)
 # `make fuzz`: every target (or FUZZ_TARGETS=...) for FUZZ_TIME seconds each
 # (an hour each: make fuzz FUZZ_TIME=3600) over FUZZ_JOBS processes, at most
 # FUZZ_ITERS inputs, all derived from FUZZ_SEED (a run repeats exactly;
@@ -256,7 +256,7 @@ FUZZ_SRC_binary_reader = $(FRONT_SRC)
 FUZZ_SRC_jfr_reader    = $(FRONT_SRC)
 FUZZ_SRC_elf           = $(NATIVE_SRC)
 FUZZ_SRC_heap          = $(HEAPGRAPH_SRC)
-FUZZ_SRC_jvm_dump      = src/output/hprof_binary.c
+FUZZ_SRC_jvm_dump      = src/output/hprof_binary.c src/output/hprof_binary_heap.c src/output/hprof_binary_files.c
 FUZZ_FILE_bci           = tests/fuzz/fuzz_bci.c
 FUZZ_FILE_elf           = tests/fuzz/fuzz_elf.c
 FUZZ_FILE_jvm_dump      = tests/fuzz/fuzz_jvm_dump.c
