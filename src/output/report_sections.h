@@ -25,7 +25,7 @@ typedef struct report_target {
     hb_writer   *binary;        /* format=b */
     double       cutoff;        /* cutoff=: rows with a smaller share are left out */
     /* format=b: write the records (strings, LOAD CLASS, STACK TRACE, ...)
-     * a section is about to name and the file lacks (the agent's heap_dump.c). */
+     * a section is about to name and the file lacks (the agent's heap_dump_records.c). */
     void       (*binary_new_records)(hb_writer *w);
 } report_target;
 

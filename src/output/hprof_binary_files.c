@@ -1,0 +1,399 @@
+/*
+ * hprof_binary_files: another HPROF binary file's records, for hprof_binary
+ * (hprof_binary.h): copied into this file (the staged heap dump, the JVM's
+ * own dump appended or made the output), with their class serials shifted
+ * and their LOAD CLASS traces set in place.
+ */
+#include "hprof_binary_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- another file's records ---- */
+
+/* n bytes from fd, all of them: 0, or -1 (EIO at a short read). */
+static int read_all(int fd, void *buf, size_t n)
+{
+    unsigned char *p = buf;
+    while (n > 0) {
+        ssize_t got = read(fd, p, n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return -1;
+        p += got;
+        n -= (size_t)got;
+    }
+    return 0;
+}
+
+/* n bytes from fd to the file, through user space. */
+static int copy_through(hb_writer *w, int fd, uint64_t n)
+{
+    size_t cap = 1u << 20;
+    unsigned char *buf = malloc(cap);
+    if (buf == NULL)
+        return hb_fail(w, ENOMEM);
+    while (n > 0) {
+        size_t k = n < cap ? (size_t)n : cap;
+        if (read_all(fd, buf, k) != 0) {
+            free(buf);
+            return hb_fail(w, EIO);
+        }
+        if (hb_write_out(w, buf, k) != 0) {
+            free(buf);
+            return -1;
+        }
+        n -= k;
+    }
+    free(buf);
+    return 0;
+}
+
+/* n bytes from fd to the file: in the kernel when both are files that
+ * allow it (a heap dump's segments are most of a gigabyte), else through a
+ * buffer (a memory stream, a pipe, another file system on old kernels). */
+int hb_copy_body(hb_writer *w, int fd, uint64_t n)
+{
+    int out = fileno(w->out);
+    if (n < (1u << 20) || out < 0)
+        return copy_through(w, fd, n);
+    errno = 0;
+    if (fflush(w->out) != 0)
+        return hb_fail(w, errno != 0 ? errno : EIO);
+    uint64_t left = n;
+    while (left > 0) {
+        ssize_t got = copy_file_range(fd, NULL, out, NULL, left > (1u << 30) ? (1u << 30) : (size_t)left, 0);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0 && left == n && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
+                                     errno == EOPNOTSUPP || errno == EBADF))
+            return copy_through(w, fd, n);        /* not here: nothing was copied yet */
+        if (got < 0)
+            return hb_fail(w, errno);
+        if (got == 0)
+            return hb_fail(w, EIO);                  /* the file ended early */
+        left -= (uint64_t)got;
+        w->bytes += (uint64_t)got;
+    }
+    /* The stream's idea of its position is the descriptor's again. */
+    off_t at = lseek(out, 0, SEEK_CUR);
+    if (at < 0 || fseeko(w->out, at, SEEK_SET) != 0)
+        return hb_fail(w, errno != 0 ? errno : EIO);
+    return 0;
+}
+
+static uint32_t get_u4(const unsigned char *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* "JAVA PROFILE 1.0.1" or "1.0.2", its NUL, u4 id size, u8 ms. */
+#define OTHER_HEADER_SIZE (19u + 4u + 8u)
+
+/* Another file's header: 0 and its time when it is an HPROF binary file
+ * with this file's id size, else 1. */
+static int other_header(const unsigned char *head, uint64_t *ms)
+{
+    if (memcmp(head, "JAVA PROFILE 1.0.", 17) != 0 || head[18] != 0 || get_u4(head + 19) != HB_ID_SIZE)
+        return 1;
+    *ms = 0;
+    for (int i = 23; i < 31; i++)
+        *ms = *ms << 8 | head[i];
+    return 0;
+}
+
+/* Where a class serial sits in a record's body: first in LOAD CLASS, after
+ * four ids in STACK FRAME; SIZE_MAX in other records. */
+static size_t class_serial_at(uint8_t tag, uint32_t len)
+{
+    size_t at = tag == HB_TAG_LOAD_CLASS ? 0 : tag == HB_TAG_FRAME ? 4u * HB_ID_SIZE : SIZE_MAX;
+    return at != SIZE_MAX && len >= at + 4 ? at : SIZE_MAX;
+}
+
+/* Another file's records read in order through a buffer: the JVM's dump
+ * begins with tens of thousands of small UTF8 records (43,554 for a small
+ * program), a pread each took 70 ms. After a big record (a heap dump
+ * segment) it reads a little only: its segments' bodies are not read. */
+enum { RECORDS_BUFFER = 1u << 18, AFTER_A_JUMP = 4096u };
+
+typedef struct record_reader {
+    int            fd;
+    uint64_t       end;               /* the file's size */
+    unsigned char *buf;
+    uint64_t       buf_at;            /* file offset of buf[0] */
+    size_t         buf_len;
+} record_reader;
+
+/* n (<= RECORDS_BUFFER) bytes at file offset at, or NULL with errno EIO
+ * when the file has fewer. */
+static const unsigned char *bytes_at(record_reader *r, uint64_t at, size_t n)
+{
+    if (at >= r->buf_at && at + n <= r->buf_at + r->buf_len)
+        return r->buf + (at - r->buf_at);
+    if (at > r->end || n > r->end - at) {
+        errno = EIO;
+        return NULL;
+    }
+    size_t want = at == r->buf_at + r->buf_len ? RECORDS_BUFFER : AFTER_A_JUMP;
+    if (want < n)
+        want = n;
+    if (want > r->end - at)
+        want = (size_t)(r->end - at);
+    ssize_t got = pread(r->fd, r->buf, want, (off_t)at);
+    if (got < (ssize_t)n) {
+        r->buf_len = 0;
+        errno = EIO;
+        return NULL;
+    }
+    r->buf_at = at;
+    r->buf_len = (size_t)got;
+    return r->buf;
+}
+
+typedef int (*record_fn)(void *ctx, record_reader *r, uint8_t tag, uint64_t body, uint32_t len);
+
+/* Calls each(ctx, r, tag, offset of the body, its length) for every record
+ * of fd (size end) after the header, until each returns non-zero (which is
+ * returned). 0 at the end; -1 with errno (EIO: a record runs past the end;
+ * ENOMEM). */
+static int each_record(int fd, uint64_t end, record_fn each, void *ctx)
+{
+    record_reader r = { fd, end, malloc(RECORDS_BUFFER), 0, 0 };
+    if (r.buf == NULL) {
+        errno = ENOMEM;
+        return -1;
+    }
+    int rc = 0;
+    uint64_t at = OTHER_HEADER_SIZE;
+    while (rc == 0 && at < end) {
+        const unsigned char *rh = bytes_at(&r, at, RECORD_HEADER_SIZE);
+        uint32_t len = rh ? get_u4(rh + 5) : 0;
+        if (rh == NULL || len > end - at - RECORD_HEADER_SIZE) {
+            errno = EIO;                          /* the last record runs past the end */
+            rc = -1;
+            break;
+        }
+        rc = each(ctx, &r, rh[0], at + RECORD_HEADER_SIZE, len);
+        at += RECORD_HEADER_SIZE + len;
+    }
+    int saved = errno;
+    free(r.buf);
+    errno = saved;
+    return rc;
+}
+
+typedef struct serial_shift {
+    int      fd;
+    uint32_t offset;
+} serial_shift;
+
+static int shift_class_serial(void *arg, record_reader *r, uint8_t tag, uint64_t body, uint32_t len)
+{
+    const serial_shift *s = arg;
+    size_t pos = class_serial_at(tag, len);
+    if (pos == SIZE_MAX)
+        return 0;
+    const unsigned char *old = bytes_at(r, body + pos, 4);
+    if (old == NULL)
+        return -1;
+    unsigned char b[4];
+    off_t where = (off_t)(body + pos);
+    put_u4(b, get_u4(old) + s->offset);
+    return pwrite(s->fd, b, 4, where) == 4 ? 0 : -1;
+}
+
+int hb_offset_class_serials(int fd, uint32_t offset, uint64_t *start_ms, uint64_t *size)
+{
+    unsigned char head[OTHER_HEADER_SIZE];
+    if (pread(fd, head, sizeof head, 0) != (ssize_t)sizeof head || other_header(head, start_ms) != 0)
+        return 1;
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return -1;
+    serial_shift s = { fd, offset };
+    if (each_record(fd, (uint64_t)st.st_size, shift_class_serial, &s) != 0)
+        return -1;
+    *size = (uint64_t)st.st_size;
+    return 0;
+}
+
+int hb_switch_file(hb_writer *w, int fd, uint64_t start_ms, uint64_t size)
+{
+    if (!hb_usable(w))
+        return -1;
+    if (w->in_heap)
+        return hb_fail(w, EINVAL);
+    int out = fileno(w->out);
+    errno = 0;
+    if (out < 0)
+        return hb_fail(w, EBADF);
+    if (fflush(w->out) != 0)
+        return hb_fail(w, errno != 0 ? errno : EIO);
+    if (dup2(fd, out) < 0 || fseeko(w->out, (off_t)size, SEEK_SET) != 0)
+        return hb_fail(w, errno != 0 ? errno : EIO);
+    w->start_ms = start_ms;
+    w->bytes = size;
+    return 0;
+}
+
+int hb_append_file(hb_writer *w, int fd, uint32_t class_serial_offset)
+{
+    if (!hb_usable(w))
+        return -1;
+    if (w->in_heap)
+        return hb_fail(w, EINVAL);
+    unsigned char head[OTHER_HEADER_SIZE];
+    uint64_t their_ms = 0;
+    if (read_all(fd, head, sizeof head) != 0 || other_header(head, &their_ms) != 0)
+        return 1;
+    /* Their times are microseconds since their start; ours since ours. The
+     * field wraps (u4), so the sum is taken modulo 2^32 as well. */
+    uint32_t shift = (uint32_t)((their_ms - w->start_ms) * 1000u);
+    for (;;) {
+        unsigned char rh[RECORD_HEADER_SIZE];
+        ssize_t got;
+        do
+            got = read(fd, rh, 1);
+        while (got < 0 && errno == EINTR);
+        if (got == 0)
+            return 0;                             /* the end, between records */
+        if (got < 0 || read_all(fd, rh + 1, sizeof rh - 1) != 0)
+            return hb_fail(w, EIO);
+        uint32_t len = get_u4(rh + 5);
+        put_u4(rh + 1, get_u4(rh + 1) + shift);
+        if (hb_write_out(w, rh, sizeof rh) != 0)
+            return -1;
+        size_t at = class_serial_at(rh[0], len);
+        if (at != SIZE_MAX && len <= 256) {
+            unsigned char body[256];
+            if (read_all(fd, body, len) != 0)
+                return hb_fail(w, EIO);
+            put_u4(body + at, get_u4(body + at) + class_serial_offset);
+            if (hb_write_out(w, body, len) != 0)
+                return -1;
+        } else if (hb_copy_body(w, fd, len) != 0) {
+            return -1;
+        }
+    }
+}
+
+/* A LOAD CLASS record of the other file: its name's id, its class serial,
+ * and where its stack trace serial sits. */
+typedef struct loaded_class {
+    uint64_t name_id;
+    uint64_t trace_at;
+    uint32_t serial;
+} loaded_class;
+
+static uint64_t get_id(const unsigned char *p)
+{
+    return (uint64_t)get_u4(p) << 32 | get_u4(p + 4);
+}
+
+static int by_name_id(const void *a, const void *b)
+{
+    uint64_t x = ((const loaded_class *)a)->name_id, y = ((const loaded_class *)b)->name_id;
+    return x < y ? -1 : x > y;
+}
+
+typedef struct trace_patch {
+    int             fd;
+    loaded_class   *classes;
+    size_t          n, cap;
+    hb_class_trace_fn trace_of;
+    void           *ctx;
+    uint32_t        set, ambiguous;
+} trace_patch;
+
+#define LOAD_CLASS_BODY (4u + HB_ID_SIZE + 4u + HB_ID_SIZE)
+
+static int collect_load_class(void *arg, record_reader *r, uint8_t tag, uint64_t body, uint32_t len)
+{
+    trace_patch *p = arg;
+    if (tag != HB_TAG_LOAD_CLASS || len < LOAD_CLASS_BODY)
+        return 0;
+    const unsigned char *b = bytes_at(r, body, LOAD_CLASS_BODY);
+    if (b == NULL)
+        return -1;
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 1024;
+        loaded_class *more = realloc(p->classes, cap * sizeof *more);
+        if (more == NULL) {
+            errno = ENOMEM;
+            return -1;
+        }
+        p->classes = more;
+        p->cap = cap;
+    }
+    p->classes[p->n++] = (loaded_class){ get_id(b + 4 + HB_ID_SIZE + 4), body + 4 + HB_ID_SIZE, get_u4(b) };
+    return 0;
+}
+
+/* Longest class name read; a longer one keeps the other file's trace. */
+#define NAME_MAX_BYTES 4096u
+
+static int patch_by_name(void *arg, record_reader *r, uint8_t tag, uint64_t body, uint32_t len)
+{
+    trace_patch *p = arg;
+    if (tag != HB_TAG_UTF8 || len < HB_ID_SIZE || len - HB_ID_SIZE > NAME_MAX_BYTES)
+        return 0;
+    const unsigned char *id = bytes_at(r, body, len);
+    if (id == NULL)
+        return -1;
+    loaded_class key = { .name_id = get_id(id) };
+    loaded_class *c = bsearch(&key, p->classes, p->n, sizeof *c, by_name_id);
+    if (c == NULL)
+        return 0;
+    /* bsearch finds any of the equal ones: two classes of one name (two
+     * loaders) cannot be told apart by name, and keep their traces. */
+    if ((c > p->classes && c[-1].name_id == key.name_id) ||
+        (c + 1 < p->classes + p->n && c[1].name_id == key.name_id)) {
+        while (c > p->classes && c[-1].name_id == key.name_id)
+            c--;
+        while (c < p->classes + p->n && c->name_id == key.name_id) {
+            p->ambiguous++;
+            c++;
+        }
+        return 0;
+    }
+    char name[NAME_MAX_BYTES + 1];
+    size_t n = len - HB_ID_SIZE;
+    memcpy(name, id + HB_ID_SIZE, n);
+    name[n] = '\0';
+    uint32_t trace = p->trace_of(p->ctx, name, n, c->serial);
+    if (trace == 0)
+        return 0;
+    unsigned char b[4];
+    put_u4(b, trace);
+    if (pwrite(p->fd, b, 4, (off_t)c->trace_at) != 4)
+        return -1;
+    p->set++;
+    return 0;
+}
+
+int hb_set_load_traces(int fd, hb_class_trace_fn trace_of, void *ctx, uint32_t *set, uint32_t *ambiguous)
+{
+    unsigned char head[OTHER_HEADER_SIZE];
+    uint64_t ms;
+    if (pread(fd, head, sizeof head, 0) != (ssize_t)sizeof head || other_header(head, &ms) != 0)
+        return 1;
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return -1;
+    trace_patch p = { .fd = fd, .trace_of = trace_of, .ctx = ctx };
+    int rc = each_record(fd, (uint64_t)st.st_size, collect_load_class, &p);
+    if (rc == 0 && p.n > 0) {
+        qsort(p.classes, p.n, sizeof *p.classes, by_name_id);
+        rc = each_record(fd, (uint64_t)st.st_size, patch_by_name, &p);
+    }
+    int saved = errno;
+    free(p.classes);
+    errno = saved;
+    *set = p.set;
+    *ambiguous = p.ambiguous;
+    return rc < 0 ? -1 : 0;
+}
