@@ -234,6 +234,7 @@ check-tools: build/hprof-bci build/fuzz/seeds/.ok
 #   elf            the ELF reader: symbols, call-frame rules, demangler (src/native)
 #   heap           hprof heap on HPROF heap dumps: graph, dominators, paths (src/heapgraph)
 #   jvm_dump       the patching of the JVM's own heap dump (src/output/hprof_binary.c)
+#   patch_traces   heap=all's traces set in the JVM's heap dump (src/output/hprof_patch_traces.c)
 # `make fuzz`: every target (or FUZZ_TARGETS=...) for FUZZ_TIME seconds each
 # (an hour each: make fuzz FUZZ_TIME=3600) over FUZZ_JOBS processes, at most
 # FUZZ_ITERS inputs, all derived from FUZZ_SEED (a run repeats exactly;
@@ -241,7 +242,7 @@ check-tools: build/hprof-bci build/fuzz/seeds/.ok
 # files compiled below) and the regression inputs tests/fuzz/regress/<target>.
 # A crashing input is saved as build/fuzz/crash-*; `build/fuzz/fuzz_<target>
 # FILE` replays it. `make test` runs each target for a fixed number of inputs.
-FUZZ_TARGETS ?= bci options attach net text_reader binary_reader jfr_reader elf heap jvm_dump
+FUZZ_TARGETS ?= bci options attach net text_reader binary_reader jfr_reader elf heap jvm_dump patch_traces
 FUZZ_ITERS ?= 1000000000
 FUZZ_JOBS  ?= 2
 FUZZ_SEED  ?= 1
@@ -257,9 +258,11 @@ FUZZ_SRC_jfr_reader    = $(FRONT_SRC)
 FUZZ_SRC_elf           = $(NATIVE_SRC)
 FUZZ_SRC_heap          = $(HEAPGRAPH_SRC)
 FUZZ_SRC_jvm_dump      = src/output/hprof_binary.c
+FUZZ_SRC_patch_traces  = src/output/hprof_patch_traces.c
 FUZZ_FILE_bci           = tests/fuzz/fuzz_bci.c
 FUZZ_FILE_elf           = tests/fuzz/fuzz_elf.c
 FUZZ_FILE_jvm_dump      = tests/fuzz/fuzz_jvm_dump.c
+FUZZ_FILE_patch_traces  = tests/fuzz/fuzz_patch_traces.c
 FUZZ_FILE_options       = tests/fuzz/fuzz_options.c
 FUZZ_FILE_attach        = tests/fuzz/fuzz_attach.c
 FUZZ_FILE_net           = tests/fuzz/fuzz_net.c
@@ -281,7 +284,7 @@ build/fuzz/fuzz_$(1)_libfuzzer: tests/fuzz/fuzz_target.h $$(FUZZ_FILE_$(1)) $$(F
 	clang $$(BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	    -Isrc $$(FUZZ_FLAGS_$(1)) -o $$@ $$(FUZZ_FILE_$(1)) $$(FUZZ_SRC_$(1)) $$(FUZZ_LIBS)
 endef
-ALL_FUZZ_TARGETS = bci options attach net text_reader binary_reader jfr_reader elf heap jvm_dump
+ALL_FUZZ_TARGETS = bci options attach net text_reader binary_reader jfr_reader elf heap jvm_dump patch_traces
 $(foreach t,$(ALL_FUZZ_TARGETS),$(eval $(call FUZZ_TARGET_RULES,$(t))))
 
 fuzz: $(foreach t,$(FUZZ_TARGETS),build/fuzz/fuzz_$(t)) build/fuzz/seeds/.ok
