@@ -54,7 +54,8 @@ static uint64_t address_of(const void *handle)
 }
 
 /* The tracked objects by address: open addressing, a power of two of slots
- * kept at most 3/4 full, 12 bytes a slot (16 to 32 bytes a tracked object). */
+ * at least 4/3 of the store's entries and kept at most 3/4 full, 12 bytes a
+ * slot: 16 to 32 bytes a tracked object while the dump is patched. */
 typedef struct address_map {
     uint64_t  *address;          /* 0: empty */
     subsite_t *subsite;
@@ -212,7 +213,7 @@ static int patch_dump(void *ctx, JNIEnv *jni, int fd)
 {
     patch *p = ctx;
     size_t entries = object_store_stats_now().entries, slots = 1024;
-    while (slots < entries + entries / 2 && slots < ((size_t)1 << 40))
+    while (slots < entries + entries / 3 && slots < ((size_t)1 << 40))
         slots <<= 1;
     if (map_size(&p->objects, slots) != 0 || read_mirrors(jni, p) != 0) {
         fprintf(stderr, "hprof: heap dump: out of memory for the tracked objects' addresses (%zu objects); the "

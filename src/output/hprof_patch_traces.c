@@ -45,7 +45,25 @@ typedef struct body {
     unsigned char *p, *end;
     hpt_result    *r;
     unsigned char *file;
+    unsigned char *released;     /* hpt_patch_file: pages before this let go; NULL: never */
 } body;
+
+/* A mapped file's pages behind the reader are let go every 32 MiB: of a
+ * shared mapping, MADV_DONTNEED only unmaps them (the changed ones stay in
+ * the page cache, to be written back), so the process does not hold the
+ * whole file at the end. */
+#define RELEASE_STEP ((size_t)32 << 20)
+
+static void release_behind(body *b, const unsigned char *q)
+{
+    if (b->released == NULL || (size_t)(q - b->released) < RELEASE_STEP)
+        return;
+    uintptr_t end = (uintptr_t)q & ~(uintptr_t)4095;
+    if (end > (uintptr_t)b->released) {
+        madvise(b->released, end - (uintptr_t)b->released, MADV_DONTNEED);
+        b->released = (unsigned char *)end;
+    }
+}
 
 static int bad(body *b, const unsigned char *at, const char *what)
 {
@@ -161,17 +179,18 @@ static int heap_body(body *b, hpt_trace_fn trace_of, void *ctx)
             return bad(b, q, "a GC root cut short");
         }
         q += len;
+        release_behind(b, q);
     }
     return 0;
 }
 
-int hpt_patch_traces(unsigned char *data, size_t size, hpt_trace_fn trace_of, void *ctx, hpt_result *r)
+static int patch_all(unsigned char *data, size_t size, hpt_trace_fn trace_of, void *ctx, hpt_result *r, int mapped)
 {
     memset(r, 0, sizeof *r);
     size_t head = sizeof magic + 4 + 8;
     if (size < head || memcmp(data, magic, sizeof magic) != 0 || get_u4(data + sizeof magic) != ID)
         return 1;
-    body b = { .r = r, .file = data };
+    body b = { .r = r, .file = data, .released = mapped ? data : NULL };
     for (size_t at = head; at < size;) {
         if (size - at < 9) {
             r->offset = at;
@@ -196,6 +215,11 @@ int hpt_patch_traces(unsigned char *data, size_t size, hpt_trace_fn trace_of, vo
     return 0;
 }
 
+int hpt_patch_traces(unsigned char *data, size_t size, hpt_trace_fn trace_of, void *ctx, hpt_result *r)
+{
+    return patch_all(data, size, trace_of, ctx, r, 0);
+}
+
 int hpt_patch_file(int fd, hpt_trace_fn trace_of, void *ctx, hpt_result *r)
 {
     memset(r, 0, sizeof *r);
@@ -208,7 +232,7 @@ int hpt_patch_file(int fd, hpt_trace_fn trace_of, void *ctx, hpt_result *r)
     if (m == MAP_FAILED)
         return -3;
     madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
-    int rc = hpt_patch_traces(m, (size_t)st.st_size, trace_of, ctx, r);
+    int rc = patch_all(m, (size_t)st.st_size, trace_of, ctx, r, 1);
     int saved = errno;
     munmap(m, (size_t)st.st_size);
     errno = saved;
