@@ -89,16 +89,27 @@ static jobject diagnostic_bean(JNIEnv *jni, jclass *bean_class, char *why, size_
     return bean;
 }
 
-int jvm_flag_is_true(JNIEnv *jni, const char *flag, char *why, size_t why_size)
+/* A local frame pushed (the caller pops it), then the bean in it as
+ * diagnostic_bean gives it (NULL with why set): 0; -1 when no frame could
+ * be pushed (why set). */
+static int bean_frame(JNIEnv *jni, jobject *bean, jclass *bean_class, char *why, size_t why_size)
 {
     if ((*jni)->PushLocalFrame(jni, 16) != 0) {
         (*jni)->ExceptionClear(jni);
         snprintf(why, why_size, "out of memory for JNI local references");
         return -1;
     }
-    int rc = -1;
+    *bean = diagnostic_bean(jni, bean_class, why, why_size);
+    return 0;
+}
+
+int jvm_flag_is_true(JNIEnv *jni, const char *flag, char *why, size_t why_size)
+{
     jclass bean_class = NULL;
-    jobject bean = diagnostic_bean(jni, &bean_class, why, why_size);
+    jobject bean = NULL;
+    if (bean_frame(jni, &bean, &bean_class, why, why_size) != 0)
+        return -1;
+    int rc = -1;
     jmethodID get = bean ? (*jni)->GetMethodID(jni, bean_class, "getVMOption",
                                                "(Ljava/lang/String;)Lcom/sun/management/VMOption;") : NULL;
     jclass option_class = get ? (*jni)->FindClass(jni, "com/sun/management/VMOption") : NULL;
@@ -123,14 +134,11 @@ out:
 
 int jvm_heap_dump(JNIEnv *jni, const char *path, int live, char *why, size_t why_size)
 {
-    if ((*jni)->PushLocalFrame(jni, 16) != 0) {
-        (*jni)->ExceptionClear(jni);
-        snprintf(why, why_size, "out of memory for JNI local references");
-        return -1;
-    }
-    int rc = -1;
     jclass bean_class = NULL;
-    jobject bean = diagnostic_bean(jni, &bean_class, why, why_size);
+    jobject bean = NULL;
+    if (bean_frame(jni, &bean, &bean_class, why, why_size) != 0)
+        return -1;
+    int rc = -1;
     if (bean == NULL)
         goto out;
     jmethodID dump = (*jni)->GetMethodID(jni, bean_class, "dumpHeap", "(Ljava/lang/String;Z)V");
