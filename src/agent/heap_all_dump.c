@@ -35,7 +35,7 @@ static void JNICALL on_gc_start(jvmtiEnv *jvmti)
     (void)jvmti;
     const char *path = atomic_load(&watched_file);
     struct stat st;
-    if (path && (stat(path, &st) != 0 || st.st_size > 0))
+    if (path && stat(path, &st) == 0 && st.st_size > 0)
         atomic_fetch_add(&gcs_after_snapshot, 1);
 }
 
@@ -268,8 +268,11 @@ int heap_all_dump_by_jvm(JNIEnv *jni, const heap_dump_target *t)
 {
     if (!collector_known(jni))
         return 1;
-    if (events_want(hprof_jvmti, JVMTI_EVENT_GARBAGE_COLLECTION_START) != 0)
+    if (events_want(hprof_jvmti, JVMTI_EVENT_GARBAGE_COLLECTION_START) != 0) {
+        fprintf(stderr, "hprof: heap dump: heap=all by the JVM's dumper needs JVMTI's GarbageCollectionStart "
+                "events, which this JVM does not give; the agent walks the heap itself\n");
         return 1;
+    }
     patch p;
     memset(&p, 0, sizeof p);
     const char *test = getenv("HPROF_TEST_HEAP_ALL_MISMATCH");
