@@ -14,7 +14,7 @@ SAN_FLAGS = -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit
 # Pure C (no JVMTI): unit-tested on their own, also under ASan/UBSan.
 PURE_SRC  = src/core/keytab.c src/core/idmap.c src/core/ref_table.c src/core/tables.c src/core/trace_builder.c src/core/trace_cache.c src/core/stack_table.c src/core/stack_profile.c src/options/options.c src/options/class_filter.c src/options/jvm_args.c \
             src/cpu/sample_queue.c src/cpu/cpu_collector.c src/cpu/code_map.c src/cpu/times_table.c \
-            src/output/text_writer.c src/output/text_sections.c src/output/report_sections.c src/output/old_prof_writer.c src/output/profile_outputs.c src/output/output_file.c src/output/hprof_binary.c src/output/hprof_binary_heap.c src/output/hprof_binary_files.c \
+            src/output/text_writer.c src/output/text_sections.c src/output/report_sections.c src/output/old_prof_writer.c src/output/profile_outputs.c src/output/output_file.c src/output/hprof_binary.c src/output/hprof_binary_heap.c src/output/hprof_binary_files.c src/output/hprof_patch_traces.c \
             src/output/net_sink.c src/output/net_report.c src/output/series.c \
             src/monitor/monitor_table.c src/monitor/deadlock.c src/monitor/vthread_pending.c src/heap/site_table.c src/heap/object_store.c $(BCI_SRC) \
             $(PROFILE_SRC) $(NATIVE_SRC)
@@ -36,7 +36,7 @@ FORMATS_SRC = $(PROFILE_SRC) src/core/keytab.c src/core/idmap.c
 BCI_SRC   = $(wildcard src/bci/*.c)
 MONITOR_AGENT_SRC = $(wildcard src/agent/monitor_*.c)
 AGENT_SRC = $(PURE_SRC) $(SAMPLER_SRC) src/cpu/native_libs.c src/cpu/native_names.c src/cpu/thread_cpu.c src/agent/agent.c src/agent/agent_report.c src/agent/agent_dump.c src/agent/agent_commands.c src/agent/hprof_agent.c src/agent/jvmti_support.c $(MONITOR_AGENT_SRC) \
-            src/agent/events.c src/agent/class_rewrite.c src/agent/samples_agent.c src/agent/java_code.c src/agent/wall_agent.c src/agent/vthread_mounts.c src/agent/vthread_clock.c src/agent/times_agent.c src/agent/tracker_agent.c src/agent/heap_agent.c src/agent/heap_dump.c src/agent/heap_dump_records.c src/agent/heap_dump_sink.c src/agent/heap_dump_jvm.c src/agent/jvm_heap_dump.c src/agent/heap_walk.c src/agent/field_layout.c src/agent/class_loads.c src/options/command_reply.c build/tracker_classes.c
+            src/agent/events.c src/agent/class_rewrite.c src/agent/samples_agent.c src/agent/java_code.c src/agent/wall_agent.c src/agent/vthread_mounts.c src/agent/vthread_clock.c src/agent/times_agent.c src/agent/tracker_agent.c src/agent/heap_agent.c src/agent/heap_dump.c src/agent/heap_dump_records.c src/agent/heap_dump_sink.c src/agent/heap_dump_jvm.c src/agent/jvm_heap_dump.c src/agent/heap_all_dump.c src/agent/heap_walk.c src/agent/field_layout.c src/agent/class_loads.c src/options/command_reply.c build/tracker_classes.c
 # cpu=times' tracker classes (java.lang.HprofTracker), compiled into java.base's
 # package and embedded in the agent as byte arrays.
 TRACKER_JAVA = $(wildcard src/agent/java/java/lang/*.java)
@@ -236,6 +236,7 @@ check-tools: build/hprof-bci build/fuzz/seeds/.ok
 #   heap           hprof heap on HPROF heap dumps: graph, dominators, paths (src/heapgraph)
 #   heap_text      the same on HPROF text heap dumps (src/heapgraph/heap_text.c)
 #   jvm_dump       the patching of the JVM's own heap dump (src/output/hprof_binary_files.c)
+#   patch_traces   heap=all's traces set in the JVM's heap dump (src/output/hprof_patch_traces.c)
 # `make fuzz`: every target (or FUZZ_TARGETS=...) for FUZZ_TIME seconds each
 # (an hour each: make fuzz FUZZ_TIME=3600) over FUZZ_JOBS processes, at most
 # FUZZ_ITERS inputs, all derived from FUZZ_SEED (a run repeats exactly;
@@ -243,7 +244,7 @@ check-tools: build/hprof-bci build/fuzz/seeds/.ok
 # files compiled below) and the regression inputs tests/fuzz/regress/<target>.
 # A crashing input is saved as build/fuzz/crash-*; `build/fuzz/fuzz_<target>
 # FILE` replays it. `make test` runs each target for a fixed number of inputs.
-FUZZ_TARGETS ?= bci options attach net text_reader binary_reader jfr_reader elf heap heap_text jvm_dump
+FUZZ_TARGETS ?= bci options attach net text_reader binary_reader jfr_reader elf heap heap_text jvm_dump patch_traces
 FUZZ_ITERS ?= 1000000000
 FUZZ_JOBS  ?= 2
 FUZZ_SEED  ?= 1
@@ -260,9 +261,11 @@ FUZZ_SRC_elf           = $(NATIVE_SRC)
 FUZZ_SRC_heap          = $(HEAPGRAPH_SRC)
 FUZZ_SRC_heap_text     = $(HEAPGRAPH_SRC)
 FUZZ_SRC_jvm_dump      = src/output/hprof_binary.c src/output/hprof_binary_heap.c src/output/hprof_binary_files.c
+FUZZ_SRC_patch_traces  = src/output/hprof_patch_traces.c
 FUZZ_FILE_bci           = tests/fuzz/fuzz_bci.c
 FUZZ_FILE_elf           = tests/fuzz/fuzz_elf.c
 FUZZ_FILE_jvm_dump      = tests/fuzz/fuzz_jvm_dump.c
+FUZZ_FILE_patch_traces  = tests/fuzz/fuzz_patch_traces.c
 FUZZ_FILE_options       = tests/fuzz/fuzz_options.c
 FUZZ_FILE_attach        = tests/fuzz/fuzz_attach.c
 FUZZ_FILE_net           = tests/fuzz/fuzz_net.c
@@ -286,7 +289,7 @@ build/fuzz/fuzz_$(1)_libfuzzer: tests/fuzz/fuzz_target.h $$(FUZZ_FILE_$(1)) $$(F
 	clang $$(BASE) -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	    -Isrc $$(FUZZ_FLAGS_$(1)) -o $$@ $$(FUZZ_FILE_$(1)) $$(FUZZ_SRC_$(1)) $$(FUZZ_LIBS)
 endef
-ALL_FUZZ_TARGETS = bci options attach net text_reader binary_reader jfr_reader elf heap heap_text jvm_dump
+ALL_FUZZ_TARGETS = bci options attach net text_reader binary_reader jfr_reader elf heap heap_text jvm_dump patch_traces
 $(foreach t,$(ALL_FUZZ_TARGETS),$(eval $(call FUZZ_TARGET_RULES,$(t))))
 
 fuzz: $(foreach t,$(FUZZ_TARGETS),build/fuzz/fuzz_$(t)) build/fuzz/seeds/.ok

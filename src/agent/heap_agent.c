@@ -2,6 +2,7 @@
 #include "heap_agent.h"
 #include "collector.h"
 #include "events.h"
+#include "heap_all_dump.h"
 #include "heap_dump.h"
 
 #include <pthread.h>
@@ -48,6 +49,7 @@ static struct {
                                                 SIGQUIT, net=): the exit adds none */
     int           zgc;               /* -XX:+UseZGC: no GC in the exit dump (see collect) */
     int           jvm_dumper;        /* heap=dump's binary dump by the JVM's own dumper (dump_start) */
+    int           jvm_dumper_all;    /* heap=all's, its objects then given their traces (heap_all_dump.h) */
 } H;
 
 /* ------------------------------------------------------------ tracked objects */
@@ -417,7 +419,7 @@ static int sites_subscribe(const collector_env *env)
     if (events_subscribe(JVMTI_EVENT_VM_OBJECT_ALLOC, EVENT_FN(on_object_alloc_event)) |
         events_subscribe(JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, EVENT_FN(on_object_alloc_event)) |
         events_subscribe(JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, EVENT_FN(on_gc_finish)) |
-        tracker_agent_subscribe())
+        heap_all_dump_subscribe() | tracker_agent_subscribe())
         return -1;
     /* Sampled, at start-up: on before any thread has a TLAB (sampling_on). */
     if (!env->live && env->opt->heap_sample && !H.made)
@@ -611,6 +613,12 @@ void heap_agent_tag_tracked(JNIEnv *jni, jvmtiEnv *to)
         object_store_each(&weak_ops, jni, tag_tracked, to);
 }
 
+void heap_agent_each_tracked(JNIEnv *jni, void (*visit)(void *arg, void *handle, subsite_t s), void *arg)
+{
+    if (H.made)
+        object_store_each(&weak_ops, jni, visit, arg);
+}
+
 /* Force a GC and count the tracked objects still live, once per dump. */
 static void collect(dump_target *t, JNIEnv *jni)
 {
@@ -752,7 +760,11 @@ static int dump_start(const collector_env *env, JNIEnv *jni)
     /* The JVM's dumper names classes by its own serials and ids; a file in
      * which the agent's samples name them too would have two LOAD CLASS
      * records, two ids, for each class. Only a heap dump alone uses it. */
-    H.jvm_dumper = env->opt->heap == HEAP_DUMP && env->opt->cpu == CPU_OFF && env->opt->wall_ms == 0;
+    const hprof_options *o = env->opt;
+    H.jvm_dumper = o->heap == HEAP_DUMP && o->cpu == CPU_OFF && o->wall_ms == 0 && o->heap_dumper != 'w';
+    /* heap=all: only when asked (heap_dumper=jvm): the JVM's file differs from the walk's (its ids, its
+     * quirks, and the SITES section's LOAD CLASS records before it name each class once more). */
+    H.jvm_dumper_all = o->heap == HEAP_ALL && o->cpu == CPU_OFF && o->wall_ms == 0 && o->heap_dumper == 'j';
     return 0;
 }
 
@@ -767,7 +779,8 @@ static void heap_dump_dump(dump_target *t, JNIEnv *jni)
     }
     if (!t->final)
         H.dumped_on_request = 1;
-    heap_dump_target target = { t->report.format, t->report.text, t->report.binary, t->out_path };
+    heap_dump_target target = { .format = t->report.format, .text = t->report.text, .binary = t->report.binary,
+                                .out_path = t->out_path };
     /* Without allocation traces to put in it, and without other sections
      * naming classes, the JVM's own dumper writes the binary dump: a JVMTI
      * walk pays a tag map look-up per reference and took 3.7 to 9.5 times
@@ -777,6 +790,9 @@ static void heap_dump_dump(dump_target *t, JNIEnv *jni)
         heap_dump_by_jvm(jni, &target) <= 0)
         return;
     collect(t, jni);
+    if (t->report.format == 'b' && H.jvm_dumper_all && H.made &&
+        heap_all_dump_by_jvm(jni, &target) <= 0)
+        return;
     heap_dump_write(jni, &target, H.dump_depth, H.dump_lineno);
 }
 

@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../heap/site_table.h"
 #include "../output/text_writer.h"
 
 typedef struct heap_config {
@@ -39,5 +40,9 @@ void heap_agent_thread_end(JNIEnv *jni);
 /* For a heap dump: every object heap=sites tracks that is still in the heap
  * gets its allocation tag (heap_tags.h) in `to`. */
 void heap_agent_tag_tracked(JNIEnv *jni, jvmtiEnv *to);
+
+/* The same objects, each as its JNI weak reference and subsite (after a
+ * forced GC: object_store_each). */
+void heap_agent_each_tracked(JNIEnv *jni, void (*visit)(void *arg, void *handle, subsite_t s), void *arg);
 
 #endif

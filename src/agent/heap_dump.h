@@ -32,6 +32,12 @@ typedef struct heap_dump_target {
     text_writer  *text;          /* format=a */
     hb_writer    *binary;        /* format=b */
     const char   *out_path;      /* for messages, and where a text dump is staged */
+    /* heap=all by the JVM's dumper (heap_all_dump.h): before_dump is told
+     * the file the JVM will write, and after_dump patches it (fd) before it
+     * is used: 0, or not 0 to drop it (said on stderr). */
+    void        (*before_dump)(void *ctx, const char *path);
+    int         (*after_dump)(void *ctx, JNIEnv *jni, int fd);
+    void         *dump_ctx;
 } heap_dump_target;
 
 /* Walks the heap and writes one heap dump; the caller has collected

@@ -220,6 +220,8 @@ int heap_dump_by_jvm(JNIEnv *jni, const heap_dump_target *t)
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     char why[1024];
+    if (t->before_dump)
+        t->before_dump(t->dump_ctx, stage);
     if (jvm_heap_dump(jni, stage, 1, why, sizeof why) != 0) {
         unlink(stage);
         fprintf(stderr, "hprof: heap dump: the JVM's own dumper did not write one (%s); the agent walks the "
@@ -231,6 +233,11 @@ int heap_dump_by_jvm(JNIEnv *jni, const heap_dump_target *t)
     if (fd < 0) {
         fprintf(stderr, "hprof: heap dump: cannot read back the JVM's dump %s: %s; the agent walks the heap "
                 "itself\n", stage, strerror(errno));
+        unlink(stage);
+        return 1;
+    }
+    if (t->after_dump && t->after_dump(t->dump_ctx, jni, fd) != 0) {
+        close(fd);
         unlink(stage);
         return 1;
     }

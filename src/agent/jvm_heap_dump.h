@@ -17,4 +17,8 @@
  * does not have, e.g. a runtime without the jdk.management module). */
 int jvm_heap_dump(JNIEnv *jni, const char *path, int live, char *why, size_t why_size);
 
+/* The JVM's flag (-XX:...) of that name through the same bean's getVMOption:
+ * 1 when its value is "true", 0 when another, -1 with the reason in why. */
+int jvm_flag_is_true(JNIEnv *jni, const char *flag, char *why, size_t why_size);
+
 #endif

@@ -62,6 +62,10 @@ static const char usage_template[] =
 "                       one allocation per <size> bytes allocated by a\n"
 "                       thread (512k, 1m, ...); the SITES counts are then\n"
 "                       estimates, at near-zero overhead\n"
+"heap_dumper=<how>      format=b heap dumps: jvm: the  auto\n"
+"                       JVM's own dumper (heap=all: its objects then\n"
+"                       given their traces), walk: the agent's JVMTI\n"
+"                       walk; auto: jvm for heap=dump, walk for heap=all\n"
 "deadlock=<ms>          with monitor=y, look for       0 (at dumps only)\n"
 "                       deadlocks this often; a new one is dumped at once\n"
 "jdk=all|boundary|none  cpu=times: the JDK's calls     all\n"
@@ -168,6 +172,7 @@ static void defaults(hprof_options *o)
     o->force = 1;
     o->verbose = 1;
     o->sampler = 'a';
+    o->heap_dumper = 'a';
     o->native = 1;
 }
 
@@ -309,7 +314,7 @@ static int check_loop(const hprof_options *o, char *err, size_t errlen)
 static const char *const option_names[] = {
     "help", "heap", "cpu", "monitor", "format", "file", "net", "depth", "interval", "cutoff", "lineno",
     "thread", "doe", "msa", "force", "verbose", NULL /* the formats' (formats.c) */, "sampler", "native",
-    "wall", "heap_sample", "deadlock", "jdk", "include", "exclude", "loop", "loop_keep", "loop_mode",
+    "wall", "heap_sample", "heap_dumper", "deadlock", "jdk", "include", "exclude", "loop", "loop_keep", "loop_mode",
 };
 #define OPTION_NAMES (sizeof option_names / sizeof option_names[0])
 #define OPTION_COUNT (OPTION_NAMES - 1 + format_count())
@@ -502,6 +507,15 @@ static int parse_one(hprof_options *o, const char *name, const char *value,
         o->sampler = value[0];
         return 0;
     }
+    if (strcmp(name, "heap_dumper") == 0) {
+        if (strcmp(value, "auto") != 0 && strcmp(value, "jvm") != 0 && strcmp(value, "walk") != 0) {
+            set_err(err, errlen, "hprof: bad value '%s' for option 'heap_dumper': accepted values are "
+                    "auto, jvm or walk", value);
+            return -1;
+        }
+        o->heap_dumper = value[0];
+        return 0;
+    }
     if (strcmp(name, "heap_sample") == 0) {
         char *end = NULL;
         errno = 0;
@@ -670,6 +684,13 @@ finish:
     }
     if (out->heap_sample && out->heap != HEAP_SITES && out->heap != HEAP_ALL) {
         set_err(err, errlen, "hprof: option 'heap_sample=' needs heap=sites or heap=all");
+        return -1;
+    }
+    if (out->heap_dumper == 'j' && (out->heap == HEAP_OFF || out->heap == HEAP_SITES || out->format != 'b' ||
+                                    out->cpu != CPU_OFF)) {
+        set_err(err, errlen, "hprof: option 'heap_dumper=jvm' needs heap=dump or heap=all with format=b and no "
+                "cpu=: the JVM's dumper writes binary dumps only, and names classes by ids of its own that "
+                "cpu='s records would name again");
         return -1;
     }
     if (check_outputs(out, err, errlen) != 0)

@@ -49,6 +49,8 @@ typedef struct hprof_options {
     int       native;                 /* cpu=samples: every thread, native frames (native=y) */
     int       wall_ms;                /* wall=: wall-clock sampling interval, 0 = off */
     uint64_t  heap_sample;            /* heap=sites: sample one allocation per this many bytes, 0 = every one */
+    char      heap_dumper;            /* heap_dumper=: 'a' auto (the JVM's for heap=dump, the walk for
+                                         heap=all), 'j' the JVM's own dumper, 'w' the agent's walk */
     int       deadlock_ms;            /* monitor=y: check for deadlocks this often, 0 = only at dumps */
     int       jdk_calls;              /* cpu=times: which of the JDK's calls it records (JDK_CALLS_*) */
     class_filter include;             /* cpu=times: time only these classes (n 0: all) */

@@ -275,3 +275,15 @@ TEST(options_class_filter_errors)
         strcat(many, i ? ":x" : "x");
     CHECK(options_parse(many, &o, err, sizeof err) == -1 && strstr(err, "more than 64"));
 }
+
+TEST(options_heap_dumper)
+{
+    CHECK(options_parse("heap=all,format=b", &o, err, sizeof err) == 0 && o.heap_dumper == 'a');
+    CHECK(options_parse("heap=all,format=b,heap_dumper=jvm", &o, err, sizeof err) == 0 && o.heap_dumper == 'j');
+    CHECK(options_parse("heap=dump,format=b,heap_dumper=walk", &o, err, sizeof err) == 0 && o.heap_dumper == 'w');
+    CHECK(options_parse("heap=all,heap_dumper=jvm", &o, err, sizeof err) != 0 && strstr(err, "format=b"));
+    CHECK(options_parse("heap=sites,format=b,heap_dumper=jvm", &o, err, sizeof err) != 0);
+    CHECK(options_parse("heap=all,format=b,cpu=samples,heap_dumper=jvm", &o, err, sizeof err) != 0);
+    CHECK(options_parse("heap=all,format=b,heap_dumper=fast", &o, err, sizeof err) != 0 &&
+          strstr(err, "'fast'") && strstr(err, "auto, jvm or walk"));
+}

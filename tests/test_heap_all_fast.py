@@ -1,0 +1,106 @@
+"""heap=all,format=b by the JVM's own dumper (src/agent/heap_all_dump.c;
+pytest tests, run on each JDK with the ctx fixture of tests/conftest.py): the
+JVM writes the heap dump, then the agent gives each object it tracked the
+trace of its allocation, in place (docs/heap.md, "heap=all by the JVM's
+dumper").
+
+    heap_all_fast        AllocTruth under heap=all: the dump is the JVM's (its
+                         LOAD CLASS serials from 0x40000000), and every live
+                         object of each of the program's known sites carries
+                         a trace through that site's method, exactly as many
+                         as the program says are live; no integrity problem
+                         but the JVM dumper's known quirks
+    heap_all_fast_fallback  HPROF_TEST_HEAP_ALL_MISMATCH=1 (for tests only:
+                         the first object found is taken for one of another
+                         class): the agent says the dump does not match, drops
+                         it and walks the heap; the walk's file has the same
+                         exact traces. Under ZGC: the agent says the collector
+                         is not one it can follow and walks the heap
+"""
+
+import os
+import re
+
+import heap_dump_check
+import heap_tests
+import hprof_reader
+from run import Fail
+
+JVM_CLASS_SERIALS = 0x40000000
+
+
+def by_jvm(d):
+    """Whether the file's heap dump is the JVM's (its class serials)."""
+    return any((c.serial or 0) >= JVM_CLASS_SERIALS for c in d.classes.values())
+
+
+def check_truths(d, want):
+    """Problems: for each TRUTH line, the live objects of its class in the
+    dump carrying a trace through its frame, against the program's count."""
+    problems = []
+    tc = d.trace_counts
+    for cls, frame, _alloc, live in want:
+        # The JVM's dump names a hidden class Foo$$Lambda+0x..., the agent Foo$$Lambda.0x...
+        got = sum(n for (c, ts), n in tc.items()
+                  if hprof_reader.pretty_name(c).replace("+0x", ".0x") == cls
+                  and frame in heap_tests.trace_methods(d, ts))
+        if got != live:
+            problems.append("%d %s in the dump carry a trace through %s; %d are alive" % (got, cls, frame, live))
+    return problems
+
+
+STICKY = re.compile(r"GC root sticky_class -> 0x([0-9a-f]+): no such object in the heap dump")
+
+
+def problems_but_quirks(d):
+    """d.check()'s problems but the JVM dumper's quirks (heap_dump_check),
+    and one more of JDK 17's: in a JVM whose classes were retransformed (the
+    agent's heap=sites rewrites them) its dump has a second LOAD CLASS for
+    some boot classes (java.lang.Object, ...), under another id with no
+    CLASS DUMP, that its ROOT STICKY CLASS records name (`jcmd
+    GC.heap_dump` writes the same in such a JVM)."""
+    _ok, rest = heap_dump_check.jvm_quirks(d, d.check())
+    dumped = {c.java_name for c in d.classes.values() if c.id in d.heap.classes}
+    left = []
+    for p in rest:
+        m = STICKY.match(str(p))
+        c = d.classes.get(int(m.group(1), 16)) if m else None
+        if c is not None and (c.serial or 0) >= JVM_CLASS_SERIALS and c.java_name in dumped:
+            continue
+        left.append(str(p)[:300])
+    return left
+
+
+def alloc_truth(ctx, tag, jvm=(), env=None):
+    path = ctx.path(tag + ".hprof")
+    r = ctx.run("AllocTruth", [], agent="heap=all,format=b,heap_dumper=jvm,depth=16,file=" + path, jvm=list(jvm), env=env, tag=tag)
+    return r, hprof_reader.read(path), heap_tests.truths(r.stderr, Fail)
+
+
+def test_heap_all_fast(ctx):
+    r, d, want = alloc_truth(ctx, "fast")
+    if not by_jvm(d):
+        raise Fail("the dump is the agent's walk, not the JVM's: %s" % heap_tests.tail_of(r.stderr))
+    problems = problems_but_quirks(d) + check_truths(d, want)
+    if problems:
+        raise Fail("; ".join(problems[:8]))
+    ctx.note("the JVM's dump; %d truths exact, %d objects" % (len(want), d.objects))
+
+
+def test_heap_all_fast_fallback(ctx):
+    r, d, want = alloc_truth(ctx, "mismatch", env={"HPROF_TEST_HEAP_ALL_MISMATCH": "1"})
+    said = [l for l in r.stderr.splitlines() if "does not match the agent's record" in l]
+    if not said or "walks the heap itself" not in said[0]:
+        raise Fail("no line saying the JVM's dump was dropped: %s" % heap_tests.tail_of(r.stderr))
+    if by_jvm(d):
+        raise Fail("the JVM's dump was kept after a mismatch")
+    problems = [str(p)[:300] for p in d.check()] + check_truths(d, want)
+    r2, d2, _ = alloc_truth(ctx, "zgc", jvm=["-XX:+UseZGC"])
+    if "needs the G1, Parallel or Serial collector" not in r2.stderr:
+        problems.append("under ZGC, no line saying the collector is not followed: %s"
+                        % heap_tests.tail_of(r2.stderr))
+    if by_jvm(d2):
+        problems.append("under ZGC, the JVM's dump was used")
+    if problems:
+        raise Fail("; ".join(problems[:8]))
+    ctx.note("walked after the mismatch (%s); %d truths exact; ZGC walked" % (said[0][:90], len(want)))
