@@ -234,7 +234,7 @@ check-tools: build/hprof-bci build/fuzz/seeds/.ok
 #   jfr_reader     the same on JFR recordings (src/jfr)
 #   elf            the ELF reader: symbols, call-frame rules, demangler (src/native)
 #   heap           hprof heap on HPROF heap dumps: graph, dominators, paths (src/heapgraph)
-#   heap_text      the same on HPROF text heap dumps (src/heapgraph/heap_text.c)
+#   heap_text      the same on HPROF text heap dumps (src/heapgraph/heap_text*.c)
 #   jvm_dump       the patching of the JVM's own heap dump (src/output/hprof_binary_files.c)
 #   patch_traces   heap=all's traces set in the JVM's heap dump (src/output/hprof_patch_traces.c)
 # `make fuzz`: every target (or FUZZ_TARGETS=...) for FUZZ_TIME seconds each
