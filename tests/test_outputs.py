@@ -483,7 +483,13 @@ def test_outputs_lambdas(ctx):
         f.write(d.stdout + d.stderr)
     rows = [m for m in map(hprof_report.RE_DIFF_ROW.match, d.stdout.splitlines())
             if m and "$$Lambda" in m.group(7)]
-    unpaired = [m.group(0).strip() for m in rows if m.group(4) == "0" or m.group(5) == "0"]
+    # A lambda named differently in the two runs shows as rows of one run
+    # only; a row of a few samples in one run and none in the other is the
+    # sampling's chance (a CI run once had 1 and 0), not a naming.
+    def count(text):
+        return int(text.replace(",", ""))
+    unpaired = [m.group(0).strip() for m in rows
+                if min(count(m.group(4)), count(m.group(5))) == 0 and max(count(m.group(4)), count(m.group(5))) >= 5]
     ctx.note("hprof diff: %d rows name a lambda, %d of them in one run only" % (len(rows), len(unpaired)))
     if d.returncode != 0 or not rows or unpaired:
         pytest.fail("hprof diff (rc %d) of two runs pairs %s lambda rows; in one run only: %s"
