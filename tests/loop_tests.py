@@ -32,6 +32,7 @@ import subprocess
 import time
 
 import pprof_reader
+from series_files import cpu_split_samples, numbered_files
 
 INTERVAL_NS = 10 * 1000 * 1000
 RE_TRUTH = re.compile(r"TRUTH partA_ns=(\d+) partB_ns=(\d+)")
@@ -45,24 +46,6 @@ def make_tests(Fail, parse_profile, H, spawn, reap, hprof):
             raise Fail("CpuSplit printed no TRUTH line: " + r.stderr[-300:])
         return int(m.group(1)), int(m.group(2))
 
-    def split(prof):
-        """partA's and partB's self samples in a text file's CPU SAMPLES."""
-        sec = prof.final
-        a = sum(r.count for r in sec.rows if prof.traces[r.trace].top and
-                prof.traces[r.trace].top.qualname == "CpuSplit.partA")
-        b = sum(r.count for r in sec.rows if prof.traces[r.trace].top and
-                prof.traces[r.trace].top.qualname == "CpuSplit.partB")
-        return sec.total, a, b
-
-    def numbered(pattern, regex):
-        """{period number: path} of the files a glob pattern finds."""
-        out = {}
-        for p in glob.glob(pattern):
-            m = re.search(regex, os.path.basename(p))
-            if m:
-                out[int(m.group(1))] = p
-        return out
-
     def t_loop_series(ctx):
         d = ctx.path("series")
         os.makedirs(d, exist_ok=True)
@@ -70,9 +53,9 @@ def make_tests(Fail, parse_profile, H, spawn, reap, hprof):
                  "collapsed=%s/cpu-%%n.collapsed" % (d, d, d))
         r = ctx.run("CpuSplit", ["5000"], agent=agent)
         a_ns, b_ns = truth(r)
-        texts = numbered(d + "/cpu-*-*.txt", r"^cpu-(\d+)-\d{8}T\d{6}Z\.txt$")
-        pprofs = numbered(d + "/cpu-*.pb.gz", r"^cpu-(\d+)\.pb\.gz$")
-        cols = numbered(d + "/cpu-*.collapsed", r"^cpu-(\d+)\.collapsed$")
+        texts = numbered_files(d + "/cpu-*-*.txt", r"^cpu-(\d+)-\d{8}T\d{6}Z\.txt$")
+        pprofs = numbered_files(d + "/cpu-*.pb.gz", r"^cpu-(\d+)\.pb\.gz$")
+        cols = numbered_files(d + "/cpu-*.collapsed", r"^cpu-(\d+)\.collapsed$")
         n = len(texts)
         problems = []
         if n < 3 or sorted(texts) != list(range(1, n + 1)):
@@ -85,7 +68,7 @@ def make_tests(Fail, parse_profile, H, spawn, reap, hprof):
             prof = parse_profile(texts[k])
             if len(prof.sections) != 1:
                 problems.append("period %d: %d CPU SAMPLES sections, expected 1" % (k, len(prof.sections)))
-            total, a, b = split(prof)
+            total, a, b = cpu_split_samples(prof)
             sum_a += a
             sum_b += b
             pp = pprof_reader.read_pprof(pprofs[k]) if k in pprofs else None
@@ -116,15 +99,15 @@ def make_tests(Fail, parse_profile, H, spawn, reap, hprof):
                  % (d, d))
         r = ctx.run("CpuSplit", ["3000"], agent=agent)
         a_ns, b_ns = truth(r)
-        texts = numbered(d + "/cpu.*.txt", r"^cpu\.\d{8}T\d{6}Z\.(\d+)\.txt$")
-        pprofs = numbered(d + "/cpu.*.pb.gz", r"^cpu\.\d{8}T\d{6}Z\.(\d+)\.pb\.gz$")
+        texts = numbered_files(d + "/cpu.*.txt", r"^cpu\.\d{8}T\d{6}Z\.(\d+)\.txt$")
+        pprofs = numbered_files(d + "/cpu.*.pb.gz", r"^cpu\.\d{8}T\d{6}Z\.(\d+)\.pb\.gz$")
         left = sorted(os.listdir(d))
         if len(texts) != 2 or sorted(pprofs) != sorted(texts) or len(left) != 4:
             raise Fail("loop_keep=2: expected the last 2 periods' text and pprof files, found %s" % left)
         last = max(texts)
         if last < 3 or min(texts) != last - 1:
             raise Fail("loop_keep=2: expected periods N-1 and N with N >= 3, found %s" % sorted(texts))
-        (t1, a1, b1), (t2, a2, b2) = (split(parse_profile(texts[k])) for k in sorted(texts))
+        (t1, a1, b1), (t2, a2, b2) = (cpu_split_samples(parse_profile(texts[k])) for k in sorted(texts))
         pp = pprof_reader.read_pprof(pprofs[last])
         expected = (a_ns + b_ns) / float(INTERVAL_NS)
         ctx.note("periods %s kept; cumulative totals %d then %d (pprof %d); partA+partB %d, truth %.0f"
@@ -162,12 +145,12 @@ def make_tests(Fail, parse_profile, H, spawn, reap, hprof):
                 problems.append("a start with another loop= was not refused: %s" % (bad.stdout + bad.stderr)[-300:])
         finally:
             reap(ctx, p, so, se, cmd)
-        files = numbered(d + "/a-*.txt", r"^a-(\d+)\.txt$")
+        files = numbered_files(d + "/a-*.txt", r"^a-(\d+)\.txt$")
         if len(files) < 2 or sorted(files) != list(range(1, len(files) + 1)):
             problems.append("expected at least 2 periods numbered 1..N, found %s" % sorted(files))
         totals = []
         for k in sorted(files):
-            total, a, b = split(parse_profile(files[k]))
+            total, a, b = cpu_split_samples(parse_profile(files[k]))
             totals.append("%d: %d (%d+%d)" % (k, total, a, b))
         ctx.note("periods while attached: %s" % ", ".join(totals))
         if problems:

@@ -30,7 +30,6 @@ between partA and partB, measured by the program itself (its TRUTH line).
                            report written and confirmed
 """
 
-import glob
 import os
 import re
 import signal
@@ -41,6 +40,7 @@ import threading
 import time
 
 from run import BUILD, Fail, parse_profile, reap, spawn
+from series_files import cpu_split_samples, numbered_files
 import hprof_reader
 import pprof_reader
 
@@ -90,26 +90,6 @@ class Listener:
             self.p.wait()
 
 
-def numbered(pattern, regex):
-    """{period number: path} of the files a glob finds."""
-    out = {}
-    for p in glob.glob(pattern):
-        m = re.search(regex, os.path.basename(p))
-        if m:
-            out[int(m.group(1))] = p
-    return out
-
-
-def split(path):
-    """(total, partA, partB) self samples of a text file's CPU SAMPLES."""
-    prof = parse_profile(path)
-    sec = prof.final
-    top = lambda r: prof.traces[r.trace].top.qualname if prof.traces[r.trace].top else ""  # noqa: E731
-    a = sum(r.count for r in sec.rows if top(r) == "CpuSplit.partA")
-    b = sum(r.count for r in sec.rows if top(r) == "CpuSplit.partB")
-    return sec.total, a, b
-
-
 def run_series(ctx, tag, listen_args, agent, cpu_ms):
     """A directory `tag`, hprof listen with listen_args (-o given relative
     to the directory), CpuSplit cpu_ms with agent + net= to the listener:
@@ -140,8 +120,8 @@ def test_listen_series(ctx):
     if not m:
         raise Fail("CpuSplit printed no TRUTH line: " + r.stderr[-300:])
     a_ns, b_ns = int(m.group(1)), int(m.group(2))
-    texts = numbered(d + "/prof-*.txt", r"^prof-(\d+)-\d{8}T\d{6}Z\.txt$")
-    pprofs = numbered(d + "/agent-*.pb.gz", r"^agent-(\d+)\.pb\.gz$")
+    texts = numbered_files(d + "/prof-*.txt", r"^prof-(\d+)-\d{8}T\d{6}Z\.txt$")
+    pprofs = numbered_files(d + "/agent-*.pb.gz", r"^agent-(\d+)\.pb\.gz$")
     n = len(texts)
     problems = []
     if rc != 0 or "the series from" not in lis.stdout():
@@ -154,7 +134,7 @@ def test_listen_series(ctx):
     sum_ab = 0
     shown = []
     for k in sorted(texts):
-        total, a, b = split(texts[k])
+        total, a, b = cpu_split_samples(parse_profile(texts[k]))
         sum_ab += a + b
         shown.append("%d:%d" % (k, total))
         if k in pprofs:
@@ -176,7 +156,7 @@ def test_listen_series(ctx):
 def test_listen_series_keep(ctx):
     d, lis, _, rc = run_series(ctx, "keep", ["--keep", "2", "-o", "./cpu.txt"], "cpu=samples,loop=1", 2000)
     done = re.findall(r"period (\d+) complete", lis.stdout())
-    texts = numbered(d + "/cpu.*.txt", r"^cpu\.\d{8}T\d{6}Z\.(\d+)\.txt$")
+    texts = numbered_files(d + "/cpu.*.txt", r"^cpu\.\d{8}T\d{6}Z\.(\d+)\.txt$")
     left = sorted(os.listdir(d))
     ctx.note("periods completed %s; kept %s" % (done, left))
     problems = []
@@ -186,14 +166,14 @@ def test_listen_series_keep(ctx):
     if last < 3 or sorted(texts) != [last - 1, last] or len(left) != 2:
         problems.append("--keep 2: expected the files of periods N-1 and N (N >= 3) alone, found %s" % left)
     for k in texts:
-        split(texts[k])
+        cpu_split_samples(parse_profile(texts[k]))
     if problems:
         raise Fail("; ".join(problems))
 
 
 def test_listen_series_binary(ctx):
     d, lis, _, rc = run_series(ctx, "binary", ["-o", "./b-%n.hprof"], "cpu=samples,format=b,loop=1", 1500)
-    files = numbered(d + "/b-*.hprof", r"^b-(\d+)\.hprof$")
+    files = numbered_files(d + "/b-*.hprof", r"^b-(\d+)\.hprof$")
     problems = []
     if rc != 0 or len(files) < 2 or sorted(files) != list(range(1, len(files) + 1)):
         raise Fail("expected exit 0 and periods 1..N (N >= 2), got %d and %s: %s"
@@ -242,7 +222,7 @@ def test_listen_series_killed(ctx):
             p.kill()
         lis.kill()
     out = lis.stdout()
-    files = numbered(d + "/p-*.txt", r"^p-(\d+)\.txt$")
+    files = numbered_files(d + "/p-*.txt", r"^p-(\d+)\.txt$")
     m = re.search(r"went away during period (\d+) .*partial report was removed; periods 1 to (\d+) are complete",
                   out)
     ctx.note("listener: %s" % out.strip().splitlines()[-1] if out.strip() else "listener said nothing")
@@ -255,7 +235,7 @@ def test_listen_series_killed(ctx):
     if len(files) < 2:
         problems.append("expected at least periods 1 and 2, found %s" % sorted(files))
     for k in files:
-        split(files[k])
+        cpu_split_samples(parse_profile(files[k]))
     no_leftovers(d, problems)
     if problems:
         raise Fail("; ".join(problems))
@@ -326,7 +306,7 @@ def test_listen_plain_streams(ctx):
     out = os.path.join(d, "plain.txt")
     if rc != 0 or "the profile is in" not in lis.stdout():
         problems.append("loop-less net=: hprof listen exited %d: %s" % (rc, lis.stdout()[-300:]))
-    total, a, b = split(out)
+    total, a, b = cpu_split_samples(parse_profile(out))
     if a + b < 20:
         problems.append("loop-less net=: only %d partA+partB samples in %s" % (a + b, out))
     # An agent of protocol 1 (before series): greeted with version 2, it
