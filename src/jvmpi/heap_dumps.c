@@ -74,13 +74,22 @@ typedef struct walk {
     /* Classes loaded but not linked (class data sharing maps objects of
      * some into the heap before): their fields are unknown to JVMTI until
      * they are linked. The ones with instances in the dump, linked after. */
-    jlong        unlinked[64];
+    jlong        unlinked[1024];
     int          n_unlinked;
     /* What the walk met of objects whose class was loaded after the class
      * list was read (heap_walk.h): described after the walk. */
     heap_walk_deferrals deferred;
     uint64_t     left_out;       /* values the dump could not describe */
+    /* Class objects the walk met that are no class of the list: the
+     * primitive types', and the mirrors class data sharing maps into the
+     * heap before their classes are loaded (an archived constant pool's
+     * resolved references name them). JVMTI's walk describes neither;
+     * deduplicated when full, bounded (MAX_MIRRORS). */
+    jlong       *mirrors;
+    uint32_t     n_mirrors, mirror_cap;
 } walk;
+
+#define MAX_MIRRORS (1u << 16)
 
 /* ------------------------------------------------------------ classes */
 
@@ -337,6 +346,45 @@ static void sink_primitive_array(void *ctx, jlong class_tag, jlong id, jlong siz
     if (w->level == 2) put_elements(w->b, elements, (size_t)n, (int)hb_type_size(type));
 }
 
+static int by_value(const void *a, const void *b) {
+    jlong x = *(const jlong *)a, y = *(const jlong *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Sorts the mirrors met and drops repeats: the count of distinct ones. */
+static uint32_t unique_mirrors(walk *w) {
+    if (w->n_mirrors == 0) return 0;
+    qsort(w->mirrors, w->n_mirrors, sizeof *w->mirrors, by_value);
+    uint32_t n = 1;
+    for (uint32_t i = 1; i < w->n_mirrors; i++)
+        if (w->mirrors[i] != w->mirrors[n - 1]) w->mirrors[n++] = w->mirrors[i];
+    return w->n_mirrors = n;
+}
+
+static void note_unlinked(walk *w, const hclass *c);
+
+static void sink_met(void *ctx, jlong id, jlong class_tag, jlong size, jint length) {
+    (void)size; (void)length;
+    walk *w = ctx;
+    /* An object of a class not linked (class data sharing maps some into
+     * the heap: JVMTI reports none of their fields, so nothing else here
+     * would tell): its class is linked after the walk, which runs again. */
+    if (class_tag != 0 && class_tag != w->class_class) note_unlinked(w, class_with_id(w, class_tag));
+    if (class_tag == 0 || class_tag != w->class_class) return;
+    const hclass *c = class_with_id(w, id);
+    if (c != NULL && !c->f.unprepared) return;          /* described: a CLASS_DUMP */
+    if (w->n_mirrors == w->mirror_cap) {
+        if (w->mirror_cap == 0 || unique_mirrors(w) * 2 > w->mirror_cap) {   /* mostly distinct: grow */
+            uint32_t cap = w->mirror_cap ? w->mirror_cap * 2 : 1024;
+            jlong *grown = cap <= MAX_MIRRORS ? realloc(w->mirrors, cap * sizeof *grown) : NULL;
+            if (grown == NULL) { w->left_out++; return; }
+            w->mirrors = grown;
+            w->mirror_cap = cap;
+        }
+    }
+    w->mirrors[w->n_mirrors++] = id;
+}
+
 static void sink_defer(void *ctx, const heap_walk_deferred *d) {
     walk *w = ctx;
     if (heap_walk_keep_deferred(&w->deferred, d) != 0) w->left_out++;
@@ -414,6 +462,7 @@ static jvmtiError walk_objects(walk *w, jobject initial, uint64_t *mismatches) {
         .array_begin = sink_array_begin, .array_element = sink_array_element,
         .primitive_array = sink_primitive_array, .follow = w->only ? 0 : JVMTI_VISIT_OBJECTS,
         .defer = w->only ? NULL : sink_defer, .defer_class = w->class_class,
+        .met = w->only ? NULL : sink_met,
     };
     heap_walk objects;
     if (heap_walk_init(&objects, &sink, w->max_positions) != 0) {
@@ -491,16 +540,49 @@ static void put_deferred(walk *w, walk *table, const heap_walk_deferred *d, size
 static int read_classes(JNIEnv *jni, walk *w);
 static void free_walk(walk *w);
 
+/* The Class objects the walk named that are no class the dump describes
+ * (w->mirrors; now: the class list read again after the walk, whose classes
+ * put_all_deferred described): the mirrors class data sharing maps into the
+ * heap before their classes are loaded (array classes too), and a class
+ * whose linking failed. Each is an INSTANCE_DUMP of java/lang/Class, as a
+ * primitive type's (put_primitive_classes), so that no id of the dump leads
+ * nowhere (HotSpot's own dumper leaves such mirrors out, and the references
+ * to them dangle). One look-up of them all by their ids. */
+static void put_mirrors(JNIEnv *jni, walk *w, walk *now) {
+    if (w->n_mirrors == 0 || (*jni)->PushLocalFrame(jni, 16) != 0) return;
+    jint found = 0;
+    jobject *objects = NULL;
+    if (!jvmpi_failed((*jvmpi_jvmti)->GetObjectsWithTags(jvmpi_jvmti, (jint)w->n_mirrors, w->mirrors, &found,
+                                                         &objects, NULL),
+                      "GetObjectsWithTags (Class objects of classes not loaded)")) {
+        for (jint i = 0; i < found; i++) {
+            jint status = 0;
+            jlong tag = 0;
+            (*jvmpi_jvmti)->GetClassStatus(jvmpi_jvmti, (jclass)objects[i], &status);
+            const hclass *c = (*jvmpi_jvmti)->GetTag(jvmpi_jvmti, objects[i], &tag) == JVMTI_ERROR_NONE
+                                  ? class_with_id(now, tag) : NULL;
+            if (!(status & JVMTI_CLASS_STATUS_PRIMITIVE) && (c == NULL || !c->dumped))
+                jvmpi_put_unfollowed_instance(jni, w->b, objects[i], w->level);
+            (*jni)->DeleteLocalRef(jni, objects[i]);
+        }
+        (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)objects);
+    }
+    (*jni)->PopLocalFrame(jni, NULL);
+}
+
 /* The objects the walk met of classes loaded after the class list was
  * read: the list is read again (they are loaded now), and they are
  * described by it, with those classes. */
 static void put_all_deferred(JNIEnv *jni, walk *w) {
     heap_walk_deferrals *l = &w->deferred;
-    if (l->n == 0) return;
-    heap_walk_sort_deferred(l);
+    uint32_t mirrors = unique_mirrors(w);
+    if (l->n == 0 && mirrors == 0) return;
+    if (l->n > 0) heap_walk_sort_deferred(l);
     /* Statics are a class's; objects of classes described, Class objects without
-     * statics (a primitive type's) may be described without reading again. */
-    int known = 1;
+     * statics (a primitive type's) may be described without reading again.
+     * A Class object met that is no class of the list may be one loaded
+     * since: read again (put_mirrors). */
+    int known = mirrors == 0;
     for (size_t i = 0; i < l->n && known; i++)
         known = described(w, l->v[i].class_tag) != NULL && l->v[i].kind != HEAP_WALK_DEFER_STATIC;
     walk now;
@@ -520,6 +602,7 @@ static void put_all_deferred(JNIEnv *jni, walk *w) {
      * those linked since the list was read. */
     for (uint32_t i = 0; i < now.n_classes; i++)
         if (described(w, now.classes[i].id) == NULL) put_class(&now, &now.classes[i]);
+    put_mirrors(jni, w, &now);
     free_walk(&now);
 }
 
@@ -560,6 +643,35 @@ void jvmpi_link_class(JNIEnv *jni, jclass klass) {
     if (fields != NULL) (*jni)->DeleteLocalRef(jni, fields);
 }
 
+/* Every class loaded but not linked, linked: class data sharing loads
+ * hundreds so (a thousand on JDK 17 and 25 before main), and
+ * Class.forName(name, false, loader) does; their Class objects are named by
+ * their loaders' class lists, by constant pools and by whatever holds them,
+ * yet with no CLASS_LOAD (a JVMPI VM posted one at each load) those ids
+ * would lead nowhere in the dump (1,109 of 59,974 references on JDK 17,
+ * JvmpiUnlinked). Linking runs none of a class's code; verifying one may
+ * load more, hence the rounds. A class whose linking fails stays as it is
+ * (the program meets the same error at its own first use). */
+static void link_all_loaded(JNIEnv *jni) {
+    for (int round = 0; round < 4; round++) {
+        jint n = 0;
+        jclass *loaded = NULL;
+        if (jvmpi_failed((*jvmpi_jvmti)->GetLoadedClasses(jvmpi_jvmti, &n, &loaded), "GetLoadedClasses")) return;
+        int linked = 0;
+        for (jint i = 0; i < n; i++) {
+            if (!is_linked(loaded[i])) {
+                jvmpi_link_class(jni, loaded[i]);
+                linked++;
+            }
+            (*jni)->DeleteLocalRef(jni, loaded[i]);
+        }
+        (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)loaded);
+        if (linked == 0) return;
+    }
+}
+
+/* The classes of objects the dump holds (an array's element class), not
+ * linked when the walk met them, linked (the walk runs again). */
 static void link_classes(JNIEnv *jni, const jlong *ids, int n) {
     for (int i = 0; i < n; i++) {
         jobject klass = jvmpi_object_of(jni, (jobjectID)(intptr_t)ids[i]);
@@ -580,6 +692,7 @@ static void free_walk(walk *w) {
     }
     free(w->classes);
     free(w->threads);
+    free(w->mirrors);
     heap_walk_free_deferred(&w->deferred);
 }
 
@@ -634,10 +747,20 @@ static void put_primitive_classes(JNIEnv *jni, walk *w) {
 }
 
 static jint heap_dump(JNIEnv *jni, jint level, int may_link) {
+    /* Only for an agent that takes CLASS_LOAD now: one that turned it off
+     * (HPROF does, before its dump at the end) would meet classes it never
+     * heard of; for it they stay Class objects (put_mirrors). */
+    if (may_link && jvmpi_enabled(JVMPI_EVENT_CLASS_LOAD)) link_all_loaded(jni);
     jvmpi_failed((*jvmpi_jvmti)->ForceGarbageCollection(jvmpi_jvmti), "ForceGarbageCollection");
     /* Array classes made since the last sweep had no CLASS_LOAD (the JVM
      * prepares none): the agent meets their ids in the dump, so they come first. */
-    if (jvmpi_enabled(JVMPI_EVENT_CLASS_LOAD)) jvmpi_announce_loaded_classes(jni);
+    /* So are the classes that were prepared since the agent turned
+     * CLASS_LOAD off (HPROF does before its last dump): the ones linked for
+     * this dump (an array's element class; reflection's own), or by the
+     * program's threads; the dump names them, and the agent can read it
+     * only with the classes it names (a JVMPI VM had posted each at its
+     * load, while the agent listened). */
+    if (jvmpi_enabled(JVMPI_EVENT_CLASS_LOAD) || jvmpi_class_load_was_on()) jvmpi_announce_classes(jni, 1);
     dump_buffer b;
     memset(&b, 0, sizeof b);
     walk w;

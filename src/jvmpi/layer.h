@@ -159,8 +159,13 @@ jint jvmpi_translate_switch(jint event_type, int on);
  * The class's id; NULL if it has none or is not prepared (no CLASS_LOAD
  * then), or, requested, if its methods and fields could not be read. */
 jobjectID jvmpi_post_class_load(JNIEnv *jni, jclass klass, int requested);
-/* CLASS_LOAD for every loaded class not announced yet. */
+/* CLASS_LOAD for every loaded class not announced yet (if the event is on). */
 void jvmpi_announce_loaded_classes(JNIEnv *jni);
+/* The same; even_if_off: even with the event off now (a heap dump is about
+ * to name them, for an agent that once took CLASS_LOAD). */
+void jvmpi_announce_classes(JNIEnv *jni, int even_if_off);
+/* The agent has turned CLASS_LOAD on at some time. */
+int  jvmpi_class_load_was_on(void);
 /* The id was an announced class's (it is forgotten now): 1, else 0. */
 int  jvmpi_forget_class(jobjectID id);
 

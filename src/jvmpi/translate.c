@@ -241,17 +241,28 @@ static void announce_first(JNIEnv *jni, const char *name) {
     (*jni)->DeleteLocalRef(jni, k);
 }
 
+/* The agent has had CLASS_LOAD on at some time: it knows classes by
+ * their CLASS_LOADs, and a heap dump must name none it has not had. */
+static atomic_int class_load_was_on;
+
+int jvmpi_class_load_was_on(void) { return atomic_load(&class_load_was_on); }
+
 void jvmpi_announce_loaded_classes(JNIEnv *jni) {
+    jvmpi_announce_classes(jni, 0);
+}
+
+void jvmpi_announce_classes(JNIEnv *jni, int even_if_off) {
     jint n = 0;
     jclass *classes = NULL;
-    if (jvmpi_enabled(JVMPI_EVENT_CLASS_LOAD)) {
+    int on = even_if_off || jvmpi_enabled(JVMPI_EVENT_CLASS_LOAD);
+    if (on) {
         announce_first(jni, "java/lang/Class");
         announce_first(jni, "java/lang/Object");
     }
     if (jvmpi_failed((*jvmpi_jvmti)->GetLoadedClasses(jvmpi_jvmti, &n, &classes), "GetLoadedClasses")) return;
     (*jni)->EnsureLocalCapacity(jni, n + 32);     /* GetLoadedClasses made n local references */
     for (jint i = 0; i < n; i++) {
-        if (jvmpi_enabled(JVMPI_EVENT_CLASS_LOAD)) jvmpi_post_class_load(jni, classes[i], 0);
+        if (on) jvmpi_post_class_load(jni, classes[i], 0);
         (*jni)->DeleteLocalRef(jni, classes[i]);
     }
     (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)classes);
@@ -402,6 +413,7 @@ jint jvmpi_translate_switch(jint event_type, int on) {
     /* Enabled while the program runs: the classes loaded so far are told
      * now, on the enabling thread (at VMInit if enabled in JVM_OnLoad). */
     JNIEnv *jni = NULL;
+    if (on && event_type == JVMPI_EVENT_CLASS_LOAD) atomic_store(&class_load_was_on, 1);
     if (on && event_type == JVMPI_EVENT_CLASS_LOAD && atomic_load(&jvmpi_live) && (jni = jni_here()) != NULL)
         jvmpi_announce_loaded_classes(jni);
     /* Methods compiled before: told now, as JVMTI can replay them. */
