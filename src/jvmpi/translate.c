@@ -275,6 +275,35 @@ static void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
     jvmpi_post_class_load(jni, klass, 0);
 }
 
+/* A JVMPI VM posted CLASS_LOAD as a class loaded, on the loading thread,
+ * right after its CLASS_LOAD_HOOK; the layer posts it when JVMTI prepares
+ * the class (its methods have no ids before), on the thread that links it,
+ * which for a class loaded without linking (Class.forName(name, false,
+ * loader), ClassLoader.loadClass, the verifier's loads) may be another
+ * thread, later. An agent that takes both events may pair them on the
+ * thread, as JCov does (the hook's record waits in the thread's storage;
+ * an unpaired class is not profiled, and the record left behind meets a
+ * bug of JCov's own at that thread's end, which kills the JVM): for such an
+ * agent each class is linked as it loads, on its loading thread, so its
+ * CLASS_LOAD follows its hook there. Linking runs none of the class's code;
+ * what changes is when a verification error shows: at the load. */
+static void JNICALL on_class_load(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass) {
+    (void)jvmti; (void)thread;
+    if (!atomic_load(&jvmpi_live) || jvmpi_in_layer || !jvmpi_enabled(JVMPI_EVENT_CLASS_LOAD) ||
+        !jvmpi_enabled(JVMPI_EVENT_CLASS_LOAD_HOOK) || jvmpi_thread_here(jni) == NULL)
+        return;
+    jvmpi_link_class(jni, klass);
+}
+
+/* Linking at the load is for agents that take CLASS_LOAD_HOOK: wanted while it is on. */
+static jint switch_link_at_load(int on) {
+    if (!on) {
+        events_unwant(jvmpi_jvmti, JVMTI_EVENT_CLASS_LOAD);
+        return JVMPI_SUCCESS;
+    }
+    return events_want(jvmpi_jvmti, JVMTI_EVENT_CLASS_LOAD) == 0 ? JVMPI_SUCCESS : JVMPI_FAIL;
+}
+
 /* ------------------------------------------------------------ VM, threads */
 
 static int is_reference_event(jint e) {
@@ -367,6 +396,7 @@ static void JNICALL on_compiled_unload(jvmtiEnv *jvmti, jmethodID method, const 
 int jvmpi_translate_subscribe(void) {
     static const struct { jvmtiEvent ev; event_fn fn; } subs[] = {
         { JVMTI_EVENT_CLASS_PREPARE, EVENT_FN(on_class_prepare) },
+        { JVMTI_EVENT_CLASS_LOAD, EVENT_FN(on_class_load) },
         { JVMTI_EVENT_COMPILED_METHOD_LOAD, EVENT_FN(on_compiled_load) },
         { JVMTI_EVENT_COMPILED_METHOD_UNLOAD, EVENT_FN(on_compiled_unload) },
     };
@@ -406,6 +436,10 @@ jint jvmpi_translate_switch(jint event_type, int on) {
         return JVMPI_FAIL;
     if (event_type == JVMPI_EVENT_CLASS_LOAD_HOOK && jvmpi_hooks_switch_class_hook(on) != JVMPI_SUCCESS)
         return JVMPI_FAIL;
+    if (event_type == JVMPI_EVENT_CLASS_LOAD_HOOK && switch_link_at_load(on) != JVMPI_SUCCESS) {
+        jvmpi_hooks_switch_class_hook(0);
+        return JVMPI_FAIL;
+    }
     if (on && is_reference_event(event_type)) jvmpi_hooks_wrap_jni();
     if (event_type == JVMPI_EVENT_METHOD_ENTRY || event_type == JVMPI_EVENT_METHOD_ENTRY2 ||
         event_type == JVMPI_EVENT_METHOD_EXIT || event_type == JVMPI_EVENT_OBJECT_ALLOC)

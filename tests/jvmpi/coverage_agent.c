@@ -20,6 +20,10 @@
  *                                                   lookupswitch pair indexes)
  *   bad N            (events at offsets that are no instruction of the
  *                    class file's code, or a pairs_total that is not its)
+ *   unpaired N       (if not 0: CLASS_LOADs of classes of interest on a thread that
+ *                    had not seen their CLASS_LOAD_HOOK: as JCov, which
+ *                    keeps the hook's record in the thread's storage, it
+ *                    does not profile them)
  * Options: out=FILE,class=NAME[,alloc] (alloc: OBJECT_ALLOC enabled too,
  * whose calls the layer inserts after every array allocation).
  */
@@ -156,7 +160,11 @@ static void read_method_code(method *m, reader *r, const uint8_t **cp, unsigned 
     }
 }
 
+/* The class of interest parse_class read last, for the hook's pairing. */
+static char hooked[256];
+
 static void parse_class(const uint8_t *data, jint len) {
+    hooked[0] = '\0';
     reader r = { data, data + len, 0 };
     if (u4(&r) != 0xCAFEBABEu) return;
     skip(&r, 4);
@@ -185,6 +193,7 @@ static void parse_class(const uint8_t *data, jint len) {
         free(cp);
         return;
     }
+    snprintf(hooked, sizeof hooked, "%.*s", (int)nl, cname);
     skip(&r, 2);
     skip(&r, 2 * u2(&r));                                /* interfaces */
     unsigned fields = u2(&r);
@@ -228,13 +237,38 @@ static void class_load_hook(JVMPI_Event *e) {
     if (e->u.class_load_hook.new_class_data == NULL) return;
     memcpy(e->u.class_load_hook.new_class_data, e->u.class_load_hook.class_data, (size_t)len);
     e->u.class_load_hook.new_class_data_len = len;
+    jvmpi->RawMonitorEnter(lock);
     parse_class(e->u.class_load_hook.class_data, len);
+    /* As JCov: the hook's record waits in this thread's storage for the
+     * CLASS_LOAD of the same class, which a JVMPI VM posted on this thread. */
+    char **record = e->env_id ? jvmpi->GetThreadLocalStorage(e->env_id) : NULL;
+    if (record != NULL && hooked[0]) {
+        free(*record);
+        *record = strdup(hooked);
+    }
+    jvmpi->RawMonitorExit(lock);
 }
+
+static long unpaired;
 
 static void class_load(JVMPI_Event *e) {
     const char *name = e->u.class_load.class_name;
     if (strncmp(name, prefix, strlen(prefix)) != 0) return;
     jvmpi->RawMonitorEnter(lock);
+    /* As JCov: a class whose hook this thread did not see is not profiled
+     * ("class will not be profiled"): its methods keep no ids. */
+    char **record = e->env_id ? jvmpi->GetThreadLocalStorage(e->env_id) : NULL;
+    int paired = record != NULL && *record != NULL && strcmp(*record, name) == 0;
+    if (paired) {
+        free(*record);
+        *record = NULL;
+    } else {
+        unpaired++;
+        fprintf(stderr, "coverage_agent: %s: CLASS_LOAD on a thread that did not see its CLASS_LOAD_HOOK; "
+                "not profiled\n", name);
+        jvmpi->RawMonitorExit(lock);
+        return;
+    }
     for (jint i = 0; i < e->u.class_load.num_methods; i++) {
         JVMPI_Method *jm = &e->u.class_load.methods[i];
         for (int k = 0; k < n_methods; k++) {
@@ -331,6 +365,7 @@ static void report(void) {
         }
     }
     fprintf(out, "bad %ld\n", bad);
+    if (unpaired) fprintf(out, "unpaired %ld\n", unpaired);
     fflush(out);
     jvmpi->RawMonitorExit(lock);
 }
@@ -346,7 +381,12 @@ static void notify(JVMPI_Event *e) {
     case JVMPI_EVENT_THREAD_START:
         jvmpi->SetThreadLocalStorage(e->u.thread_start.thread_env_id, calloc(1, sizeof(void *)));
         break;
-    case JVMPI_EVENT_THREAD_END: free(jvmpi->GetThreadLocalStorage(e->env_id)); break;
+    case JVMPI_EVENT_THREAD_END: {
+        char **record = jvmpi->GetThreadLocalStorage(e->env_id);
+        if (record) free(*record);
+        free(record);
+        break;
+    }
     case JVMPI_EVENT_JVM_SHUT_DOWN: report(); break;
     default: break;
     }
