@@ -22,6 +22,7 @@
 
 #include "../core/tables.h"
 #include "../profile/profile.h"
+#include "../profile/report_rows.h"
 #include "sample_queue.h"
 
 /* Most frames recorded per sample (AsyncGetCallTrace walks no deeper). */
@@ -50,68 +51,10 @@ typedef struct cpu_collector_config {
     int      wall_states;
 } cpu_collector_config;
 
-/* What a thread was doing when a wall= sample found it, from its frames
- * and whether it was inside a system call. */
-enum {
-    CPU_STATE_RUNNING = 0,        /* on a CPU */
-    CPU_STATE_SLEEPING,           /* Thread.sleep */
-    CPU_STATE_WAITING,            /* Object.wait */
-    CPU_STATE_PARKED,             /* LockSupport.park (java.util.concurrent's locks, queues) */
-    CPU_STATE_BLOCKED,            /* waiting to enter a monitor (synchronized) */
-    CPU_STATE_SYSCALL,            /* blocked in a system call: I/O, a native library's wait */
-    CPU_STATE_RUNNABLE,           /* ready to run, but mostly waiting for a CPU (SAMPLE_RUNNABLE) */
-    CPU_STATES
-};
-static inline const char *cpu_state_name(int state)
-{
-    static const char *const names[CPU_STATES] = { "running", "sleeping", "waiting", "parked", "blocked",
-                                                   "syscall", "runnable" };
-    return state >= 0 && state < CPU_STATES ? names[state] : "running";
-}
-
-/* Where the CPU went, by what the sampled thread was doing: the summary a
- * report opens with. */
-enum {
-    CPU_CATEGORY_JAVA = 0,        /* a Java thread in Java code */
-    CPU_CATEGORY_GC,              /* the garbage collector's threads */
-    CPU_CATEGORY_JIT,             /* the JIT compilers' threads */
-    CPU_CATEGORY_VM,              /* the JVM's other threads, and Java threads inside libjvm.so */
-    CPU_CATEGORY_NATIVE,          /* native code: JNI libraries, libc, threads native code started */
-    CPU_CATEGORY_UNKNOWN,         /* no frame could be had */
-    CPU_CATEGORY_KERNEL,          /* a Java thread in the kernel (a system call, a page fault) */
-    CPU_CATEGORIES
-};
-/* Rows of a summary: categories (cpu=samples) or states (wall=). */
-#define CPU_SUMMARY_ROWS 8
-/* Inline: the text writer names categories in build/hprof too, which has no
- * collector. */
-static inline const char *cpu_category_name(int category)
-{
-    switch (category) {
-    case CPU_CATEGORY_JAVA:   return "Java";
-    case CPU_CATEGORY_GC:     return "GC";
-    case CPU_CATEGORY_JIT:    return "JIT compiler";
-    case CPU_CATEGORY_VM:     return "VM";
-    case CPU_CATEGORY_NATIVE: return "native";
-    case CPU_CATEGORY_KERNEL: return "kernel";
-    default:                  return "unknown";
-    }
-}
 /* The category of a thread that is not a Java thread, by its OS name
  * ("GC Thread#0", "C2 CompilerThre", "VM Thread"). */
 int cpu_category_of_thread_name(const char *name);
 
-typedef struct cpu_thread_count {
-    serial_t thread;
-    uint64_t count;
-} cpu_thread_count;
-
-typedef struct cpu_summary {
-    uint64_t          total;
-    uint64_t          by_category[CPU_SUMMARY_ROWS];   /* wall=: by state (CPU_STATE_*) */
-    cpu_thread_count *threads;    /* by count, descending (malloc'd: cpu_summary_free) */
-    uint32_t          nthreads;
-} cpu_summary;
 
 /* Samples since the start (or the last reset) by category (by state with
  * wall_states) and by thread, whatever thread= says. 0, or -1 when out of
@@ -119,10 +62,6 @@ typedef struct cpu_summary {
 int  cpu_collector_summary(cpu_collector *c, cpu_summary *out);
 void cpu_summary_free(cpu_summary *summary);
 
-typedef struct cpu_row {
-    serial_t trace;
-    uint64_t count;
-} cpu_row;
 
 /* NULL when out of memory. */
 cpu_collector *cpu_collector_new(const cpu_collector_config *config);

@@ -9,13 +9,8 @@
 #include <stdint.h>
 
 #include "../core/tables.h"
+#include "../profile/report_rows.h"
 
-typedef struct times_row {
-    serial_t trace;
-    uint64_t calls;
-    uint64_t cpu_ns;        /* self: the trace's own time, callees excluded (CPU TIME) */
-    uint64_t total_ns;      /* callees included (cpu=old's time column) */
-} times_row;
 
 typedef struct times_table {
     times_row *slots;       /* open addressing by trace; trace 0 = empty */

@@ -25,6 +25,7 @@
 
 #include "../core/stack_table.h"
 #include "../core/tables.h"
+#include "../profile/report_rows.h"
 
 typedef uint32_t subsite_t;          /* 0: none (table full) */
 
@@ -68,11 +69,6 @@ void site_census_begin(void);
 void site_census_add(subsite_t s);
 
 /* ---- report rows: one per (trace, class), subsites summed ---- */
-typedef struct site_row {
-    serial_t trace, class_serial;
-    stack_id stack;                 /* site_stack_rows only; 0 in site_rows */
-    uint64_t live_bytes, live_objs, alloc_bytes, alloc_objs;
-} site_row;
 
 /* Rows ordered by live bytes, then allocated bytes, then trace and class
  * (so the order is stable), malloc'ed into *rows; totals summed over all rows.

@@ -15,41 +15,8 @@
 
 #include "../core/stack_table.h"
 #include "../core/tables.h"
+#include "../profile/report_rows.h"
 
-/* Contention (MONITOR TIME): a contended `synchronized` enter, or parking on
- * a lock-like synchronizer (an AbstractOwnableSynchronizer: ReentrantLock,
- * ReentrantReadWriteLock, Semaphore, ...). Waiting (MONITOR WAIT TIME):
- * Object.wait, or parking on anything else (Condition.await, futures, idle
- * pool threads), which would otherwise drown contention in idle time. */
-typedef enum { BLOCK_ENTER = 0, BLOCK_WAIT = 1, BLOCK_PARK = 2, BLOCK_PARK_WAIT = 3,
-               BLOCK_PINNED = 4 } block_kind;
-/* BLOCK_PINNED: a virtual thread blocked while pinned to its carrier (the
- * carrier blocked with it). Such an episode is added twice: under its own
- * kind, so that MONITOR TIME and MONITOR WAIT TIME stay whole, and as
- * BLOCK_PINNED for MONITOR PINNED TIME. */
-
-static inline int block_kind_is_contention(block_kind k)
-{
-    return k == BLOCK_ENTER || k == BLOCK_PARK;
-}
-
-/* Which section a row belongs to: MONITOR_SECTION_CONTENTION (MONITOR
- * TIME), _WAIT (MONITOR WAIT TIME) or _PINNED (MONITOR PINNED TIME). */
-enum { MONITOR_SECTION_WAIT = 0, MONITOR_SECTION_CONTENTION = 1, MONITOR_SECTION_PINNED = 2 };
-static inline int block_kind_section(block_kind k)
-{
-    return k == BLOCK_PINNED ? MONITOR_SECTION_PINNED
-         : block_kind_is_contention(k) ? MONITOR_SECTION_CONTENTION : MONITOR_SECTION_WAIT;
-}
-
-typedef struct monitor_row {
-    serial_t   trace;          /* where the thread blocked */
-    stack_id   stack;          /* its whole stack (monitor_table_stack_rows only), or 0 */
-    serial_t   lock_class;     /* class serial of the monitor or the park blocker */
-    block_kind kind;
-    uint64_t   count;          /* blocking episodes */
-    uint64_t   nanos;          /* total time blocked */
-} monitor_row;
 
 int  monitor_table_init(void);
 void monitor_table_free(void);

@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../cpu/times_table.h"
+#include "../profile/report_rows.h"
 
 #define OLD_PROF_HEADER "count callee caller time"
 

@@ -14,8 +14,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "../cpu/cpu_collector.h"
-#include "../heap/site_table.h"
+#include "../profile/report_rows.h"
 #include "hprof_binary.h"
 #include "text_writer.h"
 

@@ -17,10 +17,7 @@
 #include <time.h>
 
 #include "../core/tables.h"
-#include "../cpu/cpu_collector.h"
-#include "../cpu/times_table.h"
-#include "../heap/site_table.h"
-#include "../monitor/monitor_table.h"
+#include "../profile/report_rows.h"
 #include "text_sections.h"
 
 typedef struct text_writer {

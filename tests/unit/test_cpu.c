@@ -11,6 +11,7 @@
 
 #include "core/tables.h"
 #include "cpu/cpu_collector.h"
+#include "cpu/times_table.h"
 #include "cpu/sample_queue.h"
 #include "core/stack_table.h"
 #include "profile/collapsed.h"
