@@ -331,7 +331,7 @@ build/bench/libjvmpi_counter.so: bench/jvmpi/counting_agent.c build/include/jvmp
 	@mkdir -p build/bench
 	$(CC) -std=c11 -D_GNU_SOURCE -fPIC -shared -O2 $(WARN) $(JNI_CFLAGS) -Ibuild/include -o $@ $<
 
-# JVMPI agents written to the specification, for tests/jvmpi_tests.py,
+# JVMPI agents written to the specification, for tests/test_jvmpi_*.py,
 # compiled against the installed header only.
 JVMPI_TEST_AGENTS = $(patsubst tests/jvmpi/%.c,build/tests/jvmpi/lib%.so,$(filter-out tests/jvmpi/header_check.c,$(wildcard tests/jvmpi/*.c)))
 jvmpi-test-agents: $(JVMPI_TEST_AGENTS) build/tests/jvmpi_header_check

@@ -1,7 +1,8 @@
 """pytest's view of the test suite (Debian's python3-pytest; `make test` runs it).
 
 Fixtures: `built` (the agent, build/hprof and the JVMPI layer, made once by
-`make`), `java_classes` (tests/java/*.java compiled once), `jdk` (parametrized
+`make`), `java_classes` (tests/java/*.java compiled once), `jvmpi_agents`
+(the JVMPI test agents of tests/jvmpi/, made once), `jdk` (parametrized
 by JDK: items test_<name>[jdk17] and [jdk25], skipped with the reason where that
 JDK is absent), `ctx` (a run.Ctx: the JDK, an empty output directory
 build/tests/out/<name>-<jdk>/ and the notes printed under the test's line) and
@@ -38,6 +39,7 @@ TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 if TESTS_DIR not in sys.path:
     sys.path.insert(0, TESTS_DIR)
 import run  # noqa: E402  (the JDKs, the runs' helpers and the registered tests)
+import jvmpi_agents as jvmpi_agents_lib  # noqa: E402  (the JVMPI tests' agents)
 
 JDK_NAMES = ("jdk17", "jdk25")
 UNIT_BINARIES = (("unit", os.path.join(run.BUILD, "unit", "unit_tests")),
@@ -117,6 +119,22 @@ def java_classes(jdk_homes):
     if err:
         pytest.fail(err, pytrace=False)
     return run.CLASSES
+
+
+@pytest.fixture(scope="session")
+def jvmpi_agents(request):
+    """The JVMPI layer, the agents of tests/jvmpi/*.c and the header check
+    (`make build/libjvmpi.so jvmpi-test-agents`) built once, unless
+    --no-build; the agents' directory (jvmpi_agents.agent(name) names one)."""
+    if not request.config.getoption("no_build"):
+        log = os.path.join(run.BUILD, "tests", "jvmpi-make.log")
+        os.makedirs(os.path.dirname(log), exist_ok=True)
+        if run.sh(["make", "-C", run.ROOT] + jvmpi_agents_lib.MAKE_TARGETS, log) != 0:
+            pytest.fail("make jvmpi-test-agents failed, see %s: %s" % (log, run.tail(run.read(log), 2)), pytrace=False)
+    missing = [p for p in (jvmpi_agents_lib.LAYER, jvmpi_agents_lib.HEADER_CHECK) if not os.path.isfile(p)]
+    if missing:
+        pytest.fail("%s missing: run make jvmpi-test-agents" % ", ".join(missing), pytrace=False)
+    return jvmpi_agents_lib.AGENTS
 
 
 def registered_name(item):

@@ -1850,9 +1850,6 @@ import jfr_tests  # noqa: E402  (build/hprof reading the JVM's own JFR recording
 JVM_TESTS += jfr_tests.make_tests(Fail)
 import net_tests  # noqa: E402  (net=, hprof listen, hprof run)
 JVM_TESTS += net_tests.make_tests(Fail, parse_profile, spawn, reap)
-import jvmpi_tests  # noqa: E402  (build/libjvmpi.so running JVMPI agents)
-_jvmpi_jvm_tests, _jvmpi_nojdk_tests = jvmpi_tests.make_tests(Fail, Skip, asan_env())
-JVM_TESTS += _jvmpi_jvm_tests
 
 # The class-file rewriter, end to end through build/hprof-bci (tests/bci/).
 sys.path.insert(0, os.path.join(TESTS_DIR, "bci"))
@@ -1874,7 +1871,7 @@ def t_hprof_reader_selftest(ctx):
 
 NOJDK_TESTS = [("parser_selftest", t_parser_selftest), ("hprof_reader_selftest", t_hprof_reader_selftest),
                ("docs_check", t_docs_check)] \
-    + bcitests.NOJDK_TESTS + _jvmpi_nojdk_tests
+    + bcitests.NOJDK_TESTS
 
 
 # ================================================================== helpers of the runs

@@ -16,31 +16,16 @@ does (issue 34, JCov).
 
 import os
 import re
-import subprocess
-
-import pytest
 
 import run
 
 LAYER = os.path.join(run.BUILD, "libjvmpi.so")
-COVERAGE = os.path.join(run.BUILD, "tests", "jvmpi", "libcoverage_agent.so")
+AGENT = "libcoverage_agent.so"
 
 
-@pytest.fixture(scope="module")
-def jvmpi_built(built):
-    log = os.path.join(run.BUILD, "tests", "jvmpi-coverage-lazy-make.log")
-    os.makedirs(os.path.dirname(log), exist_ok=True)
-    with open(log, "wb") as f:
-        rc = subprocess.run(["make", "-C", run.ROOT, "build/libjvmpi.so", "jvmpi-test-agents"],
-                            stdout=f, stderr=subprocess.STDOUT).returncode
-    if rc != 0:
-        pytest.fail("make jvmpi-test-agents failed, see " + log, pytrace=False)
-    return COVERAGE
-
-
-def test_jvmpi_coverage_lazy(ctx, jvmpi_built):
+def test_jvmpi_coverage_lazy(ctx, jvmpi_agents):
     out = ctx.path("coverage.txt")
-    r = ctx.run("JvmpiLazyCoverage", agent="%s=out=%s,class=JvmpiLazyCoverage" % (jvmpi_built, out),
+    r = ctx.run("JvmpiLazyCoverage", agent="%s=out=%s,class=JvmpiLazyCoverage" % (os.path.join(jvmpi_agents, AGENT), out),
                 agent_path=LAYER)
     assert "lazy 84 JvmpiLazyCoverage$Later" in r.stdout, "the program's answer: %r" % r.stdout[-300:]
     assert os.path.isfile(out), "coverage_agent wrote no %s; stderr: %s" % (out, r.stderr[-500:])

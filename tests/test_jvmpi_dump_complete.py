@@ -23,32 +23,18 @@ a and b complete and valid with every class defined before it is named").
 
 import os
 import re
-import subprocess
-
-import pytest
 
 import run
 
 LAYER = os.path.join(run.BUILD, "libjvmpi.so")
-CHECKER = os.path.join(run.BUILD, "tests", "jvmpi", "libdump_checker.so")
+AGENT = "libdump_checker.so"
 
 
-@pytest.fixture(scope="module")
-def jvmpi_built(built):
-    log = os.path.join(run.BUILD, "tests", "jvmpi-dump-complete-make.log")
-    os.makedirs(os.path.dirname(log), exist_ok=True)
-    with open(log, "wb") as f:
-        rc = subprocess.run(["make", "-C", run.ROOT, "build/libjvmpi.so", "jvmpi-test-agents"],
-                            stdout=f, stderr=subprocess.STDOUT).returncode
-    if rc != 0:
-        pytest.fail("make jvmpi-test-agents failed, see " + log, pytrace=False)
-    return CHECKER
-
-
-def checked_dump(ctx, checker, options=""):
+def checked_dump(ctx, agents, options=""):
     """Runs JvmpiUnlinked under the layer and dump_checker: its output text."""
     out = ctx.path("checker.txt")
-    r = ctx.run("JvmpiUnlinked", agent="%s=out=%s,holder=JvmpiUnlinked,static=held%s" % (checker, out, options),
+    spec = "%s=out=%s,holder=JvmpiUnlinked,static=held%s" % (os.path.join(agents, AGENT), out, options)
+    r = ctx.run("JvmpiUnlinked", agent=spec,
                 agent_path=LAYER)
     assert "unlinked JvmpiUnlinked$Lazy" in r.stdout, "the program did not run to its end: %r" % r.stdout[-300:]
     assert os.path.isfile(out), "dump_checker wrote no %s; stderr: %s" % (out, r.stderr[-500:])
@@ -67,12 +53,12 @@ def checked_dump(ctx, checker, options=""):
     return text
 
 
-def test_jvmpi_dump_complete(ctx, jvmpi_built):
-    text = checked_dump(ctx, jvmpi_built)
+def test_jvmpi_dump_complete(ctx, jvmpi_agents):
+    text = checked_dump(ctx, jvmpi_agents)
     held = re.search(r"^held (\S+)$", text, re.M)
     assert held and held.group(1) == "JvmpiUnlinked$Lazy", \
         "JvmpiUnlinked.held should lead to the class JvmpiUnlinked$Lazy (loaded, never linked):\n%s" % text
 
 
-def test_jvmpi_dump_complete_off(ctx, jvmpi_built):
-    checked_dump(ctx, jvmpi_built, ",off")
+def test_jvmpi_dump_complete_off(ctx, jvmpi_agents):
+    checked_dump(ctx, jvmpi_agents, ",off")

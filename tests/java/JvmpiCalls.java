@@ -1,5 +1,5 @@
 /**
- * JVMPI truth (tests/jvmpi_tests.py): a program whose method calls, classes
+ * JVMPI truth (tests/test_jvmpi_*.py): a program whose method calls, classes
  * and threads are known exactly.
  *
  *   calls   main: a() 1000 times, thrower() 10 times (each throws, caught

@@ -1,5 +1,5 @@
 /**
- * Coverage truth for the JVMPI layer's INSTRUCTION_START (tests/jvmpi_tests.py,
+ * Coverage truth for the JVMPI layer's INSTRUCTION_START (tests/test_jvmpi_coverage.py,
  * coverage_agent.c; docs/jvmpi.md "Tested with JCov"). What runs is known
  * exactly:
  *   sign(x)     14 calls: main's 10 (i % 3 for i = 0..9: 6 positive) and
