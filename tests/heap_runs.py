@@ -2,7 +2,8 @@
 (HeapShape, HeapRetain, HeapLeak, HeapGrow, ClassChurn take their go files as
 their arguments): at its n-th READY line the test acts (a SIGQUIT dump, `jcmd
 GC.heap_dump`, `hprof dump`), then go file n lets it go on. Shared by
-tests/test_heap.py, test_heap_analyze.py and test_heap_text.py (no tests here).
+tests/test_heap.py, test_heap_analyze.py and test_heap_text.py (no tests here),
+with `build/hprof heap` and the sizes HeapRetain's heap is known to have.
 
     def at_ready(n, prog):
         prog.sigquit_dump(n)          # SIGQUIT, then the agent's n-th "done."
@@ -14,7 +15,9 @@ import signal
 import subprocess
 import time
 
-from run import Fail, Run, read, tail
+from run import BUILD, Fail, Run, read, tail
+
+HPROF = os.path.join(BUILD, "hprof")
 
 
 class GoRun:
@@ -93,3 +96,24 @@ def run_with_go_files(ctx, main, gos, agent, at_ready, tag, cwd=None, ready_seco
         raise Fail("%s exit code %d (expected 0): %s" % (main, rc, tail(read(se), 5)))
     return prog
 
+
+def hprof_heap(path, *args, expect_rc=0):
+    """`build/hprof heap PATH ARGS...`, its exit code expect_rc; the
+    CompletedProcess (text)."""
+    r = subprocess.run([HPROF, "heap", path] + list(args), capture_output=True, text=True, timeout=300)
+    if r.returncode != expect_rc:
+        raise Fail("hprof heap %s %s: expected exit %d, found %d: %s" % (
+            os.path.basename(path), " ".join(args), expect_rc, r.returncode, r.stderr[-600:]))
+    return r
+
+
+# What tests/java/HeapRetain.java builds (compressed oops: 12-byte headers,
+# 4-byte references): the answer `hprof heap` must find in its dumps.
+BYTES = 1000000
+ENTRIES, RING, GRID_ROWS, GRID_COLS = 100, 50, 20, 500
+BYTE_ARRAY = 16 + BYTES                     # header 12, length 4
+C_RETAINED = 16 + BYTE_ARRAY
+D_RETAINED = 16 + C_RETAINED
+ENTRY_RETAINED = 16 + (16 + 8 * 1000)       # Entry and its long[1000]
+RING_RETAINED = RING * (24 + (16 + 4 * 100))
+GRID_RETAINED = (16 + 4 * GRID_ROWS + 7) // 8 * 8 + GRID_ROWS * (16 + 4 * GRID_COLS)
