@@ -442,6 +442,20 @@ class Dump:
             out[(PRIM_ARRAY_NAME[k >> 32], k & 0xFFFFFFFF)] += cnt
         return out
 
+    def trace_methods(self, serial):
+        """Method names (Class.method) of a trace's frames, top first; [] for
+        a serial with no STACK TRACE record."""
+        t = self.traces.get(serial)
+        if t is None:
+            return []
+        out = []
+        for fid in t[1]:
+            f = self.frames.get(fid)
+            if f is not None:
+                cls = self.load_class_by_serial.get(f.class_serial)
+                out.append("%s.%s" % (cls.java_name if cls is not None else "?", f.method))
+        return out
+
     def class_name(self, cid):
         ci = self.classes.get(cid)
         if ci is not None and ci.java_name is not None:

@@ -1637,6 +1637,8 @@ def t_asan_agent(ctx):
     AllocTruth; pprof=, flamegraph= and collapsed= beside them (whole stacks,
     the writers); on JDK 21+ monitor=y on virtual threads beside a debugger
     (their parks timed by the mount events); then net= to a raw listener."""
+    # Here, not at the top: heap_sites imports run.
+    from heap_sites import sites_sections, text_heap_dump
     env = asan_env()
     if env is None:
         raise Skip("gcc's libasan.so not found")
@@ -1656,11 +1658,11 @@ def t_asan_agent(ctx):
 
     def heap_all(main, prof):
         path = ctx.path("heap.hprof.txt")
-        rows = heap_tests.sites_sections(path, Fail)[-1][1]
+        rows = sites_sections(path)[-1][1]
         small = [r for r in rows if r.cls == "AllocTruth$Small"]
         if sum(r.alloc_objs for r in small) != 100000 or sum(r.live_objs for r in small) != 25000:
             raise Fail("%s under ASan: Small sites %s" % (main, [(r.alloc_objs, r.live_objs) for r in small]))
-        n, _b, records, _refs = heap_tests.text_heap_dump(path, Fail)
+        n, _b, records, _refs = text_heap_dump(path)
         dumped = sum(1 for k, a in records.values() if k == "OBJ" and a["class"].startswith("AllocTruth$Small@"))
         if dumped != 25000:
             raise Fail("%s under ASan: %d Small in the heap dump, 25000 alive" % (main, dumped))
@@ -1668,7 +1670,7 @@ def t_asan_agent(ctx):
 
     def heap_sites(main, prof):
         path = ctx.path("sites.hprof.txt")
-        rows = heap_tests.sites_sections(path, Fail)[-1][1]
+        rows = sites_sections(path)[-1][1]
         got = {}
         for cls in ("AllocTruth$Small", "AllocTruth$Refl"):
             mine = [r for r in rows if r.cls == cls]
@@ -1840,10 +1842,6 @@ JVM_TESTS = [
 ] + [("bad_option[%s]" % o, make_bad_option_test(o, w)) for o, w in BAD_OPTIONS] \
   + [("not_implemented[%s]" % o, make_not_implemented_test(o)) for o in NOT_IMPLEMENTED]
 
-import heap_tests  # noqa: E402  (heap=)
-JVM_TESTS += heap_tests.make_tests(Fail, parse_profile, Skip)
-import heap_analyze_tests  # noqa: E402  (build/hprof heap: retained sizes, paths to GC roots)
-JVM_TESTS += heap_analyze_tests.make_tests(Fail, Skip, marked_line)
 import loop_tests  # noqa: E402  (loop=: a series of files, one per period)
 JVM_TESTS += loop_tests.make_tests(Fail, parse_profile, H, spawn, reap, os.path.join(BUILD, "hprof"))
 import jfr_tests  # noqa: E402  (build/hprof reading the JVM's own JFR recordings)

@@ -46,11 +46,11 @@ import time
 
 import pytest
 
-import heap_tests
+import heap_sites
 import hprof_text
 import run
 from jdwp import JDWP_SERVER
-from run import (Fail, TESTS_DIR, check_contention, contention_truth, final_section, parse_profile, read, reap,
+from run import (TESTS_DIR, check_contention, contention_truth, final_section, parse_profile, read, reap,
                  spawn, truth_of)
 
 
@@ -172,12 +172,12 @@ def test_coexist_sites(ctx):
     r = ctx.run("AllocTruth", [], agent="heap=sites,depth=16,cutoff=0,file=" + path,
                 jvm=[JDWP_SERVER,
                      "-XX:StartFlightRecording=filename=%s,settings=profile" % jfr])
-    want = heap_tests.truths(r.stderr, Fail)
-    _, rows = heap_tests.sites_sections(path, Fail)[-1]
+    want = heap_sites.site_truths(r.stderr)
+    _, rows = heap_sites.sites_sections(path)[-1]
     prof = parse_profile(path)
     problems = []
     for cls, frame, alloc, live in want:
-        got = heap_tests.site_totals(prof, rows, cls, frame)
+        got = heap_sites.site_totals(prof, rows, cls, frame)
         if got[0] != alloc or got[1] != live:
             problems.append("%s at %s: %d allocated, %d live; expected exactly %d and %d"
                             % (cls, frame, got[0], got[1], alloc, live))

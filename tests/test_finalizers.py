@@ -28,9 +28,9 @@ import time
 
 import pytest
 
-import heap_tests
+import heap_sites
 from hprof_text import calls_of
-from run import Fail, Run, parse_cpu_time, truth_fields
+from run import Run, parse_cpu_time, truth_fields
 
 ROUNDS, PER_ROUND = 20, 50_000
 N = ROUNDS * PER_ROUND
@@ -98,7 +98,7 @@ def test_finalizers(ctx):
     _, t, cpu, rss = run_measured(ctx, "heap=sites,cutoff=0,file=" + path, "sites")
     notes.append("heap=sites: %.2fx CPU, %.2fx peak RSS, backlog max %d, paced %d ms"
                  % (cpu / cpu0, rss / rss0, t["backlog_max"], t["paced_ms"]))
-    rows = heap_tests.sites_sections(path, Fail)[-1][1]
+    rows = heap_sites.sites_sections(path)[-1][1]
     fin = [r for r in rows if r.cls == "Finalizers$Finalizable"]
     alloc, live = sum(r.alloc_objs for r in fin), sum(r.live_objs for r in fin)
     if alloc != N or live != 0:
@@ -112,7 +112,7 @@ def test_finalizers(ctx):
     path = ctx.path("sampled.txt")
     _, t, cpu, rss = run_measured(ctx, "heap=sites,heap_sample=4k,cutoff=0,file=" + path, "sampled")
     notes.append("heap_sample=4k: %.2fx CPU, %.2fx peak RSS" % (cpu / cpu0, rss / rss0))
-    rows = heap_tests.sites_sections(path, Fail)[-1][1]
+    rows = heap_sites.sites_sections(path)[-1][1]
     est = sum(r.alloc_objs for r in rows if r.cls == "Finalizers$Finalizable")
     if abs(est - N) > 0.3 * N:
         problems.append("heap_sample=4k: Finalizable %d allocated (estimated), truth %d" % (est, N))

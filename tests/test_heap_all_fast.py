@@ -22,9 +22,9 @@ import os
 import re
 
 import heap_dump_check
-import heap_tests
 import hprof_reader
-from run import Fail
+from heap_sites import site_truths
+from run import Fail, tail
 
 JVM_CLASS_SERIALS = 0x40000000
 
@@ -43,7 +43,7 @@ def check_truths(d, want):
         # The JVM's dump names a hidden class Foo$$Lambda+0x..., the agent Foo$$Lambda.0x...
         got = sum(n for (c, ts), n in tc.items()
                   if hprof_reader.pretty_name(c).replace("+0x", ".0x") == cls
-                  and frame in heap_tests.trace_methods(d, ts))
+                  and frame in d.trace_methods(ts))
         if got != live:
             problems.append("%d %s in the dump carry a trace through %s; %d are alive" % (got, cls, frame, live))
     return problems
@@ -74,13 +74,13 @@ def problems_but_quirks(d):
 def alloc_truth(ctx, tag, jvm=(), env=None):
     path = ctx.path(tag + ".hprof")
     r = ctx.run("AllocTruth", [], agent="heap=all,format=b,heap_dumper=jvm,depth=16,file=" + path, jvm=list(jvm), env=env, tag=tag)
-    return r, hprof_reader.read(path), heap_tests.truths(r.stderr, Fail)
+    return r, hprof_reader.read(path), site_truths(r.stderr)
 
 
 def test_heap_all_fast(ctx):
     r, d, want = alloc_truth(ctx, "fast")
     if not by_jvm(d):
-        raise Fail("the dump is the agent's walk, not the JVM's: %s" % heap_tests.tail_of(r.stderr))
+        raise Fail("the dump is the agent's walk, not the JVM's: %s" % tail(r.stderr))
     problems = problems_but_quirks(d) + check_truths(d, want)
     if problems:
         raise Fail("; ".join(problems[:8]))
@@ -91,14 +91,14 @@ def test_heap_all_fast_fallback(ctx):
     r, d, want = alloc_truth(ctx, "mismatch", env={"HPROF_TEST_HEAP_ALL_MISMATCH": "1"})
     said = [l for l in r.stderr.splitlines() if "does not match the agent's record" in l]
     if not said or "walks the heap itself" not in said[0]:
-        raise Fail("no line saying the JVM's dump was dropped: %s" % heap_tests.tail_of(r.stderr))
+        raise Fail("no line saying the JVM's dump was dropped: %s" % tail(r.stderr))
     if by_jvm(d):
         raise Fail("the JVM's dump was kept after a mismatch")
     problems = [str(p)[:300] for p in d.check()] + check_truths(d, want)
     r2, d2, _ = alloc_truth(ctx, "zgc", jvm=["-XX:+UseZGC"])
     if "needs the G1, Parallel or Serial collector" not in r2.stderr:
         problems.append("under ZGC, no line saying the collector is not followed: %s"
-                        % heap_tests.tail_of(r2.stderr))
+                        % tail(r2.stderr))
     if by_jvm(d2):
         problems.append("under ZGC, the JVM's dump was used")
     if problems:

@@ -26,77 +26,27 @@ binary dumps of the same program (src/heapgraph/heap_text.c, docs/heap.md).
 """
 
 import json
-import os
 import shutil
-import signal
-import subprocess
-import time
 
-from run import Fail, marked_line
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-HPROF = os.path.join(ROOT, "build", "hprof")
-
-# What HeapRetain.java builds (compressed oops: 12-byte headers, 4-byte references).
-BYTES = 1000000
-ENTRIES, RING = 100, 50
-BYTE_ARRAY = 16 + BYTES
-C_RETAINED = 16 + BYTE_ARRAY
-D_RETAINED = 16 + C_RETAINED
-ENTRY_RETAINED = 16 + (16 + 8 * 1000)
-RING_RETAINED = RING * (24 + (16 + 4 * 100))
-GRID_RETAINED = (16 + 4 * 20 + 7) // 8 * 8 + 20 * (16 + 4 * 500)
+from heap_runs import (BYTE_ARRAY, BYTES, C_RETAINED, D_RETAINED, ENTRIES, ENTRY_RETAINED, GRID_RETAINED, RING,
+                       RING_RETAINED, hprof_heap, run_with_go_files)
+from run import marked_line
 
 
-def hprof_heap(path, *args, expect_rc=0):
-    r = subprocess.run([HPROF, "heap", path] + list(args), capture_output=True, text=True, timeout=300)
-    if r.returncode != expect_rc:
-        raise Fail("hprof heap %s %s: exit %d (expected %d): %s" % (
-            os.path.basename(path), " ".join(args), r.returncode, expect_rc, r.stderr[-600:]))
-    return r
-
-
-def run_with_dumps(ctx, main, gos, agent, tag, after_dump=None):
+def sigquit_dumps(ctx, main, gos, agent, tag, after_dump=None):
     """main with the agent's options; at each READY line a SIGQUIT dump (its
     "done." awaited), after_dump(n) called, then the next go file."""
-    for g in gos:
-        if os.path.exists(g):
-            os.remove(g)
-    so, se = ctx.path(tag + ".stdout"), ctx.path(tag + ".stderr")
-    p = subprocess.Popen(ctx.java_cmd(main, gos, agent=agent), stdout=open(so, "wb"), stderr=open(se, "wb"),
-                         stdin=subprocess.DEVNULL, cwd=ctx.out)
-    try:
-        for n, go in enumerate(gos, 1):
-            deadline = time.time() + 60
-            while open(so, errors="replace").read().count("READY") < n:
-                if p.poll() is not None or time.time() > deadline:
-                    raise Fail("%s not READY: %s" % (main, open(se, errors="replace").read()[-600:]))
-                time.sleep(0.05)
-            os.kill(p.pid, signal.SIGQUIT)
-            deadline = time.time() + 120
-            while open(se, errors="replace").read().count("done.") < n:
-                if time.time() > deadline:
-                    raise Fail("the agent's SIGQUIT dump %d did not finish within 120 s" % n)
-                time.sleep(0.1)
-            if after_dump:
-                after_dump(n)
-            open(go, "w").close()
-    finally:
-        for g in gos:
-            open(g, "w").close()
-        try:
-            rc = p.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            raise Fail("%s did not exit after its go files appeared" % main)
-    if rc != 0:
-        raise Fail("%s exit code %d: %s" % (main, rc, open(se, errors="replace").read()[-600:]))
+    def at_ready(n, prog):
+        prog.sigquit_dump(n)
+        if after_dump:
+            after_dump(n)
+    run_with_go_files(ctx, main, gos, agent, at_ready, tag)
 
 
 def test_heap_text_matches_binary(ctx):
     text, binary = ctx.path("retain.txt"), ctx.path("retain.hprof")
-    run_with_dumps(ctx, "HeapRetain", [ctx.path("go-a")], "heap=all,format=a,doe=n,file=" + text, "text")
-    run_with_dumps(ctx, "HeapRetain", [ctx.path("go-b")], "heap=all,format=b,doe=n,file=" + binary, "binary")
+    sigquit_dumps(ctx, "HeapRetain", [ctx.path("go-a")], "heap=all,format=a,doe=n,file=" + text, "text")
+    sigquit_dumps(ctx, "HeapRetain", [ctx.path("go-b")], "heap=all,format=b,doe=n,file=" + binary, "binary")
     t = json.loads(hprof_heap(text, "--json", "--top", "500").stdout)
     b = json.loads(hprof_heap(binary, "--json", "--top", "500").stdout)
     problems = []
@@ -169,8 +119,7 @@ def test_heap_text_matches_binary(ctx):
     r = hprof_heap(spoilt, expect_rc=1)
     if "%s: line %d: no sz=N" % (spoilt, obj + 1) not in r.stderr:
         problems.append("the spoilt text: %s" % r.stderr.strip())
-    if problems:
-        raise Fail("; ".join(problems))
+    assert not problems, "; ".join(problems)
     ctx.note("text %d objects, %d bytes; binary %d objects, %d bytes; %d of %d shared classes with equal counts"
              % (t["objects"], t["bytes"], b["objects"], b["bytes"], len(same), len(shared)))
 
@@ -182,12 +131,12 @@ def test_heap_text_baseline(ctx):
     def copy_first(n):
         if n == 1:
             shutil.copyfile(path, before)     # the file then holds the first dump only
-    run_with_dumps(ctx, "HeapGrow", [go1, go2], "heap=all,format=a,depth=8,doe=n,file=" + path, "grow", copy_first)
+    sigquit_dumps(ctx, "HeapGrow", [go1, go2], "heap=all,format=a,depth=8,doe=n,file=" + path, "grow", copy_first)
     report = json.loads(hprof_heap(path, "--baseline", before, "--json").stdout)
     want = {"count": 2000, "shallow": 2000 * 16, "retained": 2000 * (16 + 1016)}
     leak = {g["name"]: g for g in report["growth"]}.get("HeapGrow$Leak")
-    if leak != dict(name="HeapGrow$Leak", **want):
-        raise Fail("growth of HeapGrow$Leak by class: %s, expected %s" % (leak, want))
+    assert leak == dict(name="HeapGrow$Leak", **want), \
+        "growth of HeapGrow$Leak by class: %s, expected %s" % (leak, want)
     grow = "HeapGrow.main(HeapGrow.java:%d)" % marked_line("HeapGrow.java", "grow-more")
     data = "HeapGrow$Leak.<init>(HeapGrow.java:%d)" % marked_line("HeapGrow.java", "leak-data")
     sites = report.get("site_growth", [])
@@ -195,9 +144,10 @@ def test_heap_text_baseline(ctx):
     arrays = [x for x in sites if x["frames"][:2] == [data, grow]]
     got = lambda xs: [{k: x[k] for k in ("count", "shallow", "retained")} for x in xs]
     want_arrays = {"count": 2000, "shallow": 2000 * 1016, "retained": 2000 * 1016}
-    if got(leaks) != [want] or got(arrays) != [want_arrays]:
-        raise Fail("growth at %s: %s and %s, expected %s and %s" % (grow, got(leaks), got(arrays), want, want_arrays))
+    assert got(leaks) == [want] and got(arrays) == [want_arrays], \
+        "growth at %s: %s and %s, expected %s and %s" % (grow, got(leaks), got(arrays), want, want_arrays)
     text = hprof_heap(path, "--baseline", before, "--top", "3").stdout
-    if "(the file holds 2 heap dumps: this is the last)" not in text:
-        raise Fail("the report does not say which of the text's two dumps it read: %s" % text[:400])
+    assert "(the file holds 2 heap dumps: this is the last)" in text, \
+        "the report does not say which of the text's two dumps it read (expected \"(the file holds 2 heap " \
+        "dumps: this is the last)\"): %s" % text[:400]
     ctx.note("HeapGrow$Leak +2,000 (+2,064,000 retained) by class and at %s, exact" % grow)

@@ -64,9 +64,9 @@ import time
 
 import pytest
 
-import heap_tests
+import heap_sites
 import pprof_reader
-from run import BUILD, Fail, final_section, parse_collapsed, parse_profile, reap, spawn
+from run import BUILD, final_section, parse_collapsed, parse_profile, reap, spawn
 
 HPROF = os.path.join(BUILD, "hprof")
 INTERVAL_MS = 10
@@ -228,7 +228,7 @@ def test_native_gc(ctx):
 
 
 def test_native_jni(ctx):
-    lib_dir = os.path.dirname(heap_tests.test_natives("libjni_burn.so", Fail))
+    lib_dir = os.path.dirname(heap_sites.natives("libjni_burn.so"))
     prof_path = ctx.path("jni.hprof.txt")
     collapsed = ctx.path("jni.collapsed")
     r = ctx.run("JniBurn", ["2000"], agent="cpu=samples,thread=y,depth=8,collapsed=%s,file=%s"

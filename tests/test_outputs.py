@@ -65,10 +65,10 @@ from collections import Counter
 
 import pytest
 
-import heap_tests
+import heap_sites
 from hprof_text import ms_of
 from pprof_reader import go_pprof_total, read_pprof
-from run import Fail, parse_collapsed, parse_cpu_time, parse_profile, truths
+from run import parse_collapsed, parse_cpu_time, parse_profile, truths
 
 INTERVAL_NS = 10 * 1000 * 1000
 
@@ -208,7 +208,7 @@ def heap_run(ctx, extra):
     text, pb, col = ctx.path("sites.txt"), ctx.path("alloc.pb.gz"), ctx.path("alloc.collapsed")
     r = ctx.run("AllocTruth", [], agent="heap=sites,depth=16,cutoff=0,%sfile=%s,pprof=%s,collapsed=%s"
                 % (extra, text, pb, col))
-    interval, rows = heap_tests.sites_sections(text, Fail)[-1]
+    interval, rows = heap_sites.sites_sections(text)[-1]
     return r, parse_profile(text), rows, read_pprof(pb), parse_collapsed(col)
 
 
@@ -246,12 +246,12 @@ def pprof_site(pp, cls, frame):
 
 def test_outputs_heap(ctx):
     r, prof, rows, pp, stacks = heap_run(ctx, "")
-    want = heap_tests.truths(r.stderr, Fail)
+    want = heap_sites.site_truths(r.stderr)
     problems = []
     check_heap_totals(ctx, rows, pp, stacks, problems)
     for cls, frame, alloc, live in want:
         ours = pprof_site(pp, cls, frame)
-        sites = heap_tests.site_totals(prof, rows, cls, frame)[:2]
+        sites = heap_sites.site_totals(prof, rows, cls, frame)[:2]
         if ours != [alloc, live] or sites != [alloc, live]:
             problems.append("%s at %s: pprof %r, SITES %r, truth %r" % (cls, frame, ours, sites, [alloc, live]))
     lines = [ln for frames, _, _ in pp.samples for (name, f, ln) in frames[1:2]

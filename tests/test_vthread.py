@@ -94,9 +94,9 @@ import time
 
 import pytest
 
-import heap_tests
+import heap_sites
 from jdwp import JDWP_SERVER
-from run import Fail, agent_load, final_monitor, parse_cpu_time, parse_profile, reap, rel, spawn, within
+from run import agent_load, final_monitor, parse_cpu_time, parse_profile, reap, rel, spawn, within
 
 VT_MON = "VirtualContention$MonLock"
 NONFAIR = "java.util.concurrent.locks.ReentrantLock$NonfairSync"
@@ -398,7 +398,7 @@ def pinning(ctx, how):
         jvm.append(JDWP_SERVER)
     # thread=y: each round's virtual thread has rows of its own (cutoff=0:
     # rows of one thread each can fall under HPROF's default cutoff).
-    r = ctx.run("VirtualPinning", ["4", "150", heap_tests.test_natives("libvirtual_pinning.so", Fail)],
+    r = ctx.run("VirtualPinning", ["4", "150", heap_sites.natives("libvirtual_pinning.so")],
                 agent="monitor=y,depth=12,thread=y,cutoff=0,file=" + path, expect_rc=None, jvm=jvm)
     if r.rc == 3 and "no virtual threads" in r.stderr:
         pytest.skip("%s has no virtual threads: pinning not tested" % ctx.jdk_name)
@@ -668,7 +668,7 @@ def test_vthread_many_sites(ctx):
     if ctx.jdk_name == "jdk17":
         pytest.skip("JDK 17 has no virtual threads (JDK 21 and later): many virtual threads not tested")
     path, truth = virtual_many(ctx, "heap=sites,cutoff=0", 20000, "many-sites")
-    interval, rows = heap_tests.sites_sections(path, Fail)[-1]
+    interval, rows = heap_sites.sites_sections(path)[-1]
     made = sum(r.alloc_objs for r in rows if r.cls == "VirtualMany$Made")
     ctx.note("VirtualMany$Made: %d allocated (truth %d)" % (made, truth["made"]))
     if made != truth["made"]:
