@@ -8,6 +8,12 @@
 #include <string.h>
 
 /* One collector's counts; every field under `lock`. */
+/* One thread's samples since the last reset (thread 0: a free slot). */
+typedef struct thread_count_slot {
+    serial_t thread;
+    uint64_t count;
+} thread_count_slot;
+
 struct cpu_collector {
     pthread_mutex_t      lock;
     cpu_collector_config cfg;
@@ -18,11 +24,14 @@ struct cpu_collector {
     uint64_t  total;
 
     /* The summary (cpu_collector_summary): samples by category, and by
-     * thread (thread_counts[serial - THREAD_SERIAL_BASE]; serial 0 in
-     * no_thread). */
+     * thread (thread_counts: open addressing by serial, emptied at each
+     * reset; serial 0 in no_thread). Not an array indexed by serial:
+     * serials only grow, and a program that starts threads all day would
+     * keep 8 bytes for every thread it ever ran (64 MB after the 3.4
+     * million threads of an hour of bench/loop). */
     uint64_t  category_counts[CPU_SUMMARY_ROWS];
-    uint64_t *thread_counts;
-    uint32_t  thread_counts_cap;
+    thread_count_slot *thread_counts;
+    uint32_t  thread_counts_cap, thread_counts_used;
     uint64_t  no_thread;
 
     /* Whole stacks (stack_table.h) -> count: stack_counts[id - 1]; samples
@@ -120,7 +129,7 @@ void cpu_collector_free(cpu_collector *c)
     c->stack_counts_cap = 0;
     free(c->thread_counts);
     c->thread_counts = NULL;
-    c->thread_counts_cap = 0;
+    c->thread_counts_cap = c->thread_counts_used = 0;
     memset(c->category_counts, 0, sizeof c->category_counts);
     c->no_thread = 0;
     pthread_mutex_unlock(&c->lock);
@@ -312,13 +321,47 @@ static int category_of(const cpu_collector *c, serial_t thread, int java_thread,
          : CPU_CATEGORY_NATIVE;
 }
 
+static uint32_t thread_slot_of(serial_t thread, uint32_t cap)
+{
+    return (uint32_t)(thread * 2654435761u) & (cap - 1);
+}
+
+/* Adds weight to the thread's count; -1 when out of memory (not counted by thread). */
+static int add_thread_count(cpu_collector *c, serial_t thread, uint64_t weight)
+{
+    if (2 * (c->thread_counts_used + 1) > c->thread_counts_cap) {
+        uint32_t ncap = c->thread_counts_cap ? c->thread_counts_cap * 2 : 64;
+        thread_count_slot *n = calloc(ncap, sizeof *n);
+        if (n == NULL)
+            return -1;
+        for (uint32_t i = 0; i < c->thread_counts_cap; i++) {
+            if (c->thread_counts[i].thread == 0)
+                continue;
+            uint32_t j = thread_slot_of(c->thread_counts[i].thread, ncap);
+            while (n[j].thread != 0)
+                j = (j + 1) & (ncap - 1);
+            n[j] = c->thread_counts[i];
+        }
+        free(c->thread_counts);
+        c->thread_counts = n;
+        c->thread_counts_cap = ncap;
+    }
+    uint32_t j = thread_slot_of(thread, c->thread_counts_cap);
+    while (c->thread_counts[j].thread != 0 && c->thread_counts[j].thread != thread)
+        j = (j + 1) & (c->thread_counts_cap - 1);
+    if (c->thread_counts[j].thread == 0) {
+        c->thread_counts[j].thread = thread;
+        c->thread_counts_used++;
+    }
+    c->thread_counts[j].count += weight;
+    return 0;
+}
+
 static void count_summary(cpu_collector *c, serial_t thread, int category, uint64_t weight)
 {
     c->category_counts[category] += weight;
-    if (thread == 0 || thread < THREAD_SERIAL_BASE)
+    if (thread == 0 || thread < THREAD_SERIAL_BASE || add_thread_count(c, thread, weight) != 0)
         c->no_thread += weight;
-    else if (grow_u64(&c->thread_counts, &c->thread_counts_cap, thread - THREAD_SERIAL_BASE) == 0)
-        c->thread_counts[thread - THREAD_SERIAL_BASE] += weight;
 }
 
 /* How the top Java frames of a sample ran, into runs[] (JAVA_RUN_*, zeroed
@@ -524,6 +567,15 @@ uint32_t cpu_top_methods(const cpu_row *rows, uint32_t n, cpu_method_count *out,
     return k;
 }
 
+size_t cpu_collector_bytes(cpu_collector *c)
+{
+    pthread_mutex_lock(&c->lock);
+    size_t bytes = sizeof *c + ((size_t)c->counts_cap + c->stack_counts_cap) * sizeof(uint64_t) +
+                   (size_t)c->thread_counts_cap * sizeof(thread_count_slot);
+    pthread_mutex_unlock(&c->lock);
+    return bytes;
+}
+
 void cpu_collector_reset(cpu_collector *c)
 {
     pthread_mutex_lock(&c->lock);
@@ -531,8 +583,9 @@ void cpu_collector_reset(cpu_collector *c)
         memset(c->counts, 0, (size_t)c->counts_cap * sizeof *c->counts);
     if (c->stack_counts)
         memset(c->stack_counts, 0, (size_t)c->stack_counts_cap * sizeof *c->stack_counts);
-    if (c->thread_counts)
-        memset(c->thread_counts, 0, (size_t)c->thread_counts_cap * sizeof *c->thread_counts);
+    free(c->thread_counts);             /* the next period's threads only */
+    c->thread_counts = NULL;
+    c->thread_counts_cap = c->thread_counts_used = 0;
     memset(c->category_counts, 0, sizeof c->category_counts);
     c->no_thread = 0;
     c->total = 0;
@@ -595,17 +648,16 @@ int cpu_collector_summary(cpu_collector *c, cpu_summary *out)
 {
     memset(out, 0, sizeof *out);
     pthread_mutex_lock(&c->lock);
-    uint32_t used = c->no_thread != 0;
-    for (uint32_t i = 0; i < c->thread_counts_cap; i++)
-        used += c->thread_counts[i] != 0;
+    uint32_t used = c->thread_counts_used + (c->no_thread != 0);
     out->threads = malloc((used ? used : 1) * sizeof *out->threads);
     if (out->threads == NULL) {
         pthread_mutex_unlock(&c->lock);
         return -1;
     }
     for (uint32_t i = 0; i < c->thread_counts_cap; i++)
-        if (c->thread_counts[i])
-            out->threads[out->nthreads++] = (cpu_thread_count){ THREAD_SERIAL_BASE + i, c->thread_counts[i] };
+        if (c->thread_counts[i].thread != 0 && c->thread_counts[i].count != 0)
+            out->threads[out->nthreads++] = (cpu_thread_count){ c->thread_counts[i].thread,
+                                                                c->thread_counts[i].count };
     if (c->no_thread)
         out->threads[out->nthreads++] = (cpu_thread_count){ 0, c->no_thread };
     memcpy(out->by_category, c->category_counts, sizeof c->category_counts);

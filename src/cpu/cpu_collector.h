@@ -18,6 +18,7 @@
 #ifndef HPROF_CPU_COLLECTOR_H
 #define HPROF_CPU_COLLECTOR_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../core/tables.h"
@@ -66,6 +67,8 @@ void cpu_summary_free(cpu_summary *summary);
 /* NULL when out of memory. */
 cpu_collector *cpu_collector_new(const cpu_collector_config *config);
 void cpu_collector_free(cpu_collector *c);
+/* The bytes the collector's counts hold (by trace, by whole stack, by thread). */
+size_t cpu_collector_bytes(cpu_collector *c);
 
 /* Where stacks end (JDK 21+ virtual threads: AsyncGetCallTrace walks from a
  * mounted virtual thread's frames on into its carrier's, Continuation

@@ -710,6 +710,41 @@ TEST(collector_reset_keeps_serials)
     teardown_collector(&q);
 }
 
+/* The summary counts samples per thread by serial, however far apart the
+ * serials are (a program that started millions of threads), and a reset
+ * leaves only the threads sampled since. */
+TEST(collector_summary_by_thread_sparse_serials_and_reset)
+{
+    sample_queue q;
+    setup_collector(&q, 2, 1, 0);
+    uintptr_t stack[] = { 0xd1, 0xd2 };
+    int32_t bci[] = { 1, 2 };
+    const uint32_t far = THREAD_SERIAL_BASE + 3000000;
+    for (int i = 0; i < 3; i++) push(&q, far, 2, stack, bci);
+    for (uint32_t t = 0; t < 200; t++) push(&q, THREAD_SERIAL_BASE + 7 * t, 2, stack, bci);
+    push(&q, THREAD_SERIAL_BASE, 2, stack, bci);       /* the first thread again: 2 samples */
+    CHECK(cpu_collector_drain(collector, &q) == 204);
+    /* 201 threads' counts, not one per serial up to 3,000,000 (24 MB). */
+    CHECK(cpu_collector_bytes(collector) < (1u << 20));
+    cpu_summary sum;
+    CHECK(cpu_collector_summary(collector, &sum) == 0);
+    CHECK(sum.total == 204 && sum.nthreads == 201);
+    CHECK(sum.threads[0].thread == far && sum.threads[0].count == 3);
+    CHECK(sum.threads[1].thread == THREAD_SERIAL_BASE && sum.threads[1].count == 2);
+    uint64_t all = 0;
+    for (uint32_t i = 0; i < sum.nthreads; i++) all += sum.threads[i].count;
+    CHECK(all == 204);
+    cpu_summary_free(&sum);
+
+    cpu_collector_reset(collector);
+    push(&q, far + 1, 2, stack, bci);
+    CHECK(cpu_collector_drain(collector, &q) == 1);
+    CHECK(cpu_collector_summary(collector, &sum) == 0);
+    CHECK(sum.total == 1 && sum.nthreads == 1 && sum.threads[0].thread == far + 1 && sum.threads[0].count == 1);
+    cpu_summary_free(&sum);
+    teardown_collector(&q);
+}
+
 TEST(times_table_subtract_gives_what_happened_since)
 {
     times_table now, base;
