@@ -170,7 +170,7 @@ static __thread class_slot *class_slots;
  * (java.lang.invoke) stand between its constructor and the program. */
 static int is_lambda_class(serial_t serial)
 {
-    const char *name = serial ? class_java_name(serial) : NULL;
+    const char *name = serial ? class_java_name(agent_tables(), serial) : NULL;
     return name != NULL && strstr(name, "$$Lambda") != NULL;
 }
 
@@ -476,6 +476,7 @@ static int sites_make(const collector_env *env)
     H.builder.depth = o->depth;
     H.builder.lineno = o->lineno;
     H.builder.full_stacks = options_want_stacks(o);
+    H.builder.tables = env->tables;
     H.builder.resolve = resolve_method;
     if (site_table_init(MAX_SUBSITES) != 0) {
         fprintf(stderr, "hprof: out of memory at start-up (heap=sites)\n");
@@ -656,7 +657,7 @@ static void site_profile_row(const void *rows, uint32_t i, stack_id *stack, cons
 {
     (void)note;
     const site_row *r = (const site_row *)rows + i;
-    const char *cls = class_java_name(r->class_serial);
+    const char *cls = class_java_name(agent_tables(), r->class_serial);
     *stack = r->stack;
     *leaf = cls ? cls : "<unknown class>";
     values[0] = (int64_t)r->alloc_objs;
@@ -671,7 +672,7 @@ static profile *profile_of_rows(const site_row *rows, uint32_t n)
         { "alloc_objects", "count" }, { "alloc_space", "bytes" },
         { "inuse_objects", "count" }, { "inuse_space", "bytes" },
     };
-    return stack_profile_of_rows(H.cfg.sample_interval ? "Allocation sites (estimated from samples)"
+    return stack_profile_of_rows(agent_tables(), H.cfg.sample_interval ? "Allocation sites (estimated from samples)"
                                                        : "Allocation sites", types, 4, 1, rows, n, site_profile_row);
 }
 

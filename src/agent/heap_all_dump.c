@@ -140,7 +140,7 @@ static int read_mirrors(JNIEnv *jni, patch *p)
     if (jvmti_failed((*hprof_jvmti)->GetLoadedClasses(hprof_jvmti, &n, &classes), "GetLoadedClasses"))
         return -1;
     jvmti_hold_locals(jni, n);
-    p->nmirrors = class_count() + 1024;
+    p->nmirrors = class_count(agent_tables()) + 1024;
     p->mirror = calloc(p->nmirrors, sizeof *p->mirror);
     for (jint i = 0; i < n; i++) {
         serial_t s = p->mirror ? class_serial_of_klass(classes[i]) : 0;
@@ -170,7 +170,7 @@ static int trace_of_object(void *ctx, const hpt_object *o, uint32_t *trace)
     if (s == 0 || site_get(s, &tr, &cls, NULL) != 0 || tr == 0)
         return 0;
     p->found++;
-    const char *sig = class_signature(cls);
+    const char *sig = class_signature(agent_tables(), cls);
     uint8_t type = element_type(sig);
     uint64_t mirror = cls >= CLASS_SERIAL_BASE && cls - CLASS_SERIAL_BASE < p->nmirrors
                     ? p->mirror[cls - CLASS_SERIAL_BASE] : 0;

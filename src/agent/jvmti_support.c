@@ -44,13 +44,13 @@ void jvmti_free(void *p)
 
 /* jmethodID -> method serial, asking JVMTI the first time a method is seen.
  * Runs on a Java thread (drain thread, SIGQUIT dump, VMDeath). */
-serial_t resolve_method(const void *method_ptr, void *context)
+serial_t resolve_method(profile_tables *tables, const void *method_ptr, void *context)
 {
     (void)context;
     jmethodID method = (jmethodID)method_ptr;
     if (method == NULL)
         return 0;
-    serial_t known = method_find((uint64_t)(uintptr_t)method);
+    serial_t known = method_find(tables, (uint64_t)(uintptr_t)method);
     if (known)
         return known;
 
@@ -100,7 +100,7 @@ serial_t resolve_method(const void *method_ptr, void *context)
         .line_count = (uint32_t)line_count,
     };
     if (d.class_serial)
-        serial = method_add((uint64_t)(uintptr_t)method, &d);
+        serial = method_add(tables, (uint64_t)(uintptr_t)method, &d);
     if (lines != stack_lines)
         free(lines);
 
@@ -134,7 +134,7 @@ serial_t class_serial_of_klass(jclass klass)
         return 0;
     }
     if (!tagged) {
-        serial = class_intern(sig);
+        serial = class_intern(agent_tables(), sig);
         jvmti_free(sig);
         return serial;
     }
@@ -147,11 +147,11 @@ serial_t class_serial_of_klass(jclass klass)
     if ((*hprof_jvmti)->GetTag(hprof_jvmti, klass, &tag) == JVMTI_ERROR_NONE && heap_tag_is_class(tag)) {
         serial = (serial_t)tag;                       /* another thread was first */
     } else {
-        serial = class_intern(sig);
-        if (serial && !class_claim(serial)) {
-            serial = class_intern_another(sig);
+        serial = class_intern(agent_tables(), sig);
+        if (serial && !class_claim(agent_tables(), serial)) {
+            serial = class_intern_another(agent_tables(), sig);
             if (serial)
-                class_claim(serial);
+                class_claim(agent_tables(), serial);
         }
         if (serial)
             (*hprof_jvmti)->SetTag(hprof_jvmti, klass, (jlong)serial);
@@ -393,7 +393,7 @@ serial_t thread_register(JNIEnv *jni, jthread thread, const char *except_name)
             name = unnamed;
         }
         /* obj=: HPROF printed an object id; ours is derived from the serial. */
-        serial = thread_add(name ? name : "", group_name, 0);
+        serial = thread_add(agent_tables(), name ? name : "", group_name, 0);
         if (serial) {
             jvmti_failed((*jvmti)->SetThreadLocalStorage(jvmti, thread, (void *)(uintptr_t)serial),
                          "SetThreadLocalStorage");
@@ -659,8 +659,9 @@ static int skip_memo_get(jmethodID method, skip_memo *out)
         }
     }
     method_info mi;
-    serial_t m = resolve_method(method, NULL);
-    if (m == 0 || method_get(m, &mi) != 0)
+    profile_tables *tables = agent_tables();
+    serial_t m = resolve_method(tables, method, NULL);
+    if (m == 0 || method_get(tables, m, &mi) != 0)
         return -1;
     *out = (skip_memo){ method, mi.class_serial,
                         mi.class_name && strncmp(mi.class_name, "java.lang.invoke.", 17) == 0 };
@@ -843,8 +844,8 @@ int stack_has_vm_entry_here(int skip_top_natives)
             }
             on_top = 0;
             method_info mi;
-            serial_t m = resolve_method(info[i].method, NULL);
-            if (m != 0 && method_get(m, &mi) == 0 && mi.name && strcmp(mi.name, "<clinit>") == 0)
+            serial_t m = resolve_method(agent_tables(), info[i].method, NULL);
+            if (m != 0 && method_get(agent_tables(), m, &mi) == 0 && mi.name && strcmp(mi.name, "<clinit>") == 0)
                 return 1;
         }
         if (count < CHUNK)

@@ -112,6 +112,7 @@ static int start(const collector_env *env, JNIEnv *jni)
         mon_common.traces.depth = env->opt->depth;
         mon_common.traces.lineno = env->opt->lineno;
         mon_common.traces.full_stacks = options_want_stacks(env->opt);
+        mon_common.traces.tables = env->tables;
         mon_common.traces.resolve = resolve_method;
         mon_common.traces.context = NULL;
         monitor_table_init();

@@ -22,7 +22,7 @@ static void lock_profile_row(const void *rows, uint32_t i, stack_id *stack, cons
                              int64_t *values)
 {
     const monitor_row *r = (const monitor_row *)rows + i;
-    const char *cls = class_java_name(r->lock_class);
+    const char *cls = class_java_name(agent_tables(), r->lock_class);
     *stack = r->stack;
     *leaf = cls ? cls : "<unknown lock>";
     *note = r->kind == BLOCK_PARK || r->kind == BLOCK_PARK_WAIT ? "park" : NULL;   /* jfr=: jdk.ThreadPark */
@@ -36,7 +36,7 @@ static profile *profile_of_rows(const monitor_row *rows, uint32_t n, int waits)
 {
     static const profile_value_type contention[] = { { "contentions", "count" }, { "delay", "nanoseconds" } };
     static const profile_value_type wait[] = { { "waits", "count" }, { "delay", "nanoseconds" } };
-    return stack_profile_of_rows(waits ? "Monitor waits" : "Lock contention", waits ? wait : contention, 2, 1,
+    return stack_profile_of_rows(agent_tables(), waits ? "Monitor waits" : "Lock contention", waits ? wait : contention, 2, 1,
                                  rows, n, lock_profile_row);
 }
 
@@ -89,9 +89,9 @@ void monitor_profile_deadlock(const monitor_deadlocked *threads, uint32_t n)
     int ok = cycle && frames && named;
     for (uint32_t i = 0; ok && i < n; i++) {
         uint32_t *ids = frames + (size_t)i * STACK_MAX_FRAMES;
-        int depth = stack_profile_frames(dumped_profile, threads[i].stack, ids, &stack_thread);
-        const char *lock = class_java_name(threads[i].lock_class);
-        if (thread_get(threads[i].thread, &named[i]) != 0)
+        int depth = stack_profile_frames(agent_tables(), dumped_profile, threads[i].stack, ids, &stack_thread);
+        const char *lock = class_java_name(agent_tables(), threads[i].lock_class);
+        if (thread_get(agent_tables(), threads[i].thread, &named[i]) != 0)
             snprintf(named[i].name, sizeof named[i].name, "thread %u", (unsigned)threads[i].thread);
         cycle[i] = (profile_deadlock_thread){ named[i].name, lock ? lock : "<unknown lock>", threads[i].parked, ids,
                                               depth > 0 ? (uint32_t)depth : 0 };

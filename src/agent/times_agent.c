@@ -186,10 +186,10 @@ JNIEXPORT jint JNICALL Java_java_lang_HprofTracker_keysFullTrace(JNIEnv *jni, jc
         fprintf(stderr, "hprof: cpu=times: a thread made more distinct stacks than the tracker keeps "
                         "(1M stacks or 16M frames); calls of its new stacks are counted under "
                         "[unwalkable].tracker_keys_full (a smaller depth= keeps fewer)\n");
-    serial_t m = pseudo_method("tracker_keys_full");
-    serial_t f = m ? frame_intern(m, LINE_UNKNOWN) : 0;
+    serial_t m = pseudo_method(agent_tables(), "tracker_keys_full");
+    serial_t f = m ? frame_intern(agent_tables(), m, LINE_UNKNOWN) : 0;
     serial_t thread_serial = T.cfg.per_thread ? thread_serial_of(NULL) : 0;
-    serial_t trace = f ? trace_intern(thread_serial, &f, 1) : 0;
+    serial_t trace = f ? trace_intern(agent_tables(), thread_serial, &f, 1) : 0;
     if (trace == 0 || trace > INT32_MAX) return 0;
     if (!T.cfg.full_stacks) return (jint)trace;
     stack_frame whole = { m, LINE_UNKNOWN, JAVA_RUN_UNKNOWN };
@@ -287,6 +287,7 @@ static int start(const collector_env *env, JNIEnv *jni) {
         T.builder.depth = trace_depth;
         T.builder.full_stacks = T.cfg.full_stacks;
         T.builder.lineno = env->opt->lineno;
+        T.builder.tables = env->tables;
         T.builder.resolve = resolve_method;
         times_table_init(&T.retired);
         times_table_init(&T.baseline);
@@ -420,7 +421,7 @@ static int by_trace(times_table *by_key) {
     uint32_t n = 0;
     uint64_t total = 0;
     if (times_table_rows(by_key, &rows, &n, &total) != 0) return -1;
-    stack_profile_keep(&dumped_profile, stack_profile_of_rows("CPU time", types, 2, 1, rows, n, times_profile_row));
+    stack_profile_keep(&dumped_profile, stack_profile_of_rows(agent_tables(), "CPU time", types, 2, 1, rows, n, times_profile_row));
     times_table out;
     times_table_init(&out);
     int bad = 0;
@@ -446,7 +447,7 @@ static void dump(dump_target *t, JNIEnv *jni) {
     if (!T.cfg.old_prof)
         text_write_new_records(text);
     if (since_reset(jni, &all) != 0 || by_trace(&all) != 0 || times_table_rows(&all, &rows, &n, &total) != 0 ||
-        (T.cfg.old_prof && old_prof_write(text->out, rows, n) != 0))
+        (T.cfg.old_prof && old_prof_write(agent_tables(), text->out, rows, n) != 0))
         fprintf(stderr, "hprof: out of memory while writing %s\n", T.cfg.old_prof ? "cpu=old's profile" : "CPU TIME");
     else if (!T.cfg.old_prof)
         text_write_cpu_times(text, rows, n, total, t->report.cutoff, time(NULL));

@@ -156,7 +156,7 @@ static void write_monitor(const hprof_data *d, hd_kind k, const char *title, FIL
 static int write_hprof_text(const hprof_data *d, FILE *out)
 {
     text_writer w;
-    text_writer_init(&w, out);
+    text_writer_init(&w, out, NULL);      /* the header only: no tables */
     char notes[1200];
     snprintf(notes, sizeof notes, "Converted by hprof convert from %s (%s).", d->path, d->format);
     time_t created = time(NULL);

@@ -9,7 +9,7 @@
 #include "native_libs.h"
 #include "sample_queue.h"
 
-serial_t native_frame_method(uint64_t pc, void *context)
+serial_t native_frame_method(profile_tables *tables, uint64_t pc, void *context)
 {
     (void)context;
     /* A kernel frame keeps its address's low 62 bits (sample_queue.h's
@@ -25,7 +25,7 @@ serial_t native_frame_method(uint64_t pc, void *context)
     /* Keyed by the function's address, tagged as sample frames are: no
      * jmethodID (a user-space pointer) or pseudo method id is one. */
     uint64_t id = SAMPLE_TAG_NATIVE_PC | ((uint64_t)function & ~SAMPLE_TAG_MASK);
-    serial_t known = method_find(id);
+    serial_t known = method_find(tables, id);
     if (known)
         return known;
     /* A compiler's clone of a function (".cold", ".part.0") is that
@@ -37,14 +37,14 @@ serial_t native_frame_method(uint64_t pc, void *context)
     char class_sig[300];
     snprintf(class_sig, sizeof class_sig, "L[%s];", object);
     method_desc d = { 0 };
-    d.class_serial = class_intern(class_sig);
+    d.class_serial = class_intern(tables, class_sig);
     d.name = name;
     d.signature = "";
     d.source_file = object;
     d.is_native = 1;
     d.kind = kind == NATIVE_KIND_JVM ? FRAME_KIND_JVM : kind == NATIVE_KIND_KERNEL ? FRAME_KIND_KERNEL
            : FRAME_KIND_NATIVE;
-    return d.class_serial ? method_add(id, &d) : 0;
+    return d.class_serial ? method_add(tables, id, &d) : 0;
 }
 
 /* ------------------------------------------------------------ OS threads */
@@ -88,7 +88,7 @@ static int read_comm(pid_t tid, char *name, size_t size)
     return 0;
 }
 
-serial_t os_thread_serial(int32_t tid, void *context)
+serial_t os_thread_serial(profile_tables *tables, int32_t tid, void *context)
 {
     (void)context;
     pthread_mutex_lock(&lock);
@@ -103,7 +103,7 @@ serial_t os_thread_serial(int32_t tid, void *context)
     char name[64];
     if (read_comm(tid, name, sizeof name) != 0)
         snprintf(name, sizeof name, "thread %d (ended)", (int)tid);
-    serial_t serial = thread_add(name, "(native)", 0);
+    serial_t serial = thread_add(tables, name, "(native)", 0);
     if (serial != 0 && nnamed == named_cap) {
         size_t cap = named_cap ? named_cap * 2 : 64;
         os_thread *more = realloc(named, cap * sizeof *more);
@@ -121,7 +121,7 @@ serial_t os_thread_serial(int32_t tid, void *context)
     return serial;
 }
 
-void os_threads_reconcile(const pid_t *live, size_t n)
+void os_threads_reconcile(profile_tables *tables, const pid_t *live, size_t n)
 {
     pthread_mutex_lock(&lock);
     size_t kept = 0, k = 0;
@@ -131,7 +131,7 @@ void os_threads_reconcile(const pid_t *live, size_t n)
         if (k < n && live[k] == named[i].tid)
             named[kept++] = named[i];
         else
-            thread_mark_ended(named[i].serial);   /* its tid may serve a new thread */
+            thread_mark_ended(tables, named[i].serial);   /* its tid may serve a new thread */
     }
     nnamed = kept;
     pthread_mutex_unlock(&lock);
