@@ -50,6 +50,11 @@ const char *const agent_state_names[] = { "not loaded", "loaded", "running", "st
 orchestrator_state agent = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER,
                              .finished = PTHREAD_COND_INITIALIZER };
 
+profile_tables *agent_tables(void)
+{
+    return agent.tables;
+}
+
 /* ------------------------------------------------------------ messages */
 
 /* A message for the user: to the command's reply when a command is running
@@ -159,7 +164,7 @@ static void thread_ends(JNIEnv *jni, jthread thread)
 {
     serial_t serial = thread_serial_of(thread);
     if (serial) {
-        thread_mark_ended(serial);
+        thread_mark_ended(agent_tables(), serial);
         thread_serial_forget(jni, thread);
     }
 }
@@ -198,7 +203,7 @@ int agent_add_capabilities(const hprof_options *opt)
     memset(&caps, 0, sizeof caps);
     if (jvmti_failed((*jvmti)->GetPotentialCapabilities(jvmti, &potential), "GetPotentialCapabilities"))
         return -1;
-    collector_env env = { opt, agent.live, note_limit };
+    collector_env env = { opt, agent.live, note_limit, agent.tables };
     for (size_t i = 0; i < agent.product->n_collectors; i++)
         if (collector_at(i)->wanted(opt) && collector_at(i)->capabilities(&env, &potential, &caps) != 0) {
             say("%s: %s cannot run in this JVM (see above)", agent.product->name, collector_at(i)->name);
@@ -220,7 +225,7 @@ int agent_subscribe(const hprof_options *opt)
         { JVMTI_EVENT_THREAD_START, 1 }, { JVMTI_EVENT_THREAD_END, 1 }, { JVMTI_EVENT_DATA_DUMP_REQUEST, 1 },
         { JVMTI_EVENT_VM_DEATH, 1 },
     };
-    collector_env env = { opt, agent.live, note_limit };
+    collector_env env = { opt, agent.live, note_limit, agent.tables };
     for (size_t i = 0; i < agent.product->n_collectors; i++)
         if (collector_at(i)->wanted(opt) && collector_at(i)->subscribe &&
             collector_at(i)->subscribe(&env) != 0)
@@ -250,7 +255,7 @@ int agent_subscribe(const hprof_options *opt)
 int agent_start_collectors(JNIEnv *jni)
 {
     register_existing_threads(hprof_jvmti, jni);
-    collector_env env = { &agent.opt, agent.live, note_limit };
+    collector_env env = { &agent.opt, agent.live, note_limit, agent.tables };
     int failed = 0;
     for (size_t i = 0; i < agent.product->n_collectors; i++) {
         agent.active[i] = collector_at(i)->wanted(&agent.opt);
@@ -561,7 +566,9 @@ static int first_load(JavaVM *vm, const command *c, int live, char *err, size_t 
     }
     if (agent_check_profile_outputs(&agent.opt, err, errlen) != 0)
         return -1;
-    if (tables_init(NULL) != 0) {
+    /* Made once and never freed: JVMTI callbacks of any thread may name
+     * things until the process ends. A reload after a failed attach keeps it. */
+    if (agent.tables == NULL && (agent.tables = profile_tables_new(NULL)) == NULL) {
         snprintf(err, errlen, "%s: out of memory at start-up", agent.product->name);
         return -1;
     }
@@ -571,7 +578,7 @@ static int first_load(JavaVM *vm, const command *c, int live, char *err, size_t 
      * a program that starts threads all the time does not make the agent
      * grow. thread=y: every trace names its thread; all are kept. */
     if (!agent.opt.thread)
-        thread_keep_ended(ENDED_THREADS_KEPT);
+        thread_keep_ended(agent_tables(), ENDED_THREADS_KEPT);
     if (agent_add_capabilities(&agent.opt) != 0) {
         snprintf(err, errlen, "%s: cannot set up JVMTI (see the error above)", agent.product->name);
         return -1;

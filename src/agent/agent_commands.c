@@ -34,11 +34,11 @@ static void command_status(void)
     }
     /* Counted by the tables themselves (the soak bench watches it stay flat);
      * not counted: per-thread buffers, queues and the JVM's own JVMTI memory. */
-    size_t interning = keytab_bytes_held(), payload = tables_payload_bytes(), sites = site_table_bytes();
+    size_t interning = keytab_bytes_held(), payload = tables_payload_bytes(agent.tables), sites = site_table_bytes();
     agent_say("memory: %zu bytes in the agent's tables (interning %zu, payload %zu, allocation sites %zu)",
         interning + payload + sites, interning, payload, sites);
-    uint64_t forgotten = thread_forgotten_count();
-    agent_say("threads: %u seen, %llu ended ones forgotten (%s)", thread_count(), (unsigned long long)forgotten,
+    uint64_t forgotten = thread_forgotten_count(agent.tables);
+    agent_say("threads: %u seen, %llu ended ones forgotten (%s)", thread_count(agent.tables), (unsigned long long)forgotten,
         agent.opt.thread ? "thread=y: all kept" : "thread=n: the last " ENDED_THREADS_KEPT_TEXT " ended ones are kept");
     for (size_t i = 0; i < agent.product->n_collectors; i++)
         if (agent.made[i] && collector_at(i)->status) {

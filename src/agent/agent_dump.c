@@ -113,7 +113,7 @@ int agent_check_profile_outputs(const hprof_options *opt, char *err, size_t errl
 static void dump_without_report(const char *why, int final, JNIEnv *jni)
 {
     static dump_target t;              /* one dump at a time (agent.lock) */
-    t = (dump_target){ { 0, NULL, NULL, agent.opt.cutoff, agent.product->binary_new_records }, "", why, final, 0,
+    t = (dump_target){ { 0, agent.tables, NULL, NULL, agent.opt.cutoff, agent.product->binary_new_records }, "", why, final, 0,
                        agent.opt.verbose, "" };
     for (size_t i = 0; i < agent.product->n_collectors; i++)
         if (agent.made[i] && collector_at(i)->dump)
@@ -140,10 +140,10 @@ void agent_dump_into(report_file *r, const char *why, int final, JNIEnv *jni)
         fprintf(stderr, "Dumping the profile (%s) ...", why);
     /* cpu=old writes HPROF's old prof format, which has no such line. */
     if (r->format == 'a' && !r->text.omit_thread_records)
-        text_write_agent_memory(&r->text, time(NULL), keytab_bytes_held(), tables_payload_bytes(),
-                                site_table_bytes(), thread_count(), thread_forgotten_count());
+        text_write_agent_memory(&r->text, time(NULL), keytab_bytes_held(), tables_payload_bytes(agent.tables),
+                                site_table_bytes(), thread_count(agent.tables), thread_forgotten_count(agent.tables));
     static dump_target t;              /* one dump at a time (agent.lock) */
-    t = (dump_target){ { r->format, &r->text, &r->bin, agent.opt.cutoff,
+    t = (dump_target){ { r->format, agent.tables, &r->text, &r->bin, agent.opt.cutoff,
                                          agent.product->binary_new_records },
                        r->path, why, final, 0, agent.opt.verbose, "" };
     for (size_t i = 0; i < agent.product->n_collectors; i++)

@@ -82,6 +82,7 @@ typedef struct orchestrator_state {
     const char     *progress_path;  /* the running command's reply file (agent_progress) */
     output_series   series;         /* loop=: the period running, the periods whose files are kept */
     int64_t         period_due_ms;  /* loop=: when the period running ends (net_now_ms's clock) */
+    profile_tables *tables;         /* the one instance of the tables: every collector's (agent_tables) */
 } orchestrator_state;
 
 /* The one orchestrator (agent.c); every file of it works on it under agent.lock. */

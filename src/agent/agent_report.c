@@ -21,7 +21,7 @@
 /* The writers of r->out; format=b writes its file header now. */
 int agent_report_start_writers(report_file *r, const hprof_options *opt, char *err, size_t errlen)
 {
-    text_writer_init(&r->text, r->out);
+    text_writer_init(&r->text, r->out, agent.tables);
     if (opt->cpu == CPU_OLD) {
         /* HPROF wrote the old prof format without its header and THREAD
          * records; alone in the file, it is that format and nothing else. */

@@ -105,8 +105,8 @@ static int is_machinery(JNIEnv *jni, jmethodID method)
     if (known)
         return machinery;
     method_info mi;
-    serial_t m = resolve_method(method, NULL);
-    if (m == 0 || method_get(m, &mi) != 0)
+    serial_t m = resolve_method(loads.builder.tables, method, NULL);
+    if (m == 0 || method_get(loads.builder.tables, m, &mi) != 0)
         return 0;                            /* unknown: kept, as [unwalkable] would be */
     machinery = machinery_by_name(mi.class_name) || machinery_by_class(jni, method);
     pthread_mutex_lock(&loads.memo_lock);
@@ -158,7 +158,7 @@ static void trace_class_load(JNIEnv *jni, jthread thread, serial_t class_serial)
     }
     serial_t thread_serial = loads.per_thread ? thread_serial_of_self(thread) : 0;
     serial_t trace = trace_build(&loads.builder, thread_serial, frames, n, NULL);
-    if (trace && class_set_load_trace(class_serial, trace))
+    if (trace && class_set_load_trace(agent_tables(), class_serial, trace))
         atomic_fetch_add_explicit(&loads.traced, 1, memory_order_relaxed);
 }
 
@@ -177,7 +177,7 @@ static void JNICALL on_class_load(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, 
     uint64_t t0 = thread_cpu_ns();
     serial_t class_serial = class_serial_of_klass(klass);
     /* Not again once its first load was recorded (or marked as before the start). */
-    if (class_serial && class_load_trace(class_serial) == 0)
+    if (class_serial && class_load_trace(agent_tables(), class_serial) == 0)
         trace_class_load(jni, thread, class_serial);
     atomic_fetch_add_explicit(&loads.handler_ns, thread_cpu_ns() - t0, memory_order_relaxed);
 }
@@ -216,7 +216,7 @@ static void mark_loaded_before(JNIEnv *jni)
     for (jint i = 0; i < n; i++) {
         serial_t serial = class_serial_of_klass(classes[i]);
         if (serial)
-            class_set_load_trace(serial, EMPTY_TRACE_SERIAL);
+            class_set_load_trace(agent_tables(), serial, EMPTY_TRACE_SERIAL);
         (*jni)->DeleteLocalRef(jni, classes[i]);
     }
     jvmti_free(classes);
@@ -239,7 +239,7 @@ static int start(const collector_env *env, JNIEnv *jni)
         }
     }
     loads.builder = (trace_builder){ .depth = env->opt->depth, .lineno = env->opt->lineno,
-                                     .resolve = resolve_method };
+                                     .tables = env->tables, .resolve = resolve_method };
     loads.per_thread = env->opt->thread;
     if (atomic_load(&loads.on))
         return 0;

@@ -66,6 +66,7 @@ typedef struct collector_env {
     const hprof_options *opt;
     int  live;                         /* started after the VM was running (attach) */
     void (*limit)(const char *what);   /* a limitation, said once to the user */
+    profile_tables *tables;            /* the agent's tables (agent_tables()) */
 } collector_env;
 
 /* Where a dump goes: the agent's file, or a new file for `dump file=`. */

@@ -50,7 +50,8 @@ static struct {
     int           zgc;               /* -XX:+UseZGC: no GC in the exit dump (see collect) */
     int           jvm_dumper;        /* heap=dump's binary dump by the JVM's own dumper (dump_start) */
     int           jvm_dumper_all;    /* heap=all's, its objects then given their traces (heap_all_dump.h) */
-} H;
+    profile      *dumped_profile;    /* of the rows the last dump wrote (stack_profile_keep) */
+} heap_sites;
 
 /* ------------------------------------------------------------ tracked objects */
 
@@ -86,7 +87,7 @@ static void JNICALL on_gc_finish(jvmtiEnv *jvmti)
  * Whole stacks (STACK_MAX_FRAMES frames each) get 16 slots, 64 KB. */
 static trace_cache *heap_trace_cache(void)
 {
-    int frames = H.builder.full_stacks ? STACK_MAX_FRAMES : H.cfg.depth;
+    int frames = heap_sites.builder.full_stacks ? STACK_MAX_FRAMES : heap_sites.cfg.depth;
     unsigned log2 = 9;
     while (log2 > 4 && ((uint32_t)1 << log2) * (uint32_t)frames > 2048)
         log2--;
@@ -101,8 +102,10 @@ static trace_cache *heap_trace_cache(void)
  * full; an entry goes when its constructor came, its object died, or its
  * thread ends (see constructor_follows for which objects enter). */
 #define PENDING_MAX 4
-static __thread jweak pending[PENDING_MAX];
-static __thread int   n_pending;
+static _Thread_local struct {
+    jweak objects[PENDING_MAX];
+    int n;
+} pending_allocs;
 
 /* In a VMObjectAlloc event: the VM allocated the object for
  * Unsafe.allocateInstance, which is how method handles and, since JDK 18,
@@ -110,14 +113,14 @@ static __thread int   n_pending;
  * copies get no constructor.) */
 static int constructor_follows(jmethodID top)
 {
-    return top != NULL && top == H.allocate_instance;
+    return top != NULL && top == heap_sites.allocate_instance;
 }
 
 static void pending_remove(JNIEnv *jni, int i)
 {
-    (*jni)->DeleteWeakGlobalRef(jni, pending[i]);
-    for (n_pending--; i < n_pending; i++)
-        pending[i] = pending[i + 1];
+    (*jni)->DeleteWeakGlobalRef(jni, pending_allocs.objects[i]);
+    for (pending_allocs.n--; i < pending_allocs.n; i++)
+        pending_allocs.objects[i] = pending_allocs.objects[i + 1];
 }
 
 static void pending_add(JNIEnv *jni, jobject object)
@@ -125,20 +128,20 @@ static void pending_add(JNIEnv *jni, jobject object)
     jweak w = (*jni)->NewWeakGlobalRef(jni, object);
     if (w == NULL)
         return;
-    if (n_pending == PENDING_MAX)
+    if (pending_allocs.n == PENDING_MAX)
         pending_remove(jni, 0);
-    pending[n_pending++] = w;
+    pending_allocs.objects[pending_allocs.n++] = w;
 }
 
 /* object was recorded by VMObjectAlloc already (and leaves the list). */
 static int pending_take(JNIEnv *jni, jobject object)
 {
-    for (int i = n_pending - 1; i >= 0; i--) {
-        if ((*jni)->IsSameObject(jni, pending[i], object)) {
+    for (int i = pending_allocs.n - 1; i >= 0; i--) {
+        if ((*jni)->IsSameObject(jni, pending_allocs.objects[i], object)) {
             pending_remove(jni, i);
             return 1;
         }
-        if ((*jni)->IsSameObject(jni, pending[i], NULL))
+        if ((*jni)->IsSameObject(jni, pending_allocs.objects[i], NULL))
             pending_remove(jni, i);
     }
     return 0;
@@ -170,7 +173,7 @@ static __thread class_slot *class_slots;
  * (java.lang.invoke) stand between its constructor and the program. */
 static int is_lambda_class(serial_t serial)
 {
-    const char *name = serial ? class_java_name(serial) : NULL;
+    const char *name = serial ? class_java_name(agent_tables(), serial) : NULL;
     return name != NULL && strstr(name, "$$Lambda") != NULL;
 }
 
@@ -212,8 +215,8 @@ static serial_t class_serial_cached(JNIEnv *jni, jobject object, jclass klass, j
 
 void heap_agent_thread_end(JNIEnv *jni)
 {
-    while (n_pending > 0)
-        pending_remove(jni, n_pending - 1);
+    while (pending_allocs.n > 0)
+        pending_remove(jni, pending_allocs.n - 1);
     class_slot *slots = class_slots;
     class_slots = NULL;
     for (int i = 0; slots && i < CLASS_SETS * CLASS_WAYS; i++)
@@ -249,7 +252,7 @@ static int is_same_object(void *ctx, void *handle, subsite_t s)
 static int recorded_already(JNIEnv *jni, jobject object, serial_t class_serial, jmethodID method)
 {
     jboolean native = JNI_FALSE;
-    if (method == NULL || method == H.clone || method == H.allocate_instance ||
+    if (method == NULL || method == heap_sites.clone || method == heap_sites.allocate_instance ||
         (*hprof_jvmti)->IsMethodNative(hprof_jvmti, method, &native) != JVMTI_ERROR_NONE || !native)
         return 0;
     same_object o = { jni, object, class_serial };
@@ -270,12 +273,12 @@ static int recorded_already(JNIEnv *jni, jobject object, serial_t class_serial, 
 static void record(JNIEnv *jni, jobject object, jclass klass, jint class_hash, jlong size, jthread thread,
                    jint above)
 {
-    serial_t thread_serial = H.cfg.per_thread ? thread_serial_of(thread) : 0;
+    serial_t thread_serial = heap_sites.cfg.per_thread ? thread_serial_of(thread) : 0;
     serial_t trace, cls;                 /* size: the event's, or class_serial_cached's */
     stack_id stack = 0;
     jmethodID top = NULL;                /* events only: the top frame's method */
     if (above >= 0) {
-        if (n_pending > 0 && pending_take(jni, object))
+        if (pending_allocs.n > 0 && pending_take(jni, object))
             return;
         int lambda = 0;
         cls = class_serial_cached(jni, object, klass, class_hash, &size, &lambda);
@@ -284,11 +287,11 @@ static void record(JNIEnv *jni, jobject object, jclass klass, jint class_hash, j
              * it, see VMObjectAlloc): its trace begins where the program made
              * it, as an event's does, not at its constructor under two frames
              * of java.lang.invoke. */
-            serial_t skip[5] = { H.skip[0], H.skip[1], H.skip[2], cls, SKIP_METHOD_HANDLES };
-            trace = stack_trace_here_skipping(jni, &H.builder, heap_trace_cache(), skip, 5, thread_serial, &stack,
+            serial_t skip[5] = { heap_sites.skip[0], heap_sites.skip[1], heap_sites.skip[2], cls, SKIP_METHOD_HANDLES };
+            trace = stack_trace_here_skipping(jni, &heap_sites.builder, heap_trace_cache(), skip, 5, thread_serial, &stack,
                                               NULL);
         } else {
-            trace = stack_trace_here(jni, &H.builder, heap_trace_cache(), above, thread_serial, &stack);
+            trace = stack_trace_here(jni, &heap_sites.builder, heap_trace_cache(), above, thread_serial, &stack);
         }
     } else {
         /* The cheap walk here too: GetStackTrace of the current thread
@@ -298,12 +301,12 @@ static void record(JNIEnv *jni, jobject object, jclass klass, jint class_hash, j
          * gives the top frame's method, which says whether the object was
          * recorded already or will be at its constructor (a 1-frame walk of
          * its own, twice per event, was a quarter of an event's cost). */
-        trace = stack_trace_here_skipping(jni, &H.builder, heap_trace_cache(), H.skip, 5, thread_serial, &stack,
+        trace = stack_trace_here_skipping(jni, &heap_sites.builder, heap_trace_cache(), heap_sites.skip, 5, thread_serial, &stack,
                                           &top);
-        if (top == NULL && !H.cfg.sample_interval)
+        if (top == NULL && !heap_sites.cfg.sample_interval)
             top = top_method_here(jni);
         cls = klass ? class_serial_of_klass(klass) : class_serial_of_object(jni, object);
-        if (!H.cfg.sample_interval && cls && recorded_already(jni, object, cls, top))
+        if (!heap_sites.cfg.sample_interval && cls && recorded_already(jni, object, cls, top))
             return;
     }
     /* An allocation event from a thread still running while the VM shuts
@@ -321,7 +324,7 @@ static void record(JNIEnv *jni, jobject object, jclass klass, jint class_hash, j
     }
     if (weak == NULL) {
         site_count_lost(1);
-        if (atomic_exchange(&H.warned_lost, 1) == 0)
+        if (atomic_exchange(&heap_sites.warned_lost, 1) == 0)
             fprintf(stderr, "hprof: heap=sites: an allocation could not be recorded (%s); such "
                     "objects are counted under SITES as lost\n",
                     !trace ? "its stack could not be walked, or the trace table is full" :
@@ -330,7 +333,7 @@ static void record(JNIEnv *jni, jobject object, jclass klass, jint class_hash, j
         return;
     }
     site_count_alloc(s);
-    if (above < 0 && H.allocate_instance && constructor_follows(top))
+    if (above < 0 && heap_sites.allocate_instance && constructor_follows(top))
         pending_add(jni, object);
 }
 
@@ -340,7 +343,7 @@ JNIEXPORT void JNICALL Java_java_lang_HprofTracker_allocated(JNIEnv *jni, jclass
 {
     (void)cls;
     if (atomic_load_explicit(&tracker_linking, memory_order_relaxed) ||
-        !atomic_load_explicit(&H.counting, memory_order_relaxed) || object == NULL || klass == NULL ||
+        !atomic_load_explicit(&heap_sites.counting, memory_order_relaxed) || object == NULL || klass == NULL ||
         above < 0)
         return;
     record(jni, object, klass, class_hash, -1, NULL, above);
@@ -354,7 +357,7 @@ static void JNICALL on_object_alloc_event(jvmtiEnv *jvmti, JNIEnv *jni, jthread 
                                           jclass klass, jlong size)
 {
     (void)jvmti;
-    if (atomic_load_explicit(&H.counting, memory_order_relaxed))
+    if (atomic_load_explicit(&heap_sites.counting, memory_order_relaxed))
         record(jni, object, klass, 0, size, thread, -1);
 }
 
@@ -422,7 +425,7 @@ static int sites_subscribe(const collector_env *env)
         heap_all_dump_subscribe() | tracker_agent_subscribe())
         return -1;
     /* Sampled, at start-up: on before any thread has a TLAB (sampling_on). */
-    if (!env->live && env->opt->heap_sample && !H.made)
+    if (!env->live && env->opt->heap_sample && !heap_sites.made)
         return sites_make(env) != 0 || sampling_on() != 0 ? -1 : 0;
     return 0;
 }
@@ -435,27 +438,27 @@ static int exact_setup(const collector_env *env, JNIEnv *jni)
     jclass tracker = tracker_agent_define(jni, env->live);
     if (tracker == NULL)
         return -1;
-    H.skip[0] = tracker_classes[0];
-    H.skip[1] = tracker_classes[1];
-    if (H.tracker)
+    heap_sites.skip[0] = tracker_classes[0];
+    heap_sites.skip[1] = tracker_classes[1];
+    if (heap_sites.tracker)
         return 0;
     jclass unsafe = (*jni)->FindClass(jni, "jdk/internal/misc/Unsafe");
     if (unsafe) {
-        H.allocate_instance = (*jni)->GetMethodID(jni, unsafe, "allocateInstance",
+        heap_sites.allocate_instance = (*jni)->GetMethodID(jni, unsafe, "allocateInstance",
                                                   "(Ljava/lang/Class;)Ljava/lang/Object;");
         (*jni)->DeleteLocalRef(jni, unsafe);
     }
     jclass object = (*jni)->FindClass(jni, "java/lang/Object");
     if (object) {
-        H.clone = (*jni)->GetMethodID(jni, object, "clone", "()Ljava/lang/Object;");
+        heap_sites.clone = (*jni)->GetMethodID(jni, object, "clone", "()Ljava/lang/Object;");
         (*jni)->DeleteLocalRef(jni, object);
     }
     if ((*jni)->ExceptionCheck(jni))                /* none: objects it makes may count twice */
         (*jni)->ExceptionClear(jni);
-    H.heap_engaged = (*jni)->GetStaticFieldID(jni, tracker, "heapEngaged", "I");
-    if (tracker_jni_failed(jni, H.heap_engaged, "finding HprofTracker.heapEngaged"))
+    heap_sites.heap_engaged = (*jni)->GetStaticFieldID(jni, tracker, "heapEngaged", "I");
+    if (tracker_jni_failed(jni, heap_sites.heap_engaged, "finding HprofTracker.heapEngaged"))
         return -1;
-    H.tracker = tracker;
+    heap_sites.tracker = tracker;
     return 0;
 }
 
@@ -464,25 +467,26 @@ static int exact_setup(const collector_env *env, JNIEnv *jni)
 static int sites_make(const collector_env *env)
 {
     const hprof_options *o = env->opt;
-    if (H.made) {
-        if (o->heap_sample != H.cfg.sample_interval || o->depth != H.cfg.depth ||
-            options_want_stacks(o) != H.builder.full_stacks)
+    if (heap_sites.made) {
+        if (o->heap_sample != heap_sites.cfg.sample_interval || o->depth != heap_sites.cfg.depth ||
+            options_want_stacks(o) != heap_sites.builder.full_stacks)
             env->limit("heap=sites: heap_sample=, depth= and whether whole stacks are kept (pprof=, "
                        "flamegraph=, collapsed=) keep the values of the first start");
         return 0;
     }
-    H.cfg = (heap_config){ .sites = 1, .dump = dump_wanted(o), .sample_interval = o->heap_sample,
+    heap_sites.cfg = (heap_config){ .sites = 1, .dump = dump_wanted(o), .sample_interval = o->heap_sample,
                            .depth = o->depth, .lineno = o->lineno, .per_thread = o->thread };
-    H.builder.depth = o->depth;
-    H.builder.lineno = o->lineno;
-    H.builder.full_stacks = options_want_stacks(o);
-    H.builder.resolve = resolve_method;
+    heap_sites.builder.depth = o->depth;
+    heap_sites.builder.lineno = o->lineno;
+    heap_sites.builder.full_stacks = options_want_stacks(o);
+    heap_sites.builder.tables = env->tables;
+    heap_sites.builder.resolve = resolve_method;
     if (site_table_init(MAX_SUBSITES) != 0) {
         fprintf(stderr, "hprof: out of memory at start-up (heap=sites)\n");
         return -1;
     }
-    H.zgc = jvm_uses_zgc(NULL, 0);
-    H.made = 1;
+    heap_sites.zgc = jvm_uses_zgc(NULL, 0);
+    heap_sites.made = 1;
     return 0;
 }
 
@@ -492,10 +496,10 @@ static void gc_events_on(void)
 {
     jvmtiCapabilities caps;
     memset(&caps, 0, sizeof caps);
-    if (!H.gc_events && (*hprof_jvmti)->GetCapabilities(hprof_jvmti, &caps) == JVMTI_ERROR_NONE &&
+    if (!heap_sites.gc_events && (*hprof_jvmti)->GetCapabilities(hprof_jvmti, &caps) == JVMTI_ERROR_NONE &&
         caps.can_generate_garbage_collection_events &&
         events_want(hprof_jvmti, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH) == 0)
-        H.gc_events = 1;
+        heap_sites.gc_events = 1;
 }
 
 /* heap_sample=: JVMTI SampledObjectAlloc on (idempotent). HotSpot puts a
@@ -505,16 +509,16 @@ static void gc_events_on(void)
  * 2.4 MB on the main thread were missed). */
 static int sampling_on(void)
 {
-    if (H.event == JVMTI_EVENT_SAMPLED_OBJECT_ALLOC)
+    if (heap_sites.event == JVMTI_EVENT_SAMPLED_OBJECT_ALLOC)
         return 0;
     gc_events_on();
     jvmtiEnv *jvmti = hprof_jvmti;
-    jint interval = H.cfg.sample_interval > INT32_MAX ? INT32_MAX : (jint)H.cfg.sample_interval;
+    jint interval = heap_sites.cfg.sample_interval > INT32_MAX ? INT32_MAX : (jint)heap_sites.cfg.sample_interval;
     if (jvmti_failed((*jvmti)->SetHeapSamplingInterval(jvmti, interval), "SetHeapSamplingInterval") ||
         events_want(jvmti, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC) != 0)
         return -1;
-    H.event = JVMTI_EVENT_SAMPLED_OBJECT_ALLOC;
-    atomic_store(&H.counting, 1);
+    heap_sites.event = JVMTI_EVENT_SAMPLED_OBJECT_ALLOC;
+    atomic_store(&heap_sites.counting, 1);
     return 0;
 }
 
@@ -522,22 +526,22 @@ static int sites_start(const collector_env *env, JNIEnv *jni)
 {
     if (sites_make(env) != 0)
         return -1;
-    if (H.skip[2] == 0) {
+    if (heap_sites.skip[2] == 0) {
         jclass object = (*jni)->FindClass(jni, "java/lang/Object");
         if (object) {
-            H.skip[2] = class_serial_of_klass(object);
+            heap_sites.skip[2] = class_serial_of_klass(object);
             (*jni)->DeleteLocalRef(jni, object);
         }
         jclass unsafe = (*jni)->FindClass(jni, "jdk/internal/misc/Unsafe");
         if (unsafe) {
-            H.skip[3] = class_serial_of_klass(unsafe);
+            heap_sites.skip[3] = class_serial_of_klass(unsafe);
             (*jni)->DeleteLocalRef(jni, unsafe);
         }
         (*jni)->ExceptionClear(jni);
-        H.skip[4] = SKIP_METHOD_HANDLES;
+        heap_sites.skip[4] = SKIP_METHOD_HANDLES;
     }
-    H.cfg.cutoff = env->opt->cutoff;
-    if (H.cfg.sample_interval)
+    heap_sites.cfg.cutoff = env->opt->cutoff;
+    if (heap_sites.cfg.sample_interval)
         return sampling_on();
     jvmtiEnv *jvmti = hprof_jvmti;
     if (exact_setup(env, jni) != 0)
@@ -548,31 +552,31 @@ static int sites_start(const collector_env *env, JNIEnv *jni)
     if ((*jvmti)->GetCapabilities(jvmti, &caps) == JVMTI_ERROR_NONE && caps.can_generate_vm_object_alloc_events) {
         if (events_want(jvmti, JVMTI_EVENT_VM_OBJECT_ALLOC) != 0)
             return -1;
-        H.event = JVMTI_EVENT_VM_OBJECT_ALLOC;
+        heap_sites.event = JVMTI_EVENT_VM_OBJECT_ALLOC;
     }
     gc_events_on();
-    (*jni)->SetStaticIntField(jni, H.tracker, H.heap_engaged, 1);
+    (*jni)->SetStaticIntField(jni, heap_sites.tracker, heap_sites.heap_engaged, 1);
     class_rewrite_say_each(env->opt->verbose > 1);   /* else tracker_agent_apply says how many */
     tracker_agent_want(-1, 1);
-    atomic_store(&H.counting, 1);
+    atomic_store(&heap_sites.counting, 1);
     return 0;
 }
 
 static void sites_stop(JNIEnv *jni)
 {
-    if (!atomic_exchange(&H.counting, 0))
+    if (!atomic_exchange(&heap_sites.counting, 0))
         return;
-    if (H.tracker) {
-        (*jni)->SetStaticIntField(jni, H.tracker, H.heap_engaged, 0);
+    if (heap_sites.tracker) {
+        (*jni)->SetStaticIntField(jni, heap_sites.tracker, heap_sites.heap_engaged, 0);
         tracker_agent_want(-1, 0);
     }
-    if (H.event) {
-        events_unwant(hprof_jvmti, H.event);
-        H.event = 0;
+    if (heap_sites.event) {
+        events_unwant(hprof_jvmti, heap_sites.event);
+        heap_sites.event = 0;
     }
-    if (H.gc_events) {
+    if (heap_sites.gc_events) {
         events_unwant(hprof_jvmti, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH);
-        H.gc_events = 0;
+        heap_sites.gc_events = 0;
     }
 }
 
@@ -580,7 +584,7 @@ static void sites_stop(JNIEnv *jni)
  * came since the last, as it looks only at chunks retired before one). */
 static int sites_tick(JNIEnv *jni)
 {
-    if (!H.gc_events)
+    if (!heap_sites.gc_events)
         object_store_gc_done();
     object_store_sweep(&weak_ops, jni);
     return 0;
@@ -609,13 +613,13 @@ static void tag_tracked(void *to, void *handle, subsite_t s)
 
 void heap_agent_tag_tracked(JNIEnv *jni, jvmtiEnv *to)
 {
-    if (H.made)
+    if (heap_sites.made)
         object_store_each(&weak_ops, jni, tag_tracked, to);
 }
 
 void heap_agent_each_tracked(JNIEnv *jni, void (*visit)(void *arg, void *handle, subsite_t s), void *arg)
 {
-    if (H.made)
+    if (heap_sites.made)
         object_store_each(&weak_ops, jni, visit, arg);
 }
 
@@ -629,10 +633,10 @@ static void collect(dump_target *t, JNIEnv *jni)
     /* ZGC's collector thread has stopped by the time the JVM exits: there a
      * ForceGarbageCollection never returns and the JVM never ends (JDK 17
      * and 25). The exit dump then counts without a collection. */
-    if (t->final && H.zgc && H.made)
+    if (t->final && heap_sites.zgc && heap_sites.made)
         dump_note(t, "hprof: heap=sites: ZGC cannot collect while the JVM exits: the exit dump's live counts "
                      "were taken without a collection (objects no longer reachable may be counted live)");
-    else if (t->final && H.zgc)
+    else if (t->final && heap_sites.zgc)
         dump_note(t, "hprof: heap=dump: ZGC cannot collect while the JVM exits: the exit heap dump was "
                      "written without a collection (it may hold objects no longer reachable)");
     else
@@ -642,7 +646,7 @@ static void collect(dump_target *t, JNIEnv *jni)
      * object_store.h): since JDK 16 the JVM posts those lazily, and some
      * came after the report (a benchmark's evicted cache entries were still
      * "live" at exit). */
-    if (H.made) {
+    if (heap_sites.made) {
         site_census_begin();
         object_store_each(&weak_ops, jni, count_live, NULL);
     }
@@ -656,7 +660,7 @@ static void site_profile_row(const void *rows, uint32_t i, stack_id *stack, cons
 {
     (void)note;
     const site_row *r = (const site_row *)rows + i;
-    const char *cls = class_java_name(r->class_serial);
+    const char *cls = class_java_name(agent_tables(), r->class_serial);
     *stack = r->stack;
     *leaf = cls ? cls : "<unknown class>";
     values[0] = (int64_t)r->alloc_objs;
@@ -671,34 +675,31 @@ static profile *profile_of_rows(const site_row *rows, uint32_t n)
         { "alloc_objects", "count" }, { "alloc_space", "bytes" },
         { "inuse_objects", "count" }, { "inuse_space", "bytes" },
     };
-    return stack_profile_of_rows(H.cfg.sample_interval ? "Allocation sites (estimated from samples)"
+    return stack_profile_of_rows(agent_tables(), heap_sites.cfg.sample_interval ? "Allocation sites (estimated from samples)"
                                                        : "Allocation sites", types, 4, 1, rows, n, site_profile_row);
 }
-
-/* The profile of the rows the last dump wrote (stack_profile_keep). */
-static profile *dumped_profile;
 
 static profile *sites_snapshot(JNIEnv *jni)
 {
     (void)jni;
-    return stack_profile_take(&dumped_profile);
+    return stack_profile_take(&heap_sites.dumped_profile);
 }
 
 static void sites_dump(dump_target *t, JNIEnv *jni)
 {
-    if (!H.made)
+    if (!heap_sites.made)
         return;
     collect(t, jni);
     site_row *rows = NULL, totals;
     uint32_t n = 0;
-    if (site_stack_rows(H.cfg.sample_interval, &rows, &n) != 0) {
+    if (site_stack_rows(heap_sites.cfg.sample_interval, &rows, &n) != 0) {
         fprintf(stderr, "hprof: out of memory while writing SITES\n");
         return;
     }
-    if (H.builder.full_stacks)
-        stack_profile_keep(&dumped_profile, profile_of_rows(rows, n));
+    if (heap_sites.builder.full_stacks)
+        stack_profile_keep(&heap_sites.dumped_profile, profile_of_rows(rows, n));
     site_rows_merge(rows, &n, &totals);
-    report_sites(&t->report, rows, n, &totals, H.cfg.sample_interval, time(NULL));
+    report_sites(&t->report, rows, n, &totals, heap_sites.cfg.sample_interval, time(NULL));
     uint64_t lost = site_lost();
     if (lost)
         fprintf(stderr, "hprof: heap=sites: %llu allocations could not be recorded (see above)\n",
@@ -710,7 +711,7 @@ static void sites_dump(dump_target *t, JNIEnv *jni)
  * entries go too. */
 static void sites_reset(JNIEnv *jni)
 {
-    if (H.made) {
+    if (heap_sites.made) {
         site_table_reset();
         object_store_clear(&weak_ops, jni);
     }
@@ -721,15 +722,15 @@ static void sites_status(char *line, size_t size)
     site_row *rows = NULL, totals;
     uint32_t n = 0;
     memset(&totals, 0, sizeof totals);
-    if (H.made && site_rows(H.cfg.sample_interval, &rows, &n, &totals) == 0)
+    if (heap_sites.made && site_rows(heap_sites.cfg.sample_interval, &rows, &n, &totals) == 0)
         free(rows);
     /* The store: its chunks' bytes here, plus a JNI weak reference (8 bytes
      * in the JVM) per entry. */
     object_store_stats st = object_store_stats_now();
     snprintf(line, size, "heap=sites: %s, %llu objects (%llu bytes) allocated at %u sites%s; %zu objects "
              "tracked (%zu of them not swept since a GC), %zu KB of entries",
-             atomic_load(&H.counting) ? "counting" : "stopped", (unsigned long long)totals.alloc_objs,
-             (unsigned long long)totals.alloc_bytes, n, H.cfg.sample_interval ? " (estimated from samples)" : "",
+             atomic_load(&heap_sites.counting) ? "counting" : "stopped", (unsigned long long)totals.alloc_objs,
+             (unsigned long long)totals.alloc_bytes, n, heap_sites.cfg.sample_interval ? " (estimated from samples)" : "",
              st.entries, st.young_entries, st.bytes / 1024);
 }
 
@@ -752,19 +753,19 @@ static int dump_capabilities(const collector_env *env, const jvmtiCapabilities *
 static int dump_start(const collector_env *env, JNIEnv *jni)
 {
     (void)jni;
-    H.dump_depth = env->opt->depth;
-    H.dump_lineno = env->opt->lineno;
-    H.dumped_on_request = 0;             /* a start asks for a heap dump at exit again */
-    if (!H.made)
-        H.zgc = jvm_uses_zgc(NULL, 0);
+    heap_sites.dump_depth = env->opt->depth;
+    heap_sites.dump_lineno = env->opt->lineno;
+    heap_sites.dumped_on_request = 0;             /* a start asks for a heap dump at exit again */
+    if (!heap_sites.made)
+        heap_sites.zgc = jvm_uses_zgc(NULL, 0);
     /* The JVM's dumper names classes by its own serials and ids; a file in
      * which the agent's samples name them too would have two LOAD CLASS
      * records, two ids, for each class. Only a heap dump alone uses it. */
     const hprof_options *o = env->opt;
-    H.jvm_dumper = o->heap == HEAP_DUMP && o->cpu == CPU_OFF && o->wall_ms == 0 && o->heap_dumper != 'w';
+    heap_sites.jvm_dumper = o->heap == HEAP_DUMP && o->cpu == CPU_OFF && o->wall_ms == 0 && o->heap_dumper != 'w';
     /* heap=all: only when asked (heap_dumper=jvm): the JVM's file differs from the walk's (its ids, its
      * quirks, and the SITES section's LOAD CLASS records before it name each class once more). */
-    H.jvm_dumper_all = o->heap == HEAP_ALL && o->cpu == CPU_OFF && o->wall_ms == 0 && o->heap_dumper == 'j';
+    heap_sites.jvm_dumper_all = o->heap == HEAP_ALL && o->cpu == CPU_OFF && o->wall_ms == 0 && o->heap_dumper == 'j';
     return 0;
 }
 
@@ -773,12 +774,12 @@ static void heap_dump_dump(dump_target *t, JNIEnv *jni)
     /* A heap dump asked for during the run is what was wanted: a second
      * full one at exit doubled a 561 MB file and the shutdown took 10 s
      * more. doe=y still writes one at exit when none was asked for. */
-    if (t->final && H.dumped_on_request) {
+    if (t->final && heap_sites.dumped_on_request) {
         dump_note(t, "hprof: heap=dump: no heap dump at exit, one was written on request since the start");
         return;
     }
     if (!t->final)
-        H.dumped_on_request = 1;
+        heap_sites.dumped_on_request = 1;
     heap_dump_target target = { .format = t->report.format, .text = t->report.text, .binary = t->report.binary,
                                 .out_path = t->out_path };
     /* Without allocation traces to put in it, and without other sections
@@ -786,14 +787,14 @@ static void heap_dump_dump(dump_target *t, JNIEnv *jni)
      * walk pays a tag map look-up per reference and took 3.7 to 9.5 times
      * as long (docs/heap.md). It collects garbage itself. Not at exit under ZGC, which cannot collect then (see
      * collect): the walk below dumps without a collection there. */
-    if (t->report.format == 'b' && H.jvm_dumper && !H.made && !(t->final && H.zgc) &&
+    if (t->report.format == 'b' && heap_sites.jvm_dumper && !heap_sites.made && !(t->final && heap_sites.zgc) &&
         heap_dump_by_jvm(jni, &target) <= 0)
         return;
     collect(t, jni);
-    if (t->report.format == 'b' && H.jvm_dumper_all && H.made &&
+    if (t->report.format == 'b' && heap_sites.jvm_dumper_all && heap_sites.made &&
         heap_all_dump_by_jvm(jni, &target) <= 0)
         return;
-    heap_dump_write(jni, &target, H.dump_depth, H.dump_lineno);
+    heap_dump_write(jni, &target, heap_sites.dump_depth, heap_sites.dump_lineno);
 }
 
 static void dump_status(char *line, size_t size)

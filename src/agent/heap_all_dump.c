@@ -24,19 +24,22 @@
  * file before its dump's VM operation and writes nothing to it before the
  * operation's own GC is over: a GC while the file is missing or empty comes
  * before the dump's snapshot of the heap and moves nothing the dump names;
- * any other GC may have moved objects since the dump wrote them. */
-static const char *_Atomic watched_file;
-static char watched_path[4352];      /* static: the callback may still read it as the watch ends;
-                                        one dump at a time (agent.lock) */
-static atomic_ulong gcs_after_snapshot;
+ * any other GC may have moved objects since the dump wrote them. Global:
+ * the JVMTI callback gets no user data. */
+static struct {
+    const char *_Atomic file;
+    char                path[4352];    /* static: the callback may still read it as the watch ends;
+                                          one dump at a time (agent.lock) */
+    atomic_ulong        gcs_after_snapshot;
+} watch;
 
 static void JNICALL on_gc_start(jvmtiEnv *jvmti)
 {
     (void)jvmti;
-    const char *path = atomic_load(&watched_file);
+    const char *path = atomic_load(&watch.file);
     struct stat st;
     if (path && stat(path, &st) == 0 && st.st_size > 0)
-        atomic_fetch_add(&gcs_after_snapshot, 1);
+        atomic_fetch_add(&watch.gcs_after_snapshot, 1);
 }
 
 int heap_all_dump_subscribe(void)
@@ -140,7 +143,7 @@ static int read_mirrors(JNIEnv *jni, patch *p)
     if (jvmti_failed((*hprof_jvmti)->GetLoadedClasses(hprof_jvmti, &n, &classes), "GetLoadedClasses"))
         return -1;
     jvmti_hold_locals(jni, n);
-    p->nmirrors = class_count() + 1024;
+    p->nmirrors = class_count(agent_tables()) + 1024;
     p->mirror = calloc(p->nmirrors, sizeof *p->mirror);
     for (jint i = 0; i < n; i++) {
         serial_t s = p->mirror ? class_serial_of_klass(classes[i]) : 0;
@@ -170,7 +173,7 @@ static int trace_of_object(void *ctx, const hpt_object *o, uint32_t *trace)
     if (s == 0 || site_get(s, &tr, &cls, NULL) != 0 || tr == 0)
         return 0;
     p->found++;
-    const char *sig = class_signature(cls);
+    const char *sig = class_signature(agent_tables(), cls);
     uint8_t type = element_type(sig);
     uint64_t mirror = cls >= CLASS_SERIAL_BASE && cls - CLASS_SERIAL_BASE < p->nmirrors
                     ? p->mirror[cls - CLASS_SERIAL_BASE] : 0;
@@ -203,9 +206,9 @@ static void patch_free(patch *p)
 static void watch_dump(void *ctx, const char *path)
 {
     (void)ctx;
-    snprintf(watched_path, sizeof watched_path, "%s", path);
-    atomic_store(&gcs_after_snapshot, 0);
-    atomic_store(&watched_file, watched_path);
+    snprintf(watch.path, sizeof watch.path, "%s", path);
+    atomic_store(&watch.gcs_after_snapshot, 0);
+    atomic_store(&watch.file, watch.path);
 }
 
 /* after_dump: the addresses read, then the JVM's file (fd) patched. */
@@ -221,8 +224,8 @@ static int patch_dump(void *ctx, JNIEnv *jni, int fd)
         return -1;
     }
     heap_agent_each_tracked(jni, add_tracked, p);
-    atomic_store(&watched_file, NULL);
-    unsigned long gcs = atomic_load(&gcs_after_snapshot);
+    atomic_store(&watch.file, NULL);
+    unsigned long gcs = atomic_load(&watch.gcs_after_snapshot);
     if (p->objects.failed || gcs != 0) {
         fprintf(stderr, "hprof: heap dump: %s; the agent walks the heap itself\n", p->objects.failed
                 ? "out of memory for the tracked objects' addresses"
@@ -282,7 +285,7 @@ int heap_all_dump_by_jvm(JNIEnv *jni, const heap_dump_target *t)
     by_jvm.after_dump = patch_dump;
     by_jvm.dump_ctx = &p;
     int rc = heap_dump_by_jvm(jni, &by_jvm);
-    atomic_store(&watched_file, NULL);
+    atomic_store(&watch.file, NULL);
     events_unwant(hprof_jvmti, JVMTI_EVENT_GARBAGE_COLLECTION_START);
     patch_free(&p);
     return rc;

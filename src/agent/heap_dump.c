@@ -41,12 +41,12 @@ static uint32_t layout_key_of(void *ctx, JNIEnv *jni, jclass k)
 static int name_fields(dclass *c)
 {
     for (uint32_t i = 0; i < c->f.n_own_pos; i++)
-        string_intern(c->f.pos[i].name);
+        string_intern(agent_tables(), c->f.pos[i].name);
     c->statics = calloc(c->f.n_statics ? c->f.n_statics : 1, sizeof *c->statics);
     if (c->statics == NULL)
         return -1;
     for (uint32_t i = 0; i < c->f.n_statics; i++)
-        c->statics[i] = (hb_static){ STRING_ID(string_intern(c->f.statics[i].name)), { c->f.statics[i].type, 0 } };
+        c->statics[i] = (hb_static){ STRING_ID(string_intern(agent_tables(), c->f.statics[i].name)), { c->f.statics[i].type, 0 } };
     return 0;
 }
 
@@ -134,7 +134,7 @@ int heap_dump_read_classes(JNIEnv *jni, walk *w, int tag)
         if (tag && serials[i] && w->tags != jvmti)
             (*w->tags)->SetTag(w->tags, classes[i], (jlong)serials[i]);
     }
-    uint32_t want = class_count() + 64;
+    uint32_t want = class_count(agent_tables()) + 64;
     int rc = 0;
     if (want > w->nclasses) {
         dclass *more = realloc(w->classes, want * sizeof *more);
@@ -160,7 +160,7 @@ int heap_dump_read_classes(JNIEnv *jni, walk *w, int tag)
             c->statics = NULL;
         } else {
             c->loaded = 1;
-            c->name = class_java_name(serials[i]);
+            c->name = class_java_name(agent_tables(), serials[i]);
             if (c->name == NULL) c->name = "?";
         }
     }
@@ -215,7 +215,7 @@ static int prepare(JNIEnv *jni, walk *w, const trace_builder *b)
                 serial_t in_thread;
                 const serial_t *frames;
                 uint32_t n = 0;
-                if (tr == 0 || trace_get(tr, &in_thread, &frames, &n) != 0)
+                if (tr == 0 || trace_get(agent_tables(), tr, &in_thread, &frames, &n) != 0)
                     n = 0;
                 w->threads[w->nthreads].trace = tr ? tr : EMPTY_TRACE_SERIAL;
                 w->threads[w->nthreads].frames = n;
@@ -257,7 +257,7 @@ int heap_dump_write(JNIEnv *jni, const heap_dump_target *t, int depth, int linen
     w.tags = own ? own : hprof_jvmti;
     jvmtiEnv *jvmti = w.tags;
     w.last_progress = time(NULL);
-    trace_builder b = { .depth = depth, .lineno = lineno, .resolve = resolve_method };
+    trace_builder b = { .depth = depth, .lineno = lineno, .tables = agent_tables(), .resolve = resolve_method };
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (prepare(jni, &w, &b) != 0) {

@@ -14,6 +14,7 @@
 
 #include "../core/tables.h"
 #include "jvm_heap_dump.h"
+#include "jvmti_support.h"
 
 /* ------------------------------------------------- the JVM's own dumper */
 
@@ -159,15 +160,15 @@ static void trace_lookup_free(trace_lookup *l)
 /* Our classes sorted by comparable name: 0, or -1 out of memory. */
 static int trace_lookup_make(trace_lookup *l, uint32_t serial_offset)
 {
-    uint32_t nclasses = class_count();
-    *l = (trace_lookup){ .traces_written = trace_count(), .serial_offset = serial_offset };
+    uint32_t nclasses = class_count(agent_tables());
+    *l = (trace_lookup){ .traces_written = trace_count(agent_tables()), .serial_offset = serial_offset };
     l->by_name = calloc(nclasses ? nclasses : 1, sizeof *l->by_name);
     l->jvm.serial = calloc(nclasses ? nclasses : 1, sizeof *l->jvm.serial);
     if (l->by_name == NULL || l->jvm.serial == NULL)
         return -1;
     l->jvm.n = nclasses;
     for (uint32_t i = 0; i < nclasses; i++) {
-        const char *sig = class_signature(CLASS_SERIAL_BASE + i);
+        const char *sig = class_signature(agent_tables(), CLASS_SERIAL_BASE + i);
         char name[4096];
         if (sig == NULL || comparable_name(sig, strlen(sig), 1, name, sizeof name) != 0)
             continue;

@@ -15,27 +15,27 @@
 serial_t heap_dump_internal_name(serial_t class_serial)
 {
     /* LOAD CLASS names are in the JVM's internal form: java/lang/String, [I. */
-    const char *sig = class_signature(class_serial);
+    const char *sig = class_signature(agent_tables(), class_serial);
     if (sig == NULL)
         return 0;
     size_t n = strlen(sig);
     if (sig[0] == 'L' && n >= 2 && sig[n - 1] == ';') {
         char buf[4096];
         if (n - 2 >= sizeof buf)
-            return string_intern(sig);
+            return string_intern(agent_tables(), sig);
         memcpy(buf, sig + 1, n - 2);
         buf[n - 2] = '\0';
-        return string_intern(buf);
+        return string_intern(agent_tables(), buf);
     }
-    return string_intern(sig);
+    return string_intern(agent_tables(), sig);
 }
 
 /* UTF8 records for the strings interned since the last call. */
 void heap_dump_write_new_strings(hb_writer *w)
 {
-    uint32_t nstrings = string_count();
+    uint32_t nstrings = string_count(agent_tables());
     for (uint32_t i = w->tables_written.strings; i < nstrings; i++) {
-        const char *s = string_get(STRING_SERIAL_BASE + i);
+        const char *s = string_get(agent_tables(), STRING_SERIAL_BASE + i);
         if (s)
             hb_utf8(w, STRING_ID(STRING_SERIAL_BASE + i), s);
     }
@@ -51,7 +51,7 @@ void heap_dump_write_new_strings(hb_writer *w)
 static void write_thread_start(void *ctx, serial_t serial, const thread_info *ti)
 {
     hb_writer *w = ctx;
-    serial_t group = string_intern(ti->group ? ti->group : "");
+    serial_t group = string_intern(agent_tables(), ti->group ? ti->group : "");
     if (group >= STRING_SERIAL_BASE + w->tables_written.strings)
         heap_dump_write_new_strings(w);
     hb_utf8(w, THREAD_NAME_ID(serial), ti->name);
@@ -68,7 +68,7 @@ static void write_thread_end(void *ctx, serial_t serial)
  * else the empty trace: a class loaded while the records were written. */
 serial_t heap_dump_load_trace_written(serial_t class_serial, uint32_t traces_in_file)
 {
-    serial_t trace = class_load_trace(class_serial);
+    serial_t trace = class_load_trace(agent_tables(), class_serial);
     return trace && trace < TRACE_SERIAL_BASE + traces_in_file ? trace : EMPTY_TRACE_SERIAL;
 }
 
@@ -95,17 +95,17 @@ static int gets_load_class(const jvm_classes *jvm, const unsigned char *in_frame
  * classes' Class objects. */
 void heap_dump_write_new_records(hb_writer *w, const jvm_classes *jvm, const walk *objects)
 {
-    uint32_t nclasses = class_count(), nframes = frame_count(), ntraces = trace_count();
+    uint32_t nclasses = class_count(agent_tables()), nframes = frame_count(agent_tables()), ntraces = trace_count(agent_tables());
     unsigned char *in_frame = jvm ? calloc(nclasses ? nclasses : 1, 1) : NULL;
     /* Names first: every record below refers to its names by id. */
     for (uint32_t i = w->tables_written.frames; i < nframes; i++) {
         serial_t m;
         int32_t line;
         method_info mi;
-        if (frame_get(FRAME_SERIAL_BASE + i, &m, &line) == 0 && method_get(m, &mi) == 0) {
-            string_intern(mi.name);
-            string_intern(mi.signature);
-            string_intern(mi.source_file ? mi.source_file : "Unknown");
+        if (frame_get(agent_tables(), FRAME_SERIAL_BASE + i, &m, &line) == 0 && method_get(agent_tables(), m, &mi) == 0) {
+            string_intern(agent_tables(), mi.name);
+            string_intern(agent_tables(), mi.signature);
+            string_intern(agent_tables(), mi.source_file ? mi.source_file : "Unknown");
             if (in_frame && mi.class_serial >= CLASS_SERIAL_BASE && mi.class_serial - CLASS_SERIAL_BASE < nclasses)
                 in_frame[mi.class_serial - CLASS_SERIAL_BASE] = 1;
         }
@@ -134,12 +134,12 @@ void heap_dump_write_new_records(hb_writer *w, const jvm_classes *jvm, const wal
         serial_t m;
         int32_t line;
         method_info mi;
-        if (frame_get(FRAME_SERIAL_BASE + i, &m, &line) != 0 || method_get(m, &mi) != 0)
+        if (frame_get(agent_tables(), FRAME_SERIAL_BASE + i, &m, &line) != 0 || method_get(agent_tables(), m, &mi) != 0)
             continue;
         /* HPROF binary lines: > 0 a line, -1 unknown, -3 native. */
-        hb_stack_frame(w, FRAME_ID(FRAME_SERIAL_BASE + i), STRING_ID(string_intern(mi.name)),
-                       STRING_ID(string_intern(mi.signature)),
-                       STRING_ID(string_intern(mi.source_file ? mi.source_file : "Unknown")),
+        hb_stack_frame(w, FRAME_ID(FRAME_SERIAL_BASE + i), STRING_ID(string_intern(agent_tables(), mi.name)),
+                       STRING_ID(string_intern(agent_tables(), mi.signature)),
+                       STRING_ID(string_intern(agent_tables(), mi.source_file ? mi.source_file : "Unknown")),
                        jvm_serial_of(jvm, mi.class_serial) ? jvm_serial_of(jvm, mi.class_serial) : mi.class_serial,
                        line);
     }
@@ -148,7 +148,7 @@ void heap_dump_write_new_records(hb_writer *w, const jvm_classes *jvm, const wal
         serial_t thread;
         const serial_t *frames;
         uint32_t n;
-        if (trace_get(TRACE_SERIAL_BASE + i, &thread, &frames, &n) != 0)
+        if (trace_get(agent_tables(), TRACE_SERIAL_BASE + i, &thread, &frames, &n) != 0)
             continue;
         uint64_t ids[256];
         uint32_t k = n < 256 ? n : 256;
@@ -158,7 +158,7 @@ void heap_dump_write_new_records(hb_writer *w, const jvm_classes *jvm, const wal
     }
     w->tables_written.traces = ntraces;
     /* Out of memory: the thread records wait for the next dump. */
-    (void)thread_records_write(&w->tables_written.threads, write_thread_start, write_thread_end, w);
+    (void)thread_records_write(agent_tables(), &w->tables_written.threads, write_thread_start, write_thread_end, w);
 }
 
 void heap_dump_binary_new_records(hb_writer *w)

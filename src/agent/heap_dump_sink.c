@@ -158,7 +158,7 @@ void heap_dump_write_class(walk *w, serial_t serial, dclass *c)
         hb_field *fields = calloc(c->f.n_own_pos ? c->f.n_own_pos : 1, sizeof *fields);
         if (fields == NULL) { w->failed = ENOMEM; return; }
         for (uint32_t i = 0; i < c->f.n_own_pos; i++)
-            fields[i] = (hb_field){ STRING_ID(string_intern(c->f.pos[i].name)), c->f.pos[i].type };
+            fields[i] = (hb_field){ STRING_ID(string_intern(agent_tables(), c->f.pos[i].name)), c->f.pos[i].type };
         hb_class hc = {
             .id = heap_dump_class_object_id(w, serial),
             .trace_serial = heap_dump_load_trace_written(serial, w->bin->tables_written.traces),

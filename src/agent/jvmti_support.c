@@ -44,13 +44,13 @@ void jvmti_free(void *p)
 
 /* jmethodID -> method serial, asking JVMTI the first time a method is seen.
  * Runs on a Java thread (drain thread, SIGQUIT dump, VMDeath). */
-serial_t resolve_method(const void *method_ptr, void *context)
+serial_t resolve_method(profile_tables *tables, const void *method_ptr, void *context)
 {
     (void)context;
     jmethodID method = (jmethodID)method_ptr;
     if (method == NULL)
         return 0;
-    serial_t known = method_find((uint64_t)(uintptr_t)method);
+    serial_t known = method_find(tables, (uint64_t)(uintptr_t)method);
     if (known)
         return known;
 
@@ -100,7 +100,7 @@ serial_t resolve_method(const void *method_ptr, void *context)
         .line_count = (uint32_t)line_count,
     };
     if (d.class_serial)
-        serial = method_add((uint64_t)(uintptr_t)method, &d);
+        serial = method_add(tables, (uint64_t)(uintptr_t)method, &d);
     if (lines != stack_lines)
         free(lines);
 
@@ -134,7 +134,7 @@ serial_t class_serial_of_klass(jclass klass)
         return 0;
     }
     if (!tagged) {
-        serial = class_intern(sig);
+        serial = class_intern(agent_tables(), sig);
         jvmti_free(sig);
         return serial;
     }
@@ -147,11 +147,11 @@ serial_t class_serial_of_klass(jclass klass)
     if ((*hprof_jvmti)->GetTag(hprof_jvmti, klass, &tag) == JVMTI_ERROR_NONE && heap_tag_is_class(tag)) {
         serial = (serial_t)tag;                       /* another thread was first */
     } else {
-        serial = class_intern(sig);
-        if (serial && !class_claim(serial)) {
-            serial = class_intern_another(sig);
+        serial = class_intern(agent_tables(), sig);
+        if (serial && !class_claim(agent_tables(), serial)) {
+            serial = class_intern_another(agent_tables(), sig);
             if (serial)
-                class_claim(serial);
+                class_claim(agent_tables(), serial);
         }
         if (serial)
             (*hprof_jvmti)->SetTag(hprof_jvmti, klass, (jlong)serial);
@@ -285,13 +285,16 @@ int jvmti_want_virtual_threads(const jvmtiCapabilities *potential, jvmtiCapabili
 }
 
 /* The two events' indexes, the same for every environment: found once. */
-static jint mount_event = -1, unmount_event = -1;
+static struct {
+    jint mount;
+    jint unmount;
+} mount_events = { .mount = -1, .unmount = -1 };
 
 static int find_mount_events(jvmtiEnv *jvmti)
 {
     static const char mount_id[] = "com.sun.hotspot.events.VirtualThreadMount";
     static const char unmount_id[] = "com.sun.hotspot.events.VirtualThreadUnmount";
-    if (mount_event >= 0)
+    if (mount_events.mount >= 0)
         return 0;
     jint n = 0, mount = -1, unmount = -1;
     jvmtiExtensionEventInfo *events = NULL;
@@ -311,8 +314,8 @@ static int find_mount_events(jvmtiEnv *jvmti)
     jvmti_free(events);
     if (mount < 0 || unmount < 0)
         return -1;
-    mount_event = mount;
-    unmount_event = unmount;
+    mount_events.mount = mount;
+    mount_events.unmount = unmount;
     return 0;
 }
 
@@ -322,13 +325,13 @@ int jvmti_mount_events_on(jvmtiEnv *jvmti, jvmtiExtensionEvent on_mount, jvmtiEx
         return -1;
     /* HotSpot posts them to an environment that set a callback and enabled
      * them, by their index as the event type. */
-    if (jvmti_failed((*jvmti)->SetExtensionEventCallback(jvmti, mount_event, on_mount),
+    if (jvmti_failed((*jvmti)->SetExtensionEventCallback(jvmti, mount_events.mount, on_mount),
                      "SetExtensionEventCallback (VirtualThreadMount)") ||
-        jvmti_failed((*jvmti)->SetExtensionEventCallback(jvmti, unmount_event, on_unmount),
+        jvmti_failed((*jvmti)->SetExtensionEventCallback(jvmti, mount_events.unmount, on_unmount),
                      "SetExtensionEventCallback (VirtualThreadUnmount)") ||
-        jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, (jvmtiEvent)mount_event, NULL),
+        jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, (jvmtiEvent)mount_events.mount, NULL),
                      "SetEventNotificationMode (VirtualThreadMount)") ||
-        jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, (jvmtiEvent)unmount_event, NULL),
+        jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, (jvmtiEvent)mount_events.unmount, NULL),
                      "SetEventNotificationMode (VirtualThreadUnmount)")) {
         jvmti_mount_events_off(jvmti);
         return -1;
@@ -354,12 +357,12 @@ jvmtiEnv *jvmti_virtual_thread_env(JavaVM *vm)
 
 void jvmti_mount_events_off(jvmtiEnv *jvmti)
 {
-    if (mount_event < 0)
+    if (mount_events.mount < 0)
         return;
-    (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, (jvmtiEvent)mount_event, NULL);
-    (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, (jvmtiEvent)unmount_event, NULL);
-    (*jvmti)->SetExtensionEventCallback(jvmti, mount_event, NULL);
-    (*jvmti)->SetExtensionEventCallback(jvmti, unmount_event, NULL);
+    (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, (jvmtiEvent)mount_events.mount, NULL);
+    (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, (jvmtiEvent)mount_events.unmount, NULL);
+    (*jvmti)->SetExtensionEventCallback(jvmti, mount_events.mount, NULL);
+    (*jvmti)->SetExtensionEventCallback(jvmti, mount_events.unmount, NULL);
 }
 
 serial_t thread_register(JNIEnv *jni, jthread thread, const char *except_name)
@@ -393,7 +396,7 @@ serial_t thread_register(JNIEnv *jni, jthread thread, const char *except_name)
             name = unnamed;
         }
         /* obj=: HPROF printed an object id; ours is derived from the serial. */
-        serial = thread_add(name ? name : "", group_name, 0);
+        serial = thread_add(agent_tables(), name ? name : "", group_name, 0);
         if (serial) {
             jvmti_failed((*jvmti)->SetThreadLocalStorage(jvmti, thread, (void *)(uintptr_t)serial),
                          "SetThreadLocalStorage");
@@ -588,26 +591,28 @@ serial_t stack_trace_here(JNIEnv *jni, const trace_builder *b, trace_cache *cach
 /* What a thread allocates for itself (its trace caches, frames_to_skip's
  * memo) is freed when it ends by the destructor of a pthread key, one per
  * kind, all made once. */
-static pthread_key_t  cache_keys[TRACE_CACHES];
-static pthread_key_t  skip_memo_key;
-static pthread_once_t thread_keys_once = PTHREAD_ONCE_INIT;
-static int            thread_keys_ok;
+static struct {
+    pthread_key_t caches[TRACE_CACHES];
+    pthread_key_t skip_memo;
+    pthread_once_t once;
+    int ok;
+} thread_keys = { .once = PTHREAD_ONCE_INIT };
 
 static void free_thread_cache(void *c) { trace_cache_free(c); }
 static void make_thread_keys(void)
 {
     int ok = 1;
     for (int i = 0; i < TRACE_CACHES; i++)
-        ok &= pthread_key_create(&cache_keys[i], free_thread_cache) == 0;
-    ok &= pthread_key_create(&skip_memo_key, free) == 0;
-    thread_keys_ok = ok;
+        ok &= pthread_key_create(&thread_keys.caches[i], free_thread_cache) == 0;
+    ok &= pthread_key_create(&thread_keys.skip_memo, free) == 0;
+    thread_keys.ok = ok;
 }
 
 /* 1 if the keys exist: only then may a thread allocate for itself. */
 static int thread_keys_ready(void)
 {
-    (void)pthread_once(&thread_keys_once, make_thread_keys);
-    return thread_keys_ok;
+    (void)pthread_once(&thread_keys.once, make_thread_keys);
+    return thread_keys.ok;
 }
 
 /* p (NULL or just allocated) as the calling thread's under key, to be freed
@@ -635,20 +640,22 @@ typedef struct skip_memo {
     int       invoke;        /* the class is in java.lang.invoke */
 } skip_memo;
 enum { SKIP_MEMO_SLOTS = 256 };
-static __thread skip_memo *thread_skip_memo;
-static __thread unsigned char thread_skip_memo_failed;
+static _Thread_local struct {
+    skip_memo *memo;
+    unsigned char failed;
+} skip_memos;
 
 /* What frames_to_skip needs of method, into *out, from the memo or the
  * method table (then remembered): -1 if the method is unknown (its class
  * unloaded). */
 static int skip_memo_get(jmethodID method, skip_memo *out)
 {
-    skip_memo *memo = thread_skip_memo, *slot = NULL;
-    if (memo == NULL && !thread_skip_memo_failed) {
+    skip_memo *memo = skip_memos.memo, *slot = NULL;
+    if (memo == NULL && !skip_memos.failed) {
         memo = thread_keys_ready() ? calloc(SKIP_MEMO_SLOTS, sizeof *memo) : NULL;
-        memo = thread_own(skip_memo_key, memo, free);
-        thread_skip_memo = memo;
-        thread_skip_memo_failed = memo == NULL;  /* no memory: the table each time, don't retry */
+        memo = thread_own(thread_keys.skip_memo, memo, free);
+        skip_memos.memo = memo;
+        skip_memos.failed = memo == NULL;  /* no memory: the table each time, don't retry */
     }
     if (memo) {
         uintptr_t h = (uintptr_t)method;
@@ -659,8 +666,9 @@ static int skip_memo_get(jmethodID method, skip_memo *out)
         }
     }
     method_info mi;
-    serial_t m = resolve_method(method, NULL);
-    if (m == 0 || method_get(m, &mi) != 0)
+    profile_tables *tables = agent_tables();
+    serial_t m = resolve_method(tables, method, NULL);
+    if (m == 0 || method_get(tables, m, &mi) != 0)
         return -1;
     *out = (skip_memo){ method, mi.class_serial,
                         mi.class_name && strncmp(mi.class_name, "java.lang.invoke.", 17) == 0 };
@@ -712,17 +720,19 @@ typedef struct enter_memo {
     jmethodID method;
     jlocation given, placed;
 } enter_memo;
-static enter_memo enter_memos[ENTER_MEMO_SLOTS];
-static pthread_mutex_t enter_memo_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    enter_memo slots[ENTER_MEMO_SLOTS];
+    pthread_mutex_t lock;
+} enter_memos = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static jlocation enter_location(jmethodID method, jlocation given)
 {
     uintptr_t h = (uintptr_t)method ^ ((uintptr_t)given * 0x9e3779b1u);
-    enter_memo *slot = &enter_memos[((h ^ (h >> 11)) >> 3) & (ENTER_MEMO_SLOTS - 1)];
-    pthread_mutex_lock(&enter_memo_lock);
+    enter_memo *slot = &enter_memos.slots[((h ^ (h >> 11)) >> 3) & (ENTER_MEMO_SLOTS - 1)];
+    pthread_mutex_lock(&enter_memos.lock);
     int known = slot->method == method && slot->given == given;
     jlocation placed = slot->placed;
-    pthread_mutex_unlock(&enter_memo_lock);
+    pthread_mutex_unlock(&enter_memos.lock);
     if (known)
         return placed;
     placed = given;
@@ -740,9 +750,9 @@ static jlocation enter_location(jmethodID method, jlocation given)
             (*hprof_jvmti)->Deallocate(hprof_jvmti, code);
         }
     }
-    pthread_mutex_lock(&enter_memo_lock);
+    pthread_mutex_lock(&enter_memos.lock);
     *slot = (enter_memo){ method, given, placed };
-    pthread_mutex_unlock(&enter_memo_lock);
+    pthread_mutex_unlock(&enter_memos.lock);
     return placed;
 }
 
@@ -843,8 +853,8 @@ int stack_has_vm_entry_here(int skip_top_natives)
             }
             on_top = 0;
             method_info mi;
-            serial_t m = resolve_method(info[i].method, NULL);
-            if (m != 0 && method_get(m, &mi) == 0 && mi.name && strcmp(mi.name, "<clinit>") == 0)
+            serial_t m = resolve_method(agent_tables(), info[i].method, NULL);
+            if (m != 0 && method_get(agent_tables(), m, &mi) == 0 && mi.name && strcmp(mi.name, "<clinit>") == 0)
                 return 1;
         }
         if (count < CHUNK)
@@ -855,20 +865,22 @@ int stack_has_vm_entry_here(int skip_top_natives)
 
 /* Per-thread trace caches (see thread_trace_cache): the __thread words are
  * all a thread carries; the caches are freed by their keys' destructors. */
-static __thread trace_cache *thread_caches[TRACE_CACHES];
-static __thread unsigned char thread_cache_failed[TRACE_CACHES];
+static _Thread_local struct {
+    trace_cache *caches[TRACE_CACHES];
+    unsigned char failed[TRACE_CACHES];
+} thread_cache;
 
 trace_cache *thread_trace_cache(int which, unsigned log2_slots, int depth)
 {
     if (which < 0 || which >= TRACE_CACHES)
         return NULL;
-    if (thread_caches[which] || thread_cache_failed[which])
-        return thread_caches[which];
+    if (thread_cache.caches[which] || thread_cache.failed[which])
+        return thread_cache.caches[which];
     trace_cache *c = NULL;
     if (depth > 0 && depth <= WALK_MAX && thread_keys_ready())
         c = trace_cache_new(log2_slots, (uint32_t)depth);
-    c = thread_own(cache_keys[which], c, free_thread_cache);
-    thread_caches[which] = c;
-    thread_cache_failed[which] = c == NULL;   /* walk without a cache, don't retry each time */
+    c = thread_own(thread_keys.caches[which], c, free_thread_cache);
+    thread_cache.caches[which] = c;
+    thread_cache.failed[which] = c == NULL;   /* walk without a cache, don't retry each time */
     return c;
 }

@@ -16,6 +16,11 @@
 extern JavaVM   *hprof_vm;
 extern jvmtiEnv *hprof_jvmti;
 
+/* The agent's tables (orchestrator_state.tables, agent.c): made at the
+ * first load, for the life of the process. Through this function because
+ * JVMTI callbacks get no user data to carry them. */
+profile_tables *agent_tables(void);
+
 /* Ask for can_support_virtual_threads (JDK 21+: JVMTI functions and events
  * on virtual threads, and the mount/unmount extension events) in caps when
  * potential offers it; 1 if offered. The JDK 17 headers the agent is built
@@ -47,7 +52,7 @@ void jvmti_hold_locals(JNIEnv *jni, jint n);
 void jvmti_free(void *p);
 
 /* jmethodID -> method serial, asking JVMTI the first time (a method_resolver). */
-serial_t resolve_method(const void *method, void *context);
+serial_t resolve_method(profile_tables *tables, const void *method, void *context);
 
 /* Class serial of a class, or of an object's class (0 on failure); cached in
  * the class's JVMTI tag when the agent has can_tag_objects, and then two

@@ -20,9 +20,11 @@ monitor_common mon_common;
 /* The collector's own: first start done, deadlock='s period (ms), and the
  * deadlock cycles the last dump reported (a tick that finds more asks for
  * a dump). */
-static int      made;
-static int      deadlock_ms;
-static uint32_t reported;
+static struct {
+    int made;
+    int deadlock_ms;
+    uint32_t reported;
+} collector_run;
 
 /* Breakpoints are a capability HotSpot gives one JVMTI environment only,
  * and only at start-up: a debugger agent (JDWP) loading after ours would
@@ -94,7 +96,7 @@ static int wanted(const hprof_options *opt) { return opt->monitor; }
  * (monitor_parks.c); after an attach they are bound already. */
 static int subscribe(const collector_env *env)
 {
-    if (monitor_events_subscribe() != 0 || monitor_parks_subscribe(env, !made) != 0 ||
+    if (monitor_events_subscribe() != 0 || monitor_parks_subscribe(env, !collector_run.made) != 0 ||
         monitor_vthreads_subscribe() != 0)
         return -1;
     return 0;
@@ -107,21 +109,22 @@ static const jvmtiEvent monitor_events[] = {
 
 static int start(const collector_env *env, JNIEnv *jni)
 {
-    if (!made) {
+    if (!collector_run.made) {
         mon_common.cfg = (monitor_config){ env->opt->depth, env->opt->lineno, env->opt->thread, env->opt->cutoff };
         mon_common.traces.depth = env->opt->depth;
         mon_common.traces.lineno = env->opt->lineno;
         mon_common.traces.full_stacks = options_want_stacks(env->opt);
+        mon_common.traces.tables = env->tables;
         mon_common.traces.resolve = resolve_method;
         mon_common.traces.context = NULL;
         monitor_table_init();
-        made = 1;
+        collector_run.made = 1;
     } else if (options_want_stacks(env->opt) != mon_common.traces.full_stacks || env->opt->depth != mon_common.traces.depth) {
         env->limit("monitor=y: depth= and whether whole stacks are kept (pprof=, flamegraph=, "
                    "collapsed=) keep the values of the first start");
     }
     mon_common.cfg.cutoff = env->opt->cutoff;
-    deadlock_ms = env->opt->deadlock_ms;
+    collector_run.deadlock_ms = env->opt->deadlock_ms;
     stack_walk_fast_init();                  /* park stacks: the cheap walk */
     for (size_t i = 0; i < sizeof monitor_events / sizeof monitor_events[0]; i++)
         if (events_want(hprof_jvmti, monitor_events[i]) != 0)
@@ -148,19 +151,19 @@ static void stop(JNIEnv *jni)
 static int tick(JNIEnv *jni)
 {
     static long waited_ms;
-    if (!mon_common.running || deadlock_ms <= 0)
+    if (!mon_common.running || collector_run.deadlock_ms <= 0)
         return 0;
     waited_ms += 20;
-    if (waited_ms < deadlock_ms)
+    if (waited_ms < collector_run.deadlock_ms)
         return 0;
     waited_ms = 0;
-    return monitor_count_deadlocks(jni) > reported;
+    return monitor_count_deadlocks(jni) > collector_run.reported;
 }
 
 static void dump(dump_target *t, JNIEnv *jni)
 {
     text_writer *text = report_text(&t->report);   /* the monitor sections: text only */
-    if (!made || text == NULL)
+    if (!collector_run.made || text == NULL)
         return;
     time_t now = time(NULL);
     monitor_write_times(text, now);
@@ -181,7 +184,7 @@ static void dump(dump_target *t, JNIEnv *jni)
                  deadlocks == 1 ? "" : "s", t->out_path);
         dump_note(t, line);
     }
-    reported = deadlocks;
+    collector_run.reported = deadlocks;
 }
 
 static void thread_end(JNIEnv *jni, jthread thread)
@@ -205,7 +208,7 @@ static profile *wait_snapshot(JNIEnv *jni)
 static void reset(JNIEnv *jni)
 {
     (void)jni;
-    if (made)
+    if (collector_run.made)
         monitor_table_reset();
 }
 
@@ -214,7 +217,7 @@ static void status(char *line, size_t size)
     monitor_row *rows = NULL;
     uint32_t n = 0;
     uint64_t total = 0, episodes = 0;
-    if (made && monitor_table_rows(&rows, &n, &total) == 0) {
+    if (collector_run.made && monitor_table_rows(&rows, &n, &total) == 0) {
         for (uint32_t i = 0; i < n; i++) {
             if (rows[i].kind == BLOCK_PINNED)
                 total -= rows[i].nanos;     /* counted under its own kind too */

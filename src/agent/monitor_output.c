@@ -22,7 +22,7 @@ static void lock_profile_row(const void *rows, uint32_t i, stack_id *stack, cons
                              int64_t *values)
 {
     const monitor_row *r = (const monitor_row *)rows + i;
-    const char *cls = class_java_name(r->lock_class);
+    const char *cls = class_java_name(agent_tables(), r->lock_class);
     *stack = r->stack;
     *leaf = cls ? cls : "<unknown lock>";
     *note = r->kind == BLOCK_PARK || r->kind == BLOCK_PARK_WAIT ? "park" : NULL;   /* jfr=: jdk.ThreadPark */
@@ -36,7 +36,7 @@ static profile *profile_of_rows(const monitor_row *rows, uint32_t n, int waits)
 {
     static const profile_value_type contention[] = { { "contentions", "count" }, { "delay", "nanoseconds" } };
     static const profile_value_type wait[] = { { "waits", "count" }, { "delay", "nanoseconds" } };
-    return stack_profile_of_rows(waits ? "Monitor waits" : "Lock contention", waits ? wait : contention, 2, 1,
+    return stack_profile_of_rows(agent_tables(), waits ? "Monitor waits" : "Lock contention", waits ? wait : contention, 2, 1,
                                  rows, n, lock_profile_row);
 }
 
@@ -66,21 +66,24 @@ static int row_is_contention(const monitor_row *r)
 }
 
 /* The profiles of the rows the last dump wrote (stack_profile_keep). */
-static profile *dumped_profile, *dumped_waits;
+static struct {
+    profile *contention;
+    profile *waits;
+} dumped;
 
 static void keep_profiles(monitor_row *rows, uint32_t n)
 {
     uint32_t kept = rows_first(rows, n, row_not_pinned);
     uint32_t contention = rows_first(rows, kept, row_is_contention);
-    stack_profile_keep(&dumped_profile, profile_of_rows(rows, contention, 0));
-    stack_profile_keep(&dumped_waits, profile_of_rows(rows + contention, kept - contention, 1));
+    stack_profile_keep(&dumped.contention, profile_of_rows(rows, contention, 0));
+    stack_profile_keep(&dumped.waits, profile_of_rows(rows + contention, kept - contention, 1));
 }
 
 /* A cycle onto the lock profile this dump kept (none without whole
  * stacks): the neutral form writers read (profile.h), by name and frames. */
 void monitor_profile_deadlock(const monitor_deadlocked *threads, uint32_t n)
 {
-    if (dumped_profile == NULL || n == 0)
+    if (dumped.contention == NULL || n == 0)
         return;
     profile_deadlock_thread *cycle = calloc(n, sizeof *cycle);
     uint32_t *frames = malloc((size_t)n * STACK_MAX_FRAMES * sizeof *frames);
@@ -89,16 +92,16 @@ void monitor_profile_deadlock(const monitor_deadlocked *threads, uint32_t n)
     int ok = cycle && frames && named;
     for (uint32_t i = 0; ok && i < n; i++) {
         uint32_t *ids = frames + (size_t)i * STACK_MAX_FRAMES;
-        int depth = stack_profile_frames(dumped_profile, threads[i].stack, ids, &stack_thread);
-        const char *lock = class_java_name(threads[i].lock_class);
-        if (thread_get(threads[i].thread, &named[i]) != 0)
+        int depth = stack_profile_frames(agent_tables(), dumped.contention, threads[i].stack, ids, &stack_thread);
+        const char *lock = class_java_name(agent_tables(), threads[i].lock_class);
+        if (thread_get(agent_tables(), threads[i].thread, &named[i]) != 0)
             snprintf(named[i].name, sizeof named[i].name, "thread %u", (unsigned)threads[i].thread);
         cycle[i] = (profile_deadlock_thread){ named[i].name, lock ? lock : "<unknown lock>", threads[i].parked, ids,
                                               depth > 0 ? (uint32_t)depth : 0 };
         ok = depth >= 0;
     }
     if (ok)
-        ok = profile_add_deadlock(dumped_profile, cycle, n) == 0;
+        ok = profile_add_deadlock(dumped.contention, cycle, n) == 0;
     if (!ok)
         fprintf(stderr, "hprof: monitor=y: out of memory: a deadlock cycle is left out of jfr=\n");
     free(cycle);
@@ -108,12 +111,12 @@ void monitor_profile_deadlock(const monitor_deadlocked *threads, uint32_t n)
 
 profile *monitor_take_lock_profile(void)
 {
-    return stack_profile_take(&dumped_profile);
+    return stack_profile_take(&dumped.contention);
 }
 
 profile *monitor_take_wait_profile(void)
 {
-    return stack_profile_take(&dumped_waits);
+    return stack_profile_take(&dumped.waits);
 }
 
 void monitor_write_times(text_writer *w, time_t now)

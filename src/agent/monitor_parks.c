@@ -20,25 +20,25 @@
 
 monitor_park_state mon_parks;
 
-/* What only this file reads: Unsafe.park's bind. */
-static struct {
-    serial_t  unsafe_class;  /* class serial of jdk.internal.misc.Unsafe, whose frames traces skip */
-    jmethodID unsafe_park;   /* Unsafe.park(boolean, long), once found among the early binds */
-    int       wrap_pending;  /* found: bind it at the next ClassPrepare in boot code */
-    int       binds_wanted;  /* NativeMethodBind wanted (from OnLoad to VMInit) */
-} parks;
-
-/* Unsafe.park(boolean, long) as the JVM implements it, and the binds seen
- * before VMInit. The JDK binds Unsafe's natives in the primordial phase, when
- * JVMTI cannot name a method yet; the binds are kept (id, address) and named
- * at VMInit. */
 typedef void (JNICALL *park_fn)(JNIEnv *env, jobject unsafe, jboolean absolute, jlong time);
-static park_fn original_park;
 
 #define MAX_EARLY_BINDS 4096
-static struct { jmethodID method; void *address; } early_binds[MAX_EARLY_BINDS];
-static uint32_t n_early_binds;
-static pthread_mutex_t binds_lock = PTHREAD_MUTEX_INITIALIZER;
+typedef struct early_bind { jmethodID method; void *address; } early_bind;
+
+/* What only this file reads: Unsafe.park's bind. Unsafe.park(boolean, long)
+ * as the JVM implements it, and the binds seen before VMInit: the JDK binds
+ * Unsafe's natives in the primordial phase, when JVMTI cannot name a method
+ * yet; the binds are kept (id, address) and named at VMInit. */
+static struct {
+    serial_t        unsafe_class;  /* class serial of jdk.internal.misc.Unsafe, whose frames traces skip */
+    jmethodID       unsafe_park;   /* Unsafe.park(boolean, long), once found among the early binds */
+    int             wrap_pending;  /* found: bind it at the next ClassPrepare in boot code */
+    int             binds_wanted;  /* NativeMethodBind wanted (from OnLoad to VMInit) */
+    park_fn         original_park;
+    early_bind      early_binds[MAX_EARLY_BINDS];
+    uint32_t        n_early_binds;
+    pthread_mutex_t binds_lock;
+} parks = { .binds_lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* The locks a thread parked on last (threads alternate between a few: with
  * one remembered, 59% of HSQLDB's parks still walked their stack). Small:
@@ -131,7 +131,7 @@ static void JNICALL wrapped_park(JNIEnv *env, jobject unsafe, jboolean absolute,
     jthread thread = NULL;
     jobject blocker = NULL;
     if (!mon_common.running) {                    /* stopped: the bind stays, the timing goes */
-        original_park(env, unsafe, absolute, time);
+        parks.original_park(env, unsafe, absolute, time);
         return;
     }
     if ((*hprof_jvmti)->GetCurrentThread(hprof_jvmti, &thread) == JVMTI_ERROR_NONE && thread) {
@@ -140,7 +140,7 @@ static void JNICALL wrapped_park(JNIEnv *env, jobject unsafe, jboolean absolute,
             /* A virtual thread that could not yield parks its carrier
              * (VirtualThread.parkOnCarrierThread): pinned. */
             uint64_t t0 = monitor_now_ns();
-            original_park(env, unsafe, absolute, time);
+            parks.original_park(env, unsafe, absolute, time);
             monitor_vthread_parked_carrier(env, tid, t0);
             (*env)->DeleteLocalRef(env, thread);
             return;
@@ -148,7 +148,7 @@ static void JNICALL wrapped_park(JNIEnv *env, jobject unsafe, jboolean absolute,
         blocker = (*env)->GetObjectField(env, thread, mon_parks.park_blocker);
     }
     if (blocker == NULL) {                 /* park() outside any blocker: not a lock */
-        original_park(env, unsafe, absolute, time);
+        parks.original_park(env, unsafe, absolute, time);
         if (thread)
             (*env)->DeleteLocalRef(env, thread);
         return;
@@ -185,7 +185,7 @@ static void JNICALL wrapped_park(JNIEnv *env, jobject unsafe, jboolean absolute,
     serial_t trace = e->trace, lock_class = e->lock_class;
     stack_id stack = e->stack;
     block_kind kind = (block_kind)e->kind;
-    original_park(env, unsafe, absolute, time);
+    parks.original_park(env, unsafe, absolute, time);
     uint64_t parked = monitor_now_ns() - start;
     if (!(*env)->ExceptionCheck(env))
         monitor_table_add(trace, stack, lock_class, kind, parked);
@@ -206,13 +206,13 @@ static void JNICALL on_native_bind(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
                                    void *address, void **new_address_ptr)
 {
     (void)jvmti; (void)jni; (void)thread; (void)new_address_ptr;
-    pthread_mutex_lock(&binds_lock);
-    if (n_early_binds < MAX_EARLY_BINDS) {
-        early_binds[n_early_binds].method = method;
-        early_binds[n_early_binds].address = address;
-        n_early_binds++;
+    pthread_mutex_lock(&parks.binds_lock);
+    if (parks.n_early_binds < MAX_EARLY_BINDS) {
+        parks.early_binds[parks.n_early_binds].method = method;
+        parks.early_binds[parks.n_early_binds].address = address;
+        parks.n_early_binds++;
     }
-    pthread_mutex_unlock(&binds_lock);
+    pthread_mutex_unlock(&parks.binds_lock);
 }
 
 /* At VMInit: find Unsafe.park's implementation among the early binds.
@@ -233,14 +233,14 @@ static int find_unsafe_park(jvmtiEnv *jvmti, JNIEnv *jni)
     (*jni)->ExceptionClear(jni);
     (*jni)->DeleteLocalRef(jni, unsafe);
     void *address = NULL;
-    pthread_mutex_lock(&binds_lock);
-    for (uint32_t i = 0; park && i < n_early_binds; i++)
-        if (early_binds[i].method == park)
-            address = early_binds[i].address;   /* the last bind wins, as in the JVM */
-    pthread_mutex_unlock(&binds_lock);
+    pthread_mutex_lock(&parks.binds_lock);
+    for (uint32_t i = 0; park && i < parks.n_early_binds; i++)
+        if (parks.early_binds[i].method == park)
+            address = parks.early_binds[i].address;   /* the last bind wins, as in the JVM */
+    pthread_mutex_unlock(&parks.binds_lock);
     if (address == NULL)
         return 0;
-    original_park = (park_fn)address;
+    parks.original_park = (park_fn)address;
     parks.unsafe_park = park;
     return 1;
 }

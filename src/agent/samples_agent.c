@@ -592,7 +592,7 @@ static int init_once(const collector_env *env)
     cpu.native = opt->native;
     cpu_collector_config cc = {
         .depth = opt->depth, .lineno = opt->lineno, .per_thread = opt->thread,
-        .keep_stacks = cpu.keep_stacks, .resolve = resolve_method,
+        .keep_stacks = cpu.keep_stacks, .tables = env->tables, .resolve = resolve_method,
         .resolve_native = cpu.native ? native_frame_method : NULL,
         .os_thread = cpu.native ? os_thread_serial : NULL,
         .java_code = java_code_find,
@@ -759,7 +759,7 @@ static void rescan(void)
     native_libs_refresh();
     if (sampler_rescan_threads(&live, &n) >= 0 && live != NULL) {
         cpu_collector_drain(cpu.counts, &cpu.queue);   /* samples of ended threads are named first */
-        os_threads_reconcile(live, n);
+        os_threads_reconcile(agent_tables(), live, n);
     }
     free(live);
 }
@@ -906,13 +906,13 @@ static void live_summary(char *text, size_t size)
         cpu_collector_drain(cpu.counts, &cpu.queue);
         if (cpu_collector_rows(cpu.counts, &rows, &n, &total) != 0)
             return;
-        ntop = cpu_top_methods(rows, n, top, sizeof top / sizeof top[0]);
+        ntop = cpu_top_methods(agent_tables(), rows, n, top, sizeof top / sizeof top[0]);
         free(rows);
     }
     size_t used = (size_t)snprintf(text, size, "samples %llu\n", (unsigned long long)total);
     for (uint32_t i = 0; i < ntop && used < size; i++) {
         method_info mi;
-        if (top[i].method == 0 || method_get(top[i].method, &mi) != 0)
+        if (top[i].method == 0 || method_get(agent_tables(), top[i].method, &mi) != 0)
             mi = (method_info){ .class_name = "<unknown>", .name = "<no frames>" };
         used += (size_t)snprintf(text + used, size - used, "method %llu %s.%s\n",
                                  (unsigned long long)top[i].count, mi.class_name, mi.name);

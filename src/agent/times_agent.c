@@ -65,15 +65,18 @@ static struct {
     int             running;
     int             vt_end;          /* VirtualThreadEnd offered (JDK 21+) */
     int             vthread_clocks;  /* virtual threads timed by their own clocks (vthread_clock.h) */
-} T = { .lock = PTHREAD_MUTEX_INITIALIZER };
+    jfieldID        thread_tid;      /* java.lang.Thread.tid, when virtual threads are timed */
+    profile        *dumped_profile;  /* of the rows the last dump wrote (stack_profile_keep) */
+} cpu_times = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-/* Set while a virtual thread's state is retired (on_virtual_thread_end). */
-static __thread int   retiring_virtual_thread;
-/* Thread.tid of the virtual thread that ended last on this carrier: the
- * JDK's code after its VirtualThreadEnd (unmounting it) still runs with it
- * as Thread.currentThread(), and must not give it a new state. */
-static __thread jlong ended_virtual_thread;
-static jfieldID       thread_tid;         /* java.lang.Thread.tid, when virtual threads are timed */
+/* A carrier's virtual threads' ends. `ended_tid`: Thread.tid of the
+ * virtual thread that ended last on this carrier: the JDK's code after its
+ * VirtualThreadEnd (unmounting it) still runs with it as
+ * Thread.currentThread(), and must not give it a new state. */
+static _Thread_local struct {
+    int   retiring;                  /* a virtual thread's state is being retired (on_virtual_thread_end) */
+    jlong ended_tid;
+} vthread_end;
 
 /* ------------------------------------------------------------ natives */
 
@@ -108,12 +111,12 @@ static jlong is_service_thread(JNIEnv *jni) {
 JNIEXPORT jboolean JNICALL Java_java_lang_HprofTracker_register(JNIEnv *jni, jclass cls, jthread thread,
                                                               jlongArray info) {
     (void)cls;
-    if (T.tracker == NULL || atomic_load(&tracker_linking)) return JNI_FALSE;
+    if (cpu_times.tracker == NULL || atomic_load(&tracker_linking)) return JNI_FALSE;
     /* A virtual thread runs the JDK's code before its VirtualThreadStart and
      * after its VirtualThreadEnd (when its state was retired), where JVMTI
      * sees only the carrier: no state then (one made after the end would
      * never be retired, one per virtual thread; its stacks are the carrier's). */
-    int is_virtual = T.vthread_clocks && vthread_clock_is_virtual(jni, thread);
+    int is_virtual = cpu_times.vthread_clocks && vthread_clock_is_virtual(jni, thread);
     /* The end is told by the carrier (ended_virtual_thread), not asked of
      * JVMTI: GetThreadLocalStorage of a virtual thread that had ended made
      * HotSpot a new JvmtiThreadState for it, with empty storage, so the
@@ -121,7 +124,7 @@ JNIEXPORT jboolean JNICALL Java_java_lang_HprofTracker_register(JNIEnv *jni, jcl
      * states alive after 20,000 had ended: vthread_many_times); it also
      * took a sixth of the carriers' time, under a contended lock. Those
      * that have not started yet get a state, retired at their end. */
-    if (is_virtual && (*jni)->GetLongField(jni, thread, thread_tid) == ended_virtual_thread) return JNI_FALSE;
+    if (is_virtual && (*jni)->GetLongField(jni, thread, cpu_times.thread_tid) == vthread_end.ended_tid) return JNI_FALSE;
     jlong v[5] = { 0, 0, 0, is_virtual, 0 };  /* a virtual thread: its own clock, no page, not a service thread */
     if (!is_virtual) {
         v[0] = (jlong)(uintptr_t)thread_cpu_page();
@@ -129,7 +132,7 @@ JNIEXPORT jboolean JNICALL Java_java_lang_HprofTracker_register(JNIEnv *jni, jcl
         v[2] = is_service_thread(jni);
         /* A carrier's time while it runs virtual threads is theirs (their
          * own clocks count it): its state subtracts it. */
-        v[4] = T.vthread_clocks ? (jlong)(uintptr_t)vthread_clock_lent_word() : 0;
+        v[4] = cpu_times.vthread_clocks ? (jlong)(uintptr_t)vthread_clock_lent_word() : 0;
     }
     (*jni)->SetLongArrayRegion(jni, info, 0, 5, v);
     return JNI_TRUE;
@@ -162,16 +165,16 @@ JNIEXPORT jint JNICALL Java_java_lang_HprofTracker_trace(JNIEnv *jni, jclass cls
     /* Around a virtual thread's mounts the Java thread is the virtual one
      * while JVMTI's is still (or already) the carrier: the walk would name
      * the key with the carrier's stack, for every thread that makes it. */
-    if (T.vthread_clocks && thread != NULL && vthread_clock_is_virtual(jni, thread) && !jvmti_is_current(jni, thread))
+    if (cpu_times.vthread_clocks && thread != NULL && vthread_clock_is_virtual(jni, thread) && !jvmti_is_current(jni, thread))
         return 0;
-    serial_t thread_serial = T.cfg.per_thread ? thread_serial_of(NULL) : 0;
+    serial_t thread_serial = cpu_times.cfg.per_thread ? thread_serial_of(NULL) : 0;
     stack_id stack = 0;
     /* The cheap walk (see heap_agent's record): on a virtual thread,
      * GetStackTrace would hold up every carrier's mounts while it runs. */
-    serial_t trace = stack_trace_here_skipping(jni, &T.builder, NULL, tracker_classes, 2, thread_serial,
-                                               T.cfg.full_stacks ? &stack : NULL, NULL);
+    serial_t trace = stack_trace_here_skipping(jni, &cpu_times.builder, NULL, tracker_classes, 2, thread_serial,
+                                               cpu_times.cfg.full_stacks ? &stack : NULL, NULL);
     if (trace > INT32_MAX || stack > INT32_MAX) return 0;
-    return !T.cfg.full_stacks ? (jint)trace : stack ? (jint)stack : -(jint)trace;
+    return !cpu_times.cfg.full_stacks ? (jint)trace : stack ? (jint)stack : -(jint)trace;
 }
 
 /* A thread's tracker ran out of key space (HprofThreadState.keysFull): the
@@ -186,12 +189,12 @@ JNIEXPORT jint JNICALL Java_java_lang_HprofTracker_keysFullTrace(JNIEnv *jni, jc
         fprintf(stderr, "hprof: cpu=times: a thread made more distinct stacks than the tracker keeps "
                         "(1M stacks or 16M frames); calls of its new stacks are counted under "
                         "[unwalkable].tracker_keys_full (a smaller depth= keeps fewer)\n");
-    serial_t m = pseudo_method("tracker_keys_full");
-    serial_t f = m ? frame_intern(m, LINE_UNKNOWN) : 0;
-    serial_t thread_serial = T.cfg.per_thread ? thread_serial_of(NULL) : 0;
-    serial_t trace = f ? trace_intern(thread_serial, &f, 1) : 0;
+    serial_t m = pseudo_method(agent_tables(), "tracker_keys_full");
+    serial_t f = m ? frame_intern(agent_tables(), m, LINE_UNKNOWN) : 0;
+    serial_t thread_serial = cpu_times.cfg.per_thread ? thread_serial_of(NULL) : 0;
+    serial_t trace = f ? trace_intern(agent_tables(), thread_serial, &f, 1) : 0;
     if (trace == 0 || trace > INT32_MAX) return 0;
-    if (!T.cfg.full_stacks) return (jint)trace;
+    if (!cpu_times.cfg.full_stacks) return (jint)trace;
     stack_frame whole = { m, LINE_UNKNOWN, JAVA_RUN_UNKNOWN };
     stack_id stack = stack_intern(thread_serial, &whole, 1, trace);
     return stack && stack <= INT32_MAX ? (jint)stack : -(jint)trace;
@@ -201,7 +204,7 @@ JNIEXPORT jint JNICALL Java_java_lang_HprofTracker_keysFullTrace(JNIEnv *jni, jc
  * whole stack (0: none kept). */
 static serial_t trace_of_key(serial_t key, stack_id *stack) {
     *stack = 0;
-    if (!T.cfg.full_stacks) return key;
+    if (!cpu_times.cfg.full_stacks) return key;
     int32_t k = (int32_t)key;
     if (k < 0) return (serial_t)-(int64_t)k;
     serial_t trace = 0;
@@ -227,20 +230,20 @@ JNIEXPORT void JNICALL Java_java_lang_HprofTracker_retire(JNIEnv *jni, jclass cl
         if ((*jni)->GetArrayLength(jni, cpu) < len) len = (*jni)->GetArrayLength(jni, cpu);
         if ((*jni)->GetArrayLength(jni, total) < len) len = (*jni)->GetArrayLength(jni, total);
         if (n > len) n = len;
-        pthread_mutex_lock(&T.lock);
+        pthread_mutex_lock(&cpu_times.lock);
         for (jint i = 0; i < n; i++)
-            if (times_table_add(&T.retired, (serial_t)s[i], (uint64_t)c[i], nonnegative(t[i]),
+            if (times_table_add(&cpu_times.retired, (serial_t)s[i], (uint64_t)c[i], nonnegative(t[i]),
                                 nonnegative(all[i])) != 0) {
                 fprintf(stderr, "hprof: cpu=times: out of memory; a thread's totals are lost\n");
                 break;
             }
-        pthread_mutex_unlock(&T.lock);
+        pthread_mutex_unlock(&cpu_times.lock);
     }
     if (s) (*jni)->ReleaseIntArrayElements(jni, serials, s, JNI_ABORT);
     if (c) (*jni)->ReleaseLongArrayElements(jni, calls, c, JNI_ABORT);
     if (t) (*jni)->ReleaseLongArrayElements(jni, cpu, t, JNI_ABORT);
     if (all) (*jni)->ReleaseLongArrayElements(jni, total, all, JNI_ABORT);
-    if (!retiring_virtual_thread)
+    if (!vthread_end.retiring)
         thread_cpu_close();                /* the carrier's counter serves its other virtual threads */
 }
 
@@ -254,7 +257,7 @@ static int capabilities(const collector_env *env, const jvmtiCapabilities *poten
     caps->can_get_source_file_name = potential->can_get_source_file_name;
     /* VirtualThreadEnd: a virtual thread's state is handed over there (they
      * get no ThreadEnd). */
-    T.vt_end = jvmti_want_virtual_threads(potential, caps);
+    cpu_times.vt_end = jvmti_want_virtual_threads(potential, caps);
     if (env->live)
         env->limit("cpu=times: calls already running at the attach are not timed (their methods run "
                    "the old code until they return); every call made after it is");
@@ -265,7 +268,7 @@ static void JNICALL on_virtual_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread 
 
 static int subscribe(const collector_env *env) {
     (void)env;
-    if (T.vt_end && events_subscribe(EVENT_VIRTUAL_THREAD_END, EVENT_FN(on_virtual_thread_end)) != 0)
+    if (cpu_times.vt_end && events_subscribe(EVENT_VIRTUAL_THREAD_END, EVENT_FN(on_virtual_thread_end)) != 0)
         return -1;
     return tracker_agent_subscribe();
 }
@@ -277,62 +280,63 @@ static int start(const collector_env *env, JNIEnv *jni) {
     /* HPROF timed cpu=old's calls with traces of 2 frames, whatever depth=
      * said (depth= still applies to the other sections' traces). */
     int trace_depth = old_prof ? 2 : env->opt->depth;
-    if (T.tracker == NULL) {
-        T.cfg.depth = trace_depth;
-        T.cfg.old_prof = old_prof;
-        T.cfg.lineno = env->opt->lineno;
-        T.cfg.per_thread = env->opt->thread;
-        T.cfg.full_stacks = !old_prof && options_want_stacks(env->opt);
-        T.cfg.jdk_calls = env->opt->jdk_calls;
-        T.builder.depth = trace_depth;
-        T.builder.full_stacks = T.cfg.full_stacks;
-        T.builder.lineno = env->opt->lineno;
-        T.builder.resolve = resolve_method;
-        times_table_init(&T.retired);
-        times_table_init(&T.baseline);
+    if (cpu_times.tracker == NULL) {
+        cpu_times.cfg.depth = trace_depth;
+        cpu_times.cfg.old_prof = old_prof;
+        cpu_times.cfg.lineno = env->opt->lineno;
+        cpu_times.cfg.per_thread = env->opt->thread;
+        cpu_times.cfg.full_stacks = !old_prof && options_want_stacks(env->opt);
+        cpu_times.cfg.jdk_calls = env->opt->jdk_calls;
+        cpu_times.builder.depth = trace_depth;
+        cpu_times.builder.full_stacks = cpu_times.cfg.full_stacks;
+        cpu_times.builder.lineno = env->opt->lineno;
+        cpu_times.builder.tables = env->tables;
+        cpu_times.builder.resolve = resolve_method;
+        times_table_init(&cpu_times.retired);
+        times_table_init(&cpu_times.baseline);
         jfieldID depth = (*jni)->GetStaticFieldID(jni, tracker, "depth", "I");
         if (tracker_jni_failed(jni, depth, "finding HprofTracker.depth")) return -1;
-        T.engaged = (*jni)->GetStaticFieldID(jni, tracker, "engaged", "I");
-        if (tracker_jni_failed(jni, T.engaged, "finding HprofTracker.engaged")) return -1;
-        T.thread_end = (*jni)->GetStaticMethodID(jni, tracker, "threadEnd", "()V");
-        if (tracker_jni_failed(jni, T.thread_end, "finding HprofTracker.threadEnd")) return -1;
-        T.snapshot = (*jni)->GetStaticMethodID(jni, tracker, "snapshot", "()[J");
-        if (tracker_jni_failed(jni, T.snapshot, "finding HprofTracker.snapshot")) return -1;
+        cpu_times.engaged = (*jni)->GetStaticFieldID(jni, tracker, "engaged", "I");
+        if (tracker_jni_failed(jni, cpu_times.engaged, "finding HprofTracker.engaged")) return -1;
+        cpu_times.thread_end = (*jni)->GetStaticMethodID(jni, tracker, "threadEnd", "()V");
+        if (tracker_jni_failed(jni, cpu_times.thread_end, "finding HprofTracker.threadEnd")) return -1;
+        cpu_times.snapshot = (*jni)->GetStaticMethodID(jni, tracker, "snapshot", "()[J");
+        if (tracker_jni_failed(jni, cpu_times.snapshot, "finding HprofTracker.snapshot")) return -1;
         (*jni)->SetStaticIntField(jni, tracker, depth,
-                                  T.cfg.full_stacks ? STACK_MAX_FRAMES : T.cfg.depth > 0 ? T.cfg.depth : 1);
+                                  cpu_times.cfg.full_stacks ? STACK_MAX_FRAMES : cpu_times.cfg.depth > 0 ? cpu_times.cfg.depth : 1);
         /* thread=y: a trace names its thread, so each thread names its own keys. */
         jfieldID share = (*jni)->GetStaticFieldID(jni, tracker, "shareNames", "Z");
         if (tracker_jni_failed(jni, share, "finding HprofTracker.shareNames")) return -1;
-        (*jni)->SetStaticBooleanField(jni, tracker, share, T.cfg.per_thread ? JNI_FALSE : JNI_TRUE);
+        (*jni)->SetStaticBooleanField(jni, tracker, share, cpu_times.cfg.per_thread ? JNI_FALSE : JNI_TRUE);
         jfieldID boundary = (*jni)->GetStaticFieldID(jni, tracker, "jdkBoundary", "Z");
         if (tracker_jni_failed(jni, boundary, "finding HprofTracker.jdkBoundary")) return -1;
         (*jni)->SetStaticBooleanField(jni, tracker, boundary,
-                                      T.cfg.jdk_calls == JDK_CALLS_BOUNDARY ? JNI_TRUE : JNI_FALSE);
-        T.tracker = tracker;
-    } else if (trace_depth != T.cfg.depth || env->opt->thread != T.cfg.per_thread || old_prof != T.cfg.old_prof ||
-               (!old_prof && options_want_stacks(env->opt) != T.cfg.full_stacks) ||
-               env->opt->jdk_calls != T.cfg.jdk_calls) {
+                                      cpu_times.cfg.jdk_calls == JDK_CALLS_BOUNDARY ? JNI_TRUE : JNI_FALSE);
+        cpu_times.tracker = tracker;
+    } else if (trace_depth != cpu_times.cfg.depth || env->opt->thread != cpu_times.cfg.per_thread || old_prof != cpu_times.cfg.old_prof ||
+               (!old_prof && options_want_stacks(env->opt) != cpu_times.cfg.full_stacks) ||
+               env->opt->jdk_calls != cpu_times.cfg.jdk_calls) {
         env->limit("cpu=times|old: cpu=, depth=, thread=, jdk= and whole stacks (pprof=, flamegraph=, "
                    "collapsed=) keep the values of the first start");
     }
     stack_walk_fast_init();              /* the tracker's trace(): the cheap walk */
-    T.cfg.cutoff = env->opt->cutoff;
+    cpu_times.cfg.cutoff = env->opt->cutoff;
     /* A new number each start: threads drop shadow stacks from before a stop. */
-    T.epoch = T.epoch + 1 > 0 ? T.epoch + 1 : 1;
+    cpu_times.epoch = cpu_times.epoch + 1 > 0 ? cpu_times.epoch + 1 : 1;
     /* Before counting starts: a virtual thread's first call must find its clock. */
-    if (T.vt_end)
-        T.vthread_clocks = vthread_clock_start(hprof_vm, jni) == 0;
-    if (T.vthread_clocks && thread_tid == NULL && (thread_tid = thread_tid_field(jni)) == NULL) {
-        T.vthread_clocks = 0;
+    if (cpu_times.vt_end)
+        cpu_times.vthread_clocks = vthread_clock_start(hprof_vm, jni) == 0;
+    if (cpu_times.vthread_clocks && cpu_times.thread_tid == NULL && (cpu_times.thread_tid = thread_tid_field(jni)) == NULL) {
+        cpu_times.vthread_clocks = 0;
         fprintf(stderr, "hprof: cpu=times: java.lang.Thread has no field tid; virtual threads are timed "
                         "on their carriers' clocks\n");
     }
-    (*jni)->SetStaticIntField(jni, tracker, T.engaged, T.epoch);
-    T.running = 1;
-    tracker_agent_filter(&env->opt->include, &env->opt->exclude, T.cfg.jdk_calls == JDK_CALLS_NONE);
+    (*jni)->SetStaticIntField(jni, tracker, cpu_times.engaged, cpu_times.epoch);
+    cpu_times.running = 1;
+    tracker_agent_filter(&env->opt->include, &env->opt->exclude, cpu_times.cfg.jdk_calls == JDK_CALLS_NONE);
     class_rewrite_say_each(env->opt->verbose > 1);   /* else tracker_agent_apply says how many */
     tracker_agent_want(1, -1);
-    if (T.vt_end)
+    if (cpu_times.vt_end)
         events_want(hprof_jvmti, EVENT_VIRTUAL_THREAD_END);
     return 0;
 }
@@ -343,19 +347,19 @@ static int start(const collector_env *env, JNIEnv *jni) {
  * carrier's counter stays. */
 static void JNICALL on_virtual_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread) {
     (void)jvmti;
-    if (T.tracker == NULL) return;
-    retiring_virtual_thread = 1;
-    (*jni)->CallStaticVoidMethod(jni, T.tracker, T.thread_end);
-    retiring_virtual_thread = 0;
+    if (cpu_times.tracker == NULL) return;
+    vthread_end.retiring = 1;
+    (*jni)->CallStaticVoidMethod(jni, cpu_times.tracker, cpu_times.thread_end);
+    vthread_end.retiring = 0;
     if ((*jni)->ExceptionCheck(jni)) (*jni)->ExceptionClear(jni);
-    if (thread_tid) ended_virtual_thread = (*jni)->GetLongField(jni, thread, thread_tid);
+    if (cpu_times.thread_tid) vthread_end.ended_tid = (*jni)->GetLongField(jni, thread, cpu_times.thread_tid);
     vthread_clock_end(thread);
 }
 
 static void thread_end(JNIEnv *jni, jthread thread) {
     (void)thread;
-    if (T.tracker == NULL) { thread_cpu_close(); return; }
-    (*jni)->CallStaticVoidMethod(jni, T.tracker, T.thread_end);
+    if (cpu_times.tracker == NULL) { thread_cpu_close(); return; }
+    (*jni)->CallStaticVoidMethod(jni, cpu_times.tracker, cpu_times.thread_end);
     if ((*jni)->ExceptionCheck(jni)) (*jni)->ExceptionClear(jni);
     thread_cpu_close();
 }
@@ -363,10 +367,10 @@ static void thread_end(JNIEnv *jni, jthread thread) {
 /* Every count since start-up: threads that ended, and the live ones' (each
  * call still running counted up to now). 0, or -1 when out of memory. */
 static int cumulative(JNIEnv *jni, times_table *all) {
-    pthread_mutex_lock(&T.lock);
-    int bad = times_table_merge(all, &T.retired);
-    pthread_mutex_unlock(&T.lock);
-    jlongArray live = (*jni)->CallStaticObjectMethod(jni, T.tracker, T.snapshot);
+    pthread_mutex_lock(&cpu_times.lock);
+    int bad = times_table_merge(all, &cpu_times.retired);
+    pthread_mutex_unlock(&cpu_times.lock);
+    jlongArray live = (*jni)->CallStaticObjectMethod(jni, cpu_times.tracker, cpu_times.snapshot);
     if ((*jni)->ExceptionCheck(jni)) {
         fprintf(stderr, "hprof: cpu=times: reading the live threads' counters failed:\n");
         (*jni)->ExceptionDescribe(jni);
@@ -389,7 +393,7 @@ static int cumulative(JNIEnv *jni, times_table *all) {
 /* What happened since the last reset: the cumulative counts less those
  * read at the reset. */
 static int since_reset(JNIEnv *jni, times_table *out) {
-    return cumulative(jni, out) != 0 || times_table_subtract(out, &T.baseline) != 0 ? -1 : 0;
+    return cumulative(jni, out) != 0 || times_table_subtract(out, &cpu_times.baseline) != 0 ? -1 : 0;
 }
 
 /* A row by tracker key as a profile row: calls, and CPU time (self). */
@@ -403,24 +407,21 @@ static void times_profile_row(const void *rows, uint32_t i, stack_id *stack, con
     values[1] = (int64_t)r->cpu_ns;
 }
 
-/* The profile of the rows the last dump wrote (stack_profile_keep). */
-static profile *dumped_profile;
-
 static profile *snapshot(JNIEnv *jni) {
     (void)jni;
-    return stack_profile_take(&dumped_profile);
+    return stack_profile_take(&cpu_times.dumped_profile);
 }
 
 /* With whole stacks: keep by_key's counts as the snapshot's profile, and
  * turn by_key into a table by TRACE. 0, or -1 when out of memory. */
 static int by_trace(times_table *by_key) {
-    if (!T.cfg.full_stacks) return 0;
+    if (!cpu_times.cfg.full_stacks) return 0;
     static const profile_value_type types[] = { { "calls", "count" }, { "cpu", "nanoseconds" } };
     times_row *rows = NULL;
     uint32_t n = 0;
     uint64_t total = 0;
     if (times_table_rows(by_key, &rows, &n, &total) != 0) return -1;
-    stack_profile_keep(&dumped_profile, stack_profile_of_rows("CPU time", types, 2, 1, rows, n, times_profile_row));
+    stack_profile_keep(&cpu_times.dumped_profile, stack_profile_of_rows(agent_tables(), "CPU time", types, 2, 1, rows, n, times_profile_row));
     times_table out;
     times_table_init(&out);
     int bad = 0;
@@ -437,18 +438,18 @@ static int by_trace(times_table *by_key) {
 
 static void dump(dump_target *t, JNIEnv *jni) {
     text_writer *text = report_text(&t->report);    /* CPU TIME: text only */
-    if (T.tracker == NULL || text == NULL) return;
+    if (cpu_times.tracker == NULL || text == NULL) return;
     times_table all;
     times_table_init(&all);
     times_row *rows = NULL;
     uint32_t n = 0;
     uint64_t total = 0;
-    if (!T.cfg.old_prof)
+    if (!cpu_times.cfg.old_prof)
         text_write_new_records(text);
     if (since_reset(jni, &all) != 0 || by_trace(&all) != 0 || times_table_rows(&all, &rows, &n, &total) != 0 ||
-        (T.cfg.old_prof && old_prof_write(text->out, rows, n) != 0))
-        fprintf(stderr, "hprof: out of memory while writing %s\n", T.cfg.old_prof ? "cpu=old's profile" : "CPU TIME");
-    else if (!T.cfg.old_prof)
+        (cpu_times.cfg.old_prof && old_prof_write(agent_tables(), text->out, rows, n) != 0))
+        fprintf(stderr, "hprof: out of memory while writing %s\n", cpu_times.cfg.old_prof ? "cpu=old's profile" : "CPU TIME");
+    else if (!cpu_times.cfg.old_prof)
         text_write_cpu_times(text, rows, n, total, t->report.cutoff, time(NULL));
     free(rows);
     times_table_free(&all);
@@ -458,11 +459,11 @@ static void dump(dump_target *t, JNIEnv *jni) {
         snprintf(line, sizeof line, "hprof: cpu=times: no class loaded so far matches %s (a typo?)", unmatched);
         dump_note(t, line);
     }
-    if (t->final) (*jni)->SetStaticIntField(jni, T.tracker, T.engaged, 0);
+    if (t->final) (*jni)->SetStaticIntField(jni, cpu_times.tracker, cpu_times.engaged, 0);
 }
 
 static void reset(JNIEnv *jni) {
-    if (T.tracker == NULL) return;
+    if (cpu_times.tracker == NULL) return;
     times_table now;
     times_table_init(&now);
     if (cumulative(jni, &now) != 0) {
@@ -470,16 +471,16 @@ static void reset(JNIEnv *jni) {
         times_table_free(&now);
         return;
     }
-    times_table_free(&T.baseline);
-    T.baseline = now;
+    times_table_free(&cpu_times.baseline);
+    cpu_times.baseline = now;
 }
 
 static void stop(JNIEnv *jni) {
-    if (!T.running) return;
-    T.running = 0;
-    (*jni)->SetStaticIntField(jni, T.tracker, T.engaged, 0);
+    if (!cpu_times.running) return;
+    cpu_times.running = 0;
+    (*jni)->SetStaticIntField(jni, cpu_times.tracker, cpu_times.engaged, 0);
     tracker_agent_want(0, -1);
-    if (T.vt_end)
+    if (cpu_times.vt_end)
         events_unwant(hprof_jvmti, EVENT_VIRTUAL_THREAD_END);
     vthread_clock_stop();
 }
@@ -489,12 +490,12 @@ static void status(char *line, size_t size) {
     uint64_t calls = 0, ns = 0;
     times_table all;
     times_table_init(&all);
-    if (T.tracker && (*hprof_vm)->GetEnv(hprof_vm, (void **)&jni, JNI_VERSION_1_8) == JNI_OK &&
+    if (cpu_times.tracker && (*hprof_vm)->GetEnv(hprof_vm, (void **)&jni, JNI_VERSION_1_8) == JNI_OK &&
         since_reset(jni, &all) == 0)
         for (uint32_t i = 0; i < all.cap; i++) { calls += all.slots[i].calls; ns += all.slots[i].cpu_ns; }
     times_table_free(&all);
-    snprintf(line, size, "%s: %s, %llu calls timed, %.3f s of CPU", T.cfg.old_prof ? "cpu=old" : "cpu=times",
-             T.running ? "timing" : "stopped",
+    snprintf(line, size, "%s: %s, %llu calls timed, %.3f s of CPU", cpu_times.cfg.old_prof ? "cpu=old" : "cpu=times",
+             cpu_times.running ? "timing" : "stopped",
              (unsigned long long)calls, (double)ns / 1e9);
 }
 

@@ -36,7 +36,7 @@ static struct {
     jclass         tracker;         /* global ref, once defined */
     jobject        platform_loader; /* global ref: its classes are the JDK's too */
     int            hook_wanted;     /* we asked for ClassFileLoadHook */
-} T;
+} tracking;
 
 /* ------------------------------------------------------------ rewriting */
 
@@ -114,7 +114,7 @@ static int is_tracker(const char *name) {
  * which the JVM's service threads do not record (HprofThreadState.service). */
 static int32_t next_method_id(void *context, const bci_method_info *m) {
     int jdk = *(const int *)context;
-    int32_t n = atomic_fetch_add(&T.next_id, 1) + 1;
+    int32_t n = atomic_fetch_add(&tracking.next_id, 1) + 1;
     if (n > (INT32_MAX >> 2)) return -1;                 /* out of ids: leave the method alone */
     return (n << 2) | (jdk ? 2 : 0) | ((m->flags & BCI_METHOD_SHORT) && !(m->flags & BCI_METHOD_LEAF) ? 1 : 0);
 }
@@ -208,8 +208,8 @@ static unsigned what_for(const char *name, size_t len, int jdk, int times, int a
 
 /* The boot loader (NULL) or the platform loader: its classes are the JDK's. */
 static int is_jdk_loader(JNIEnv *jni, jobject loader) {
-    return loader == NULL || (T.platform_loader != NULL && jni != NULL &&
-                              (*jni)->IsSameObject(jni, loader, T.platform_loader));
+    return loader == NULL || (tracking.platform_loader != NULL && jni != NULL &&
+                              (*jni)->IsSameObject(jni, loader, tracking.platform_loader));
 }
 
 static void JNICALL on_class_file_load(jvmtiEnv *jvmti, JNIEnv *jni, jclass being_redefined,
@@ -217,15 +217,15 @@ static void JNICALL on_class_file_load(jvmtiEnv *jvmti, JNIEnv *jni, jclass bein
                                        jint len, const unsigned char *data,
                                        jint *new_len, unsigned char **new_data) {
     (void)being_redefined; (void)domain;
-    if (!atomic_load(&T.ready) || name == NULL || is_tracker(name)) return;
+    if (!atomic_load(&tracking.ready) || name == NULL || is_tracker(name)) return;
     int jdk = is_jdk_loader(jni, loader);
-    unsigned what = what_for(name, strlen(name), jdk, atomic_load(&T.cfg.times), atomic_load(&T.cfg.allocations));
+    unsigned what = what_for(name, strlen(name), jdk, atomic_load(&tracking.cfg.times), atomic_load(&tracking.cfg.allocations));
     if (what == 0) return;
     bci_config c = { what, TRACKER, next_method_id, &jdk, NULL };
     int r = class_rewrite_in_hook(jvmti, &c, name, data, len, new_len, new_data, "hprof");
     if (r >= 0) hooked_note(name, what, r > 0);
-    if (r > 0) atomic_fetch_add(&T.rewritten, 1);
-    if (r < 0) atomic_fetch_add(&T.failed, 1);
+    if (r > 0) atomic_fetch_add(&tracking.rewritten, 1);
+    if (r < 0) atomic_fetch_add(&tracking.failed, 1);
 }
 
 /* ------------------------------------------------------------ set-up */
@@ -245,8 +245,8 @@ int tracker_agent_subscribe(void) {
 }
 
 void tracker_agent_want(int times, int allocations) {
-    if (times >= 0) atomic_store(&T.cfg.times, times);
-    if (allocations >= 0) atomic_store(&T.cfg.allocations, allocations);
+    if (times >= 0) atomic_store(&tracking.cfg.times, times);
+    if (allocations >= 0) atomic_store(&tracking.cfg.allocations, allocations);
 }
 
 int tracker_jni_failed(JNIEnv *jni, const void *result, const char *what) {
@@ -310,7 +310,7 @@ static int bind_natives_live(JNIEnv *jni, jclass tracker) {
 }
 
 jclass tracker_agent_define(JNIEnv *jni, int live) {
-    if (T.tracker) return T.tracker;
+    if (tracking.tracker) return tracking.tracker;
     jclass state = (*jni)->DefineClass(jni, THREAD_STATE, NULL, (const jbyte *)hprof_thread_state_class,
                                        (jsize)hprof_thread_state_class_len);
     if (tracker_jni_failed(jni, state, "defining " THREAD_STATE)) return NULL;
@@ -333,11 +333,11 @@ jclass tracker_agent_define(JNIEnv *jni, int live) {
                        : NULL;
     jobject platform = get ? (*jni)->CallStaticObjectMethod(jni, cl, get) : NULL;
     if ((*jni)->ExceptionCheck(jni)) { (*jni)->ExceptionClear(jni); platform = NULL; }
-    if (platform) T.platform_loader = (*jni)->NewGlobalRef(jni, platform);
+    if (platform) tracking.platform_loader = (*jni)->NewGlobalRef(jni, platform);
     if (platform) (*jni)->DeleteLocalRef(jni, platform);
     if (cl) (*jni)->DeleteLocalRef(jni, cl);
-    T.tracker = global;
-    atomic_store(&T.ready, 1);
+    tracking.tracker = global;
+    atomic_store(&tracking.ready, 1);
     return global;
 }
 
@@ -347,19 +347,19 @@ jclass tracker_agent_define(JNIEnv *jni, int live) {
  * with); classes the hook is known to leave as they are are not touched
  * (`hooked`). The hook is wanted while anything is or was instrumented. */
 int tracker_agent_apply(jvmtiEnv *jvmti, JNIEnv *jni) {
-    int times = atomic_load(&T.cfg.times), allocations = atomic_load(&T.cfg.allocations);
+    int times = atomic_load(&tracking.cfg.times), allocations = atomic_load(&tracking.cfg.allocations);
     pthread_mutex_lock(&filters.lock);
     unsigned generation = filters.generation;
     int leave_jdk = filters.leave_jdk;
     pthread_mutex_unlock(&filters.lock);
-    if (times == T.applied.times && allocations == T.applied.allocations &&
-        (!times || generation == T.applied.filters)) return 0;
-    if (!T.hook_wanted) {
+    if (times == tracking.applied.times && allocations == tracking.applied.allocations &&
+        (!times || generation == tracking.applied.filters)) return 0;
+    if (!tracking.hook_wanted) {
         if (events_want(jvmti, JVMTI_EVENT_CLASS_FILE_LOAD_HOOK) != 0) return -1;
-        T.hook_wanted = 1;
+        tracking.hook_wanted = 1;
     }
-    atomic_store(&T.rewritten, 0);
-    atomic_store(&T.failed, 0);
+    atomic_store(&tracking.rewritten, 0);
+    atomic_store(&tracking.failed, 0);
     int restoring = !times && !allocations;
     jint k = 0;
     jclass *classes = NULL;
@@ -387,19 +387,19 @@ int tracker_agent_apply(jvmtiEnv *jvmti, JNIEnv *jni) {
             classes[n] = c;
             n += must;
         }
-        atomic_fetch_add(&T.failed, class_retransform(jvmti, classes, n, "hprof"));
-        if (restoring) atomic_store(&T.rewritten, (unsigned)n - atomic_load(&T.failed));
+        atomic_fetch_add(&tracking.failed, class_retransform(jvmti, classes, n, "hprof"));
+        if (restoring) atomic_store(&tracking.rewritten, (unsigned)n - atomic_load(&tracking.failed));
         for (jint i = 0; i < k; i++) (*jni)->DeleteLocalRef(jni, classes[i]);
         jvmti_free(classes);
     }
-    T.applied.times = times;
-    T.applied.allocations = allocations;
-    T.applied.filters = generation;
-    if (atomic_load(&T.failed))
-        fprintf(stderr, "hprof: %u classes %s, %u left as they were (%s)\n", atomic_load(&T.rewritten),
-                restoring ? "restored" : "instrumented", atomic_load(&T.failed),
+    tracking.applied.times = times;
+    tracking.applied.allocations = allocations;
+    tracking.applied.filters = generation;
+    if (atomic_load(&tracking.failed))
+        fprintf(stderr, "hprof: %u classes %s, %u left as they were (%s)\n", atomic_load(&tracking.rewritten),
+                restoring ? "restored" : "instrumented", atomic_load(&tracking.failed),
                 class_rewrite_saying_each() ? "see above" : "verbose=all names each");
     return 0;
 }
 
-unsigned tracker_agent_rewritten(void) { return atomic_load(&T.rewritten); }
+unsigned tracker_agent_rewritten(void) { return atomic_load(&tracking.rewritten); }

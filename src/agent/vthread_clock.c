@@ -16,27 +16,27 @@ typedef struct vthread_time {
     jlong mounted_at;            /* the carrier's CPU ns at its mount; -1 while unmounted */
 } vthread_time;
 
-/* The storage of a virtual thread that ended: code it runs after its
- * VirtualThreadEnd (the JDK's clean-up in VirtualThread.run) is not its own. */
-static vthread_time ended;
-
+/* `ended`: the storage of a virtual thread that ended: code it runs after
+ * its VirtualThreadEnd (the JDK's clean-up in VirtualThread.run) is not its own. */
 static struct {
-    jvmtiEnv *env;               /* this module's: its thread-local storage holds the clocks */
-    jclass    virtual_class;     /* java.lang.VirtualThread (global reference) */
-    int       on;
+    jvmtiEnv    *env;            /* this module's: its thread-local storage holds the clocks */
+    jclass       virtual_class;  /* java.lang.VirtualThread (global reference) */
+    int          on;
+    vthread_time ended;
 } clocks;
 
-/* CPU ns this OS thread, a carrier, spent running virtual threads
+/* `lent`: CPU ns this OS thread, a carrier, spent running virtual threads
  * (between their mounts and unmounts): theirs, not the carrier's. Every
  * virtual thread's span counts, with a clock or not (one running since
  * before an attach has none until it calls instrumented code). */
-static __thread jlong lent_to_virtual_threads;
-/* The carrier's CPU ns at the mount of the virtual thread it runs; -1 if none. */
-static __thread jlong carrier_mounted_at = -1;
+static _Thread_local struct {
+    jlong lent;
+    jlong mounted_at;            /* the carrier's CPU ns at the mount of the virtual thread it runs; -1 if none */
+} this_carrier = { .mounted_at = -1 };
 
 jlong *vthread_clock_lent_word(void)
 {
-    return &lent_to_virtual_threads;
+    return &this_carrier.lent;
 }
 
 /* The calling OS thread's (the carrier's) CPU time, ns. */
@@ -60,7 +60,7 @@ static vthread_time *clock_of_event(va_list ap)
     (void)va_arg(ap, JNIEnv *);
     jthread vthread = va_arg(ap, jthread);
     vthread_time *t = vthread ? clock_of(vthread) : NULL;
-    return t != &ended ? t : NULL;
+    return t != &clocks.ended ? t : NULL;
 }
 
 static void JNICALL on_mount(jvmtiEnv *jvmti, ...)
@@ -69,9 +69,9 @@ static void JNICALL on_mount(jvmtiEnv *jvmti, ...)
     va_start(ap, jvmti);
     vthread_time *t = clock_of_event(ap);
     va_end(ap);
-    carrier_mounted_at = carrier_cpu();
+    this_carrier.mounted_at = carrier_cpu();
     if (t)
-        t->mounted_at = carrier_mounted_at;
+        t->mounted_at = this_carrier.mounted_at;
 }
 
 static void JNICALL on_unmount(jvmtiEnv *jvmti, ...)
@@ -85,11 +85,11 @@ static void JNICALL on_unmount(jvmtiEnv *jvmti, ...)
         t->spent += now - t->mounted_at;
         t->mounted_at = -1;
     }
-    if (carrier_mounted_at >= 0) {
+    if (this_carrier.mounted_at >= 0) {
         /* Read by the carrier's tracker state (a plain volatile read in Java). */
-        __atomic_store_n(&lent_to_virtual_threads, lent_to_virtual_threads + (now - carrier_mounted_at),
+        __atomic_store_n(&this_carrier.lent, this_carrier.lent + (now - this_carrier.mounted_at),
                          __ATOMIC_RELEASE);
-        carrier_mounted_at = -1;
+        this_carrier.mounted_at = -1;
     }
 }
 
@@ -145,7 +145,7 @@ jlong vthread_clock_now(JNIEnv *jni, jthread vthread)
      * JVMTI's current thread is the carrier, whose storage here is always
      * empty: that is checked before a clock is made. */
     void *data = NULL;
-    if ((*clocks.env)->GetThreadLocalStorage(clocks.env, NULL, &data) != JVMTI_ERROR_NONE || data == &ended)
+    if ((*clocks.env)->GetThreadLocalStorage(clocks.env, NULL, &data) != JVMTI_ERROR_NONE || data == &clocks.ended)
         return -1;
     vthread_time *t = data;
     jlong now = carrier_cpu();
@@ -171,6 +171,6 @@ void vthread_clock_end(jthread vthread)
     if (clocks.env == NULL)
         return;
     vthread_time *t = clock_of(vthread);
-    if ((*clocks.env)->SetThreadLocalStorage(clocks.env, vthread, &ended) == JVMTI_ERROR_NONE && t != &ended)
+    if ((*clocks.env)->SetThreadLocalStorage(clocks.env, vthread, &clocks.ended) == JVMTI_ERROR_NONE && t != &clocks.ended)
         free(t);
 }

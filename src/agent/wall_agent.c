@@ -172,7 +172,7 @@ static int init_once(const collector_env *env)
     uint32_t frames = CPU_MAX_FRAMES;
     cpu_collector_config cc = {
         .depth = opt->depth, .lineno = opt->lineno, .per_thread = opt->thread,
-        .keep_stacks = options_want_stacks(opt), .resolve = resolve_method,
+        .keep_stacks = options_want_stacks(opt), .tables = env->tables, .resolve = resolve_method,
         .resolve_native = wall.native ? native_frame_method : NULL,
         .os_thread = os_thread_serial, .wall_states = 1, .java_code = java_code_find,
     };

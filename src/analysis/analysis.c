@@ -242,13 +242,14 @@ double diff_share_change(const diff_row *row, int64_t total_before, int64_t tota
     return share_a - share_b;
 }
 
-/* qsort has no context argument: the totals of the sort in progress. */
-static struct { int64_t before, after; int use_total; } sort_totals;
+/* The totals of a sort by share change. */
+typedef struct sort_totals { int64_t before, after; int use_total; } sort_totals;
 
-static int by_share_change(const void *a, const void *b)
+static int by_share_change(const void *a, const void *b, void *context)
 {
-    double x = diff_share_change(a, sort_totals.before, sort_totals.after, sort_totals.use_total);
-    double y = diff_share_change(b, sort_totals.before, sort_totals.after, sort_totals.use_total);
+    const sort_totals *t = context;
+    double x = diff_share_change(a, t->before, t->after, t->use_total);
+    double y = diff_share_change(b, t->before, t->after, t->use_total);
     double ax = x < 0 ? -x : x, ay = y < 0 ? -y : y;
     if (ax != ay)
         return ax > ay ? -1 : 1;
@@ -258,8 +259,6 @@ static int by_share_change(const void *a, const void *b)
 void diff_sort_by_share_change(diff_row *rows, uint32_t n, int64_t total_before,
                                int64_t total_after, int use_total)
 {
-    sort_totals.before = total_before;
-    sort_totals.after = total_after;
-    sort_totals.use_total = use_total;
-    qsort(rows, n, sizeof *rows, by_share_change);
+    sort_totals totals = { total_before, total_after, use_total };
+    qsort_r(rows, n, sizeof *rows, by_share_change, &totals);
 }

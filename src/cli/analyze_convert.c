@@ -46,14 +46,13 @@ static void write_text_records(const hprof_data *d, FILE *out)
     }
 }
 
-/* Rows ordered by one value, largest first (the order HPROF printed). */
-static int sort_value;
-
-static int row_order(const void *a, const void *b)
+/* Rows ordered by one value (*by), largest first (the order HPROF printed). */
+static int row_order(const void *a, const void *b, void *by)
 {
     const hd_row *x = a, *y = b;
-    if (x->values[sort_value] != y->values[sort_value])
-        return x->values[sort_value] > y->values[sort_value] ? -1 : 1;
+    int v = *(const int *)by;
+    if (x->values[v] != y->values[v])
+        return x->values[v] > y->values[v] ? -1 : 1;
     return x->trace < y->trace ? -1 : x->trace > y->trace;
 }
 
@@ -62,8 +61,7 @@ static hd_row *sorted_rows(const hd_section *s, int by)
     hd_row *rows = malloc(((size_t)s->nrows + 1) * sizeof *rows);
     if (rows && s->nrows) {       /* (a section without rows has no array) */
         memcpy(rows, s->rows, (size_t)s->nrows * sizeof *rows);
-        sort_value = by;
-        qsort(rows, s->nrows, sizeof *rows, row_order);
+        qsort_r(rows, s->nrows, sizeof *rows, row_order, &by);
     }
     return rows;
 }
@@ -156,7 +154,7 @@ static void write_monitor(const hprof_data *d, hd_kind k, const char *title, FIL
 static int write_hprof_text(const hprof_data *d, FILE *out)
 {
     text_writer w;
-    text_writer_init(&w, out);
+    text_writer_init(&w, out, NULL);      /* the header only: no tables */
     char notes[1200];
     snprintf(notes, sizeof notes, "Converted by hprof convert from %s (%s).", d->path, d->format);
     time_t created = time(NULL);

@@ -545,6 +545,7 @@ static int find_jvm(const char *what, pid_t *pid)
     return EXIT_OK;
 }
 
+/* Set by on_profile_interrupt, a signal handler, which gets no user data: a static. */
 static volatile sig_atomic_t profile_interrupted;
 
 static void on_profile_interrupt(int signo)

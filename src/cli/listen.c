@@ -121,6 +121,7 @@ typedef struct session {
     double      rate;
 } session;
 
+/* Set by the signal handler, which gets no user data: a static. */
 static volatile sig_atomic_t interrupted;
 
 static void on_interrupt(int sig)

@@ -30,6 +30,8 @@ uint32_t keytab_hash(const void *key, uint32_t len)
     return h;
 }
 
+/* Bytes every keytab of the process holds (keytab_bytes_held, for `status`
+ * and AGENT MEMORY): one count for all, so a process-wide static. */
 static _Atomic size_t bytes_held;
 
 size_t keytab_bytes_held(void)

@@ -9,10 +9,10 @@ _Static_assert((int)JAVA_RUN_INTERPRETED == (int)PROFILE_RUN_INTERPRETED &&
                (int)JAVA_RUN_INLINED == (int)PROFILE_RUN_INLINED, "stack frames hand their run to profiles as is");
 
 /* The profile frame of one stack frame; 0 when out of memory. */
-static uint32_t frame_of(profile *p, const stack_frame *f)
+static uint32_t frame_of(profile_tables *tables, profile *p, const stack_frame *f)
 {
     method_info mi;
-    if (method_get(f->method, &mi) != 0)
+    if (method_get(tables, f->method, &mi) != 0)
         return profile_frame_id(p, "[unwalkable]", "unknown_method", "", "", PROFILE_LINE_UNKNOWN);
     int32_t line = f->line > 0 ? f->line : f->line == LINE_NATIVE ? PROFILE_LINE_NATIVE : PROFILE_LINE_UNKNOWN;
     /* A native function is named as C and C++ programmers know it, without
@@ -29,7 +29,7 @@ static uint32_t frame_of(profile *p, const stack_frame *f)
     return profile_frame_id_run(p, mi.class_name, mi.name, mi.signature, mi.source_file, line, (int32_t)f->run);
 }
 
-int stack_profile_frames(profile *p, stack_id id, uint32_t *ids, thread_info *thread_out)
+int stack_profile_frames(profile_tables *tables, profile *p, stack_id id, uint32_t *ids, thread_info *thread_out)
 {
     serial_t thread = 0;
     const stack_frame *frames = NULL;
@@ -40,25 +40,25 @@ int stack_profile_frames(profile *p, stack_id id, uint32_t *ids, thread_info *th
         return ids[0] ? 1 : -1;
     }
     for (uint32_t i = 0; i < depth; i++)
-        if ((ids[i] = frame_of(p, &frames[i])) == 0)
+        if ((ids[i] = frame_of(tables, p, &frames[i])) == 0)
             return -1;
-    if (thread == 0 || thread_get(thread, thread_out) != 0)
+    if (thread == 0 || thread_get(tables, thread, thread_out) != 0)
         thread_out->name[0] = '\0';
     return (int)depth;
 }
 
-int stack_profile_add(profile *p, stack_id id, const char *leaf, const char *leaf_note, const int64_t *values)
+int stack_profile_add(profile_tables *tables, profile *p, stack_id id, const char *leaf, const char *leaf_note, const int64_t *values)
 {
     uint32_t ids[STACK_MAX_FRAMES + 1];
     uint32_t n = 0;
     if (leaf && (ids[n++] = profile_frame_id(p, "", leaf, leaf_note, "", PROFILE_LINE_UNKNOWN)) == 0)
         return -1;
     thread_info thread;
-    int depth = stack_profile_frames(p, id, ids + n, &thread);
+    int depth = stack_profile_frames(tables, p, id, ids + n, &thread);
     return depth < 0 ? -1 : profile_add(p, ids, n + (uint32_t)depth, thread.name, values);
 }
 
-profile *stack_profile_of_rows(const char *title, const profile_value_type *types, uint32_t nvalues,
+profile *stack_profile_of_rows(profile_tables *tables, const char *title, const profile_value_type *types, uint32_t nvalues,
                                uint32_t shown, const void *rows, uint32_t n, stack_row_fn row)
 {
     profile *p = profile_new(title, types, nvalues);
@@ -69,7 +69,7 @@ profile *stack_profile_of_rows(const char *title, const profile_value_type *type
         const char *leaf = NULL, *leaf_note = NULL;
         int64_t values[PROFILE_MAX_VALUES] = { 0 };
         row(rows, i, &stack, &leaf, &leaf_note, values);
-        if (stack_profile_add(p, stack, leaf, leaf_note, values) != 0) {
+        if (stack_profile_add(tables, p, stack, leaf, leaf_note, values) != 0) {
             profile_free(p);
             p = NULL;
         }

@@ -13,7 +13,7 @@
  * signal handler (they take a mutex and may allocate). Each table has its own
  * mutex and no function holds two, so there is no lock order to get wrong.
  * Pointers returned (names, frame arrays) point into storage that never moves
- * or changes, so they stay valid until tables_free().
+ * or changes, so they stay valid until profile_tables_free().
  *
  * Memory is bounded: each table has a maximum entry count (tables_limits).
  * When a table is full, the intern function returns 0 and the caller counts
@@ -26,6 +26,9 @@
 #include <stdint.h>
 
 typedef uint32_t serial_t;              /* 0 means "none" or "table full" */
+
+/* The tables: an instance, handed to every function below. */
+typedef struct profile_tables profile_tables;
 
 #define STRING_SERIAL_BASE   1u
 #define CLASS_SERIAL_BASE    100001u
@@ -51,40 +54,45 @@ typedef struct tables_limits {
 /* Defaults: generous for real applications, yet a hard bound (~ a few hundred MB worst case). */
 tables_limits tables_default_limits(void);
 
-int  tables_init(const tables_limits *limits);   /* 0 on success */
-void tables_free(void);
+/* One set of tables: the agent owns one (orchestrator_state.tables) and
+ * hands it to its collectors and writers; a unit test may make several,
+ * which share nothing. NULL when out of memory. */
+profile_tables *profile_tables_new(const tables_limits *limits);
+/* Frees the tables and all they hold: every name and frame array handed
+ * out by them is gone. NULL is allowed. */
+void            profile_tables_free(profile_tables *tables);
 
 /* ---- strings ---- */
-serial_t    string_intern(const char *s);
-const char *string_get(serial_t serial);          /* NULL if no such serial */
-uint32_t    string_count(void);
+serial_t    string_intern(profile_tables *tables, const char *s);
+const char *string_get(profile_tables *tables, serial_t serial);          /* NULL if no such serial */
+uint32_t    string_count(profile_tables *tables);
 
 /* ---- classes, keyed by JVM signature ("Ljava/lang/String;", "[B") ---- */
-serial_t    class_intern(const char *jvm_signature);
+serial_t    class_intern(profile_tables *tables, const char *jvm_signature);
 /* Two classes of one name (two class loaders) are two classes, with two
  * serials and the same name. A caller that knows class objects claims a
  * serial for one (class_claim: 1 the first time, 0 if already claimed);
  * class_intern_another gives the first unclaimed serial of that name other
  * than class_intern's, made if need be. */
-serial_t    class_intern_another(const char *jvm_signature);
-int         class_claim(serial_t serial);
-const char *class_signature(serial_t serial);
-const char *class_java_name(serial_t serial);     /* "java.lang.String", "byte[]" */
+serial_t    class_intern_another(profile_tables *tables, const char *jvm_signature);
+int         class_claim(profile_tables *tables, serial_t serial);
+const char *class_signature(profile_tables *tables, serial_t serial);
+const char *class_java_name(profile_tables *tables, serial_t serial);     /* "java.lang.String", "byte[]" */
 /* The name frames of its methods show: the Java name, but a hidden class's
  * without its address and JDK 17's lambda counter ("Foo$$Lambda$14.0x7f..."
  * -> "Foo$$Lambda", profile_name_drop_addresses), so that two runs name
  * them alike. Several classes may share one; class records (heap dumps)
  * keep class_java_name, which tells them apart. */
-const char *class_frame_name(serial_t serial);
+const char *class_frame_name(profile_tables *tables, serial_t serial);
 /* The trace of the stack that loaded the class (the agent's ClassLoad
  * event), for its LOAD CLASS and CLASS DUMP / CLS records. The first one
  * set stays (1: this one was set): HotSpot posts ClassLoad again for a
  * class already loaded (JDK 25: java.lang.Object when a loader with no
  * parent resolves it), and a class loaded before the agent started is set
  * EMPTY_TRACE_SERIAL first. class_load_trace: 0 when none was set. */
-int         class_set_load_trace(serial_t serial, serial_t trace);
-serial_t    class_load_trace(serial_t serial);
-uint32_t    class_count(void);
+int         class_set_load_trace(profile_tables *tables, serial_t serial, serial_t trace);
+serial_t    class_load_trace(profile_tables *tables, serial_t serial);
+uint32_t    class_count(profile_tables *tables);
 
 /* ---- methods, keyed by an opaque 64-bit id (a jmethodID for Java methods) ---- */
 /* What code a method is. Native functions are methods too: class
@@ -123,25 +131,25 @@ typedef struct method_info {
     int         kind;                 /* FRAME_KIND_* */
 } method_info;
 
-serial_t method_find(uint64_t id);                          /* 0 if not known */
-serial_t method_add(uint64_t id, const method_desc *desc);  /* returns existing serial if known */
-int      method_get(serial_t serial, method_info *out);     /* 0 on success */
+serial_t method_find(profile_tables *tables, uint64_t id);                          /* 0 if not known */
+serial_t method_add(profile_tables *tables, uint64_t id, const method_desc *desc);  /* returns existing serial if known */
+int      method_get(profile_tables *tables, serial_t serial, method_info *out);     /* 0 on success */
 /* Source line of a byte-code index: LINE_NATIVE for native methods,
  * LINE_UNKNOWN when the method has no line table or bci < 0. */
-int32_t  method_line_of(serial_t serial, int32_t bci);
-uint32_t method_count(void);
+int32_t  method_line_of(profile_tables *tables, serial_t serial, int32_t bci);
+uint32_t method_count(profile_tables *tables);
 
 /* ---- frames: (method, line) ---- */
-serial_t frame_intern(serial_t method_serial, int32_t line);
-int      frame_get(serial_t serial, serial_t *method_serial, int32_t *line);
-uint32_t frame_count(void);
+serial_t frame_intern(profile_tables *tables, serial_t method_serial, int32_t line);
+int      frame_get(profile_tables *tables, serial_t serial, serial_t *method_serial, int32_t *line);
+uint32_t frame_count(profile_tables *tables);
 
 /* ---- traces: (thread or 0, frames callee first) ---- */
-serial_t trace_intern(serial_t thread_serial, const serial_t *frames, uint32_t frame_count);
+serial_t trace_intern(profile_tables *tables, serial_t thread_serial, const serial_t *frames, uint32_t frame_count);
 /* *frames points to frame_count serials, callee first; stable storage. */
-int      trace_get(serial_t serial, serial_t *thread_serial, const serial_t **frames,
+int      trace_get(profile_tables *tables, serial_t serial, serial_t *thread_serial, const serial_t **frames,
                    uint32_t *frame_count);
-uint32_t trace_count(void);
+uint32_t trace_count(profile_tables *tables);
 
 /* ---- threads ---- */
 /* Ended threads are held until thread_keep_ended's bound; beyond it the
@@ -166,18 +174,18 @@ typedef struct thread_info {
  * (It was 0x50000000 + serial, an address inside a heap under 4 GB.) */
 #define THREAD_DERIVED_ID(serial) ((UINT64_C(1) << 63) | (uint64_t)(serial))
 /* object_id 0: THREAD_DERIVED_ID(serial) (printed as obj=<hex>). */
-serial_t thread_add(const char *name, const char *group, uint64_t object_id);
-void     thread_mark_ended(serial_t serial);
-int      thread_get(serial_t serial, thread_info *out);   /* -1: no such thread, or forgotten */
+serial_t thread_add(profile_tables *tables, const char *name, const char *group, uint64_t object_id);
+void     thread_mark_ended(profile_tables *tables, serial_t serial);
+int      thread_get(profile_tables *tables, serial_t serial, thread_info *out);   /* -1: no such thread, or forgotten */
 /* Serials handed out so far (THREAD_SERIAL_BASE + count is the next one). */
-uint32_t thread_count(void);
+uint32_t thread_count(profile_tables *tables);
 /* Hold at most max ended threads (UINT32_MAX: all, the default). */
-void     thread_keep_ended(uint32_t max);
-uint64_t thread_forgotten_count(void);
+void     thread_keep_ended(profile_tables *tables, uint32_t max);
+uint64_t thread_forgotten_count(profile_tables *tables);
 /* The serials (malloc'd, *n of them; NULL when out of memory) of the held
  * threads whose end_seq is above `after`; *last_seq: what to pass as `after`
  * next time (ends of threads forgotten meanwhile are skipped). */
-serial_t *thread_ended_since(uint64_t after, uint32_t *n, uint64_t *last_seq);
+serial_t *thread_ended_since(profile_tables *tables, uint64_t after, uint32_t *n, uint64_t *last_seq);
 /* How far one file has its THREAD START/END records. Per file, because each
  * file must be complete on its own; zeroed for a new file. */
 typedef struct thread_records_written {
@@ -191,12 +199,12 @@ typedef struct thread_records_written {
  * -1 when out of memory: nothing written, the records wait for the next dump. */
 typedef void (*thread_start_record)(void *ctx, serial_t serial, const thread_info *ti);
 typedef void (*thread_end_record)(void *ctx, serial_t serial);
-int thread_records_write(thread_records_written *written, thread_start_record start, thread_end_record end,
+int thread_records_write(profile_tables *tables, thread_records_written *written, thread_start_record start, thread_end_record end,
                          void *ctx);
 
 /* Bytes of the payload arrays beside the keytabs (classes, methods with their
  * line tables, threads with their names), from their capacities: for `status`. */
-size_t   tables_payload_bytes(void);
+size_t   tables_payload_bytes(profile_tables *tables);
 
 /* ---- names (pure helpers, also used by writers) ---- */
 /* JVM signature to Java name: "Ljava/lang/String;" -> "java.lang.String",

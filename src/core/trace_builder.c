@@ -25,26 +25,26 @@ static uint64_t reason_id(const char *reason)
     return reason_id("unknown_failure");
 }
 
-serial_t pseudo_method(const char *reason)
+serial_t pseudo_method(profile_tables *tables, const char *reason)
 {
     uint64_t id = reason_id(reason);
-    serial_t m = method_find(id);
+    serial_t m = method_find(tables, id);
     if (m)
         return m;
     method_desc d = { 0 };
-    d.class_serial = class_intern("L[unwalkable];");
+    d.class_serial = class_intern(tables, "L[unwalkable];");
     d.name = reasons[id - 1];
-    return method_add(id, &d);
+    return method_add(tables, id, &d);
 }
 
 /* The line of a frame as a trace shows it (lineno=), or always (whole stacks). */
-static int32_t frame_line(serial_t method, int32_t bci, int lineno)
+static int32_t frame_line(profile_tables *tables, serial_t method, int32_t bci, int lineno)
 {
     if (bci == BCI_NATIVE)
         return LINE_NATIVE;
     if (lineno)
-        return method_line_of(method, bci);
-    return method_line_of(method, -1) == LINE_NATIVE ? LINE_NATIVE : LINE_UNKNOWN;
+        return method_line_of(tables, method, bci);
+    return method_line_of(tables, method, -1) == LINE_NATIVE ? LINE_NATIVE : LINE_UNKNOWN;
 }
 
 serial_t trace_build(const trace_builder *b, serial_t thread_serial, const frame_ref *frames,
@@ -67,21 +67,21 @@ serial_t trace_build_with_runs(const trace_builder *b, serial_t thread_serial, c
     uint32_t resolve_upto = whole_n > depth ? whole_n : depth;
     int full = 0;
     for (uint32_t i = 0; i < resolve_upto; i++) {
-        serial_t m = b->resolve(frames[i].method, b->context);
+        serial_t m = b->resolve(b->tables, frames[i].method, b->context);
         if (m == 0)
-            m = pseudo_method("unresolved_method");
+            m = pseudo_method(b->tables, "unresolved_method");
         if (i < whole_n) {
-            int32_t line = frame_line(m, frames[i].bci, 1);
+            int32_t line = frame_line(b->tables, m, frames[i].bci, 1);
             whole[i] = (stack_frame){ m, line < (1 << 23) ? line : LINE_UNKNOWN,
                                       java_runs ? java_runs[i] : JAVA_RUN_UNKNOWN };
         }
         if (i >= depth)
             continue;
-        frame_serials[i] = frame_intern(m, frame_line(m, frames[i].bci, b->lineno));
+        frame_serials[i] = frame_intern(b->tables, m, frame_line(b->tables, m, frames[i].bci, b->lineno));
         if (frame_serials[i] == 0)
             full = 1;
     }
-    serial_t trace = full ? 0 : trace_intern(thread_serial, frame_serials, depth);
+    serial_t trace = full ? 0 : trace_intern(b->tables, thread_serial, frame_serials, depth);
     if (stack_out)
         *stack_out = stack_intern(thread_serial, whole, whole_n, trace);
     return trace;

@@ -22,14 +22,15 @@ typedef struct frame_ref {
 
 #define BCI_NATIVE (-3)
 
-/* Resolve a method id to a method serial (registering it), 0 on failure. */
-typedef serial_t (*method_resolver)(const void *method, void *context);
+/* Resolve a method id to a method serial of these tables (registering it), 0 on failure. */
+typedef serial_t (*method_resolver)(profile_tables *tables, const void *method, void *context);
 
 typedef struct trace_builder {
     int             depth;        /* frames kept in the trace */
     int             lineno;       /* line numbers in frames */
     int             full_stacks;  /* walk up to STACK_MAX_FRAMES and keep whole stacks too
                                    * (pprof=, flamegraph=, collapsed=) */
+    profile_tables *tables;       /* where methods, frames and traces go */
     method_resolver resolve;
     void           *context;
 } trace_builder;
@@ -51,7 +52,7 @@ serial_t trace_build_with_runs(const trace_builder *b, serial_t thread_serial, c
                                const uint8_t *java_runs, uint32_t n, stack_id *stack_out);
 
 /* The method [unwalkable].<reason>, for samples without a usable stack. */
-serial_t pseudo_method(const char *reason);
+serial_t pseudo_method(profile_tables *tables, const char *reason);
 
 #define TRACE_BUILDER_MAX_FRAMES 1024
 

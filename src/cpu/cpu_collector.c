@@ -170,21 +170,22 @@ static void count_stack(cpu_collector *c, stack_id stack, uint64_t count)
         c->stack_counts[stack - 1] += count;
 }
 
-static serial_t state_method(int state);
+static serial_t state_method(profile_tables *tables, int state);
 
 /* A sample without a stack, under [unwalkable].<reason>; with wall_states,
  * its state (>= 0) below it as for any stack. */
 static void count_pseudo(cpu_collector *c, serial_t thread, const char *reason, uint64_t count, int state)
 {
-    serial_t m = pseudo_method(reason);
-    serial_t f = m ? frame_intern(m, LINE_UNKNOWN) : 0;
+    profile_tables *tables = c->cfg.tables;
+    serial_t m = pseudo_method(tables, reason);
+    serial_t f = m ? frame_intern(tables, m, LINE_UNKNOWN) : 0;
     serial_t thread_serial = c->cfg.per_thread ? thread : 0;
-    serial_t trace = f ? trace_intern(thread_serial, &f, 1) : 0;
+    serial_t trace = f ? trace_intern(tables, thread_serial, &f, 1) : 0;
     count_trace(c, trace, count);
     if (c->cfg.keep_stacks) {
         stack_frame whole[2] = { { m, LINE_UNKNOWN, JAVA_RUN_UNKNOWN }, { 0, LINE_UNKNOWN, JAVA_RUN_UNKNOWN } };
         uint32_t n = 1;
-        if (c->cfg.wall_states && state >= 0 && (whole[1].method = state_method(state)) != 0)
+        if (c->cfg.wall_states && state >= 0 && (whole[1].method = state_method(tables, state)) != 0)
             n = 2;
         count_stack(c, m ? stack_intern(thread_serial, whole, n, trace) : 0, count);
     }
@@ -216,19 +217,19 @@ void cpu_collector_set_stack_ends(cpu_collector *c, const void *entry, const voi
  * [unwalkable] reasons (no jmethodID is that small). */
 #define STATE_METHOD_ID 1000
 
-static serial_t state_method(int state)
+static serial_t state_method(profile_tables *tables, int state)
 {
     uint64_t id = STATE_METHOD_ID + (uint64_t)state;
-    serial_t m = method_find(id);
+    serial_t m = method_find(tables, id);
     if (m)
         return m;
     method_desc d = { 0 };
-    d.class_serial = class_intern("L[state];");
+    d.class_serial = class_intern(tables, "L[state];");
     d.name = cpu_state_name(state);
-    return d.class_serial ? method_add(id, &d) : 0;
+    return d.class_serial ? method_add(tables, id, &d) : 0;
 }
 
-static serial_t resolve_frame(const void *method, void *context);
+static serial_t resolve_frame(profile_tables *tables, const void *method, void *context);
 
 static int is_method(const method_info *mi, const char *cls, const char *prefix)
 {
@@ -244,8 +245,8 @@ static int state_of(const cpu_collector *c, const sample_frame *frames, uint32_t
     for (uint32_t i = 0; i < n; i++) {
         uint64_t tag = SAMPLE_FRAME_TAG(frames[i].method);
         method_info mi;
-        serial_t m = tag == SAMPLE_TAG_STOP ? 0 : resolve_frame(frames[i].method, (void *)c);
-        if (m == 0 || method_get(m, &mi) != 0)
+        serial_t m = tag == SAMPLE_TAG_STOP ? 0 : resolve_frame(c->cfg.tables, frames[i].method, (void *)c);
+        if (m == 0 || method_get(c->cfg.tables, m, &mi) != 0)
             continue;
         if (tag == SAMPLE_TAG_NATIVE_PC) {
             blocked |= strstr(mi.name, "ObjectMonitor::enter") != NULL || strstr(mi.name, "ObjectMonitor::EnterI") != NULL ||
@@ -269,31 +270,31 @@ static int state_of(const cpu_collector *c, const sample_frame *frames, uint32_t
 /* The resolver trace_build calls for every frame of a sample: Java frames
  * go to the agent's resolver, native frames to its native one, stop frames
  * become [unwalkable].<reason>. */
-static serial_t resolve_frame(const void *method, void *context)
+static serial_t resolve_frame(profile_tables *tables, const void *method, void *context)
 {
     const cpu_collector *c = context;
     switch (SAMPLE_FRAME_TAG(method)) {
     case SAMPLE_TAG_NATIVE_PC:
-        return c->cfg.resolve_native ? c->cfg.resolve_native(SAMPLE_FRAME_VALUE(method), c->cfg.resolve_context) : 0;
+        return c->cfg.resolve_native ? c->cfg.resolve_native(tables, SAMPLE_FRAME_VALUE(method), c->cfg.resolve_context) : 0;
     case SAMPLE_TAG_STOP: {
         uint64_t code = SAMPLE_FRAME_VALUE(method);
         if (code >= SAMPLE_STATE_BASE && code < SAMPLE_STATE_BASE + CPU_STATES)
-            return state_method((int)(code - SAMPLE_STATE_BASE));
-        return pseudo_method(cpu_failure_reason((int32_t)(uint32_t)code));
+            return state_method(tables, (int)(code - SAMPLE_STATE_BASE));
+        return pseudo_method(tables, cpu_failure_reason((int32_t)(uint32_t)code));
     }
     default:
-        return c->cfg.resolve(method, c->cfg.resolve_context);
+        return c->cfg.resolve(tables, method, c->cfg.resolve_context);
     }
 }
 
 /* Functions a thread's native stack legitimately ends in: a walk that stops
  * in unknown code above one of them has reached the thread's root. */
-static int is_thread_root(serial_t method)
+static int is_thread_root(profile_tables *tables, serial_t method)
 {
     static const char *const roots[] = { "start_thread", "clone", "clone3", "__clone", "__clone3",
                                          "_start", "__libc_start_main", "__libc_start_call_main" };
     method_info mi;
-    if (method == 0 || method_get(method, &mi) != 0 || mi.kind == FRAME_KIND_JAVA)
+    if (method == 0 || method_get(tables, method, &mi) != 0 || mi.kind == FRAME_KIND_JAVA)
         return 0;
     for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++)
         if (strcmp(mi.name, roots[i]) == 0)
@@ -307,15 +308,15 @@ static int category_of(const cpu_collector *c, serial_t thread, int java_thread,
 {
     if (!java_thread) {
         thread_info ti;
-        return thread && thread_get(thread, &ti) == 0 ? cpu_category_of_thread_name(ti.name) : CPU_CATEGORY_NATIVE;
+        return thread && thread_get(c->cfg.tables, thread, &ti) == 0 ? cpu_category_of_thread_name(ti.name) : CPU_CATEGORY_NATIVE;
     }
     if (n == 0)
         return CPU_CATEGORY_UNKNOWN;
     if (SAMPLE_FRAME_TAG(top->method) != SAMPLE_TAG_NATIVE_PC)
         return SAMPLE_FRAME_TAG(top->method) == SAMPLE_TAG_STOP ? CPU_CATEGORY_UNKNOWN : CPU_CATEGORY_JAVA;
     method_info mi;
-    serial_t m = resolve_frame(top->method, (void *)c);
-    if (m == 0 || method_get(m, &mi) != 0)
+    serial_t m = resolve_frame(c->cfg.tables, top->method, (void *)c);
+    if (m == 0 || method_get(c->cfg.tables, m, &mi) != 0)
         return CPU_CATEGORY_NATIVE;
     return mi.kind == FRAME_KIND_JVM ? CPU_CATEGORY_VM : mi.kind == FRAME_KIND_KERNEL ? CPU_CATEGORY_KERNEL
          : CPU_CATEGORY_NATIVE;
@@ -403,7 +404,7 @@ static void record(cpu_collector *c, const raw_sample *s, uint32_t max_frames)
     serial_t thread = s->thread_serial;
     int java_thread = thread != 0 || s->os_tid == 0;
     if (thread == 0 && s->os_tid != 0 && c->cfg.os_thread)
-        thread = c->cfg.os_thread(s->os_tid, c->cfg.resolve_context);
+        thread = c->cfg.os_thread(c->cfg.tables, s->os_tid, c->cfg.resolve_context);
     if (s->num_frames <= 0) {
         int row = c->cfg.wall_states ? ((s->flags & SAMPLE_IN_SYSCALL) ? CPU_STATE_SYSCALL
                                         : (s->flags & SAMPLE_RUNNABLE) ? CPU_STATE_RUNNABLE : CPU_STATE_RUNNING)
@@ -439,7 +440,7 @@ static void record(cpu_collector *c, const raw_sample *s, uint32_t max_frames)
          * _start, which has no symbol, under __libc_start_main): a Java
          * thread that runs no Java (Signal Dispatcher) is whole too. */
         for (uint32_t k = stops + 1; k <= stops + 3 && k <= n; k++)
-            if (is_thread_root(resolve_frame(s->frames[n - k].method, c))) {
+            if (is_thread_root(c->cfg.tables, resolve_frame(c->cfg.tables, s->frames[n - k].method, c))) {
                 n -= stops;
                 break;
             }
@@ -448,7 +449,7 @@ static void record(cpu_collector *c, const raw_sample *s, uint32_t max_frames)
     count_summary(c, thread, c->cfg.wall_states ? state : category_of(c, thread, java_thread, &s->frames[0], n),
                   weight);
     trace_builder b = { .depth = c->cfg.depth, .lineno = c->cfg.lineno, .full_stacks = c->cfg.keep_stacks,
-                        .resolve = resolve_frame, .context = c };
+                        .tables = c->cfg.tables, .resolve = resolve_frame, .context = c };
     stack_id stack = 0;
     const sample_frame *frames = s->frames;
     sample_frame with_state[CPU_MAX_FRAMES + 1];
@@ -537,7 +538,7 @@ static int compare_by_count(const void *a, const void *b)
     return compare_by_method(a, b);
 }
 
-uint32_t cpu_top_methods(const cpu_row *rows, uint32_t n, cpu_method_count *out, uint32_t max)
+uint32_t cpu_top_methods(profile_tables *tables, const cpu_row *rows, uint32_t n, cpu_method_count *out, uint32_t max)
 {
     cpu_method_count *all = malloc((n ? n : 1) * sizeof *all);
     if (all == NULL)
@@ -547,8 +548,8 @@ uint32_t cpu_top_methods(const cpu_row *rows, uint32_t n, cpu_method_count *out,
         const serial_t *frames;
         uint32_t nframes = 0;
         int32_t line;
-        if (trace_get(rows[i].trace, &thread, &frames, &nframes) != 0 || nframes == 0 ||
-            frame_get(frames[0], &method, &line) != 0)
+        if (trace_get(tables, rows[i].trace, &thread, &frames, &nframes) != 0 || nframes == 0 ||
+            frame_get(tables, frames[0], &method, &line) != 0)
             method = 0;                /* depth=0: no frames to name */
         all[i] = (cpu_method_count){ method, rows[i].count };
     }
@@ -626,7 +627,7 @@ profile *cpu_collector_profile(cpu_collector *c, const char *title, const char *
         uint64_t count = i < n ? counts_copy[i] : unkept;     /* i == n: stack 0 */
         int64_t values[2] = { (int64_t)count, (int64_t)count * interval_ns };
         if (count)
-            failed = stack_profile_add(p, i < n ? i + 1 : 0, NULL, NULL, values) != 0;
+            failed = stack_profile_add(c->cfg.tables, p, i < n ? i + 1 : 0, NULL, NULL, values) != 0;
     }
     free(counts_copy);
     if (failed) {

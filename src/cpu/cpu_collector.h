@@ -35,14 +35,15 @@ typedef struct cpu_collector_config {
     int      depth;            /* frames per TRACE (depth=) */
     int      lineno;           /* line numbers in frames (lineno=) */
     int      per_thread;       /* traces carry the thread serial (thread=) */
+    profile_tables *tables;    /* where methods, frames, traces and threads go (not owned) */
     int      keep_stacks;      /* count whole stacks (pprof=, flamegraph=, collapsed=) */
     method_resolver resolve;
     void    *resolve_context;
     /* Native walks (sampler_native): the method of a native frame's address
      * (SAMPLE_TAG_NATIVE_PC), and the thread serial of a thread that is not
      * a Java thread, by its kernel thread id. NULL: no native frames. */
-    serial_t (*resolve_native)(uint64_t pc, void *context);
-    serial_t (*os_thread)(int32_t tid, void *context);
+    serial_t (*resolve_native)(profile_tables *tables, uint64_t pc, void *context);
+    serial_t (*os_thread)(profile_tables *tables, int32_t tid, void *context);
     /* The code a sample's java_pc lies in (CODE_* of code_map.h; for
      * compiled code, its method's jmethodID in *method), to mark the top
      * Java frames interpreted, compiled or inlined. NULL: not known. */
@@ -101,7 +102,7 @@ typedef struct cpu_method_count {
     serial_t method;
     uint64_t count;
 } cpu_method_count;
-uint32_t cpu_top_methods(const cpu_row *rows, uint32_t n, cpu_method_count *out, uint32_t max);
+uint32_t cpu_top_methods(profile_tables *tables, const cpu_row *rows, uint32_t n, cpu_method_count *out, uint32_t max);
 
 /* Zero every count (traces and stacks keep their serials): `reset`. */
 void cpu_collector_reset(cpu_collector *c);

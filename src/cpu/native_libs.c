@@ -29,18 +29,21 @@ struct native_lib {
     frame_table frames;
 };
 
-/* Appended on the agent thread under `lock`, read by the handler through
- * `count` (release/acquire): an entry is complete before it is counted. */
-static native_lib     *libs[NATIVE_LIBS_MAX];
-static atomic_int      count;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned long long seen_adds = ~0ull, seen_subs = ~0ull;
+/* The loaded objects. Appended on the agent thread under `lock`, read by
+ * the handler through `count` (release/acquire): an entry is complete
+ * before it is counted. Global: the signal handler gets no user data. */
+static struct {
+    native_lib        *libs[NATIVE_LIBS_MAX];
+    atomic_int         count;
+    pthread_mutex_t    lock;
+    unsigned long long seen_adds, seen_subs;   /* the link map's counters at the last rescan */
+} libraries = { .lock = PTHREAD_MUTEX_INITIALIZER, .seen_adds = ~0ull, .seen_subs = ~0ull };
 
 const native_lib *native_libs_find(uintptr_t pc)
 {
-    int n = atomic_load_explicit(&count, memory_order_acquire);
+    int n = atomic_load_explicit(&libraries.count, memory_order_acquire);
     for (int i = 0; i < n; i++) {
-        const native_lib *lib = libs[i];
+        const native_lib *lib = libraries.libs[i];
         if (pc >= lib->text_lo && pc < lib->text_hi && !atomic_load_explicit(&lib->gone, memory_order_relaxed))
             return lib;
     }
@@ -209,7 +212,7 @@ static native_lib *load_object(const loaded_object *o)
 static int known(const loaded_object *o, int n)
 {
     for (int i = 0; i < n; i++)
-        if (libs[i]->bias == o->bias && libs[i]->text_lo == o->text_lo && !atomic_load(&libs[i]->gone))
+        if (libraries.libs[i]->bias == o->bias && libraries.libs[i]->text_lo == o->text_lo && !atomic_load(&libraries.libs[i]->gone))
             return 1;
     return 0;
 }
@@ -221,20 +224,20 @@ static void mark_gone(const object_list *list, int n)
     for (int i = 0; i < n; i++) {
         int listed = 0;
         for (size_t k = 0; k < list->n && !listed; k++)
-            listed = libs[i]->bias == list->items[k].bias && libs[i]->text_lo == list->items[k].text_lo;
+            listed = libraries.libs[i]->bias == list->items[k].bias && libraries.libs[i]->text_lo == list->items[k].text_lo;
         if (!listed)
-            atomic_store(&libs[i]->gone, 1);
+            atomic_store(&libraries.libs[i]->gone, 1);
     }
 }
 
 int native_libs_refresh(void)
 {
     object_list list = { 0 };
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&libraries.lock);
     dl_iterate_phdr(collect_object, &list);
-    int n = atomic_load(&count);
-    if (list.adds != seen_adds || list.subs != seen_subs) {
-        if (list.subs != seen_subs)
+    int n = atomic_load(&libraries.count);
+    if (list.adds != libraries.seen_adds || list.subs != libraries.seen_subs) {
+        if (list.subs != libraries.seen_subs)
             mark_gone(&list, n);
         for (size_t i = 0; i < list.n && n < NATIVE_LIBS_MAX; i++) {
             if (known(&list.items[i], n))
@@ -242,13 +245,13 @@ int native_libs_refresh(void)
             native_lib *lib = load_object(&list.items[i]);
             if (lib == NULL)
                 break;
-            libs[n++] = lib;
-            atomic_store_explicit(&count, n, memory_order_release);
+            libraries.libs[n++] = lib;
+            atomic_store_explicit(&libraries.count, n, memory_order_release);
         }
-        seen_adds = list.adds;
-        seen_subs = list.subs;
+        libraries.seen_adds = list.adds;
+        libraries.seen_subs = list.subs;
     }
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&libraries.lock);
     free(list.items);
     return n;
 }
@@ -374,13 +377,13 @@ int native_libs_symbolize(uintptr_t pc, const char **object, char *name, size_t 
 
 void native_libs_stats(size_t *objects, size_t *symbols, size_t *rules, size_t *bytes)
 {
-    int n = atomic_load_explicit(&count, memory_order_acquire);
+    int n = atomic_load_explicit(&libraries.count, memory_order_acquire);
     *objects = (size_t)n;
     *symbols = *rules = *bytes = 0;
     for (int i = 0; i < n; i++) {
-        *symbols += libs[i]->symbols.count;
-        *rules += libs[i]->frames.count;
-        *bytes += libs[i]->symbols.count * sizeof(elf_symbol) + libs[i]->symbols.names_size +
-                  libs[i]->frames.count * sizeof(frame_rule);
+        *symbols += libraries.libs[i]->symbols.count;
+        *rules += libraries.libs[i]->frames.count;
+        *bytes += libraries.libs[i]->symbols.count * sizeof(elf_symbol) + libraries.libs[i]->symbols.names_size +
+                  libraries.libs[i]->frames.count * sizeof(frame_rule);
     }
 }

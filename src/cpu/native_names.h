@@ -18,12 +18,12 @@
 #include "../core/tables.h"
 
 /* 0 if pc is in no known object, or a table is full. */
-serial_t native_frame_method(uint64_t pc, void *context);
+serial_t native_frame_method(profile_tables *tables, uint64_t pc, void *context);
 /* 0 if a table is full. A thread gone before it was named is "thread <tid>
  * (ended)". */
-serial_t os_thread_serial(int32_t tid, void *context);
+serial_t os_thread_serial(profile_tables *tables, int32_t tid, void *context);
 /* The threads alive now (sorted): the named ones not among them have ended. */
-void     os_threads_reconcile(const pid_t *live, size_t n);
+void     os_threads_reconcile(profile_tables *tables, const pid_t *live, size_t n);
 /* Forget every name (the tables were reset). */
 void     os_threads_clear(void);
 

@@ -24,19 +24,24 @@ sampler_losses sampler_lost;
 asgct_fn             sampler_async_get_call_trace;
 JavaVM              *sampler_java_vm;              /* for threads the agent never saw start */
 sampler_engine       sampler_engine_used;
-static sample_queue *queue;
-static uint32_t      frames_to_walk;
+/* cpu=samples' engine, and below wall='s: global, because the signal handler gets no user data. */
+static struct {
+    sample_queue *queue;
+    uint32_t frames_to_walk;
+    uint64_t interval_period; /* interval_ns as PERF_EVENT_IOC_PERIOD wants it */
+} cpu_sampling;
 long                 sampler_interval_ns;
-static uint64_t      interval_period;              /* interval_ns as PERF_EVENT_IOC_PERIOD wants it */
 atomic_int           sampler_sampling_on;
 int                  sampler_sample_signal = SIGPROF; /* SIGPROF, or a real-time signal if it is taken */
 atomic_int           sampler_generation = 1;       /* 1 + sampler_start calls: thread states older are stale
                                                    * (fresh TLS holds 0, which is never current) */
 atomic_int           sampler_native_walks;         /* sampler_native: every thread, native frames too */
-static sample_queue *wall_queue;                   /* wall=: sampler_wall_init */
-static int           wall_signal;                  /* wall='s real-time signal (same handler) */
-static uint32_t      wall_frames;
-static atomic_int    wall_on;
+static struct {
+    sample_queue *queue; /* wall=: sampler_wall_init */
+    int signal; /* wall='s real-time signal (same handler) */
+    uint32_t frames;
+    atomic_int on;
+} wall_sampling;
 pid_t                sampler_self_pid;             /* for process_vm_readv on our own memory */
 int                  sampler_kernel_frames;        /* perf engine with kernel call chains allowed */
 long                 sampler_page_size;
@@ -204,7 +209,7 @@ static int was_runnable(thread_state *t)
 
 static void on_wall_signal(thread_state *t, siginfo_t *info, void *ucontext)
 {
-    if (!atomic_load_explicit(&wall_on, memory_order_relaxed) || ucontext == NULL)
+    if (!atomic_load_explicit(&wall_sampling.on, memory_order_relaxed) || ucontext == NULL)
         return;
     int gen = atomic_load_explicit(&sampler_generation, memory_order_relaxed);
     int java = t->env != NULL && t->generation == gen;
@@ -214,12 +219,12 @@ static void on_wall_signal(thread_state *t, siginfo_t *info, void *ucontext)
             return;
         java = adopted == 1;
     }
-    raw_sample *s = sample_queue_claim(wall_queue);
+    raw_sample *s = sample_queue_claim(wall_sampling.queue);
     if (s == NULL) {
         atomic_fetch_add_explicit(&sampler_lost.wall_buffer_full, 1, memory_order_relaxed);
         return;
     }
-    fill_sample(s, t, java, ucontext, wall_frames, -1);
+    fill_sample(s, t, java, ucontext, wall_sampling.frames, -1);
     uint32_t mounted = java ? mounted_serial : 0;
     s->thread_serial = mounted ? mounted : java ? t->thread_serial : 0;
     s->carrier_serial = mounted ? t->thread_serial : 0;
@@ -230,7 +235,7 @@ static void on_wall_signal(thread_state *t, siginfo_t *info, void *ucontext)
     if (s->weight == 0)
         s->weight = 1;
     s->flags = in_system_call(ucontext) ? SAMPLE_IN_SYSCALL : was_runnable(t) ? SAMPLE_RUNNABLE : 0;
-    sample_queue_publish(wall_queue, s);
+    sample_queue_publish(wall_sampling.queue, s);
 }
 
 int sampler_wall_init(JavaVM *vm, sample_queue *q, uint32_t max_frames, char *err, size_t errlen)
@@ -240,17 +245,17 @@ int sampler_wall_init(JavaVM *vm, sample_queue *q, uint32_t max_frames, char *er
     /* A real-time signal of its own: those queue, where a second SIGPROF
      * sent while one is pending (a CPU timer's, or a wall sample of a thread
      * waiting for a CPU) would be merged into it and one sample lost. */
-    if (wall_signal == 0) {
+    if (wall_sampling.signal == 0) {
         int signo = sampler_free_realtime_signal(sampler_sample_signal);
         if (signo < 0 || sampler_install_handler(signo) != 0) {
             snprintf(err, errlen, "hprof: wall= needs a real-time signal of its own, and every one "
                      "(SIGRTMIN..SIGRTMAX) is in use or cannot be handled");
             return -1;
         }
-        wall_signal = signo;
+        wall_sampling.signal = signo;
     }
-    wall_queue = q;
-    wall_frames = max_frames;
+    wall_sampling.queue = q;
+    wall_sampling.frames = max_frames;
     return 0;
 }
 
@@ -258,19 +263,19 @@ void sampler_wall_on(int on)
 {
     if (on)
         sampler_note_adoptable();
-    atomic_store(&wall_on, on);
+    atomic_store(&wall_sampling.on, on);
 }
 
 int sampler_wall_signal(pid_t tid, uint32_t weight)
 {
     siginfo_t si;
     memset(&si, 0, sizeof si);
-    si.si_signo = wall_signal;
+    si.si_signo = wall_sampling.signal;
     si.si_code = SI_QUEUE;
     si.si_pid = sampler_self_pid;
     si.si_uid = getuid();
     si.si_value.sival_ptr = (void *)(uintptr_t)(((uint64_t)WALL_SIGNAL_MAGIC << 32) | weight);
-    return (int)syscall(SYS_rt_tgsigqueueinfo, sampler_self_pid, tid, wall_signal, &si);
+    return (int)syscall(SYS_rt_tgsigqueueinfo, sampler_self_pid, tid, wall_sampling.signal, &si);
 }
 
 void sampler_on_sigprof(int signo, siginfo_t *info, void *ucontext)
@@ -297,13 +302,13 @@ void sampler_on_sigprof(int signo, siginfo_t *info, void *ucontext)
             goto out;
         java = adopted == 1;
     }
-    raw_sample *s = sample_queue_claim(queue);
+    raw_sample *s = sample_queue_claim(cpu_sampling.queue);
     if (s == NULL) {
         atomic_fetch_add_explicit(&sampler_lost.buffer_full, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&sampler_lost.taken, 1, memory_order_relaxed);
         goto out;
     }
-    fill_sample(s, t, java, ucontext, frames_to_walk, info != NULL && info->si_code > 0 ? info->si_fd : -1);
+    fill_sample(s, t, java, ucontext, cpu_sampling.frames_to_walk, info != NULL && info->si_code > 0 ? info->si_fd : -1);
     uint32_t mounted = java ? mounted_serial : 0;
     s->thread_serial = mounted ? mounted : java ? t->thread_serial : 0;
     s->carrier_serial = mounted ? t->thread_serial : 0;
@@ -316,7 +321,7 @@ void sampler_on_sigprof(int signo, siginfo_t *info, void *ucontext)
     if (info != NULL && info->si_code == SI_TIMER && info->si_overrun > 0)
         s->weight += (uint32_t)info->si_overrun;
     atomic_fetch_add_explicit(&sampler_lost.taken, s->weight, memory_order_relaxed);
-    sample_queue_publish(queue, s);
+    sample_queue_publish(cpu_sampling.queue, s);
 out:
     /* perf engine: the event disarmed itself at the overflow that sent this
      * signal (IOC_REFRESH 1); arm it for the next interval. ioctl is a plain
@@ -331,7 +336,7 @@ out:
     if (t->has_perf && info != NULL && info->si_code > 0 &&
         atomic_load_explicit(&sampler_sampling_on, memory_order_relaxed)) {
         if (t->first_period) {
-            ioctl(t->perf_fd, PERF_EVENT_IOC_PERIOD, &interval_period);
+            ioctl(t->perf_fd, PERF_EVENT_IOC_PERIOD, &cpu_sampling.interval_period);
             t->first_period = 0;
         }
         ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
@@ -473,10 +478,10 @@ int sampler_init(JavaVM *vm, sample_queue *q, int interval_ms, uint32_t max_fram
 {
     if (init_handler(vm, err, errlen) != 0)
         return -1;
-    queue = q;
-    frames_to_walk = max_frames;
+    cpu_sampling.queue = q;
+    cpu_sampling.frames_to_walk = max_frames;
     sampler_interval_ns = (long)interval_ms * 1000000L;
-    interval_period = (uint64_t)sampler_interval_ns;
+    cpu_sampling.interval_period = (uint64_t)sampler_interval_ns;
 
     /* Engine: perf events give exact intervals, but a per-thread perf event
      * is switched in and out with its thread, which cost +25% CPU on a

@@ -64,11 +64,15 @@ static void retry_from_caller(asgct_trace *trace, void *ucontext)
  * again). Only threads older than a start are named, so it stays small. */
 #define ENV_SLOTS 8192
 
-static struct env_slot {
+typedef struct env_slot {
     _Atomic(const void *) env;
     atomic_uint           serial;
-} env_slots[ENV_SLOTS];
-static atomic_int env_names_complete;  /* every Java thread alive is named: unnamed = not the program's */
+} env_slot;
+/* Global: the signal handler, which gets no user data, reads it. */
+static struct {
+    env_slot   slots[ENV_SLOTS];
+    atomic_int complete;        /* every Java thread alive is named: unnamed = not the program's */
+} env_names;
 
 static size_t env_hash(const void *env)
 {
@@ -81,15 +85,15 @@ void sampler_name_thread(const void *env, uint32_t serial)
     if (env == NULL)
         return;
     for (size_t i = env_hash(env), n = 0; n < ENV_SLOTS; i = (i + 1) & (ENV_SLOTS - 1), n++) {
-        const void *cur = atomic_load(&env_slots[i].env);
+        const void *cur = atomic_load(&env_names.slots[i].env);
         if (cur == NULL) {
             const void *expected = NULL;
-            if (!atomic_compare_exchange_strong(&env_slots[i].env, &expected, env) && expected != env)
+            if (!atomic_compare_exchange_strong(&env_names.slots[i].env, &expected, env) && expected != env)
                 continue;                /* another key took it meanwhile */
             cur = env;
         }
         if (cur == env) {
-            atomic_store(&env_slots[i].serial, serial);
+            atomic_store(&env_names.slots[i].serial, serial);
             return;
         }
     }
@@ -97,18 +101,18 @@ void sampler_name_thread(const void *env, uint32_t serial)
 
 void sampler_names_complete(int complete)
 {
-    atomic_store(&env_names_complete, complete);
+    atomic_store(&env_names.complete, complete);
 }
 
 /* Async-signal-safe: atomic loads only. 0 if not named. */
 static uint32_t serial_of_env(const void *env)
 {
     for (size_t i = env_hash(env), n = 0; n < ENV_SLOTS; i = (i + 1) & (ENV_SLOTS - 1), n++) {
-        const void *cur = atomic_load_explicit(&env_slots[i].env, memory_order_acquire);
+        const void *cur = atomic_load_explicit(&env_names.slots[i].env, memory_order_acquire);
         if (cur == NULL)
             return 0;
         if (cur == env)
-            return atomic_load_explicit(&env_slots[i].serial, memory_order_relaxed);
+            return atomic_load_explicit(&env_names.slots[i].serial, memory_order_relaxed);
     }
     return 0;
 }
@@ -137,7 +141,7 @@ int sampler_adopt_thread(thread_state *t, const siginfo_t *info)
     uint32_t serial = 0;
     if (!sampler_may_adopt(t) ||
         (*sampler_java_vm)->GetEnv(sampler_java_vm, (void **)&env, JNI_VERSION_1_6) != JNI_OK || env == NULL ||
-        ((serial = serial_of_env(env)) == 0 && atomic_load_explicit(&env_names_complete, memory_order_relaxed))) {
+        ((serial = serial_of_env(env)) == 0 && atomic_load_explicit(&env_names.complete, memory_order_relaxed))) {
         if (atomic_load_explicit(&sampler_native_walks, memory_order_relaxed)) {
             /* GC workers, JIT compilers, the VM thread, a library's own
              * threads: sampled by their native stacks, named by the agent

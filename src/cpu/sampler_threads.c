@@ -32,29 +32,32 @@ typedef struct timer_slot {
     int     in_use;
 } timer_slot;
 
-static pthread_mutex_t timers_lock = PTHREAD_MUTEX_INITIALIZER;
-static timer_slot     *timers;
-static int             timers_cap;
-static int             timers_free_hint;
-/* A free slot in timers[], growing it; called with timers_lock held. */
+/* Each sampled thread's timer, in slots reused when threads end. */
+static struct {
+    pthread_mutex_t lock;
+    timer_slot *slots;
+    int cap;
+    int free_hint;
+} timers = { .lock = PTHREAD_MUTEX_INITIALIZER };
+/* A free slot in timers.slots, growing it; called with timers.lock held. */
 static int take_timer_slot(void)
 {
-    for (int i = 0; i < timers_cap; i++) {
-        int k = (timers_free_hint + i) % timers_cap;
-        if (!timers[k].in_use) {
-            timers_free_hint = k + 1;
+    for (int i = 0; i < timers.cap; i++) {
+        int k = (timers.free_hint + i) % timers.cap;
+        if (!timers.slots[k].in_use) {
+            timers.free_hint = k + 1;
             return k;
         }
     }
-    int ncap = timers_cap ? timers_cap * 2 : 256;
-    timer_slot *n = realloc(timers, (size_t)ncap * sizeof *n);
+    int ncap = timers.cap ? timers.cap * 2 : 256;
+    timer_slot *n = realloc(timers.slots, (size_t)ncap * sizeof *n);
     if (n == NULL)
         return -1;
-    memset(n + timers_cap, 0, (size_t)(ncap - timers_cap) * sizeof *n);
-    timers = n;
-    int k = timers_cap;
-    timers_cap = ncap;
-    timers_free_hint = k + 1;
+    memset(n + timers.cap, 0, (size_t)(ncap - timers.cap) * sizeof *n);
+    timers.slots = n;
+    int k = timers.cap;
+    timers.cap = ncap;
+    timers.free_hint = k + 1;
     return k;
 }
 
@@ -77,11 +80,11 @@ static uint64_t random_first_period(pid_t tid)
     return 1 + x % (uint64_t)sampler_interval_ns;
 }
 
-/* The slot of thread tid's timer, or -1; timers_lock held. */
+/* The slot of thread tid's timer, or -1; timers.lock held. */
 static int slot_of_tid(pid_t tid)
 {
-    for (int i = 0; i < timers_cap; i++)
-        if (timers[i].in_use && timers[i].tid == tid)
+    for (int i = 0; i < timers.cap; i++)
+        if (timers.slots[i].in_use && timers.slots[i].tid == tid)
             return i;
     return -1;
 }
@@ -102,7 +105,7 @@ static int start_perf(pid_t tid, int slot, uint64_t first_period_ns)
         errno = e;
         return -1;
     }
-    timers[slot].perf_fd = fd;
+    timers.slots[slot].perf_fd = fd;
     return 0;
 }
 
@@ -117,7 +120,7 @@ static int start_timer(pid_t tid, int slot)
     sev.sigev_notify = SIGEV_THREAD_ID;
     sev.sigev_signo = sampler_sample_signal;
     sev.sigev_notify_thread_id = tid;
-    if (timer_create(clock, &sev, &timers[slot].id) != 0)
+    if (timer_create(clock, &sev, &timers.slots[slot].id) != 0)
         return -1;
     return 0;
 }
@@ -125,31 +128,31 @@ static int start_timer(pid_t tid, int slot)
 static void release_slot(int slot)
 {
     if (sampler_engine_used == SAMPLER_PERF) {
-        sampler_unmap_ring(timers[slot].perf_fd);
-        close(timers[slot].perf_fd);     /* also discards its pending overflow */
+        sampler_unmap_ring(timers.slots[slot].perf_fd);
+        close(timers.slots[slot].perf_fd);     /* also discards its pending overflow */
     }
     else
-        timer_delete(timers[slot].id);   /* also drops a signal still queued from it */
-    timers[slot].in_use = 0;
-    timers[slot].tid = 0;
+        timer_delete(timers.slots[slot].id);   /* also drops a signal still queued from it */
+    timers.slots[slot].in_use = 0;
+    timers.slots[slot].tid = 0;
 }
 
 /* Arm a slot's timer or counter for its first period. */
 static int arm_slot(int slot, uint64_t first)
 {
     if (sampler_engine_used == SAMPLER_PERF)
-        return ioctl(timers[slot].perf_fd, PERF_EVENT_IOC_RESET, 0) == 0 &&
-               ioctl(timers[slot].perf_fd, PERF_EVENT_IOC_REFRESH, 1) == 0 ? 0 : -1;
+        return ioctl(timers.slots[slot].perf_fd, PERF_EVENT_IOC_RESET, 0) == 0 &&
+               ioctl(timers.slots[slot].perf_fd, PERF_EVENT_IOC_REFRESH, 1) == 0 ? 0 : -1;
     struct itimerspec its;
     memset(&its, 0, sizeof its);
     its.it_value.tv_sec = (time_t)(first / 1000000000u);
     its.it_value.tv_nsec = (long)(first % 1000000000u);
     its.it_interval.tv_sec = sampler_interval_ns / 1000000000L;
     its.it_interval.tv_nsec = sampler_interval_ns % 1000000000L;
-    return timer_settime(timers[slot].id, 0, &its, NULL);
+    return timer_settime(timers.slots[slot].id, 0, &its, NULL);
 }
 
-/* A new timer for thread tid in a free slot; timers_lock held. -1 with errno. */
+/* A new timer for thread tid in a free slot; timers.lock held. -1 with errno. */
 static int new_slot(pid_t tid, uint64_t first)
 {
     int slot = take_timer_slot();
@@ -159,8 +162,8 @@ static int new_slot(pid_t tid, uint64_t first)
     }
     if ((sampler_engine_used == SAMPLER_PERF ? start_perf(tid, slot, first) : start_timer(tid, slot)) != 0)
         return -1;
-    timers[slot].in_use = 1;
-    timers[slot].tid = tid;
+    timers.slots[slot].in_use = 1;
+    timers.slots[slot].tid = tid;
     return slot;
 }
 
@@ -181,7 +184,7 @@ int sampler_thread_start(JNIEnv *env, uint32_t thread_serial)
     atomic_signal_fence(memory_order_seq_cst);
 
     pid_t tid = (pid_t)syscall(SYS_gettid);
-    pthread_mutex_lock(&timers_lock);
+    pthread_mutex_lock(&timers.lock);
     /* A timer made for this thread from outside (it existed when sampling
      * started) is adopted: one timer per thread. */
     uint64_t first = random_first_period(tid);
@@ -189,14 +192,14 @@ int sampler_thread_start(JNIEnv *env, uint32_t thread_serial)
     int adopted = slot >= 0;
     if (!adopted && (slot = new_slot(tid, first)) < 0) {
         int e = errno;
-        pthread_mutex_unlock(&timers_lock);
+        pthread_mutex_unlock(&timers.lock);
         errno = e;
         return -1;
     }
     /* Fill the thread state before the first signal can arrive. */
     sampler_tls.jvm_ready = 1;
     sampler_tls.thread_serial = thread_serial;
-    sampler_tls.perf_fd = timers[slot].perf_fd;
+    sampler_tls.perf_fd = timers.slots[slot].perf_fd;
     sampler_tls.has_perf = sampler_engine_used == SAMPLER_PERF;
     sampler_tls.first_period = adopted ? 1 : first != (uint64_t)sampler_interval_ns;
     sampler_tls.generation = atomic_load(&sampler_generation);
@@ -211,11 +214,11 @@ int sampler_thread_start(JNIEnv *env, uint32_t thread_serial)
         atomic_signal_fence(memory_order_seq_cst);
         sampler_tls.has_perf = 0;
         release_slot(slot);
-        pthread_mutex_unlock(&timers_lock);
+        pthread_mutex_unlock(&timers.lock);
         errno = e;
         return -1;
     }
-    pthread_mutex_unlock(&timers_lock);
+    pthread_mutex_unlock(&timers.lock);
     return 1;
 }
 
@@ -223,7 +226,7 @@ int sampler_thread_start_other(pid_t tid)
 {
     if (!atomic_load(&sampler_sampling_on))
         return 0;
-    pthread_mutex_lock(&timers_lock);
+    pthread_mutex_lock(&timers.lock);
     int rc = 0;
     if (slot_of_tid(tid) < 0) {
         uint64_t first = random_first_period(tid);
@@ -236,7 +239,7 @@ int sampler_thread_start_other(pid_t tid)
             rc = -1;
         }
     }
-    pthread_mutex_unlock(&timers_lock);
+    pthread_mutex_unlock(&timers.lock);
     return rc;
 }
 
@@ -291,18 +294,18 @@ static int arm_listed(const pid_t *tids, size_t n)
 {
     int started = 0;
     if (atomic_load(&sampler_sampling_on)) {
-        pthread_mutex_lock(&timers_lock);
+        pthread_mutex_lock(&timers.lock);
         /* Timers of threads that are gone: a thread that ended without a
          * ThreadEnd (not a Java thread) keeps its slot otherwise. */
-        for (int i = 0; i < timers_cap; i++)
-            if (timers[i].in_use && !bsearch(&timers[i].tid, tids, n, sizeof *tids, compare_tids))
+        for (int i = 0; i < timers.cap; i++)
+            if (timers.slots[i].in_use && !bsearch(&timers.slots[i].tid, tids, n, sizeof *tids, compare_tids))
                 release_slot(i);
         /* Threads without a timer: sorted timers' tids, then one lookup each. */
         size_t have = 0;
-        pid_t *timed = malloc(((size_t)timers_cap + 1) * sizeof *timed);
-        for (int i = 0; timed != NULL && i < timers_cap; i++)
-            if (timers[i].in_use)
-                timed[have++] = timers[i].tid;
+        pid_t *timed = malloc(((size_t)timers.cap + 1) * sizeof *timed);
+        for (int i = 0; timed != NULL && i < timers.cap; i++)
+            if (timers.slots[i].in_use)
+                timed[have++] = timers.slots[i].tid;
         if (timed != NULL)
             qsort(timed, have, sizeof *timed, compare_tids);
         for (size_t i = 0; timed != NULL && i < n; i++) {
@@ -316,7 +319,7 @@ static int arm_listed(const pid_t *tids, size_t n)
                 started++;
         }
         free(timed);
-        pthread_mutex_unlock(&timers_lock);
+        pthread_mutex_unlock(&timers.lock);
     }
     return started;
 }
@@ -355,27 +358,30 @@ void sampler_jvm_thread_here(void)
 }
 
 #define MAX_ADOPTABLE 16384
-static pid_t adoptable[MAX_ADOPTABLE];
-static atomic_size_t n_adoptable;
-static atomic_int adoptable_generation;
-static atomic_int adoptable_overflowed;     /* more threads than fit: every thread may be adopted */
+/* Global: the signal handler, which gets no user data, reads it. */
+static struct {
+    pid_t tids[MAX_ADOPTABLE];
+    atomic_size_t n;
+    atomic_int generation;
+    atomic_int overflowed; /* more threads than fit: every thread may be adopted */
+} adoptable;
 
 int sampler_may_adopt(const thread_state *t)
 {
     if (t->jvm_ready)
         return 1;
     pid_t tid = (pid_t)syscall(SYS_gettid);
-    if (atomic_load_explicit(&adoptable_generation, memory_order_acquire) !=
+    if (atomic_load_explicit(&adoptable.generation, memory_order_acquire) !=
         atomic_load_explicit(&sampler_generation, memory_order_relaxed))
         return 0;
-    if (atomic_load_explicit(&adoptable_overflowed, memory_order_relaxed))
+    if (atomic_load_explicit(&adoptable.overflowed, memory_order_relaxed))
         return 1;
-    size_t lo = 0, hi = atomic_load_explicit(&n_adoptable, memory_order_acquire);
+    size_t lo = 0, hi = atomic_load_explicit(&adoptable.n, memory_order_acquire);
     while (lo < hi) {                  /* bsearch is not on the async-signal-safe list */
         size_t mid = lo + (hi - lo) / 2;
-        if (adoptable[mid] == tid)
+        if (adoptable.tids[mid] == tid)
             return 1;
-        if (adoptable[mid] < tid)
+        if (adoptable.tids[mid] < tid)
             lo = mid + 1;
         else
             hi = mid;
@@ -387,13 +393,13 @@ int sampler_may_adopt(const thread_state *t)
  * adopted then) are the threads sampler_may_adopt allows. */
 static void note_adoptable(const pid_t *tids, size_t n)
 {
-    atomic_store_explicit(&n_adoptable, 0, memory_order_release);
+    atomic_store_explicit(&adoptable.n, 0, memory_order_release);
     size_t kept = tids == NULL ? 0 : n < MAX_ADOPTABLE ? n : MAX_ADOPTABLE;
     if (kept > 0)
-        memcpy(adoptable, tids, kept * sizeof *adoptable);
-    atomic_store(&adoptable_overflowed, tids == NULL || n > MAX_ADOPTABLE);
-    atomic_store_explicit(&n_adoptable, kept, memory_order_release);
-    atomic_store_explicit(&adoptable_generation, atomic_load(&sampler_generation), memory_order_release);
+        memcpy(adoptable.tids, tids, kept * sizeof *adoptable.tids);
+    atomic_store(&adoptable.overflowed, tids == NULL || n > MAX_ADOPTABLE);
+    atomic_store_explicit(&adoptable.n, kept, memory_order_release);
+    atomic_store_explicit(&adoptable.generation, atomic_load(&sampler_generation), memory_order_release);
 }
 
 int sampler_start_every_thread(void)
@@ -424,7 +430,7 @@ void sampler_native(int on)
 void sampler_thread_end(void)
 {
     pid_t tid = (pid_t)syscall(SYS_gettid);
-    pthread_mutex_lock(&timers_lock);
+    pthread_mutex_lock(&timers.lock);
     /* Stop the handler from using this thread's state before it goes. */
     sampler_tls.env = NULL;
     atomic_signal_fence(memory_order_seq_cst);
@@ -434,7 +440,7 @@ void sampler_thread_end(void)
     int slot = slot_of_tid(tid);
     if (slot >= 0)
         release_slot(slot);
-    pthread_mutex_unlock(&timers_lock);
+    pthread_mutex_unlock(&timers.lock);
 }
 
 void sampler_start(void)
@@ -457,11 +463,11 @@ int sampler_handler_replaced(void **who)
     return 1;
 }
 
-/* Every timer deleted (sampler_stop, sampler_move_signal); timers_lock held. */
+/* Every timer deleted (sampler_stop, sampler_move_signal); timers.lock held. */
 static void release_every_slot_locked(void)
 {
-    for (int i = 0; i < timers_cap; i++)
-        if (timers[i].in_use)
+    for (int i = 0; i < timers.cap; i++)
+        if (timers.slots[i].in_use)
             release_slot(i);
 }
 
@@ -476,20 +482,20 @@ int sampler_move_signal(int *from, int *to)
     *to = s;
     /* Every timer goes, those a thread made while this was starting too:
      * each still names the old signal. */
-    pthread_mutex_lock(&timers_lock);
+    pthread_mutex_lock(&timers.lock);
     release_every_slot_locked();
     if (s >= 0)
         sampler_sample_signal = s;
-    pthread_mutex_unlock(&timers_lock);
+    pthread_mutex_unlock(&timers.lock);
     return s < 0 ? -1 : 0;
 }
 
 void sampler_stop(void)
 {
     atomic_store(&sampler_sampling_on, 0);
-    pthread_mutex_lock(&timers_lock);
+    pthread_mutex_lock(&timers.lock);
     release_every_slot_locked();
-    pthread_mutex_unlock(&timers_lock);
+    pthread_mutex_unlock(&timers.lock);
     /* Not SIG_DFL: a SIGPROF still in flight would then kill the process.
      * The handler stays installed and ignores signals once sampling_on is 0
      * (the library is never unloaded while the VM runs). */

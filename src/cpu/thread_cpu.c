@@ -10,14 +10,16 @@
 
 /* Per thread: its counter, and the last exact reading (Three words of TLS
  * and an anchor: TLS must stay small). */
-static __thread int   counter_fd = -1;
-static __thread void *counter_page;
-static __thread struct { uint32_t lock; int valid; int64_t cpu, wall; } anchor;
+static _Thread_local struct {
+    int   fd;
+    void *page;
+    struct { uint32_t lock; int valid; int64_t cpu, wall; } anchor;
+} counter = { .fd = -1 };
 
 void *thread_cpu_page(void)
 {
-    if (counter_fd >= 0)
-        return counter_page;
+    if (counter.fd >= 0)
+        return counter.page;
     struct perf_event_attr a;
     memset(&a, 0, sizeof a);
     a.size = sizeof a;
@@ -31,21 +33,21 @@ void *thread_cpu_page(void)
         close(fd);
         return NULL;
     }
-    counter_fd = fd;
-    counter_page = page;
-    anchor.valid = 0;
+    counter.fd = fd;
+    counter.page = page;
+    counter.anchor.valid = 0;
     return page;
 }
 
 void thread_cpu_close(void)
 {
-    if (counter_fd < 0)
+    if (counter.fd < 0)
         return;
-    munmap(counter_page, (size_t)sysconf(_SC_PAGESIZE));
-    close(counter_fd);
-    counter_fd = -1;
-    counter_page = NULL;
-    anchor.valid = 0;
+    munmap(counter.page, (size_t)sysconf(_SC_PAGESIZE));
+    close(counter.fd);
+    counter.fd = -1;
+    counter.page = NULL;
+    counter.anchor.valid = 0;
 }
 
 int64_t thread_cpu_exact(void)
@@ -67,14 +69,14 @@ int64_t thread_cpu_now(void)
 {
     const volatile struct perf_event_mmap_page *p = thread_cpu_page();
     int64_t wall = wall_now();
-    if (p != NULL && anchor.valid && p->lock == anchor.lock)
-        return anchor.cpu + (wall - anchor.wall);
+    if (p != NULL && counter.anchor.valid && p->lock == counter.anchor.lock)
+        return counter.anchor.cpu + (wall - counter.anchor.wall);
     /* The word first: a switch after it changes the word again. Odd: the
      * kernel is mid-update, so the anchor is not trusted. */
     uint32_t lock = p != NULL ? p->lock : 1;
-    anchor.cpu = thread_cpu_exact();
-    anchor.wall = wall_now();
-    anchor.lock = lock;
-    anchor.valid = p != NULL && (lock & 1) == 0;
-    return anchor.cpu;
+    counter.anchor.cpu = thread_cpu_exact();
+    counter.anchor.wall = wall_now();
+    counter.anchor.lock = lock;
+    counter.anchor.valid = p != NULL && (lock & 1) == 0;
+    return counter.anchor.cpu;
 }

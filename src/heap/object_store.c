@@ -211,10 +211,12 @@ typedef struct recent_mark {
     subsite_t subsite;
 } recent_mark;
 
-static __thread store_chunk *mine;
-static __thread unsigned     mine_generation;
-static __thread recent_mark  marks[2];   /* [1] the latest */
-static __thread unsigned     nmarks;
+static _Thread_local struct {
+    store_chunk *chunk;
+    unsigned generation;
+    recent_mark marks[2]; /* [1] the latest */
+    unsigned nmarks;
+} this_thread;
 
 static unsigned bytes_of(store_chunk *c)
 {
@@ -384,9 +386,9 @@ void object_store_gc_done(void)
 
 static store_chunk *my_chunk(void)
 {
-    if (mine && mine_generation != atomic_load_explicit(&st.generation, memory_order_relaxed))
-        mine = NULL;
-    return mine;
+    if (this_thread.chunk && this_thread.generation != atomic_load_explicit(&st.generation, memory_order_relaxed))
+        this_thread.chunk = NULL;
+    return this_thread.chunk;
 }
 
 /* c leaves the active list for the young one, or is freed if empty (lock). */
@@ -419,10 +421,10 @@ static void mark_if_due(store_chunk *c)
     unsigned e = entries_of(c);
     if (e % RECENT_STEP != 0)
         return;
-    marks[0] = marks[1];
-    marks[1] = (recent_mark){ e, atomic_load_explicit(&c->bytes, memory_order_relaxed), c->last_slot,
+    this_thread.marks[0] = this_thread.marks[1];
+    this_thread.marks[1] = (recent_mark){ e, atomic_load_explicit(&c->bytes, memory_order_relaxed), c->last_slot,
                               c->last_subsite };
-    nmarks++;
+    this_thread.nmarks++;
 }
 
 int object_store_add(const object_store_ops *ops, void *ctx, void *handle, subsite_t s)
@@ -445,9 +447,9 @@ int object_store_add(const object_store_ops *ops, void *ctx, void *handle, subsi
     int behind = st.young_entries > YOUNG_HELP && st.young &&
                  st.young->stamp != atomic_load_explicit(&st.gcs, memory_order_relaxed);
     pthread_mutex_unlock(&st.lock);
-    mine = c = fresh;
-    mine_generation = atomic_load_explicit(&st.generation, memory_order_relaxed);
-    nmarks = 0;
+    this_thread.chunk = c = fresh;
+    this_thread.generation = atomic_load_explicit(&st.generation, memory_order_relaxed);
+    this_thread.nmarks = 0;
     if (behind && pthread_mutex_trylock(&st.sweep_lock) == 0) {
         sweep_young(ops, ctx, HELP_CHUNKS);
         pthread_mutex_unlock(&st.sweep_lock);
@@ -467,7 +469,7 @@ void object_store_thread_end(void)
     pthread_mutex_lock(&st.lock);
     retire(c);
     pthread_mutex_unlock(&st.lock);
-    mine = NULL;
+    this_thread.chunk = NULL;
 }
 
 int object_store_recent(int (*match)(void *ctx, void *handle, subsite_t s), void *ctx, unsigned max)
@@ -478,8 +480,8 @@ int object_store_recent(int (*match)(void *ctx, void *handle, subsite_t s), void
     unsigned n = entries_of(c), from = n > max ? n - max : 0;
     cursor k;
     cursor_start(&k, c, atomic_load_explicit(&c->bytes, memory_order_relaxed));
-    const recent_mark *start = nmarks >= 1 && marks[1].index <= from ? &marks[1]
-                             : nmarks >= 2 && marks[0].index <= from ? &marks[0] : NULL;
+    const recent_mark *start = this_thread.nmarks >= 1 && this_thread.marks[1].index <= from ? &this_thread.marks[1]
+                             : this_thread.nmarks >= 2 && this_thread.marks[0].index <= from ? &this_thread.marks[0] : NULL;
     if (start) {
         k.pos = start->pos;
         k.index = start->index;
@@ -572,7 +574,7 @@ void object_store_free(const object_store_ops *ops, void *ctx)
     atomic_fetch_add(&st.generation, 1);
     pthread_mutex_unlock(&st.lock);
     release_list(active, ops, ctx);
-    mine = NULL;
+    this_thread.chunk = NULL;
 }
 
 object_store_stats object_store_stats_now(void)

@@ -45,7 +45,7 @@ static struct {
     int               census;        /* site_census_begin ran: rows use `seen` for live */
     _Atomic uint32_t  epoch;         /* resets so far (its low bits are in every subsite_t handed out) */
     _Atomic uint32_t  generation;    /* bumped by init, free and reset: threads' caches go stale */
-} S = { .lock = PTHREAD_MUTEX_INITIALIZER };
+} table = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* Each thread's last subsites, by key: most allocations repeat a few sites,
  * and the table's lock is every allocating thread's (8 threads of an SQL
@@ -72,9 +72,9 @@ void site_table_thread_end(void)
 static subsite *subsite_at(subsite_t s)
 {
     uint32_t n = number_of(s);
-    if (n == 0 || S.chunks == NULL || n > atomic_load_explicit(&S.count, memory_order_acquire))
+    if (n == 0 || table.chunks == NULL || n > atomic_load_explicit(&table.count, memory_order_acquire))
         return NULL;
-    subsite *chunk = atomic_load_explicit(&S.chunks[(n - 1) >> CHUNK_BITS], memory_order_acquire);
+    subsite *chunk = atomic_load_explicit(&table.chunks[(n - 1) >> CHUNK_BITS], memory_order_acquire);
     return chunk ? &chunk[(n - 1) & (CHUNK_SIZE - 1)] : NULL;
 }
 
@@ -83,12 +83,12 @@ int site_table_init(uint32_t max_subsites)
     site_table_free();
     if (max_subsites == 0 || max_subsites > SUBSITE_MAX)
         max_subsites = SUBSITE_MAX;
-    S.max_subsites = max_subsites;
-    S.max_chunks = (max_subsites + CHUNK_SIZE - 1) / CHUNK_SIZE;
-    S.chunks = calloc(S.max_chunks, sizeof *S.chunks);
-    S.slot_mask = 1023;
-    S.slots = calloc(S.slot_mask + 1, sizeof *S.slots);
-    if (S.chunks == NULL || S.slots == NULL) {
+    table.max_subsites = max_subsites;
+    table.max_chunks = (max_subsites + CHUNK_SIZE - 1) / CHUNK_SIZE;
+    table.chunks = calloc(table.max_chunks, sizeof *table.chunks);
+    table.slot_mask = 1023;
+    table.slots = calloc(table.slot_mask + 1, sizeof *table.slots);
+    if (table.chunks == NULL || table.slots == NULL) {
         site_table_free();
         return -1;
     }
@@ -97,35 +97,35 @@ int site_table_init(uint32_t max_subsites)
 
 size_t site_table_bytes(void)
 {
-    pthread_mutex_lock(&S.lock);
+    pthread_mutex_lock(&table.lock);
     size_t bytes = 0;
-    if (S.chunks) {
-        bytes += (size_t)S.max_chunks * sizeof *S.chunks;
-        for (uint32_t i = 0; i < S.max_chunks; i++)
-            if (atomic_load(&S.chunks[i]))
+    if (table.chunks) {
+        bytes += (size_t)table.max_chunks * sizeof *table.chunks;
+        for (uint32_t i = 0; i < table.max_chunks; i++)
+            if (atomic_load(&table.chunks[i]))
                 bytes += (size_t)CHUNK_SIZE * sizeof(subsite);
     }
-    if (S.slots)
-        bytes += ((size_t)S.slot_mask + 1) * sizeof *S.slots;
-    pthread_mutex_unlock(&S.lock);
+    if (table.slots)
+        bytes += ((size_t)table.slot_mask + 1) * sizeof *table.slots;
+    pthread_mutex_unlock(&table.lock);
     return bytes;
 }
 
 void site_table_free(void)
 {
-    if (S.chunks)
-        for (uint32_t i = 0; i < S.max_chunks; i++)
-            free(atomic_load(&S.chunks[i]));
-    free(S.chunks);
-    free(S.slots);
-    S.chunks = NULL;
-    S.slots = NULL;
-    S.max_chunks = 0;
-    atomic_store(&S.count, 0);
-    atomic_store(&S.lost, 0);
-    S.census = 0;
-    S.epoch = 0;
-    atomic_fetch_add(&S.generation, 1);
+    if (table.chunks)
+        for (uint32_t i = 0; i < table.max_chunks; i++)
+            free(atomic_load(&table.chunks[i]));
+    free(table.chunks);
+    free(table.slots);
+    table.chunks = NULL;
+    table.slots = NULL;
+    table.max_chunks = 0;
+    atomic_store(&table.count, 0);
+    atomic_store(&table.lost, 0);
+    table.census = 0;
+    table.epoch = 0;
+    atomic_fetch_add(&table.generation, 1);
 }
 
 static uint32_t hash_key(serial_t trace, stack_id stack, serial_t class_serial, uint64_t size)
@@ -141,12 +141,12 @@ static uint32_t hash_key(serial_t trace, stack_id stack, serial_t class_serial, 
 /* Doubles the slot array (lock held); -1 if out of memory. */
 static int grow_slots(void)
 {
-    uint32_t mask = S.slot_mask * 2 + 1;
+    uint32_t mask = table.slot_mask * 2 + 1;
     uint32_t *slots = calloc((size_t)mask + 1, sizeof *slots);
     if (slots == NULL)
         return -1;
-    for (uint32_t i = 0; i <= S.slot_mask; i++) {
-        uint32_t s = S.slots[i];
+    for (uint32_t i = 0; i <= table.slot_mask; i++) {
+        uint32_t s = table.slots[i];
         if (s == 0)
             continue;
         subsite *e = subsite_at(s);
@@ -155,9 +155,9 @@ static int grow_slots(void)
             j = (j + 1) & mask;
         slots[j] = s;
     }
-    free(S.slots);
-    S.slots = slots;
-    S.slot_mask = mask;
+    free(table.slots);
+    table.slots = slots;
+    table.slot_mask = mask;
     return 0;
 }
 
@@ -167,22 +167,22 @@ static subsite_t intern_locked(uint32_t hash, serial_t trace, stack_id stack, se
 /* Subsite number n as handed out now. */
 static subsite_t handle_of(uint32_t n)
 {
-    return n ? n | ((atomic_load_explicit(&S.epoch, memory_order_relaxed) & EPOCH_MASK) << EPOCH_SHIFT) : 0;
+    return n ? n | ((atomic_load_explicit(&table.epoch, memory_order_relaxed) & EPOCH_MASK) << EPOCH_SHIFT) : 0;
 }
 
 /* Handed out since the last reset? */
 static int current(subsite_t s)
 {
-    return (s >> EPOCH_SHIFT) == (atomic_load_explicit(&S.epoch, memory_order_relaxed) & EPOCH_MASK);
+    return (s >> EPOCH_SHIFT) == (atomic_load_explicit(&table.epoch, memory_order_relaxed) & EPOCH_MASK);
 }
 
 subsite_t site_intern(serial_t trace, stack_id stack, serial_t class_serial, uint64_t size)
 {
-    if (S.slots == NULL)
+    if (table.slots == NULL)
         return 0;
     uint32_t hash = hash_key(trace, stack, class_serial, size);
     /* Generation 0 is never current (init bumps it), so a zeroed entry misses. */
-    uint32_t generation = atomic_load_explicit(&S.generation, memory_order_acquire);
+    uint32_t generation = atomic_load_explicit(&table.generation, memory_order_acquire);
     if (tcache == NULL)
         tcache = calloc(TCACHE_SIZE, sizeof *tcache);     /* if NULL: no cache, the lock each time */
     tcache_entry *c = tcache ? &tcache[hash & (TCACHE_SIZE - 1)] : NULL;
@@ -198,40 +198,40 @@ subsite_t site_intern(serial_t trace, stack_id stack, serial_t class_serial, uin
 static subsite_t intern_locked(uint32_t hash, serial_t trace, stack_id stack, serial_t class_serial,
                                uint64_t size)
 {
-    pthread_mutex_lock(&S.lock);
-    uint32_t j = hash & S.slot_mask;
-    for (uint32_t s; (s = S.slots[j]) != 0; j = (j + 1) & S.slot_mask) {
+    pthread_mutex_lock(&table.lock);
+    uint32_t j = hash & table.slot_mask;
+    for (uint32_t s; (s = table.slots[j]) != 0; j = (j + 1) & table.slot_mask) {
         subsite *e = subsite_at(s);
         if (e->trace == trace && e->stack == stack && e->class_serial == class_serial && e->size == size) {
-            pthread_mutex_unlock(&S.lock);
+            pthread_mutex_unlock(&table.lock);
             return handle_of(s);
         }
     }
     subsite_t made = 0;
-    uint32_t n = atomic_load(&S.count);
-    if (n >= S.max_subsites)
+    uint32_t n = atomic_load(&table.count);
+    if (n >= table.max_subsites)
         goto out;
     uint32_t chunk = n >> CHUNK_BITS;                    /* the new subsite n+1 goes at index n */
-    if (atomic_load(&S.chunks[chunk]) == NULL) {
+    if (atomic_load(&table.chunks[chunk]) == NULL) {
         subsite *mem = calloc(CHUNK_SIZE, sizeof *mem);
         if (mem == NULL)
             goto out;
-        atomic_store_explicit(&S.chunks[chunk], mem, memory_order_release);
+        atomic_store_explicit(&table.chunks[chunk], mem, memory_order_release);
     }
-    subsite *e = &atomic_load(&S.chunks[chunk])[n & (CHUNK_SIZE - 1)];
+    subsite *e = &atomic_load(&table.chunks[chunk])[n & (CHUNK_SIZE - 1)];
     e->trace = trace;
     e->stack = stack;
     e->class_serial = class_serial;
     e->size = size;
     made = n + 1;
-    S.slots[j] = made;
-    atomic_store_explicit(&S.count, made, memory_order_release);
+    table.slots[j] = made;
+    atomic_store_explicit(&table.count, made, memory_order_release);
     /* Keep the load under one half so that probes stay short. */
-    if ((uint64_t)made * 2 > S.slot_mask && grow_slots() != 0) {
+    if ((uint64_t)made * 2 > table.slot_mask && grow_slots() != 0) {
         /* Still correct, only slower: the table fills up before failing. */
     }
 out:
-    pthread_mutex_unlock(&S.lock);
+    pthread_mutex_unlock(&table.lock);
     return handle_of(made);
 }
 
@@ -263,10 +263,10 @@ int site_get(subsite_t s, serial_t *trace, serial_t *class_serial, uint64_t *siz
 
 void site_census_begin(void)
 {
-    uint32_t n = atomic_load(&S.count);
+    uint32_t n = atomic_load(&table.count);
     for (subsite_t s = 1; s <= n; s++)
         subsite_at(s)->seen = 0;
-    S.census = 1;
+    table.census = 1;
 }
 
 void site_census_add(subsite_t s)
@@ -276,9 +276,9 @@ void site_census_add(subsite_t s)
         e->seen++;
 }
 
-uint32_t site_subsite_count(void) { return atomic_load(&S.count); }
-void     site_count_lost(uint64_t n) { atomic_fetch_add(&S.lost, n); }
-uint64_t site_lost(void) { return atomic_load(&S.lost); }
+uint32_t site_subsite_count(void) { return atomic_load(&table.count); }
+void     site_count_lost(uint64_t n) { atomic_fetch_add(&table.lost, n); }
+uint64_t site_lost(void) { return atomic_load(&table.lost); }
 
 /* Every subsite's counts zeroed in place, the same subsites kept for the
  * same sites (the table does not grow at each reset), and the epoch moved on:
@@ -287,18 +287,18 @@ uint64_t site_lost(void) { return atomic_load(&S.lost); }
  * allocated since. An increment racing with the zeroing may be lost. */
 void site_table_reset(void)
 {
-    pthread_mutex_lock(&S.lock);
-    atomic_fetch_add(&S.epoch, 1);
-    atomic_fetch_add(&S.generation, 1);
-    uint32_t n = atomic_load(&S.count);
+    pthread_mutex_lock(&table.lock);
+    atomic_fetch_add(&table.epoch, 1);
+    atomic_fetch_add(&table.generation, 1);
+    uint32_t n = atomic_load(&table.count);
     for (uint32_t k = 1; k <= n; k++) {
         subsite *e = subsite_at(k);
         atomic_store_explicit(&e->allocs, 0, memory_order_relaxed);
         atomic_store_explicit(&e->frees, 0, memory_order_relaxed);
         e->seen = 0;
     }
-    atomic_store(&S.lost, 0);
-    pthread_mutex_unlock(&S.lock);
+    atomic_store(&table.lost, 0);
+    pthread_mutex_unlock(&table.lock);
 }
 
 double site_sample_weight(uint64_t size, uint64_t sample_interval)
@@ -332,7 +332,7 @@ static int key_order(const void *pa, const void *pb)
  * site_rows); *n rows, malloc'ed. NULL when out of memory. */
 static site_row *weighted_subsites(uint64_t sample_interval, uint32_t *n_out)
 {
-    uint32_t n = atomic_load_explicit(&S.count, memory_order_acquire);
+    uint32_t n = atomic_load_explicit(&table.count, memory_order_acquire);
     site_row *rows = malloc(((size_t)n + 1) * sizeof *rows);
     if (rows == NULL)
         return NULL;
@@ -345,7 +345,7 @@ static site_row *weighted_subsites(uint64_t sample_interval, uint32_t *n_out)
             continue;
         /* A free counted before its allocation (another thread's increment
          * not yet visible) must not make "live" wrap around. */
-        uint64_t live = S.census ? (e->seen < allocs ? e->seen : allocs) : frees < allocs ? allocs - frees : 0;
+        uint64_t live = table.census ? (e->seen < allocs ? e->seen : allocs) : frees < allocs ? allocs - frees : 0;
         double w = site_sample_weight(e->size, sample_interval);
         site_row r = { .trace = e->trace, .class_serial = e->class_serial, .stack = e->stack };
         r.alloc_objs = (uint64_t)llround((double)allocs * w);

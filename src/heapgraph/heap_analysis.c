@@ -6,11 +6,11 @@
 
 #include "dominators.h"
 
-/* qsort, which may not be given a NULL array even when empty */
-static void sort_array(void *a, size_t n, size_t size, int (*cmp)(const void *, const void *))
+/* qsort_r, which may not be given a NULL array even when empty */
+static void sort_array(void *a, size_t n, size_t size, int (*cmp)(const void *, const void *, void *), void *context)
 {
     if (n > 1)
-        qsort(a, n, size, cmp);
+        qsort_r(a, n, size, cmp, context);
 }
 
 
@@ -264,12 +264,11 @@ uint32_t heap_top_objects(const heap_analysis *a, uint32_t max, uint32_t *out)
     return count;
 }
 
-static const heap_analysis *sort_ctx;
-
-static int by_retained(const void *x, const void *y)
+static int by_retained(const void *x, const void *y, void *context)
 {
-    const hg_class *a = &sort_ctx->g->classes[*(const uint32_t *)x];
-    const hg_class *b = &sort_ctx->g->classes[*(const uint32_t *)y];
+    const heap_analysis *analysis = context;
+    const hg_class *a = &analysis->g->classes[*(const uint32_t *)x];
+    const hg_class *b = &analysis->g->classes[*(const uint32_t *)y];
     if (a->retained != b->retained)
         return a->retained < b->retained ? 1 : -1;
     if (a->shallow_total != b->shallow_total)
@@ -287,8 +286,6 @@ uint32_t *heap_classes_by_retained(const heap_analysis *a, uint32_t *n)
     for (uint32_t i = 0; i < g->nclasses; i++)
         if (g->classes[i].count > 0)
             ks[(*n)++] = i;
-    sort_ctx = a;
-    sort_array(ks, *n, sizeof *ks, by_retained);
-    sort_ctx = NULL;
+    sort_array(ks, *n, sizeof *ks, by_retained, (void *)a);
     return ks;
 }

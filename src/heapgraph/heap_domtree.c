@@ -4,13 +4,13 @@
 
 #include "dominators.h"
 
-static const uint64_t *sort_retained;
-
-static int by_retained(const void *x, const void *y)
+/* Nodes by their retained size (context: the sizes), largest first. */
+static int by_retained(const void *x, const void *y, void *context)
 {
+    const uint64_t *retained = context;
     uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-    if (sort_retained[a] != sort_retained[b])
-        return sort_retained[a] < sort_retained[b] ? 1 : -1;
+    if (retained[a] != retained[b])
+        return retained[a] < retained[b] ? 1 : -1;
     return a < b ? -1 : a > b;
 }
 
@@ -36,11 +36,10 @@ int heap_domtree_make(const heap_analysis *a, heap_domtree *t)
         if (a->idom[v] != DOM_UNREACHED)
             t->child[next[a->idom[v]]++] = v;
     free(next);
-    sort_retained = a->retained;
     for (uint32_t v = 0; v < n; v++)
         if (heap_domtree_count(t, v) > 1)
-            qsort(t->child + t->start[v], heap_domtree_count(t, v), sizeof *t->child, by_retained);
-    sort_retained = NULL;
+            qsort_r(t->child + t->start[v], heap_domtree_count(t, v), sizeof *t->child, by_retained,
+                    (void *)a->retained);
     return 0;
 }
 

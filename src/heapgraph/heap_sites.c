@@ -11,12 +11,12 @@
 
 #define SITE_FRAMES 3       /* frames shown of each site's trace */
 
-static const heap_analysis *sort_ctx;
-
-static int by_retained(const void *x, const void *y)
+/* Sites by their retained size (context: the analysis), largest first. */
+static int by_retained(const void *x, const void *y, void *context)
 {
+    const heap_analysis *analysis = context;
     uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-    uint64_t ra = sort_ctx->site_retained[a], rb = sort_ctx->site_retained[b];
+    uint64_t ra = analysis->site_retained[a], rb = analysis->site_retained[b];
     if (ra != rb)
         return ra < rb ? 1 : -1;
     return a < b ? -1 : a > b;
@@ -34,9 +34,7 @@ int heap_write_sites(const heap_analysis *a, uint32_t top, int json, FILE *out)
     for (uint32_t t = 0; t < g->ntraces; t++)
         if (a->site_count[t] > 0)
             ts[n++] = t;
-    sort_ctx = a;
-    qsort(ts, n, sizeof *ts, by_retained);
-    sort_ctx = NULL;
+    qsort_r(ts, n, sizeof *ts, by_retained, (void *)a);
     char frame[512], b1[32], b2[32], b3[32];
     if (json)
         fputs(",\n \"sites\": [", out);

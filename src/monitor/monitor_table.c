@@ -32,46 +32,49 @@ typedef struct shard {
     uint32_t values_cap;
 } shard;
 
-static shard shards[SHARDS];
-static pthread_mutex_t total_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t total;      /* also counts episodes a full table could not keep */
+/* The table: rows in shards, and the total of every episode. */
+static struct {
+    shard shards[SHARDS];
+    pthread_mutex_t total_lock;
+    uint64_t total; /* also counts episodes a full table could not keep */
+} table = { .total_lock = PTHREAD_MUTEX_INITIALIZER };
 
 int monitor_table_init(void)
 {
     for (int i = 0; i < SHARDS; i++) {
-        pthread_mutex_init(&shards[i].lock, NULL);
-        keytab_init(&shards[i].keys, MAX_MONITOR_ROWS / SHARDS);
-        shards[i].values = NULL;
-        shards[i].values_cap = 0;
+        pthread_mutex_init(&table.shards[i].lock, NULL);
+        keytab_init(&table.shards[i].keys, MAX_MONITOR_ROWS / SHARDS);
+        table.shards[i].values = NULL;
+        table.shards[i].values_cap = 0;
     }
-    total = 0;
+    table.total = 0;
     return 0;
 }
 
 void monitor_table_free(void)
 {
     for (int i = 0; i < SHARDS; i++) {
-        pthread_mutex_lock(&shards[i].lock);
-        keytab_free(&shards[i].keys);
-        free(shards[i].values);
-        shards[i].values = NULL;
-        shards[i].values_cap = 0;
-        pthread_mutex_unlock(&shards[i].lock);
+        pthread_mutex_lock(&table.shards[i].lock);
+        keytab_free(&table.shards[i].keys);
+        free(table.shards[i].values);
+        table.shards[i].values = NULL;
+        table.shards[i].values_cap = 0;
+        pthread_mutex_unlock(&table.shards[i].lock);
     }
-    total = 0;
+    table.total = 0;
 }
 
 void monitor_table_reset(void)
 {
     for (int i = 0; i < SHARDS; i++) {
-        pthread_mutex_lock(&shards[i].lock);
-        if (shards[i].values)
-            memset(shards[i].values, 0, (size_t)shards[i].values_cap * sizeof *shards[i].values);
-        pthread_mutex_unlock(&shards[i].lock);
+        pthread_mutex_lock(&table.shards[i].lock);
+        if (table.shards[i].values)
+            memset(table.shards[i].values, 0, (size_t)table.shards[i].values_cap * sizeof *table.shards[i].values);
+        pthread_mutex_unlock(&table.shards[i].lock);
     }
-    pthread_mutex_lock(&total_lock);
-    total = 0;
-    pthread_mutex_unlock(&total_lock);
+    pthread_mutex_lock(&table.total_lock);
+    table.total = 0;
+    pthread_mutex_unlock(&table.total_lock);
 }
 
 const char *block_kind_name(block_kind kind)
@@ -94,7 +97,7 @@ int monitor_table_add(serial_t trace, stack_id stack, serial_t lock_class, block
     k.stack = stack;
     k.lock_class = lock_class;
     k.kind = (uint32_t)kind;
-    shard *s = &shards[keytab_hash(&k, sizeof k) % SHARDS];
+    shard *s = &table.shards[keytab_hash(&k, sizeof k) % SHARDS];
     int rc = -1;
     pthread_mutex_lock(&s->lock);
     /* Room for the value first, so a key never exists without one. */
@@ -117,9 +120,9 @@ int monitor_table_add(serial_t trace, stack_id stack, serial_t lock_class, block
     }
     pthread_mutex_unlock(&s->lock);
     if (rc != 0) {
-        pthread_mutex_lock(&total_lock);
-        total += nanos;          /* not in a row: still in the total */
-        pthread_mutex_unlock(&total_lock);
+        pthread_mutex_lock(&table.total_lock);
+        table.total += nanos;          /* not in a row: still in the total */
+        pthread_mutex_unlock(&table.total_lock);
     }
     return rc;
 }
@@ -140,9 +143,9 @@ static monitor_row *key_rows(uint32_t *n, uint64_t *total_nanos)
 {
     uint32_t cap = 0;
     for (int i = 0; i < SHARDS; i++) {
-        pthread_mutex_lock(&shards[i].lock);
-        cap += shards[i].keys.count;
-        pthread_mutex_unlock(&shards[i].lock);
+        pthread_mutex_lock(&table.shards[i].lock);
+        cap += table.shards[i].keys.count;
+        pthread_mutex_unlock(&table.shards[i].lock);
     }
     cap += 64;                    /* rows added meanwhile */
     monitor_row *r = malloc(cap * sizeof *r);
@@ -151,7 +154,7 @@ static monitor_row *key_rows(uint32_t *n, uint64_t *total_nanos)
     uint32_t count = 0;
     uint64_t sum = 0;
     for (int i = 0; i < SHARDS; i++) {
-        shard *s = &shards[i];
+        shard *s = &table.shards[i];
         pthread_mutex_lock(&s->lock);
         for (uint32_t j = 0; j < s->keys.count && count < cap; j++) {
             if (s->values[j].count == 0)
@@ -164,9 +167,9 @@ static monitor_row *key_rows(uint32_t *n, uint64_t *total_nanos)
         }
         pthread_mutex_unlock(&s->lock);
     }
-    pthread_mutex_lock(&total_lock);
-    *total_nanos = sum + total;
-    pthread_mutex_unlock(&total_lock);
+    pthread_mutex_lock(&table.total_lock);
+    *total_nanos = sum + table.total;
+    pthread_mutex_unlock(&table.total_lock);
     *n = count;
     return r;
 }

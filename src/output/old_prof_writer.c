@@ -20,18 +20,18 @@ static int by_calls(const void *a, const void *b)
 
 /* "pkg.Class.method(descriptor)" of a frame, as HPROF printed a prof line's
  * method (the class's Java name, the JVM descriptor). */
-static void write_method(FILE *out, serial_t frame)
+static void write_method(profile_tables *tables, FILE *out, serial_t frame)
 {
     serial_t method = 0;
     int32_t line;
     method_info mi;
-    if (frame_get(frame, &method, &line) != 0 || method_get(method, &mi) != 0)
+    if (frame_get(tables, frame, &method, &line) != 0 || method_get(tables, method, &mi) != 0)
         fputs("<unknown>.<unknown>", out);
     else
         fprintf(out, "%s.%s%s", mi.class_name, mi.name, mi.signature);
 }
 
-int old_prof_write(FILE *out, const times_row *rows, uint32_t n)
+int old_prof_write(profile_tables *tables, FILE *out, const times_row *rows, uint32_t n)
 {
     times_row *sorted = malloc((n ? n : 1) * sizeof *sorted);
     if (sorted == NULL)
@@ -44,16 +44,16 @@ int old_prof_write(FILE *out, const times_row *rows, uint32_t n)
         serial_t thread = 0;
         const serial_t *frames = NULL;
         uint32_t depth = 0;
-        if (trace_get(sorted[i].trace, &thread, &frames, &depth) != 0)
+        if (trace_get(tables, sorted[i].trace, &thread, &frames, &depth) != 0)
             depth = 0;
         fprintf(out, "%llu ", (unsigned long long)sorted[i].calls);
         if (depth >= 1)
-            write_method(out, frames[0]);
+            write_method(tables, out, frames[0]);
         else
             fputs("<unknown callee>", out);
         fputc(' ', out);
         if (depth >= 2)
-            write_method(out, frames[1]);
+            write_method(tables, out, frames[1]);
         else
             fputs("<unknown caller>", out);
         fprintf(out, " %llu\n", (unsigned long long)((sorted[i].total_ns + 500000) / 1000000));

@@ -27,6 +27,6 @@
 
 /* Writes the header line and the rows (any order; names from the tables).
  * 0, or -1 when out of memory (nothing written). */
-int old_prof_write(FILE *out, const times_row *rows, uint32_t n);
+int old_prof_write(profile_tables *tables, FILE *out, const times_row *rows, uint32_t n);
 
 #endif

@@ -55,7 +55,7 @@ static void binary_sites(const report_target *r, const site_row *rows, uint32_t 
         if (live < r->cutoff && alloc < r->cutoff)
             continue;
         /* is_array: 0 for an instance, else the HPROF type of the elements. */
-        const char *sig = class_signature(rows[i].class_serial);
+        const char *sig = class_signature(r->tables, rows[i].class_serial);
         uint8_t is_array = sig && sig[0] == '[' ? hb_type_of_descriptor(sig[1]) : 0;
         sites[k++] = (hb_site){ is_array, rows[i].class_serial, rows[i].trace, clamp32(rows[i].live_bytes),
                                 clamp32(rows[i].live_objs), clamp32(rows[i].alloc_bytes),

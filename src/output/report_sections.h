@@ -20,6 +20,7 @@
 
 typedef struct report_target {
     char         format;        /* 'a' text, 'b' binary */
+    profile_tables *tables;     /* what rows name (not owned) */
     text_writer *text;          /* format=a */
     hb_writer   *binary;        /* format=b */
     double       cutoff;        /* cutoff=: rows with a smaller share are left out */

@@ -4,10 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-void text_writer_init(text_writer *w, FILE *out)
+void text_writer_init(text_writer *w, FILE *out, profile_tables *tables)
 {
     memset(w, 0, sizeof *w);
     w->out = out;
+    w->tables = tables;
 }
 
 void text_writer_free(text_writer *w)
@@ -113,31 +114,31 @@ void text_write_header(text_writer *w, time_t now, const char *options_text, con
     fprintf(w->out, "--------\n\n");
 }
 
-static void write_frame_line(FILE *out, serial_t frame)
+static void write_frame_line(const text_writer *w, serial_t frame)
 {
     serial_t method = 0;
     int32_t line = LINE_UNKNOWN;
     method_info mi;
-    if (frame_get(frame, &method, &line) != 0 || method_get(method, &mi) != 0) {
-        fprintf(out, "\t<unknown>.<unknown>(<Unknown Source>:Unknown line)\n");
+    if (frame_get(w->tables, frame, &method, &line) != 0 || method_get(w->tables, method, &mi) != 0) {
+        fprintf(w->out, "\t<unknown>.<unknown>(<Unknown Source>:Unknown line)\n");
         return;
     }
-    text_write_frame(out, mi.class_name, mi.name, mi.source_file, line, line == LINE_NATIVE,
+    text_write_frame(w->out, mi.class_name, mi.name, mi.source_file, line, line == LINE_NATIVE,
                      mi.kind != FRAME_KIND_JAVA);
 }
 
-static void write_trace(FILE *out, serial_t trace)
+static void write_trace(const text_writer *w, serial_t trace)
 {
     serial_t thread = 0;
     const serial_t *frames = NULL;
     uint32_t n = 0;
-    if (trace_get(trace, &thread, &frames, &n) != 0)
+    if (trace_get(w->tables, trace, &thread, &frames, &n) != 0)
         return;
-    text_write_trace_head(out, trace, thread);
+    text_write_trace_head(w->out, trace, thread);
     if (n == 0)
-        text_write_empty_frame(out);
+        text_write_empty_frame(w->out);
     for (uint32_t i = 0; i < n; i++)
-        write_frame_line(out, frames[i]);
+        write_frame_line(w, frames[i]);
 }
 
 /* Every trace a section names must be in the file: the empty trace has a
@@ -145,7 +146,7 @@ static void write_trace(FILE *out, serial_t trace)
 static void note_trace_used(text_writer *w, serial_t trace)
 {
     if ((trace == EMPTY_TRACE_SERIAL || trace == 0) && !w->empty_trace_written) {
-        write_trace(w->out, EMPTY_TRACE_SERIAL);
+        write_trace(w, EMPTY_TRACE_SERIAL);
         w->empty_trace_written = 1;
     }
 }
@@ -178,28 +179,28 @@ static void write_thread_end(void *ctx, serial_t serial)
 static void write_thread_records(text_writer *w)
 {
     /* Out of memory: the records wait for the next dump. */
-    (void)thread_records_write(&w->threads_written, write_thread_start, write_thread_end, w);
+    (void)thread_records_write(w->tables, &w->threads_written, write_thread_start, write_thread_end, w);
 }
 
 void text_write_new_records(text_writer *w)
 {
     if (!w->omit_thread_records)
         write_thread_records(w);
-    uint32_t ntraces = trace_count();
+    uint32_t ntraces = trace_count(w->tables);
     for (uint32_t i = w->traces_written; i < ntraces && !w->omit_trace_records; i++)
-        write_trace(w->out, TRACE_SERIAL_BASE + i);
+        write_trace(w, TRACE_SERIAL_BASE + i);
     w->traces_written = ntraces;
 }
 
-void text_trace_top_method(serial_t trace, char *buf, size_t size)
+void text_trace_top_method(profile_tables *tables, serial_t trace, char *buf, size_t size)
 {
     serial_t thread = 0, method = 0;
     const serial_t *frames = NULL;
     uint32_t n = 0;
     int32_t line;
     method_info mi;
-    if (trace_get(trace, &thread, &frames, &n) != 0 || n == 0 ||
-        frame_get(frames[0], &method, &line) != 0 || method_get(method, &mi) != 0) {
+    if (trace_get(tables, trace, &thread, &frames, &n) != 0 || n == 0 ||
+        frame_get(tables, frames[0], &method, &line) != 0 || method_get(tables, method, &mi) != 0) {
         snprintf(buf, size, "<empty>");
         return;
     }
@@ -227,7 +228,7 @@ static void write_summary(text_writer *w, const char *title, const char *first_c
     for (uint32_t i = 0; i < summary->nthreads; i++) {
         thread_info ti;
         const char *name = summary->threads[i].thread == 0 ? "<no thread>"
-                         : thread_get(summary->threads[i].thread, &ti) == 0 ? ti.name : "<forgotten>";
+                         : thread_get(w->tables, summary->threads[i].thread, &ti) == 0 ? ti.name : "<forgotten>";
         fprintf(w->out, "%-16s %7.2f%% %8llu %u\n", name, 100.0 * (double)summary->threads[i].count / total,
                 (unsigned long long)summary->threads[i].count, summary->threads[i].thread);
     }
@@ -262,7 +263,7 @@ static void write_ranked_samples(text_writer *w, const char *title, const cpu_ro
         if (self < cutoff)
             break;                 /* rows are ordered: the rest are smaller */
         char method[1024];
-        text_trace_top_method(rows[i].trace, method, sizeof method);
+        text_trace_top_method(w->tables, rows[i].trace, method, sizeof method);
         text_ranked_row(&s, rows[i].trace, (int64_t)rows[i].count, self, method);
     }
     text_ranked_end(&s);
@@ -302,7 +303,7 @@ void text_write_cpu_times(text_writer *w, const times_row *rows, uint32_t n, uin
         if (self < cutoff && calls < cutoff)
             continue;
         char method[1024];
-        text_trace_top_method(rows[i].trace, method, sizeof method);
+        text_trace_top_method(w->tables, rows[i].trace, method, sizeof method);
         text_ranked_row(&s, rows[i].trace, (int64_t)rows[i].calls, self, method);
     }
     text_ranked_end(&s);
@@ -332,16 +333,16 @@ void text_write_sites(text_writer *w, const site_row *rows, uint32_t n, const si
             continue;
         text_sites_row(&s, rows[i].trace, (int64_t)rows[i].live_bytes, (int64_t)rows[i].live_objs,
                        (int64_t)rows[i].alloc_bytes, (int64_t)rows[i].alloc_objs, self,
-                       class_java_name(rows[i].class_serial));
+                       class_java_name(w->tables, rows[i].class_serial));
     }
     text_sites_end(&s);
 }
 
 /* ------------------------------------------------------------ monitor=y */
 
-static const char *class_name_or_unknown(serial_t class_serial)
+static const char *class_name_or_unknown(const text_writer *w, serial_t class_serial)
 {
-    const char *name = class_java_name(class_serial);
+    const char *name = class_java_name(w->tables, class_serial);
     return name ? name : "<unknown class>";
 }
 
@@ -369,7 +370,7 @@ void text_write_monitor_time(text_writer *w, const char *title, int section,
         if (self < cutoff)
             break;                 /* rows are ordered by time */
         text_ranked_row(&s, rows[i].trace, (int64_t)rows[i].count, self,
-                        class_name_or_unknown(rows[i].lock_class));
+                        class_name_or_unknown(w, rows[i].lock_class));
     }
     text_ranked_end(&s);
 }
@@ -377,18 +378,18 @@ void text_write_monitor_time(text_writer *w, const char *title, int section,
 /* A thread as MONITOR DUMP names it: HPROF's serial (what parsers match
  * with THREAD START and the dump's THREAD lines), then its name in quotes,
  * as DEADLOCKS writes it. */
-static void write_thread_named(FILE *out, const char *prefix, serial_t thread)
+static void write_thread_named(const text_writer *w, const char *prefix, serial_t thread)
 {
     thread_info ti;
-    fprintf(out, "%s %u \"%s\"", prefix, thread, thread_get(thread, &ti) == 0 ? ti.name : "?");
+    fprintf(w->out, "%s %u \"%s\"", prefix, thread, thread_get(w->tables, thread, &ti) == 0 ? ti.name : "?");
 }
 
-static void write_thread_list(FILE *out, const char *label, const serial_t *threads, uint32_t n)
+static void write_thread_list(const text_writer *w, const char *label, const serial_t *threads, uint32_t n)
 {
-    fprintf(out, "\t%s:", label);
+    fprintf(w->out, "\t%s:", label);
     for (uint32_t i = 0; i < n; i++)
-        write_thread_named(out, i ? ", thread" : " thread", threads[i]);
-    fprintf(out, "\n");
+        write_thread_named(w, i ? ", thread" : " thread", threads[i]);
+    fprintf(w->out, "\n");
 }
 
 void text_write_monitor_dump(text_writer *w, const dump_thread *threads, uint32_t n_threads,
@@ -402,7 +403,7 @@ void text_write_monitor_dump(text_writer *w, const dump_thread *threads, uint32_
         fprintf(w->out, "    VIRTUAL THREADS: %u blocked, %u of them listed (blocked longest), %u more as lock owners\n",
                 vt->blocked, vt->listed, vt->owners);
     for (uint32_t i = 0; i < n_threads; i++) {
-        write_thread_named(w->out, "    THREAD", threads[i].thread);
+        write_thread_named(w, "    THREAD", threads[i].thread);
         fprintf(w->out, ", trace %u, status: %s\n",
                 threads[i].trace ? threads[i].trace : EMPTY_TRACE_SERIAL, threads[i].status);
     }
@@ -414,7 +415,7 @@ void text_write_monitor_dump(text_writer *w, const dump_thread *threads, uint32_
         signature_to_java_name(m->class_signature, name, sizeof name);
         fprintf(w->out, "    MONITOR %s\n", name);
         if (m->owner) {
-            write_thread_named(w->out, "\towner: thread", m->owner);
+            write_thread_named(w, "\towner: thread", m->owner);
             if (m->entry_count < 0)
                 fprintf(w->out, ", entry count: unknown (a virtual thread)\n");
             else
@@ -422,8 +423,8 @@ void text_write_monitor_dump(text_writer *w, const dump_thread *threads, uint32_
         } else {
             fprintf(w->out, "\tunowned\n");
         }
-        write_thread_list(w->out, "waiting to enter", m->waiting_to_enter, m->n_enter);
-        write_thread_list(w->out, "waiting to be notified", m->waiting_to_be_notified, m->n_notify);
+        write_thread_list(w, "waiting to enter", m->waiting_to_enter, m->n_enter);
+        write_thread_list(w, "waiting to be notified", m->waiting_to_be_notified, m->n_notify);
     }
     fprintf(w->out, "MONITOR DUMP END\n");
 }
@@ -445,11 +446,11 @@ void text_write_deadlocks(text_writer *w, const deadlock_member *members, const 
         for (uint32_t i = 0; i < sizes[c]; i++, at++) {
             const deadlock_member *m = &members[at];
             thread_info ti;
-            const char *name = thread_get(m->thread, &ti) == 0 ? ti.name : "?";
+            const char *name = thread_get(w->tables, m->thread, &ti) == 0 ? ti.name : "?";
             fprintf(w->out, "\tTHREAD %u \"%s\", trace %u, %s %s, held by THREAD %u\n", m->thread,
                     name, m->trace ? m->trace : EMPTY_TRACE_SERIAL,
                     m->parked ? "parked on" : "waiting to lock",
-                    class_name_or_unknown(m->lock_class), m->held_by);
+                    class_name_or_unknown(w, m->lock_class), m->held_by);
         }
     }
     fprintf(w->out, "DEADLOCKS END\n");

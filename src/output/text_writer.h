@@ -22,6 +22,7 @@
 
 typedef struct text_writer {
     FILE          *out;
+    profile_tables *tables;          /* what traces, threads and classes name (not owned) */
     thread_records_written threads_written;  /* THREAD START/END */
     uint32_t       traces_written;   /* TRACE written for serials below base + this */
     int            empty_trace_written;
@@ -31,7 +32,8 @@ typedef struct text_writer {
     int            omit_trace_records;
 } text_writer;
 
-void text_writer_init(text_writer *w, FILE *out);
+/* tables: NULL for a writer that writes only what needs none (the header). */
+void text_writer_init(text_writer *w, FILE *out, profile_tables *tables);
 void text_writer_free(text_writer *w);
 
 /* "Sat Nov 21 08:00:00 2026", as ctime() without the newline. */
@@ -96,7 +98,7 @@ void text_write_sites(text_writer *w, const site_row *rows, uint32_t n, const si
                       double cutoff, uint64_t sample_interval, time_t now);
 
 /* "Class.method" of a trace's top frame, for the method column. */
-void text_trace_top_method(serial_t trace, char *buf, size_t size);
+void text_trace_top_method(profile_tables *tables, serial_t trace, char *buf, size_t size);
 
 /* ---- monitor=y sections ---- */
 

@@ -102,76 +102,76 @@ TEST(signature_names)
 
 TEST(tables_serials_follow_hprof)
 {
-    tables_init(NULL);
-    serial_t c = class_intern("Ljava/lang/Object;");
+    profile_tables *tables = profile_tables_new(NULL);
+    serial_t c = class_intern(tables, "Ljava/lang/Object;");
     CHECK(c == CLASS_SERIAL_BASE);
-    CHECK(class_intern("[I") == CLASS_SERIAL_BASE + 1);
-    CHECK(class_intern("Ljava/lang/Object;") == c);
-    CHECK_STR(class_java_name(c), "java.lang.Object");
-    CHECK_STR(class_signature(c + 1), "[I");
+    CHECK(class_intern(tables, "[I") == CLASS_SERIAL_BASE + 1);
+    CHECK(class_intern(tables, "Ljava/lang/Object;") == c);
+    CHECK_STR(class_java_name(tables, c), "java.lang.Object");
+    CHECK_STR(class_signature(tables, c + 1), "[I");
 
     line_entry lines[] = { { 10, 21 }, { 0, 20 }, { 25, 22 } };   /* unsorted on purpose */
     method_desc d = { .class_serial = c, .name = "hashCode", .signature = "()I",
                       .source_file = "Object.java", .lines = lines, .line_count = 3 };
-    serial_t m = method_add(0x7f0011, &d);
+    serial_t m = method_add(tables, 0x7f0011, &d);
     CHECK(m == METHOD_SERIAL_BASE);
-    CHECK(method_add(0x7f0011, &d) == m);
-    CHECK(method_find(0x7f0011) == m);
-    CHECK(method_find(0x7f0012) == 0);
-    CHECK(method_line_of(m, 0) == 20);
-    CHECK(method_line_of(m, 9) == 20);
-    CHECK(method_line_of(m, 10) == 21);
-    CHECK(method_line_of(m, 24) == 21);
-    CHECK(method_line_of(m, 1000) == 22);
-    CHECK(method_line_of(m, -1) == LINE_UNKNOWN);
+    CHECK(method_add(tables, 0x7f0011, &d) == m);
+    CHECK(method_find(tables, 0x7f0011) == m);
+    CHECK(method_find(tables, 0x7f0012) == 0);
+    CHECK(method_line_of(tables, m, 0) == 20);
+    CHECK(method_line_of(tables, m, 9) == 20);
+    CHECK(method_line_of(tables, m, 10) == 21);
+    CHECK(method_line_of(tables, m, 24) == 21);
+    CHECK(method_line_of(tables, m, 1000) == 22);
+    CHECK(method_line_of(tables, m, -1) == LINE_UNKNOWN);
 
     method_desc nd = { .class_serial = c, .name = "wait0", .is_native = 1 };
-    serial_t native = method_add(0x7f0099, &nd);
-    CHECK(method_line_of(native, 5) == LINE_NATIVE);
+    serial_t native = method_add(tables, 0x7f0099, &nd);
+    CHECK(method_line_of(tables, native, 5) == LINE_NATIVE);
     method_info mi;
-    CHECK(method_get(native, &mi) == 0);
+    CHECK(method_get(tables, native, &mi) == 0);
     CHECK_STR(mi.class_name, "java.lang.Object");
     CHECK_STR(mi.name, "wait0");
     CHECK(mi.source_file == NULL);
 
-    serial_t f1 = frame_intern(m, 20), f2 = frame_intern(m, 21);
+    serial_t f1 = frame_intern(tables, m, 20), f2 = frame_intern(tables, m, 21);
     CHECK(f1 == FRAME_SERIAL_BASE && f2 == FRAME_SERIAL_BASE + 1);
-    CHECK(frame_intern(m, 20) == f1);
+    CHECK(frame_intern(tables, m, 20) == f1);
     serial_t fm; int32_t fl;
-    CHECK(frame_get(f2, &fm, &fl) == 0 && fm == m && fl == 21);
+    CHECK(frame_get(tables, f2, &fm, &fl) == 0 && fm == m && fl == 21);
 
     serial_t fr[] = { f2, f1 };
-    serial_t t1 = trace_intern(0, fr, 2);
+    serial_t t1 = trace_intern(tables, 0, fr, 2);
     CHECK(t1 == TRACE_SERIAL_BASE);
-    CHECK(trace_intern(0, fr, 2) == t1);
-    CHECK(trace_intern(THREAD_SERIAL_BASE, fr, 2) == t1 + 1);   /* thread=y: distinct */
-    CHECK(trace_intern(0, fr, 1) == t1 + 2);
-    CHECK(trace_intern(0, NULL, 0) == EMPTY_TRACE_SERIAL);
+    CHECK(trace_intern(tables, 0, fr, 2) == t1);
+    CHECK(trace_intern(tables, THREAD_SERIAL_BASE, fr, 2) == t1 + 1);   /* thread=y: distinct */
+    CHECK(trace_intern(tables, 0, fr, 1) == t1 + 2);
+    CHECK(trace_intern(tables, 0, NULL, 0) == EMPTY_TRACE_SERIAL);
     serial_t th; const serial_t *frames; uint32_t n;
-    CHECK(trace_get(t1 + 1, &th, &frames, &n) == 0 && th == THREAD_SERIAL_BASE && n == 2);
+    CHECK(trace_get(tables, t1 + 1, &th, &frames, &n) == 0 && th == THREAD_SERIAL_BASE && n == 2);
     CHECK(frames[0] == f2 && frames[1] == f1);
-    CHECK(trace_get(EMPTY_TRACE_SERIAL, &th, &frames, &n) == 0 && n == 0);
-    CHECK(trace_get(t1 + 99, &th, &frames, &n) == -1);
+    CHECK(trace_get(tables, EMPTY_TRACE_SERIAL, &th, &frames, &n) == 0 && n == 0);
+    CHECK(trace_get(tables, t1 + 99, &th, &frames, &n) == -1);
 
-    serial_t t = thread_add("main", "main", 1);
+    serial_t t = thread_add(tables, "main", "main", 1);
     CHECK(t == THREAD_SERIAL_BASE);
-    CHECK(thread_add("worker", "main", 2) == THREAD_SERIAL_BASE + 1);
-    thread_mark_ended(t);
+    CHECK(thread_add(tables, "worker", "main", 2) == THREAD_SERIAL_BASE + 1);
+    thread_mark_ended(tables, t);
     thread_info ti;
-    CHECK(thread_get(t, &ti) == 0 && ti.ended && strcmp(ti.name, "main") == 0);
-    CHECK(thread_get(t + 1, &ti) == 0 && !ti.ended);
-    CHECK(thread_get(t + 2, &ti) == -1);
-    serial_t derived = thread_add("pool-1", "main", 0);      /* 0: id derived from the serial */
-    CHECK(thread_get(derived, &ti) == 0 && ti.object_id == THREAD_DERIVED_ID(derived));
+    CHECK(thread_get(tables, t, &ti) == 0 && ti.ended && strcmp(ti.name, "main") == 0);
+    CHECK(thread_get(tables, t + 1, &ti) == 0 && !ti.ended);
+    CHECK(thread_get(tables, t + 2, &ti) == -1);
+    serial_t derived = thread_add(tables, "pool-1", "main", 0);      /* 0: id derived from the serial */
+    CHECK(thread_get(tables, derived, &ti) == 0 && ti.object_id == THREAD_DERIVED_ID(derived));
     /* Never an object's id in a heap dump: above every user-space address
      * (HotSpot's dumper: object addresses, which a heap under 4 GB puts
      * near 0x50000000 + serial, the old derived id), and neither a dump
      * tag of the agent's walk nor a class serial. */
     CHECK(ti.object_id >= (UINT64_C(1) << 56) && ti.object_id != 0x50000000ull + derived);
     CHECK(!heap_tag_is_dump((int64_t)ti.object_id) && !heap_tag_is_class((int64_t)ti.object_id));
-    CHECK(thread_add("pool-2", "main", 0) != derived);
-    CHECK(thread_get(derived + 1, &ti) == 0 && ti.object_id == THREAD_DERIVED_ID(derived + 1));
-    tables_free();
+    CHECK(thread_add(tables, "pool-2", "main", 0) != derived);
+    CHECK(thread_get(tables, derived + 1, &ti) == 0 && ti.object_id == THREAD_DERIVED_ID(derived + 1));
+    profile_tables_free(tables);
 }
 
 /* thread=n: ended threads beyond the bound are forgotten, oldest end first;
@@ -179,58 +179,58 @@ TEST(tables_serials_follow_hprof)
  * watermark skips ends it can no longer name. */
 TEST(ended_threads_beyond_the_bound_are_forgotten)
 {
-    tables_init(NULL);
-    thread_keep_ended(3);
+    profile_tables *tables = profile_tables_new(NULL);
+    thread_keep_ended(tables, 3);
     serial_t t[8];
     char name[32];
     for (int i = 0; i < 8; i++) {
         snprintf(name, sizeof name, "worker-%d", i);
-        t[i] = thread_add(name, "main", 0);
+        t[i] = thread_add(tables, name, "main", 0);
         CHECK(t[i] == THREAD_SERIAL_BASE + (serial_t)i);
     }
     uint32_t n = 0;
     uint64_t seen = 0;
-    serial_t *ended = thread_ended_since(0, &n, &seen);
+    serial_t *ended = thread_ended_since(tables, 0, &n, &seen);
     CHECK(ended != NULL && n == 0 && seen == 0);
     free(ended);
     /* End 5, 1, 6, 2, 7 in that order: 5 and 1 are forgotten. */
     const int order[5] = {5, 1, 6, 2, 7};
     for (int i = 0; i < 5; i++)
-        thread_mark_ended(t[order[i]]);
+        thread_mark_ended(tables, t[order[i]]);
     thread_info ti;
-    CHECK(thread_get(t[5], &ti) == -1 && thread_get(t[1], &ti) == -1);
-    CHECK(thread_get(t[6], &ti) == 0 && ti.ended && strcmp(ti.name, "worker-6") == 0 && ti.end_seq == 3);
-    CHECK(thread_get(t[0], &ti) == 0 && !ti.ended);
-    CHECK(thread_forgotten_count() == 2);
-    ended = thread_ended_since(0, &n, &seen);
+    CHECK(thread_get(tables, t[5], &ti) == -1 && thread_get(tables, t[1], &ti) == -1);
+    CHECK(thread_get(tables, t[6], &ti) == 0 && ti.ended && strcmp(ti.name, "worker-6") == 0 && ti.end_seq == 3);
+    CHECK(thread_get(tables, t[0], &ti) == 0 && !ti.ended);
+    CHECK(thread_forgotten_count(tables) == 2);
+    ended = thread_ended_since(tables, 0, &n, &seen);
     CHECK(ended != NULL && n == 3 && ended[0] == t[6] && ended[1] == t[2] && ended[2] == t[7] && seen == 5);
     free(ended);
-    ended = thread_ended_since(4, &n, &seen);            /* a writer that wrote ends 1..4 */
+    ended = thread_ended_since(tables, 4, &n, &seen);            /* a writer that wrote ends 1..4 */
     CHECK(ended != NULL && n == 1 && ended[0] == t[7] && seen == 5);
     free(ended);
     /* Slots are reused, serials are new, names are the new thread's. */
-    serial_t fresh = thread_add("fresh", "main", 0);
+    serial_t fresh = thread_add(tables, "fresh", "main", 0);
     CHECK(fresh == THREAD_SERIAL_BASE + 8);
-    CHECK(thread_get(fresh, &ti) == 0 && strcmp(ti.name, "fresh") == 0 && !ti.ended);
+    CHECK(thread_get(tables, fresh, &ti) == 0 && strcmp(ti.name, "fresh") == 0 && !ti.ended);
     for (int round = 0; round < 1000; round++) {          /* many come and go: memory stays put */
         snprintf(name, sizeof name, "short-%d", round);
-        thread_mark_ended(thread_add(name, "main", 0));
+        thread_mark_ended(tables, thread_add(tables, name, "main", 0));
     }
-    size_t held = tables_payload_bytes();
+    size_t held = tables_payload_bytes(tables);
     for (int round = 0; round < 10000; round++) {
         snprintf(name, sizeof name, "short-%d", round);
-        thread_mark_ended(thread_add(name, "main", 0));
+        thread_mark_ended(tables, thread_add(tables, name, "main", 0));
     }
-    CHECK(tables_payload_bytes() <= held + 64);
-    CHECK(thread_get(t[0], &ti) == 0 && strcmp(ti.name, "worker-0") == 0);   /* running: held */
-    CHECK(thread_forgotten_count() == 5 + 11000 - 3);   /* every end but the last 3 */
+    CHECK(tables_payload_bytes(tables) <= held + 64);
+    CHECK(thread_get(tables, t[0], &ti) == 0 && strcmp(ti.name, "worker-0") == 0);   /* running: held */
+    CHECK(thread_forgotten_count(tables) == 5 + 11000 - 3);   /* every end but the last 3 */
     /* A long name is cut, and says so. */
     char long_name[THREAD_NAME_MAX + 40];
     memset(long_name, 'x', sizeof long_name - 1);
     long_name[sizeof long_name - 1] = '\0';
-    serial_t l = thread_add(long_name, "main", 0);
-    CHECK(thread_get(l, &ti) == 0 && ti.name_truncated && strlen(ti.name) == THREAD_NAME_MAX - 1);
-    tables_free();
+    serial_t l = thread_add(tables, long_name, "main", 0);
+    CHECK(thread_get(tables, l, &ti) == 0 && ti.name_truncated && strlen(ti.name) == THREAD_NAME_MAX - 1);
+    profile_tables_free(tables);
 }
 
 /* Removal keeps every other key findable (probe runs are closed up), and a
@@ -280,48 +280,93 @@ static void seen_end(void *ctx, serial_t serial)
 
 TEST(thread_records_end_only_after_start)
 {
-    tables_init(NULL);
-    thread_keep_ended(1);
+    profile_tables *tables = profile_tables_new(NULL);
+    thread_keep_ended(tables, 1);
     thread_records_written written = {0, 0};
     thread_records_seen seen = {""};
-    serial_t a = thread_add("a", "g", 0);
-    CHECK(thread_records_write(&written, seen_start, seen_end, &seen) == 0);
+    serial_t a = thread_add(tables, "a", "g", 0);
+    CHECK(thread_records_write(tables, &written, seen_start, seen_end, &seen) == 0);
     CHECK(strcmp(seen.text, "S0:a ") == 0 && written.started == 1);
-    serial_t b = thread_add("b", "g", 0), c = thread_add("c", "g", 0), d = thread_add("d", "g", 0);
-    thread_mark_ended(a);
-    thread_mark_ended(b);                       /* a is forgotten (bound 1) */
-    thread_mark_ended(c);                       /* b is forgotten before its START was written */
+    serial_t b = thread_add(tables, "b", "g", 0), c = thread_add(tables, "c", "g", 0), d = thread_add(tables, "d", "g", 0);
+    thread_mark_ended(tables, a);
+    thread_mark_ended(tables, b);                       /* a is forgotten (bound 1) */
+    thread_mark_ended(tables, c);                       /* b is forgotten before its START was written */
     seen.text[0] = '\0';
-    CHECK(thread_records_write(&written, seen_start, seen_end, &seen) == 0);
+    CHECK(thread_records_write(tables, &written, seen_start, seen_end, &seen) == 0);
     CHECK(strcmp(seen.text, "S2:c S3:d E2 ") == 0 && written.started == 4);
-    thread_mark_ended(d);                       /* c forgotten; d's START went out before */
+    thread_mark_ended(tables, d);                       /* c forgotten; d's START went out before */
     seen.text[0] = '\0';
-    CHECK(thread_records_write(&written, seen_start, seen_end, &seen) == 0);
+    CHECK(thread_records_write(tables, &written, seen_start, seen_end, &seen) == 0);
     CHECK(strcmp(seen.text, "E3 ") == 0);
     seen.text[0] = '\0';
-    CHECK(thread_records_write(&written, seen_start, seen_end, &seen) == 0 && seen.text[0] == '\0');
-    tables_free();
+    CHECK(thread_records_write(tables, &written, seen_start, seen_end, &seen) == 0 && seen.text[0] == '\0');
+    profile_tables_free(tables);
 }
 
 /* The serial -> slot index keeps finding every thread while others leave. */
 TEST(thread_index_survives_removals)
 {
-    tables_init(NULL);
-    thread_keep_ended(0);
+    profile_tables *tables = profile_tables_new(NULL);
+    thread_keep_ended(tables, 0);
     serial_t s[3000];
     for (int i = 0; i < 3000; i++)
-        s[i] = thread_add("t", "g", 0);
+        s[i] = thread_add(tables, "t", "g", 0);
     for (int i = 0; i < 3000; i += 3)
-        thread_mark_ended(s[i]);                        /* bound 0: forgotten at once */
+        thread_mark_ended(tables, s[i]);                        /* bound 0: forgotten at once */
     thread_info ti;
     int found = 0, gone = 0;
     for (int i = 0; i < 3000; i++) {
-        int got = thread_get(s[i], &ti) == 0;
+        int got = thread_get(tables, s[i], &ti) == 0;
         found += got && i % 3 != 0;
         gone += !got && i % 3 == 0;
     }
     CHECK(found == 2000 && gone == 1000);
-    tables_free();
+    profile_tables_free(tables);
+}
+
+/* Two instances share nothing: each numbers from its own bases, finds only
+ * its own entries, and one freed and made again (the reset of a test)
+ * leaves the other as it was. */
+TEST(tables_two_instances_are_independent)
+{
+    profile_tables *a = profile_tables_new(NULL), *b = profile_tables_new(NULL);
+    CHECK(a != NULL && b != NULL);
+    serial_t ca = class_intern(a, "Lpkg/A;");
+    CHECK(class_intern(b, "Lpkg/B;") == CLASS_SERIAL_BASE && ca == CLASS_SERIAL_BASE);
+    CHECK(class_intern(b, "Lpkg/A;") == CLASS_SERIAL_BASE + 1);   /* b's own numbering */
+    CHECK(strcmp(class_java_name(a, ca), "pkg.A") == 0 && strcmp(class_java_name(b, ca), "pkg.B") == 0);
+    method_desc d = { .class_serial = ca, .name = "run", .signature = "()V" };
+    serial_t ma = method_add(a, 42, &d);
+    CHECK(ma == METHOD_SERIAL_BASE && method_find(a, 42) == ma && method_find(b, 42) == 0);
+    method_info mi;
+    CHECK(method_get(b, ma, &mi) != 0 && method_count(b) == 0 && method_count(a) == 1);
+    serial_t fa = frame_intern(a, ma, 7);
+    serial_t ta = trace_intern(a, 0, &fa, 1);
+    CHECK(ta == TRACE_SERIAL_BASE && trace_count(a) == 1 && trace_count(b) == 0);
+    serial_t thread_of_a = thread_add(a, "worker", "main", 0);
+    CHECK(thread_of_a == THREAD_SERIAL_BASE && thread_add(b, "other", "main", 0) == THREAD_SERIAL_BASE);
+    thread_info ti;
+    CHECK(thread_get(a, thread_of_a, &ti) == 0 && strcmp(ti.name, "worker") == 0);
+    CHECK(thread_get(b, thread_of_a, &ti) == 0 && strcmp(ti.name, "other") == 0);
+    thread_keep_ended(b, 0);                                 /* b forgets ended threads; a keeps them */
+    thread_mark_ended(b, THREAD_SERIAL_BASE);
+    thread_mark_ended(a, thread_of_a);
+    CHECK(thread_forgotten_count(b) == 1 && thread_forgotten_count(a) == 0 && thread_get(a, thread_of_a, &ti) == 0);
+    /* b made again: numbered from the start; a's serials and names unchanged. */
+    profile_tables_free(b);
+    b = profile_tables_new(NULL);
+    CHECK(b != NULL && class_count(b) == 0 && thread_count(b) == 0 && string_count(b) == 0);
+    CHECK(class_intern(b, "Lpkg/C;") == CLASS_SERIAL_BASE);
+    CHECK(class_intern(a, "Lpkg/A;") == ca && strcmp(class_java_name(a, ca), "pkg.A") == 0);
+    CHECK(method_find(a, 42) == ma && trace_intern(a, 0, &fa, 1) == ta);
+    serial_t thread = 0;
+    const serial_t *frames = NULL;
+    uint32_t n = 0;
+    int32_t line = 0;
+    CHECK(trace_get(a, ta, &thread, &frames, &n) == 0 && n == 1 && frames[0] == fa);
+    CHECK(frame_get(a, fa, &ma, &line) == 0 && line == 7 && frame_get(b, fa, &ma, &line) != 0);
+    profile_tables_free(a);
+    profile_tables_free(b);
 }
 
 TEST(tables_limits_are_enforced)
@@ -329,14 +374,14 @@ TEST(tables_limits_are_enforced)
     tables_limits l = tables_default_limits();
     l.max_traces = 2;
     l.max_threads = 1;
-    tables_init(&l);
+    profile_tables *tables = profile_tables_new(&l);
     serial_t f = 1;
-    CHECK(trace_intern(0, &f, 1) != 0);
-    CHECK(trace_intern(1, &f, 1) != 0);
-    CHECK(trace_intern(2, &f, 1) == 0);              /* full: 0, never a wrong serial */
-    CHECK(thread_add("a", "g", 1) != 0);
-    CHECK(thread_add("b", "g", 2) == 0);
-    tables_free();
+    CHECK(trace_intern(tables, 0, &f, 1) != 0);
+    CHECK(trace_intern(tables, 1, &f, 1) != 0);
+    CHECK(trace_intern(tables, 2, &f, 1) == 0);              /* full: 0, never a wrong serial */
+    CHECK(thread_add(tables, "a", "g", 1) != 0);
+    CHECK(thread_add(tables, "b", "g", 2) == 0);
+    profile_tables_free(tables);
 }
 
 TEST(trace_cache_answers_only_exact_frames)
@@ -387,7 +432,7 @@ TEST(trace_cache_answers_only_exact_frames)
  * long ones. Both the name and a second class of that name must survive. */
 TEST(tables_class_with_a_long_name)
 {
-    tables_init(NULL);
+    profile_tables *tables = profile_tables_new(NULL);
     enum { N = 5000 };
     static char sig[N + 8], want[N + 8];
     sig[0] = '[';
@@ -399,16 +444,16 @@ TEST(tables_class_with_a_long_name)
     sig[N + 2] = ';';
     sig[N + 3] = '\0';
     memcpy(want + N, "[]", 3);
-    serial_t a = class_intern(sig);
+    serial_t a = class_intern(tables, sig);
     CHECK(a != 0);
-    CHECK_STR(class_java_name(a), want);
-    CHECK_STR(class_signature(a), sig);
-    CHECK(class_claim(a) == 1);
-    serial_t b = class_intern_another(sig);
+    CHECK_STR(class_java_name(tables, a), want);
+    CHECK_STR(class_signature(tables, a), sig);
+    CHECK(class_claim(tables, a) == 1);
+    serial_t b = class_intern_another(tables, sig);
     CHECK(b != 0 && b != a);
-    CHECK_STR(class_java_name(b), want);
-    CHECK(class_intern_another(sig) == b);
-    tables_free();
+    CHECK_STR(class_java_name(tables, b), want);
+    CHECK(class_intern_another(tables, sig) == b);
+    profile_tables_free(tables);
 }
 
 TEST(tables_hidden_classes_frames_named_without_address)
@@ -416,66 +461,66 @@ TEST(tables_hidden_classes_frames_named_without_address)
     /* Two lambda classes of JDK 17 (counter and address) and one of JDK 21+
      * (address only): distinct classes with their full names, whose methods'
      * frames show one name that does not change from run to run. */
-    tables_init(NULL);
-    serial_t a = class_intern("LWordFreq$$Lambda$4.0x00007f89e0003a30;");
-    serial_t b = class_intern("LWordFreq$$Lambda$15.0x00007f89e0004000;");
-    serial_t c = class_intern("Ljava/lang/invoke/LambdaForm$MH.0x00007f00c0001000;");
-    serial_t d = class_intern("Lp/Q$$Lambda$3;");           /* not hidden: kept */
+    profile_tables *tables = profile_tables_new(NULL);
+    serial_t a = class_intern(tables, "LWordFreq$$Lambda$4.0x00007f89e0003a30;");
+    serial_t b = class_intern(tables, "LWordFreq$$Lambda$15.0x00007f89e0004000;");
+    serial_t c = class_intern(tables, "Ljava/lang/invoke/LambdaForm$MH.0x00007f00c0001000;");
+    serial_t d = class_intern(tables, "Lp/Q$$Lambda$3;");           /* not hidden: kept */
     CHECK(a != 0 && b != 0 && a != b && c != 0 && d != 0);
-    CHECK_STR(class_java_name(a), "WordFreq$$Lambda$4.0x00007f89e0003a30");
-    CHECK_STR(class_frame_name(a), "WordFreq$$Lambda");
-    CHECK_STR(class_frame_name(b), "WordFreq$$Lambda");
-    CHECK_STR(class_frame_name(c), "java.lang.invoke.LambdaForm$MH");
-    CHECK_STR(class_frame_name(d), "p.Q$$Lambda$3");
+    CHECK_STR(class_java_name(tables, a), "WordFreq$$Lambda$4.0x00007f89e0003a30");
+    CHECK_STR(class_frame_name(tables, a), "WordFreq$$Lambda");
+    CHECK_STR(class_frame_name(tables, b), "WordFreq$$Lambda");
+    CHECK_STR(class_frame_name(tables, c), "java.lang.invoke.LambdaForm$MH");
+    CHECK_STR(class_frame_name(tables, d), "p.Q$$Lambda$3");
     method_desc md = { .class_serial = b, .name = "apply", .signature = "(Ljava/lang/Object;)Ljava/lang/Object;" };
-    serial_t m = method_add(0x7f0011, &md);
+    serial_t m = method_add(tables, 0x7f0011, &md);
     method_info mi;
-    CHECK(m != 0 && method_get(m, &mi) == 0);
+    CHECK(m != 0 && method_get(tables, m, &mi) == 0);
     CHECK_STR(mi.class_name, "WordFreq$$Lambda");
     CHECK(mi.class_serial == b);
     char name[] = "A$$Lambda$12.0x1f.run;B$$Lambda$.0x2.x;C$$Lambda$7";
     CHECK(profile_name_drop_addresses(name, strlen(name)) == strlen("A$$Lambda.run;B$$Lambda$.x;C$$Lambda$7"));
     CHECK_STR(name, "A$$Lambda.run;B$$Lambda$.x;C$$Lambda$7");
-    tables_free();
+    profile_tables_free(tables);
 }
 
 TEST(tables_classes_of_one_name_from_two_loaders)
 {
-    tables_init(NULL);
-    serial_t a = class_intern("Lp/Twin;");
-    CHECK(class_claim(a) == 1);                              /* the first class object */
-    CHECK(class_claim(a) == 0);                              /* already its */
-    serial_t b = class_intern_another("Lp/Twin;");           /* a second class object */
+    profile_tables *tables = profile_tables_new(NULL);
+    serial_t a = class_intern(tables, "Lp/Twin;");
+    CHECK(class_claim(tables, a) == 1);                              /* the first class object */
+    CHECK(class_claim(tables, a) == 0);                              /* already its */
+    serial_t b = class_intern_another(tables, "Lp/Twin;");           /* a second class object */
     CHECK(b != 0 && b != a);
-    CHECK(class_intern_another("Lp/Twin;") == b);            /* unclaimed yet: the same again */
-    CHECK(class_claim(b) == 1);
-    serial_t c = class_intern_another("Lp/Twin;");           /* a third */
+    CHECK(class_intern_another(tables, "Lp/Twin;") == b);            /* unclaimed yet: the same again */
+    CHECK(class_claim(tables, b) == 1);
+    serial_t c = class_intern_another(tables, "Lp/Twin;");           /* a third */
     CHECK(c != 0 && c != a && c != b);
-    CHECK_STR(class_signature(b), "Lp/Twin;");
-    CHECK_STR(class_java_name(c), "p.Twin");
-    CHECK(class_intern("Lp/Twin;") == a);                    /* the name still means the first */
-    CHECK(class_count() == 3);
-    CHECK(class_claim(99) == 0);                             /* no such serial */
-    tables_free();
+    CHECK_STR(class_signature(tables, b), "Lp/Twin;");
+    CHECK_STR(class_java_name(tables, c), "p.Twin");
+    CHECK(class_intern(tables, "Lp/Twin;") == a);                    /* the name still means the first */
+    CHECK(class_count(tables) == 3);
+    CHECK(class_claim(tables, 99) == 0);                             /* no such serial */
+    profile_tables_free(tables);
 }
 
 TEST(tables_class_load_traces)
 {
-    tables_init(NULL);
-    serial_t a = class_intern("Lp/A;"), b = class_intern("Lp/B;");
-    serial_t m = method_add(1, &(method_desc){ .class_serial = a, .name = "first", .signature = "()V" });
-    serial_t f = frame_intern(m, 12);
-    serial_t t = trace_intern(0, &f, 1);
-    CHECK(class_load_trace(a) == 0);                         /* none recorded yet */
-    CHECK(class_set_load_trace(a, t) == 1);
-    CHECK(class_load_trace(a) == t);
-    CHECK(class_set_load_trace(a, t + 1) == 0);              /* a later ClassLoad of it: the first stays */
-    CHECK(class_load_trace(a) == t);
-    CHECK(class_load_trace(b) == 0);                         /* its own, still none */
-    CHECK(class_set_load_trace(b, EMPTY_TRACE_SERIAL) == 1); /* loaded before the agent started */
-    CHECK(class_set_load_trace(b, t) == 0);
-    CHECK(class_load_trace(b) == EMPTY_TRACE_SERIAL);
-    CHECK(class_set_load_trace(99, t) == 0);                 /* no such class: nothing happens */
-    CHECK(class_load_trace(99) == 0);
-    tables_free();
+    profile_tables *tables = profile_tables_new(NULL);
+    serial_t a = class_intern(tables, "Lp/A;"), b = class_intern(tables, "Lp/B;");
+    serial_t m = method_add(tables, 1, &(method_desc){ .class_serial = a, .name = "first", .signature = "()V" });
+    serial_t f = frame_intern(tables, m, 12);
+    serial_t t = trace_intern(tables, 0, &f, 1);
+    CHECK(class_load_trace(tables, a) == 0);                         /* none recorded yet */
+    CHECK(class_set_load_trace(tables, a, t) == 1);
+    CHECK(class_load_trace(tables, a) == t);
+    CHECK(class_set_load_trace(tables, a, t + 1) == 0);              /* a later ClassLoad of it: the first stays */
+    CHECK(class_load_trace(tables, a) == t);
+    CHECK(class_load_trace(tables, b) == 0);                         /* its own, still none */
+    CHECK(class_set_load_trace(tables, b, EMPTY_TRACE_SERIAL) == 1); /* loaded before the agent started */
+    CHECK(class_set_load_trace(tables, b, t) == 0);
+    CHECK(class_load_trace(tables, b) == EMPTY_TRACE_SERIAL);
+    CHECK(class_set_load_trace(tables, 99, t) == 0);                 /* no such class: nothing happens */
+    CHECK(class_load_trace(tables, 99) == 0);
+    profile_tables_free(tables);
 }

@@ -18,6 +18,9 @@
 #include "output/output_file.h"
 #include "output/text_writer.h"
 
+/* The tables of the test running (each test makes its own). */
+static profile_tables *test_tables;
+
 TEST(queue_fills_then_refuses_without_blocking)
 {
     sample_queue q;
@@ -121,22 +124,22 @@ TEST(queue_many_producers_lose_nothing)
 
 /* ---- collector, with a fake resolver: method pointer value = its identity ---- */
 
-static serial_t fake_resolve(const void *method, void *ctx)
+static serial_t fake_resolve(profile_tables *tables, const void *method, void *ctx)
 {
     (void)ctx;
     uintptr_t id = (uintptr_t)method;
     if (id == 0xdead)
         return 0;                                      /* e.g. class unloaded */
-    serial_t known = method_find(id);
+    serial_t known = method_find(tables, id);
     if (known)
         return known;
     char name[32];
     snprintf(name, sizeof name, "m%lx", (unsigned long)id);
     line_entry lines[] = { { 0, 100 }, { 10, 110 } };
-    method_desc d = { .class_serial = class_intern("Lpkg/Work;"), .name = name,
+    method_desc d = { .class_serial = class_intern(tables, "Lpkg/Work;"), .name = name,
                       .source_file = "Work.java", .lines = lines, .line_count = 2,
                       .is_native = id == 0xa0 };
-    return method_add(id, &d);
+    return method_add(tables, id, &d);
 }
 
 static void push_on(sample_queue *q, uint32_t thread, uint32_t carrier, int32_t n, const uintptr_t *methods,
@@ -167,9 +170,9 @@ static cpu_collector *collector;
 
 static void setup_collector(sample_queue *q, int depth, int lineno, int per_thread)
 {
-    tables_init(NULL);
+    test_tables = profile_tables_new(NULL);
     cpu_collector_config c = { .depth = depth, .lineno = lineno, .per_thread = per_thread,
-                               .keep_stacks = 1, .resolve = fake_resolve };
+                               .keep_stacks = 1, .tables = test_tables, .resolve = fake_resolve };
     collector = cpu_collector_new(&c);
     CHECK(collector != NULL);
     sample_queue_init(q, 512, 8);
@@ -181,7 +184,8 @@ static void teardown_collector(sample_queue *q)
     cpu_collector_free(collector);
     collector = NULL;
     stack_table_free();
-    tables_free();
+    profile_tables_free(test_tables);
+    test_tables = NULL;
 }
 
 /* The collector's whole stacks as collapsed text (a profile, then its
@@ -219,11 +223,11 @@ TEST(collector_counts_traces_with_depth_and_lines)
     CHECK(total == 10 && n == 2);                      /* depth=2: a and b are one trace */
     CHECK(rows[0].count == 8 && rows[1].count == 2);
     serial_t th; const serial_t *frames; uint32_t nf;
-    CHECK(trace_get(rows[0].trace, &th, &frames, &nf) == 0 && nf == 2 && th == 0);
+    CHECK(trace_get(test_tables, rows[0].trace, &th, &frames, &nf) == 0 && nf == 2 && th == 0);
     serial_t m; int32_t line;
-    CHECK(frame_get(frames[0], &m, &line) == 0 && line == 110);   /* bci 12 -> line 110 */
-    CHECK(trace_get(rows[1].trace, &th, &frames, &nf) == 0);
-    CHECK(frame_get(frames[0], &m, &line) == 0 && line == 100);   /* bci 2 -> line 100 */
+    CHECK(frame_get(test_tables, frames[0], &m, &line) == 0 && line == 110);   /* bci 12 -> line 110 */
+    CHECK(trace_get(test_tables, rows[1].trace, &th, &frames, &nf) == 0);
+    CHECK(frame_get(test_tables, frames[0], &m, &line) == 0 && line == 100);   /* bci 2 -> line 100 */
     free(rows);
 
     /* Whole stacks are kept (not cut at depth=2), root first in collapsed form. */
@@ -254,9 +258,9 @@ TEST(collector_cuts_stacks_at_the_root)
     cpu_row *rows; uint32_t n; uint64_t total;
     CHECK(cpu_collector_rows(collector, &rows, &n, &total) == 0 && total == 6 && n == 3);
     serial_t th; const serial_t *frames; uint32_t nf;
-    CHECK(rows[0].count == 3 && trace_get(rows[0].trace, &th, &frames, &nf) == 0 && nf == 2);
-    CHECK(rows[1].count == 2 && trace_get(rows[1].trace, &th, &frames, &nf) == 0 && nf == 1);
-    CHECK(rows[2].count == 1 && trace_get(rows[2].trace, &th, &frames, &nf) == 0 && nf == 2);
+    CHECK(rows[0].count == 3 && trace_get(test_tables, rows[0].trace, &th, &frames, &nf) == 0 && nf == 2);
+    CHECK(rows[1].count == 2 && trace_get(test_tables, rows[1].trace, &th, &frames, &nf) == 0 && nf == 1);
+    CHECK(rows[2].count == 1 && trace_get(test_tables, rows[2].trace, &th, &frames, &nf) == 0 && nf == 2);
     free(rows);
     char buf[4096] = { 0 };
     collapsed_text(buf, sizeof buf);
@@ -289,10 +293,10 @@ TEST(collector_gives_carrier_samples_to_the_carrier)
     cpu_row *rows; uint32_t n; uint64_t total;
     CHECK(cpu_collector_rows(collector, &rows, &n, &total) == 0 && total == 5 && n == 3);
     serial_t th; const serial_t *frames; uint32_t nf;
-    CHECK(rows[0].count == 3 && trace_get(rows[0].trace, &th, &frames, &nf) == 0 && th == carrier && nf == 3);
+    CHECK(rows[0].count == 3 && trace_get(test_tables, rows[0].trace, &th, &frames, &nf) == 0 && th == carrier && nf == 3);
     uint32_t lengths = 0;               /* the thread's two: cut at its entry (2 frames), and whole (3) */
     for (uint32_t i = 1; i < n; i++) {
-        CHECK(rows[i].count == 1 && trace_get(rows[i].trace, &th, &frames, &nf) == 0 && th == vthread);
+        CHECK(rows[i].count == 1 && trace_get(test_tables, rows[i].trace, &th, &frames, &nf) == 0 && th == vthread);
         lengths += nf;
     }
     CHECK(lengths == 5);
@@ -326,15 +330,15 @@ TEST(collector_thread_lineno_and_failures)
     int per_thread_traces = 0, seen_gc = 0, seen_safepoint = 0, seen_lost = 0, seen_unresolved = 0;
     for (uint32_t i = 0; i < n; i++) {
         char top[256];
-        text_trace_top_method(rows[i].trace, top, sizeof top);
+        text_trace_top_method(test_tables, rows[i].trace, top, sizeof top);
         if (strcmp(top, "pkg.Work.ma0") == 0) {
             per_thread_traces++;
             serial_t th; const serial_t *frames; uint32_t nf; serial_t m; int32_t line;
-            trace_get(rows[i].trace, &th, &frames, &nf);
+            trace_get(test_tables, rows[i].trace, &th, &frames, &nf);
             CHECK(th == THREAD_SERIAL_BASE || th == THREAD_SERIAL_BASE + 1);
-            frame_get(frames[0], &m, &line);
+            frame_get(test_tables, frames[0], &m, &line);
             CHECK(line == LINE_NATIVE);                 /* native stays native with lineno=n */
-            frame_get(frames[1], &m, &line);
+            frame_get(test_tables, frames[1], &m, &line);
             CHECK(line == LINE_UNKNOWN);                /* lineno=n */
         }
         if (strcmp(top, "[unwalkable].GC_active") == 0) seen_gc += (int)rows[i].count;
@@ -359,7 +363,7 @@ TEST(collector_profile_agrees_with_rows)
 {
     sample_queue q;
     setup_collector(&q, 2, 0, 1);
-    serial_t main_thread = thread_add("main", "main", 0), worker = thread_add("worker", "main", 0);
+    serial_t main_thread = thread_add(test_tables, "main", "main", 0), worker = thread_add(test_tables, "worker", "main", 0);
     uintptr_t stack[] = { 0xd1, 0xd2, 0xd3 };
     int32_t bci[] = { 12, 3, 0 };
     for (int i = 0; i < 3; i++) push(&q, main_thread, 3, stack, bci);
@@ -475,7 +479,7 @@ TEST(text_writer_layout_and_incremental_records)
 {
     sample_queue q;
     setup_collector(&q, 4, 1, 0);
-    serial_t main_thread = thread_add("main", "main", 0x50030d41);
+    serial_t main_thread = thread_add(test_tables, "main", "main", 0x50030d41);
     uintptr_t stack[] = { 0xb1, 0xb2 };
     int32_t bci[] = { 12, 0 };
     for (int i = 0; i < 144; i++) push(&q, main_thread, 2, stack, bci);
@@ -487,7 +491,7 @@ TEST(text_writer_layout_and_incremental_records)
 
     FILE *f = tmpfile();
     text_writer w;
-    text_writer_init(&w, f);
+    text_writer_init(&w, f, test_tables);
     text_write_header(&w, 0, "cpu=samples", "CPU samples: a note.", TEXT_HOLDS_CPU_SAMPLES);
     text_write_new_records(&w);
     cpu_row *rows; uint32_t n; uint64_t total;
@@ -496,8 +500,8 @@ TEST(text_writer_layout_and_incremental_records)
     free(rows);
 
     /* Second dump: a new thread that ended, no new traces, cumulative counts. */
-    serial_t worker = thread_add("worker-1", "main", 0x50030d42);
-    thread_mark_ended(worker);
+    serial_t worker = thread_add(test_tables, "worker-1", "main", 0x50030d42);
+    thread_mark_ended(test_tables, worker);
     for (int i = 0; i < 6; i++) push(&q, main_thread, 2, stack, bci);
     cpu_collector_drain(collector, &q);
     text_write_new_records(&w);
@@ -780,10 +784,57 @@ TEST(collector_top_methods_by_self_samples)
     CHECK(cpu_collector_rows(collector, &rows, &n, &total) == 0 && n == 3);
     cpu_method_count top[4];
     /* c1 is on top in two traces (4 + 3), c2 in one (5). */
-    CHECK(cpu_top_methods(rows, n, top, 4) == 2);
-    CHECK(top[0].method == method_find(0xc1) && top[0].count == 7);
-    CHECK(top[1].method == method_find(0xc2) && top[1].count == 5);
-    CHECK(cpu_top_methods(rows, n, top, 1) == 1 && top[0].count == 7);
+    CHECK(cpu_top_methods(test_tables, rows, n, top, 4) == 2);
+    CHECK(top[0].method == method_find(test_tables, 0xc1) && top[0].count == 7);
+    CHECK(top[1].method == method_find(test_tables, 0xc2) && top[1].count == 5);
+    CHECK(cpu_top_methods(test_tables, rows, n, top, 1) == 1 && top[0].count == 7);
     free(rows);
     teardown_collector(&q);
+}
+
+/* Two collectors on two sets of tables: the same samples give each its own
+ * traces, numbered in its own tables, named alike; draining one leaves the
+ * other's tables as they were. */
+TEST(collector_twice_on_two_tables)
+{
+    profile_tables *a = profile_tables_new(NULL), *b = profile_tables_new(NULL);
+    CHECK(a != NULL && b != NULL);
+    class_intern(b, "Lpkg/Other;");                  /* b's serials differ from a's from here on */
+    cpu_collector_config ca = { .depth = 2, .lineno = 1, .tables = a, .resolve = fake_resolve };
+    cpu_collector_config cb = { .depth = 2, .lineno = 1, .tables = b, .resolve = fake_resolve };
+    cpu_collector *on_a = cpu_collector_new(&ca), *on_b = cpu_collector_new(&cb);
+    CHECK(on_a != NULL && on_b != NULL);
+    sample_queue q;
+    sample_queue_init(&q, 64, 8);
+    uintptr_t stack[] = { 0xc1, 0xc2 };
+    int32_t bcis[] = { 12, 3 };
+    for (int i = 0; i < 4; i++) push(&q, 0, 2, stack, bcis);
+    CHECK(cpu_collector_drain(on_a, &q) == 4);
+    uint32_t traces_in_a = trace_count(a), methods_in_a = method_count(a);
+    CHECK(trace_count(b) == 0 && method_count(b) == 0);
+    for (int i = 0; i < 3; i++) push(&q, 0, 2, stack, bcis);
+    CHECK(cpu_collector_drain(on_b, &q) == 3);
+    CHECK(trace_count(a) == traces_in_a && method_count(a) == methods_in_a);   /* a untouched */
+    cpu_row *ra, *rb; uint32_t na, nb; uint64_t ta, tb;
+    CHECK(cpu_collector_rows(on_a, &ra, &na, &ta) == 0 && cpu_collector_rows(on_b, &rb, &nb, &tb) == 0);
+    CHECK(na == 1 && nb == 1 && ta == 4 && tb == 3);
+    serial_t th; const serial_t *fa, *fb; uint32_t nfa, nfb;
+    CHECK(trace_get(a, ra[0].trace, &th, &fa, &nfa) == 0 && trace_get(b, rb[0].trace, &th, &fb, &nfb) == 0);
+    serial_t ma, mb; int32_t la, lb;
+    CHECK(nfa == 2 && nfb == 2 && frame_get(a, fa[0], &ma, &la) == 0 && frame_get(b, fb[0], &mb, &lb) == 0);
+    method_info ia, ib;
+    CHECK(method_get(a, ma, &ia) == 0 && method_get(b, mb, &ib) == 0);
+    CHECK(la == 110 && lb == 110 && strcmp(ia.name, ib.name) == 0 && strcmp(ia.class_name, "pkg.Work") == 0);
+    CHECK(ia.class_serial == CLASS_SERIAL_BASE && ib.class_serial == CLASS_SERIAL_BASE + 1);
+    char top_a[256], top_b[256];
+    text_trace_top_method(a, ra[0].trace, top_a, sizeof top_a);
+    text_trace_top_method(b, rb[0].trace, top_b, sizeof top_b);
+    CHECK(strcmp(top_a, "pkg.Work.mc1") == 0 && strcmp(top_a, top_b) == 0);
+    free(ra);
+    free(rb);
+    sample_queue_free(&q);
+    cpu_collector_free(on_a);
+    cpu_collector_free(on_b);
+    profile_tables_free(a);
+    profile_tables_free(b);
 }

@@ -15,56 +15,59 @@
 #include "cpu/sample_queue.h"
 #include "profile/collapsed.h"
 
+/* The tables of the test running (each test makes its own). */
+static profile_tables *test_tables;
+
 /* Java methods: ids 0xa1.. named "java.lang.Thread.sleep", "App.work". */
-static serial_t fake_java(const void *method, void *context)
+static serial_t fake_java(profile_tables *tables, const void *method, void *context)
 {
     (void)context;
     uint64_t id = (uint64_t)(uintptr_t)method;
-    serial_t known = method_find(id);
+    serial_t known = method_find(tables, id);
     if (known)
         return known;
     method_desc d = { 0 };
-    d.class_serial = class_intern(id == 0xa1 ? "Ljava/lang/Thread;" : "LApp;");
+    d.class_serial = class_intern(tables, id == 0xa1 ? "Ljava/lang/Thread;" : "LApp;");
     d.name = id == 0xa1 ? "sleep" : "work";
     d.signature = "()V";
-    return method_add(id, &d);
+    return method_add(tables, id, &d);
 }
 
 /* Native functions by address: 0x1000 memcpy (libc), 0x2000 G1::work
  * (libjvm.so), 0x3000 start_thread (libc). */
-static serial_t fake_native(uint64_t pc, void *context)
+static serial_t fake_native(profile_tables *tables, uint64_t pc, void *context)
 {
     (void)context;
     uint64_t id = SAMPLE_TAG_NATIVE_PC | pc;
-    serial_t known = method_find(id);
+    serial_t known = method_find(tables, id);
     if (known)
         return known;
     method_desc d = { 0 };
     int jvm = pc == 0x2000;
-    d.class_serial = class_intern(jvm ? "L[libjvm.so];" : "L[libc.so.6];");
+    d.class_serial = class_intern(tables, jvm ? "L[libjvm.so];" : "L[libc.so.6];");
     d.name = pc == 0x1000 ? "memcpy" : jvm ? "G1::work" : "start_thread";
     d.source_file = jvm ? "libjvm.so" : "libc.so.6";
     d.is_native = 1;
     d.kind = jvm ? FRAME_KIND_JVM : FRAME_KIND_NATIVE;
-    return method_add(id, &d);
+    return method_add(tables, id, &d);
 }
 
 static serial_t gc_thread;
 
-static serial_t fake_os_thread(int32_t tid, void *context)
+static serial_t fake_os_thread(profile_tables *tables, int32_t tid, void *context)
 {
     (void)context;
     if (gc_thread == 0)
-        gc_thread = thread_add(tid == 77 ? "GC Thread#0" : "other", "(native)", 0);
+        gc_thread = thread_add(tables, tid == 77 ? "GC Thread#0" : "other", "(native)", 0);
     return gc_thread;
 }
 
 static cpu_collector *make(int wall_states)
 {
-    tables_init(NULL);
+    test_tables = profile_tables_new(NULL);
     gc_thread = 0;
     cpu_collector_config cfg = { .depth = 8, .lineno = 0, .per_thread = 1, .keep_stacks = 1,
-                                 .resolve = fake_java, .resolve_native = fake_native,
+                                 .tables = test_tables, .resolve = fake_java, .resolve_native = fake_native,
                                  .os_thread = fake_os_thread, .wall_states = wall_states };
     return cpu_collector_new(&cfg);
 }
@@ -74,7 +77,8 @@ static void done(cpu_collector *c, sample_queue *q)
     sample_queue_free(q);
     cpu_collector_free(c);
     stack_table_free();
-    tables_free();
+    profile_tables_free(test_tables);
+    test_tables = NULL;
 }
 
 /* A sample whose Java frames begin at java_pc (0: unknown). */
@@ -121,7 +125,7 @@ TEST(native_collector_mixed_stack_and_categories)
     cpu_collector *c = make(0);
     sample_queue q;
     CHECK(c != NULL && sample_queue_init(&q, 16, 8) == 0);
-    serial_t main_thread = thread_add("main", "main", 0);
+    serial_t main_thread = thread_add(test_tables, "main", "main", 0);
     /* A Java thread in libjvm.so under App.work: category VM. */
     const void *vm[] = { SAMPLE_NATIVE_FRAME(0x2000), (const void *)(uintptr_t)0xa2 };
     push(&q, main_thread, 0, 0, vm, 2);
@@ -184,7 +188,7 @@ TEST(native_collector_wall_states)
     cpu_collector *c = make(1);
     sample_queue q;
     CHECK(c != NULL && sample_queue_init(&q, 16, 8) == 0);
-    serial_t t = thread_add("sleeper", "main", 0);
+    serial_t t = thread_add(test_tables, "sleeper", "main", 0);
     /* In Thread.sleep, below libc: sleeping, whatever the system call. */
     const void *sleeping[] = { SAMPLE_NATIVE_FRAME(0x1000), (const void *)(uintptr_t)0xa1,
                                (const void *)(uintptr_t)0xa2 };
@@ -225,15 +229,15 @@ static int fake_java_code(uint64_t pc, uint64_t *method, void *context)
 
 TEST(native_collector_marks_how_top_java_frames_ran)
 {
-    tables_init(NULL);
+    test_tables = profile_tables_new(NULL);
     gc_thread = 0;
     cpu_collector_config cfg = { .depth = 8, .lineno = 0, .per_thread = 0, .keep_stacks = 1,
-                                 .resolve = fake_java, .resolve_native = fake_native,
+                                 .tables = test_tables, .resolve = fake_java, .resolve_native = fake_native,
                                  .java_code = fake_java_code };
     cpu_collector *c = cpu_collector_new(&cfg);
     sample_queue q;
     CHECK(c != NULL && sample_queue_init(&q, 16, 8) == 0);
-    serial_t main_thread = thread_add("main", "main", 0);
+    serial_t main_thread = thread_add(test_tables, "main", "main", 0);
     /* Thread.sleep (0xa1) inlined into App.work (0xa2), compiled; a caller
      * below (App.work again, 0xa2 would match first: use 0xa1) unknown. */
     const void *inl[] = { (const void *)(uintptr_t)0xa1, (const void *)(uintptr_t)0xa2, (const void *)(uintptr_t)0xa1 };

@@ -17,6 +17,9 @@
 #include "monitor/monitor_table.h"
 #include "output/profile_outputs.h"
 
+/* The tables of the test running (each test makes its own). */
+static profile_tables *test_tables;
+
 TEST(stack_table_interns_with_thread_and_trace)
 {
     stack_table_free();
@@ -49,31 +52,31 @@ TEST(stack_table_interns_with_thread_and_trace)
     CHECK(stack_count() == 0);
 }
 
-static serial_t fake_resolve(const void *method, void *ctx)
+static serial_t fake_resolve(profile_tables *tables, const void *method, void *ctx)
 {
     (void)ctx;
     uintptr_t id = (uintptr_t)method;
-    serial_t known = method_find(id);
+    serial_t known = method_find(tables, id);
     if (known)
         return known;
     char name[32];
     snprintf(name, sizeof name, "f%lu", (unsigned long)id);
     line_entry lines[] = { { 0, 100 }, { 10, 110 } };
-    method_desc d = { .class_serial = class_intern("Lpkg/Deep;"), .name = name, .signature = "()V",
+    method_desc d = { .class_serial = class_intern(tables, "Lpkg/Deep;"), .name = name, .signature = "()V",
                       .source_file = "Deep.java", .lines = lines, .line_count = 2 };
-    return method_add(id, &d);
+    return method_add(tables, id, &d);
 }
 
 /* A recursion 40 frames deep: the trace is cut at depth=4, the whole stack
  * is not; the trace derived from the walk is the stack's own. */
 TEST(trace_build_keeps_whole_stacks_beside_the_trace)
 {
-    tables_init(NULL);
+    test_tables = profile_tables_new(NULL);
     stack_table_free();
     frame_ref frames[40];
     for (int i = 0; i < 40; i++)
         frames[i] = (frame_ref){ i == 0 ? 12 : 3, (const void *)(uintptr_t)(1 + i % 3) };
-    trace_builder b = { .depth = 4, .lineno = 0, .full_stacks = 1, .resolve = fake_resolve };
+    trace_builder b = { .depth = 4, .lineno = 0, .full_stacks = 1, .tables = test_tables, .resolve = fake_resolve };
     stack_id stack = 0;
     serial_t trace = trace_build(&b, 0, frames, 40, &stack);
     CHECK(trace != 0 && stack != 0);
@@ -81,11 +84,11 @@ TEST(trace_build_keeps_whole_stacks_beside_the_trace)
     const serial_t *tframes;
     const stack_frame *sframes;
     uint32_t tn, sn;
-    CHECK(trace_get(trace, &th, &tframes, &tn) == 0 && tn == 4);
+    CHECK(trace_get(test_tables, trace, &th, &tframes, &tn) == 0 && tn == 4);
     CHECK(stack_get(stack, NULL, &sframes, &sn, &stack_trace) == 0 && sn == 40 && stack_trace == trace);
     serial_t m;
     int32_t line;
-    CHECK(frame_get(tframes[0], &m, &line) == 0 && line == LINE_UNKNOWN);   /* lineno=n in the trace */
+    CHECK(frame_get(test_tables, tframes[0], &m, &line) == 0 && line == LINE_UNKNOWN);   /* lineno=n in the trace */
     CHECK(sframes[0].method == m && sframes[0].line == 110);              /* a line in the stack */
     CHECK(sframes[39].line == 100);
     /* The same walk again: the same trace and stack; without stack_out none. */
@@ -93,23 +96,24 @@ TEST(trace_build_keeps_whole_stacks_beside_the_trace)
     CHECK(trace_build(&b, 0, frames, 40, &again) == trace && again == stack);
     CHECK(trace_build(&b, 0, frames, 40, NULL) == trace);
     stack_table_free();
-    tables_free();
+    profile_tables_free(test_tables);
+    test_tables = NULL;
 }
 
 TEST(stack_profile_names_frames_threads_and_leaves)
 {
-    tables_init(NULL);
+    test_tables = profile_tables_new(NULL);
     stack_table_free();
-    serial_t thread = thread_add("worker-1", "main", 0);
-    serial_t m1 = fake_resolve((const void *)(uintptr_t)7, NULL), m2 = fake_resolve((const void *)(uintptr_t)8, NULL);
+    serial_t thread = thread_add(test_tables, "worker-1", "main", 0);
+    serial_t m1 = fake_resolve(test_tables, (const void *)(uintptr_t)7, NULL), m2 = fake_resolve(test_tables, (const void *)(uintptr_t)8, NULL);
     stack_frame frames[2] = { { m1, 110, 0 }, { m2, LINE_NATIVE, 0 } };
     stack_id s = stack_intern(thread, frames, 2, 0);
     static const profile_value_type types[] = { { "alloc_objects", "count" }, { "alloc_space", "bytes" } };
     profile *p = profile_new("Allocation sites", types, 2);
     int64_t v[2] = { 3, 48 };
-    CHECK(stack_profile_add(p, s, "byte[]", NULL, v) == 0);
-    CHECK(stack_profile_add(p, s, "byte[]", NULL, v) == 0);         /* merged */
-    CHECK(stack_profile_add(p, 0, NULL, NULL, v) == 0);             /* a stack not kept: a row anyway */
+    CHECK(stack_profile_add(test_tables, p, s, "byte[]", NULL, v) == 0);
+    CHECK(stack_profile_add(test_tables, p, s, "byte[]", NULL, v) == 0);         /* merged */
+    CHECK(stack_profile_add(test_tables, p, 0, NULL, NULL, v) == 0);             /* a stack not kept: a row anyway */
     CHECK(profile_sample_count(p) == 2 && profile_total(p, 0) == 9 && profile_total(p, 1) == 144);
     profile_sample smp;
     CHECK(profile_sample_get(p, 0, &smp) == 0 && smp.depth == 3);
@@ -129,7 +133,8 @@ TEST(stack_profile_names_frames_threads_and_leaves)
     CHECK_STR(profile_frame_get(p, smp.frames[0])->method, "stack_table_full");
     profile_free(p);
     stack_table_free();
-    tables_free();
+    profile_tables_free(test_tables);
+    test_tables = NULL;
 }
 
 /* Rows by stack sum to SITES' rows exactly, sampled or not. */
