@@ -185,11 +185,45 @@ static atomic_int named_early;
 
 void jvmpi_allocs_named_early(void) { atomic_store(&named_early, 1); }
 
+/* Might a constructor have run for this instance before its VMObjectAlloc
+ * (JNI's NewObject, reflection's newInstance0)? Only from a native method;
+ * not from those through which the JVM makes its own objects without a
+ * constructor (clone, reflection's Method and Constructor objects, a
+ * class's name), which are most instances VMObjectAlloc reports: each
+ * answer yes costs a search of the pending ids. One wrongly answered no
+ * costs the object a second id, not a changed one (pending_ids.c's
+ * promotion). */
+static int may_follow_constructor(jthread thread) {
+    static const char *const makes_own[] = {
+        "clone", "initClassName", "getDeclaredConstructors0", "getDeclaredMethods0", "getDeclaredFields0",
+        "getDeclaredClasses0", "getStackAccessControlContext", "getConstantPool", "getRawAnnotations",
+        "getEnclosingMethod0", "getInterfaces0", "getGenericSignature0", "intern", NULL,
+    };
+    jmethodID method = NULL;
+    jlocation at = 0;
+    jint modifiers = 0;
+    if ((*jvmpi_jvmti)->GetFrameLocation(jvmpi_jvmti, thread, 0, &method, &at) != JVMTI_ERROR_NONE ||
+        method == NULL || (*jvmpi_jvmti)->GetMethodModifiers(jvmpi_jvmti, method, &modifiers) != JVMTI_ERROR_NONE)
+        return 1;                       /* not known: yes, to be safe */
+    if (!(modifiers & 0x0100)) return 0;            /* not ACC_NATIVE: the VM's own allocation */
+    char *name = NULL;
+    if ((*jvmpi_jvmti)->GetMethodName(jvmpi_jvmti, method, &name, NULL, NULL) != JVMTI_ERROR_NONE) return 1;
+    int own = 0;
+    for (int i = 0; makes_own[i] != NULL && !own; i++) own = strcmp(name, makes_own[i]) == 0;
+    (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)name);
+    return !own;
+}
+
 /* Had the object an id before this sight of it? An object the byte code
  * just made (from_code: the tracker's call) cannot, unless a heap walk
  * named every object since, or it is an instance named early (above). */
-static int named_before(jobject object, jint kind, int from_code) {
+static int named_before(JNIEnv *jni, jthread thread, jobject object, jint kind, int from_code) {
     int walked = jvmpi_ids_walked();
+    /* JNI's NewObject, reflection's newInstance: the constructor gave the
+     * instance a pending id on this thread (jvmpi_new_id); JVMTI's
+     * VMObjectAlloc follows. (No constructor runs for an array.) */
+    if (!from_code && kind == JVMPI_NORMAL_OBJECT && thread != NULL && may_follow_constructor(thread))
+        jvmpi_pending_promote_one(jni, object, 0);
     if (from_code && !walked && !atomic_load(&named_early) &&
         (kind != JVMPI_NORMAL_OBJECT || atomic_load(&unconstructed) == 0))
         return 0;
@@ -254,10 +288,10 @@ static void allocated(JNIEnv *jni, jobject object, jclass klass, int from_code, 
     if (klass == NULL) klass = own;
     class_kind uncached = { 0 };
     const class_kind *k = klass ? kind_of(jni, klass, object, &uncached) : NULL;
-    if (k != NULL && !named_before(object, k->kind, from_code)) {
+    if (k != NULL && !named_before(jni, thread, object, k->kind, from_code)) {
         int counted = !from_code && k->kind == JVMPI_NORMAL_OBJECT && may_be_constructed(jni, thread, klass);
         if (counted) atomic_fetch_add(&unconstructed, 1);       /* before its id: before its constructor */
-        jobjectID id = jvmpi_new_id(object);
+        jobjectID id = jvmpi_new_id(jni, object, from_code);
         if (id != NULL) post_alloc(jni, object, klass, k, id, 0);
         else if (counted) atomic_fetch_sub(&unconstructed, 1);
         /* multianewarray made the inner arrays too */

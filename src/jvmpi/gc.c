@@ -49,6 +49,22 @@ static void JNICALL on_object_free(jvmtiEnv *jvmti, jlong tag) {
     (*jvmpi_jvmti)->RawMonitorExit(jvmpi_jvmti, G.lock);
 }
 
+void jvmpi_gc_freed(const jlong *ids, size_t n) {
+    if (!jvmpi_enabled(JVMPI_EVENT_OBJECT_FREE)) return;   /* no delivery would take them */
+    if ((*jvmpi_jvmti)->RawMonitorEnter(jvmpi_jvmti, G.lock) != JVMTI_ERROR_NONE) return;
+    if (G.n_freed + n > G.cap_freed) {
+        size_t cap = G.cap_freed ? G.cap_freed : 4096;
+        while (cap < G.n_freed + n) cap *= 2;
+        jlong *bigger = realloc(G.freed, cap * sizeof *bigger);
+        if (bigger != NULL) { G.freed = bigger; G.cap_freed = cap; }
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (G.n_freed < G.cap_freed) G.freed[G.n_freed++] = ids[i];
+        else G.lost++;
+    }
+    (*jvmpi_jvmti)->RawMonitorExit(jvmpi_jvmti, G.lock);
+}
+
 /* In the GC's own callback (world stopped): wake the thread, nothing more. */
 static void JNICALL on_gc_finish(jvmtiEnv *jvmti) {
     (void)jvmti;
@@ -149,6 +165,7 @@ static void deliver_locked(JNIEnv *jni, int collections) {
     for (int i = 0; i < collections; i++) {
         if (jvmpi_enabled(JVMPI_EVENT_GC_START)) jvmpi_post_bare(jni, JVMPI_EVENT_GC_START);
         if (i == collections - 1) {
+            jvmpi_pending_sweep(jni);           /* the new objects without a tag that died */
             freed = take_freed(&n);
             classes = post_frees(jni, freed, n);
         }

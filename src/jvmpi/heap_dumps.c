@@ -775,7 +775,7 @@ static jint heap_dump(JNIEnv *jni, jint level, int may_link) {
     }
     jvmtiHeapCallbacks callbacks;
     memset(&callbacks, 0, sizeof callbacks);
-    jvmpi_ids_hold();
+    jvmpi_ids_hold(jni);
     jvmpi_ids_name_all(jni);          /* so the agent's look-ups of the dump's ids are table hits */
     jvmtiError err;
     uint64_t mismatches = 0;
@@ -854,7 +854,7 @@ jint jvmpi_class_dump(JNIEnv *jni, jclass klass, struct dump_buffer *b) {
             put_class(&w, &none);
         } else {
             uint64_t mismatches = 0;
-            jvmpi_ids_hold();
+            jvmpi_ids_hold(jni);
             jvmtiError err = walk_objects(&w, klass, &mismatches);
             jvmpi_ids_release();
             put_class(&w, c);                       /* if the walk reported nothing of it */

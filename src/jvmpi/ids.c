@@ -1,5 +1,7 @@
 /*
- * ids: JVMPI's jobjectID is an object's JVMTI tag. A tag stays with its
+ * ids: JVMPI's jobjectID is an object's JVMTI tag (or, for a new object
+ * nothing has looked up yet, a pending id that becomes its tag at the first
+ * look-up: pending_ids.c). A tag stays with its
  * object whatever the GC does, so an id never changes: the layer never
  * needs OBJECT_MOVE, and an agent may keep ids with GC enabled. Ids are
  * multiples of 8, so they look like the aligned pointers agents of the time
@@ -21,7 +23,9 @@
  * tells the agent all it would ask): a weak reference per allocation filled
  * the table with young objects between two collections (its sweeps found
  * none gone) and cost 10 % of a heap=sites run's CPU; the first look-up of
- * such an id scans and lists it. An entry goes when OBJECT_FREE's JVMTI
+ * such an id scans and lists it. (pending_ids.c does keep a weak reference
+ * per allocation, but instead of the tag, not on top of it, and only until
+ * a look-up, found by id or object, makes it a tag.) An entry goes when OBJECT_FREE's JVMTI
  * ObjectFree says its object was freed (the "JVMPI GC" thread, which has
  * JNI, deletes it), or, where that event is off, when a full stripe sweeps
  * out references whose object is gone.
@@ -67,7 +71,13 @@ static void make_tables(void) {
     ref_table_init(&objects_by_id, OBJECT_ENTRIES);
 }
 
-void jvmpi_ids_hold(void) { pthread_rwlock_wrlock(&walking); atomic_store(&walked, 1); }
+/* Pending ids (pending_ids.c) become tags first: the walk must not name
+ * their objects again; from then on new objects are tagged at once. */
+void jvmpi_ids_hold(JNIEnv *jni) {
+    pthread_rwlock_wrlock(&walking);
+    atomic_store(&walked, 1);
+    jvmpi_pending_promote_all(jni);
+}
 void jvmpi_ids_release(void) { pthread_rwlock_unlock(&walking); }
 int jvmpi_ids_walked(void) { return atomic_load(&walked); }
 
@@ -133,7 +143,14 @@ jobjectID jvmpi_id_of(jobject object) {
      * listed before the lock goes, so no thread has the id before its entry. */
     pthread_rwlock_rdlock(&walking);
     pthread_mutex_lock(&tagging);
-    if ((*jvmpi_jvmti)->GetTag(jvmpi_jvmti, object, &tag) == JVMTI_ERROR_NONE && !has_id(tag)) {
+    jvmtiError err = (*jvmpi_jvmti)->GetTag(jvmpi_jvmti, object, &tag);
+    /* It may be a new object with its id pending; not a class (the JVM
+     * allocates those), the first sight of which would promote them all. */
+    if (err == JVMTI_ERROR_NONE && !has_id(tag) && jvmpi_pending_any() && !is_class(object)) {
+        jvmpi_pending_promote_one(jni_here(), object, 0);
+        err = (*jvmpi_jvmti)->GetTag(jvmpi_jvmti, object, &tag);
+    }
+    if (err == JVMTI_ERROR_NONE && !has_id(tag)) {
         tag = next_tag();
         if (jvmpi_failed((*jvmpi_jvmti)->SetTag(jvmpi_jvmti, object, tag), "SetTag")) tag = 0;
         else list(jni_here(), tag, object);
@@ -143,14 +160,17 @@ jobjectID jvmpi_id_of(jobject object) {
     return (jobjectID)(intptr_t)tag;
 }
 
-jobjectID jvmpi_new_id(jobject object) {
+jobjectID jvmpi_new_id(JNIEnv *jni, jobject object, int may_pend) {
     jlong tag = 0;
     pthread_rwlock_rdlock(&walking);
     /* A heap walk between the allocation and here may have given it its id. */
-    jvmtiError err = atomic_load(&walked) ? (*jvmpi_jvmti)->GetTag(jvmpi_jvmti, object, &tag) : JVMTI_ERROR_NONE;
+    int walked_before = atomic_load(&walked);
+    jvmtiError err = walked_before ? (*jvmpi_jvmti)->GetTag(jvmpi_jvmti, object, &tag) : JVMTI_ERROR_NONE;
     if (err == JVMTI_ERROR_NONE && !has_id(tag)) {
         tag = next_tag();
-        err = (*jvmpi_jvmti)->SetTag(jvmpi_jvmti, object, tag);
+        /* no tag (its lock) unless pending_ids.c cannot keep it */
+        if (walked_before || !may_pend || jvmpi_pending_put(jni, object, tag) != 0)
+            err = (*jvmpi_jvmti)->SetTag(jvmpi_jvmti, object, tag);
         if (!atomic_load_explicit(&unlisted, memory_order_relaxed)) atomic_store(&unlisted, 1);   /* not listed */
     }
     pthread_rwlock_unlock(&walking);
@@ -214,6 +234,7 @@ jobject jvmpi_object_of(JNIEnv *jni, jobjectID id) {
     if (!listed) found = listed_object(jni, &objects_by_id, tag, &listed);
     /* Every id given is listed until its object is freed: a miss is gone. */
     if (listed || atomic_load(&unlisted) == 0) return found;
+    jvmpi_pending_promote_one(jni, NULL, tag);          /* a pending id is found as a tag */
     jint count = 0;
     jobject *objects = NULL;
     if (jvmpi_failed((*jvmpi_jvmti)->GetObjectsWithTags(jvmpi_jvmti, 1, &tag, &count, &objects, NULL),

@@ -15,6 +15,8 @@
  *                 thread id): thread-local storage, the Thread object
  *   ids.c         jobjectIDs: JVMTI tags, so an id never moves; from an id
  *                 back to its object through a table of weak references
+ *   pending_ids.c the ids of new objects not tagged yet (weak references),
+ *                 tagged at their first look-up, swept after each GC
  *   translate.c   JVMTI events to JVMPI events (threads, classes, GC,
  *                 monitors, VM start and end)
  *   tracker.c     the rewriter's calls into java.lang.JvmpiTracker, and
@@ -126,11 +128,14 @@ jobjectID jvmpi_id_of(jobject object);
 jlong     jvmpi_walk_id(jlong *tag_ptr);
 /* The id of an object just allocated, untagged, that no other thread can
  * have met yet (no look-up, unless a heap dump may have tagged it since);
- * not listed for jvmpi_object_of (ids.c says why). */
-jobjectID jvmpi_new_id(jobject object);
+ * not listed for jvmpi_object_of (ids.c says why). may_pend: no other
+ * sight of it can follow on this thread before a look-up would promote
+ * it (the byte code's allocations): its id may stay pending (pending_ids.c). */
+jobjectID jvmpi_new_id(JNIEnv *jni, jobject object, int may_pend);
 /* Around a heap walk that tags the objects it meets: no other thread gives
- * an object an id meanwhile (jvmpi_id_of and jvmpi_new_id wait). */
-void      jvmpi_ids_hold(void);
+ * an object an id meanwhile (jvmpi_id_of and jvmpi_new_id wait); every
+ * pending id becomes a tag first. */
+void      jvmpi_ids_hold(JNIEnv *jni);
 void      jvmpi_ids_release(void);
 /* Inside jvmpi_ids_hold, before a walk: every object without an id gets
  * one, and its entry for jvmpi_object_of. */
@@ -144,6 +149,23 @@ int       jvmpi_ids_walked(void);
 /* ObjectFree's tags (on a thread with JNI): their entries go. The tags
  * that were ids are moved to the front; returns how many. */
 size_t    jvmpi_ids_forget(JNIEnv *jni, jlong *tags, size_t n);
+
+/* ------------------------------------------------------------ pending_ids.c */
+/* Keeps a new object's id without tagging it; -1 if it cannot (full,
+ * memory): the caller tags it. */
+int  jvmpi_pending_put(JNIEnv *jni, jobject object, jlong id);
+/* Every pending id becomes its object's tag (ids never change); the dead
+ * go to the next OBJECT_FREEs. Nothing without JNI. */
+void jvmpi_pending_promote_all(JNIEnv *jni);
+/* The object's pending id (object NULL: the pending id id) becomes its
+ * tag; 1 if there was one and its object lives. A search of every pending
+ * id: no tag for the others. */
+int  jvmpi_pending_promote_one(JNIEnv *jni, jobject object, jlong id);
+/* After a collection, on a thread with JNI: the pending objects that died
+ * go to the OBJECT_FREEs being gathered (jvmpi_gc_freed). */
+void jvmpi_pending_sweep(JNIEnv *jni);
+/* Are there pending ids (a hint, for look-ups to skip promotion)? */
+int  jvmpi_pending_any(void);
 
 /* ------------------------------------------------------------ translate.c */
 int  jvmpi_translate_subscribe(void);
@@ -200,6 +222,9 @@ void jvmpi_gc_flush(JNIEnv *jni);
  * (one in progress is waited for), so none reaches the agent before the dump
  * that still names its id, as on a JVMPI VM, which dumped with GC disabled. */
 void jvmpi_gc_hold(void);
+/* Ids of objects found freed other than by ObjectFree (pending_ids.c):
+ * posted with the next delivery's OBJECT_FREEs. */
+void jvmpi_gc_freed(const jlong *ids, size_t n);
 void jvmpi_gc_release(void);
 
 /* ------------------------------------------------------------ allocs.c */
