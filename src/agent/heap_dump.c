@@ -36,6 +36,23 @@ static uint32_t layout_key_of(void *ctx, JNIEnv *jni, jclass k)
     return class_serial_of_klass(k);
 }
 
+/* A thread's object is numbered before the walk, which then meets it as
+ * known and gives its class no instance size (heap_dump_sink.c takes one
+ * at an object's first sight): the size the text dump prints (sz=) for
+ * each instance of the class is taken here, or a class whose instances are
+ * all threads (java.lang.ref.Reference$ReferenceHandler) printed sz=0. */
+static void note_instance_size(JNIEnv *jni, jvmtiEnv *jvmti, walk *w, jobject o)
+{
+    jclass k = (*jni)->GetObjectClass(jni, o);
+    dclass *c = k ? heap_dump_class_of_serial(w, class_serial_of_klass(k)) : NULL;
+    jlong size = 0;
+    if (c && !c->f.is_array && c->obj_size == 0 &&
+        !jvmti_failed((*jvmti)->GetObjectSize(jvmti, o, &size), "GetObjectSize"))
+        c->obj_size = size;
+    if (k)
+        (*jni)->DeleteLocalRef(jni, k);
+}
+
 /* The HPROF records' part of a class read: field names interned (before
  * the file's UTF8 records are written), the statics' slots for values. */
 static int name_fields(dclass *c)
@@ -206,6 +223,7 @@ static int prepare(JNIEnv *jni, walk *w, const trace_builder *b)
         if (w->threads && (*w->tags)->GetTag(w->tags, threads[i], &tag) == JVMTI_ERROR_NONE) {
             int64_t id = heap_tag_is_dump(tag) ? tag : heap_tag_dump(heap_tag_subsite(tag), ++w->next_number);
             if ((*w->tags)->SetTag(w->tags, threads[i], id) == JVMTI_ERROR_NONE) {
+                note_instance_size(jni, jvmti, w, threads[i]);
                 serial_t ts = thread_serial_of(threads[i]);
                 w->threads[w->nthreads].number = (uint32_t)id;
                 w->threads[w->nthreads].serial = ts;
