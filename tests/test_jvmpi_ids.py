@@ -25,16 +25,14 @@ import re
 import pytest
 
 import run
-from test_jvmpi_dump_complete import jvmpi_built  # noqa: F401  (the fixture: builds the layer and test agents)
 
 LAYER = os.path.join(run.BUILD, "libjvmpi.so")
-LOGGER = os.path.join(run.BUILD, "tests", "jvmpi", "libfree_logger.so")
 
 
-@pytest.fixture(scope="module")
-def free_logger(jvmpi_built):
-    """The layer and the test agents built (jvmpi_built's make); free_logger's path."""
-    return LOGGER
+@pytest.fixture
+def free_logger(jvmpi_agents):
+    """The layer and the test agents built (conftest's jvmpi_agents); free_logger's path."""
+    return os.path.join(jvmpi_agents, "libfree_logger.so")
 
 
 @pytest.mark.parametrize("watched,allocated,live", [("AllocTruth$Refl", 1000, 10), ("AllocTruth$Copy", 501, None)])
