@@ -1842,10 +1842,6 @@ JVM_TESTS = [
 ] + [("bad_option[%s]" % o, make_bad_option_test(o, w)) for o, w in BAD_OPTIONS] \
   + [("not_implemented[%s]" % o, make_not_implemented_test(o)) for o in NOT_IMPLEMENTED]
 
-import loop_tests  # noqa: E402  (loop=: a series of files, one per period)
-JVM_TESTS += loop_tests.make_tests(Fail, parse_profile, H, spawn, reap, os.path.join(BUILD, "hprof"))
-import jfr_tests  # noqa: E402  (build/hprof reading the JVM's own JFR recordings)
-JVM_TESTS += jfr_tests.make_tests(Fail)
 import net_tests  # noqa: E402  (net=, hprof listen, hprof run)
 JVM_TESTS += net_tests.make_tests(Fail, parse_profile, spawn, reap)
 

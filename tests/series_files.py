@@ -1,7 +1,6 @@
 """Helpers shared by the tests of series of files (loop=, hprof listen's
 periods): their files by period number, and CpuSplit's split in each.
-A module of its own so that tests/loop_tests.py (imported by run.py) and
-tests/test_listen_series.py share them without a circular import."""
+Shared by tests/test_loop.py and tests/test_listen_series.py."""
 
 import glob
 import os
