@@ -1842,8 +1842,6 @@ JVM_TESTS = [
 ] + [("bad_option[%s]" % o, make_bad_option_test(o, w)) for o, w in BAD_OPTIONS] \
   + [("not_implemented[%s]" % o, make_not_implemented_test(o)) for o in NOT_IMPLEMENTED]
 
-import net_tests  # noqa: E402  (net=, hprof listen, hprof run)
-JVM_TESTS += net_tests.make_tests(Fail, parse_profile, spawn, reap)
 
 # The class-file rewriter, end to end through build/hprof-bci (tests/bci/).
 sys.path.insert(0, os.path.join(TESTS_DIR, "bci"))
