@@ -163,6 +163,12 @@ static void deliver_locked(JNIEnv *jni, int collections) {
     size_t n = 0, classes = 0;
     jlong *freed = NULL;
     for (int i = 0; i < collections; i++) {
+        /* Once JVM_SHUT_DOWN is posted only its thread's events reach the
+         * agent (loader.c), and events close between two deliveries: a
+         * delivery by another thread after that posts nothing and leaves
+         * the frees to that thread's (the RunGC of a handler of
+         * JVM_SHUT_DOWN, waiting for this one), else they would be lost. */
+        if (!jvmpi_may_post()) break;
         if (jvmpi_enabled(JVMPI_EVENT_GC_START)) jvmpi_post_bare(jni, JVMPI_EVENT_GC_START);
         if (i == collections - 1) {
             jvmpi_pending_sweep(jni);           /* the new objects without a tag that died */
@@ -219,7 +225,7 @@ static void JNICALL gc_thread(jvmtiEnv *jvmti, JNIEnv *jni, void *arg) {
     jvmpi_in_layer = 1;                 /* its own Java calls (Runtime) are not the program's */
     for (;;) {
         (*jvmpi_jvmti)->RawMonitorEnter(jvmpi_jvmti, G.lock);
-        while (G.collections == 0)
+        while (G.collections == 0 || !jvmpi_may_post())   /* after JVM_SHUT_DOWN: its thread delivers */
             if ((*jvmpi_jvmti)->RawMonitorWait(jvmpi_jvmti, G.lock, 0) != JVMTI_ERROR_NONE) {
                 (*jvmpi_jvmti)->RawMonitorExit(jvmpi_jvmti, G.lock);
                 return;                 /* the VM is going away */

@@ -57,6 +57,9 @@ const char *jvmpi_agent_library(void);
 /* The agent's NotifyEvent (nothing before JVM_OnLoad set it, nor after
  * jvmpi_close_events but on the thread that called it). */
 void jvmpi_notify(JVMPI_Event *event);
+/* Whether this thread's events still reach the agent: all, until
+ * JVM_SHUT_DOWN; after it, only those of the thread that posts it. */
+int jvmpi_may_post(void);
 /* From now on, events only on the calling thread (which posts JVM_SHUT_DOWN). */
 void jvmpi_close_events(void);
 /* An event of this type on this thread, its specific part zeroed. */

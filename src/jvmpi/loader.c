@@ -60,9 +60,10 @@ void jvmpi_close_events(void) {
     atomic_store(&closed, 1);
 }
 
+int jvmpi_may_post(void) { return !atomic_load_explicit(&closed, memory_order_relaxed) || posting_shut_down; }
+
 void jvmpi_notify(JVMPI_Event *event) {
-    if (atomic_load_explicit(&closed, memory_order_relaxed) && !posting_shut_down)
-        return;
+    if (!jvmpi_may_post()) return;
     void (*notify)(JVMPI_Event *) = jvmpi_interface.NotifyEvent;
     if (notify != NULL) notify(event);
 }

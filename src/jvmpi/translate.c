@@ -335,7 +335,12 @@ void jvmpi_translate_finish(JNIEnv *jni) {
      * "DestroyJavaVM", a new JNIEnv): announced before its first event. */
     jvmpi_thread_here(jni);
     jvmpi_gc_flush(jni);
+    /* Closed between two deliveries of the "JVMPI GC" thread, not inside
+     * one (whose frees would then be dropped, half posted): from here on
+     * this thread delivers them (gc.c). */
+    jvmpi_gc_hold();
     jvmpi_close_events();
+    jvmpi_gc_release();
     if (jvmpi_enabled(JVMPI_EVENT_JVM_SHUT_DOWN)) jvmpi_post_bare(jni, JVMPI_EVENT_JVM_SHUT_DOWN);
 }
 
