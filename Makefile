@@ -12,7 +12,7 @@ CFLAGS   ?= -O2
 SAN_FLAGS = -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 # Pure C (no JVMTI): unit-tested on their own, also under ASan/UBSan.
-PURE_SRC  = src/core/keytab.c src/core/idmap.c src/core/ref_table.c src/core/tables.c src/core/trace_builder.c src/core/trace_cache.c src/core/stack_table.c src/core/stack_profile.c src/options/options.c src/options/class_filter.c src/options/jvm_args.c \
+PURE_SRC  = src/core/keytab.c src/core/idmap.c src/core/hidden_names.c src/core/ref_table.c src/core/tables.c src/core/trace_builder.c src/core/trace_cache.c src/core/stack_table.c src/snapshot/stack_profile.c src/options/options.c src/options/class_filter.c src/options/jvm_args.c \
             src/cpu/sample_queue.c src/cpu/cpu_collector.c src/cpu/code_map.c src/cpu/times_table.c \
             src/output/text_writer.c src/output/text_sections.c src/output/report_sections.c src/output/old_prof_writer.c src/output/profile_outputs.c src/output/output_file.c src/output/hprof_binary.c src/output/hprof_binary_heap.c src/output/hprof_binary_files.c src/output/hprof_patch_traces.c \
             src/output/net_sink.c src/output/net_report.c src/output/series.c \
@@ -27,11 +27,11 @@ NATIVE_SRC = $(wildcard src/native/*.c)
 # and style sheet are embedded from their own files.
 PROFILE_SRC = $(wildcard src/profile/*.c) build/flamegraph_assets.c
 # The CPU sampler (JNI: AsyncGetCallTrace, GetEnv): the signal handler, its
-# Java and native walks, the per-thread timers (src/cpu/sampler*.c).
-SAMPLER_SRC = $(wildcard src/cpu/sampler*.c)
+# Java and native walks, the per-thread timers (src/sampler/sampler*.c).
+SAMPLER_SRC = $(wildcard src/sampler/*.c)
 # The options read the table of output formats (src/profile/formats.c), which
 # names their writers: what a program that parses options links.
-FORMATS_SRC = $(PROFILE_SRC) src/core/keytab.c src/core/idmap.c
+FORMATS_SRC = $(PROFILE_SRC) src/core/keytab.c src/core/idmap.c src/core/hidden_names.c
 # The class-file rewriter: a pure library (bytes in, bytes out).
 BCI_SRC   = $(wildcard src/bci/*.c)
 MONITOR_AGENT_SRC = $(wildcard src/agent/monitor_*.c)
@@ -53,7 +53,7 @@ ANALYSIS_SRC = $(wildcard src/analysis/*.c)
 # and paths to GC roots (src/heapgraph; pure C, unit-tested, fuzzed).
 HEAPGRAPH_SRC = $(wildcard src/heapgraph/*.c) build/heap_page_assets.c
 FRONT_SRC = src/cli/analyze_common.c src/cli/analyze_report.c src/cli/analyze_convert.c src/cli/analyze_heap.c \
-            $(HEAPGRAPH_SRC) $(READER_SRC) $(ANALYSIS_SRC) $(PROFILE_SRC) src/core/tables.c src/core/keytab.c src/core/idmap.c \
+            $(HEAPGRAPH_SRC) $(READER_SRC) $(ANALYSIS_SRC) $(PROFILE_SRC) src/core/tables.c src/core/keytab.c src/core/idmap.c src/core/hidden_names.c \
             src/output/text_writer.c src/output/text_sections.c src/output/output_file.c src/monitor/monitor_table.c
 UNIT_SRC  = $(wildcard tests/unit/*.c)
 HEADERS   = $(wildcard src/*/*.h) $(wildcard tests/unit/*.h)
@@ -109,7 +109,7 @@ build/libhprof.so: build/.jdk-ok $(AGENT_SRC) $(HEADERS) Makefile
 # event fan-out, tables and class-file rewriter. Its header is installed
 # for those agents: cc -Ibuild/include.
 JVMPI_SRC  = $(wildcard src/jvmpi/*.c) $(PURE_SRC) src/agent/agent.c src/agent/agent_report.c src/agent/agent_dump.c src/agent/agent_commands.c src/agent/events.c src/agent/field_layout.c src/agent/heap_walk.c \
-             src/options/command_reply.c src/agent/class_rewrite.c src/agent/jvmti_support.c build/jvmpi_tracker_class.c
+             src/options/command_reply.c src/agent/class_rewrite.c src/agent/jvmti_support.c src/sampler/async_trace.c build/jvmpi_tracker_class.c
 JVMPI_JAVA = $(wildcard src/jvmpi/java/java/lang/*.java)
 
 build/jvmpi_tracker_class.c: build/.jdk-ok $(JVMPI_JAVA) scripts/embed-classes
@@ -208,7 +208,7 @@ build/tests/libvirtual_pinning.so: build/.jdk-ok tests/jni/virtual_pinning.c Mak
 # Chromium) and bench/writers.
 build/tests/profile_writers: tests/writers/profile_writers.c $(PROFILE_SRC) $(HEADERS) Makefile
 	@mkdir -p build/tests
-	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ tests/writers/profile_writers.c $(PROFILE_SRC) src/core/keytab.c src/core/idmap.c -lz
+	$(CC) $(BASE) $(CFLAGS) -Isrc -o $@ tests/writers/profile_writers.c $(PROFILE_SRC) src/core/keytab.c src/core/idmap.c src/core/hidden_names.c -lz
 
 # The class rewriter as a command-line tool: hprof-bci INPUT OUTPUT, where
 # INPUT is a .class file, a jar or a directory (src/tools/hprof_bci*.c).

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../core/stack_profile.h"
+#include "../snapshot/stack_profile.h"
 #include "../core/trace_builder.h"
 #include "../heap/heap_tags.h"
 #include "../heap/object_store.h"

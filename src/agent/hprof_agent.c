@@ -8,7 +8,7 @@
 #include <jvmti.h>
 #include <stdio.h>
 
-#include "../cpu/sampler.h"
+#include "../sampler/sampler.h"
 #include "heap_dump.h"
 #include "jvmti_support.h"
 #include "orchestrator.h"

@@ -1,11 +1,11 @@
 /* jvmti_support.c: see jvmti_support.h. */
 #include "jvmti_support.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 
 #include "../core/idmap.h"
+#include "../sampler/async_trace.h"
 #include "../bci/opcodes.h"
 #include "../heap/heap_tags.h"
 #include "events.h"
@@ -479,13 +479,9 @@ static void frames_of_jvmti(frame_ref *frames, const jvmtiFrameInfo *info, jint 
     }
 }
 
-/* HotSpot's AsyncGetCallTrace (exported by libjvm.so, in no header). */
-typedef struct {
-    JNIEnv    *env;
-    jint       num_frames;              /* frames filled, or a negative failure code */
-    frame_ref *frames;                  /* same layout as its ASGCT_CallFrame */
-} asgct_trace;
-typedef void (*asgct_fn)(asgct_trace *trace, jint depth, void *ucontext);
+/* frame_ref has AsyncGetCallTrace's frame layout: its frames are filled in place. */
+_Static_assert(sizeof(frame_ref) == sizeof(asgct_frame), "frame layouts must match");
+_Static_assert(offsetof(frame_ref, method) == offsetof(asgct_frame, method_id), "frame layouts must match");
 static asgct_fn async_get_call_trace;
 
 /* Subscribed only because AsyncGetCallTrace works while ClassLoad events are on. */
@@ -499,7 +495,7 @@ int stack_walk_fast_init(void)
     static int wanted;
     if (wanted)
         return async_get_call_trace ? 0 : -1;
-    async_get_call_trace = (asgct_fn)dlsym(RTLD_DEFAULT, "AsyncGetCallTrace");
+    async_get_call_trace = async_trace_function(NULL);
     if (async_get_call_trace == NULL)
         return -1;
     if (events_subscribe(JVMTI_EVENT_CLASS_LOAD, EVENT_FN(on_class_load)) != 0 ||
@@ -520,7 +516,7 @@ int stack_walk_fast_init(void)
  * GetStackTrace builds, about twice as fast per frame. */
 static int walk_fast(JNIEnv *jni, frame_ref *frames, jint want, jint keep, jint *count)
 {
-    asgct_trace t = { jni, 0, frames };
+    asgct_trace t = { jni, 0, (asgct_frame *)(void *)frames, want };
     async_get_call_trace(&t, want, NULL);
     if (t.num_frames <= 0)
         return 0;

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../core/stack_profile.h"
+#include "../snapshot/stack_profile.h"
 #include "jvmti_support.h"
 
 /* A MONITOR row by whole stack as a profile row: the lock's class is a

@@ -1,6 +1,6 @@
 /*
  * samples_agent: cpu=samples as a collector (collector.h). The sampler
- * (src/cpu/sampler.c) puts raw stacks in the queue from its signal handler;
+ * (src/sampler/sampler.c) puts raw stacks in the queue from its signal handler;
  * the agent thread drains them into cpu_collector (tick); a dump writes
  * CPU SAMPLES, and a snapshot gives the whole stacks as a profile.
  *
@@ -28,7 +28,7 @@
 #include "../cpu/native_libs.h"
 #include "../cpu/native_names.h"
 #include "../cpu/sample_queue.h"
-#include "../cpu/sampler.h"
+#include "../sampler/sampler.h"
 #include "collector.h"
 #include "events.h"
 #include "java_code.h"

@@ -1,6 +1,6 @@
 /*
  * samples_agent: what cpu=samples shares with wall=, which samples through
- * the same handler (src/cpu/sampler.c).
+ * the same handler (src/sampler/sampler.c).
  */
 #ifndef HPROF_SAMPLES_AGENT_H
 #define HPROF_SAMPLES_AGENT_H

@@ -32,7 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../core/stack_profile.h"
+#include "../snapshot/stack_profile.h"
 #include "../core/trace_builder.h"
 #include "../cpu/thread_cpu.h"
 #include "../cpu/times_table.h"

@@ -5,7 +5,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 
-#include "../cpu/sampler.h"
+#include "../sampler/sampler.h"
 #include "jvmti_support.h"
 
 static const char MOUNT_ID[] = "com.sun.hotspot.events.VirtualThreadMount";

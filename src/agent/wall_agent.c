@@ -28,7 +28,7 @@
 #include "../cpu/native_libs.h"
 #include "../cpu/native_names.h"
 #include "../cpu/sample_queue.h"
-#include "../cpu/sampler.h"
+#include "../sampler/sampler.h"
 #include "collector.h"
 #include "java_code.h"
 #include "jvmti_support.h"

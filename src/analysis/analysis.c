@@ -1,6 +1,8 @@
 /* analysis.c: see analysis.h. */
 #include "analysis.h"
 
+#include "../core/hidden_names.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,7 +11,7 @@ size_t analysis_frame_name(const profile_frame *f, char *buf, size_t size)
     int got = profile_frame_name(f, buf, size);
     size_t len = got < 0 ? 0 : (size_t)got < size ? (size_t)got : size - 1;
     buf[len] = '\0';
-    return profile_name_drop_addresses(buf, len);
+    return hidden_name_drop_addresses(buf, len);
 }
 
 /* ------------------------------------------------------------ methods */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/hidden_names.h"
 #include "../core/tables.h"
 #include "../profile/profile.h"
 
@@ -21,7 +22,7 @@ int class_origin_maker(const char *name, char *buf, size_t size, int *lambda)
      * Foo$$Lambda+0x0000000800c01000. */
     for (char *plus = strstr(buf, "+0x"); plus; plus = strstr(plus + 1, "+0x"))
         *plus = '.';
-    if (profile_name_drop_addresses(buf, len) == len)
+    if (hidden_name_drop_addresses(buf, len) == len)
         return 0;                              /* no address: not a hidden class */
     char *mark = strstr(buf, "$$Lambda");
     *lambda = mark != NULL && mark != buf;

@@ -3,7 +3,7 @@
 #include "tables.h"
 #include "idmap.h"
 #include "keytab.h"
-#include "../profile/profile.h"
+#include "hidden_names.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -235,7 +235,7 @@ static serial_t class_intern_key(profile_tables *tables, const char *jvm_signatu
      * then name the same lambda alike. The class keeps its full name. */
     size_t name_len = strlen(java_name);
     const char *frame_copy = name_copy;
-    if (profile_name_drop_addresses(java_name, name_len) != name_len)
+    if (hidden_name_drop_addresses(java_name, name_len) != name_len)
         frame_copy = stored_string(tables, java_name);
     if (java_name != stack_name)
         free(java_name);

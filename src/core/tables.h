@@ -80,7 +80,7 @@ const char *class_signature(profile_tables *tables, serial_t serial);
 const char *class_java_name(profile_tables *tables, serial_t serial);     /* "java.lang.String", "byte[]" */
 /* The name frames of its methods show: the Java name, but a hidden class's
  * without its address and JDK 17's lambda counter ("Foo$$Lambda$14.0x7f..."
- * -> "Foo$$Lambda", profile_name_drop_addresses), so that two runs name
+ * -> "Foo$$Lambda", hidden_name_drop_addresses), so that two runs name
  * them alike. Several classes may share one; class records (heap dumps)
  * keep class_java_name, which tells them apart. */
 const char *class_frame_name(profile_tables *tables, serial_t serial);

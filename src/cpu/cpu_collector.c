@@ -1,7 +1,7 @@
 /* cpu_collector.c: see cpu_collector.h. */
 #include "cpu_collector.h"
 #include "code_map.h"
-#include "../core/stack_profile.h"
+#include "../snapshot/stack_profile.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -29,7 +29,7 @@ typedef struct flame_tree {
     int         by_thread;    /* each stack under a node of its thread, named
                                * FLAME_THREAD_PREFIX + the thread's name */
     int         drop_addresses; /* names without hidden classes' addresses
-                                 * (profile_name_drop_addresses): set for a
+                                 * (hidden_name_drop_addresses): set for a
                                  * differential graph of two runs */
 } flame_tree;
 

@@ -22,7 +22,7 @@
  *                             weight is the stack's allocated bytes
  *   contentions + delay       jdk.JavaMonitorEnter, or jdk.ThreadPark when
  *                             the leaf (the lock's class) has the
- *                             signature "park" (src/core/stack_profile.h),
+ *                             signature "park" (src/snapshot/stack_profile.h),
  *                             one per contention, each 1/n of its delay
  *   waits + delay             jdk.JavaMonitorWait, or jdk.ThreadPark
  *   deadlock cycles           hprof.Deadlock, one per thread of each cycle a

@@ -156,12 +156,5 @@ int64_t profile_total(const profile *p, uint32_t value_index);
 /* "java.util.HashMap.get": the name writers show for a frame. Returns the
  * length it needed (as snprintf). */
 int profile_frame_name(const profile_frame *f, char *buf, size_t size);
-/* name (len bytes, NUL-terminated) without the addresses HotSpot puts in
- * hidden classes' names (Foo$$Lambda.0x0000000095042210.run, LambdaForm$MH
- * .0x....invoke: "Name/0x..." in the JVM), and without JDK 17's lambda
- * counter (Foo$$Lambda$14.0x... -> Foo$$Lambda), which differ from run to
- * run: how the agent names hidden classes' frames, and what comparisons of
- * two runs match frames by. In place; the new length. */
-size_t profile_name_drop_addresses(char *name, size_t len);
 
 #endif

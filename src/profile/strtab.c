@@ -1,6 +1,8 @@
 /* strtab.c: see strtab.h. */
 #include "strtab.h"
 
+#include "../core/hidden_names.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,7 +63,7 @@ int strtab_add_frame_names(strtab *t, const profile *p, uint32_t **name_of, int 
         char *heap = NULL;
         char *name = frame_name(profile_frame_get(p, id), buf, sizeof buf, &heap);
         if (name && drop_addresses)
-            profile_name_drop_addresses(name, strlen(name));
+            hidden_name_drop_addresses(name, strlen(name));
         names[id] = name ? strtab_add(t, name) : UINT32_MAX;
         free(heap);
         if (names[id] == UINT32_MAX) {

@@ -26,7 +26,7 @@ void     strtab_free(strtab *t);
 
 /* The shown name (profile_frame_name) of every frame of p as an index into t:
  * (*name_of)[frame id], entry 0 unused; with drop_addresses, without hidden
- * classes' addresses (profile_name_drop_addresses). 0, or -1 when out of
+ * classes' addresses (hidden_name_drop_addresses). 0, or -1 when out of
  * memory. The caller frees *name_of. */
 int strtab_add_frame_names(strtab *t, const profile *p, uint32_t **name_of, int drop_addresses);
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hidden_names.h"
 #include "core/idmap.h"
 #include "core/keytab.h"
 #include "core/tables.h"
@@ -479,7 +480,7 @@ TEST(tables_hidden_classes_frames_named_without_address)
     CHECK_STR(mi.class_name, "WordFreq$$Lambda");
     CHECK(mi.class_serial == b);
     char name[] = "A$$Lambda$12.0x1f.run;B$$Lambda$.0x2.x;C$$Lambda$7";
-    CHECK(profile_name_drop_addresses(name, strlen(name)) == strlen("A$$Lambda.run;B$$Lambda$.x;C$$Lambda$7"));
+    CHECK(hidden_name_drop_addresses(name, strlen(name)) == strlen("A$$Lambda.run;B$$Lambda$.x;C$$Lambda$7"));
     CHECK_STR(name, "A$$Lambda.run;B$$Lambda$.x;C$$Lambda$7");
     profile_tables_free(tables);
 }

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/stack_profile.h"
+#include "snapshot/stack_profile.h"
 #include "core/stack_table.h"
 #include "core/tables.h"
 #include "core/trace_builder.h"

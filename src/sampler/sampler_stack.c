@@ -5,7 +5,7 @@
  * the kernel frames the perf engine's events leave in their rings.
  */
 #include "sampler_internal.h"
-#include "native_libs.h"
+#include "../cpu/native_libs.h"
 
 #include <linux/perf_event.h>
 #include <string.h>

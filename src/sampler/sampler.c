@@ -5,9 +5,8 @@
  * sampler_java.c, the native and kernel frames in sampler_stack.c; the
  * timers and the threads they follow are sampler_threads.c's. */
 #include "sampler_internal.h"
-#include "native_libs.h"
+#include "../cpu/native_libs.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
@@ -448,10 +447,11 @@ static int init_handler(JavaVM *vm, char *err, size_t errlen)
         return 0;
     sampler_java_vm = vm;
     sampler_self_pid = getpid();
-    sampler_async_get_call_trace = (asgct_fn)dlsym(RTLD_DEFAULT, "AsyncGetCallTrace");
+    const char *why = "";
+    sampler_async_get_call_trace = async_trace_function(&why);
     if (sampler_async_get_call_trace == NULL) {
         snprintf(err, errlen, "hprof: cpu=samples and wall= need HotSpot's AsyncGetCallTrace, which this "
-                 "JVM does not export (%s); use a HotSpot-based JDK 17 or later", dlerror());
+                 "JVM does not export (%s); use a HotSpot-based JDK 17 or later", why);
         return -1;
     }
     sampler_sample_signal = choose_signal();

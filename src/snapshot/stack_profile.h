@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "../profile/profile.h"
-#include "stack_table.h"
+#include "../core/stack_table.h"
 
 /* Add `values` (p's nvalues of them) to p's sample of stack `id`, with
  * `leaf` (NULL: none) as a pseudo frame above the stack's own: the class an

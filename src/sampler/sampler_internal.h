@@ -1,5 +1,5 @@
 /*
- * sampler_internal.h (private to src/cpu/sampler*.c): what the handler and
+ * sampler_internal.h (private to src/sampler/sampler*.c): what the handler and
  * its setup (sampler.c), the Java side (sampler_java.c), the native and
  * kernel walks (sampler_stack.c) and the timers and threads
  * (sampler_threads.c) share: HotSpot's AsyncGetCallTrace interface, the
@@ -9,24 +9,10 @@
 #define HPROF_SAMPLER_INTERNAL_H
 
 #include "sampler.h"
+#include "async_trace.h"
 
 #include <signal.h>
 #include <stddef.h>
-
-/* HotSpot's AsyncGetCallTrace interface (exported by libjvm.so, not in any header). */
-typedef struct {
-    jint      lineno;              /* bci for Java frames, -3 for native frames */
-    jmethodID method_id;
-} asgct_frame;
-
-typedef struct {
-    JNIEnv      *env;
-    jint         num_frames;       /* frames filled, or a negative failure code */
-    asgct_frame *frames;
-    jint         num_frames_requested;  /* ours, after HotSpot's three fields */
-} asgct_trace;
-
-typedef void (*asgct_fn)(asgct_trace *trace, jint depth, void *ucontext);
 
 _Static_assert(sizeof(asgct_frame) == sizeof(sample_frame), "frame layouts must match");
 _Static_assert(offsetof(asgct_frame, method_id) == offsetof(sample_frame, method),

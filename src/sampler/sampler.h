@@ -24,7 +24,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "sample_queue.h"
+#include "../cpu/sample_queue.h"
 
 /* Samples the handler could not put in the queue, by reason. */
 typedef struct sampler_losses {

@@ -1,0 +1,25 @@
+/* async_trace.c: see async_trace.h. */
+#include "async_trace.h"
+
+#include <dlfcn.h>
+#include <stdatomic.h>
+
+/* Two threads may look it up at once: both find the same address. */
+static _Atomic(asgct_fn) bound;
+static atomic_int looked_up;
+
+asgct_fn async_trace_function(const char **why)
+{
+    if (!atomic_load_explicit(&looked_up, memory_order_acquire)) {
+        asgct_fn found = (asgct_fn)dlsym(RTLD_DEFAULT, "AsyncGetCallTrace");
+        if (found == NULL && why != NULL) {
+            const char *error = dlerror();
+            *why = error != NULL ? error : "AsyncGetCallTrace: symbol not found";
+        }
+        atomic_store_explicit(&bound, found, memory_order_relaxed);
+        atomic_store_explicit(&looked_up, 1, memory_order_release);
+    } else if (atomic_load_explicit(&bound, memory_order_relaxed) == NULL && why != NULL) {
+        *why = "AsyncGetCallTrace: symbol not found";
+    }
+    return atomic_load_explicit(&bound, memory_order_relaxed);
+}
