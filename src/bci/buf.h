@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/big_endian.h"
+
 typedef struct reader {
     const uint8_t *p, *end;
     int            bad;
@@ -22,21 +24,15 @@ static inline int rd_need(reader *r, size_t n) {
 static inline uint8_t rd_u1(reader *r) { return rd_need(r, 1) ? *r->p++ : 0; }
 static inline uint16_t rd_u2(reader *r) {
     if (!rd_need(r, 2)) return 0;
-    uint16_t v = (uint16_t)(r->p[0] << 8 | r->p[1]); r->p += 2; return v;
+    uint16_t v = be_get_u2(r->p); r->p += 2; return v;
 }
 static inline uint32_t rd_u4(reader *r) {
     if (!rd_need(r, 4)) return 0;
-    uint32_t v = (uint32_t)r->p[0] << 24 | (uint32_t)r->p[1] << 16 | (uint32_t)r->p[2] << 8 | r->p[3];
-    r->p += 4; return v;
+    uint32_t v = be_get_u4(r->p); r->p += 4; return v;
 }
 static inline const uint8_t *rd_skip(reader *r, size_t n) {
     if (!rd_need(r, n)) return NULL;
     const uint8_t *at = r->p; r->p += n; return at;
-}
-
-static inline uint16_t get_u2(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
-static inline uint32_t get_u4(const uint8_t *p) {
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
 /* Growable output buffer; `failed` sticks after an allocation failure. */
@@ -57,20 +53,13 @@ static inline int wr_reserve(writer *w, size_t n) {
 }
 static inline void wr_u1(writer *w, unsigned v) { if (wr_reserve(w, 1)) w->data[w->len++] = (uint8_t)v; }
 static inline void wr_u2(writer *w, unsigned v) {
-    if (wr_reserve(w, 2)) { w->data[w->len++] = (uint8_t)(v >> 8); w->data[w->len++] = (uint8_t)v; }
+    if (wr_reserve(w, 2)) { be_put_u2(w->data + w->len, (uint16_t)v); w->len += 2; }
 }
 static inline void wr_u4(writer *w, uint32_t v) {
-    if (wr_reserve(w, 4)) {
-        w->data[w->len++] = (uint8_t)(v >> 24); w->data[w->len++] = (uint8_t)(v >> 16);
-        w->data[w->len++] = (uint8_t)(v >> 8);  w->data[w->len++] = (uint8_t)v;
-    }
+    if (wr_reserve(w, 4)) { be_put_u4(w->data + w->len, v); w->len += 4; }
 }
 static inline void wr_bytes(writer *w, const void *p, size_t n) {
     if (n && wr_reserve(w, n)) { memcpy(w->data + w->len, p, n); w->len += n; }
-}
-static inline void put_u2(uint8_t *p, unsigned v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
-static inline void put_u4(uint8_t *p, uint32_t v) {
-    p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
 }
 
 #endif

@@ -79,7 +79,7 @@ const char *cp_utf8(const constant_pool *cp, uint32_t index, uint16_t *len) {
 
 const char *cp_class_name(const constant_pool *cp, uint32_t index, uint16_t *len) {
     if (cp_tag(cp, index) != CP_CLASS) return NULL;
-    return cp_utf8(cp, get_u2(cp->e[index].data), len);
+    return cp_utf8(cp, be_get_u2(cp->e[index].data), len);
 }
 
 int cp_member(const constant_pool *cp, uint32_t index, const char **name, uint16_t *name_len,
@@ -89,13 +89,13 @@ int cp_member(const constant_pool *cp, uint32_t index, const char **name, uint16
     switch (tag) {
     case CP_FIELDREF: case CP_METHODREF: case CP_INTERFACE_METHODREF:
     case CP_DYNAMIC: case CP_INVOKE_DYNAMIC:
-        nat = get_u2(cp->e[index].data + 2); break;
+        nat = be_get_u2(cp->e[index].data + 2); break;
     case CP_NAME_AND_TYPE: nat = index; break;
     default: return -1;
     }
     if (cp_tag(cp, nat) != CP_NAME_AND_TYPE) return -1;
-    *name = cp_utf8(cp, get_u2(cp->e[nat].data), name_len);
-    *desc = cp_utf8(cp, get_u2(cp->e[nat].data + 2), desc_len);
+    *name = cp_utf8(cp, be_get_u2(cp->e[nat].data), name_len);
+    *desc = cp_utf8(cp, be_get_u2(cp->e[nat].data + 2), desc_len);
     return *name && *desc ? 0 : -1;
 }
 
@@ -145,7 +145,7 @@ static uint16_t cp_fixed_index(constant_pool *cp, uint8_t tag, const uint8_t *bo
 uint16_t cp_class_index(constant_pool *cp, const char *name, uint16_t len) {
     uint16_t u = cp_utf8_index(cp, name, len);
     if (!u) return 0;
-    uint8_t body[2]; put_u2(body, u);
+    uint8_t body[2]; be_put_u2(body, u);
     return cp_fixed_index(cp, CP_CLASS, body, 2);
 }
 
@@ -154,15 +154,15 @@ uint16_t cp_methodref_index(constant_pool *cp, const char *cls, const char *name
     uint16_t n = cp_utf8_index(cp, name, (uint16_t)strlen(name));
     uint16_t d = cp_utf8_index(cp, desc, (uint16_t)strlen(desc));
     if (!c || !n || !d) return 0;
-    uint8_t nat[4]; put_u2(nat, n); put_u2(nat + 2, d);
+    uint8_t nat[4]; be_put_u2(nat, n); be_put_u2(nat + 2, d);
     uint16_t nt = cp_fixed_index(cp, CP_NAME_AND_TYPE, nat, 4);
     if (!nt) return 0;
-    uint8_t ref[4]; put_u2(ref, c); put_u2(ref + 2, nt);
+    uint8_t ref[4]; be_put_u2(ref, c); be_put_u2(ref + 2, nt);
     return cp_fixed_index(cp, CP_METHODREF, ref, 4);
 }
 
 uint16_t cp_integer_append(constant_pool *cp, int32_t value) {
-    uint8_t body[4]; put_u4(body, (uint32_t)value);
+    uint8_t body[4]; be_put_u4(body, (uint32_t)value);
     const uint8_t *copy = cp_keep(cp, body, 4);
     return copy ? cp_append(cp, CP_INTEGER, body, 4, copy, 0) : 0;
 }

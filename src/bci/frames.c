@@ -265,7 +265,7 @@ static int descriptor_slots(const char *d, size_t n, uint32_t *args, const char 
 int interp_initializes_this(type_context *c, const type_state *s, uint32_t off) {
     if (c->code[off] != OP_INVOKESPECIAL) return 0;
     const char *name, *desc, *ret; uint16_t nl, dl; size_t rl; uint32_t args;
-    if (cp_member(&c->cf->cp, get_u2(c->code + off + 1), &name, &nl, &desc, &dl) < 0 ||
+    if (cp_member(&c->cf->cp, be_get_u2(c->code + off + 1), &name, &nl, &desc, &dl) < 0 ||
         nl != 6 || memcmp(name, "<init>", 6) != 0 || descriptor_slots(desc, dl, &args, &ret, &rl) < 0)
         return 0;
     return s->sp > args && s->stack[s->sp - args - 1].tag == VT_UNINIT_THIS;
@@ -350,7 +350,7 @@ static int descriptor_slots(const char *d, size_t n, uint32_t *args, const char 
 }
 
 static uint16_t local_index(const uint8_t *code, uint32_t off, int wide) {
-    return wide ? get_u2(code + off + 2) : code[off + 1];
+    return wide ? be_get_u2(code + off + 2) : code[off + 1];
 }
 
 static int load_local(type_context *c, type_state *s, uint32_t off, uint16_t i, uint8_t tag) {
@@ -387,7 +387,7 @@ int interp_step(type_context *c, type_state *s, uint32_t off) {
     if (op == 14 || op == 15) { PUSH_T(vt(VT_DOUBLE)); return 0; }
     if (op == OP_BIPUSH || op == OP_SIPUSH) { PUSH(vt(VT_INTEGER)); return 0; }
     if (op == OP_LDC || op == OP_LDC_W || op == OP_LDC2_W) {
-        uint16_t idx = op == OP_LDC ? code[off + 1] : get_u2(code + off + 1);
+        uint16_t idx = op == OP_LDC ? code[off + 1] : be_get_u2(code + off + 1);
         const char *name, *desc; uint16_t nl, dl;
         switch (cp_tag(cp, idx)) {
         case CP_INTEGER: PUSH(vt(VT_INTEGER)); return 0;
@@ -498,7 +498,7 @@ int interp_step(type_context *c, type_state *s, uint32_t off) {
     if (op >= 172 && op <= 177) { s->sp = 0; return 0; }      /* returns: no successor */
     if (op >= 178 && op <= 181) {
         const char *name, *desc; uint16_t nl, dl;
-        uint16_t idx = get_u2(code + off + 1);
+        uint16_t idx = be_get_u2(code + off + 1);
         if (cp_tag(cp, idx) != CP_FIELDREF || cp_member(cp, idx, &name, &nl, &desc, &dl) < 0)
             return terr(c, "bad field reference at %u", off);
         int size = dl > 0 && (desc[0] == 'J' || desc[0] == 'D') ? 2 : 1;
@@ -511,7 +511,7 @@ int interp_step(type_context *c, type_state *s, uint32_t off) {
     }
     if (op >= 182 && op <= 186) {
         const char *name, *desc; uint16_t nl, dl;
-        uint16_t idx = get_u2(code + off + 1);
+        uint16_t idx = be_get_u2(code + off + 1);
         int tag = cp_tag(cp, idx);
         int ok = op == 186 ? tag == CP_INVOKE_DYNAMIC
                            : (tag == CP_METHODREF || tag == CP_INTERFACE_METHODREF);
@@ -529,7 +529,7 @@ int interp_step(type_context *c, type_state *s, uint32_t off) {
                     done = vt_object(c->cf->this_name, c->cf->this_name_len);
                 } else if (recv.tag == VT_UNINIT) {
                     uint16_t cl;
-                    const char *cn = cp_class_name(cp, get_u2(code + recv.off + 1), &cl);
+                    const char *cn = cp_class_name(cp, be_get_u2(code + recv.off + 1), &cl);
                     if (!cn) return terr(c, "bad `new` at %u", recv.off);
                     done = vt_object(cn, cl);
                 } else {
@@ -553,7 +553,7 @@ int interp_step(type_context *c, type_state *s, uint32_t off) {
     }
     if (op == OP_ANEWARRAY) {
         uint16_t cl;
-        const char *cn = cp_class_name(cp, get_u2(code + off + 1), &cl);
+        const char *cn = cp_class_name(cp, be_get_u2(code + off + 1), &cl);
         if (!cn || cl == 0) return terr(c, "bad anewarray class at %u", off);
         POP(1);
         const char *name = cn[0] == '[' ? keep_string(c, "[", 1, cn, cl, "", 0)
@@ -566,7 +566,7 @@ int interp_step(type_context *c, type_state *s, uint32_t off) {
     if (op == OP_ATHROW) { s->sp = 0; return 0; }
     if (op == 192) {                                                    /* checkcast */
         uint16_t cl;
-        const char *cn = cp_class_name(cp, get_u2(code + off + 1), &cl);
+        const char *cn = cp_class_name(cp, be_get_u2(code + off + 1), &cl);
         if (!cn) return terr(c, "bad checkcast class at %u", off);
         POP(1); PUSH(vt_object(cn, cl)); return 0;
     }
@@ -574,7 +574,7 @@ int interp_step(type_context *c, type_state *s, uint32_t off) {
     if (op == 194 || op == 195) { POP(1); return 0; }                  /* monitorenter/exit */
     if (op == OP_MULTIANEWARRAY) {
         uint16_t cl;
-        const char *cn = cp_class_name(cp, get_u2(code + off + 1), &cl);
+        const char *cn = cp_class_name(cp, be_get_u2(code + off + 1), &cl);
         uint8_t dims = code[off + 3];
         if (!cn || dims == 0) return terr(c, "bad multianewarray at %u", off);
         POP(dims); PUSH(vt_object(cn, cl)); return 0;

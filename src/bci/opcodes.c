@@ -1,4 +1,5 @@
 #include "opcodes.h"
+#include "../core/big_endian.h"
 
 int opcode_length(uint8_t op) {
     if (op <= 15) return 1;                         /* nop, constants */
@@ -26,10 +27,7 @@ int opcode_length(uint8_t op) {
     return -1;                                      /* breakpoint, impdep and unassigned */
 }
 
-static int32_t be32(const uint8_t *p)
-{
-    return (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]);
-}
+static int32_t be32(const uint8_t *p) { return (int32_t)be_get_u4(p); }
 
 /* The length of the instruction at code[pc] (switches and wide included),
  * or -1 if it does not decode within len. */

@@ -79,7 +79,7 @@ static int merr(const method_rewrite *m, const char *fmt, ...) {
     return -1;
 }
 
-static int32_t s4(const uint8_t *p) { return (int32_t)get_u4(p); }
+static int32_t s4(const uint8_t *p) { return (int32_t)be_get_u4(p); }
 
 /* ------------------------------------------------------------ 1. decode */
 
@@ -132,7 +132,7 @@ static int decode(method_rewrite *m) {
         insn *in = &m->insns[i];
         if (!is_branch(in->op)) continue;
         int64_t t = (int64_t)in->off + (in->op == OP_GOTO_W || in->op == OP_JSR_W
-                                        ? s4(code + in->off + 1) : (int16_t)get_u2(code + in->off + 1));
+                                        ? s4(code + in->off + 1) : (int16_t)be_get_u2(code + in->off + 1));
         if (t < 0 || t >= n || m->insns[m->insn_at[t]].off != (uint32_t)t)
             return merr(m, "branch at %u to %lld is not an instruction", in->off, (long long)t);
         in->target = m->insn_at[t];
@@ -428,7 +428,7 @@ static void emit_insn(writer *w, const method_rewrite *m, const insn *in) {
             int32_t npairs = s4(code + p + 4);
             wr_u4(w, (uint32_t)npairs);
             for (int32_t j = 0; j < npairs; j++) {
-                wr_u4(w, get_u4(code + p + 8 + 8 * (uint32_t)j));
+                wr_u4(w, be_get_u4(code + p + 8 + 8 * (uint32_t)j));
                 wr_u4(w, (uint32_t)(TARGET(s4(code + p + 12 + 8 * (uint32_t)j))));
             }
         }
@@ -479,7 +479,7 @@ static int write_attr_header(writer *w, constant_pool *cp, const char *name, siz
 }
 
 static void patch_len(writer *w, size_t at) {
-    if (!w->failed) put_u4(w->data + at, (uint32_t)(w->len - at - 4));
+    if (!w->failed) be_put_u4(w->data + at, (uint32_t)(w->len - at - 4));
 }
 
 static int emit_code_attr(writer *w, method_rewrite *m, frame_list *frames, uint16_t code_name_index) {
@@ -536,7 +536,7 @@ static int emit_code_attr(writer *w, method_rewrite *m, frame_list *frames, uint
         }
     }
     if (n_exc > 65535) return merr(m, "exception table overflow");
-    if (!w->failed) put_u2(w->data + count_at, (uint16_t)n_exc);
+    if (!w->failed) be_put_u2(w->data + count_at, (uint16_t)n_exc);
 
     /* attributes */
     size_t attr_count_at = w->len;
@@ -572,7 +572,7 @@ static int emit_code_attr(writer *w, method_rewrite *m, frame_list *frames, uint
             return merr(m, "cannot encode the stack map (constant pool full or a return address in a frame)");
         patch_len(w, at); n_attrs++;
     }
-    if (!w->failed) put_u2(w->data + attr_count_at, n_attrs);
+    if (!w->failed) be_put_u2(w->data + attr_count_at, n_attrs);
     patch_len(w, len_at);
     return w->failed ? merr(m, "out of memory") : 0;
 }
@@ -662,7 +662,7 @@ static int rewrite_method(writer *w, classfile *cf, const bci_config *config, ui
     /* exception table sanity */
     for (uint16_t i = 0; i < m.n_exc; i++) {
         const uint8_t *e = m.exc + 8u * i;
-        uint16_t start = get_u2(e), end = get_u2(e + 2), handler = get_u2(e + 4);
+        uint16_t start = be_get_u2(e), end = be_get_u2(e + 2), handler = be_get_u2(e + 4);
         if (start >= end || !at_boundary(&m, start, 0) || !at_boundary(&m, end, 1) || !at_boundary(&m, handler, 0)) {
             merr(&m, "bad exception table entry %u", i); goto out;
         }

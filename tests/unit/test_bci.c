@@ -70,17 +70,17 @@ static int parse_out(parsed *p, const uint8_t *b, size_t n) {
     memset(p, 0, sizeof *p);
     if (classfile_parse(&p->cf, b, n, err, sizeof err) != 0) { classfile_free(&p->cf); return -1; }
     const uint8_t *a = p->cf.methods[0].code_attr + 6;
-    p->max_stack = get_u2(a);
-    p->code_len = get_u4(a + 4);
+    p->max_stack = be_get_u2(a);
+    p->code_len = be_get_u4(a + 4);
     p->code = a + 8;
     a = p->code + p->code_len;
-    p->n_exc = get_u2(a);
+    p->n_exc = be_get_u2(a);
     p->exc = a + 2;
     a = p->exc + 8u * p->n_exc;
-    uint16_t na = get_u2(a); a += 2;
+    uint16_t na = be_get_u2(a); a += 2;
     for (uint16_t i = 0; i < na; i++) {
-        uint16_t nl; const char *name = cp_utf8(&p->cf.cp, get_u2(a), &nl);
-        uint32_t len = get_u4(a + 2);
+        uint16_t nl; const char *name = cp_utf8(&p->cf.cp, be_get_u2(a), &nl);
+        uint32_t len = be_get_u4(a + 2);
         if (nl == 13 && memcmp(name, "StackMapTable", 13) == 0) { p->smt = a + 6; p->smt_len = len; }
         if (nl == 15 && memcmp(name, "LineNumberTable", 15) == 0) p->lnt = a + 6;
         a += 6 + len;
@@ -101,20 +101,20 @@ TEST(bci_layout_old_version)
     /* prologue: bipush 7; invokestatic (5 bytes) */
     CHECK(p.code[0] == 0x10 && p.code[1] == 7 && p.code[2] == 0xb8);
     CHECK(p.code[5] == 0x1a);                                    /* iload_0 */
-    CHECK(p.code[6] == 0x99 && (int16_t)get_u2(p.code + 7) == 10); /* ifeq -> iconst_2 at 16 */
+    CHECK(p.code[6] == 0x99 && (int16_t)be_get_u2(p.code + 7) == 10); /* ifeq -> iconst_2 at 16 */
     CHECK(p.code[9] == 0x04);                                    /* iconst_1 */
     CHECK(p.code[10] == 0x10 && p.code[12] == 0xb8 && p.code[15] == 0xac);   /* exit; ireturn */
     CHECK(p.code[16] == 0x05);
     CHECK(p.code[22] == 0xac);
     CHECK(p.code_len == 29 && p.code[28] == 0xbf);               /* handler ends in athrow */
-    CHECK(p.n_exc == 1 && get_u2(p.exc) == 5 && get_u2(p.exc + 2) == 23 && get_u2(p.exc + 4) == 23 &&
-          get_u2(p.exc + 6) == 0);
+    CHECK(p.n_exc == 1 && be_get_u2(p.exc) == 5 && be_get_u2(p.exc + 2) == 23 && be_get_u2(p.exc + 4) == 23 &&
+          be_get_u2(p.exc + 6) == 0);
     CHECK(p.max_stack == 3);
     CHECK(p.smt == NULL);                                        /* version 49: no stack maps */
-    CHECK(p.lnt && get_u2(p.lnt) == 1 && get_u2(p.lnt + 2) == 0 && get_u2(p.lnt + 4) == 42);
+    CHECK(p.lnt && be_get_u2(p.lnt) == 1 && be_get_u2(p.lnt + 2) == 0 && be_get_u2(p.lnt + 4) == 42);
     /* the methodref points at Trk.methodEntry(I)V */
     const char *name, *desc; uint16_t nl, dl;
-    CHECK(cp_member(&p.cf.cp, get_u2(p.code + 3), &name, &nl, &desc, &dl) == 0 &&
+    CHECK(cp_member(&p.cf.cp, be_get_u2(p.code + 3), &name, &nl, &desc, &dl) == 0 &&
           nl == 11 && memcmp(name, "methodEntry", 11) == 0 && dl == 4 && memcmp(desc, "(I)V", 4) == 0);
     classfile_free(&p.cf);
     bci_free(out);
@@ -132,13 +132,13 @@ TEST(bci_frames_moved_and_added)
     CHECK(p.smt != NULL);
     if (p.smt) {
         const uint8_t *f = p.smt;
-        CHECK(get_u2(f) == 2);
+        CHECK(be_get_u2(f) == 2);
         /* full_frame at 16: locals [int], empty stack */
-        CHECK(f[2] == 255 && get_u2(f + 3) == 16 && get_u2(f + 5) == 1 && f[7] == 1 && get_u2(f + 8) == 0);
+        CHECK(f[2] == 255 && be_get_u2(f + 3) == 16 && be_get_u2(f + 5) == 1 && f[7] == 1 && be_get_u2(f + 8) == 0);
         /* full_frame at 23 (delta 6): no locals, stack [java/lang/Throwable] */
-        CHECK(f[10] == 255 && get_u2(f + 11) == 6 && get_u2(f + 13) == 0 && get_u2(f + 15) == 1 && f[17] == 7);
+        CHECK(f[10] == 255 && be_get_u2(f + 11) == 6 && be_get_u2(f + 13) == 0 && be_get_u2(f + 15) == 1 && f[17] == 7);
         uint16_t l;
-        const char *cls = cp_class_name(&p.cf.cp, get_u2(f + 18), &l);
+        const char *cls = cp_class_name(&p.cf.cp, be_get_u2(f + 18), &l);
         CHECK(cls && l == 19 && memcmp(cls, "java/lang/Throwable", 19) == 0);
     }
     classfile_free(&p.cf);
@@ -172,15 +172,15 @@ TEST(bci_far_branch_widened)
         parsed p;
         CHECK(parse_out(&p, out, n) == 0);
         /* prologue 5, iload_0 at 5, then ifne +8; goto_w T' */
-        CHECK(p.code[6] == 0x9a && get_u2(p.code + 7) == 8 && p.code[9] == 0xc8);
-        int32_t far = (int32_t)get_u4(p.code + 10);
+        CHECK(p.code[6] == 0x9a && be_get_u2(p.code + 7) == 8 && p.code[9] == 0xc8);
+        int32_t far = (int32_t)be_get_u4(p.code + 10);
         uint32_t target = 9 + (uint32_t)far;
         CHECK(target < p.code_len && p.code[target] == 0x03);    /* lands on iconst_0 */
         CHECK(p.code[14] == 0x04);                               /* fall-through: iconst_1 */
         CHECK(p.code[15] == 0xbc && p.code[17] == 0x59 && p.code[18] == 0xb8);   /* newarray; dup; call */
         if (major >= 50) {
             /* frames at 14 (new: after the inverted branch), T', handler */
-            CHECK(p.smt && get_u2(p.smt) == 3 && p.smt[2] == 255 && get_u2(p.smt + 3) == 14);
+            CHECK(p.smt && be_get_u2(p.smt) == 3 && p.smt[2] == 255 && be_get_u2(p.smt + 3) == 14);
         }
         /* The output is itself well-formed input: a second pass decodes every
          * instruction, branch target and frame again. */
@@ -272,9 +272,9 @@ TEST(bci_switch_padding)
         for (uint32_t i = nsw + 1; i < q; i++) CHECK(p.code[i] == 0);
         /* default -> exit call before `iconst_0; ireturn`? No: before iconst_0 nothing is
          * inserted, so it lands on iconst_0 itself; case 1 on iconst_2 */
-        CHECK(p.code[nsw + (int32_t)get_u4(p.code + q)] == 0x03);
-        CHECK(p.code[nsw + (int32_t)get_u4(p.code + q + 12)] == 0x04);
-        CHECK(p.code[nsw + (int32_t)get_u4(p.code + q + 16)] == 0x05);
+        CHECK(p.code[nsw + (int32_t)be_get_u4(p.code + q)] == 0x03);
+        CHECK(p.code[nsw + (int32_t)be_get_u4(p.code + q + 12)] == 0x04);
+        CHECK(p.code[nsw + (int32_t)be_get_u4(p.code + q + 16)] == 0x05);
         classfile_free(&p.cf);
         bci_free(out);
         free(in.b);
@@ -323,7 +323,7 @@ TEST(bci_leaf_methods_only_counted)
     CHECK(p.code_len == sizeof SMALL + 5 && p.n_exc == 0 && p.smt == NULL);
     CHECK(memcmp(p.code + 5, SMALL, sizeof SMALL) == 0);
     const char *name, *desc; uint16_t nl, dl;
-    CHECK(cp_member(&p.cf.cp, get_u2(p.code + 3), &name, &nl, &desc, &dl) == 0 &&
+    CHECK(cp_member(&p.cf.cp, be_get_u2(p.code + 3), &name, &nl, &desc, &dl) == 0 &&
           nl == 11 && memcmp(name, "methodCount", 11) == 0);
     classfile_free(&p.cf);
     bci_free(out);
@@ -334,10 +334,10 @@ TEST(bci_leaf_methods_only_counted)
     CHECK(bci_rewrite(in2.b, in2.n, &leaves, &out, &n, err, sizeof err) == BCI_OK);
     CHECK(parse_out(&p, out, n) == 0);
     CHECK(p.n_exc == 1);                                         /* the exceptional-exit handler */
-    CHECK(cp_member(&p.cf.cp, get_u2(p.code + 3), &name, &nl, &desc, &dl) == 0 &&
+    CHECK(cp_member(&p.cf.cp, be_get_u2(p.code + 3), &name, &nl, &desc, &dl) == 0 &&
           nl == 11 && memcmp(name, "methodEntry", 11) == 0);
     /* the backward branch still lands on iload_0, after the entry call */
-    CHECK(p.code[6] == 0x9a && (int16_t)get_u2(p.code + 7) == -1);
+    CHECK(p.code[6] == 0x9a && (int16_t)be_get_u2(p.code + 7) == -1);
     classfile_free(&p.cf);
     bci_free(out);
     free(in2.b);
