@@ -24,7 +24,8 @@ import subprocess
 
 import pytest
 
-from run import BUILD, DEADLOCK_CYCLES, cycles_by_name, deadlocks_ready, final_monitor, parse_profile
+from monitor_checks import DEADLOCK_CYCLES, cycles_by_name, deadlocks_ready, final_monitor
+from run import BUILD, parse_profile
 
 
 def jdk_tool(ctx, tool, args):
