@@ -8,12 +8,10 @@ JDK is absent), `ctx` (a run.Ctx: the JDK, an empty output directory
 build/tests/out/<name>-<jdk>/ and the notes printed under the test's line) and
 `nojdk_ctx` (the same for a test without a JVM: build/tests/out/<name>/).
 
-Tests come from three places:
-- test_*.py modules: plain pytest tests that ask for those fixtures;
-- tests/run.py's lists JVM_TESTS and NOJDK_TESTS, the suite's older way of
-  registering (make_tests(Fail, Skip, ...)), turned into tests named
-  test_<name> by tests/test_registered.py, so modules written that way keep
-  being collected;
+Tests come from two places:
+- test_*.py modules: plain pytest tests that ask for those fixtures and
+  check with assert (run.py's helpers raise run.Fail and run.Skip, turned
+  into pytest's failure and skip below);
 - the C unit tests (TEST(name) in tests/unit/*.c), collected here as
   test_<name>[unit], [asan] and [tsan]: each binary runs once and each item
   reads its PASS or FAIL line; test_unit_tests[<kind>] checks the binary's own
@@ -38,7 +36,7 @@ import pytest
 TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 if TESTS_DIR not in sys.path:
     sys.path.insert(0, TESTS_DIR)
-import run  # noqa: E402  (the JDKs, the runs' helpers and the registered tests)
+import run  # noqa: E402  (the JDKs, the paths and the runs' helpers)
 import jvmpi_agents as jvmpi_agents_lib  # noqa: E402  (the JVMPI tests' agents)
 
 JDK_NAMES = ("jdk17", "jdk25")
@@ -137,16 +135,27 @@ def jvmpi_agents(request):
     return jvmpi_agents_lib.AGENTS
 
 
-def registered_name(item):
-    """The name a test has in tests/run.py's lists: test_cpu_split[jdk17] -> cpu_split."""
+def short_name(item):
+    """A test's name without test_ and its JDK, as --filter, tests/run.py
+    and the output directories know it: test_cpu_split[jdk17] -> cpu_split,
+    test_bad_option[jdk17-foo=bar] -> bad_option[foo=bar]."""
     name = getattr(item, "originalname", None) or item.name
-    return name[5:] if name.startswith("test_") else name
+    name = name[5:] if name.startswith("test_") else name
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None:
+        ids = callspec.id
+        for jdk_name in JDK_NAMES:
+            if ids == jdk_name or ids.startswith(jdk_name + "-"):
+                ids = ids[len(jdk_name) + 1:]
+        if ids:
+            name += "[%s]" % ids
+    return name
 
 
 @pytest.fixture
 def ctx(request, jdk, built, java_classes):
     """A run.Ctx for this test on this JDK, its output directory emptied."""
-    name = registered_name(request.node)
+    name = short_name(request.node)
     out = os.path.join(run.OUT, "%s-%s" % (re.sub(r"[^\w.=-]", "_", name), jdk.name))
     if os.path.isdir(out):
         shutil.rmtree(out)
@@ -160,7 +169,7 @@ def ctx(request, jdk, built, java_classes):
 def nojdk_ctx(request):
     """A run.Ctx for a test without a JVM: no JDK, its output directory
     build/tests/out/<name>/ emptied, its notes printed under its line."""
-    name = registered_name(request.node)
+    name = short_name(request.node)
     out = os.path.join(run.OUT, re.sub(r"[^\w.=-]", "_", name))
     if os.path.isdir(out):
         shutil.rmtree(out)
@@ -174,9 +183,10 @@ def nojdk_ctx(request):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem):
-    """Calls the test as pytest does, turning the helpers' run.Fail and
-    run.Skip (raised by tests and by run.py's helpers alike) into pytest's
-    failure and skip, with the message alone (it says what went wrong)."""
+    """Calls the test as pytest does, turning run.Fail and run.Skip (raised
+    by the shared helpers: run.py, monitor_checks.py, bci/bcitests.py, ...)
+    into pytest's failure and skip, with the message alone (it says what
+    went wrong)."""
     args = {a: pyfuncitem.funcargs[a] for a in pyfuncitem._fixtureinfo.argnames}
     failed = skipped = None
     try:
@@ -228,7 +238,7 @@ def pytest_runtest_logreport(report):
 
 def item_order(item):
     """Tests without a JDK, then the C unit tests, then the JVM tests: all of
-    JDK 17's, then JDK 25's, in their order of collection (tests/run.py's)."""
+    JDK 17's, then JDK 25's, in their order of collection."""
     if isinstance(item, (UnitTest, UnitBinary)):
         return (1, 0)
     callspec = getattr(item, "callspec", None)
@@ -241,8 +251,8 @@ def item_order(item):
 def pytest_collection_modifyitems(config, items):
     filters = config.getoption("filter")
     if filters:
-        kept = [i for i in items if any(f in registered_name(i) for f in filters)]
-        dropped = [i for i in items if not any(f in registered_name(i) for f in filters)]
+        kept = [i for i in items if any(f in short_name(i) for f in filters)]
+        dropped = [i for i in items if not any(f in short_name(i) for f in filters)]
         if dropped:
             config.hook.pytest_deselected(items=dropped)
         items[:] = kept

@@ -1,7 +1,7 @@
 """Self-test of hprof_text.py against a hand-written sample and broken variants.
 
-Run directly (python3 tests/parser_selftest.py) or through run.py
-(test name `parser_selftest`).  Raises AssertionError on the first problem.
+Run directly (python3 tests/parser_selftest.py) or as the test `parser_selftest`
+(tests/test_selftests.py).  Raises AssertionError on the first problem.
 """
 
 import os

@@ -28,7 +28,7 @@ profile is known, and checks both still work.
                        -agentlib:jdwp (on the command line, then in
                        _JAVA_OPTIONS): the JVM exits 0, JDWP listens and
                        answers the JDWP handshake, the contention is right
-                       (run.py's check_contention), and one note on stderr
+                       (monitor_checks.check_contention), and one note on stderr
                        (and in the report's Limits) says the breakpoints
                        are left to the debugger, which parks go untimed and
                        (JDK 21+) that virtual threads' are timed otherwise
@@ -50,8 +50,8 @@ import heap_sites
 import hprof_text
 import run
 from jdwp import JDWP_SERVER
-from run import (TESTS_DIR, check_contention, contention_truth, final_section, parse_profile, read, reap,
-                 spawn, truth_of)
+from monitor_checks import check_contention, contention_truth
+from run import TESTS_DIR, final_section, parse_profile, read, reap, spawn, truth_of
 
 
 def check_split(ctx, r, path, what, max_diff=0.03):

@@ -10,7 +10,7 @@ each JDK with the ctx fixture of tests/conftest.py).
                    `cycleThreads`): each names its thread, the class of the
                    lock it waits for, that lock's owner (the next thread of
                    the cycle) and whether it is parked, exactly as
-                   tests/run.py's DEADLOCK_CYCLES and the text report's
+                   tests/monitor_checks.py's DEADLOCK_CYCLES and the text report's
                    DEADLOCKS say; each thread's stack trace reaches its
                    Deadlocks frame; `jfr summary` counts 4 hprof.Deadlock,
                    `jfr print` (text) shows each thread once; `hprof
@@ -24,7 +24,8 @@ import subprocess
 
 import pytest
 
-from run import BUILD, DEADLOCK_CYCLES, cycles_by_name, deadlocks_ready, final_monitor, parse_profile
+from monitor_checks import DEADLOCK_CYCLES, cycles_by_name, deadlocks_ready, final_monitor
+from run import BUILD, parse_profile
 
 
 def jdk_tool(ctx, tool, args):
@@ -44,7 +45,7 @@ def thread_name(thread):
 
 
 def cycles_of(events):
-    """hprof.Deadlock events (one per thread of a cycle) as run.py's cycles:
+    """hprof.Deadlock events (one per thread of a cycle) as monitor_checks.cycles_by_name's:
     {thread: (parked, lock class, owner)}, and {thread: the class names of its
     stack's frames}."""
     by_cycle, stacks = {}, {}

@@ -96,7 +96,8 @@ import pytest
 
 import heap_sites
 from jdwp import JDWP_SERVER
-from run import agent_load, final_monitor, parse_cpu_time, parse_profile, reap, rel, spawn, within
+from monitor_checks import final_monitor, rel, within
+from run import agent_load, parse_cpu_time, parse_profile, reap, spawn
 
 VT_MON = "VirtualContention$MonLock"
 NONFAIR = "java.util.concurrent.locks.ReentrantLock$NonfairSync"

@@ -1,6 +1,7 @@
 """End-to-end tests of the class-file rewriter through build/hprof-bci.
 
-Registered in tests/run.py as the bci_* tests (run on each JDK):
+The bci_* tests of tests/test_bci.py (run on each JDK) call the bci_*
+functions here:
 
   bci_corpus         the Java corpus (tests/bci/java: corpus, modern17,
                      modern25) compiled at every --release the JDKs offer
@@ -79,6 +80,9 @@ BCI_TESTS = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, BCI_TESTS)
 import classfile as C  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(BCI_TESTS))
+from run import Fail, Skip, jdks as _jdks  # noqa: E402  (the suite's failures, skips and JDKs)
+
 ROOT = os.path.dirname(os.path.dirname(BCI_TESTS))
 BUILD = os.path.join(ROOT, "build")
 TOOL = os.path.join(BUILD, "hprof-bci")
@@ -88,23 +92,6 @@ TRACKER = "bcitest/Tracker"
 FLAGS = ["--entry-exit", "--newarray"]
 TIMEOUT = 120
 WORKERS = 2
-
-
-class Fail(Exception):
-    pass
-
-
-class Skip(Exception):
-    pass
-
-
-_jdks = None
-
-
-def init(fail_cls, skip_cls, jdks_fn):
-    """Called by tests/run.py: its exception classes and JDK discovery."""
-    global Fail, Skip, _jdks
-    Fail, Skip, _jdks = fail_cls, skip_cls, jdks_fn
 
 
 def jdk_list():
@@ -1076,7 +1063,7 @@ def missing_jdk_note(ctx):
         ctx.note("not installed: %s (its --release levels and runs are skipped)" % ", ".join(names))
 
 
-def t_bci_corpus(ctx):
+def bci_corpus(ctx):
     trk, variants = setup(ctx)
     vs = [v for v in variants.values() if v.group == "corpus" and v.release <= top_release(ctx)]
     probs = Problems(ctx)
@@ -1113,7 +1100,7 @@ REQUIRED_OPS = (sorted(C.COND_BRANCHES) + ["goto", "tableswitch", "lookupswitch"
                                            "checkcast", "instanceof", "iinc"])
 
 
-def t_bci_structure(ctx):
+def bci_structure(ctx):
     trk, variants = setup(ctx)
     jl = jdk_list()
     vs = [v for v in variants.values() if v.group == "corpus" and v.jdk == ctx.jdk_name]
@@ -1237,7 +1224,7 @@ COUNTS_VARIANTS = {"jdk17": ["jdk17-r8-nog", "jdk17-r17-g", "jdk25-r11-g"],
                    "jdk25": ["jdk25-r8-g", "jdk25-r21-nog", "jdk25-r25-g", "jdk17-r17-nog"]}
 
 
-def t_bci_counts(ctx):
+def bci_counts(ctx):
     trk, variants = setup(ctx)
     vs = [variants[n] for n in COUNTS_VARIANTS.get(ctx.jdk_name, []) if n in variants]
     if not vs:
@@ -1333,7 +1320,7 @@ def check_overflow_rewrite(probs, where, rw, rel_paths, also_expected=()):
     return [l for l in errs if any(rel in l for rel in rel_paths)]
 
 
-def t_bci_huge(ctx):
+def bci_huge(ctx):
     trk, variants = setup(ctx)
     vs = [v for v in variants.values() if v.group == "huge" and v.release <= top_release(ctx)]
     if not vs:
@@ -1433,7 +1420,7 @@ def typecheck_error(ctx, root, rel, main, trk, tag):
                                                     " ".join(lines[:5]) or "runs without a VerifyError")
 
 
-def t_bci_old_versions(ctx):
+def bci_old_versions(ctx):
     trk, _ = setup(ctx)
     _, progs = build_handmade()
     probs = Problems(ctx)
@@ -1444,7 +1431,7 @@ def t_bci_old_versions(ctx):
     probs.raise_if_any()
 
 
-def t_bci_edge_cases(ctx):
+def bci_edge_cases(ctx):
     trk, _ = setup(ctx)
     _, progs = build_handmade()
     probs = Problems(ctx)
@@ -1455,7 +1442,7 @@ def t_bci_edge_cases(ctx):
     probs.raise_if_any()
 
 
-def t_bci_far_branches(ctx):
+def bci_far_branches(ctx):
     trk, _ = setup(ctx)
     _, progs = build_handmade()
     probs = Problems(ctx)
@@ -1470,7 +1457,7 @@ def t_bci_far_branches(ctx):
     probs.raise_if_any()
 
 
-def t_bci_limits(ctx):
+def bci_limits(ctx):
     """Classes hprof-bci cannot rewrite (a 65535-byte method, a full constant
     pool): exit 1, one `hprof-bci: <path>: <err>` line each, copied
     unchanged, still run.  And 34,000 method ids: ids above 32767."""
@@ -1503,7 +1490,7 @@ def t_bci_limits(ctx):
     probs.raise_if_any()
 
 
-def t_bci_reinstrument(ctx):
+def bci_reinstrument(ctx):
     trk, variants = setup(ctx)
     jl = jdk_list()
     top = top_release(ctx)
@@ -1560,7 +1547,7 @@ def make_jar(src_dir, path, main):
         z.writestr("README", b"\x00\x01binary\xff" * 50, compress_type=zipfile.ZIP_DEFLATED)
 
 
-def t_bci_cli(ctx):
+def bci_cli(ctx):
     trk, variants = setup(ctx)
     jl = jdk_list()
     v = variants.get("%s-r8-g" % jl[0][0])
@@ -1739,7 +1726,7 @@ public final class HprofBciTestTracker {
 """
 
 
-def t_bci_object_init(ctx):
+def bci_object_init(ctx):
     ensure_tool()
     jimage = os.path.join(ctx.jdk, "bin", "jimage")
     javac = javac_of(ctx.jdk)
@@ -1798,21 +1785,6 @@ def t_bci_object_init(ctx):
     probs.raise_if_any()
 
 
-TESTS = [
-    ("bci_corpus", t_bci_corpus),
-    ("bci_structure", t_bci_structure),
-    ("bci_counts", t_bci_counts),
-    ("bci_huge", t_bci_huge),
-    ("bci_far_branches", t_bci_far_branches),
-    ("bci_limits", t_bci_limits),
-    ("bci_old_versions", t_bci_old_versions),
-    ("bci_edge_cases", t_bci_edge_cases),
-    ("bci_reinstrument", t_bci_reinstrument),
-    ("bci_cli", t_bci_cli),
-    ("bci_object_init", t_bci_object_init),
-]
-
-
 # ================================================================ checker self-test
 
 class _Collect:
@@ -1846,10 +1818,10 @@ def _find_method(classes, pred):
     raise Fail("checker self-test: no method for a mutation in the corpus")
 
 
-def t_bci_checker_selftest(ctx):
+def bci_checker_selftest(ctx):
     """The structure checker must notice each of these corruptions of a
     correctly rewritten class (and none in the class as rewritten).  Runs
-    without a JDK context (tests/run.py's NOJDK_TESTS): any exception is a
+    without a JDK context: any exception is a
     FAIL, never a crash of the runner."""
     try:
         _checker_selftest(ctx)
@@ -2029,5 +2001,3 @@ def _checker_selftest(ctx):
     if failures:
         raise Fail("structure checker: %s" % "; ".join(failures))
 
-
-NOJDK_TESTS = [("bci_checker_selftest", t_bci_checker_selftest)]
