@@ -42,20 +42,36 @@ typedef struct pending_branch {
     int        widened;           /* a conditional the rewriter turned around a goto_w */
 } pending_branch;
 
+/* A method's byte codes as they run, and where the tracker moved them. */
+typedef struct method_code {
+    jmethodID      method;
+    const jvmpi_code_map *map;
+    int            is_tracker;
+    jint           length;            /* 0: not known */
+    jint           capacity;
+    unsigned char *code;              /* malloc'ed */
+} method_code;
+
+/* The methods a thread stepped through last: a call and its return switch
+ * between a few (the caller, the callee, the tracker's), and each new look
+ * is a copy of the code (JVMTI GetBytecodes) and a lock (code_maps.c). */
+#define RECENT 4
+
 /* One thread's stepping (its record's `stepping`, freed with it): the
- * method it steps through now, whose byte codes it keeps (stepping stays
- * in one method for long stretches), where the tracker moved them, and the
+ * method it steps through now (copied from its recent[] entry) and the
  * branch it holds. Nothing here is shared: no lock on the step path. */
 typedef struct stepper {
     jmethodID      method;
     const jvmpi_code_map *map;
     int            is_tracker;
+    jint           length;
+    const unsigned char *code;
     int            last_in_tracker;   /* its last step was in the tracker's code (below) */
     int            hidden;            /* HotSpot hides its steps now: breakpoints stand in */
     pending_branch pending;
-    jint           length;            /* of code; 0: not known */
-    jint           capacity;
-    unsigned char  code[];
+    unsigned       redefinitions;     /* S.redefinitions when recent[] was filled */
+    unsigned       next;              /* the recent[] entry to replace next */
+    method_code    recent[RECENT];
 } stepper;
 
 /* Methods that ran while HotSpot hid a thread's steps get a breakpoint
@@ -66,6 +82,7 @@ static struct {
     int             possible;     /* single-stepping was granted in Agent_OnLoad's time */
     int             can_break;    /* breakpoints were granted with it */
     atomic_int      stepping;     /* SingleStep is enabled now */
+    atomic_uint     redefinitions; /* classes redefined: the threads' recent code may be old */
     pthread_mutex_t lock;         /* the breakpointed methods */
     jmethodID      *breakpointed; /* open addressing, BREAKPOINTED_MAX slots */
     size_t          n_breakpointed;
@@ -76,41 +93,61 @@ static int32_t s4(const unsigned char *p) {
     return (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]);
 }
 
-/* The thread's stepper, on `method`'s code; NULL if none can be made. The
- * record's pointer moves if the code needs a bigger one. */
-static stepper *stepper_for(JNIEnv *jni, jvmpi_thread *t, jmethodID method) {
-    stepper *s = t->stepping;
-    if (s != NULL && s->method == method) return s;
-    if (s == NULL) {
-        s = calloc(1, sizeof *s + 256);
-        if (s == NULL) return NULL;
-        s->capacity = 256;
-        t->stepping = s;
-    }
-    s->method = method;
-    s->length = 0;
-    s->map = NULL;
-    s->is_tracker = jvmpi_methods_is_tracker(method);
-    if (s->is_tracker) return s;
+static void code_of(JNIEnv *jni, method_code *m, jmethodID method) {
+    m->method = method;
+    m->length = 0;
+    m->map = NULL;
+    m->is_tracker = jvmpi_methods_is_tracker(method);
+    if (m->is_tracker) return;
     unsigned char *code = NULL;
     jint length = 0;
-    if ((*jvmpi_jvmti)->GetBytecodes(jvmpi_jvmti, method, &length, &code) != JVMTI_ERROR_NONE) return s;
-    if (length > s->capacity) {
-        stepper *grown = realloc(s, sizeof *s + (size_t)length);
+    if ((*jvmpi_jvmti)->GetBytecodes(jvmpi_jvmti, method, &length, &code) != JVMTI_ERROR_NONE) return;
+    if (length > m->capacity) {
+        unsigned char *grown = realloc(m->code, (size_t)length);
         if (grown != NULL) {
-            s = grown;
-            s->capacity = length;
-            t->stepping = s;
+            m->code = grown;
+            m->capacity = length;
         }
     }
-    if (length <= s->capacity) {
-        memcpy(s->code, code, (size_t)length);
-        s->length = length;
-        s->map = jvmpi_code_map_of(jni, method, length);
+    if (length <= m->capacity) {
+        memcpy(m->code, code, (size_t)length);
+        m->length = length;
+        m->map = jvmpi_code_map_of(jni, method, length);
     }
     (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, code);
+}
+
+/* The thread's stepper, on `method`'s code; NULL if none can be made. */
+static stepper *stepper_for(JNIEnv *jni, jvmpi_thread *t, jmethodID method) {
+    stepper *s = t->stepping;
+    if (s == NULL && (s = t->stepping = calloc(1, sizeof *s)) == NULL) return NULL;
+    unsigned redefinitions = atomic_load(&S.redefinitions);
+    if (s->redefinitions != redefinitions) {
+        for (int i = 0; i < RECENT; i++) s->recent[i].method = NULL;
+        s->redefinitions = redefinitions;
+        s->method = NULL;
+    }
+    if (s->method == method && method != NULL) return s;
+    method_code *m = NULL;
+    for (int i = 0; i < RECENT && m == NULL; i++)
+        if (s->recent[i].method == method) m = &s->recent[i];
+    if (m == NULL) code_of(jni, m = &s->recent[s->next++ % RECENT], method);
+    s->method = method;
+    s->map = m->map;
+    s->is_tracker = m->is_tracker;
+    s->length = m->length;
+    s->code = m->code;
     return s;
 }
+
+void jvmpi_instructions_forget_thread(void *stepping) {
+    stepper *s = stepping;
+    if (s == NULL) return;
+    for (int i = 0; i < RECENT; i++) free(s->recent[i].code);
+    free(s);
+}
+
+void jvmpi_instructions_redefined(void) { atomic_fetch_add(&S.redefinitions, 1); }
 
 static int is_if(unsigned op) { return (op >= 0x99 && op <= 0xa6) || op == 0xc6 || op == 0xc7; }
 enum { TABLESWITCH = 0xaa, LOOKUPSWITCH = 0xab };

@@ -82,7 +82,10 @@ static void JNICALL on_class_file_load(jvmtiEnv *jvmti, JNIEnv *jni, jclass rede
                                        jint *new_len, unsigned char **new_data) {
     (void)domain;
     /* any agent's retransformation or redefinition: line tables change */
-    if (redefined != NULL) jvmpi_method_facts_forget();
+    if (redefined != NULL) {
+        jvmpi_method_facts_forget();
+        jvmpi_instructions_redefined();
+    }
     if (!atomic_load(&M.ready) || name == NULL || is_tracker_class(name)) return;
     unsigned what = atomic_load(&M.what);
     /* objectInit only in Object.<init>; newArray everywhere else */
