@@ -31,7 +31,7 @@ static int32_t be32(const uint8_t *p) { return (int32_t)be_get_u4(p); }
 
 /* The length of the instruction at code[pc] (switches and wide included),
  * or -1 if it does not decode within len. */
-static int64_t instruction_length(const uint8_t *code, uint32_t len, uint32_t pc)
+int64_t bytecode_instruction_length(const uint8_t *code, uint32_t len, uint32_t pc)
 {
     uint8_t op = code[pc];
     int64_t size = opcode_length(op);
@@ -69,7 +69,7 @@ int bytecode_void_returns(const uint8_t *code, uint32_t len, uint32_t *out, int 
     int n = 0;
     uint32_t pc = 0;
     while (pc < len) {
-        int64_t size = instruction_length(code, len, pc);
+        int64_t size = bytecode_instruction_length(code, len, pc);
         if (size < 0)
             return -1;
         if (code[pc] == OP_RETURN && n < max)
@@ -83,7 +83,7 @@ int64_t bytecode_monitorenter_at(const uint8_t *code, uint32_t len, uint32_t at)
 {
     uint32_t pc = 0;
     while (pc < len && pc <= at) {
-        int64_t size = instruction_length(code, len, pc);
+        int64_t size = bytecode_instruction_length(code, len, pc);
         if (size < 0)
             return -1;
         if (code[pc] == OP_MONITORENTER && (pc == at || pc + (uint32_t)size == at))

@@ -19,6 +19,10 @@ enum {
  * ones (tableswitch, lookupswitch, wide), -1 for an invalid opcode. */
 int opcode_length(uint8_t op);
 
+/* The length of the instruction at code[pc] (switches and wide included),
+ * or -1 if it does not decode within len. */
+int64_t bytecode_instruction_length(const uint8_t *code, uint32_t len, uint32_t pc);
+
 /* The offsets of the `return` instructions (void methods) in code[0..len),
  * walked instruction by instruction (switches and wide included), up to max
  * of them into out. Their number, or -1 if the code does not decode. */

@@ -266,6 +266,9 @@ const jvmpi_code_map *jvmpi_code_map_of(JNIEnv *jni, jmethodID method, jint runn
     return map;
 }
 
+uint32_t jvmpi_code_map_count(const jvmpi_code_map *map) { return map->n; }
+uint32_t jvmpi_code_map_at(const jvmpi_code_map *map, uint32_t i) { return map->insns[i].new_off; }
+
 /* The instruction whose place is the last at or before `at` (index n: none). */
 static uint32_t last_at_or_before(const jvmpi_code_map *map, jlocation at) {
     uint32_t lo = 0, hi = map->n;                 /* the first that starts after `at` */

@@ -30,6 +30,11 @@ void jvmpi_code_maps_end(JNIEnv *jni, jvmpi_layouts *pending, jobject loader, in
  * NULL if it runs as its class file has it. */
 const jvmpi_code_map *jvmpi_code_map_of(JNIEnv *jni, jmethodID method, jint running_len);
 
+/* How many original instructions the map has, and where the i-th starts
+ * in the code that runs. */
+uint32_t jvmpi_code_map_count(const jvmpi_code_map *map);
+uint32_t jvmpi_code_map_at(const jvmpi_code_map *map, uint32_t i);
+
 /* The original instruction whose code contains the running location `at`
  * (its start, or inside a conditional widened around a goto_w); NULL for
  * the rewriter's own code. */

@@ -103,6 +103,7 @@ typedef struct jvmpi_thread {
     unsigned long contended_entries; /* that monitor's contended entries then (monitors.c) */
     void     *class_kinds;       /* allocs.c's cache of the classes it allocated last (malloc'ed) */
     void     *frame_memos;       /* method_facts.c's answers for the frames it met last (malloc'ed) */
+    void     *stepping;          /* instructions.c's state of its single steps */
     struct jvmpi_thread *next;
 } jvmpi_thread;
 
@@ -209,6 +210,15 @@ int  jvmpi_instructions_subscribe(void);
 /* After the agent's JVM_OnLoad: single-stepping, if it enabled INSTRUCTION_START. */
 void jvmpi_instructions_after_onload(void);
 jint jvmpi_instructions_switch(jint event_type, int on);
+/* Whether the tracker's method entries must be told (below). */
+int  jvmpi_instructions_watch_entries(void);
+/* The tracker's call at the entry of `method` on this thread: its steps
+ * may be hidden from there on (instructions.c says why). */
+void jvmpi_instructions_entered(JNIEnv *jni, jvmpi_thread *t, jmethodID method);
+/* A thread's record goes: its stepping state with it. */
+void jvmpi_instructions_forget_thread(void *stepping);
+/* A class was redefined or retransformed: a method's code may have changed. */
+void jvmpi_instructions_redefined(void);
 
 /* ------------------------------------------------------------ gc.c */
 int  jvmpi_gc_subscribe(void);

@@ -161,6 +161,7 @@ static void forget(JNIEnv *jni, jvmpi_thread *t) {
     jvmpi_in_layer = was;
     free(t->class_kinds);
     free(t->frame_memos);
+    jvmpi_instructions_forget_thread(t->stepping);
     free(t);
 }
 

@@ -82,7 +82,10 @@ static void JNICALL on_class_file_load(jvmtiEnv *jvmti, JNIEnv *jni, jclass rede
                                        jint *new_len, unsigned char **new_data) {
     (void)domain;
     /* any agent's retransformation or redefinition: line tables change */
-    if (redefined != NULL) jvmpi_method_facts_forget();
+    if (redefined != NULL) {
+        jvmpi_method_facts_forget();
+        jvmpi_instructions_redefined();
+    }
     if (!atomic_load(&M.ready) || name == NULL || is_tracker_class(name)) return;
     unsigned what = atomic_load(&M.what);
     /* objectInit only in Object.<init>; newArray everywhere else */
@@ -170,11 +173,14 @@ static jobjectID receiver_of(JNIEnv *jni, jmethodID method) {
 static void post_method(JNIEnv *jni, jint type, jint id) {
     int wanted = jvmpi_enabled(type);
     int entry2 = type == JVMPI_EVENT_METHOD_ENTRY && jvmpi_enabled(JVMPI_EVENT_METHOD_ENTRY2);
-    if (jvmpi_in_layer || (!wanted && !entry2)) return;
+    int stepping = type == JVMPI_EVENT_METHOD_ENTRY && jvmpi_instructions_watch_entries();
+    if (jvmpi_in_layer || (!wanted && !entry2 && !stepping)) return;
     jvmpi_in_layer = 1;
     jvmpi_in_tracker_call = 1;
     jmethodID method = method_of(id);
-    if (method != NULL && jvmpi_thread_here(jni) != NULL) {
+    jvmpi_thread *t = method != NULL ? jvmpi_thread_here(jni) : NULL;
+    if (t != NULL && stepping) jvmpi_instructions_entered(jni, t, method);
+    if (t != NULL && (wanted || entry2)) {
         /* Only the fields these events have are set: zeroing the whole
          * union (jvmpi_event) and copying it out was a third of the
          * layer's time per call (the copy's loads stall on the `rep stos`
@@ -259,7 +265,9 @@ static void retransform_loaded(JNIEnv *jni) {
 
 /* The tracker's switch (JvmpiTracker.engaged) for the events enabled now. */
 static int engaged_bits(void) {
-    return (jvmpi_enabled(JVMPI_EVENT_METHOD_ENTRY) || jvmpi_enabled(JVMPI_EVENT_METHOD_ENTRY2) ? 1 : 0) | (jvmpi_enabled(JVMPI_EVENT_METHOD_EXIT) ? 4 : 0) |
+    /* INSTRUCTION_START watches the entries too (instructions.c: hidden steps) */
+    return (jvmpi_enabled(JVMPI_EVENT_METHOD_ENTRY) || jvmpi_enabled(JVMPI_EVENT_METHOD_ENTRY2) ||
+            jvmpi_instructions_watch_entries() ? 1 : 0) | (jvmpi_enabled(JVMPI_EVENT_METHOD_EXIT) ? 4 : 0) |
            (jvmpi_enabled(JVMPI_EVENT_OBJECT_ALLOC) ? 8 : 0);
 }
 

@@ -447,7 +447,8 @@ jint jvmpi_translate_switch(jint event_type, int on) {
     }
     if (on && is_reference_event(event_type)) jvmpi_hooks_wrap_jni();
     if (event_type == JVMPI_EVENT_METHOD_ENTRY || event_type == JVMPI_EVENT_METHOD_ENTRY2 ||
-        event_type == JVMPI_EVENT_METHOD_EXIT || event_type == JVMPI_EVENT_OBJECT_ALLOC)
+        event_type == JVMPI_EVENT_METHOD_EXIT || event_type == JVMPI_EVENT_OBJECT_ALLOC ||
+        event_type == JVMPI_EVENT_INSTRUCTION_START)
         jvmpi_methods_switch();
     /* Enabled while the program runs: the classes loaded so far are told
      * now, on the enabling thread (at VMInit if enabled in JVM_OnLoad). */
