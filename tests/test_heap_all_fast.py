@@ -18,6 +18,7 @@ dumper").
                          is not one it can follow and walks the heap
 """
 
+import collections
 import os
 import re
 
@@ -104,3 +105,29 @@ def test_heap_all_fast_fallback(ctx):
     if problems:
         raise Fail("; ".join(problems[:8]))
     ctx.note("walked after the mismatch (%s); %d truths exact; ZGC walked" % (said[0][:90], len(want)))
+
+
+def test_heap_all_fast_classes_once(ctx):
+    r, d, _want = alloc_truth(ctx, "once")
+    if not by_jvm(d):
+        raise Fail("the dump is the agent's walk, not the JVM's: %s" % tail(r.stderr))
+    jvm_ids, ours = collections.defaultdict(set), collections.Counter()
+    for serial, c in d.load_class_by_serial.items():
+        if serial >= JVM_CLASS_SERIALS:
+            jvm_ids[c.name].add(c.id)
+        else:
+            ours[c.name] += 1
+    # A name the JVM's records give two class ids (JDK 17/25 after
+    # retransformation: a boot class's second record) cannot tell which one
+    # a class of ours is: ours stays.
+    again = sorted(n for n in ours if len(jvm_ids.get(n, ())) == 1)
+    twice = sorted(n for n, k in ours.items() if k > 1)
+    problems = ["%d classes the JVM's records define are defined again by ours: %s" % (len(again), again[:5])
+                ] if again else []
+    if twice:
+        problems.append("our records define %d names twice: %s" % (len(twice), twice[:5]))
+    problems += [str(p)[:300] for p in d.check() if p.kind in ("frame_class", "alloc_sites", "serial_twice")]
+    if problems:
+        raise Fail("; ".join(problems))
+    ctx.note("%d classes by the JVM's records, %d by ours (%d of them names the JVM gives two ids)"
+             % (len(jvm_ids), sum(ours.values()), sum(1 for n in ours if n in jvm_ids)))

@@ -53,14 +53,24 @@ static int own_file_to_follow(const heap_dump_target *t, int fd)
     return old;
 }
 
+static uint32_t defined_by_jvm(void *jvm, uint32_t class_serial)
+{
+    return heap_dump_jvm_serial_of(jvm, class_serial);
+}
+
 /* The JVM's dump (fd, at path stage) becomes the output file: its class
  * serials moved (in place), the writer switched to its end, the output's
- * records so far appended (read through old), then renamed over out_path
- * with the output's mode. 0; 1 when the dump is not an HPROF file of this
+ * records so far appended (read through old) with their classes renamed to
+ * the JVM's where its dump names them (jvm; NULL: not known), then renamed
+ * over out_path with the output's mode. 0; 1 when the dump is not an HPROF file of this
  * id size (nothing changed); 2 when it could not be read or changed
  * (errno; the output untouched); -1 when the output failed (w->error). */
-static int adopt(hb_writer *w, int fd, int old, const char *stage, const char *out_path, uint32_t offset)
+static int adopt(hb_writer *w, int fd, int old, const char *stage, const char *out_path, uint32_t offset,
+                 const jvm_classes *jvm)
 {
+    /* Our LOAD CLASS of a class the JVM's records already define would
+     * define it twice, under two serials. */
+    hb_class_renumber ours = { .defined_as = jvm ? defined_by_jvm : NULL, .ctx = (void *)jvm };
     uint64_t start_ms = 0, size = 0;
     int rc = hb_offset_class_serials(fd, offset, &start_ms, &size);
     if (rc != 0) {
@@ -70,7 +80,7 @@ static int adopt(hb_writer *w, int fd, int old, const char *stage, const char *o
     }
     struct stat mode;
     if (fstat(old, &mode) != 0 || hb_switch_file(w, fd, start_ms, size) != 0 ||
-        hb_append_file(w, old, 0) != 0) {
+        hb_append_file_renumbered(w, old, &ours) != 0) {
         if (w->error == 0)
             w->error = EINVAL;       /* the output's own header was not ours: cannot be */
         unlink(stage);
@@ -247,7 +257,7 @@ int heap_dump_by_jvm(JNIEnv *jni, const heap_dump_target *t)
     trace_lookup lookup;
     int traced = give_load_traces(fd, &lookup, offset) == 0;
     int old = own_file_to_follow(t, fd);
-    int rc = old >= 0 ? adopt(t->binary, fd, old, stage, t->out_path, offset) : 1;
+    int rc = old >= 0 ? adopt(t->binary, fd, old, stage, t->out_path, offset, traced ? &lookup.jvm : NULL) : 1;
     int adopt_errno = errno;
     const char *how = "its file became the output, followed by the records before it";
     if (rc == 1) {                   /* not adopted, nothing changed: appended instead */
