@@ -137,9 +137,12 @@ typedef struct trace_lookup {
     uint32_t     serial_offset;   /* added to the JVM's class serials in the output */
     jvm_classes  jvm;
     uint32_t     ours_ambiguous;  /* names two classes of ours share */
+    uint64_t   (*class_object)(void *ctx, uint32_t class_serial);   /* heap_dump_target's */
+    void        *dump_ctx;
 } trace_lookup;
 
-static uint32_t load_trace_by_name(void *ctx, const char *name, size_t len, uint32_t class_serial)
+static uint32_t load_trace_by_name(void *ctx, const char *name, size_t len, uint32_t class_serial,
+                                   uint64_t class_id, int shared)
 {
     trace_lookup *l = ctx;
     char want[4096];
@@ -154,6 +157,10 @@ static uint32_t load_trace_by_name(void *ctx, const char *name, size_t len, uint
         l->ours_ambiguous++;
         return 0;                    /* which of ours is this one: not known */
     }
+    /* The JVM's records of this name are of several classes: this one is
+     * ours only when its id is our class's address. */
+    if (shared && (l->class_object == NULL || l->class_object(l->dump_ctx, c->serial) != class_id))
+        return 0;
     l->jvm.serial[c->serial - CLASS_SERIAL_BASE] = class_serial + l->serial_offset;
     serial_t trace = heap_dump_load_trace_written(c->serial, l->traces_written);
     return trace != EMPTY_TRACE_SERIAL ? trace : 0;
@@ -194,12 +201,14 @@ static int trace_lookup_make(trace_lookup *l, uint32_t serial_offset)
  * classes (class_loads.c), in place, where the name tells which class of
  * ours it is; l keeps where the JVM's serials went. 0, or -1 (said; the
  * dump keeps the JVM's traces, ours are not written). */
-static int give_load_traces(int fd, trace_lookup *l, uint32_t serial_offset)
+static int give_load_traces(int fd, trace_lookup *l, uint32_t serial_offset, const heap_dump_target *t)
 {
     if (trace_lookup_make(l, serial_offset) != 0) {
         fprintf(stderr, "hprof: heap dump: out of memory; the JVM's dump keeps its empty class loading traces\n");
         return -1;
     }
+    l->class_object = t->class_object;
+    l->dump_ctx = t->dump_ctx;
     uint32_t set = 0, ambiguous = 0;
     if (hb_set_load_traces(fd, load_trace_by_name, l, &set, &ambiguous) < 0) {
         fprintf(stderr, "hprof: heap dump: cannot give the JVM's dump its class loading traces: %s\n",
@@ -255,7 +264,7 @@ int heap_dump_by_jvm(JNIEnv *jni, const heap_dump_target *t)
     uint64_t before = t->binary->bytes;
     uint32_t offset = JVM_CLASS_SERIALS + (dumps++ % 48) * JVM_CLASS_SERIAL_RANGE;
     trace_lookup lookup;
-    int traced = give_load_traces(fd, &lookup, offset) == 0;
+    int traced = give_load_traces(fd, &lookup, offset, t) == 0;
     int old = own_file_to_follow(t, fd);
     int rc = old >= 0 ? adopt(t->binary, fd, old, stage, t->out_path, offset, traced ? &lookup.jvm : NULL) : 1;
     int adopt_errno = errno;

@@ -283,16 +283,20 @@ int  hb_switch_file(hb_writer *w, int fd, uint64_t start_ms, uint64_t size);
 
 /* The JVM's LOAD CLASS records all carry its empty trace: each gets the
  * trace that loaded its class instead, in place, found by name. For every
- * LOAD CLASS record of fd (an HPROF file with this file's id size) whose
- * name (the UTF8 record its name id refers to) no other LOAD CLASS record
- * shares, trace_of(ctx, name, its length, class serial as in the file)
- * gives the trace serial to set, or 0 to keep the record's (one call for
- * the records of one name and one class id: all get it). Two class ids of
- * one name (two loaders) keep theirs: counted in *ambiguous; *set counts
- * the records changed. 0; 1 when fd is not such a file (nothing changed);
+ * LOAD CLASS record of fd (an HPROF file with this file's id size),
+ * trace_of(ctx, its name (the UTF8 record its name id refers to), the
+ * name's length, its class serial as in the file, its class id, shared)
+ * gives the trace serial to set, or 0 to keep the record's. One call for
+ * the records of one name and one class id (all get its answer); where
+ * the name has records of two class ids (two loaders; JDK 17 and 25 after
+ * retransformation give some boot classes a second record) one call for
+ * each with shared set, to answer only when the class id tells which class
+ * it is. Records left so are counted in *ambiguous; *set counts the
+ * records changed. 0; 1 when fd is not such a file (nothing changed);
  * -1 with errno (EIO: it ends inside a record; ENOMEM). Memory: 32 bytes a
  * LOAD CLASS record. */
-typedef uint32_t (*hb_class_trace_fn)(void *ctx, const char *name, size_t len, uint32_t class_serial);
+typedef uint32_t (*hb_class_trace_fn)(void *ctx, const char *name, size_t len, uint32_t class_serial,
+                                      uint64_t class_id, int shared);
 int  hb_set_load_traces(int fd, hb_class_trace_fn trace_of, void *ctx, uint32_t *set, uint32_t *ambiguous);
 
 

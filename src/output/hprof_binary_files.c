@@ -425,29 +425,28 @@ static int patch_by_name(void *arg, record_reader *r, uint8_t tag, uint64_t body
         return 0;
     /* bsearch finds any of the equal ones. HotSpot before JDK 21 writes an
      * array class's LOAD CLASS twice (one class id): one class, its records
-     * all patched. Two class ids of one name (two loaders; JDK 17's second
-     * record of a retransformed boot class) cannot be told apart by name,
-     * and keep their traces. */
+     * all patched. Two class ids of one name (two loaders; a retransformed
+     * boot class's second record) cannot be told apart by name: asked each. */
     while (c > p->classes && c[-1].name_id == key.name_id)
         c--;
     loaded_class *end = c;
     int one_class = 1;
     for (; end < p->classes + p->n && end->name_id == key.name_id; end++)
         one_class &= end->class_id == c->class_id;
-    if (!one_class) {
-        p->ambiguous += (uint32_t)(end - c);
-        return 0;
-    }
     char name[NAME_MAX_BYTES + 1];
     size_t n = len - HB_ID_SIZE;
     memcpy(name, id + HB_ID_SIZE, n);
     name[n] = '\0';
-    uint32_t trace = p->trace_of(p->ctx, name, n, c->serial);
-    if (trace == 0)
-        return 0;
-    unsigned char b[4];
-    put_u4(b, trace);
+    uint32_t trace = one_class ? p->trace_of(p->ctx, name, n, c->serial, c->class_id, 0) : 0;
     for (; c < end; c++) {
+        if (!one_class && (trace = p->trace_of(p->ctx, name, n, c->serial, c->class_id, 1)) == 0) {
+            p->ambiguous++;
+            continue;
+        }
+        if (trace == 0)
+            return 0;
+        unsigned char b[4];
+        put_u4(b, trace);
         if (pwrite(p->fd, b, 4, (off_t)c->trace_at) != 4)
             return -1;
         p->set++;

@@ -1313,16 +1313,23 @@ static size_t jvm_class_trace_at(uint32_t n)
 typedef struct asked {
     char     names[8][64];
     uint32_t serials[8];
+    int      shared[8];
     int      n;
+    uint64_t ours;              /* the class id of pkg/Twice that is ours */
 } asked;
 
-/* pkg/Foo gets trace 300007, the lambda 300008; anything else keeps its own. */
-static uint32_t trace_for(void *ctx, const char *name, size_t len, uint32_t class_serial)
+/* pkg/Foo gets trace 300007, the lambda 300008, the pkg/Twice of class id
+ * a->ours 300009; anything else keeps its own. */
+static uint32_t trace_for(void *ctx, const char *name, size_t len, uint32_t class_serial, uint64_t class_id,
+                          int shared)
 {
     asked *a = ctx;
     CHECK(strlen(name) == len && a->n < 8);
     snprintf(a->names[a->n], sizeof a->names[0], "%s", name);
+    a->shared[a->n] = shared;
     a->serials[a->n++] = class_serial;
+    if (shared)
+        return class_id == a->ours ? 300009u : 0;
     return strcmp(name, "pkg/Foo") == 0 ? 300007u : strcmp(name, "Bar$$Lambda+0x1234") == 0 ? 300008u : 0;
 }
 
@@ -1331,26 +1338,29 @@ TEST(hb_set_load_traces_by_name)
     bytes jvm = { 0 };
     e_jvm_classes(&jvm);
     int fd = file_of(&jvm, jvm.n);
-    asked a = { .n = 0 };
+    asked a = { .n = 0, .ours = 0x80000000ull + 4 * 16u };     /* serial 4's class id */
     uint32_t set = 9, ambiguous = 9;
     CHECK(hb_set_load_traces(fd, trace_for, &a, &set, &ambiguous) == 0);
-    /* Asked about Foo and the lambda only: pkg/Twice names two classes. */
-    CHECK(a.n == 2 && set == 2 && ambiguous == 2);
-    CHECK(strcmp(a.names[0], "pkg/Foo") == 0 && a.serials[0] == 1);
-    CHECK(strcmp(a.names[1], "Bar$$Lambda+0x1234") == 0 && a.serials[1] == 3);
+    /* pkg/Twice names two classes: asked about each, shared; the one whose
+     * class id is ours gets its trace, the other is left. */
+    CHECK(a.n == 4 && set == 3 && ambiguous == 1);
+    CHECK(strcmp(a.names[0], "pkg/Foo") == 0 && a.serials[0] == 1 && !a.shared[0]);
+    CHECK(strcmp(a.names[1], "Bar$$Lambda+0x1234") == 0 && a.serials[1] == 3 && !a.shared[1]);
+    CHECK(strcmp(a.names[2], "pkg/Twice") == 0 && a.shared[2] && a.shared[3]);
+    CHECK(a.serials[2] + a.serials[3] == 2 + 4);
     size_t n;
     unsigned char *got = file_bytes(fd, &n);
     CHECK(n == jvm.n);
     size_t diffs = 0;
     for (size_t i = 0; i < n; i++)
         diffs += got[i] != jvm.b[i];
-    CHECK(diffs == 3 + 3);                        /* 300007, 300008: three bytes each differ from 1 */
+    CHECK(diffs == 3 + 3 + 3);                    /* 300007-9: three bytes each differ from 1 */
     const unsigned char want1[4] = { 0x00, 0x04, 0x93, 0xE7 }, want3[4] = { 0x00, 0x04, 0x93, 0xE8 },
-                        one[4] = { 0, 0, 0, 1 };
+                        want4[4] = { 0x00, 0x04, 0x93, 0xE9 }, one[4] = { 0, 0, 0, 1 };
     CHECK(memcmp(got + jvm_class_trace_at(1), want1, 4) == 0);
     CHECK(memcmp(got + jvm_class_trace_at(2), one, 4) == 0);
     CHECK(memcmp(got + jvm_class_trace_at(3), want3, 4) == 0);
-    CHECK(memcmp(got + jvm_class_trace_at(4), one, 4) == 0);
+    CHECK(memcmp(got + jvm_class_trace_at(4), want4, 4) == 0);
     free(got);
     close(fd);
     free(jvm.b);
