@@ -16,15 +16,31 @@ dumper").
                          it and walks the heap; the walk's file has the same
                          exact traces. Under ZGC: the agent says the collector
                          is not one it can follow and walks the heap
+    heap_all_fast_classes_once  AllocTruth again: the agent's records after the
+                         JVM's dump define no class again that the JVM's
+                         records define (even a name the JVM gives two class
+                         ids, told apart by the class's address); no name
+                         twice among ours; every frame's and site's class
+                         serial defined
+    heap_all_fast_matches_walk  AllocTruth under heap_dumper=walk and =jvm:
+                         `build/hprof heap --json` gives the program's classes
+                         (AllocTruth*, a hidden class's address dropped) the
+                         same count, shallow and retained bytes in both files,
+                         and each file's objects carry the program's exact
+                         allocation traces (the JDK's own classes differ from
+                         run to run and are not compared)
 """
 
+import collections
+import json
 import os
 import re
+import subprocess
 
 import heap_dump_check
 import hprof_reader
 from heap_sites import site_truths
-from run import Fail, tail
+from run import BUILD, Fail, tail
 
 JVM_CLASS_SERIALS = 0x40000000
 
@@ -71,9 +87,10 @@ def problems_but_quirks(d):
     return left
 
 
-def alloc_truth(ctx, tag, jvm=(), env=None):
+def alloc_truth(ctx, tag, jvm=(), env=None, dumper="jvm"):
     path = ctx.path(tag + ".hprof")
-    r = ctx.run("AllocTruth", [], agent="heap=all,format=b,heap_dumper=jvm,depth=16,file=" + path, jvm=list(jvm), env=env, tag=tag)
+    r = ctx.run("AllocTruth", [], agent="heap=all,format=b,heap_dumper=%s,depth=16,file=%s" % (dumper, path),
+                jvm=list(jvm), env=env, tag=tag)
     return r, hprof_reader.read(path), site_truths(r.stderr)
 
 
@@ -104,3 +121,60 @@ def test_heap_all_fast_fallback(ctx):
     if problems:
         raise Fail("; ".join(problems[:8]))
     ctx.note("walked after the mismatch (%s); %d truths exact; ZGC walked" % (said[0][:90], len(want)))
+
+
+def test_heap_all_fast_classes_once(ctx):
+    r, d, _want = alloc_truth(ctx, "once")
+    if not by_jvm(d):
+        raise Fail("the dump is the agent's walk, not the JVM's: %s" % tail(r.stderr))
+    jvm_ids, ours = collections.defaultdict(set), collections.Counter()
+    for serial, c in d.load_class_by_serial.items():
+        if serial >= JVM_CLASS_SERIALS:
+            jvm_ids[c.name].add(c.id)
+        else:
+            ours[c.name] += 1
+    # A name the JVM's records give two class ids (JDK 17/25 after
+    # retransformation: a boot class's second record, as jcmd writes it)
+    # is told apart by the class's address, which heap=all reads.
+    again = sorted(n for n in ours if n in jvm_ids)
+    twice = sorted(n for n, k in ours.items() if k > 1)
+    problems = ["%d classes the JVM's records define are defined again by ours: %s" % (len(again), again[:5])
+                ] if again else []
+    if twice:
+        problems.append("our records define %d names twice: %s" % (len(twice), twice[:5]))
+    problems += [str(p)[:300] for p in d.check() if p.kind in ("frame_class", "alloc_sites", "serial_twice")]
+    if problems:
+        raise Fail("; ".join(problems))
+    ctx.note("%d classes by the JVM's records (%d names of two ids), %d by ours"
+             % (len(jvm_ids), sum(1 for s in jvm_ids.values() if len(s) > 1), sum(ours.values())))
+
+
+HIDDEN_ADDRESS = re.compile(r"[.+]0x[0-9a-f]+$")
+
+
+def program_classes(path):
+    """`hprof heap --json`'s AllocTruth* classes: name (a hidden class's
+    address dropped) -> (count, shallow, retained)."""
+    r = subprocess.run([os.path.join(BUILD, "hprof"), "heap", path, "--json", "--top", "1"],
+                       capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        raise Fail("hprof heap %s: rc %d: %s" % (path, r.returncode, r.stderr[-500:]))
+    return {HIDDEN_ADDRESS.sub("", c["name"]): (c["count"], c["shallow"], c["retained"])
+            for c in json.loads(r.stdout)["classes"] if c["name"].startswith("AllocTruth")}
+
+
+def test_heap_all_fast_matches_walk(ctx):
+    rw, dw, want = alloc_truth(ctx, "walk", dumper="walk")
+    rj, dj, want_j = alloc_truth(ctx, "jvm")
+    if by_jvm(dw) or not by_jvm(dj):
+        raise Fail("heap_dumper=walk/jvm did not give the walk's and the JVM's dump: %s | %s"
+                   % (tail(rw.stderr), tail(rj.stderr)))
+    walk, fast = program_classes(ctx.path("walk.hprof")), program_classes(ctx.path("jvm.hprof"))
+    problems = ["%s: walk %s, JVM's dumper %s" % (n, walk.get(n), fast.get(n))
+                for n in sorted(set(walk) | set(fast)) if walk.get(n) != fast.get(n)]
+    if len(walk) < 6:
+        problems.append("only %d AllocTruth classes in the walk's histogram: %s" % (len(walk), sorted(walk)))
+    problems += ["walk: " + p for p in check_truths(dw, want)] + ["jvm: " + p for p in check_truths(dj, want_j)]
+    if problems:
+        raise Fail("; ".join(problems[:8]))
+    ctx.note("%d classes equal (count, shallow, retained); %d truths exact in both" % (len(walk), len(want)))

@@ -11,6 +11,13 @@ on each JDK with the ctx fixture of tests/conftest.py; docs/heap.md).
                          thread objects before it starts and met them as
                          known: their classes had no size, and they printed
                          sz=0.
+    heap_text_archived_sizes  the same program: no OBJ line has sz=0, and
+                         every class's objects one size (on JDK 17 the
+                         CDS-archived jdk.internal.math.FDBigInteger objects,
+                         whose class is linked only after the walk, printed
+                         sz=0: re-reading the class dropped the size the walk
+                         had taken); `build/hprof heap --json` gives each such
+                         class count x size as shallow bytes.
 """
 
 import json
@@ -52,3 +59,38 @@ def test_heap_text_thread_sizes(ctx):
     if problems:
         raise Fail("; ".join(problems))
     ctx.note("; ".join("%s sz=%s" % (c, sorted(sizes[c])) for c in THREADS))
+
+
+def test_heap_text_archived_sizes(ctx):
+    path = ctx.path("archived.txt")
+    ctx.run("HeapShape", [], agent="heap=dump,format=a,file=" + path)
+    with open(path) as f:
+        objs = OBJ.findall(f.read())
+    sizes = {}
+    for sz, cls in objs:
+        sizes.setdefault(cls, set()).add(int(sz))
+    zero = sorted(c for c, s in sizes.items() if 0 in s)
+    mixed = sorted(c for c, s in sizes.items() if len(s) != 1)
+    problems = []
+    if not objs:
+        problems.append("no OBJ line in %s" % path)
+    if zero:
+        problems.append("%d classes have objects of sz=0: %s" % (len(zero), zero[:5]))
+    if mixed:
+        problems.append("classes whose objects have several sizes: %s" % mixed[:5])
+    r = subprocess.run([os.path.join(BUILD, "hprof"), "heap", path, "--json", "--top", "100000"],
+                       capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        raise Fail("hprof heap %s: rc %d: %s" % (path, r.returncode, r.stderr[-500:]))
+    by_name = {c["name"]: c for c in json.loads(r.stdout)["classes"]}
+    counts = {}
+    for _sz, cls in objs:
+        counts[cls] = counts.get(cls, 0) + 1
+    wrong = [(cls, by_name.get(cls), n * min(sizes[cls])) for cls, n in counts.items()
+             if (by_name.get(cls) or {}).get("shallow") != n * min(sizes[cls])]
+    if wrong:
+        problems.append("hprof heap: shallow bytes not count x sz for %d classes: %s" % (len(wrong), wrong[:3]))
+    if problems:
+        raise Fail("; ".join(problems))
+    fd = sizes.get("jdk.internal.math.FDBigInteger")
+    ctx.note("%d OBJ lines, %d classes; FDBigInteger sz=%s" % (len(objs), len(sizes), sorted(fd) if fd else "-"))

@@ -155,6 +155,15 @@ static int read_mirrors(JNIEnv *jni, patch *p)
     return p->mirror ? 0 : -1;
 }
 
+/* class_object: a class's id in the JVM's dump, its Class object's
+ * address (read_mirrors). */
+static uint64_t class_address(void *ctx, uint32_t class_serial)
+{
+    const patch *p = ctx;
+    return class_serial >= CLASS_SERIAL_BASE && class_serial - CLASS_SERIAL_BASE < p->nmirrors && p->mirror
+         ? p->mirror[class_serial - CLASS_SERIAL_BASE] : 0;
+}
+
 /* HPROF's basic type of a primitive array class's elements ("[I": 10), 0
  * for any other class. */
 static uint8_t element_type(const char *sig)
@@ -175,8 +184,7 @@ static int trace_of_object(void *ctx, const hpt_object *o, uint32_t *trace)
     p->found++;
     const char *sig = class_signature(agent_tables(), cls);
     uint8_t type = element_type(sig);
-    uint64_t mirror = cls >= CLASS_SERIAL_BASE && cls - CLASS_SERIAL_BASE < p->nmirrors
-                    ? p->mirror[cls - CLASS_SERIAL_BASE] : 0;
+    uint64_t mirror = class_address(p, cls);
     int same = o->kind == HPT_PRIM_ARRAY ? type != 0 && type == o->elem_type
              : o->kind == (sig && sig[0] == '[' ? HPT_OBJ_ARRAY : HPT_INSTANCE) && mirror && mirror == o->class_id;
     if (p->fail_first) {
@@ -283,6 +291,7 @@ int heap_all_dump_by_jvm(JNIEnv *jni, const heap_dump_target *t)
     heap_dump_target by_jvm = *t;
     by_jvm.before_dump = watch_dump;
     by_jvm.after_dump = patch_dump;
+    by_jvm.class_object = class_address;
     by_jvm.dump_ctx = &p;
     int rc = heap_dump_by_jvm(jni, &by_jvm);
     atomic_store(&watch.file, NULL);

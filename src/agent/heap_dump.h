@@ -37,6 +37,9 @@ typedef struct heap_dump_target {
      * is used: 0, or not 0 to drop it (said on stderr). */
     void        (*before_dump)(void *ctx, const char *path);
     int         (*after_dump)(void *ctx, JNIEnv *jni, int fd);
+    /* After after_dump: the id the JVM's dump gives a class of ours (its
+     * Class object's address), 0 when not known; NULL: none known. */
+    uint64_t    (*class_object)(void *ctx, uint32_t class_serial);
     void         *dump_ctx;
 } heap_dump_target;
 

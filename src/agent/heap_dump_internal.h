@@ -32,6 +32,10 @@ typedef struct jvm_classes {
     uint32_t  n;
 } jvm_classes;
 
+/* The JVM dump's serial of a class of ours (class_serial), or 0 when that
+ * dump does not name it (or jvm is NULL). */
+uint32_t heap_dump_jvm_serial_of(const jvm_classes *jvm, serial_t class_serial);
+
 /* ------------------------------------------------------ class layouts */
 
 /* A class the dump describes: its field layout (field_layout.h) and what

@@ -53,14 +53,24 @@ static int own_file_to_follow(const heap_dump_target *t, int fd)
     return old;
 }
 
+static uint32_t defined_by_jvm(void *jvm, uint32_t class_serial)
+{
+    return heap_dump_jvm_serial_of(jvm, class_serial);
+}
+
 /* The JVM's dump (fd, at path stage) becomes the output file: its class
  * serials moved (in place), the writer switched to its end, the output's
- * records so far appended (read through old), then renamed over out_path
- * with the output's mode. 0; 1 when the dump is not an HPROF file of this
+ * records so far appended (read through old) with their classes renamed to
+ * the JVM's where its dump names them (jvm; NULL: not known), then renamed
+ * over out_path with the output's mode. 0; 1 when the dump is not an HPROF file of this
  * id size (nothing changed); 2 when it could not be read or changed
  * (errno; the output untouched); -1 when the output failed (w->error). */
-static int adopt(hb_writer *w, int fd, int old, const char *stage, const char *out_path, uint32_t offset)
+static int adopt(hb_writer *w, int fd, int old, const char *stage, const char *out_path, uint32_t offset,
+                 const jvm_classes *jvm)
 {
+    /* Our LOAD CLASS of a class the JVM's records already define would
+     * define it twice, under two serials. */
+    hb_class_renumber ours = { .defined_as = jvm ? defined_by_jvm : NULL, .ctx = (void *)jvm };
     uint64_t start_ms = 0, size = 0;
     int rc = hb_offset_class_serials(fd, offset, &start_ms, &size);
     if (rc != 0) {
@@ -70,7 +80,7 @@ static int adopt(hb_writer *w, int fd, int old, const char *stage, const char *o
     }
     struct stat mode;
     if (fstat(old, &mode) != 0 || hb_switch_file(w, fd, start_ms, size) != 0 ||
-        hb_append_file(w, old, 0) != 0) {
+        hb_append_file_renumbered(w, old, &ours) != 0) {
         if (w->error == 0)
             w->error = EINVAL;       /* the output's own header was not ours: cannot be */
         unlink(stage);
@@ -127,9 +137,12 @@ typedef struct trace_lookup {
     uint32_t     serial_offset;   /* added to the JVM's class serials in the output */
     jvm_classes  jvm;
     uint32_t     ours_ambiguous;  /* names two classes of ours share */
+    uint64_t   (*class_object)(void *ctx, uint32_t class_serial);   /* heap_dump_target's */
+    void        *dump_ctx;
 } trace_lookup;
 
-static uint32_t load_trace_by_name(void *ctx, const char *name, size_t len, uint32_t class_serial)
+static uint32_t load_trace_by_name(void *ctx, const char *name, size_t len, uint32_t class_serial,
+                                   uint64_t class_id, int shared)
 {
     trace_lookup *l = ctx;
     char want[4096];
@@ -144,6 +157,10 @@ static uint32_t load_trace_by_name(void *ctx, const char *name, size_t len, uint
         l->ours_ambiguous++;
         return 0;                    /* which of ours is this one: not known */
     }
+    /* The JVM's records of this name are of several classes: this one is
+     * ours only when its id is our class's address. */
+    if (shared && (l->class_object == NULL || l->class_object(l->dump_ctx, c->serial) != class_id))
+        return 0;
     l->jvm.serial[c->serial - CLASS_SERIAL_BASE] = class_serial + l->serial_offset;
     serial_t trace = heap_dump_load_trace_written(c->serial, l->traces_written);
     return trace != EMPTY_TRACE_SERIAL ? trace : 0;
@@ -184,12 +201,14 @@ static int trace_lookup_make(trace_lookup *l, uint32_t serial_offset)
  * classes (class_loads.c), in place, where the name tells which class of
  * ours it is; l keeps where the JVM's serials went. 0, or -1 (said; the
  * dump keeps the JVM's traces, ours are not written). */
-static int give_load_traces(int fd, trace_lookup *l, uint32_t serial_offset)
+static int give_load_traces(int fd, trace_lookup *l, uint32_t serial_offset, const heap_dump_target *t)
 {
     if (trace_lookup_make(l, serial_offset) != 0) {
         fprintf(stderr, "hprof: heap dump: out of memory; the JVM's dump keeps its empty class loading traces\n");
         return -1;
     }
+    l->class_object = t->class_object;
+    l->dump_ctx = t->dump_ctx;
     uint32_t set = 0, ambiguous = 0;
     if (hb_set_load_traces(fd, load_trace_by_name, l, &set, &ambiguous) < 0) {
         fprintf(stderr, "hprof: heap dump: cannot give the JVM's dump its class loading traces: %s\n",
@@ -245,9 +264,9 @@ int heap_dump_by_jvm(JNIEnv *jni, const heap_dump_target *t)
     uint64_t before = t->binary->bytes;
     uint32_t offset = JVM_CLASS_SERIALS + (dumps++ % 48) * JVM_CLASS_SERIAL_RANGE;
     trace_lookup lookup;
-    int traced = give_load_traces(fd, &lookup, offset) == 0;
+    int traced = give_load_traces(fd, &lookup, offset, t) == 0;
     int old = own_file_to_follow(t, fd);
-    int rc = old >= 0 ? adopt(t->binary, fd, old, stage, t->out_path, offset) : 1;
+    int rc = old >= 0 ? adopt(t->binary, fd, old, stage, t->out_path, offset, traced ? &lookup.jvm : NULL) : 1;
     int adopt_errno = errno;
     const char *how = "its file became the output, followed by the records before it";
     if (rc == 1) {                   /* not adopted, nothing changed: appended instead */

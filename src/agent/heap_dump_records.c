@@ -72,7 +72,7 @@ serial_t heap_dump_load_trace_written(serial_t class_serial, uint32_t traces_in_
     return trace && trace < TRACE_SERIAL_BASE + traces_in_file ? trace : EMPTY_TRACE_SERIAL;
 }
 
-static uint32_t jvm_serial_of(const jvm_classes *jvm, serial_t class_serial)
+uint32_t heap_dump_jvm_serial_of(const jvm_classes *jvm, serial_t class_serial)
 {
     uint32_t i = class_serial - CLASS_SERIAL_BASE;
     return jvm && class_serial >= CLASS_SERIAL_BASE && i < jvm->n ? jvm->serial[i] : 0;
@@ -83,7 +83,7 @@ static uint32_t jvm_serial_of(const jvm_classes *jvm, serial_t class_serial)
  * frame names it. */
 static int gets_load_class(const jvm_classes *jvm, const unsigned char *in_frame, uint32_t i)
 {
-    return jvm == NULL || (jvm_serial_of(jvm, CLASS_SERIAL_BASE + i) == 0 && in_frame && in_frame[i]);
+    return jvm == NULL || (heap_dump_jvm_serial_of(jvm, CLASS_SERIAL_BASE + i) == 0 && in_frame && in_frame[i]);
 }
 
 /* The records of heap_dump_binary_new_records. With jvm (the JVM's
@@ -140,7 +140,7 @@ void heap_dump_write_new_records(hb_writer *w, const jvm_classes *jvm, const wal
         hb_stack_frame(w, FRAME_ID(FRAME_SERIAL_BASE + i), STRING_ID(string_intern(agent_tables(), mi.name)),
                        STRING_ID(string_intern(agent_tables(), mi.signature)),
                        STRING_ID(string_intern(agent_tables(), mi.source_file ? mi.source_file : "Unknown")),
-                       jvm_serial_of(jvm, mi.class_serial) ? jvm_serial_of(jvm, mi.class_serial) : mi.class_serial,
+                       heap_dump_jvm_serial_of(jvm, mi.class_serial) ? heap_dump_jvm_serial_of(jvm, mi.class_serial) : mi.class_serial,
                        line);
     }
     w->tables_written.frames = nframes;

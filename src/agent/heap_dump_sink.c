@@ -568,9 +568,15 @@ void heap_dump_write_deferred(JNIEnv *jni, walk *w)
     for (uint32_t i = 0; i < w->nclasses; i++) {
         dclass *c = &w->classes[i];
         if (c->loaded && c->f.unprepared && !c->dumped) {      /* read again, prepared by now */
+            /* The instance size the walk took at its objects' first sight
+             * (sink_met) is not read again: the text dump's sz= of them
+             * (CDS-archived objects of a class not yet linked, JDK 17's
+             * jdk.internal.math.FDBigInteger) would be 0. */
+            int64_t size = c->obj_size;
             field_layout_free(&c->f);
             free(c->statics);
             memset(c, 0, sizeof *c);
+            c->obj_size = size;
         }
     }
     size_t n = 0;

@@ -236,13 +236,36 @@ int  hb_close(hb_writer *w);
  * to this one: the JVM's own heap dump (HotSpotDiagnosticMXBean.dumpHeap)
  * in a file of ours. Its header is dropped; its record times are moved to
  * this file's start; the class serials of its LOAD CLASS and STACK FRAME
- * records get class_serial_offset added, so that they cannot meet this
- * file's own. Everything else is copied as it is (heap dump segments in
+ * (and UNLOAD CLASS, ALLOC SITES) records get class_serial_offset added,
+ * so that they cannot meet this file's own. Everything else is copied as it is (heap dump segments in
  * the kernel where it can: copy_file_range). Not inside a heap dump. 0;
  * 1 with nothing written when fd does not begin as an HPROF file with this
  * file's id size; -1 with w->error set (EIO: the file ends inside a
  * record, or the writer's own failure). */
 int  hb_append_file(hb_writer *w, int fd, uint32_t class_serial_offset);
+
+/* How an appended file's class serials become this file's: offset is
+ * added to each, but defined_as (when not NULL) names the classes this
+ * file already holds a LOAD CLASS record of: their serial here, or 0 for
+ * a class it does not hold. */
+typedef struct hb_class_renumber {
+    uint32_t offset;
+    uint32_t (*defined_as)(void *ctx, uint32_t class_serial);
+    void    *ctx;
+} hb_class_renumber;
+
+/* hb_append_file with the class serials renumbered by r: the appended
+ * file's LOAD CLASS records of classes this file holds are dropped, and
+ * its STACK FRAME, ALLOC SITES and UNLOAD CLASS records name those classes
+ * by this file's serials, so that each class is defined once, before the
+ * records naming it (the agent's records after the JVM's dump). */
+int  hb_append_file_renumbered(hb_writer *w, int fd, const hb_class_renumber *r);
+
+/* The class serials of one record's body (tag, len bytes) renumbered by r,
+ * in place: 1 to keep the record, 0 to drop it (a LOAD CLASS of a class
+ * defined_as knows). Records too short for their fields keep them. */
+int  hb_renumber_classes(uint8_t tag, unsigned char *body, uint32_t len, const hb_class_renumber *r);
+
 
 /* The other way round, for a file far larger than this one so far: the
  * JVM's dump becomes the output and this file's records follow it.
@@ -260,15 +283,20 @@ int  hb_switch_file(hb_writer *w, int fd, uint64_t start_ms, uint64_t size);
 
 /* The JVM's LOAD CLASS records all carry its empty trace: each gets the
  * trace that loaded its class instead, in place, found by name. For every
- * LOAD CLASS record of fd (an HPROF file with this file's id size) whose
- * name (the UTF8 record its name id refers to) no other LOAD CLASS record
- * shares, trace_of(ctx, name, its length, class serial as in the file)
- * gives the trace serial to set, or 0 to keep the record's. Two classes of
- * one name (two loaders) keep theirs: counted in *ambiguous; *set counts
- * the records changed. 0; 1 when fd is not such a file (nothing changed);
- * -1 with errno (EIO: it ends inside a record; ENOMEM). Memory: 24 bytes a
+ * LOAD CLASS record of fd (an HPROF file with this file's id size),
+ * trace_of(ctx, its name (the UTF8 record its name id refers to), the
+ * name's length, its class serial as in the file, its class id, shared)
+ * gives the trace serial to set, or 0 to keep the record's. One call for
+ * the records of one name and one class id (all get its answer); where
+ * the name has records of two class ids (two loaders; JDK 17 and 25 after
+ * retransformation give some boot classes a second record) one call for
+ * each with shared set, to answer only when the class id tells which class
+ * it is. Records left so are counted in *ambiguous; *set counts the
+ * records changed. 0; 1 when fd is not such a file (nothing changed);
+ * -1 with errno (EIO: it ends inside a record; ENOMEM). Memory: 32 bytes a
  * LOAD CLASS record. */
-typedef uint32_t (*hb_class_trace_fn)(void *ctx, const char *name, size_t len, uint32_t class_serial);
+typedef uint32_t (*hb_class_trace_fn)(void *ctx, const char *name, size_t len, uint32_t class_serial,
+                                      uint64_t class_id, int shared);
 int  hb_set_load_traces(int fd, hb_class_trace_fn trace_of, void *ctx, uint32_t *set, uint32_t *ambiguous);
 
 

@@ -106,12 +106,50 @@ static int other_header(const unsigned char *head, uint64_t *ms)
     return 0;
 }
 
-/* Where a class serial sits in a record's body: first in LOAD CLASS, after
- * four ids in STACK FRAME; SIZE_MAX in other records. */
+/* Where a class serial sits in a record's body: first in LOAD CLASS and
+ * UNLOAD CLASS, after four ids in STACK FRAME; SIZE_MAX in other records
+ * (ALLOC SITES has one a site: hb_renumber_classes). */
 static size_t class_serial_at(uint8_t tag, uint32_t len)
 {
-    size_t at = tag == HB_TAG_LOAD_CLASS ? 0 : tag == HB_TAG_FRAME ? 4u * HB_ID_SIZE : SIZE_MAX;
+    size_t at = tag == HB_TAG_LOAD_CLASS || tag == HB_TAG_UNLOAD_CLASS ? 0
+              : tag == HB_TAG_FRAME ? 4u * HB_ID_SIZE : SIZE_MAX;
     return at != SIZE_MAX && len >= at + 4 ? at : SIZE_MAX;
+}
+
+/* ALLOC SITES: u2 flags, u4 cutoff, u4 u4 live bytes and instances, u8 u8
+ * allocated, u4 sites; then a site: u1 array kind, u4 class serial, u4
+ * trace, four u4 counts. */
+#define SITES_HEAD 34u
+#define SITE_SIZE  25u
+
+static uint32_t renumbered(uint32_t serial, const hb_class_renumber *r)
+{
+    uint32_t to = r->defined_as ? r->defined_as(r->ctx, serial) : 0;
+    return to != 0 ? to : serial + r->offset;
+}
+
+int hb_renumber_classes(uint8_t tag, unsigned char *body, uint32_t len, const hb_class_renumber *r)
+{
+    if (tag == HB_TAG_ALLOC_SITES) {
+        if (len < SITES_HEAD)
+            return 1;
+        /* Only the sites the record holds whole; a shorter record keeps the rest. */
+        uint64_t sites = get_u4(body + SITES_HEAD - 4), room = (len - SITES_HEAD) / SITE_SIZE;
+        for (uint64_t i = 0; i < sites && i < room; i++) {
+            unsigned char *at = body + SITES_HEAD + i * SITE_SIZE + 1;
+            put_u4(at, renumbered(get_u4(at), r));
+        }
+        return 1;
+    }
+    size_t at = class_serial_at(tag, len);
+    if (at == SIZE_MAX)
+        return 1;
+    uint32_t serial = get_u4(body + at);
+    /* A class this file already names is defined once, by its record. */
+    if (tag == HB_TAG_LOAD_CLASS && r->defined_as && r->defined_as(r->ctx, serial) != 0)
+        return 0;
+    put_u4(body + at, renumbered(serial, r));
+    return 1;
 }
 
 /* Another file's records read in order through a buffer: the JVM's dump
@@ -240,7 +278,13 @@ int hb_switch_file(hb_writer *w, int fd, uint64_t start_ms, uint64_t size)
     return 0;
 }
 
-int hb_append_file(hb_writer *w, int fd, uint32_t class_serial_offset)
+/* A record body to change in memory: one naming class serials. */
+static int names_classes(uint8_t tag, uint32_t len)
+{
+    return class_serial_at(tag, len) != SIZE_MAX || tag == HB_TAG_ALLOC_SITES;
+}
+
+int hb_append_file_renumbered(hb_writer *w, int fd, const hb_class_renumber *r)
 {
     if (!hb_usable(w))
         return -1;
@@ -253,6 +297,9 @@ int hb_append_file(hb_writer *w, int fd, uint32_t class_serial_offset)
     /* Their times are microseconds since their start; ours since ours. The
      * field wraps (u4), so the sum is taken modulo 2^32 as well. */
     uint32_t shift = (uint32_t)((their_ms - w->start_ms) * 1000u);
+    unsigned char small[256], *body = small;
+    size_t cap = sizeof small;
+    int rc = 0;
     for (;;) {
         unsigned char rh[RECORD_HEADER_SIZE];
         ssize_t got;
@@ -260,31 +307,59 @@ int hb_append_file(hb_writer *w, int fd, uint32_t class_serial_offset)
             got = read(fd, rh, 1);
         while (got < 0 && errno == EINTR);
         if (got == 0)
-            return 0;                             /* the end, between records */
-        if (got < 0 || read_all(fd, rh + 1, sizeof rh - 1) != 0)
-            return hb_fail(w, EIO);
+            break;                                /* the end, between records */
+        if (got < 0 || read_all(fd, rh + 1, sizeof rh - 1) != 0) {
+            rc = hb_fail(w, EIO);
+            break;
+        }
         uint32_t len = get_u4(rh + 5);
         put_u4(rh + 1, get_u4(rh + 1) + shift);
-        if (hb_write_out(w, rh, sizeof rh) != 0)
-            return -1;
-        size_t at = class_serial_at(rh[0], len);
-        if (at != SIZE_MAX && len <= 256) {
-            unsigned char body[256];
-            if (read_all(fd, body, len) != 0)
-                return hb_fail(w, EIO);
-            put_u4(body + at, get_u4(body + at) + class_serial_offset);
-            if (hb_write_out(w, body, len) != 0)
-                return -1;
-        } else if (hb_copy_body(w, fd, len) != 0) {
-            return -1;
+        if (!names_classes(rh[0], len)) {
+            if (hb_write_out(w, rh, sizeof rh) != 0 || hb_copy_body(w, fd, len) != 0) {
+                rc = -1;
+                break;
+            }
+            continue;
+        }
+        /* An ALLOC SITES record can be larger than the buffer: as large as
+         * the sites the agent keeps in memory anyway. */
+        if (len > cap) {
+            unsigned char *more = malloc(len);
+            if (more == NULL) {
+                rc = hb_fail(w, ENOMEM);
+                break;
+            }
+            if (body != small)
+                free(body);
+            body = more;
+            cap = len;
+        }
+        if (read_all(fd, body, len) != 0) {
+            rc = hb_fail(w, EIO);
+            break;
+        }
+        if (hb_renumber_classes(rh[0], body, len, r) &&
+            (hb_write_out(w, rh, sizeof rh) != 0 || hb_write_out(w, body, len) != 0)) {
+            rc = -1;
+            break;
         }
     }
+    if (body != small)
+        free(body);
+    return rc;
+}
+
+int hb_append_file(hb_writer *w, int fd, uint32_t class_serial_offset)
+{
+    hb_class_renumber r = { .offset = class_serial_offset };
+    return hb_append_file_renumbered(w, fd, &r);
 }
 
 /* A LOAD CLASS record of the other file: its name's id, its class serial,
  * and where its stack trace serial sits. */
 typedef struct loaded_class {
     uint64_t name_id;
+    uint64_t class_id;
     uint64_t trace_at;
     uint32_t serial;
 } loaded_class;
@@ -329,7 +404,7 @@ static int collect_load_class(void *arg, record_reader *r, uint8_t tag, uint64_t
         p->classes = more;
         p->cap = cap;
     }
-    p->classes[p->n++] = (loaded_class){ get_id(b + 4 + HB_ID_SIZE + 4), body + 4 + HB_ID_SIZE, get_u4(b) };
+    p->classes[p->n++] = (loaded_class){ get_id(b + 4 + HB_ID_SIZE + 4), get_id(b + 4), body + 4 + HB_ID_SIZE, get_u4(b) };
     return 0;
 }
 
@@ -348,30 +423,34 @@ static int patch_by_name(void *arg, record_reader *r, uint8_t tag, uint64_t body
     loaded_class *c = bsearch(&key, p->classes, p->n, sizeof *c, by_name_id);
     if (c == NULL)
         return 0;
-    /* bsearch finds any of the equal ones: two classes of one name (two
-     * loaders) cannot be told apart by name, and keep their traces. */
-    if ((c > p->classes && c[-1].name_id == key.name_id) ||
-        (c + 1 < p->classes + p->n && c[1].name_id == key.name_id)) {
-        while (c > p->classes && c[-1].name_id == key.name_id)
-            c--;
-        while (c < p->classes + p->n && c->name_id == key.name_id) {
-            p->ambiguous++;
-            c++;
-        }
-        return 0;
-    }
+    /* bsearch finds any of the equal ones. HotSpot before JDK 21 writes an
+     * array class's LOAD CLASS twice (one class id): one class, its records
+     * all patched. Two class ids of one name (two loaders; a retransformed
+     * boot class's second record) cannot be told apart by name: asked each. */
+    while (c > p->classes && c[-1].name_id == key.name_id)
+        c--;
+    loaded_class *end = c;
+    int one_class = 1;
+    for (; end < p->classes + p->n && end->name_id == key.name_id; end++)
+        one_class &= end->class_id == c->class_id;
     char name[NAME_MAX_BYTES + 1];
     size_t n = len - HB_ID_SIZE;
     memcpy(name, id + HB_ID_SIZE, n);
     name[n] = '\0';
-    uint32_t trace = p->trace_of(p->ctx, name, n, c->serial);
-    if (trace == 0)
-        return 0;
-    unsigned char b[4];
-    put_u4(b, trace);
-    if (pwrite(p->fd, b, 4, (off_t)c->trace_at) != 4)
-        return -1;
-    p->set++;
+    uint32_t trace = one_class ? p->trace_of(p->ctx, name, n, c->serial, c->class_id, 0) : 0;
+    for (; c < end; c++) {
+        if (!one_class && (trace = p->trace_of(p->ctx, name, n, c->serial, c->class_id, 1)) == 0) {
+            p->ambiguous++;
+            continue;
+        }
+        if (trace == 0)
+            return 0;
+        unsigned char b[4];
+        put_u4(b, trace);
+        if (pwrite(p->fd, b, 4, (off_t)c->trace_at) != 4)
+            return -1;
+        p->set++;
+    }
     return 0;
 }
 

@@ -2,7 +2,9 @@
  * Fuzz target for the patching of the JVM's own heap dump before it becomes
  * heap=dump's output (src/output/hprof_binary.c): hb_set_load_traces (the
  * LOAD CLASS records' traces, by the names of their UTF8 records) and
- * hb_offset_class_serials. The file is the JVM's, but a dump cut short (a
+ * hb_offset_class_serials; and hb_append_file_renumbered, which copies our
+ * own records after it (class serials renamed, LOAD CLASS records
+ * dropped). The file is the JVM's, but a dump cut short (a
  * full disk, a killed dumper) or of another layout must be refused or
  * patched within its records: never read or written out of bounds, never
  * grown, and only the four bytes of a trace or class serial changed.
@@ -21,7 +23,7 @@
 const char fuzz_target_name[] = "fuzz_jvm_dump";
 const char *const fuzz_target_dictionary[] = {
     "JAVA PROFILE 1.0.2", "\0\0\0\x08", "\x01\0\0\0\0", "\x02\0\0\0\0\0\0\0\x18", "\x04", "\x05", "\x1c", "\x2c",
-    "pkg/Foo", "Foo$$Lambda+0x7f00", "[I", NULL
+    "\x03", "\x06", "pkg/Foo", "Foo$$Lambda+0x7f00", "[I", NULL
 };
 
 static unsigned long refused, truncated, patched, names_asked;
@@ -32,12 +34,21 @@ void fuzz_target_stats(char *buf, size_t size)
              refused, names_asked);
 }
 
-static uint32_t trace_of(void *ctx, const char *name, size_t len, uint32_t class_serial)
+static uint32_t trace_of(void *ctx, const char *name, size_t len, uint32_t class_serial, uint64_t class_id,
+                         int shared)
 {
     (void)ctx;
+    if (shared && (class_id & 1))
+        return 0;
     FUZZ_CHECK(strlen(name) <= len);                 /* terminated; a name may hold a NUL */
     names_asked++;
     return len % 3 == 0 ? 0 : class_serial ^ 0x5a5a5a5au;
+}
+
+static uint32_t odd_defined(void *ctx, uint32_t class_serial)
+{
+    (void)ctx;
+    return class_serial & 1 ? class_serial ^ 0x5a5a5a5au : 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -61,9 +72,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t i = 0; i < size; i++)
         changed += after[i] != data[i];
     /* A trace and a serial per LOAD CLASS record (24 + 9 bytes each), a
-     * serial per STACK FRAME (40 + 9). */
-    FUZZ_CHECK(changed <= size / 33 * 8 + 8);
+     * serial per STACK FRAME (40 + 9) and UNLOAD CLASS (4 + 9). */
+    FUZZ_CHECK(changed <= size / 13 * 4 + 8);
     free(after);
+    /* The same file appended as our records are after the JVM's dump:
+     * LOAD CLASS records of odd serials dropped, never grown. */
+    char *out = NULL;
+    size_t out_n = 0;
+    FILE *f = open_memstream(&out, &out_n);
+    hb_writer w;
+    if (f == NULL || hb_open(&w, f, 0, 0) != 0 || lseek(fd, 0, SEEK_SET) != 0)
+        abort();
+    hb_class_renumber r = { .offset = 0x40000000u, .defined_as = odd_defined, .ctx = NULL };
+    int rc3 = hb_append_file_renumbered(&w, fd, &r);
+    FUZZ_CHECK(rc3 == 0 || rc3 == 1 || rc3 == -1);
+    FUZZ_CHECK(rc3 != 1 || rc == 1);                 /* refused as the others refused it */
+    FUZZ_CHECK(w.bytes <= 31 + size);                /* our header for theirs, records kept or dropped */
+    hb_close(&w);
+    fclose(f);
+    free(out);
     close(fd);
     if (rc == 1)
         refused++;

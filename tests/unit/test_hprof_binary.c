@@ -1010,6 +1010,26 @@ static int file_of(const bytes *e, size_t n)
     return fd;
 }
 
+/* other appended to a writer on a memory stream (after a record of ours
+ * when ours_first) holds exactly want; frees both. */
+static void check_appended_to_memory(const char *what, bytes *other, int ours_first, const hb_class_renumber *r,
+                                     bytes *want)
+{
+    int fd = file_of(other, other->n);
+    hb_writer w;
+    sink s;
+    start(&w, &s, 0);
+    CHECK(!ours_first || hb_control_settings(&w, 0, 4) == 0);
+    CHECK((r->defined_as ? hb_append_file_renumbered(&w, fd, r) : hb_append_file(&w, fd, r->offset)) == 0);
+    CHECK(w.error == 0 && w.bytes == want->n);
+    CHECK(finish(&w, &s) == 0);
+    CHECK(same_bytes(what, s.buf, s.len, want));
+    close(fd);
+    free(s.buf);
+    free(other->b);
+    free(want->b);
+}
+
 TEST(hb_append_file_to_memory_stream)
 {
     bytes other = { 0 }, want = { 0 };
@@ -1018,19 +1038,8 @@ TEST(hb_append_file_to_memory_stream)
     e_record(&want, 0x0E, 6);                     /* a record of ours first */
     e_u4(&want, 0); e_u2(&want, 4);
     e_appended(&want, 0x40000000u);
-    int fd = file_of(&other, other.n);
-    hb_writer w;
-    sink s;
-    start(&w, &s, 0);
-    CHECK(hb_control_settings(&w, 0, 4) == 0);
-    CHECK(hb_append_file(&w, fd, 0x40000000u) == 0);
-    CHECK(w.error == 0 && w.bytes == want.n);
-    CHECK(finish(&w, &s) == 0);
-    CHECK(same_bytes("appended", s.buf, s.len, &want));
-    close(fd);
-    free(s.buf);
-    free(other.b);
-    free(want.b);
+    hb_class_renumber r = { .offset = 0x40000000u };
+    check_appended_to_memory("appended", &other, 1, &r, &want);
 }
 
 /* A real file on each side: the big segment is copied in the kernel, and
@@ -1123,6 +1132,90 @@ TEST(hb_append_file_not_inside_a_heap_dump)
     close(fd);
     free(s.buf);
     free(other.b);
+}
+
+/* ---- our records after the JVM's dump (hb_renumber_classes, hb_append_file_renumbered) ---- */
+
+/* The JVM's dump names our class 5 as its 0x40000007; not class 6. */
+static uint32_t jvm_names_five(void *ctx, uint32_t serial)
+{
+    ++*(int *)ctx;
+    return serial == 5 ? 0x40000007u : 0;
+}
+
+/* An ALLOC SITES body of n sites (claiming `claimed`), site i of class
+ * serials[i]. */
+static void e_sites(bytes *e, uint32_t claimed, const uint32_t *serials, uint32_t n)
+{
+    e_u2(e, 0); e_u4(e, 0); e_u4(e, 100); e_u4(e, 10); e_u8(e, 200); e_u8(e, 20); e_u4(e, claimed);
+    for (uint32_t i = 0; i < n; i++) {
+        e_u1(e, 2); e_u4(e, serials[i]); e_u4(e, 300001 + i); e_u4(e, 8); e_u4(e, 1); e_u4(e, 16); e_u4(e, 2);
+    }
+}
+
+TEST(hb_renumber_classes_each_record)
+{
+    int calls = 0;
+    hb_class_renumber r = { .offset = 0, .defined_as = jvm_names_five, .ctx = &calls };
+    bytes load5 = { 0 }, load6 = { 0 }, frame = { 0 }, unload = { 0 }, sites = { 0 }, want = { 0 };
+    e_u4(&load5, 5); e_id(&load5, 0x1000); e_u4(&load5, 300000); e_id(&load5, 0x2000);
+    e_u4(&load6, 6); e_id(&load6, 0x1008); e_u4(&load6, 300000); e_id(&load6, 0x2008);
+    CHECK(hb_renumber_classes(0x02, load5.b, (uint32_t)load5.n, &r) == 0);   /* the JVM's defines it */
+    CHECK(hb_renumber_classes(0x02, load6.b, (uint32_t)load6.n, &r) == 1 && load6.b[3] == 6);
+    e_id(&frame, 9); e_id(&frame, 10); e_id(&frame, 11); e_id(&frame, 12); e_u4(&frame, 5); e_u4(&frame, 42);
+    CHECK(hb_renumber_classes(0x04, frame.b, (uint32_t)frame.n, &r) == 1);
+    e_id(&want, 9); e_id(&want, 10); e_id(&want, 11); e_id(&want, 12); e_u4(&want, 0x40000007u); e_u4(&want, 42);
+    CHECK(same_bytes("frame", frame.b, frame.n, &want));
+    e_u4(&unload, 5);
+    CHECK(hb_renumber_classes(0x03, unload.b, (uint32_t)unload.n, &r) == 1 && unload.b[0] == 0x40);
+    /* Three sites claimed, two there: those two renamed, nothing read past. */
+    static const uint32_t in[] = { 6, 5 }, out[] = { 6, 0x40000007u };
+    e_sites(&sites, 3, in, 2);
+    want.n = 0;
+    e_sites(&want, 3, out, 2);
+    CHECK(hb_renumber_classes(0x06, sites.b, (uint32_t)sites.n, &r) == 1);
+    CHECK(same_bytes("sites", sites.b, sites.n, &want));
+    /* Too short for its serial: kept as it is, not asked about. */
+    int before = calls;
+    CHECK(hb_renumber_classes(0x02, load5.b, 3, &r) == 1 && load5.b[3] == 5 && calls == before);
+    CHECK(hb_renumber_classes(0x06, sites.b, 33, &r) == 1);
+    free(load5.b); free(load6.b); free(frame.b); free(unload.b); free(sites.b); free(want.b);
+}
+
+/* Our records appended after the JVM's: LOAD CLASS of class 5 dropped (the
+ * JVM's defines it), class 6's kept; the frame and an ALLOC SITES record
+ * larger than the small buffer name class 5 by the JVM's serial. */
+TEST(hb_append_file_renumbered_defines_once)
+{
+    enum { SITES = 20 };
+    uint32_t in[SITES], out[SITES];
+    for (uint32_t i = 0; i < SITES; i++) {
+        in[i] = i % 2 ? 5 : 6;
+        out[i] = i % 2 ? 0x40000007u : 6;
+    }
+    bytes other = { 0 }, want = { 0 };
+    uint32_t t = 7 + 5000;
+    e_raw(&other, "JAVA PROFILE 1.0.2", 19);
+    e_u4(&other, 8);
+    e_u8(&other, OTHER_MS);
+    e_u1(&other, 0x02); e_u4(&other, 7); e_u4(&other, 24); e_u4(&other, 5); e_id(&other, 0x1000); e_u4(&other, 1);
+    e_id(&other, 0x2000);
+    e_u1(&other, 0x02); e_u4(&other, 7); e_u4(&other, 24); e_u4(&other, 6); e_id(&other, 0x1008); e_u4(&other, 1);
+    e_id(&other, 0x2008);
+    e_u1(&other, 0x04); e_u4(&other, 7); e_u4(&other, 40); e_id(&other, 9); e_id(&other, 10); e_id(&other, 11);
+    e_id(&other, 12); e_u4(&other, 5); e_u4(&other, 42);
+    e_u1(&other, 0x06); e_u4(&other, 7); e_u4(&other, 34 + 25 * SITES);
+    e_sites(&other, SITES, in, SITES);
+    e_file_header(&want);
+    e_u1(&want, 0x02); e_u4(&want, t); e_u4(&want, 24); e_u4(&want, 6); e_id(&want, 0x1008); e_u4(&want, 1);
+    e_id(&want, 0x2008);
+    e_u1(&want, 0x04); e_u4(&want, t); e_u4(&want, 40); e_id(&want, 9); e_id(&want, 10); e_id(&want, 11);
+    e_id(&want, 12); e_u4(&want, 0x40000007u); e_u4(&want, 42);
+    e_u1(&want, 0x06); e_u4(&want, t); e_u4(&want, 34 + 25 * SITES);
+    e_sites(&want, SITES, out, SITES);
+    int calls = 0;
+    hb_class_renumber r = { .defined_as = jvm_names_five, .ctx = &calls };
+    check_appended_to_memory("renumbered", &other, 0, &r, &want);
 }
 
 /* ---- the JVM's dump becoming the output (hb_offset_class_serials, hb_switch_file) ---- */
@@ -1220,16 +1313,23 @@ static size_t jvm_class_trace_at(uint32_t n)
 typedef struct asked {
     char     names[8][64];
     uint32_t serials[8];
+    int      shared[8];
     int      n;
+    uint64_t ours;              /* the class id of pkg/Twice that is ours */
 } asked;
 
-/* pkg/Foo gets trace 300007, the lambda 300008; anything else keeps its own. */
-static uint32_t trace_for(void *ctx, const char *name, size_t len, uint32_t class_serial)
+/* pkg/Foo gets trace 300007, the lambda 300008, the pkg/Twice of class id
+ * a->ours 300009; anything else keeps its own. */
+static uint32_t trace_for(void *ctx, const char *name, size_t len, uint32_t class_serial, uint64_t class_id,
+                          int shared)
 {
     asked *a = ctx;
     CHECK(strlen(name) == len && a->n < 8);
     snprintf(a->names[a->n], sizeof a->names[0], "%s", name);
+    a->shared[a->n] = shared;
     a->serials[a->n++] = class_serial;
+    if (shared)
+        return class_id == a->ours ? 300009u : 0;
     return strcmp(name, "pkg/Foo") == 0 ? 300007u : strcmp(name, "Bar$$Lambda+0x1234") == 0 ? 300008u : 0;
 }
 
@@ -1238,26 +1338,57 @@ TEST(hb_set_load_traces_by_name)
     bytes jvm = { 0 };
     e_jvm_classes(&jvm);
     int fd = file_of(&jvm, jvm.n);
-    asked a = { .n = 0 };
+    asked a = { .n = 0, .ours = 0x80000000ull + 4 * 16u };     /* serial 4's class id */
     uint32_t set = 9, ambiguous = 9;
     CHECK(hb_set_load_traces(fd, trace_for, &a, &set, &ambiguous) == 0);
-    /* Asked about Foo and the lambda only: pkg/Twice names two classes. */
-    CHECK(a.n == 2 && set == 2 && ambiguous == 2);
-    CHECK(strcmp(a.names[0], "pkg/Foo") == 0 && a.serials[0] == 1);
-    CHECK(strcmp(a.names[1], "Bar$$Lambda+0x1234") == 0 && a.serials[1] == 3);
+    /* pkg/Twice names two classes: asked about each, shared; the one whose
+     * class id is ours gets its trace, the other is left. */
+    CHECK(a.n == 4 && set == 3 && ambiguous == 1);
+    CHECK(strcmp(a.names[0], "pkg/Foo") == 0 && a.serials[0] == 1 && !a.shared[0]);
+    CHECK(strcmp(a.names[1], "Bar$$Lambda+0x1234") == 0 && a.serials[1] == 3 && !a.shared[1]);
+    CHECK(strcmp(a.names[2], "pkg/Twice") == 0 && a.shared[2] && a.shared[3]);
+    CHECK(a.serials[2] + a.serials[3] == 2 + 4);
     size_t n;
     unsigned char *got = file_bytes(fd, &n);
     CHECK(n == jvm.n);
     size_t diffs = 0;
     for (size_t i = 0; i < n; i++)
         diffs += got[i] != jvm.b[i];
-    CHECK(diffs == 3 + 3);                        /* 300007, 300008: three bytes each differ from 1 */
+    CHECK(diffs == 3 + 3 + 3);                    /* 300007-9: three bytes each differ from 1 */
     const unsigned char want1[4] = { 0x00, 0x04, 0x93, 0xE7 }, want3[4] = { 0x00, 0x04, 0x93, 0xE8 },
-                        one[4] = { 0, 0, 0, 1 };
+                        want4[4] = { 0x00, 0x04, 0x93, 0xE9 }, one[4] = { 0, 0, 0, 1 };
     CHECK(memcmp(got + jvm_class_trace_at(1), want1, 4) == 0);
     CHECK(memcmp(got + jvm_class_trace_at(2), one, 4) == 0);
     CHECK(memcmp(got + jvm_class_trace_at(3), want3, 4) == 0);
-    CHECK(memcmp(got + jvm_class_trace_at(4), one, 4) == 0);
+    CHECK(memcmp(got + jvm_class_trace_at(4), want4, 4) == 0);
+    free(got);
+    close(fd);
+    free(jvm.b);
+}
+
+/* HotSpot before JDK 21 writes an array class's LOAD CLASS twice, one
+ * class id: one class, asked about once, both records given its trace. */
+TEST(hb_set_load_traces_one_class_written_twice)
+{
+    bytes jvm = { 0 };
+    e_raw(&jvm, "JAVA PROFILE 1.0.2", 19);
+    e_u4(&jvm, 8);
+    e_u8(&jvm, OTHER_MS);
+    e_utf8(&jvm, LOADS_NAME_FOO, "pkg/Foo");
+    for (uint32_t serial = 1; serial <= 2; serial++) {
+        e_u1(&jvm, 0x02); e_u4(&jvm, 0); e_u4(&jvm, 24);
+        e_u4(&jvm, serial); e_id(&jvm, 0x80000010ull); e_u4(&jvm, 1); e_id(&jvm, LOADS_NAME_FOO);
+    }
+    int fd = file_of(&jvm, jvm.n);
+    asked a = { .n = 0 };
+    uint32_t set = 9, ambiguous = 9;
+    CHECK(hb_set_load_traces(fd, trace_for, &a, &set, &ambiguous) == 0);
+    CHECK(a.n == 1 && a.serials[0] == 1 && set == 2 && ambiguous == 0);
+    size_t n;
+    unsigned char *got = file_bytes(fd, &n);
+    const unsigned char want[4] = { 0x00, 0x04, 0x93, 0xE7 };
+    size_t first = 31 + 9 + 8 + 7 + 9 + 4 + 8;
+    CHECK(n == jvm.n && memcmp(got + first, want, 4) == 0 && memcmp(got + first + 33, want, 4) == 0);
     free(got);
     close(fd);
     free(jvm.b);
