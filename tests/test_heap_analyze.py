@@ -107,6 +107,22 @@ def dumps(ctx):
     return files
 
 
+def all_dump(ctx):
+    """HeapRetain's heap=all dump by the JVM's dumper with our allocation
+    traces and records merged in (heap_dumper=jvm), once per JDK."""
+    key = ("retain-all", ctx.jdk)
+    if key in _made:
+        return _made[key]
+    d = os.path.join(BUILD, "tests", "heap_analyze", "all-" + os.path.basename(ctx.jdk))
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "agent-all.hprof")
+    if os.path.exists(path):
+        os.remove(path)
+    heap_retain(ctx, d, "heap=all,format=b,doe=n,heap_dumper=jvm,file=" + path)
+    _made[key] = path
+    return path
+
+
 def leak_dumps(ctx):
     """HeapLeak dumped by the agent (SIGQUIT) and by jcmd, once per JDK."""
     key = ("leak", ctx.jdk)
@@ -208,8 +224,9 @@ def test_heap_analyze_visualvm(ctx):
     r = subprocess.run([os.path.join(ctx.jdk, "bin", "javac"), "-nowarn", "-cp", jar, "-d", classes_dir, src],
                        capture_output=True, text=True)
     assert r.returncode == 0, "javac VisualVmRetained: %s" % r.stderr[-400:]
+    files = dict(files, **{"agent heap=all (the JVM's dumper)": all_dump(ctx)})
     problems, notes = [], []
-    for name in ("agent", "jcmd"):
+    for name in ("agent", "jcmd", "agent heap=all (the JVM's dumper)"):
         ours = json.loads(hprof_heap(files[name], "--json", "--top", "1").stdout)
         mine = {c["name"]: c for c in ours["classes"]}
         r = subprocess.run([ctx.java, "-cp", jar + ":" + classes_dir, "VisualVmRetained", files[name],
