@@ -55,20 +55,21 @@ int jvmpi_diagnostics(void) {
     return v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
 }
 
-/* agent.closed is set as JVM_SHUT_DOWN is posted: it is the last event. Agents clean up in
+/* agent.closed is set as JVM_SHUT_DOWN is posted (jvmpi_words()->posting_shut_down
+ * on the thread that posts it): it is the last event. Agents clean up in
  * it (close their files, free their tables), so an event after it, or
  * beside it from another thread (a thread of the JVM or of the layer that
  * ends at the same time), could meet freed memory. The thread that posts it
  * goes on getting events: those the agent requests from its handler
  * (RequestEvent answers synchronously). */
-static _Thread_local int posting_shut_down;    /* this thread posts it */
 
 void jvmpi_close_events(void) {
-    posting_shut_down = 1;
+    jvmpi_words()->posting_shut_down = 1;
     atomic_store(&agent.closed, 1);
 }
 
-int jvmpi_may_post(void) { return !atomic_load_explicit(&agent.closed, memory_order_relaxed) || posting_shut_down; }
+int jvmpi_may_post(void) { return !atomic_load_explicit(&agent.closed, memory_order_relaxed) ||
+                                 jvmpi_words()->posting_shut_down; }
 
 void jvmpi_notify(JVMPI_Event *event) {
     if (!jvmpi_may_post()) return;

@@ -68,7 +68,6 @@ typedef struct pending_table {
 static pending_table pendings = {
     .stripes_made = PTHREAD_ONCE_INIT,
 };
-static _Thread_local int my_stripe = -1;
 
 static void make_stripes(void) {
     for (int i = 0; i < STRIPES; i++) pthread_mutex_init(&pendings.stripes[i].lock, NULL);
@@ -76,8 +75,9 @@ static void make_stripes(void) {
 
 static stripe *stripe_here(void) {
     pthread_once(&pendings.stripes_made, make_stripes);
-    if (my_stripe < 0) my_stripe = (int)(atomic_fetch_add(&pendings.next_stripe, 1) % STRIPES);
-    return &pendings.stripes[my_stripe];
+    jvmpi_thread_words *w = jvmpi_words();
+    if (w->pending_stripe == 0) w->pending_stripe = (int)(atomic_fetch_add(&pendings.next_stripe, 1) % STRIPES) + 1;
+    return &pendings.stripes[w->pending_stripe - 1];
 }
 
 static int add_dead(jlong **dead, size_t *n_dead, size_t *cap_dead, jlong id) {
