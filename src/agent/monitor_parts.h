@@ -172,6 +172,7 @@ typedef struct monitor_vthread_state {
     jclass vthread_class;          /* java.lang.VirtualThread (global ref), NULL before JDK 21 */
     int    breakpoints;            /* set: their parks are timed by breakpoints on VirtualThread.park */
     int    mounts;                 /* set: their parks are timed from their unmounts to their mounts */
+    vt_pending pending;            /* their episodes begun and not ended, by tid */
 } monitor_vthread_state;
 extern monitor_vthread_state mon_vthreads;
 
