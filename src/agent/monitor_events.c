@@ -138,7 +138,7 @@ static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
         return;
     }
     if (mine->enter_start) {
-        monitor_table_add(mine->enter_trace, mine->enter_stack, mine->enter_class, BLOCK_ENTER,
+        monitor_table_add(mon_common.table, mine->enter_trace, mine->enter_stack, mine->enter_class, BLOCK_ENTER,
                           monitor_now_ns() - mine->enter_start);
         mine->enter_start = 0;
     }
@@ -179,7 +179,7 @@ static void JNICALL on_waited(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobj
     }
     set_waiting_on(jni, thread_serial_of(thread), NULL);
     if (mine->wait_start) {
-        monitor_table_add(mine->wait_trace, mine->wait_stack, mine->wait_class, BLOCK_WAIT,
+        monitor_table_add(mon_common.table, mine->wait_trace, mine->wait_stack, mine->wait_class, BLOCK_WAIT,
                           monitor_now_ns() - mine->wait_start);
         mine->wait_start = 0;
     }

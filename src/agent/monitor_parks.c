@@ -89,7 +89,7 @@ static void JNICALL on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, 
     if (mine->park_start) {
         uint64_t parked = monitor_now_ns() - mine->park_start;
         mine->park_start = 0;
-        monitor_table_add(mine->park_trace, mine->park_stack, class_serial_of_object(jni, blocker),
+        monitor_table_add(mon_common.table, mine->park_trace, mine->park_stack, class_serial_of_object(jni, blocker),
                           monitor_park_kind(jni, blocker), parked);
     }
     (*jni)->DeleteLocalRef(jni, blocker);
@@ -163,7 +163,7 @@ static void JNICALL wrapped_park(JNIEnv *env, jobject unsafe, jboolean absolute,
     parks.original_park(env, unsafe, absolute, time);
     uint64_t parked = monitor_now_ns() - start;
     if (!(*env)->ExceptionCheck(env))
-        monitor_table_add(trace, stack, lock_class, kind, parked);
+        monitor_table_add(mon_common.table, trace, stack, lock_class, kind, parked);
     (*env)->DeleteLocalRef(env, blocker);
     (*env)->DeleteLocalRef(env, thread);
 }

@@ -92,6 +92,7 @@ monitor_thread *monitor_thread_here(void);
 typedef struct monitor_common {
     monitor_config cfg;
     trace_builder  traces;
+    monitor_table *table;          /* blocked time per trace, made at the first start */
     int            running;
     int            inspect;        /* owned and contended monitors can be asked for */
     int            debugger_loads; /* breakpoints left to a debugger agent (debugger_needs_breakpoints) */

@@ -109,9 +109,9 @@ void monitor_vthread_end(JNIEnv *jni, uint64_t tid, vt_what what)
     if (!vt_pending_end(&mon_vthreads.pending, tid, what, &e))
         return;
     uint64_t blocked = monitor_now_ns() - e.start;
-    monitor_table_add(e.trace, e.stack, e.lock_class, (block_kind)e.kind, blocked);
+    monitor_table_add(mon_common.table, e.trace, e.stack, e.lock_class, (block_kind)e.kind, blocked);
     if (e.pinned) {                         /* its carrier was blocked too: MONITOR PINNED TIME */
-        monitor_table_add(e.trace, e.stack, e.lock_class, BLOCK_PINNED, blocked);
+        monitor_table_add(mon_common.table, e.trace, e.stack, e.lock_class, BLOCK_PINNED, blocked);
         if (what != VT_PARK) {              /* parks are counted by wrapped_park */
             __atomic_add_fetch(&vthreads.pinned_monitor, 1, __ATOMIC_RELAXED);
             __atomic_add_fetch(&vthreads.pinned_monitor_ns, blocked, __ATOMIC_RELAXED);

@@ -9,15 +9,16 @@
 
 TEST(monitor_table_sums_and_orders)
 {
-    monitor_table_init();
-    CHECK(monitor_table_add(300001, 0, 100001, BLOCK_ENTER, 5000000) == 0);
-    CHECK(monitor_table_add(300001, 0, 100001, BLOCK_ENTER, 7000000) == 0);
-    CHECK(monitor_table_add(300001, 0, 100001, BLOCK_WAIT, 1000000) == 0);   /* other kind: other row */
-    CHECK(monitor_table_add(300002, 0, 100002, BLOCK_PARK, 20000000) == 0);
+    monitor_table *table = monitor_table_new();
+    CHECK(table != NULL);
+    CHECK(monitor_table_add(table, 300001, 0, 100001, BLOCK_ENTER, 5000000) == 0);
+    CHECK(monitor_table_add(table, 300001, 0, 100001, BLOCK_ENTER, 7000000) == 0);
+    CHECK(monitor_table_add(table, 300001, 0, 100001, BLOCK_WAIT, 1000000) == 0);   /* other kind: other row */
+    CHECK(monitor_table_add(table, 300002, 0, 100002, BLOCK_PARK, 20000000) == 0);
     monitor_row *rows;
     uint32_t n;
     uint64_t total;
-    CHECK(monitor_table_rows(&rows, &n, &total) == 0);
+    CHECK(monitor_table_rows(table, &rows, &n, &total) == 0);
     CHECK(n == 3 && total == 33000000);
     CHECK(rows[0].trace == 300002 && rows[0].kind == BLOCK_PARK && rows[0].count == 1);
     CHECK(rows[1].trace == 300001 && rows[1].kind == BLOCK_ENTER && rows[1].count == 2 &&
@@ -25,26 +26,27 @@ TEST(monitor_table_sums_and_orders)
     CHECK(rows[2].kind == BLOCK_WAIT && rows[2].nanos == 1000000);
     free(rows);
     CHECK_STR(block_kind_name(BLOCK_PARK), "park");
-    monitor_table_free();
+    monitor_table_free(table);
 }
 
 TEST(monitor_table_reset_zeroes_rows)
 {
-    monitor_table_init();
-    CHECK(monitor_table_add(300001, 0, 100001, BLOCK_ENTER, 5000000) == 0);
-    CHECK(monitor_table_add(300002, 0, 100001, BLOCK_PARK, 1000) == 0);
-    monitor_table_reset();
+    monitor_table *table = monitor_table_new();
+    CHECK(table != NULL);
+    CHECK(monitor_table_add(table, 300001, 0, 100001, BLOCK_ENTER, 5000000) == 0);
+    CHECK(monitor_table_add(table, 300002, 0, 100001, BLOCK_PARK, 1000) == 0);
+    monitor_table_reset(table);
     monitor_row *rows;
     uint32_t n;
     uint64_t total;
-    CHECK(monitor_table_rows(&rows, &n, &total) == 0);
+    CHECK(monitor_table_rows(table, &rows, &n, &total) == 0);
     CHECK(n == 0 && total == 0);
     free(rows);
-    CHECK(monitor_table_add(300001, 0, 100001, BLOCK_ENTER, 3000) == 0);
-    CHECK(monitor_table_rows(&rows, &n, &total) == 0);
+    CHECK(monitor_table_add(table, 300001, 0, 100001, BLOCK_ENTER, 3000) == 0);
+    CHECK(monitor_table_rows(table, &rows, &n, &total) == 0);
     CHECK(n == 1 && total == 3000 && rows[0].count == 1 && rows[0].trace == 300001);
     free(rows);
-    monitor_table_free();
+    monitor_table_free(table);
 }
 
 /* cycles as a string "a,b|c,d" for easy comparison */

@@ -175,17 +175,18 @@ TEST(site_stack_rows_agree_with_site_rows)
 
 TEST(monitor_rows_merge_whole_stacks_of_one_trace)
 {
-    monitor_table_init();
-    CHECK(monitor_table_add(300001, 1, 100001, BLOCK_ENTER, 1000) == 0);
-    CHECK(monitor_table_add(300001, 2, 100001, BLOCK_ENTER, 3000) == 0);
-    CHECK(monitor_table_add(300001, 2, 100001, BLOCK_WAIT, 50) == 0);
+    monitor_table *table = monitor_table_new();
+    CHECK(table != NULL);
+    CHECK(monitor_table_add(table, 300001, 1, 100001, BLOCK_ENTER, 1000) == 0);
+    CHECK(monitor_table_add(table, 300001, 2, 100001, BLOCK_ENTER, 3000) == 0);
+    CHECK(monitor_table_add(table, 300001, 2, 100001, BLOCK_WAIT, 50) == 0);
     monitor_row *rows;
     uint32_t n;
     uint64_t total;
-    CHECK(monitor_table_rows(&rows, &n, &total) == 0 && n == 2 && total == 4050);
+    CHECK(monitor_table_rows(table, &rows, &n, &total) == 0 && n == 2 && total == 4050);
     CHECK(rows[0].kind == BLOCK_ENTER && rows[0].count == 2 && rows[0].nanos == 4000 && rows[0].stack == 0);
     free(rows);
-    CHECK(monitor_table_stack_rows(&rows, &n, &total) == 0 && n == 3 && total == 4050);
+    CHECK(monitor_table_stack_rows(table, &rows, &n, &total) == 0 && n == 3 && total == 4050);
     uint64_t enter_count = 0;
     for (uint32_t i = 0; i < n; i++)
         enter_count += rows[i].kind == BLOCK_ENTER ? rows[i].count : 0;
@@ -193,7 +194,7 @@ TEST(monitor_rows_merge_whole_stacks_of_one_trace)
     monitor_rows_merge(rows, &n);                            /* what monitor_table_rows gives */
     CHECK(n == 2 && rows[0].count == 2 && rows[0].nanos == 4000 && rows[1].kind == BLOCK_WAIT);
     free(rows);
-    monitor_table_free();
+    monitor_table_free(table);
 }
 
 TEST(profile_output_names_insert_the_kind)
