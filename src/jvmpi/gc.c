@@ -184,7 +184,6 @@ static void deliver_locked(JNIEnv *jni, int collections) {
 /* jvmpi_words()->delivering: this thread holds G.delivering: in a delivery
  * (an agent may ask for a heap dump from a GC event's handler), or around a
  * dump (RunGC from a HEAP_DUMP's handler). */
-
 static void deliver(JNIEnv *jni, int collections) {
     jvmpi_thread_words *w = jvmpi_words();
     int mine = !w->delivering;
