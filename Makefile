@@ -53,7 +53,7 @@ ANALYSIS_SRC = $(wildcard src/analysis/*.c)
 # and paths to GC roots (src/heapgraph; pure C, unit-tested, fuzzed).
 HEAPGRAPH_SRC = $(wildcard src/heapgraph/*.c) build/heap_page_assets.c
 FRONT_SRC = src/cli/analyze_common.c src/cli/analyze_report.c src/cli/analyze_convert.c src/cli/analyze_heap.c \
-            $(HEAPGRAPH_SRC) $(READER_SRC) $(ANALYSIS_SRC) $(PROFILE_SRC) src/core/tables.c src/core/keytab.c src/core/idmap.c src/core/hidden_names.c \
+            $(HEAPGRAPH_SRC) $(READER_SRC) $(ANALYSIS_SRC) $(PROFILE_SRC) src/core/tables.c src/core/stack_table.c src/core/keytab.c src/core/idmap.c src/core/hidden_names.c \
             src/output/text_writer.c src/output/text_sections.c src/output/output_file.c src/monitor/monitor_table.c
 UNIT_SRC  = $(wildcard tests/unit/*.c)
 HEADERS   = $(wildcard src/*/*.h) $(wildcard tests/unit/*.h)

@@ -102,10 +102,14 @@ static trace_cache *heap_trace_cache(void)
  * full; an entry goes when its constructor came, its object died, or its
  * thread ends (see constructor_follows for which objects enter). */
 #define PENDING_MAX 4
+/* This thread's words: those pending instances, and its classes (below). */
 static _Thread_local struct {
-    jweak objects[PENDING_MAX];
-    int n;
-} pending_allocs;
+    struct {
+        jweak objects[PENDING_MAX];
+        int n;
+    } pending_allocs;
+    struct class_slot *class_slots;     /* see class_slot */
+} this_thread;
 
 /* In a VMObjectAlloc event: the VM allocated the object for
  * Unsafe.allocateInstance, which is how method handles and, since JDK 18,
@@ -118,9 +122,9 @@ static int constructor_follows(jmethodID top)
 
 static void pending_remove(JNIEnv *jni, int i)
 {
-    (*jni)->DeleteWeakGlobalRef(jni, pending_allocs.objects[i]);
-    for (pending_allocs.n--; i < pending_allocs.n; i++)
-        pending_allocs.objects[i] = pending_allocs.objects[i + 1];
+    (*jni)->DeleteWeakGlobalRef(jni, this_thread.pending_allocs.objects[i]);
+    for (this_thread.pending_allocs.n--; i < this_thread.pending_allocs.n; i++)
+        this_thread.pending_allocs.objects[i] = this_thread.pending_allocs.objects[i + 1];
 }
 
 static void pending_add(JNIEnv *jni, jobject object)
@@ -128,20 +132,20 @@ static void pending_add(JNIEnv *jni, jobject object)
     jweak w = (*jni)->NewWeakGlobalRef(jni, object);
     if (w == NULL)
         return;
-    if (pending_allocs.n == PENDING_MAX)
+    if (this_thread.pending_allocs.n == PENDING_MAX)
         pending_remove(jni, 0);
-    pending_allocs.objects[pending_allocs.n++] = w;
+    this_thread.pending_allocs.objects[this_thread.pending_allocs.n++] = w;
 }
 
 /* object was recorded by VMObjectAlloc already (and leaves the list). */
 static int pending_take(JNIEnv *jni, jobject object)
 {
-    for (int i = pending_allocs.n - 1; i >= 0; i--) {
-        if ((*jni)->IsSameObject(jni, pending_allocs.objects[i], object)) {
+    for (int i = this_thread.pending_allocs.n - 1; i >= 0; i--) {
+        if ((*jni)->IsSameObject(jni, this_thread.pending_allocs.objects[i], object)) {
             pending_remove(jni, i);
             return 1;
         }
-        if ((*jni)->IsSameObject(jni, pending_allocs.objects[i], NULL))
+        if ((*jni)->IsSameObject(jni, this_thread.pending_allocs.objects[i], NULL))
             pending_remove(jni, i);
     }
     return 0;
@@ -166,7 +170,6 @@ typedef struct class_slot {
     int32_t  size;           /* an instance's size; -1 for an array class (each its own) */
     int32_t  lambda;         /* a lambda's class (made through method handles: is_lambda_class) */
 } class_slot;
-static __thread class_slot *class_slots;
 
 /* A lambda's class, Foo$$Lambda/0x... (JDK 21+) or Foo$$Lambda$12/0x... (JDK
  * 17): its instances are made through method handles, whose frames
@@ -181,9 +184,9 @@ static int is_lambda_class(serial_t serial)
  * into *size (-1 if unknown), and whether it is a lambda's into *lambda. */
 static serial_t class_serial_cached(JNIEnv *jni, jobject object, jclass klass, jint hash, jlong *size, int *lambda)
 {
-    class_slot *slots = class_slots;
+    class_slot *slots = this_thread.class_slots;
     if (slots == NULL)
-        slots = class_slots = calloc(CLASS_SETS * CLASS_WAYS, sizeof *slots);
+        slots = this_thread.class_slots = calloc(CLASS_SETS * CLASS_WAYS, sizeof *slots);
     class_slot *set = slots ? &slots[((uint32_t)hash % CLASS_SETS) * CLASS_WAYS] : NULL;
     for (int way = 0; set && way < CLASS_WAYS; way++) {
         class_slot *slot = &set[way];
@@ -215,10 +218,10 @@ static serial_t class_serial_cached(JNIEnv *jni, jobject object, jclass klass, j
 
 void heap_agent_thread_end(JNIEnv *jni)
 {
-    while (pending_allocs.n > 0)
-        pending_remove(jni, pending_allocs.n - 1);
-    class_slot *slots = class_slots;
-    class_slots = NULL;
+    while (this_thread.pending_allocs.n > 0)
+        pending_remove(jni, this_thread.pending_allocs.n - 1);
+    class_slot *slots = this_thread.class_slots;
+    this_thread.class_slots = NULL;
     for (int i = 0; slots && i < CLASS_SETS * CLASS_WAYS; i++)
         if (slots[i].klass)
             (*jni)->DeleteWeakGlobalRef(jni, slots[i].klass);
@@ -278,7 +281,7 @@ static void record(JNIEnv *jni, jobject object, jclass klass, jint class_hash, j
     stack_id stack = 0;
     jmethodID top = NULL;                /* events only: the top frame's method */
     if (above >= 0) {
-        if (pending_allocs.n > 0 && pending_take(jni, object))
+        if (this_thread.pending_allocs.n > 0 && pending_take(jni, object))
             return;
         int lambda = 0;
         cls = class_serial_cached(jni, object, klass, class_hash, &size, &lambda);

@@ -184,7 +184,8 @@ static struct {
     jfieldID        tid;               /* Thread.tid (NULL if absent), valid once looked_up */
     atomic_int      tid_looked_up;
     idmap           serials;           /* tid -> serial */
-} tids = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, {NULL, NULL, 0, 0} };
+    atomic_uint     vthreads_given;    /* virtual threads given a serial (vthread_serial_bounded) */
+} tids = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 void jvmti_hold_locals(JNIEnv *jni, jint n)
 {
@@ -438,19 +439,17 @@ serial_t thread_serial_of_self(jthread thread)
     return serial;
 }
 
-static atomic_uint vthreads_given;
-
 serial_t vthread_serial_bounded(JNIEnv *jni, jthread vthread)
 {
     serial_t serial = thread_serial_of(vthread);
     if (serial)
         return serial;
-    unsigned n = atomic_load_explicit(&vthreads_given, memory_order_relaxed);
+    unsigned n = atomic_load_explicit(&tids.vthreads_given, memory_order_relaxed);
     while (n < VTHREADS_NAMED_MAX) {
-        if (atomic_compare_exchange_weak(&vthreads_given, &n, n + 1)) {
+        if (atomic_compare_exchange_weak(&tids.vthreads_given, &n, n + 1)) {
             serial = thread_register(jni, vthread, NULL);
             if (serial == 0)
-                atomic_fetch_sub(&vthreads_given, 1);
+                atomic_fetch_sub(&tids.vthreads_given, 1);
             return serial;
         }
     }
@@ -459,7 +458,7 @@ serial_t vthread_serial_bounded(JNIEnv *jni, jthread vthread)
 
 uint32_t vthreads_named(void)
 {
-    return atomic_load_explicit(&vthreads_given, memory_order_relaxed);
+    return atomic_load_explicit(&tids.vthreads_given, memory_order_relaxed);
 }
 
 /* --------------------------------------------------------------- stacks */
@@ -636,22 +635,27 @@ typedef struct skip_memo {
     int       invoke;        /* the class is in java.lang.invoke */
 } skip_memo;
 enum { SKIP_MEMO_SLOTS = 256 };
+/* What a thread carries: its skip memo and its trace caches (see
+ * thread_trace_cache), each allocated at its first use and freed by its
+ * pthread key's destructor (thread_keys), so only these words are TLS. */
 static _Thread_local struct {
-    skip_memo *memo;
-    unsigned char failed;
-} skip_memos;
+    skip_memo     *skip_memo;
+    unsigned char  skip_memo_failed;
+    trace_cache   *caches[TRACE_CACHES];
+    unsigned char  caches_failed[TRACE_CACHES];
+} this_thread;
 
 /* What frames_to_skip needs of method, into *out, from the memo or the
  * method table (then remembered): -1 if the method is unknown (its class
  * unloaded). */
 static int skip_memo_get(jmethodID method, skip_memo *out)
 {
-    skip_memo *memo = skip_memos.memo, *slot = NULL;
-    if (memo == NULL && !skip_memos.failed) {
+    skip_memo *memo = this_thread.skip_memo, *slot = NULL;
+    if (memo == NULL && !this_thread.skip_memo_failed) {
         memo = thread_keys_ready() ? calloc(SKIP_MEMO_SLOTS, sizeof *memo) : NULL;
         memo = thread_own(thread_keys.skip_memo, memo, free);
-        skip_memos.memo = memo;
-        skip_memos.failed = memo == NULL;  /* no memory: the table each time, don't retry */
+        this_thread.skip_memo = memo;
+        this_thread.skip_memo_failed = memo == NULL;  /* no memory: the table each time, don't retry */
     }
     if (memo) {
         uintptr_t h = (uintptr_t)method;
@@ -859,24 +863,17 @@ int stack_has_vm_entry_here(int skip_top_natives)
     return 0;
 }
 
-/* Per-thread trace caches (see thread_trace_cache): the __thread words are
- * all a thread carries; the caches are freed by their keys' destructors. */
-static _Thread_local struct {
-    trace_cache *caches[TRACE_CACHES];
-    unsigned char failed[TRACE_CACHES];
-} thread_cache;
-
 trace_cache *thread_trace_cache(int which, unsigned log2_slots, int depth)
 {
     if (which < 0 || which >= TRACE_CACHES)
         return NULL;
-    if (thread_cache.caches[which] || thread_cache.failed[which])
-        return thread_cache.caches[which];
+    if (this_thread.caches[which] || this_thread.caches_failed[which])
+        return this_thread.caches[which];
     trace_cache *c = NULL;
     if (depth > 0 && depth <= WALK_MAX && thread_keys_ready())
         c = trace_cache_new(log2_slots, (uint32_t)depth);
     c = thread_own(thread_keys.caches[which], c, free_thread_cache);
-    thread_cache.caches[which] = c;
-    thread_cache.failed[which] = c == NULL;   /* walk without a cache, don't retry each time */
+    this_thread.caches[which] = c;
+    this_thread.caches_failed[which] = c == NULL;   /* walk without a cache, don't retry each time */
     return c;
 }

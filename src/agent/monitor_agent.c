@@ -117,7 +117,11 @@ static int start(const collector_env *env, JNIEnv *jni)
         mon_common.traces.tables = env->tables;
         mon_common.traces.resolve = resolve_method;
         mon_common.traces.context = NULL;
-        monitor_table_init();
+        mon_common.table = monitor_table_new();
+        if (mon_common.table == NULL) {
+            fprintf(stderr, "hprof: out of memory at start-up (monitor=y)\n");
+            return -1;
+        }
         collector_run.made = 1;
     } else if (options_want_stacks(env->opt) != mon_common.traces.full_stacks || env->opt->depth != mon_common.traces.depth) {
         env->limit("monitor=y: depth= and whether whole stacks are kept (pprof=, flamegraph=, "
@@ -209,7 +213,7 @@ static void reset(JNIEnv *jni)
 {
     (void)jni;
     if (collector_run.made)
-        monitor_table_reset();
+        monitor_table_reset(mon_common.table);
 }
 
 static void status(char *line, size_t size)
@@ -217,7 +221,7 @@ static void status(char *line, size_t size)
     monitor_row *rows = NULL;
     uint32_t n = 0;
     uint64_t total = 0, episodes = 0;
-    if (collector_run.made && monitor_table_rows(&rows, &n, &total) == 0) {
+    if (collector_run.made && monitor_table_rows(mon_common.table, &rows, &n, &total) == 0) {
         for (uint32_t i = 0; i < n; i++) {
             if (rows[i].kind == BLOCK_PINNED)
                 total -= rows[i].nanos;     /* counted under its own kind too */

@@ -15,17 +15,12 @@
 #include "events.h"
 #include "jvmti_support.h"
 
-/* Per-thread timing of the thread's contended enter and wait. */
-typedef struct monitor_event_tls {
-    uint64_t enter_start;
-    serial_t enter_trace, enter_class;
-    stack_id enter_stack;
-    uint64_t wait_start;
-    serial_t wait_trace, wait_class;
-    stack_id wait_stack;
-} monitor_event_tls;
+/* This thread's words for monitor=y: one thread-local object for the files
+ * of the collector (monitor_parts.h). */
+static __thread monitor_thread this_thread;
 
-static __thread monitor_event_tls mtls;
+monitor_thread *monitor_thread_here(void) { return &this_thread; }
+
 
 /* The object each thread is waiting on in Object.wait: MONITOR DUMP needs
  * it for monitors nobody owns, and from JDK 23 on
@@ -116,6 +111,7 @@ jobject monitor_waiting_on(JNIEnv *jni, uint64_t key)
  * done after the lock is acquired would lengthen everyone's wait. */
 static void JNICALL on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object)
 {
+    monitor_event_tls *mine = &monitor_thread_here()->events;
     (void)jvmti;
     if (!mon_common.running)
         return;
@@ -125,30 +121,32 @@ static void JNICALL on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thr
         return;
     }
     uint64_t start = monitor_now_ns();      /* first, as in monitor_vthread_begin */
-    mtls.enter_class = class_serial_of_object(jni, object);
-    mtls.enter_stack = 0;
-    mtls.enter_trace = monitor_trace_entering(thread, 1, !mon_common.cfg.per_thread ? 0 : thread_serial_of_self(thread),
-                                      &mtls.enter_stack);
-    mtls.enter_start = start;
+    mine->enter_class = class_serial_of_object(jni, object);
+    mine->enter_stack = 0;
+    mine->enter_trace = monitor_trace_entering(thread, 1, !mon_common.cfg.per_thread ? 0 : thread_serial_of_self(thread),
+                                      &mine->enter_stack);
+    mine->enter_start = start;
 }
 
 static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object)
 {
+    monitor_event_tls *mine = &monitor_thread_here()->events;
     (void)jvmti; (void)object;
     uint64_t tid = monitor_vthread_tid(jni, thread);
     if (tid) {
         monitor_vthread_end(jni, tid, VT_ENTER);
         return;
     }
-    if (mtls.enter_start) {
-        monitor_table_add(mtls.enter_trace, mtls.enter_stack, mtls.enter_class, BLOCK_ENTER,
-                          monitor_now_ns() - mtls.enter_start);
-        mtls.enter_start = 0;
+    if (mine->enter_start) {
+        monitor_table_add(mon_common.table, mine->enter_trace, mine->enter_stack, mine->enter_class, BLOCK_ENTER,
+                          monitor_now_ns() - mine->enter_start);
+        mine->enter_start = 0;
     }
 }
 
 static void JNICALL on_wait(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object, jlong timeout)
 {
+    monitor_event_tls *mine = &monitor_thread_here()->events;
     (void)jvmti;
     (void)timeout;
     if (!mon_common.running)
@@ -160,16 +158,17 @@ static void JNICALL on_wait(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobjec
             set_waiting_on(jni, WAIT_KEY_OF_VTHREAD(tid), object);
         return;
     }
-    mtls.wait_class = class_serial_of_object(jni, object);
-    mtls.wait_stack = 0;
-    mtls.wait_trace = monitor_trace_here(thread, 1, 0, &mtls.wait_stack);
+    mine->wait_class = class_serial_of_object(jni, object);
+    mine->wait_stack = 0;
+    mine->wait_trace = monitor_trace_here(thread, 1, 0, &mine->wait_stack);
     set_waiting_on(jni, thread_serial_of(thread), object);
-    mtls.wait_start = monitor_now_ns();
+    mine->wait_start = monitor_now_ns();
 }
 
 static void JNICALL on_waited(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobject object,
                               jboolean timed_out)
 {
+    monitor_event_tls *mine = &monitor_thread_here()->events;
     (void)jvmti; (void)object; (void)timed_out;
     uint64_t tid = monitor_vthread_tid(jni, thread);
     if (tid) {
@@ -179,10 +178,10 @@ static void JNICALL on_waited(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jobj
         return;
     }
     set_waiting_on(jni, thread_serial_of(thread), NULL);
-    if (mtls.wait_start) {
-        monitor_table_add(mtls.wait_trace, mtls.wait_stack, mtls.wait_class, BLOCK_WAIT,
-                          monitor_now_ns() - mtls.wait_start);
-        mtls.wait_start = 0;
+    if (mine->wait_start) {
+        monitor_table_add(mon_common.table, mine->wait_trace, mine->wait_stack, mine->wait_class, BLOCK_WAIT,
+                          monitor_now_ns() - mine->wait_start);
+        mine->wait_start = 0;
     }
 }
 

@@ -124,7 +124,7 @@ void monitor_write_times(text_writer *w, time_t now)
     monitor_row *rows = NULL;
     uint32_t nrows = 0;
     uint64_t total = 0;
-    if (monitor_table_stack_rows(&rows, &nrows, &total) == 0) {
+    if (monitor_table_stack_rows(mon_common.table, &rows, &nrows, &total) == 0) {
         if (mon_common.traces.full_stacks)
             keep_profiles(rows, nrows);
         monitor_rows_merge(rows, &nrows);

@@ -40,32 +40,6 @@ static struct {
     pthread_mutex_t binds_lock;
 } parks = { .binds_lock = PTHREAD_MUTEX_INITIALIZER };
 
-/* The locks a thread parked on last (threads alternate between a few: with
- * one remembered, 59% of HSQLDB's parks still walked their stack). Small:
- * all of the library's TLS lives in glibc's static TLS surplus. */
-#define PARK_LOCKS_KEPT 4
-
-/* One of them: the blocker (a weak reference, so that the cache keeps no lock
- * alive), what JVMTI calls would say of it again (class, kind), and the stack
- * last walked for a park on it. */
-typedef struct park_lock {
-    jweak    lock;
-    serial_t lock_class;
-    serial_t trace;
-    stack_id stack;                 /* whole stack, when kept */
-    uint64_t walked;
-    int      kind;                  /* block_kind */
-} park_lock;
-
-/* Per-thread timing of the thread's parks (the breakpoints' path: start,
- * trace, stack; the wrapper's: the locks last parked on). */
-typedef struct monitor_park_tls {
-    uint64_t park_start;
-    serial_t park_trace;
-    stack_id park_stack;
-    park_lock park_locks[PARK_LOCKS_KEPT];   /* wrapper path */
-    unsigned  park_locks_next;
-} monitor_park_tls;
 
 /* A thread's parks on the same lock object within this time share the stack
  * walked for the first of them: the walk is most of the wrapper's cost, and
@@ -77,7 +51,6 @@ typedef struct monitor_park_tls {
  * record -F 2000, samples with an agent frame outside Unsafe_Park. */
 #define PARK_STACK_REUSE_NS 4000000u
 
-static __thread monitor_park_tls mtls;
 
 /* The kind of a park on blocker (see block_kind): on an
  * AbstractOwnableSynchronizer, contention; on anything else, a wait. */
@@ -94,28 +67,29 @@ block_kind monitor_park_kind(JNIEnv *jni, jobject blocker)
 static void JNICALL on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID method,
                                   jlocation location)
 {
+    monitor_park_tls *mine = &monitor_thread_here()->parks;
     (void)jvmti;
     (void)location;
     if ((method != mon_parks.set_blocker && method != mon_parks.set_current_blocker) || mon_parks.park_blocker == NULL ||
         mon_parks.park_wrapped || !mon_common.running)
         return;
     /* A virtual thread's park: timed by the breakpoints on VirtualThread
-     * (this thread may resume on another carrier, mtls cannot time it). */
+     * (this thread may resume on another carrier, its thread-local words cannot time it). */
     if (mon_vthreads.vthread_class && (*jni)->IsInstanceOf(jni, thread, mon_vthreads.vthread_class))
         return;
     jobject blocker = (*jni)->GetObjectField(jni, thread, mon_parks.park_blocker);
     if (blocker == NULL) {
         /* About to block: the stack now, so that nothing is added to the
          * hand-over of the lock after the thread is woken. */
-        mtls.park_stack = 0;
-        mtls.park_trace = monitor_trace_here(thread, 1, 1, &mtls.park_stack);
-        mtls.park_start = monitor_now_ns();
+        mine->park_stack = 0;
+        mine->park_trace = monitor_trace_here(thread, 1, 1, &mine->park_stack);
+        mine->park_start = monitor_now_ns();
         return;
     }
-    if (mtls.park_start) {
-        uint64_t parked = monitor_now_ns() - mtls.park_start;
-        mtls.park_start = 0;
-        monitor_table_add(mtls.park_trace, mtls.park_stack, class_serial_of_object(jni, blocker),
+    if (mine->park_start) {
+        uint64_t parked = monitor_now_ns() - mine->park_start;
+        mine->park_start = 0;
+        monitor_table_add(mon_common.table, mine->park_trace, mine->park_stack, class_serial_of_object(jni, blocker),
                           monitor_park_kind(jni, blocker), parked);
     }
     (*jni)->DeleteLocalRef(jni, blocker);
@@ -128,6 +102,7 @@ static void JNICALL on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, 
  * setBlocker interpreted) on the fallback path. */
 static void JNICALL wrapped_park(JNIEnv *env, jobject unsafe, jboolean absolute, jlong time)
 {
+    monitor_park_tls *mine = &monitor_thread_here()->parks;
     jthread thread = NULL;
     jobject blocker = NULL;
     if (!mon_common.running) {                    /* stopped: the bind stays, the timing goes */
@@ -157,10 +132,10 @@ static void JNICALL wrapped_park(JNIEnv *env, jobject unsafe, jboolean absolute,
      * hand-over after wake-up: one IsSameObject when it is a recent one. */
     park_lock *e = NULL;
     for (int i = 0; i < PARK_LOCKS_KEPT && !e; i++)
-        if (mtls.park_locks[i].lock && (*env)->IsSameObject(env, blocker, mtls.park_locks[i].lock))
-            e = &mtls.park_locks[i];
+        if (mine->park_locks[i].lock && (*env)->IsSameObject(env, blocker, mine->park_locks[i].lock))
+            e = &mine->park_locks[i];
     if (e == NULL) {
-        e = &mtls.park_locks[mtls.park_locks_next++ % PARK_LOCKS_KEPT];
+        e = &mine->park_locks[mine->park_locks_next++ % PARK_LOCKS_KEPT];
         if (e->lock)
             (*env)->DeleteWeakGlobalRef(env, e->lock);
         e->lock = (*env)->NewWeakGlobalRef(env, blocker);   /* NULL: not remembered, still timed */
@@ -188,17 +163,18 @@ static void JNICALL wrapped_park(JNIEnv *env, jobject unsafe, jboolean absolute,
     parks.original_park(env, unsafe, absolute, time);
     uint64_t parked = monitor_now_ns() - start;
     if (!(*env)->ExceptionCheck(env))
-        monitor_table_add(trace, stack, lock_class, kind, parked);
+        monitor_table_add(mon_common.table, trace, stack, lock_class, kind, parked);
     (*env)->DeleteLocalRef(env, blocker);
     (*env)->DeleteLocalRef(env, thread);
 }
 
 void monitor_parks_thread_end(JNIEnv *jni)
 {
+    monitor_park_tls *mine = &monitor_thread_here()->parks;
     for (int i = 0; i < PARK_LOCKS_KEPT; i++)
-        if (mtls.park_locks[i].lock) {
-            (*jni)->DeleteWeakGlobalRef(jni, mtls.park_locks[i].lock);
-            mtls.park_locks[i].lock = NULL;
+        if (mine->park_locks[i].lock) {
+            (*jni)->DeleteWeakGlobalRef(jni, mine->park_locks[i].lock);
+            mine->park_locks[i].lock = NULL;
         }
 }
 

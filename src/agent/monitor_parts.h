@@ -40,12 +40,59 @@
 #include "collector.h"
 #include "monitor_agent.h"
 
+/* Per-thread timing of the thread's contended enter and wait. */
+typedef struct monitor_event_tls {
+    uint64_t enter_start;
+    serial_t enter_trace, enter_class;
+    stack_id enter_stack;
+    uint64_t wait_start;
+    serial_t wait_trace, wait_class;
+    stack_id wait_stack;
+} monitor_event_tls;
+
+/* The locks a thread parked on last (threads alternate between a few: with
+ * one remembered, 59% of HSQLDB's parks still walked their stack). Small:
+ * all of the library's TLS lives in glibc's static TLS surplus. */
+#define PARK_LOCKS_KEPT 4
+
+/* One of them: the blocker (a weak reference, so that the cache keeps no lock
+ * alive), what JVMTI calls would say of it again (class, kind), and the stack
+ * last walked for a park on it. */
+typedef struct park_lock {
+    jweak    lock;
+    serial_t lock_class;
+    serial_t trace;
+    stack_id stack;                 /* whole stack, when kept */
+    uint64_t walked;
+    int      kind;                  /* block_kind */
+} park_lock;
+
+/* Per-thread timing of the thread's parks (the breakpoints' path: start,
+ * trace, stack; the wrapper's: the locks last parked on). */
+typedef struct monitor_park_tls {
+    uint64_t park_start;
+    serial_t park_trace;
+    stack_id park_stack;
+    park_lock park_locks[PARK_LOCKS_KEPT];   /* wrapper path */
+    unsigned  park_locks_next;
+} monitor_park_tls;
+
+/* A thread's words for monitor=y, one thread-local object (monitor_events.c
+ * holds it): its contended enter and wait (monitor_events.c), its parks
+ * (monitor_parks.c). */
+typedef struct monitor_thread {
+    monitor_event_tls events;
+    monitor_park_tls  parks;
+} monitor_thread;
+monitor_thread *monitor_thread_here(void);
+
 /* ---------------------------------------------------------------- monitor_agent.c */
 
 /* What every part reads: written by the collector at its start and stop. */
 typedef struct monitor_common {
     monitor_config cfg;
     trace_builder  traces;
+    monitor_table *table;          /* blocked time per trace, made at the first start */
     int            running;
     int            inspect;        /* owned and contended monitors can be asked for */
     int            debugger_loads; /* breakpoints left to a debugger agent (debugger_needs_breakpoints) */
@@ -126,6 +173,7 @@ typedef struct monitor_vthread_state {
     jclass vthread_class;          /* java.lang.VirtualThread (global ref), NULL before JDK 21 */
     int    breakpoints;            /* set: their parks are timed by breakpoints on VirtualThread.park */
     int    mounts;                 /* set: their parks are timed from their unmounts to their mounts */
+    vt_pending pending;            /* their episodes begun and not ended, by tid */
 } monitor_vthread_state;
 extern monitor_vthread_state mon_vthreads;
 

@@ -109,7 +109,7 @@ static void add_blocked_virtual_threads(JNIEnv *jni, thread_snapshots *s, int wi
 {
     vt_listed listed[VT_LISTED_MAX];
     unsigned whats = (1u << VT_ENTER) | (1u << VT_WAIT) | (1u << VT_PARK);
-    uint32_t n = vt_pending_oldest(whats, listed, VT_LISTED_MAX, &s->vt_blocked, local_ref_of, jni);
+    uint32_t n = vt_pending_oldest(&mon_vthreads.pending, whats, listed, VT_LISTED_MAX, &s->vt_blocked, local_ref_of, jni);
     for (uint32_t i = 0; i < n; i++) {
         int again = 0;                      /* an enter inside a wait: listed twice */
         for (uint32_t j = 0; j < i && !again; j++)

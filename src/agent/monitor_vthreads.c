@@ -20,7 +20,7 @@
 #include "events.h"
 #include "jvmti_support.h"
 
-monitor_vthread_state mon_vthreads;
+monitor_vthread_state mon_vthreads = { .pending = VT_PENDING_INIT };
 
 /* What only this file reads. */
 static struct {
@@ -95,7 +95,7 @@ void monitor_vthread_begin(JNIEnv *jni, uint64_t tid, vt_what what, jthread thre
     /* A park's pinning is known only when it parks (wrapped_park). */
     e.pinned = what != VT_PARK && vt_monitor_pins(what);
     e.ref = mon_common.inspect ? (*jni)->NewWeakGlobalRef(jni, thread) : NULL;
-    int rc = vt_pending_begin(tid, what, &e, &replaced);
+    int rc = vt_pending_begin(&mon_vthreads.pending, tid, what, &e, &replaced);
     if (rc == 1 && replaced.ref)
         (*jni)->DeleteWeakGlobalRef(jni, (jweak)replaced.ref);
     else if (rc < 0 && e.ref)                  /* full: not timed (vt_pending_dropped) */
@@ -106,12 +106,12 @@ void monitor_vthread_begin(JNIEnv *jni, uint64_t tid, vt_what what, jthread thre
 void monitor_vthread_end(JNIEnv *jni, uint64_t tid, vt_what what)
 {
     vt_episode e;
-    if (!vt_pending_end(tid, what, &e))
+    if (!vt_pending_end(&mon_vthreads.pending, tid, what, &e))
         return;
     uint64_t blocked = monitor_now_ns() - e.start;
-    monitor_table_add(e.trace, e.stack, e.lock_class, (block_kind)e.kind, blocked);
+    monitor_table_add(mon_common.table, e.trace, e.stack, e.lock_class, (block_kind)e.kind, blocked);
     if (e.pinned) {                         /* its carrier was blocked too: MONITOR PINNED TIME */
-        monitor_table_add(e.trace, e.stack, e.lock_class, BLOCK_PINNED, blocked);
+        monitor_table_add(mon_common.table, e.trace, e.stack, e.lock_class, BLOCK_PINNED, blocked);
         if (what != VT_PARK) {              /* parks are counted by wrapped_park */
             __atomic_add_fetch(&vthreads.pinned_monitor, 1, __ATOMIC_RELAXED);
             __atomic_add_fetch(&vthreads.pinned_monitor_ns, blocked, __ATOMIC_RELAXED);
@@ -226,7 +226,7 @@ static void vt_mount_event(va_list ap, int unmount)
         vt_episode e;
         if (state != vthreads.parking[0] && state != vthreads.parking[1])
             monitor_vthread_end(jni, tid, VT_PARK);
-        else if (!mon_parks.park_wrapped && vt_pending_end(tid, VT_PARK, &e) && e.ref)
+        else if (!mon_parks.park_wrapped && vt_pending_end(&mon_vthreads.pending, tid, VT_PARK, &e) && e.ref)
             (*jni)->DeleteWeakGlobalRef(jni, (jweak)e.ref);   /* pinned, no wrapper to end it: not timed */
     }
     (*jni)->DeleteLocalRef(jni, blocker);
@@ -401,7 +401,7 @@ int monitor_vthreads_subscribe(void)
  * unmount instead, the episode ends here. */
 void monitor_vthread_parked_carrier(JNIEnv *env, uint64_t tid, uint64_t started_ns)
 {
-    if (vt_pending_mark_pinned(tid, VT_PARK)) {
+    if (vt_pending_mark_pinned(&mon_vthreads.pending, tid, VT_PARK)) {
         __atomic_add_fetch(&vthreads.pinned, 1, __ATOMIC_RELAXED);
         __atomic_add_fetch(&vthreads.pinned_ns, monitor_now_ns() - started_ns, __ATOMIC_RELAXED);
         if (mon_vthreads.mounts)
@@ -430,7 +430,7 @@ void monitor_vthreads_note(char *line, size_t size)
              (double)__atomic_load_n(&vthreads.pinned_monitor_ns, __ATOMIC_RELAXED) / 1e9,
              vthreads.monitors_pin ? "all of them: this JDK never unmounts in a monitor"
                                    : "under a native frame or a class initializer",
-             (unsigned long long)vt_pending_dropped(), VT_PENDING_MAX / 4 * 3);
+             (unsigned long long)vt_pending_dropped(&mon_vthreads.pending), VT_PENDING_MAX / 4 * 3);
 }
 
 int monitor_vthreads_unnamed_note(char *line, size_t size)

@@ -53,6 +53,22 @@ static struct {
     int             depth, lineno, per_thread, keep_stacks;
     sample_queue    queue;
     int             recompiled;       /* compiled code thrown away once after an attach */
+    /* Its methods, in two rounds (recompile_for_debug_info, the comment above it). */
+    struct {
+        struct {
+            jmethodID *methods;
+            size_t     n, cap;
+        } compiled;
+        struct {
+            jmethodID    *methods;     /* on a stack before the first round, of a class to retransform; sorted */
+            jint         *owner;       /* the index of its class among those */
+            atomic_uchar *again;       /* compiled again since the watch went on */
+            size_t        n;
+            atomic_int    on;
+            atomic_int    readers;     /* events looking into the arrays */
+            atomic_llong  last_ns;     /* when the JIT last compiled a method */
+        } watch;
+    } recompiling;
     int             vt_support;       /* can_support_virtual_threads was granted */
     int             vt_mounts;        /* thread=y: samples charged per virtual thread */
     int             native;           /* native=y: every thread, native frames */
@@ -269,10 +285,6 @@ static int subscribe(const collector_env *env)
  * an uninitialized jmethodID seen under ASan after an attach on JDK 17);
  * from the first round on they are looked up in `watch`, which does not
  * change while it is on. */
-static struct {
-    jmethodID *methods;
-    size_t     n, cap;
-} compiled;
 static __thread int collecting_here;   /* this thread is in GenerateEvents */
 
 /* Between the rounds, which sampling waits for: until each class of the
@@ -286,15 +298,6 @@ static __thread int collecting_here;   /* this thread is in GenerateEvents */
 #define RECOMPILE_QUIET_MS 100
 #define RECOMPILE_WAIT_MS  500
 
-static struct {
-    jmethodID    *methods;     /* on a stack before the first round, of a class to retransform; sorted */
-    jint         *owner;       /* the index of its class among those */
-    atomic_uchar *again;       /* compiled again since the watch went on */
-    size_t        n;
-    atomic_int    on;
-    atomic_int    readers;     /* events looking into the arrays */
-    atomic_llong  last_ns;     /* when the JIT last compiled a method */
-} watch;
 
 static long long monotonic_ns(void)
 {
@@ -313,25 +316,25 @@ static void note_compiled(jmethodID method)
 {
     if (!collecting_here) {
         /* The JIT compiled `method` just now. */
-        atomic_fetch_add(&watch.readers, 1);
-        if (atomic_load(&watch.on)) {
-            atomic_store(&watch.last_ns, monotonic_ns());
-            jmethodID *hit = bsearch(&method, watch.methods, watch.n, sizeof *watch.methods, by_address);
+        atomic_fetch_add(&cpu.recompiling.watch.readers, 1);
+        if (atomic_load(&cpu.recompiling.watch.on)) {
+            atomic_store(&cpu.recompiling.watch.last_ns, monotonic_ns());
+            jmethodID *hit = bsearch(&method, cpu.recompiling.watch.methods, cpu.recompiling.watch.n, sizeof *cpu.recompiling.watch.methods, by_address);
             if (hit)
-                atomic_store_explicit(&watch.again[hit - watch.methods], 1, memory_order_relaxed);
+                atomic_store_explicit(&cpu.recompiling.watch.again[hit - cpu.recompiling.watch.methods], 1, memory_order_relaxed);
         }
-        atomic_fetch_sub(&watch.readers, 1);
+        atomic_fetch_sub(&cpu.recompiling.watch.readers, 1);
         return;
     }
-    if (compiled.n == compiled.cap) {
-        size_t cap = compiled.cap ? compiled.cap * 2 : 1024;
-        jmethodID *m = realloc(compiled.methods, cap * sizeof *m);
+    if (cpu.recompiling.compiled.n == cpu.recompiling.compiled.cap) {
+        size_t cap = cpu.recompiling.compiled.cap ? cpu.recompiling.compiled.cap * 2 : 1024;
+        jmethodID *m = realloc(cpu.recompiling.compiled.methods, cap * sizeof *m);
         if (m == NULL)
             return;
-        compiled.methods = m;
-        compiled.cap = cap;
+        cpu.recompiling.compiled.methods = m;
+        cpu.recompiling.compiled.cap = cap;
     }
-    compiled.methods[compiled.n++] = method;
+    cpu.recompiling.compiled.methods[cpu.recompiling.compiled.n++] = method;
 }
 
 /* The methods in the frames of every thread now, sorted, each once
@@ -428,13 +431,13 @@ static void wait_for_the_jit(const unsigned char *round, jint n)
         nanosleep(&pause, NULL);
         long long now = monotonic_ns();
         if (now - begin >= RECOMPILE_WAIT_MS * 1000000LL ||
-            now - atomic_load(&watch.last_ns) >= RECOMPILE_QUIET_MS * 1000000LL || again == NULL)
+            now - atomic_load(&cpu.recompiling.watch.last_ns) >= RECOMPILE_QUIET_MS * 1000000LL || again == NULL)
             break;
         memset(again, 0, n ? (size_t)n : 1);
         int any = 0;
-        for (size_t w = 0; w < watch.n; w++)
-            if (atomic_load_explicit(&watch.again[w], memory_order_relaxed))
-                again[watch.owner[w]] = any = 1;
+        for (size_t w = 0; w < cpu.recompiling.watch.n; w++)
+            if (atomic_load_explicit(&cpu.recompiling.watch.again[w], memory_order_relaxed))
+                again[cpu.recompiling.watch.owner[w]] = any = 1;
         int waiting = 0;
         for (jint j = 0; j < n && !waiting; j++)
             waiting = round[j] == 2 && !again[j];
@@ -453,8 +456,8 @@ static void recompile_for_debug_info(JNIEnv *jni, int listed)
     memset(&caps, 0, sizeof caps);
     if ((*jvmti)->GetCapabilities(jvmti, &caps) != JVMTI_ERROR_NONE || !caps.can_retransform_classes ||
         !caps.can_generate_compiled_method_load_events) {
-        free(compiled.methods);
-        memset(&compiled, 0, sizeof compiled);
+        free(cpu.recompiling.compiled.methods);
+        memset(&cpu.recompiling.compiled, 0, sizeof cpu.recompiling.compiled);
         return;
     }
     if (!listed) {
@@ -463,13 +466,13 @@ static void recompile_for_debug_info(JNIEnv *jni, int listed)
         collecting_here = 0;
     }
     /* Their classes, once each (by class serial), that can be retransformed. */
-    jclass *classes = calloc(compiled.n ? compiled.n : 1, sizeof *classes);
-    serial_t *serials = calloc(compiled.n ? compiled.n : 1, sizeof *serials);
+    jclass *classes = calloc(cpu.recompiling.compiled.n ? cpu.recompiling.compiled.n : 1, sizeof *classes);
+    serial_t *serials = calloc(cpu.recompiling.compiled.n ? cpu.recompiling.compiled.n : 1, sizeof *serials);
     jint n = 0;
-    for (size_t i = 0; classes && serials && i < compiled.n; i++) {
+    for (size_t i = 0; classes && serials && i < cpu.recompiling.compiled.n; i++) {
         jclass k = NULL;
         jboolean modifiable = JNI_FALSE;
-        if ((*jvmti)->GetMethodDeclaringClass(jvmti, compiled.methods[i], &k) != JVMTI_ERROR_NONE || k == NULL)
+        if ((*jvmti)->GetMethodDeclaringClass(jvmti, cpu.recompiling.compiled.methods[i], &k) != JVMTI_ERROR_NONE || k == NULL)
             continue;
         serial_t serial = class_serial_of_klass(k);
         int dup = 0;
@@ -489,13 +492,13 @@ static void recompile_for_debug_info(JNIEnv *jni, int listed)
     unsigned char *round = malloc(n ? (size_t)n : 1);
     size_t nstack = 0;
     jmethodID *stack = round ? methods_on_stacks(jni, &nstack) : NULL;
-    watch.methods = malloc((nstack ? nstack : 1) * sizeof *watch.methods);
-    watch.owner = malloc((nstack ? nstack : 1) * sizeof *watch.owner);
-    watch.again = calloc(nstack ? nstack : 1, sizeof *watch.again);
-    watch.n = 0;
+    cpu.recompiling.watch.methods = malloc((nstack ? nstack : 1) * sizeof *cpu.recompiling.watch.methods);
+    cpu.recompiling.watch.owner = malloc((nstack ? nstack : 1) * sizeof *cpu.recompiling.watch.owner);
+    cpu.recompiling.watch.again = calloc(nstack ? nstack : 1, sizeof *cpu.recompiling.watch.again);
+    cpu.recompiling.watch.n = 0;
     if (round)
         memset(round, 1, n ? (size_t)n : 1);
-    for (size_t i = 0; watch.methods && watch.owner && watch.again && i < nstack; i++) {
+    for (size_t i = 0; cpu.recompiling.watch.methods && cpu.recompiling.watch.owner && cpu.recompiling.watch.again && i < nstack; i++) {
         jclass k = NULL;
         if ((*jvmti)->GetMethodDeclaringClass(jvmti, stack[i], &k) != JVMTI_ERROR_NONE || k == NULL)
             continue;
@@ -504,44 +507,44 @@ static void recompile_for_debug_info(JNIEnv *jni, int listed)
         for (jint j = 0; j < n; j++)
             if (serials[j] == serial && serial != 0) {
                 round[j] = 2;
-                watch.methods[watch.n] = stack[i];     /* in order: `stack` is sorted */
-                watch.owner[watch.n++] = j;
+                cpu.recompiling.watch.methods[cpu.recompiling.watch.n] = stack[i];     /* in order: `stack` is sorted */
+                cpu.recompiling.watch.owner[cpu.recompiling.watch.n++] = j;
                 break;
             }
     }
     free(stack);
     if (round) {
-        atomic_store(&watch.on, 1);
+        atomic_store(&cpu.recompiling.watch.on, 1);
         retransform_round(classes, round, n, 1);
-        if (watch.n > 0) {
-            atomic_store(&watch.last_ns, monotonic_ns());
+        if (cpu.recompiling.watch.n > 0) {
+            atomic_store(&cpu.recompiling.watch.last_ns, monotonic_ns());
             wait_for_the_jit(round, n);
         }
-        atomic_store(&watch.on, 0);
-        while (atomic_load(&watch.readers) > 0) {
+        atomic_store(&cpu.recompiling.watch.on, 0);
+        while (atomic_load(&cpu.recompiling.watch.readers) > 0) {
             struct timespec pause = { 0, 100000L };
             nanosleep(&pause, NULL);
         }
         /* Its frames left the code from before the attach: left alone. */
-        for (size_t w = 0; w < watch.n; w++)
-            if (atomic_load_explicit(&watch.again[w], memory_order_relaxed))
-                round[watch.owner[w]] = 0;
+        for (size_t w = 0; w < cpu.recompiling.watch.n; w++)
+            if (atomic_load_explicit(&cpu.recompiling.watch.again[w], memory_order_relaxed))
+                round[cpu.recompiling.watch.owner[w]] = 0;
         retransform_round(classes, round, n, 2);
     }
-    free(watch.methods);
-    free(watch.owner);
-    free(watch.again);
-    watch.methods = NULL;
-    watch.owner = NULL;
-    watch.again = NULL;
-    watch.n = 0;
+    free(cpu.recompiling.watch.methods);
+    free(cpu.recompiling.watch.owner);
+    free(cpu.recompiling.watch.again);
+    cpu.recompiling.watch.methods = NULL;
+    cpu.recompiling.watch.owner = NULL;
+    cpu.recompiling.watch.again = NULL;
+    cpu.recompiling.watch.n = 0;
     for (jint j = 0; j < n; j++)
         (*jni)->DeleteGlobalRef(jni, classes[j]);
     free(round);
     free(classes);
     free(serials);
-    free(compiled.methods);
-    memset(&compiled, 0, sizeof compiled);
+    free(cpu.recompiling.compiled.methods);
+    memset(&cpu.recompiling.compiled, 0, sizeof cpu.recompiling.compiled);
     cpu.recompiled = 1;
 }
 

@@ -196,7 +196,7 @@ JNIEXPORT jint JNICALL Java_java_lang_HprofTracker_keysFullTrace(JNIEnv *jni, jc
     if (trace == 0 || trace > INT32_MAX) return 0;
     if (!cpu_times.cfg.full_stacks) return (jint)trace;
     stack_frame whole = { m, LINE_UNKNOWN, JAVA_RUN_UNKNOWN };
-    stack_id stack = stack_intern(thread_serial, &whole, 1, trace);
+    stack_id stack = stack_intern(agent_tables(), thread_serial, &whole, 1, trace);
     return stack && stack <= INT32_MAX ? (jint)stack : -(jint)trace;
 }
 
@@ -208,7 +208,7 @@ static serial_t trace_of_key(serial_t key, stack_id *stack) {
     int32_t k = (int32_t)key;
     if (k < 0) return (serial_t)-(int64_t)k;
     serial_t trace = 0;
-    if (stack_get((stack_id)k, NULL, NULL, NULL, &trace) != 0) return 0;
+    if (stack_get(agent_tables(), (stack_id)k, NULL, NULL, NULL, &trace) != 0) return 0;
     *stack = (stack_id)k;
     return trace;
 }

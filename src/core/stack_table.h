@@ -15,16 +15,19 @@
  * is about the text report). Frames are not interned in the shared frame
  * table, which format=b writes out whole.
  *
- * One table for the process, behind one mutex; never used from a signal
- * handler. Bounded: at most STACK_TABLE_MAX_STACKS stacks and
+ * One table per profile_tables (the stacks are of its methods and threads),
+ * made with them and freed with them, behind one mutex; never used from a
+ * signal handler. Bounded: at most STACK_TABLE_MAX_STACKS stacks and
  * STACK_TABLE_MAX_BYTES bytes of keys; stack_intern returns 0 past that and
  * the caller counts what it could not keep (a row of its own, never lost).
  */
 #ifndef HPROF_STACK_TABLE_H
 #define HPROF_STACK_TABLE_H
 
+#include <pthread.h>
 #include <stdint.h>
 
+#include "keytab.h"
 #include "tables.h"
 
 #define STACK_MAX_FRAMES        256
@@ -49,18 +52,30 @@ typedef struct stack_frame {
     unsigned int run : 8;      /* JAVA_RUN_* */
 } stack_frame;
 
+/* The table, a part of profile_tables (tables.c). */
+typedef struct stack_table {
+    pthread_mutex_t lock;
+    int             made;            /* keys initialised (at the first stack) */
+    keytab          keys;
+    serial_t       *traces;          /* by index */
+    uint32_t        traces_cap;
+    uint64_t        key_bytes;       /* bytes of all keys, against STACK_TABLE_MAX_BYTES */
+} stack_table;
+void stack_table_init(stack_table *st);
+void stack_table_free(stack_table *st);
+/* The tables' stacks (tables.c). */
+stack_table *profile_tables_stacks(profile_tables *tables);
+
 /* The id of this stack (made if new, with `trace` as its TRACE; a stack met
  * again keeps the trace it was made with). n is cut at STACK_MAX_FRAMES. */
-stack_id stack_intern(serial_t thread_serial, const stack_frame *frames, uint32_t n, serial_t trace);
+stack_id stack_intern(profile_tables *tables, serial_t thread_serial, const stack_frame *frames, uint32_t n, serial_t trace);
 
 /* What a stack is: *frames points to *n frames, callee first, in storage
- * that never moves (valid until stack_table_free). 0, or -1 if no such id. */
-int stack_get(stack_id id, serial_t *thread_serial, const stack_frame **frames, uint32_t *n,
+ * that never moves (valid until the tables are freed). 0, or -1 if no such id. */
+int stack_get(profile_tables *tables, stack_id id, serial_t *thread_serial, const stack_frame **frames, uint32_t *n,
               serial_t *trace);
 
-uint32_t stack_count(void);    /* ids are 1..stack_count() */
+uint32_t stack_count(profile_tables *tables);    /* ids are 1..stack_count() */
 
-/* Forget every stack (unit tests). */
-void stack_table_free(void);
 
 #endif

@@ -4,6 +4,7 @@
 #include "idmap.h"
 #include "keytab.h"
 #include "hidden_names.h"
+#include "stack_table.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -91,7 +92,13 @@ struct profile_tables {
         uint64_t      forgotten;
         size_t        name_bytes;
     } threads;
+    stack_table stacks;                   /* whole stacks of these methods and threads */
 };
+
+stack_table *profile_tables_stacks(profile_tables *tables)
+{
+    return &tables->stacks;
+}
 
 /* Grow a payload array so that index `need` fits. */
 static int ensure_capacity(void **array, uint32_t *cap, uint32_t need, size_t elem)
@@ -839,6 +846,7 @@ profile_tables *profile_tables_new(const tables_limits *limits)
     keytab_init(&tables->traces.keys, l.max_traces);
     tables->threads.max = l.max_threads;
     tables->threads.keep_ended = UINT32_MAX;
+    stack_table_init(&tables->stacks);
     return tables;
 }
 
@@ -886,6 +894,7 @@ void profile_tables_free(profile_tables *tables)
     pthread_mutex_destroy(&tables->frames.lock);
     pthread_mutex_destroy(&tables->traces.lock);
     pthread_mutex_destroy(&tables->threads.lock);
+    stack_table_free(&tables->stacks);
     free(tables);
 }
 

@@ -83,6 +83,6 @@ serial_t trace_build_with_runs(const trace_builder *b, serial_t thread_serial, c
     }
     serial_t trace = full ? 0 : trace_intern(b->tables, thread_serial, frame_serials, depth);
     if (stack_out)
-        *stack_out = stack_intern(thread_serial, whole, whole_n, trace);
+        *stack_out = stack_intern(b->tables, thread_serial, whole, whole_n, trace);
     return trace;
 }

@@ -187,7 +187,7 @@ static void count_pseudo(cpu_collector *c, serial_t thread, const char *reason, 
         uint32_t n = 1;
         if (c->cfg.wall_states && state >= 0 && (whole[1].method = state_method(tables, state)) != 0)
             n = 2;
-        count_stack(c, m ? stack_intern(thread_serial, whole, n, trace) : 0, count);
+        count_stack(c, m ? stack_intern(tables, thread_serial, whole, n, trace) : 0, count);
     }
 }
 

@@ -63,8 +63,21 @@ static class_kind *thread_kinds(JNIEnv *jni) {
     return t->class_kinds;
 }
 
-/* Set while the tracker's allocation call is handled (Java code may run). */
-static _Thread_local int may_link;
+#define DESCRIBING_MAX 8
+
+/* This thread's part in the allocation events, in one thread-local object
+ * (static TLS is scarce in a library loaded at run time, above). */
+typedef struct alloc_thread {
+    int may_link;           /* the tracker's allocation call is handled (Java code may run) */
+    /* The class of the object whose OBJECT_ALLOC the tracker's call in
+     * Object.<init> is posting on this thread (NULL otherwise): GetCallTrace
+     * leaves that object's constructors out (jvmpi_constructing). */
+    const jvmpi_lineage *constructing;
+    jobjectID describing[DESCRIBING_MAX];  /* the ids it is describing now (below) */
+    int n_describing;
+} alloc_thread;
+
+static _Thread_local alloc_thread here;
 
 static jobjectID element_class_id(JNIEnv *jni, jclass klass) {
     jclass class_class = (*jni)->GetObjectClass(jni, klass);
@@ -80,7 +93,7 @@ static jobjectID element_class_id(JNIEnv *jni, jclass klass) {
      * tracker's call, a Java call where Java code may run), not from
      * JVMTI's VMObjectAlloc. */
     if (element && jvmpi_enabled(JVMPI_EVENT_CLASS_LOAD)) {
-        if (may_link) jvmpi_link_class(jni, (jclass)element);
+        if (here.may_link) jvmpi_link_class(jni, (jclass)element);
         jvmpi_post_class_load(jni, (jclass)element, 0);
     }
     jobjectID id = jvmpi_id_of(element);
@@ -142,12 +155,7 @@ static const class_kind *kind_of(JNIEnv *jni, jclass klass, jobject object, clas
     return k;
 }
 
-/* The class of the object whose OBJECT_ALLOC the tracker's call in
- * Object.<init> is posting on this thread (NULL otherwise): GetCallTrace
- * leaves that object's constructors out (jvmpi_constructing). */
-static _Thread_local const jvmpi_lineage *constructing;
-
-const jvmpi_lineage *jvmpi_constructing(void) { return constructing; }
+const jvmpi_lineage *jvmpi_constructing(void) { return here.constructing; }
 
 static void post_alloc(JNIEnv *jni, jobject object, jclass klass, const class_kind *k, jobjectID id,
                        int requested) {
@@ -163,27 +171,31 @@ static void post_alloc(JNIEnv *jni, jobject object, jclass klass, const class_ki
      * Object.<init>, under the object's own constructors. Arrays come from
      * the allocating method itself. The lineage is copied: the handler may
      * allocate, and the thread's cache entry be taken by another class. */
-    const jvmpi_lineage *was = constructing;
+    const jvmpi_lineage *was = here.constructing;
     jvmpi_lineage lineage;
-    if (!requested && may_link && k->kind == JVMPI_NORMAL_OBJECT) {
+    if (!requested && here.may_link && k->kind == JVMPI_NORMAL_OBJECT) {
         lineage = k->lineage;
         lineage.klass = klass;
-        constructing = &lineage;
+        here.constructing = &lineage;
     }
     jvmpi_notify(&e);
-    constructing = was;
+    here.constructing = was;
 }
 
 /* Ids given to instances by VMObjectAlloc (not clones), whose constructor
  * may run after (JNI AllocObject, Unsafe.allocateInstance, JDK 18's
  * reflection): while some may not have reached Object.<init> yet, each
  * object the tracker meets there is checked for an id. */
-static atomic_long unconstructed;
-/* An id was given to an object before its constructor in some other way
- * (METHOD_ENTRY2's receivers): every object is checked from then on. */
-static atomic_int named_early;
+typedef struct constructor_watch {
+    atomic_long unconstructed;
+    /* An id was given to an object before its constructor in some other way
+     * (METHOD_ENTRY2's receivers): every object is checked from then on. */
+    atomic_int named_early;
+} constructor_watch;
 
-void jvmpi_allocs_named_early(void) { atomic_store(&named_early, 1); }
+static constructor_watch unfinished;
+
+void jvmpi_allocs_named_early(void) { atomic_store(&unfinished.named_early, 1); }
 
 /* Might a constructor have run for this instance before its VMObjectAlloc
  * (JNI's NewObject, reflection's newInstance0)? Only from a native method;
@@ -224,14 +236,14 @@ static int named_before(JNIEnv *jni, jthread thread, jobject object, jint kind, 
      * VMObjectAlloc follows. (No constructor runs for an array.) */
     if (!from_code && kind == JVMPI_NORMAL_OBJECT && thread != NULL && may_follow_constructor(thread))
         jvmpi_pending_promote_one(jni, object, 0);
-    if (from_code && !walked && !atomic_load(&named_early) &&
-        (kind != JVMPI_NORMAL_OBJECT || atomic_load(&unconstructed) == 0))
+    if (from_code && !walked && !atomic_load(&unfinished.named_early) &&
+        (kind != JVMPI_NORMAL_OBJECT || atomic_load(&unfinished.unconstructed) == 0))
         return 0;
     jlong tag = 0;
     int named = (*jvmpi_jvmti)->GetTag(jvmpi_jvmti, object, &tag) == JVMTI_ERROR_NONE && tag != 0;
     if (named && from_code && kind == JVMPI_NORMAL_OBJECT && !walked) {
-        long n = atomic_load(&unconstructed);
-        while (n > 0 && !atomic_compare_exchange_weak(&unconstructed, &n, n - 1)) {}
+        long n = atomic_load(&unfinished.unconstructed);
+        while (n > 0 && !atomic_compare_exchange_weak(&unfinished.unconstructed, &n, n - 1)) {}
     }
     return named;
 }
@@ -290,10 +302,10 @@ static void allocated(JNIEnv *jni, jobject object, jclass klass, int from_code, 
     const class_kind *k = klass ? kind_of(jni, klass, object, &uncached) : NULL;
     if (k != NULL && !named_before(jni, thread, object, k->kind, from_code)) {
         int counted = !from_code && k->kind == JVMPI_NORMAL_OBJECT && may_be_constructed(jni, thread, klass);
-        if (counted) atomic_fetch_add(&unconstructed, 1);       /* before its id: before its constructor */
+        if (counted) atomic_fetch_add(&unfinished.unconstructed, 1);       /* before its id: before its constructor */
         jobjectID id = jvmpi_new_id(jni, object, from_code);
         if (id != NULL) post_alloc(jni, object, klass, k, id, 0);
-        else if (counted) atomic_fetch_sub(&unconstructed, 1);
+        else if (counted) atomic_fetch_sub(&unfinished.unconstructed, 1);
         /* multianewarray made the inner arrays too */
         if (id != NULL && from_code && k->nested) inner_arrays(jni, object);
     }
@@ -316,11 +328,11 @@ JNIEXPORT void JNICALL Java_java_lang_JvmpiTracker_allocated(JNIEnv *jni, jclass
     if (object == NULL || jvmpi_in_layer || !jvmpi_enabled(JVMPI_EVENT_OBJECT_ALLOC)) return;
     jvmpi_in_layer = 1;
     if (jvmpi_thread_here(jni) != NULL) {
-        may_link = 1;
+        here.may_link = 1;
         jvmpi_in_tracker_call = 1;
         allocated(jni, object, NULL, 1, NULL);
         jvmpi_in_tracker_call = 0;
-        may_link = 0;
+        here.may_link = 0;
     }
     jvmpi_in_layer = 0;
 }
@@ -360,25 +372,22 @@ jint jvmpi_allocs_switch(int on) {
  * for again from its own handler forever. A JVMPI VM does not deliver again
  * a request for an object it is already describing on that thread; the
  * inner request fails (no event), as does one nested deeper than this. */
-#define DESCRIBING_MAX 8
-static _Thread_local jobjectID describing[DESCRIBING_MAX];
-static _Thread_local int n_describing;
 
 /* Answered synchronously on the asking thread, whatever the object (a Class
  * object too), once per object in a chain of nested requests. */
 jint jvmpi_request_object_alloc(JNIEnv *jni, jobjectID id) {
-    if (id == NULL || n_describing >= DESCRIBING_MAX) return JVMPI_FAIL;
-    for (int i = 0; i < n_describing; i++)
-        if (describing[i] == id) return JVMPI_FAIL;
+    if (id == NULL || here.n_describing >= DESCRIBING_MAX) return JVMPI_FAIL;
+    for (int i = 0; i < here.n_describing; i++)
+        if (here.describing[i] == id) return JVMPI_FAIL;
     jobject object = jvmpi_object_of(jni, id);
     if (object == NULL) return JVMPI_FAIL;
     jclass klass = (*jni)->GetObjectClass(jni, object);
     class_kind uncached = { 0 };
     const class_kind *k = klass != NULL ? kind_of(jni, klass, object, &uncached) : NULL;
     if (k != NULL) {
-        describing[n_describing++] = id;
+        here.describing[here.n_describing++] = id;
         post_alloc(jni, object, klass, k, id, 1);
-        n_describing--;
+        here.n_describing--;
     }
     if (klass != NULL) (*jni)->DeleteLocalRef(jni, klass);
     (*jni)->DeleteLocalRef(jni, object);

@@ -181,20 +181,19 @@ static void deliver_locked(JNIEnv *jni, int collections) {
     free(freed);
 }
 
-/* This thread holds G.delivering: in a delivery (an agent may ask for a
- * heap dump from a GC event's handler), or around a dump (RunGC from a
- * HEAP_DUMP's handler). */
-static _Thread_local int delivering_here;
-
+/* jvmpi_words()->delivering: this thread holds G.delivering: in a delivery
+ * (an agent may ask for a heap dump from a GC event's handler), or around a
+ * dump (RunGC from a HEAP_DUMP's handler). */
 static void deliver(JNIEnv *jni, int collections) {
-    int mine = !delivering_here;
+    jvmpi_thread_words *w = jvmpi_words();
+    int mine = !w->delivering;
     if (mine) {
         pthread_mutex_lock(&G.delivering);
-        delivering_here = 1;
+        w->delivering = 1;
     }
     deliver_locked(jni, collections);
     if (mine) {
-        delivering_here = 0;
+        w->delivering = 0;
         pthread_mutex_unlock(&G.delivering);
     }
 }
@@ -204,11 +203,11 @@ static void deliver(JNIEnv *jni, int collections) {
  * here for ever, as it would on a JVMPI VM, where the dump waits for the
  * GC. HPROF's order (dump lock, then the GC's) keeps clear of it. */
 void jvmpi_gc_hold(void) {
-    if (delivering_here++ == 0) pthread_mutex_lock(&G.delivering);
+    if (jvmpi_words()->delivering++ == 0) pthread_mutex_lock(&G.delivering);
 }
 
 void jvmpi_gc_release(void) {
-    if (--delivering_here == 0) pthread_mutex_unlock(&G.delivering);
+    if (--jvmpi_words()->delivering == 0) pthread_mutex_unlock(&G.delivering);
 }
 
 /* The collections not reported yet, and none from now on by the thread. */

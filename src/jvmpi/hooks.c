@@ -19,7 +19,14 @@
 
 #include "layer.h"
 
-static jvmtiEnv *hook_env;                  /* the environment of CLASS_LOAD_HOOK */
+/* The hooks: CLASS_LOAD_HOOK's environment and the JNI function tables. */
+typedef struct hook_state {
+    jvmtiEnv *hook_env;                  /* the environment of CLASS_LOAD_HOOK */
+    const struct JNINativeInterface_ *real_jni;     /* the JVM's table, kept whole */
+    struct JNINativeInterface_ ours;
+} hook_state;
+
+static hook_state hooks;
 
 /* malloc_f of the event: the agent's new class bytes, freed by the layer. */
 static void *class_bytes_alloc(unsigned int size) { return malloc(size ? size : 1); }
@@ -49,27 +56,25 @@ static void JNICALL on_class_file_load(jvmtiEnv *jvmti, JNIEnv *jni, jclass rede
 }
 
 int jvmpi_hooks_setup(JavaVM *vm) {
-    if ((*vm)->GetEnv(vm, (void **)&hook_env, JVMTI_VERSION_11) != JNI_OK) {
+    if ((*vm)->GetEnv(vm, (void **)&hooks.hook_env, JVMTI_VERSION_11) != JNI_OK) {
         fprintf(stderr, "jvmpi: no second JVMTI environment for CLASS_LOAD_HOOK\n");
         return -1;
     }
     jvmtiEventCallbacks callbacks;
     memset(&callbacks, 0, sizeof callbacks);
     callbacks.ClassFileLoadHook = on_class_file_load;
-    return jvmpi_failed((*hook_env)->SetEventCallbacks(hook_env, &callbacks, sizeof callbacks),
+    return jvmpi_failed((*hooks.hook_env)->SetEventCallbacks(hooks.hook_env, &callbacks, sizeof callbacks),
                         "SetEventCallbacks") ? -1 : 0;
 }
 
 jint jvmpi_hooks_switch_class_hook(int on) {
-    jvmtiError err = (*hook_env)->SetEventNotificationMode(hook_env, on ? JVMTI_ENABLE : JVMTI_DISABLE,
+    jvmtiError err = (*hooks.hook_env)->SetEventNotificationMode(hooks.hook_env, on ? JVMTI_ENABLE : JVMTI_DISABLE,
                                                            JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, NULL);
     return jvmpi_failed(err, "SetEventNotificationMode(ClassFileLoadHook)") ? JVMPI_FAIL : JVMPI_SUCCESS;
 }
 
 /* ------------------------------------------------------------ JNI global references */
 
-static const struct JNINativeInterface_ *real_jni;     /* the JVM's table, kept whole */
-static struct JNINativeInterface_ ours;
 
 /* The layer's own references (its threads' records, under jvmpi_in_layer)
  * are not the program's. */
@@ -92,25 +97,25 @@ static void post_ref(JNIEnv *jni, jint type, jobject object, jobject ref) {
 }
 
 static jobject JNICALL new_global_ref(JNIEnv *jni, jobject object) {
-    jobject ref = real_jni->NewGlobalRef(jni, object);
+    jobject ref = hooks.real_jni->NewGlobalRef(jni, object);
     if (ref != NULL) post_ref(jni, JVMPI_EVENT_JNI_GLOBALREF_ALLOC, object, ref);
     return ref;
 }
 
 static void JNICALL delete_global_ref(JNIEnv *jni, jobject ref) {
     if (ref != NULL) post_ref(jni, JVMPI_EVENT_JNI_GLOBALREF_FREE, NULL, ref);
-    real_jni->DeleteGlobalRef(jni, ref);
+    hooks.real_jni->DeleteGlobalRef(jni, ref);
 }
 
 static jweak JNICALL new_weak_global_ref(JNIEnv *jni, jobject object) {
-    jweak ref = real_jni->NewWeakGlobalRef(jni, object);
+    jweak ref = hooks.real_jni->NewWeakGlobalRef(jni, object);
     if (ref != NULL) post_ref(jni, JVMPI_EVENT_JNI_WEAK_GLOBALREF_ALLOC, object, ref);
     return ref;
 }
 
 static void JNICALL delete_weak_global_ref(JNIEnv *jni, jweak ref) {
     if (ref != NULL) post_ref(jni, JVMPI_EVENT_JNI_WEAK_GLOBALREF_FREE, NULL, ref);
-    real_jni->DeleteWeakGlobalRef(jni, ref);
+    hooks.real_jni->DeleteWeakGlobalRef(jni, ref);
 }
 
 /* Once, the first time a reference event is enabled in the live phase
@@ -126,12 +131,12 @@ int jvmpi_hooks_wrap_jni(void) {
     }
     static struct JNINativeInterface_ real_copy;
     real_copy = *table;
-    real_jni = &real_copy;
-    ours = *table;
-    ours.NewGlobalRef = new_global_ref;
-    ours.DeleteGlobalRef = delete_global_ref;
-    ours.NewWeakGlobalRef = new_weak_global_ref;
-    ours.DeleteWeakGlobalRef = delete_weak_global_ref;
+    hooks.real_jni = &real_copy;
+    hooks.ours = *table;
+    hooks.ours.NewGlobalRef = new_global_ref;
+    hooks.ours.DeleteGlobalRef = delete_global_ref;
+    hooks.ours.NewWeakGlobalRef = new_weak_global_ref;
+    hooks.ours.DeleteWeakGlobalRef = delete_weak_global_ref;
     (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)table);
-    return jvmpi_failed((*jvmpi_jvmti)->SetJNIFunctionTable(jvmpi_jvmti, &ours), "SetJNIFunctionTable") ? -1 : 0;
+    return jvmpi_failed((*jvmpi_jvmti)->SetJNIFunctionTable(jvmpi_jvmti, &hooks.ours), "SetJNIFunctionTable") ? -1 : 0;
 }

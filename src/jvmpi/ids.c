@@ -51,44 +51,51 @@
  * its id: never an id (not a multiple of 8); read as "no id yet". */
 #define UNNAMED ((jlong)4)
 
-static atomic_llong last_id;    /* ids handed out so far, in units of 8 */
-static pthread_mutex_t tagging = PTHREAD_MUTEX_INITIALIZER;
-/* Tagging (read side, many at once) against a heap walk that tags what it
- * meets (write side): an object a walk gives an id must not get another
- * from a thread that read its tag as 0 before the walk. Writers first, so
- * allocating threads cannot keep a dump waiting. Lock order: walking,
- * tagging, a table's stripe; a look-up takes only a stripe. */
-static pthread_rwlock_t walking = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+/* The layer's ids: one registry per process, as there is one JVMPI agent. */
+typedef struct id_registry {
+    atomic_llong last_id;       /* ids handed out so far, in units of 8 */
+    pthread_mutex_t tagging;
+    /* Tagging (read side, many at once) against a heap walk that tags what it
+     * meets (write side): an object a walk gives an id must not get another
+     * from a thread that read its tag as 0 before the walk. Writers first, so
+     * allocating threads cannot keep a dump waiting. Lock order: walking,
+     * tagging, a table's stripe; a look-up takes only a stripe. */
+    pthread_rwlock_t walking;
+    atomic_int walked;          /* a walk has tagged objects: new objects may have ids already */
+    ref_table classes_by_id, objects_by_id;
+    pthread_once_t tables_made;
+    atomic_int unlisted;        /* some id was given that no table holds: a miss may be one */
+} id_registry;
 
-static atomic_int walked;       /* a walk has tagged objects: new objects may have ids already */
-
-static ref_table classes_by_id, objects_by_id;
-static pthread_once_t tables_made = PTHREAD_ONCE_INIT;
-static atomic_int unlisted;     /* some id was given that no table holds: a miss may be one */
+static id_registry ids = {
+    .tagging = PTHREAD_MUTEX_INITIALIZER,
+    .walking = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP,
+    .tables_made = PTHREAD_ONCE_INIT,
+};
 
 static void make_tables(void) {
-    ref_table_init(&classes_by_id, CLASS_ENTRIES);
-    ref_table_init(&objects_by_id, OBJECT_ENTRIES);
+    ref_table_init(&ids.classes_by_id, CLASS_ENTRIES);
+    ref_table_init(&ids.objects_by_id, OBJECT_ENTRIES);
 }
 
 /* Pending ids (pending_ids.c) become tags first: the walk must not name
  * their objects again; from then on new objects are tagged at once. */
 void jvmpi_ids_hold(JNIEnv *jni) {
-    pthread_rwlock_wrlock(&walking);
-    atomic_store(&walked, 1);
+    pthread_rwlock_wrlock(&ids.walking);
+    atomic_store(&ids.walked, 1);
     jvmpi_pending_promote_all(jni);
 }
-void jvmpi_ids_release(void) { pthread_rwlock_unlock(&walking); }
-int jvmpi_ids_walked(void) { return atomic_load(&walked); }
+void jvmpi_ids_release(void) { pthread_rwlock_unlock(&ids.walking); }
+int jvmpi_ids_walked(void) { return atomic_load(&ids.walked); }
 
-static jlong next_tag(void) { return (jlong)(atomic_fetch_add(&last_id, 1) + 1) << 3; }
+static jlong next_tag(void) { return (jlong)(atomic_fetch_add(&ids.last_id, 1) + 1) << 3; }
 
 static int has_id(jlong tag) { return tag != 0 && tag != UNNAMED; }
 
 jlong jvmpi_walk_id(jlong *tag_ptr) {
     if (!has_id(*tag_ptr)) {
         *tag_ptr = next_tag();
-        atomic_store(&unlisted, 1);
+        atomic_store(&ids.unlisted, 1);
     }
     return *tag_ptr;
 }
@@ -116,21 +123,21 @@ static int is_class(jobject object) {
  * own references are not the agent's JNI_WEAK_GLOBALREF events (hooks.c). */
 static void list(JNIEnv *jni, jlong tag, jobject object) {
     if (jni == NULL || !atomic_load(&jvmpi_live) || (*jni)->ExceptionCheck(jni)) {
-        atomic_store(&unlisted, 1);
+        atomic_store(&ids.unlisted, 1);
         return;
     }
-    pthread_once(&tables_made, make_tables);
+    pthread_once(&ids.tables_made, make_tables);
     int was = jvmpi_in_layer;
     jvmpi_in_layer = 1;
     int put = -1;
-    ref_stripe *s = ref_table_lock(is_class(object) ? &classes_by_id : &objects_by_id, (uint64_t)tag);
+    ref_stripe *s = ref_table_lock(is_class(object) ? &ids.classes_by_id : &ids.objects_by_id, (uint64_t)tag);
     /* A full stripe: no reference made only to be deleted (a dump of a big heap). */
     jweak ref = ref_stripe_may_put(s) ? (*jni)->NewWeakGlobalRef(jni, object) : NULL;
     if (ref != NULL) put = ref_stripe_put(s, (uint64_t)tag, ref, drop_if_gone, jni);
     ref_table_unlock(s);
     if (ref == NULL) (*jni)->ExceptionClear(jni);       /* out of memory (or full): the scan finds it */
     else if (put != 0) (*jni)->DeleteWeakGlobalRef(jni, ref);
-    if (put < 0) atomic_store(&unlisted, 1);
+    if (put < 0) atomic_store(&ids.unlisted, 1);
     jvmpi_in_layer = was;
 }
 
@@ -141,8 +148,8 @@ jobjectID jvmpi_id_of(jobject object) {
     if (has_id(tag)) return (jobjectID)(intptr_t)tag;
     /* Under a lock: two threads meeting one untagged object must agree;
      * listed before the lock goes, so no thread has the id before its entry. */
-    pthread_rwlock_rdlock(&walking);
-    pthread_mutex_lock(&tagging);
+    pthread_rwlock_rdlock(&ids.walking);
+    pthread_mutex_lock(&ids.tagging);
     jvmtiError err = (*jvmpi_jvmti)->GetTag(jvmpi_jvmti, object, &tag);
     /* It may be a new object with its id pending; not a class (the JVM
      * allocates those), the first sight of which would promote them all. */
@@ -155,25 +162,25 @@ jobjectID jvmpi_id_of(jobject object) {
         if (jvmpi_failed((*jvmpi_jvmti)->SetTag(jvmpi_jvmti, object, tag), "SetTag")) tag = 0;
         else list(jni_here(), tag, object);
     }
-    pthread_mutex_unlock(&tagging);
-    pthread_rwlock_unlock(&walking);
+    pthread_mutex_unlock(&ids.tagging);
+    pthread_rwlock_unlock(&ids.walking);
     return (jobjectID)(intptr_t)tag;
 }
 
 jobjectID jvmpi_new_id(JNIEnv *jni, jobject object, int may_pend) {
     jlong tag = 0;
-    pthread_rwlock_rdlock(&walking);
+    pthread_rwlock_rdlock(&ids.walking);
     /* A heap walk between the allocation and here may have given it its id. */
-    int walked_before = atomic_load(&walked);
+    int walked_before = atomic_load(&ids.walked);
     jvmtiError err = walked_before ? (*jvmpi_jvmti)->GetTag(jvmpi_jvmti, object, &tag) : JVMTI_ERROR_NONE;
     if (err == JVMTI_ERROR_NONE && !has_id(tag)) {
         tag = next_tag();
         /* no tag (its lock) unless pending_ids.c cannot keep it */
         if (walked_before || !may_pend || jvmpi_pending_put(jni, object, tag) != 0)
             err = (*jvmpi_jvmti)->SetTag(jvmpi_jvmti, object, tag);
-        if (!atomic_load_explicit(&unlisted, memory_order_relaxed)) atomic_store(&unlisted, 1);   /* not listed */
+        if (!atomic_load_explicit(&ids.unlisted, memory_order_relaxed)) atomic_store(&ids.unlisted, 1);   /* not listed */
     }
-    pthread_rwlock_unlock(&walking);
+    pthread_rwlock_unlock(&ids.walking);
     if (jvmpi_failed(err, "SetTag")) return NULL;
     return (jobjectID)(intptr_t)tag;
 }
@@ -228,12 +235,12 @@ jobject jvmpi_object_of(JNIEnv *jni, jobjectID id) {
     if (id == NULL || jni == NULL) return NULL;
     jlong tag = (jlong)(intptr_t)id;
     if (!has_id(tag)) return NULL;
-    pthread_once(&tables_made, make_tables);
+    pthread_once(&ids.tables_made, make_tables);
     int listed = 0;
-    jobject found = listed_object(jni, &classes_by_id, tag, &listed);
-    if (!listed) found = listed_object(jni, &objects_by_id, tag, &listed);
+    jobject found = listed_object(jni, &ids.classes_by_id, tag, &listed);
+    if (!listed) found = listed_object(jni, &ids.objects_by_id, tag, &listed);
     /* Every id given is listed until its object is freed: a miss is gone. */
-    if (listed || atomic_load(&unlisted) == 0) return found;
+    if (listed || atomic_load(&ids.unlisted) == 0) return found;
     jvmpi_pending_promote_one(jni, NULL, tag);          /* a pending id is found as a tag */
     jint count = 0;
     jobject *objects = NULL;
@@ -247,18 +254,18 @@ jobject jvmpi_object_of(JNIEnv *jni, jobjectID id) {
 
 size_t jvmpi_ids_forget(JNIEnv *jni, jlong *tags, size_t n) {
     size_t kept = 0;
-    pthread_once(&tables_made, make_tables);
+    pthread_once(&ids.tables_made, make_tables);
     int was = jvmpi_in_layer;
     jvmpi_in_layer = 1;
     for (size_t i = 0; i < n; i++) {
         jlong tag = tags[i];
         if (!has_id(tag)) continue;                     /* marked by jvmpi_ids_name_all, freed before named */
         tags[kept++] = tag;
-        ref_stripe *s = ref_table_lock(&classes_by_id, (uint64_t)tag);
+        ref_stripe *s = ref_table_lock(&ids.classes_by_id, (uint64_t)tag);
         jweak ref = ref_stripe_take(s, (uint64_t)tag);
         ref_table_unlock(s);
         if (ref == NULL) {
-            s = ref_table_lock(&objects_by_id, (uint64_t)tag);
+            s = ref_table_lock(&ids.objects_by_id, (uint64_t)tag);
             ref = ref_stripe_take(s, (uint64_t)tag);
             ref_table_unlock(s);
         }

@@ -16,11 +16,17 @@
 
 atomic_int jvmpi_live;
 
-/* Which events the agent enabled: all off at start-up (the specification). */
-static atomic_int enabled[JVMPI_MAX_EVENT_TYPE_VAL + 1];
+/* What the agent asked of the interface. */
+typedef struct agent_requests {
+    /* Which events the agent enabled: all off at start-up (the specification). */
+    atomic_int enabled[JVMPI_MAX_EVENT_TYPE_VAL + 1];
+    atomic_int gc_disabled;     /* DisableGC's nesting (below) */
+} agent_requests;
+
+static agent_requests requested;
 
 int jvmpi_enabled(jint event_type) {
-    return event_type > 0 && event_type <= JVMPI_MAX_EVENT_TYPE_VAL && atomic_load(&enabled[event_type]);
+    return event_type > 0 && event_type <= JVMPI_MAX_EVENT_TYPE_VAL && atomic_load(&requested.enabled[event_type]);
 }
 
 /* The events the specification defines (the numbers between are unused). */
@@ -53,10 +59,10 @@ static jint switch_event(jint event_type, int on) {
     if (!on && event_type == JVMPI_EVENT_CLASS_LOAD && jvmpi_enabled(event_type) && atomic_load(&jvmpi_live) &&
         (jni = current_jni()) != NULL)
         jvmpi_announce_loaded_classes(jni);
-    int was = atomic_exchange(&enabled[event_type], on);
+    int was = atomic_exchange(&requested.enabled[event_type], on);
     if (was == on) return JVMPI_SUCCESS;
     if (jvmpi_translate_switch(event_type, on) != JVMPI_SUCCESS) {
-        atomic_store(&enabled[event_type], was);
+        atomic_store(&requested.enabled[event_type], was);
         return JVMPI_FAIL;
     }
     return JVMPI_SUCCESS;
@@ -363,13 +369,12 @@ static void *get_thread_local_storage(JNIEnv *env) {
 /* JVMPI disabled GC so that ids would not move while an agent held them.
  * The layer's ids are tags, which never move: nothing to disable. The
  * nesting is kept so that RunGC can refuse inside DisableGC, as JVMPI did. */
-static atomic_int gc_disabled;
-static void disable_gc(void) { atomic_fetch_add(&gc_disabled, 1); }
+static void disable_gc(void) { atomic_fetch_add(&requested.gc_disabled, 1); }
 static void enable_gc(void) {
-    if (atomic_fetch_sub(&gc_disabled, 1) <= 0) atomic_fetch_add(&gc_disabled, 1);
+    if (atomic_fetch_sub(&requested.gc_disabled, 1) <= 0) atomic_fetch_add(&requested.gc_disabled, 1);
 }
 static void run_gc(void) {
-    if (atomic_load(&gc_disabled) > 0) {
+    if (atomic_load(&requested.gc_disabled) > 0) {
         fprintf(stderr, "jvmpi: RunGC called between DisableGC and EnableGC: ignored (the specification "
                         "forbids it)\n");
         return;

@@ -107,6 +107,18 @@ typedef struct jvmpi_thread {
     struct jvmpi_thread *next;
 } jvmpi_thread;
 
+/* The layer's words of the calling thread (threads.c holds them, one
+ * thread-local object): what each module keeps per thread outside the
+ * record, for threads that may have none (the layer's own, a JVM thread
+ * in a GC or at shut-down). */
+typedef struct jvmpi_thread_words {
+    jvmpi_thread *record;        /* threads.c: its record, NULL until made */
+    int posting_shut_down;       /* loader.c: it posts JVM_SHUT_DOWN */
+    int delivering;              /* gc.c: it holds the GC deliveries' lock (nesting depth) */
+    int pending_stripe;          /* pending_ids.c: its stripe + 1 (0: none chosen yet) */
+} jvmpi_thread_words;
+jvmpi_thread_words *jvmpi_words(void);
+
 /* The calling thread's record, made (and its THREAD_START posted if that
  * is enabled) the first time the thread is seen. NULL if it cannot be made. */
 jvmpi_thread *jvmpi_thread_here(JNIEnv *jni);

@@ -19,16 +19,25 @@
 
 JavaVM   *jvmpi_vm;
 jvmtiEnv *jvmpi_jvmti;
-static const char *agent_library = "";    /* as -agentpath named it */
+/* The JVMPI agent as loaded (one per JVM): its library, the JavaVM it was
+ * given, whether its events are closed. */
+typedef struct loaded_agent {
+    const char *library;    /* as -agentpath named it */
+    /* The JavaVM handed to the agent: the real one's functions, but GetEnv,
+     * and every function given the agent's JavaVM passes the real one on. */
+    struct JNIInvokeInterface_ wrapped_functions;
+    JavaVM wrapped_vm;
+    atomic_int closed;            /* JVM_SHUT_DOWN was posted (below) */
+} loaded_agent;
 
-const char *jvmpi_agent_library(void) { return agent_library; }
+static loaded_agent agent = {
+    .library = "",
+    .wrapped_vm = &agent.wrapped_functions,
+};
+
+const char *jvmpi_agent_library(void) { return agent.library; }
 
 typedef jint (JNICALL *jvm_onload_fn)(JavaVM *vm, char *options, void *reserved);
-
-/* The JavaVM handed to the agent: the real one's functions, but GetEnv,
- * and every function given the agent's JavaVM passes the real one on. */
-static struct JNIInvokeInterface_ wrapped_functions;
-static JavaVM wrapped_vm = &wrapped_functions;
 
 /* A thread that ended (its trace, its state) and a call after the VM's
  * death are failures JVMPI lets a function have quietly: they are not said
@@ -46,21 +55,21 @@ int jvmpi_diagnostics(void) {
     return v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
 }
 
-/* Set as JVM_SHUT_DOWN is posted: it is the last event. Agents clean up in
+/* agent.closed is set as JVM_SHUT_DOWN is posted (jvmpi_words()->posting_shut_down
+ * on the thread that posts it): it is the last event. Agents clean up in
  * it (close their files, free their tables), so an event after it, or
  * beside it from another thread (a thread of the JVM or of the layer that
  * ends at the same time), could meet freed memory. The thread that posts it
  * goes on getting events: those the agent requests from its handler
  * (RequestEvent answers synchronously). */
-static atomic_int closed;
-static _Thread_local int posting_shut_down;
 
 void jvmpi_close_events(void) {
-    posting_shut_down = 1;
-    atomic_store(&closed, 1);
+    jvmpi_words()->posting_shut_down = 1;
+    atomic_store(&agent.closed, 1);
 }
 
-int jvmpi_may_post(void) { return !atomic_load_explicit(&closed, memory_order_relaxed) || posting_shut_down; }
+int jvmpi_may_post(void) { return !atomic_load_explicit(&agent.closed, memory_order_relaxed) ||
+                                 jvmpi_words()->posting_shut_down; }
 
 void jvmpi_notify(JVMPI_Event *event) {
     if (!jvmpi_may_post()) return;
@@ -100,12 +109,12 @@ static jint JNICALL wrapped_attach_daemon(JavaVM *vm, void **penv, void *args) {
 
 static void wrap_vm(JavaVM *real) {
     jvmpi_vm = real;
-    wrapped_functions = **real;
-    wrapped_functions.GetEnv = wrapped_get_env;
-    wrapped_functions.DestroyJavaVM = wrapped_destroy;
-    wrapped_functions.AttachCurrentThread = wrapped_attach;
-    wrapped_functions.DetachCurrentThread = wrapped_detach;
-    wrapped_functions.AttachCurrentThreadAsDaemon = wrapped_attach_daemon;
+    agent.wrapped_functions = **real;
+    agent.wrapped_functions.GetEnv = wrapped_get_env;
+    agent.wrapped_functions.DestroyJavaVM = wrapped_destroy;
+    agent.wrapped_functions.AttachCurrentThread = wrapped_attach;
+    agent.wrapped_functions.DetachCurrentThread = wrapped_detach;
+    agent.wrapped_functions.AttachCurrentThreadAsDaemon = wrapped_attach_daemon;
 }
 
 /* A name without '/' is looked for as lib<name>.so first (-Xrun's way),
@@ -142,8 +151,8 @@ static jint load_agent(char *library, char *agent_options) {
                         "jint JVM_OnLoad(JavaVM *, char *, void *))\n", library);
         return JNI_ERR;
     }
-    agent_library = library;
-    jint rc = onload(&wrapped_vm, agent_options, NULL);
+    agent.library = library;
+    jint rc = onload(&agent.wrapped_vm, agent_options, NULL);
     if (rc != JNI_OK) {
         fprintf(stderr, "jvmpi: JVM_OnLoad of the JVMPI agent '%s' returned %d, not JNI_OK: the agent "
                         "refused to start (its own message, if any, is above); the JVM stops\n", library, (int)rc);

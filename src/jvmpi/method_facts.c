@@ -42,18 +42,25 @@ typedef struct method_entry {
     line_start *lines;          /* sorted by location */
 } method_entry;
 
-static method_entry slots[SLOTS];
-static pthread_mutex_t stripes[STRIPES];
-static pthread_once_t stripes_made = PTHREAD_ONCE_INIT;
-static atomic_uint generation;
-static atomic_int watched;
+/* The methods' facts: one table per process, as there is one JVMPI agent. */
+typedef struct method_table {
+    method_entry slots[SLOTS];
+    pthread_mutex_t stripes[STRIPES];
+    pthread_once_t stripes_made;
+    atomic_uint generation;
+    atomic_int watched;
+} method_table;
+
+static method_table methods = {
+    .stripes_made = PTHREAD_ONCE_INIT,
+};
 
 static void make_stripes(void) {
-    for (int i = 0; i < STRIPES; i++) pthread_mutex_init(&stripes[i], NULL);
+    for (int i = 0; i < STRIPES; i++) pthread_mutex_init(&methods.stripes[i], NULL);
 }
 
-void jvmpi_method_facts_watch(void) { atomic_store(&watched, 1); }
-void jvmpi_method_facts_forget(void) { atomic_fetch_add(&generation, 1); }
+void jvmpi_method_facts_watch(void) { atomic_store(&methods.watched, 1); }
+void jvmpi_method_facts_forget(void) { atomic_fetch_add(&methods.generation, 1); }
 
 static size_t slot_of(jmethodID method) {
     uint64_t h = (uint64_t)(uintptr_t)method * 0x9E3779B97F4A7C15ull;
@@ -159,13 +166,13 @@ static frame_memo *thread_memos(void) {
 static void facts_shared(jmethodID method, jlocation at, jvmpi_frame_facts *out);
 
 void jvmpi_frame_facts_of(jmethodID method, jlocation at, int need_kind, jvmpi_frame_facts *out) {
-    if (!atomic_load(&watched)) {
+    if (!atomic_load(&methods.watched)) {
         method_entry e = { .method = method, .n_lines = -1 };
         if (need_kind) read_entry(method, &e, 0);
         fill(&e, at, out);
         return;
     }
-    unsigned now = atomic_load(&generation);
+    unsigned now = atomic_load(&methods.generation);
     frame_memo *memos = thread_memos();
     frame_memo *m = memos ? &memos[(slot_of(method) + (size_t)at * 31) & (MEMOS - 1)] : NULL;
     if (m != NULL && m->method == method && m->at == at && m->generation == now) {
@@ -177,11 +184,11 @@ void jvmpi_frame_facts_of(jmethodID method, jlocation at, int need_kind, jvmpi_f
 }
 
 static void facts_shared(jmethodID method, jlocation at, jvmpi_frame_facts *out) {
-    pthread_once(&stripes_made, make_stripes);
+    pthread_once(&methods.stripes_made, make_stripes);
     size_t slot = slot_of(method);
-    pthread_mutex_t *lock = &stripes[slot % STRIPES];
-    method_entry *e = &slots[slot];
-    unsigned now = atomic_load(&generation);
+    pthread_mutex_t *lock = &methods.stripes[slot % STRIPES];
+    method_entry *e = &methods.slots[slot];
+    unsigned now = atomic_load(&methods.generation);
     pthread_mutex_lock(lock);
     if (e->method == method && e->generation == now) {
         fill(e, at, out);

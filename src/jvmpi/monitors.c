@@ -40,11 +40,18 @@ static jlong now_ms(void) {
  * after contending, and how many such entries there were. */
 #define MONITOR_SLOTS 4096
 typedef struct monitor_slot { jobjectID object; JNIEnv *last_contender; unsigned long entries; } monitor_slot;
-static monitor_slot slots[MONITOR_SLOTS];
-static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Per monitor, the last contended entry (direct-mapped, by id). */
+typedef struct contention_slots {
+    monitor_slot slots[MONITOR_SLOTS];
+    pthread_mutex_t slots_lock;
+} contention_slots;
+
+static contention_slots contended = {
+    .slots_lock = PTHREAD_MUTEX_INITIALIZER,
+};
 
 static monitor_slot *slot_of(jobjectID object) {
-    monitor_slot *s = &slots[((uintptr_t)object >> 3) % MONITOR_SLOTS];
+    monitor_slot *s = &contended.slots[((uintptr_t)object >> 3) % MONITOR_SLOTS];
     if (s->object != object) {
         s->object = object;
         s->last_contender = NULL;
@@ -65,20 +72,20 @@ static void note_owner(JNIEnv *jni, jvmpi_thread *t, jobject object, jobjectID i
         (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)usage.waiters);
         (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)usage.notify_waiters);
     }
-    pthread_mutex_lock(&slots_lock);
+    pthread_mutex_lock(&contended.slots_lock);
     t->contended_entries = slot_of(id)->entries;
-    pthread_mutex_unlock(&slots_lock);
+    pthread_mutex_unlock(&contended.slots_lock);
 }
 
 /* CONTENDED_ENTERED: the exit it followed, posted first. */
 static void post_exit_before(JNIEnv *jni, jvmpi_thread *t, jobjectID id) {
-    pthread_mutex_lock(&slots_lock);
+    pthread_mutex_lock(&contended.slots_lock);
     monitor_slot *s = slot_of(id);
     JNIEnv *released_by = s->entries != t->contended_entries && s->last_contender ? s->last_contender
                                                                                    : t->contended_owner;
     s->last_contender = jni;
     s->entries++;
-    pthread_mutex_unlock(&slots_lock);
+    pthread_mutex_unlock(&contended.slots_lock);
     t->contended_owner = NULL;
     if (released_by == NULL || released_by == jni || !jvmpi_enabled(JVMPI_EVENT_MONITOR_CONTENDED_EXIT)) return;
     JVMPI_Event e = jvmpi_event(JVMPI_EVENT_MONITOR_CONTENDED_EXIT, released_by);

@@ -57,20 +57,27 @@ typedef struct stripe {
     uint32_t n, cap;
 } stripe;
 
-static stripe stripes[STRIPES];
-static pthread_once_t stripes_made = PTHREAD_ONCE_INIT;
-static atomic_long n_pending;           /* entries in all stripes (a hint: 0 lets look-ups skip them) */
-static atomic_uint next_stripe;
-static _Thread_local int my_stripe = -1;
+/* The pending ids: one table per process, as there is one JVMPI agent. */
+typedef struct pending_table {
+    stripe stripes[STRIPES];
+    pthread_once_t stripes_made;
+    atomic_long n_pending;           /* entries in all stripes (a hint: 0 lets look-ups skip them) */
+    atomic_uint next_stripe;
+} pending_table;
+
+static pending_table pendings = {
+    .stripes_made = PTHREAD_ONCE_INIT,
+};
 
 static void make_stripes(void) {
-    for (int i = 0; i < STRIPES; i++) pthread_mutex_init(&stripes[i].lock, NULL);
+    for (int i = 0; i < STRIPES; i++) pthread_mutex_init(&pendings.stripes[i].lock, NULL);
 }
 
 static stripe *stripe_here(void) {
-    pthread_once(&stripes_made, make_stripes);
-    if (my_stripe < 0) my_stripe = (int)(atomic_fetch_add(&next_stripe, 1) % STRIPES);
-    return &stripes[my_stripe];
+    pthread_once(&pendings.stripes_made, make_stripes);
+    jvmpi_thread_words *w = jvmpi_words();
+    if (w->pending_stripe == 0) w->pending_stripe = (int)(atomic_fetch_add(&pendings.next_stripe, 1) % STRIPES) + 1;
+    return &pendings.stripes[w->pending_stripe - 1];
 }
 
 static int add_dead(jlong **dead, size_t *n_dead, size_t *cap_dead, jlong id) {
@@ -113,7 +120,7 @@ static void promote_locked(JNIEnv *jni, stripe *s, jlong **dead, size_t *n_dead,
         }
         (*jni)->DeleteWeakGlobalRef(jni, p.ref);
     }
-    atomic_fetch_sub(&n_pending, (long)(s->n - kept));
+    atomic_fetch_sub(&pendings.n_pending, (long)(s->n - kept));
     s->n = kept;
 }
 
@@ -137,12 +144,12 @@ int jvmpi_pending_put(JNIEnv *jni, jobject object, jlong id) {
     jlong *dead = NULL;
     size_t n_dead = 0, cap_dead = 0;
     pthread_mutex_lock(&s->lock);
-    if (s->n > 0 && atomic_load_explicit(&n_pending, memory_order_relaxed) >= PENDING_MAX) {
+    if (s->n > 0 && atomic_load_explicit(&pendings.n_pending, memory_order_relaxed) >= PENDING_MAX) {
         uint32_t was_n = s->n;
         promote_locked(jni, s, &dead, &n_dead, &cap_dead, 0);
         if (s->n > was_n / 2) promote_locked(jni, s, &dead, &n_dead, &cap_dead, 1);
     }
-    if (s->n == s->cap && atomic_load_explicit(&n_pending, memory_order_relaxed) < PENDING_MAX) {
+    if (s->n == s->cap && atomic_load_explicit(&pendings.n_pending, memory_order_relaxed) < PENDING_MAX) {
         uint32_t cap = s->cap ? s->cap * 2 : 1024;
         pending *bigger = realloc(s->entries, (size_t)cap * sizeof *bigger);
         if (bigger != NULL) { s->entries = bigger; s->cap = cap; }
@@ -151,7 +158,7 @@ int jvmpi_pending_put(JNIEnv *jni, jobject object, jlong id) {
     int put = s->n < s->cap;
     if (put) {
         s->entries[s->n++] = (pending){ ref, id };
-        atomic_fetch_add(&n_pending, 1);
+        atomic_fetch_add(&pendings.n_pending, 1);
     }
     pthread_mutex_unlock(&s->lock);
     if (!put) (*jni)->DeleteWeakGlobalRef(jni, ref);
@@ -161,16 +168,16 @@ int jvmpi_pending_put(JNIEnv *jni, jobject object, jlong id) {
 }
 
 static void each_stripe(JNIEnv *jni, int tag_live) {
-    if (jni == NULL || atomic_load(&n_pending) == 0) return;
-    pthread_once(&stripes_made, make_stripes);
+    if (jni == NULL || atomic_load(&pendings.n_pending) == 0) return;
+    pthread_once(&pendings.stripes_made, make_stripes);
     jlong *dead = NULL;
     size_t n_dead = 0, cap_dead = 0;
     int was = jvmpi_in_layer;
     jvmpi_in_layer = 1;
     for (int i = 0; i < STRIPES; i++) {
-        pthread_mutex_lock(&stripes[i].lock);
-        promote_locked(jni, &stripes[i], &dead, &n_dead, &cap_dead, tag_live);
-        pthread_mutex_unlock(&stripes[i].lock);
+        pthread_mutex_lock(&pendings.stripes[i].lock);
+        promote_locked(jni, &pendings.stripes[i], &dead, &n_dead, &cap_dead, tag_live);
+        pthread_mutex_unlock(&pendings.stripes[i].lock);
     }
     jvmpi_in_layer = was;
     hand_dead(dead, n_dead);
@@ -196,14 +203,14 @@ static int promote_one_locked(JNIEnv *jni, stripe *s, jobject object, jlong id, 
         }
         (*jni)->DeleteWeakGlobalRef(jni, p.ref);
         s->entries[i] = s->entries[--s->n];
-        atomic_fetch_sub(&n_pending, 1);
+        atomic_fetch_sub(&pendings.n_pending, 1);
         return live != NULL;
     }
     return -1;
 }
 
 int jvmpi_pending_promote_one(JNIEnv *jni, jobject object, jlong id) {
-    if (jni == NULL || atomic_load(&n_pending) == 0) return 0;
+    if (jni == NULL || atomic_load(&pendings.n_pending) == 0) return 0;
     stripe *mine = stripe_here();
     jlong *dead = NULL;
     size_t n_dead = 0, cap_dead = 0;
@@ -211,7 +218,7 @@ int jvmpi_pending_promote_one(JNIEnv *jni, jobject object, jlong id) {
     jvmpi_in_layer = 1;
     int found = -1;
     for (int i = -1; i < STRIPES && found < 0; i++) {  /* this thread's stripe first */
-        stripe *s = i < 0 ? mine : &stripes[i];
+        stripe *s = i < 0 ? mine : &pendings.stripes[i];
         if (i >= 0 && s == mine) continue;
         pthread_mutex_lock(&s->lock);
         found = promote_one_locked(jni, s, object, id, &dead, &n_dead, &cap_dead);
@@ -222,4 +229,4 @@ int jvmpi_pending_promote_one(JNIEnv *jni, jobject object, jlong id) {
     return found > 0;
 }
 
-int jvmpi_pending_any(void) { return atomic_load(&n_pending) > 0; }
+int jvmpi_pending_any(void) { return atomic_load(&pendings.n_pending) > 0; }

@@ -22,11 +22,13 @@ static struct {
     jvmpi_thread   *all;          /* every live record */
 } threads = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-/* The calling thread's record; initial-exec (see jvmpi_in_layer): asked for
- * on every METHOD_ENTRY/EXIT. */
-static _Thread_local jvmpi_thread *current __attribute__((tls_model("initial-exec")));
+/* The calling thread's words; initial-exec (see jvmpi_in_layer): its record
+ * is asked for on every METHOD_ENTRY/EXIT. */
+static _Thread_local jvmpi_thread_words words __attribute__((tls_model("initial-exec")));
 
-jvmpi_thread *jvmpi_thread_current(void) { return current; }
+jvmpi_thread_words *jvmpi_words(void) { return &words; }
+
+jvmpi_thread *jvmpi_thread_current(void) { return words.record; }
 
 static jvmpi_thread *make_record(JNIEnv *jni) {
     jthread thread = NULL;
@@ -39,7 +41,7 @@ static jvmpi_thread *make_record(JNIEnv *jni) {
     t->thread = (*jni)->NewGlobalRef(jni, thread);
     jvmpi_in_layer = was;
     (*jni)->DeleteLocalRef(jni, thread);
-    current = t;
+    words.record = t;
     pthread_mutex_lock(&threads.lock);
     t->next = threads.all;
     threads.all = t;
@@ -57,7 +59,7 @@ static int is_started(void) {
 }
 
 jvmpi_thread *jvmpi_thread_here(JNIEnv *jni) {
-    jvmpi_thread *t = current;
+    jvmpi_thread *t = words.record;
     if (t != NULL && t->env == jni) return t;
     if (!atomic_load(&jvmpi_live) || jni == NULL) return NULL;   /* no Thread objects to speak of yet */
     if (!is_started()) return NULL;
@@ -154,7 +156,7 @@ static void forget(JNIEnv *jni, jvmpi_thread *t) {
     for (jvmpi_thread **p = &threads.all; *p != NULL; p = &(*p)->next)
         if (*p == t) { *p = t->next; break; }
     pthread_mutex_unlock(&threads.lock);
-    current = NULL;
+    words.record = NULL;
     int was = jvmpi_in_layer;             /* the layer's own reference: no JNI_GLOBALREF_FREE */
     jvmpi_in_layer = 1;
     if (t->thread) (*jni)->DeleteGlobalRef(jni, t->thread);
@@ -166,7 +168,7 @@ static void forget(JNIEnv *jni, jvmpi_thread *t) {
 }
 
 void jvmpi_thread_end(JNIEnv *jni) {
-    jvmpi_thread *t = current;
+    jvmpi_thread *t = words.record;
     if (t == NULL || t->env != jni) return;
     if (jvmpi_enabled(JVMPI_EVENT_THREAD_END)) {
         JVMPI_Event e = jvmpi_event(JVMPI_EVENT_THREAD_END, jni);

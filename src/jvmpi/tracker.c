@@ -32,16 +32,16 @@
 extern const unsigned char jvmpi_tracker_class[];
 extern const unsigned jvmpi_tracker_class_len;
 
-/* Method id -> jmethodID, in chunks that never move (read without a lock). */
 #define CHUNK_BITS 12
 #define CHUNKS     4096
 typedef _Atomic(jmethodID) method_slot;
-static _Atomic(method_slot *) method_chunks[CHUNKS];
 
 static struct {
     atomic_int ready;            /* the tracker is defined: the hook instruments */
     atomic_uint what;            /* BCI_* the hook inserts: what was ever wanted */
-    atomic_int next_id;
+    atomic_int next_id;          /* method ids handed to the rewriter */
+    /* Method id -> jmethodID, in chunks that never move (read without a lock). */
+    _Atomic(method_slot *) method_chunks[CHUNKS];
     unsigned   retransformed;    /* BCI_* the loaded classes were last given */
     int        can_get_receiver; /* can_access_local_variables: METHOD_ENTRY2's object */
     int        hook_wanted;
@@ -130,11 +130,11 @@ int jvmpi_methods_subscribe(void) {
 
 static method_slot *chunk_for(int32_t id) {
     size_t c = (size_t)id >> CHUNK_BITS;
-    method_slot *chunk = atomic_load(&method_chunks[c]);
+    method_slot *chunk = atomic_load(&M.method_chunks[c]);
     if (chunk != NULL) return chunk;
     method_slot *fresh = calloc((size_t)1 << CHUNK_BITS, sizeof *fresh);
     if (fresh == NULL) return NULL;
-    if (!atomic_compare_exchange_strong(&method_chunks[c], &chunk, fresh)) { free(fresh); return chunk; }
+    if (!atomic_compare_exchange_strong(&M.method_chunks[c], &chunk, fresh)) { free(fresh); return chunk; }
     return fresh;
 }
 

@@ -17,13 +17,19 @@ static JNIEnv *jni_here(void);
 
 /* ------------------------------------------------------------ classes */
 
-/* Ids of the classes announced, so each gets one CLASS_LOAD (the sweep of
- * loaded classes and ClassPrepare may meet one class both). */
-static struct {
+/* The classes the agent was told of. */
+typedef struct class_announcements {
+    /* Ids of the classes announced, so each gets one CLASS_LOAD (the sweep of
+     * loaded classes and ClassPrepare may meet one class both). */
     pthread_mutex_t lock;
     jobjectID      *slot;
     size_t          cap, used;
-} announced = { .lock = PTHREAD_MUTEX_INITIALIZER };
+    /* The agent has had CLASS_LOAD on at some time: it knows classes by
+     * their CLASS_LOADs, and a heap dump must name none it has not had. */
+    atomic_int      class_load_was_on;
+} class_announcements;
+
+static class_announcements announced = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 #define GONE ((jobjectID)(intptr_t)1)   /* a forgotten class's slot: never an id (ids are multiples of 8) */
 
@@ -241,11 +247,7 @@ static void announce_first(JNIEnv *jni, const char *name) {
     (*jni)->DeleteLocalRef(jni, k);
 }
 
-/* The agent has had CLASS_LOAD on at some time: it knows classes by
- * their CLASS_LOADs, and a heap dump must name none it has not had. */
-static atomic_int class_load_was_on;
-
-int jvmpi_class_load_was_on(void) { return atomic_load(&class_load_was_on); }
+int jvmpi_class_load_was_on(void) { return atomic_load(&announced.class_load_was_on); }
 
 void jvmpi_announce_loaded_classes(JNIEnv *jni) {
     jvmpi_announce_classes(jni, 0);
@@ -453,7 +455,7 @@ jint jvmpi_translate_switch(jint event_type, int on) {
     /* Enabled while the program runs: the classes loaded so far are told
      * now, on the enabling thread (at VMInit if enabled in JVM_OnLoad). */
     JNIEnv *jni = NULL;
-    if (on && event_type == JVMPI_EVENT_CLASS_LOAD) atomic_store(&class_load_was_on, 1);
+    if (on && event_type == JVMPI_EVENT_CLASS_LOAD) atomic_store(&announced.class_load_was_on, 1);
     if (on && event_type == JVMPI_EVENT_CLASS_LOAD && atomic_load(&jvmpi_live) && (jni = jni_here()) != NULL)
         jvmpi_announce_loaded_classes(jni);
     /* Methods compiled before: told now, as JVMTI can replay them. */

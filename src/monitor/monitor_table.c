@@ -33,48 +33,51 @@ typedef struct shard {
 } shard;
 
 /* The table: rows in shards, and the total of every episode. */
-static struct {
+struct monitor_table {
     shard shards[SHARDS];
     pthread_mutex_t total_lock;
     uint64_t total; /* also counts episodes a full table could not keep */
-} table = { .total_lock = PTHREAD_MUTEX_INITIALIZER };
+};
 
-int monitor_table_init(void)
+monitor_table *monitor_table_new(void)
 {
+    monitor_table *table = calloc(1, sizeof *table);
+    if (table == NULL)
+        return NULL;
+    pthread_mutex_init(&table->total_lock, NULL);
     for (int i = 0; i < SHARDS; i++) {
-        pthread_mutex_init(&table.shards[i].lock, NULL);
-        keytab_init(&table.shards[i].keys, MAX_MONITOR_ROWS / SHARDS);
-        table.shards[i].values = NULL;
-        table.shards[i].values_cap = 0;
+        pthread_mutex_init(&table->shards[i].lock, NULL);
+        keytab_init(&table->shards[i].keys, MAX_MONITOR_ROWS / SHARDS);
     }
-    table.total = 0;
-    return 0;
+    return table;
 }
 
-void monitor_table_free(void)
+void monitor_table_free(monitor_table *table)
 {
+    if (table == NULL)
+        return;
     for (int i = 0; i < SHARDS; i++) {
-        pthread_mutex_lock(&table.shards[i].lock);
-        keytab_free(&table.shards[i].keys);
-        free(table.shards[i].values);
-        table.shards[i].values = NULL;
-        table.shards[i].values_cap = 0;
-        pthread_mutex_unlock(&table.shards[i].lock);
+        keytab_free(&table->shards[i].keys);
+        free(table->shards[i].values);
+        pthread_mutex_destroy(&table->shards[i].lock);
     }
-    table.total = 0;
+    pthread_mutex_destroy(&table->total_lock);
+    free(table);
 }
 
-void monitor_table_reset(void)
+void monitor_table_reset(monitor_table *table)
 {
+    if (table == NULL)
+        return;
     for (int i = 0; i < SHARDS; i++) {
-        pthread_mutex_lock(&table.shards[i].lock);
-        if (table.shards[i].values)
-            memset(table.shards[i].values, 0, (size_t)table.shards[i].values_cap * sizeof *table.shards[i].values);
-        pthread_mutex_unlock(&table.shards[i].lock);
+        pthread_mutex_lock(&table->shards[i].lock);
+        if (table->shards[i].values)
+            memset(table->shards[i].values, 0, (size_t)table->shards[i].values_cap * sizeof *table->shards[i].values);
+        pthread_mutex_unlock(&table->shards[i].lock);
     }
-    pthread_mutex_lock(&table.total_lock);
-    table.total = 0;
-    pthread_mutex_unlock(&table.total_lock);
+    pthread_mutex_lock(&table->total_lock);
+    table->total = 0;
+    pthread_mutex_unlock(&table->total_lock);
 }
 
 const char *block_kind_name(block_kind kind)
@@ -89,15 +92,17 @@ const char *block_kind_name(block_kind kind)
     return "?";
 }
 
-int monitor_table_add(serial_t trace, stack_id stack, serial_t lock_class, block_kind kind, uint64_t nanos)
+int monitor_table_add(monitor_table *table, serial_t trace, stack_id stack, serial_t lock_class, block_kind kind, uint64_t nanos)
 {
+    if (table == NULL)
+        return -1;
     row_key k;
     memset(&k, 0, sizeof k);
     k.trace = trace;
     k.stack = stack;
     k.lock_class = lock_class;
     k.kind = (uint32_t)kind;
-    shard *s = &table.shards[keytab_hash(&k, sizeof k) % SHARDS];
+    shard *s = &table->shards[keytab_hash(&k, sizeof k) % SHARDS];
     int rc = -1;
     pthread_mutex_lock(&s->lock);
     /* Room for the value first, so a key never exists without one. */
@@ -120,9 +125,9 @@ int monitor_table_add(serial_t trace, stack_id stack, serial_t lock_class, block
     }
     pthread_mutex_unlock(&s->lock);
     if (rc != 0) {
-        pthread_mutex_lock(&table.total_lock);
-        table.total += nanos;          /* not in a row: still in the total */
-        pthread_mutex_unlock(&table.total_lock);
+        pthread_mutex_lock(&table->total_lock);
+        table->total += nanos;          /* not in a row: still in the total */
+        pthread_mutex_unlock(&table->total_lock);
     }
     return rc;
 }
@@ -139,13 +144,13 @@ static int compare_rows(const void *a, const void *b)
 
 /* Every key with episodes since the last reset, one row each (whole
  * stacks apart); *total_nanos adds what no row could keep. */
-static monitor_row *key_rows(uint32_t *n, uint64_t *total_nanos)
+static monitor_row *key_rows(monitor_table *table, uint32_t *n, uint64_t *total_nanos)
 {
     uint32_t cap = 0;
     for (int i = 0; i < SHARDS; i++) {
-        pthread_mutex_lock(&table.shards[i].lock);
-        cap += table.shards[i].keys.count;
-        pthread_mutex_unlock(&table.shards[i].lock);
+        pthread_mutex_lock(&table->shards[i].lock);
+        cap += table->shards[i].keys.count;
+        pthread_mutex_unlock(&table->shards[i].lock);
     }
     cap += 64;                    /* rows added meanwhile */
     monitor_row *r = malloc(cap * sizeof *r);
@@ -154,7 +159,7 @@ static monitor_row *key_rows(uint32_t *n, uint64_t *total_nanos)
     uint32_t count = 0;
     uint64_t sum = 0;
     for (int i = 0; i < SHARDS; i++) {
-        shard *s = &table.shards[i];
+        shard *s = &table->shards[i];
         pthread_mutex_lock(&s->lock);
         for (uint32_t j = 0; j < s->keys.count && count < cap; j++) {
             if (s->values[j].count == 0)
@@ -167,9 +172,9 @@ static monitor_row *key_rows(uint32_t *n, uint64_t *total_nanos)
         }
         pthread_mutex_unlock(&s->lock);
     }
-    pthread_mutex_lock(&table.total_lock);
-    *total_nanos = sum + table.total;
-    pthread_mutex_unlock(&table.total_lock);
+    pthread_mutex_lock(&table->total_lock);
+    *total_nanos = sum + table->total;
+    pthread_mutex_unlock(&table->total_lock);
     *n = count;
     return r;
 }
@@ -202,15 +207,21 @@ void monitor_rows_merge(monitor_row *r, uint32_t *n)
     *n = m;
 }
 
-int monitor_table_stack_rows(monitor_row **rows, uint32_t *n, uint64_t *total_nanos)
+int monitor_table_stack_rows(monitor_table *table, monitor_row **rows, uint32_t *n, uint64_t *total_nanos)
 {
-    *rows = key_rows(n, total_nanos);
+    if (table == NULL) {                /* none made yet: no rows */
+        *n = 0;
+        *total_nanos = 0;
+        *rows = calloc(1, sizeof **rows);
+        return *rows ? 0 : -1;
+    }
+    *rows = key_rows(table, n, total_nanos);
     return *rows ? 0 : -1;
 }
 
-int monitor_table_rows(monitor_row **rows, uint32_t *n, uint64_t *total_nanos)
+int monitor_table_rows(monitor_table *table, monitor_row **rows, uint32_t *n, uint64_t *total_nanos)
 {
-    if (monitor_table_stack_rows(rows, n, total_nanos) != 0)
+    if (monitor_table_stack_rows(table, rows, n, total_nanos) != 0)
         return -1;
     monitor_rows_merge(*rows, n);
     return 0;

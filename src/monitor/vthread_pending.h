@@ -11,11 +11,13 @@
  * life of the VM). Open addressing with linear probing and backward-shift
  * deletion, grown by doubling up to VT_PENDING_MAX entries (bounded memory:
  * an episode begun when the table is full is not timed, and counted).
- * Thread-safe (one mutex). Pure C, no JVMTI.
+ * Thread-safe (one mutex). Pure C, no JVMTI. One table is one vt_pending,
+ * the caller's (monitor=y keeps one in mon_vthreads).
  */
 #ifndef HPROF_VTHREAD_PENDING_H
 #define HPROF_VTHREAD_PENDING_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "../core/stack_table.h"
@@ -36,15 +38,27 @@ typedef struct vt_episode {
     void    *ref;              /* the caller's: a weak reference to the thread, or NULL */
 } vt_episode;
 
+/* The table: open addressing under one lock. VT_PENDING_INIT or
+ * vt_pending_init makes an empty one; vt_pending_free empties it. */
+typedef struct vt_pending {
+    pthread_mutex_t lock;
+    struct vt_slot *slots;
+    uint32_t cap;
+    uint32_t used;
+    uint64_t dropped;
+} vt_pending;
+#define VT_PENDING_INIT { .lock = PTHREAD_MUTEX_INITIALIZER }
+void vt_pending_init(vt_pending *pending);
+
 /* Begin (or restart) the episode `what` of thread tid. 0, 1 when it
  * replaced a pending one (copied into *replaced when not NULL, so that the
  * caller can free its ref), or -1 when full or out of memory (the episode
  * is not kept). */
-int  vt_pending_begin(uint64_t tid, vt_what what, const vt_episode *e, vt_episode *replaced);
+int  vt_pending_begin(vt_pending *pending, uint64_t tid, vt_what what, const vt_episode *e, vt_episode *replaced);
 /* End it: 1 and *out if it was pending (and is removed), else 0. */
-int  vt_pending_end(uint64_t tid, vt_what what, vt_episode *out);
+int  vt_pending_end(vt_pending *pending, uint64_t tid, vt_what what, vt_episode *out);
 /* Mark a pending episode as pinned; 1 if it was pending. */
-int  vt_pending_mark_pinned(uint64_t tid, vt_what what);
+int  vt_pending_mark_pinned(vt_pending *pending, uint64_t tid, vt_what what);
 /* One of the episodes vt_pending_oldest lists. */
 typedef struct vt_listed {
     uint64_t tid;
@@ -59,11 +73,11 @@ typedef struct vt_listed {
  * called on each listed episode's ref while the table is locked (the ref
  * cannot be freed meanwhile) and its result stored: NULL leaves the episode
  * out. A thread in two episodes is listed twice. */
-uint32_t vt_pending_oldest(unsigned whats, vt_listed *out, uint32_t max, uint32_t *matching,
+uint32_t vt_pending_oldest(vt_pending *pending, unsigned whats, vt_listed *out, uint32_t max, uint32_t *matching,
                            void *(*keep)(void *ctx, void *ref), void *ctx);
 /* Episodes pending now, and those not kept because the table was full. */
-uint32_t vt_pending_count(void);
-uint64_t vt_pending_dropped(void);
-void vt_pending_free(void);
+uint32_t vt_pending_count(vt_pending *pending);
+uint64_t vt_pending_dropped(vt_pending *pending);
+void vt_pending_free(vt_pending *pending);
 
 #endif

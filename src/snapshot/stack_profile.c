@@ -35,7 +35,7 @@ int stack_profile_frames(profile_tables *tables, profile *p, stack_id id, uint32
     const stack_frame *frames = NULL;
     uint32_t depth = 0;
     thread_out->name[0] = '\0';
-    if (id == 0 || stack_get(id, &thread, &frames, &depth, NULL) != 0) {
+    if (id == 0 || stack_get(tables, id, &thread, &frames, &depth, NULL) != 0) {
         ids[0] = profile_frame_id(p, "[unwalkable]", "stack_table_full", "", "", PROFILE_LINE_UNKNOWN);
         return ids[0] ? 1 : -1;
     }

@@ -183,7 +183,6 @@ static void teardown_collector(sample_queue *q)
     sample_queue_free(q);
     cpu_collector_free(collector);
     collector = NULL;
-    stack_table_free();
     profile_tables_free(test_tables);
     test_tables = NULL;
 }

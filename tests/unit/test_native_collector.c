@@ -76,7 +76,6 @@ static void done(cpu_collector *c, sample_queue *q)
 {
     sample_queue_free(q);
     cpu_collector_free(c);
-    stack_table_free();
     profile_tables_free(test_tables);
     test_tables = NULL;
 }

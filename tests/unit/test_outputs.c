@@ -22,34 +22,36 @@ static profile_tables *test_tables;
 
 TEST(stack_table_interns_with_thread_and_trace)
 {
-    stack_table_free();
+    profile_tables *t = profile_tables_new(NULL), *other = profile_tables_new(NULL);
+    CHECK(t != NULL && other != NULL);
     stack_frame a[3] = { { 1, 10, 0 }, { 2, 20, 0 }, { 3, LINE_NATIVE, 0 } };
-    stack_id s = stack_intern(0, a, 3, 300001);
+    stack_id s = stack_intern(t, 0, a, 3, 300001);
     CHECK(s == 1);
-    CHECK(stack_intern(0, a, 3, 300009) == s);               /* known: keeps its first trace */
-    CHECK(stack_intern(THREAD_SERIAL_BASE, a, 3, 300002) != s);   /* other thread: other stack */
-    CHECK(stack_intern(0, a, 2, 300001) != s);               /* a prefix is another stack */
+    CHECK(stack_intern(t, 0, a, 3, 300009) == s);               /* known: keeps its first trace */
+    CHECK(stack_intern(t, THREAD_SERIAL_BASE, a, 3, 300002) != s);   /* other thread: other stack */
+    CHECK(stack_intern(t, 0, a, 2, 300001) != s);               /* a prefix is another stack */
     stack_frame b[3] = { { 1, 11, 0 }, { 2, 20, 0 }, { 3, LINE_NATIVE, 0 } };
-    CHECK(stack_intern(0, b, 3, 300001) != s);               /* other line */
+    CHECK(stack_intern(t, 0, b, 3, 300001) != s);               /* other line */
     stack_frame c[3] = { { 1, 10, JAVA_RUN_INLINED }, { 2, 20, JAVA_RUN_COMPILED }, { 3, LINE_NATIVE, 0 } };
-    stack_id sc = stack_intern(0, c, 3, 300001);
+    stack_id sc = stack_intern(t, 0, c, 3, 300001);
     CHECK(sc != s && sc != 0);                               /* the same frames, run otherwise */
     serial_t thread, trace;
     const stack_frame *frames;
     uint32_t n;
-    CHECK(stack_get(s, &thread, &frames, &n, &trace) == 0);
+    CHECK(stack_get(t, s, &thread, &frames, &n, &trace) == 0);
     CHECK(thread == 0 && n == 3 && trace == 300001);
     CHECK(frames[0].method == 1 && frames[0].line == 10 && frames[2].line == LINE_NATIVE);
-    CHECK(stack_get(0, NULL, NULL, NULL, NULL) != 0);
-    CHECK(stack_get(99, NULL, NULL, NULL, NULL) != 0);
-    CHECK(stack_count() == 5);
+    CHECK(stack_get(t, 0, NULL, NULL, NULL, NULL) != 0);
+    CHECK(stack_get(t, 99, NULL, NULL, NULL, NULL) != 0);
+    CHECK(stack_count(t) == 5);
+    CHECK(stack_count(other) == 0 && stack_get(other, s, NULL, NULL, NULL, NULL) != 0);   /* each tables its own */
     stack_frame deep[STACK_MAX_FRAMES + 10];
     for (uint32_t i = 0; i < STACK_MAX_FRAMES + 10; i++)
         deep[i] = (stack_frame){ i + 1, 1, 0 };
-    stack_id d = stack_intern(0, deep, STACK_MAX_FRAMES + 10, 0);   /* cut at 256 */
-    CHECK(d != 0 && stack_get(d, NULL, NULL, &n, NULL) == 0 && n == STACK_MAX_FRAMES);
-    stack_table_free();
-    CHECK(stack_count() == 0);
+    stack_id d = stack_intern(t, 0, deep, STACK_MAX_FRAMES + 10, 0);   /* cut at 256 */
+    CHECK(d != 0 && stack_get(t, d, NULL, NULL, &n, NULL) == 0 && n == STACK_MAX_FRAMES);
+    profile_tables_free(t);
+    profile_tables_free(other);
 }
 
 static serial_t fake_resolve(profile_tables *tables, const void *method, void *ctx)
@@ -72,7 +74,6 @@ static serial_t fake_resolve(profile_tables *tables, const void *method, void *c
 TEST(trace_build_keeps_whole_stacks_beside_the_trace)
 {
     test_tables = profile_tables_new(NULL);
-    stack_table_free();
     frame_ref frames[40];
     for (int i = 0; i < 40; i++)
         frames[i] = (frame_ref){ i == 0 ? 12 : 3, (const void *)(uintptr_t)(1 + i % 3) };
@@ -85,7 +86,7 @@ TEST(trace_build_keeps_whole_stacks_beside_the_trace)
     const stack_frame *sframes;
     uint32_t tn, sn;
     CHECK(trace_get(test_tables, trace, &th, &tframes, &tn) == 0 && tn == 4);
-    CHECK(stack_get(stack, NULL, &sframes, &sn, &stack_trace) == 0 && sn == 40 && stack_trace == trace);
+    CHECK(stack_get(test_tables, stack, NULL, &sframes, &sn, &stack_trace) == 0 && sn == 40 && stack_trace == trace);
     serial_t m;
     int32_t line;
     CHECK(frame_get(test_tables, tframes[0], &m, &line) == 0 && line == LINE_UNKNOWN);   /* lineno=n in the trace */
@@ -95,7 +96,6 @@ TEST(trace_build_keeps_whole_stacks_beside_the_trace)
     stack_id again = 0;
     CHECK(trace_build(&b, 0, frames, 40, &again) == trace && again == stack);
     CHECK(trace_build(&b, 0, frames, 40, NULL) == trace);
-    stack_table_free();
     profile_tables_free(test_tables);
     test_tables = NULL;
 }
@@ -103,11 +103,10 @@ TEST(trace_build_keeps_whole_stacks_beside_the_trace)
 TEST(stack_profile_names_frames_threads_and_leaves)
 {
     test_tables = profile_tables_new(NULL);
-    stack_table_free();
     serial_t thread = thread_add(test_tables, "worker-1", "main", 0);
     serial_t m1 = fake_resolve(test_tables, (const void *)(uintptr_t)7, NULL), m2 = fake_resolve(test_tables, (const void *)(uintptr_t)8, NULL);
     stack_frame frames[2] = { { m1, 110, 0 }, { m2, LINE_NATIVE, 0 } };
-    stack_id s = stack_intern(thread, frames, 2, 0);
+    stack_id s = stack_intern(test_tables, thread, frames, 2, 0);
     static const profile_value_type types[] = { { "alloc_objects", "count" }, { "alloc_space", "bytes" } };
     profile *p = profile_new("Allocation sites", types, 2);
     int64_t v[2] = { 3, 48 };
@@ -132,7 +131,6 @@ TEST(stack_profile_names_frames_threads_and_leaves)
     CHECK(profile_sample_get(p, 1, &smp) == 0 && smp.depth == 1);
     CHECK_STR(profile_frame_get(p, smp.frames[0])->method, "stack_table_full");
     profile_free(p);
-    stack_table_free();
     profile_tables_free(test_tables);
     test_tables = NULL;
 }
@@ -175,17 +173,18 @@ TEST(site_stack_rows_agree_with_site_rows)
 
 TEST(monitor_rows_merge_whole_stacks_of_one_trace)
 {
-    monitor_table_init();
-    CHECK(monitor_table_add(300001, 1, 100001, BLOCK_ENTER, 1000) == 0);
-    CHECK(monitor_table_add(300001, 2, 100001, BLOCK_ENTER, 3000) == 0);
-    CHECK(monitor_table_add(300001, 2, 100001, BLOCK_WAIT, 50) == 0);
+    monitor_table *table = monitor_table_new();
+    CHECK(table != NULL);
+    CHECK(monitor_table_add(table, 300001, 1, 100001, BLOCK_ENTER, 1000) == 0);
+    CHECK(monitor_table_add(table, 300001, 2, 100001, BLOCK_ENTER, 3000) == 0);
+    CHECK(monitor_table_add(table, 300001, 2, 100001, BLOCK_WAIT, 50) == 0);
     monitor_row *rows;
     uint32_t n;
     uint64_t total;
-    CHECK(monitor_table_rows(&rows, &n, &total) == 0 && n == 2 && total == 4050);
+    CHECK(monitor_table_rows(table, &rows, &n, &total) == 0 && n == 2 && total == 4050);
     CHECK(rows[0].kind == BLOCK_ENTER && rows[0].count == 2 && rows[0].nanos == 4000 && rows[0].stack == 0);
     free(rows);
-    CHECK(monitor_table_stack_rows(&rows, &n, &total) == 0 && n == 3 && total == 4050);
+    CHECK(monitor_table_stack_rows(table, &rows, &n, &total) == 0 && n == 3 && total == 4050);
     uint64_t enter_count = 0;
     for (uint32_t i = 0; i < n; i++)
         enter_count += rows[i].kind == BLOCK_ENTER ? rows[i].count : 0;
@@ -193,7 +192,7 @@ TEST(monitor_rows_merge_whole_stacks_of_one_trace)
     monitor_rows_merge(rows, &n);                            /* what monitor_table_rows gives */
     CHECK(n == 2 && rows[0].count == 2 && rows[0].nanos == 4000 && rows[1].kind == BLOCK_WAIT);
     free(rows);
-    monitor_table_free();
+    monitor_table_free(table);
 }
 
 TEST(profile_output_names_insert_the_kind)
