@@ -88,6 +88,9 @@ typedef struct walk {
      * deduplicated when full, bounded (MAX_MIRRORS). */
     jlong       *mirrors;
     uint32_t     n_mirrors, mirror_cap;
+    /* The class list read again after the walk (put_all_deferred), which
+     * described the classes loaded meanwhile: kept for handled_dump. */
+    struct walk *later;
 } walk;
 
 #define MAX_MIRRORS (1u << 16)
@@ -532,6 +535,7 @@ static void put_deferred(walk *w, walk *table, const heap_walk_deferred *d, size
             if (slot != NULL && (uint32_t)slot->pos < self->f.n_statics) self->statics[slot->pos] = d[i].bits;
             else if (d[i].kind == HEAP_WALK_DEFER_STATIC) w->left_out++;
         }
+        self->walked = 1;
         put_class(table, self);
         return;
     }
@@ -618,7 +622,9 @@ static void put_all_deferred(JNIEnv *jni, walk *w) {
     for (uint32_t i = 0; i < now.n_classes; i++)
         if (described(w, now.classes[i].id) == NULL) put_class(&now, &now.classes[i]);
     put_mirrors(jni, w, &now);
-    free_walk(&now);
+    w->later = malloc(sizeof *w->later);
+    if (w->later != NULL) *w->later = now;
+    else free_walk(&now);
 }
 
 /* ------------------------------------------------------------ level 0 */
@@ -709,6 +715,8 @@ static void free_walk(walk *w) {
     free(w->threads);
     free(w->mirrors);
     heap_walk_free_deferred(&w->deferred);
+    if (w->later != NULL) free_walk(w->later);
+    free(w->later);
 }
 
 /* The known threads' ids (their Thread objects'), JNIEnvs and traces. */
@@ -858,8 +866,16 @@ jint jvmpi_request_heap_dump(JNIEnv *jni, const JVMPI_HeapDumpArg *arg) {
  * if the walk described it (an array class has nothing to walk). */
 static int class_dump_from_handled(jclass klass, dump_buffer *b) {
     const walk *dump = handled_dump;
-    const hclass *c = dump ? class_with_id(dump, (jlong)(intptr_t)jvmpi_id_of(klass)) : NULL;
-    if (c == NULL || c->f.unprepared || !(c->walked || c->f.is_array)) return 0;
+    jlong id = (jlong)(intptr_t)jvmpi_id_of(klass);
+    const hclass *c = dump ? class_with_id(dump, id) : NULL;
+    if (c == NULL || c->f.unprepared || !(c->walked || c->f.is_array)) {
+        /* One loaded after the list was read, whose objects the dump
+         * describes: as its CLASS_DUMP there (constant pool, signers and
+         * domain untold), if the walk gave its statics or it has none. */
+        dump = dump && (c == NULL || c->f.unprepared) ? dump->later : NULL;
+        c = dump ? class_with_id(dump, id) : NULL;
+        if (c == NULL || c->f.unprepared || !(c->walked || c->f.is_array || c->f.n_statics == 0)) return 0;
+    }
     walk level2 = *dump;
     level2.level = 2;
     write_class(&level2, b, c);
