@@ -69,7 +69,7 @@ def test_jvmpi_asan(ctx, jvmpi_agents, asan_layer):
             ("functions_checker", "", "functions", 42, "monitor_dump java OK raw OK status OK"),
             ("hook_refs", "", "hook", 0, "globalref alloc SAME free SAME"),
             ("heap_reader", "", "heap", 0, "class_dump SUCCESS answer,big,head,counted,squares"),
-            ("hprof_like", "dump,dumps=2,count=JvmpiCalls$Carrier,ask", "define", 0, "ok")):
+            ("hprof_like", "dump,dumps=2,count=JvmpiCalls$Carrier,ask,supers", "define", 0, "ok")):
         out = ctx.path(name + ".txt")
         spec = agent(name) + "=out=" + out + ("," + options if options else "")
         r = run_calls(ctx, spec, mode, expect_rc=rc, env=env, layer=layer)

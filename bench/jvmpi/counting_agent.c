@@ -4,6 +4,12 @@
  * thread in JVMPI thread-local storage (the specification's own example),
  * "allocs" counts OBJECT_ALLOC events and their bytes. Writes the totals to
  * out=FILE at JVM_SHUT_DOWN: "entries N exits N" or "objects N bytes N".
+ * "dump" takes CLASS_LOAD (and ignores it: the layer announces classes
+ * before a dump only to an agent that takes them, as HPROF does) and at
+ * JVM_SHUT_DOWN asks for a level-2 HEAP_DUMP, which it leaves unread: what
+ * the layer's dump costs, apart from any agent's reading of it. Writes
+ * "dump BYTES cpu S": the dump's size, and the process's CPU seconds from
+ * the request to its return.
  */
 #include <jvmpi.h>
 
@@ -11,10 +17,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static JVMPI_Interface *jvmpi;
 static char out_path[1024];
 static atomic_llong entries, exits, objects, bytes;
+static long long dump_bytes = -1;
 
 typedef struct counts { long long entries, exits; } counts;
 
@@ -25,6 +33,13 @@ static void hand_over(JNIEnv *env) {
     atomic_fetch_add(&exits, c->exits);
     jvmpi->SetThreadLocalStorage(env, NULL);
     free(c);
+}
+
+static int want_dump;
+
+static double process_cpu(void) {
+    struct timespec t;
+    return clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) == 0 ? (double)t.tv_sec + t.tv_nsec / 1e9 : 0;
 }
 
 static void notify(JVMPI_Event *e) {
@@ -44,12 +59,23 @@ static void notify(JVMPI_Event *e) {
         atomic_fetch_add_explicit(&bytes, e->u.obj_alloc.size, memory_order_relaxed);
         break;
     case JVMPI_EVENT_THREAD_END: hand_over(e->env_id); break;
+    case JVMPI_EVENT_HEAP_DUMP | JVMPI_REQUESTED_EVENT:
+        dump_bytes = e->u.heap_dump.end - e->u.heap_dump.begin;
+        break;
     case JVMPI_EVENT_JVM_SHUT_DOWN: {
         hand_over(e->env_id);
         FILE *f = fopen(out_path, "w");
         if (f == NULL) break;
-        fprintf(f, "entries %lld exits %lld objects %lld bytes %lld\n", (long long)entries, (long long)exits,
-                (long long)objects, (long long)bytes);
+        if (want_dump) {
+            JVMPI_HeapDumpArg level2 = { JVMPI_DUMP_LEVEL_2 };
+            double before = process_cpu();
+            jint rc = jvmpi->RequestEvent(JVMPI_EVENT_HEAP_DUMP, &level2);
+            fprintf(f, rc == JVMPI_SUCCESS ? "dump %lld cpu %.3f\n" : "dump failed\n", dump_bytes,
+                    process_cpu() - before);
+        } else {
+            fprintf(f, "entries %lld exits %lld objects %lld bytes %lld\n", (long long)entries,
+                    (long long)exits, (long long)objects, (long long)bytes);
+        }
         fclose(f);
         break;
     }
@@ -62,7 +88,7 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved) {
     if ((*jvm)->GetEnv(jvm, (void **)&jvmpi, JVMPI_VERSION_1) < 0) return JNI_ERR;
     const char *out = options ? strstr(options, "out=") : NULL;
     if (out == NULL) {
-        fprintf(stderr, "counting_agent: options methods|allocs,out=FILE\n");
+        fprintf(stderr, "counting_agent: options methods|allocs|dump,out=FILE\n");
         return JNI_ERR;
     }
     snprintf(out_path, sizeof out_path, "%s", out + 4);
@@ -70,9 +96,13 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *jvm, char *options, void *reserved) {
     static const jint methods[] = { JVMPI_EVENT_THREAD_START, JVMPI_EVENT_THREAD_END, JVMPI_EVENT_METHOD_ENTRY,
                                     JVMPI_EVENT_METHOD_EXIT, JVMPI_EVENT_JVM_SHUT_DOWN };
     static const jint allocs[] = { JVMPI_EVENT_OBJECT_ALLOC, JVMPI_EVENT_JVM_SHUT_DOWN };
+    static const jint dump[] = { JVMPI_EVENT_CLASS_LOAD, JVMPI_EVENT_JVM_SHUT_DOWN };
     int want_methods = strstr(options, "methods") != NULL;
-    const jint *events = want_methods ? methods : allocs;
-    size_t n = want_methods ? sizeof methods / sizeof methods[0] : sizeof allocs / sizeof allocs[0];
+    want_dump = strstr(options, "dump") != NULL;
+    const jint *events = want_methods ? methods : want_dump ? dump : allocs;
+    size_t n = want_methods ? sizeof methods / sizeof methods[0]
+               : want_dump  ? sizeof dump / sizeof dump[0]
+                            : sizeof allocs / sizeof allocs[0];
     for (size_t i = 0; i < n; i++)
         if (jvmpi->EnableEvent(events[i], NULL) != JVMPI_SUCCESS) return JNI_ERR;
     return JNI_OK;

@@ -44,6 +44,12 @@
  *   ask      (with dump) a dump's class without CLASS_LOAD is asked for
  *            (RequestEvent(CLASS_LOAD)), as JVMPI agents such as StarJ and
  *            JCov did; unresolved only if that fails
+ *   supers   (with dump) as HPROF (hprof_heapdump.c), the class of each
+ *            INSTANCE_DUMP is asked for (RequestEvent(OBJECT_DUMP)) while the
+ *            dump is read, once a class: the answer must be that class's
+ *            CLASS_DUMP, with the superclass the heap dump's CLASS_DUMP gives.
+ *            Ends "class_dumps N wrong W cpu S of D": the process's CPU
+ *            seconds in those requests, of D in the whole RequestEvent(HEAP_DUMP)
  * Nested RequestEvent(OBJECT_ALLOC) deeper than 16 fails at once (a VM that
  * delivers a request again from its own handler recurses forever).
  * The out file ends with "requests N refused M depth D" and "ok". Its
@@ -52,6 +58,7 @@
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent_support.h"
@@ -61,7 +68,7 @@ static JVMPI_Interface *jvmpi;
 static JVMPI_RawMonitor lock;
 static FILE *out;
 static int ask_classes, check_classes, check_arrays, check_dump, check_traces, check_threads, events_off, fetch_dump;
-static int check_described;
+static int check_described, ask_supers;
 static char top_name[256], count_name[256];
 static long dumps = 1;
 static long failures;
@@ -297,6 +304,61 @@ static void fetch_object(jobjectID id, jobjectID class_id, jint kind) {
     }
 }
 
+/* supers: each class's superclass as the heap dump's CLASS_DUMP and the
+ * class's OBJECT_DUMP give it (NO_SUPER: java/lang/Object's). */
+#define NO_SUPER ((void *)2)
+static table dump_supers, asked_supers;
+static long class_dumps, class_dumps_wrong;
+static double class_dump_cpu, heap_dump_cpu;
+static jobjectID asked_class;
+static long asked_answers;
+
+static double process_cpu(void) {
+    struct timespec t;
+    return clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) == 0 ? (double)t.tv_sec + t.tv_nsec / 1e9 : 0;
+}
+
+static void object_dump(JVMPI_Event *e) {
+    reader r = { (const unsigned char *)e->u.object_dump.data,
+                 (const unsigned char *)e->u.object_dump.data + e->u.object_dump.data_len, 0 };
+    if (asked_class == NULL || big_endian(&r, 1) != JVMPI_GC_CLASS_DUMP || pointer(&r) != asked_class) return;
+    jobjectID super = pointer(&r);
+    if (!r.bad) table_put(&asked_supers, asked_class, super ? super : NO_SUPER);
+    asked_answers++;
+}
+
+static void ask_super(jobjectID class_id) {
+    if (!ask_supers || class_id == NULL || table_find(&asked_supers, class_id) != NULL) return;
+    class_dumps++;
+    long before = asked_answers;
+    asked_class = class_id;
+    double start = process_cpu();
+    jint result = jvmpi->RequestEvent(JVMPI_EVENT_OBJECT_DUMP, class_id);
+    class_dump_cpu += process_cpu() - start;
+    asked_class = NULL;
+    if (result != JVMPI_SUCCESS || asked_answers != before + 1) {
+        if (++class_dumps_wrong <= 5)
+            fprintf(stderr, "hprof_like: RequestEvent(OBJECT_DUMP, class %p): %s\n", class_id,
+                    result != JVMPI_SUCCESS ? "failed" : "no CLASS_DUMP of that class");
+        failures++;
+        table_put(&asked_supers, class_id, NO_SUPER);     /* asked once */
+    }
+}
+
+/* After a dump: each class asked for has the super the dump gave it. */
+static void check_supers(void) {
+    for (size_t i = 0; ask_supers && i < asked_supers.size; i++) {
+        void *id = asked_supers.keys[i];
+        if (id == NULL || id == DEAD) continue;
+        void **in_dump = table_find(&dump_supers, id);
+        if (in_dump != NULL && *in_dump == asked_supers.values[i]) continue;
+        if (++class_dumps_wrong <= 5)
+            fprintf(stderr, "hprof_like: class %p: OBJECT_DUMP's super %p, the heap dump's %p\n", id,
+                    asked_supers.values[i], in_dump ? *in_dump : NULL);
+        failures++;
+    }
+}
+
 static void read_heap_dump(const char *begin, const char *end) {
     reader r = { (const unsigned char *)begin, (const unsigned char *)end, 0 };
     while (r.p < r.end && !r.bad) {
@@ -321,6 +383,7 @@ static void read_heap_dump(const char *begin, const char *end) {
             klass *k = dump_class(class_id, "CLASS_DUMP");
             jobjectID super = pointer(&r);
             if (super) dump_class(super, "CLASS_DUMP's super");
+            if (ask_supers) table_put(&dump_supers, class_id, super ? super : NO_SUPER);
             for (int i = 0; i < 5; i++) pointer(&r);
             big_endian(&r, 4);
             if (k == NULL) { r.bad = 1; break; }       /* its layout is unknown: the rest cannot be read */
@@ -342,6 +405,7 @@ static void read_heap_dump(const char *begin, const char *end) {
             describe_object(id);
             klass *k = dump_class(class_id, "INSTANCE_DUMP");
             fetch_object(id, class_id, JVMPI_NORMAL_OBJECT);
+            ask_super(class_id);
             uint32_t n = (uint32_t)big_endian(&r, 4);
             if (k && count_name[0] && strcmp(k->name, count_name) == 0) {
                 counted++;
@@ -379,6 +443,7 @@ static void read_heap_dump(const char *begin, const char *end) {
     }
     if (r.bad) { fprintf(stderr, "hprof_like: heap dump unreadable\n"); failures++; }
     check_named();
+    check_supers();
 }
 
 /* ------------------------------------------------------------ the end */
@@ -394,7 +459,10 @@ static void shut_down(JVMPI_Event *e) {
     for (long i = 0; check_dump && i < dumps; i++) {
         JVMPI_HeapDumpArg arg = { JVMPI_DUMP_LEVEL_2 };
         counted = counted_whole = 0;
-        if (jvmpi->RequestEvent(JVMPI_EVENT_HEAP_DUMP, &arg) != JVMPI_SUCCESS) {
+        double start = process_cpu();
+        jint result = jvmpi->RequestEvent(JVMPI_EVENT_HEAP_DUMP, &arg);
+        heap_dump_cpu += process_cpu() - start;
+        if (result != JVMPI_SUCCESS) {
             fprintf(stderr, "hprof_like: RequestEvent(HEAP_DUMP) failed\n");
             failures++;
         }
@@ -417,6 +485,9 @@ static void shut_down(JVMPI_Event *e) {
     fprintf(out, "requests %ld refused %ld depth %d dump_records %ld\n", requests, refused, max_depth, dump_records);
     if (fetch_dump) fprintf(out, "fetched %ld refused %ld wrong %ld\n", fetched, fetch_refused, fetch_wrong);
     if (check_described) fprintf(out, "named %ld undescribed %ld\n", named_total, undescribed);
+    if (ask_supers)
+        fprintf(out, "class_dumps %ld wrong %ld cpu %.3f of %.3f\n", class_dumps, class_dumps_wrong, class_dump_cpu,
+                heap_dump_cpu);
     fprintf(out, failures ? "failed %ld\n" : "ok\n", failures);
     fclose(out);
     jvmpi->RawMonitorExit(lock);
@@ -460,6 +531,7 @@ static void JNICALL notify(JVMPI_Event *e) {
         read_heap_dump(e->u.heap_dump.begin, e->u.heap_dump.end);
         jvmpi->RawMonitorExit(lock);
         break;
+    case JVMPI_EVENT_OBJECT_DUMP: object_dump(e); break;
     case JVMPI_EVENT_JVM_SHUT_DOWN: shut_down(e); break;
     default: break;
     }
@@ -468,7 +540,7 @@ static void JNICALL notify(JVMPI_Event *e) {
 JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *vm, char *options, void *reserved) {
     (void)reserved;
     if ((*vm)->GetEnv(vm, (void **)&jvmpi, JVMPI_VERSION_1) != JNI_OK) return JNI_ERR;
-    out = agent_open_out(options, "hprof_like: usage: out=FILE[,classes][,arrays][,dump][,traces][,threads][,off][,top=NAME][,fetch][,dumps=N][,count=NAME][,ask]");
+    out = agent_open_out(options, "hprof_like: usage: out=FILE[,classes][,arrays][,dump][,traces][,threads][,off][,top=NAME][,fetch][,dumps=N][,count=NAME][,ask][,supers]");
     if (out == NULL) return JNI_ERR;
     check_classes = options && strstr(options, "classes") != NULL;
     check_arrays = options && strstr(options, "arrays") != NULL;
@@ -479,6 +551,7 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *vm, char *options, void *reserved) {
     fetch_dump = options && strstr(options, "fetch") != NULL;
     ask_classes = options && strstr(options, "ask") != NULL;
     check_described = options && strstr(options, "described") != NULL;
+    ask_supers = options && strstr(options, "supers") != NULL;
     if (!agent_option(options, "top=", top_name, sizeof top_name)) top_name[0] = '\0';
     if (!agent_option(options, "count=", count_name, sizeof count_name)) count_name[0] = '\0';
     char number[32];
@@ -491,6 +564,8 @@ JNIEXPORT jint JNICALL JVM_OnLoad(JavaVM *vm, char *options, void *reserved) {
     table_init(&trace_methods, 1u << 16, "trace method");
     table_init(&tops, 1u << 8, "top");
     table_init(&described, 1u << 16, "described");
+    table_init(&dump_supers, 1u << 12, "superclass in the dump");
+    table_init(&asked_supers, 1u << 12, "superclass asked for");
     jvmpi->NotifyEvent = notify;
     lock = jvmpi->RawMonitorCreate("_hprof_like_lock");
     static const jint events[] = {
