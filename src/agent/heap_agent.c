@@ -784,7 +784,8 @@ static void heap_dump_dump(dump_target *t, JNIEnv *jni)
     if (!t->final)
         heap_sites.dumped_on_request = 1;
     heap_dump_target target = { .format = t->report.format, .text = t->report.text, .binary = t->report.binary,
-                                .out_path = t->out_path };
+                                .out_path = t->out_path, .tag_tracked = heap_agent_tag_tracked,
+                                .each_tracked = heap_agent_each_tracked };
     /* Without allocation traces to put in it, and without other sections
      * naming classes, the JVM's own dumper writes the binary dump: a JVMTI
      * walk pays a tag map look-up per reference and took 3.7 to 9.5 times

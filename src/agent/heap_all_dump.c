@@ -14,7 +14,6 @@
 #include "../heap/site_table.h"
 #include "../output/hprof_patch_traces.h"
 #include "events.h"
-#include "heap_agent.h"
 #include "jvm_heap_dump.h"
 #include "jvmti_support.h"
 #include "orchestrator.h"
@@ -126,6 +125,7 @@ typedef struct patch {
     int           fail_first;    /* HPROF_TEST_HEAP_ALL_MISMATCH: the first object found "mismatches" */
     uint64_t      found;
     char          why[256];      /* why the patch was abandoned */
+    const heap_dump_target *target;   /* its each_tracked: the objects heap=sites tracks */
 } patch;
 
 static void add_tracked(void *arg, void *handle, subsite_t s)
@@ -231,7 +231,7 @@ static int patch_dump(void *ctx, JNIEnv *jni, int fd)
                 "agent walks the heap itself\n", entries);
         return -1;
     }
-    heap_agent_each_tracked(jni, add_tracked, p);
+    p->target->each_tracked(jni, add_tracked, p);
     atomic_store(&watch.file, NULL);
     unsigned long gcs = atomic_load(&watch.gcs_after_snapshot);
     if (p->objects.failed || gcs != 0) {
@@ -277,7 +277,7 @@ static int collector_known(JNIEnv *jni)
 
 int heap_all_dump_by_jvm(JNIEnv *jni, const heap_dump_target *t)
 {
-    if (!collector_known(jni))
+    if (t->each_tracked == NULL || !collector_known(jni))
         return 1;
     if (events_want(hprof_jvmti, JVMTI_EVENT_GARBAGE_COLLECTION_START) != 0) {
         fprintf(stderr, "hprof: heap dump: heap=all by the JVM's dumper needs JVMTI's GarbageCollectionStart "
@@ -288,6 +288,7 @@ int heap_all_dump_by_jvm(JNIEnv *jni, const heap_dump_target *t)
     memset(&p, 0, sizeof p);
     const char *test = getenv("HPROF_TEST_HEAP_ALL_MISMATCH");
     p.fail_first = test && *test && strcmp(test, "0") != 0;
+    p.target = t;
     heap_dump_target by_jvm = *t;
     by_jvm.before_dump = watch_dump;
     by_jvm.after_dump = patch_dump;

@@ -4,7 +4,6 @@
  * heap_dump_records.c (the tables' records) and heap_dump_jvm.c (the
  * JVM's own dumper); heap_dump_internal.h is what they share. */
 #include "heap_dump_internal.h"
-#include "heap_agent.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -197,13 +196,14 @@ int heap_dump_read_classes(JNIEnv *jni, walk *w, int tag)
     return rc;
 }
 
-static int prepare(JNIEnv *jni, walk *w, const trace_builder *b)
+static int prepare(JNIEnv *jni, walk *w, const trace_builder *b, const heap_dump_target *t)
 {
     jvmtiEnv *jvmti = hprof_jvmti;
     /* Objects heap=sites tracks are tagged with their subsite, which the
      * walk keeps in their ids (so their records carry their allocation
      * traces). */
-    heap_agent_tag_tracked(jni, w->tags);
+    if (t->tag_tracked != NULL)
+        t->tag_tracked(jni, w->tags);
     jclass class_class = (*jni)->FindClass(jni, "java/lang/Class");
     w->class_class = class_class ? class_serial_of_klass(class_class) : 0;
     if (class_class) (*jni)->DeleteLocalRef(jni, class_class);
@@ -278,7 +278,7 @@ int heap_dump_write(JNIEnv *jni, const heap_dump_target *t, int depth, int linen
     trace_builder b = { .depth = depth, .lineno = lineno, .tables = agent_tables(), .resolve = resolve_method };
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    if (prepare(jni, &w, &b) != 0) {
+    if (prepare(jni, &w, &b, t) != 0) {
         fprintf(stderr, "hprof: heap dump: out of memory or JVMTI failure while reading the classes\n");
         free_walk(&w);
         drop_ids(own);

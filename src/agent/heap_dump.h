@@ -24,6 +24,7 @@
 #include <jvmti.h>
 #include <stdio.h>
 
+#include "../heap/site_table.h"
 #include "../output/hprof_binary.h"
 #include "../output/text_writer.h"
 
@@ -41,6 +42,13 @@ typedef struct heap_dump_target {
      * Class object's address), 0 when not known; NULL: none known. */
     uint64_t    (*class_object)(void *ctx, uint32_t class_serial);
     void         *dump_ctx;
+    /* The objects heap=sites tracks (heap_agent.c), handed in so that the
+     * dumps know no collector: tag_tracked tags each one still in the heap
+     * with its allocation tag (heap_tags.h) in `to`, so that the walk's
+     * records carry their traces; each_tracked visits each one's JNI weak
+     * reference and subsite. NULL without heap=sites. */
+    void        (*tag_tracked)(JNIEnv *jni, jvmtiEnv *to);
+    void        (*each_tracked)(JNIEnv *jni, void (*visit)(void *arg, void *handle, subsite_t s), void *arg);
 } heap_dump_target;
 
 /* Walks the heap and writes one heap dump; the caller has collected
