@@ -5,6 +5,7 @@
  * hprof_binary_files.c another file's records (the JVM's own dump);
  * hprof_binary_internal.h is what they share.
  */
+#include "../core/big_endian.h"
 #include "hprof_binary_internal.h"
 
 #include <errno.h>
@@ -101,8 +102,8 @@ int hb_record_header(hb_writer *w, uint8_t tag, uint32_t len)
 {
     unsigned char b[RECORD_HEADER_SIZE], *p = b;
     p = put_u1(p, tag);
-    p = put_u4(p, record_time(w));
-    p = put_u4(p, len);
+    p = be_put_u4(p, record_time(w));
+    p = be_put_u4(p, len);
     return hb_write_out(w, b, (size_t)(p - b));
 }
 
@@ -166,8 +167,8 @@ int hb_open(hb_writer *w, FILE *out, uint64_t start_ms, size_t segment_capacity)
     unsigned char b[sizeof FILE_HEADER + 4 + 8], *p = b;
     memcpy(p, FILE_HEADER, sizeof FILE_HEADER);     /* with its NUL, which the format wants */
     p += sizeof FILE_HEADER;
-    p = put_u4(p, HB_ID_SIZE);
-    p = put_u8(p, start_ms);
+    p = be_put_u4(p, HB_ID_SIZE);
+    p = be_put_u8(p, start_ms);
     return hb_write_out(w, b, (size_t)(p - b));
 }
 
@@ -208,9 +209,9 @@ int hb_load_class(hb_writer *w, uint32_t class_serial, uint64_t class_id, uint32
                   uint64_t name_id)
 {
     unsigned char b[4 + HB_ID_SIZE + 4 + HB_ID_SIZE], *p = b;
-    p = put_u4(p, class_serial);
+    p = be_put_u4(p, class_serial);
     p = put_id(p, class_id);
-    p = put_u4(p, trace_serial);
+    p = be_put_u4(p, trace_serial);
     p = put_id(p, name_id);
     return whole_record(w, HB_TAG_LOAD_CLASS, b, (size_t)(p - b));
 }
@@ -224,8 +225,8 @@ int hb_stack_frame(hb_writer *w, uint64_t frame_id, uint64_t method_name_id,
     p = put_id(p, method_name_id);
     p = put_id(p, method_sig_id);
     p = put_id(p, source_file_id);
-    p = put_u4(p, class_serial);
-    p = put_u4(p, (uint32_t)line);      /* two's complement: -1 is ff ff ff ff */
+    p = be_put_u4(p, class_serial);
+    p = be_put_u4(p, (uint32_t)line);      /* two's complement: -1 is ff ff ff ff */
     return whole_record(w, HB_TAG_FRAME, b, (size_t)(p - b));
 }
 
@@ -235,9 +236,9 @@ int hb_stack_trace(hb_writer *w, uint32_t serial, uint32_t thread_serial,
     if (n > 0 && frame_ids == NULL)
         return hb_fail(w, EINVAL);
     unsigned char b[12], *p = b;
-    p = put_u4(p, serial);
-    p = put_u4(p, thread_serial);
-    p = put_u4(p, n);
+    p = be_put_u4(p, serial);
+    p = be_put_u4(p, thread_serial);
+    p = be_put_u4(p, n);
     if (top_record(w, HB_TAG_TRACE, 12u + (uint64_t)n * HB_ID_SIZE) != 0 ||
         hb_write_out(w, b, sizeof b) != 0)
         return -1;
@@ -255,9 +256,9 @@ int hb_start_thread(hb_writer *w, uint32_t thread_serial, uint64_t thread_id,
                     uint64_t parent_group_name_id)
 {
     unsigned char b[4 + HB_ID_SIZE + 4 + 3 * HB_ID_SIZE], *p = b;
-    p = put_u4(p, thread_serial);
+    p = be_put_u4(p, thread_serial);
     p = put_id(p, thread_id);
-    p = put_u4(p, trace_serial);
+    p = be_put_u4(p, trace_serial);
     p = put_id(p, name_id);
     p = put_id(p, group_name_id);
     p = put_id(p, parent_group_name_id);
@@ -267,7 +268,7 @@ int hb_start_thread(hb_writer *w, uint32_t thread_serial, uint64_t thread_id,
 int hb_end_thread(hb_writer *w, uint32_t thread_serial)
 {
     unsigned char b[4];
-    put_u4(b, thread_serial);
+    be_put_u4(b, thread_serial);
     return whole_record(w, HB_TAG_END_THREAD, b, sizeof b);
 }
 
@@ -284,13 +285,13 @@ int hb_alloc_sites(hb_writer *w, uint16_t flags, float cutoff, uint32_t total_li
     memcpy(&cutoff_bits, &cutoff, sizeof cutoff_bits);
 
     unsigned char b[2 + 4 + 4 + 4 + 8 + 8 + 4], *p = b;
-    p = put_u2(p, flags);
-    p = put_u4(p, cutoff_bits);
-    p = put_u4(p, total_live_bytes);
-    p = put_u4(p, total_live_objs);
-    p = put_u8(p, total_alloc_bytes);
-    p = put_u8(p, total_alloc_objs);
-    p = put_u4(p, n);
+    p = be_put_u2(p, flags);
+    p = be_put_u4(p, cutoff_bits);
+    p = be_put_u4(p, total_live_bytes);
+    p = be_put_u4(p, total_live_objs);
+    p = be_put_u8(p, total_alloc_bytes);
+    p = be_put_u8(p, total_alloc_objs);
+    p = be_put_u4(p, n);
     if (top_record(w, HB_TAG_ALLOC_SITES, sizeof b + (uint64_t)n * 25u) != 0 ||
         hb_write_out(w, b, sizeof b) != 0)
         return -1;
@@ -298,12 +299,12 @@ int hb_alloc_sites(hb_writer *w, uint16_t flags, float cutoff, uint32_t total_li
         const hb_site *s = &sites[i];
         unsigned char e[25];
         p = put_u1(e, s->is_array);
-        p = put_u4(p, s->class_serial);
-        p = put_u4(p, s->trace_serial);
-        p = put_u4(p, s->live_bytes);
-        p = put_u4(p, s->live_objs);
-        p = put_u4(p, s->alloc_bytes);
-        p = put_u4(p, s->alloc_objs);
+        p = be_put_u4(p, s->class_serial);
+        p = be_put_u4(p, s->trace_serial);
+        p = be_put_u4(p, s->live_bytes);
+        p = be_put_u4(p, s->live_objs);
+        p = be_put_u4(p, s->alloc_bytes);
+        p = be_put_u4(p, s->alloc_objs);
         if (hb_write_out(w, e, sizeof e) != 0)
             return -1;
     }
@@ -314,10 +315,10 @@ int hb_heap_summary(hb_writer *w, uint32_t live_bytes, uint32_t live_objs,
                     uint64_t alloc_bytes, uint64_t alloc_objs)
 {
     unsigned char b[4 + 4 + 8 + 8], *p = b;
-    p = put_u4(p, live_bytes);
-    p = put_u4(p, live_objs);
-    p = put_u8(p, alloc_bytes);
-    p = put_u8(p, alloc_objs);
+    p = be_put_u4(p, live_bytes);
+    p = be_put_u4(p, live_objs);
+    p = be_put_u8(p, alloc_bytes);
+    p = be_put_u8(p, alloc_objs);
     return whole_record(w, HB_TAG_HEAP_SUMMARY, b, (size_t)(p - b));
 }
 
@@ -326,15 +327,15 @@ int hb_cpu_samples(hb_writer *w, uint32_t total, const hb_sample *samples, uint3
     if (n > 0 && samples == NULL)
         return hb_fail(w, EINVAL);
     unsigned char b[8], *p = b;
-    p = put_u4(p, total);
-    p = put_u4(p, n);
+    p = be_put_u4(p, total);
+    p = be_put_u4(p, n);
     if (top_record(w, HB_TAG_CPU_SAMPLES, sizeof b + (uint64_t)n * 8u) != 0 ||
         hb_write_out(w, b, sizeof b) != 0)
         return -1;
     for (uint32_t i = 0; i < n; i++) {
         unsigned char e[8];
-        p = put_u4(e, samples[i].count);
-        put_u4(p, samples[i].trace_serial);
+        p = be_put_u4(e, samples[i].count);
+        be_put_u4(p, samples[i].trace_serial);
         if (hb_write_out(w, e, sizeof e) != 0)
             return -1;
     }
@@ -344,7 +345,7 @@ int hb_cpu_samples(hb_writer *w, uint32_t total, const hb_sample *samples, uint3
 int hb_control_settings(hb_writer *w, uint32_t flags, uint16_t depth)
 {
     unsigned char b[6], *p = b;
-    p = put_u4(p, flags);
-    put_u2(p, depth);
+    p = be_put_u4(p, flags);
+    be_put_u2(p, depth);
     return whole_record(w, HB_TAG_CONTROL_SETTINGS, b, sizeof b);
 }

@@ -4,6 +4,7 @@
  * own dump appended or made the output), with their class serials shifted
  * and their LOAD CLASS traces set in place.
  */
+#include "../core/big_endian.h"
 #include "hprof_binary_internal.h"
 
 #include <errno.h>
@@ -86,11 +87,6 @@ int hb_copy_body(hb_writer *w, int fd, uint64_t n)
     return 0;
 }
 
-static uint32_t get_u4(const unsigned char *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 /* "JAVA PROFILE 1.0.1" or "1.0.2", its NUL, u4 id size, u8 ms. */
 #define OTHER_HEADER_SIZE (19u + 4u + 8u)
 
@@ -98,7 +94,7 @@ static uint32_t get_u4(const unsigned char *p)
  * with this file's id size, else 1. */
 static int other_header(const unsigned char *head, uint64_t *ms)
 {
-    if (memcmp(head, "JAVA PROFILE 1.0.", 17) != 0 || head[18] != 0 || get_u4(head + 19) != HB_ID_SIZE)
+    if (memcmp(head, "JAVA PROFILE 1.0.", 17) != 0 || head[18] != 0 || be_get_u4(head + 19) != HB_ID_SIZE)
         return 1;
     *ms = 0;
     for (int i = 23; i < 31; i++)
@@ -134,21 +130,21 @@ int hb_renumber_classes(uint8_t tag, unsigned char *body, uint32_t len, const hb
         if (len < SITES_HEAD)
             return 1;
         /* Only the sites the record holds whole; a shorter record keeps the rest. */
-        uint64_t sites = get_u4(body + SITES_HEAD - 4), room = (len - SITES_HEAD) / SITE_SIZE;
+        uint64_t sites = be_get_u4(body + SITES_HEAD - 4), room = (len - SITES_HEAD) / SITE_SIZE;
         for (uint64_t i = 0; i < sites && i < room; i++) {
             unsigned char *at = body + SITES_HEAD + i * SITE_SIZE + 1;
-            put_u4(at, renumbered(get_u4(at), r));
+            be_put_u4(at, renumbered(be_get_u4(at), r));
         }
         return 1;
     }
     size_t at = class_serial_at(tag, len);
     if (at == SIZE_MAX)
         return 1;
-    uint32_t serial = get_u4(body + at);
+    uint32_t serial = be_get_u4(body + at);
     /* A class this file already names is defined once, by its record. */
     if (tag == HB_TAG_LOAD_CLASS && r->defined_as && r->defined_as(r->ctx, serial) != 0)
         return 0;
-    put_u4(body + at, renumbered(serial, r));
+    be_put_u4(body + at, renumbered(serial, r));
     return 1;
 }
 
@@ -209,7 +205,7 @@ static int each_record(int fd, uint64_t end, record_fn each, void *ctx)
     uint64_t at = OTHER_HEADER_SIZE;
     while (rc == 0 && at < end) {
         const unsigned char *rh = bytes_at(&r, at, RECORD_HEADER_SIZE);
-        uint32_t len = rh ? get_u4(rh + 5) : 0;
+        uint32_t len = rh ? be_get_u4(rh + 5) : 0;
         if (rh == NULL || len > end - at - RECORD_HEADER_SIZE) {
             errno = EIO;                          /* the last record runs past the end */
             rc = -1;
@@ -240,7 +236,7 @@ static int shift_class_serial(void *arg, record_reader *r, uint8_t tag, uint64_t
         return -1;
     unsigned char b[4];
     off_t where = (off_t)(body + pos);
-    put_u4(b, get_u4(old) + s->offset);
+    be_put_u4(b, be_get_u4(old) + s->offset);
     return pwrite(s->fd, b, 4, where) == 4 ? 0 : -1;
 }
 
@@ -312,8 +308,8 @@ int hb_append_file_renumbered(hb_writer *w, int fd, const hb_class_renumber *r)
             rc = hb_fail(w, EIO);
             break;
         }
-        uint32_t len = get_u4(rh + 5);
-        put_u4(rh + 1, get_u4(rh + 1) + shift);
+        uint32_t len = be_get_u4(rh + 5);
+        be_put_u4(rh + 1, be_get_u4(rh + 1) + shift);
         if (!names_classes(rh[0], len)) {
             if (hb_write_out(w, rh, sizeof rh) != 0 || hb_copy_body(w, fd, len) != 0) {
                 rc = -1;
@@ -364,11 +360,6 @@ typedef struct loaded_class {
     uint32_t serial;
 } loaded_class;
 
-static uint64_t get_id(const unsigned char *p)
-{
-    return (uint64_t)get_u4(p) << 32 | get_u4(p + 4);
-}
-
 static int by_name_id(const void *a, const void *b)
 {
     uint64_t x = ((const loaded_class *)a)->name_id, y = ((const loaded_class *)b)->name_id;
@@ -404,7 +395,7 @@ static int collect_load_class(void *arg, record_reader *r, uint8_t tag, uint64_t
         p->classes = more;
         p->cap = cap;
     }
-    p->classes[p->n++] = (loaded_class){ get_id(b + 4 + HB_ID_SIZE + 4), get_id(b + 4), body + 4 + HB_ID_SIZE, get_u4(b) };
+    p->classes[p->n++] = (loaded_class){ be_get_u8(b + 4 + HB_ID_SIZE + 4), be_get_u8(b + 4), body + 4 + HB_ID_SIZE, be_get_u4(b) };
     return 0;
 }
 
@@ -419,7 +410,7 @@ static int patch_by_name(void *arg, record_reader *r, uint8_t tag, uint64_t body
     const unsigned char *id = bytes_at(r, body, len);
     if (id == NULL)
         return -1;
-    loaded_class key = { .name_id = get_id(id) };
+    loaded_class key = { .name_id = be_get_u8(id) };
     loaded_class *c = bsearch(&key, p->classes, p->n, sizeof *c, by_name_id);
     if (c == NULL)
         return 0;
@@ -446,7 +437,7 @@ static int patch_by_name(void *arg, record_reader *r, uint8_t tag, uint64_t body
         if (trace == 0)
             return 0;
         unsigned char b[4];
-        put_u4(b, trace);
+        be_put_u4(b, trace);
         if (pwrite(p->fd, b, 4, (off_t)c->trace_at) != 4)
             return -1;
         p->set++;

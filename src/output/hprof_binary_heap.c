@@ -3,6 +3,7 @@
  * begin and end, the staging file, and the sub-records (roots, class,
  * instance and array dumps), each kept whole in one segment.
  */
+#include "../core/big_endian.h"
 #include "hprof_binary_internal.h"
 
 #include <errno.h>
@@ -144,9 +145,9 @@ static int root(hb_writer *w, uint8_t tag, uint64_t id, int nu4, uint32_t a, uin
     p = put_u1(p, tag);
     p = put_id(p, id);
     if (nu4 >= 1)
-        p = put_u4(p, a);
+        p = be_put_u4(p, a);
     if (nu4 >= 2)
-        p = put_u4(p, b);
+        p = be_put_u4(p, b);
     return sub_whole(w, rec, (size_t)(p - rec));
 }
 
@@ -224,16 +225,16 @@ int hb_class_dump(hb_writer *w, const hb_class *c)
     unsigned char b[CLASS_HEAD], *p = b;
     p = put_u1(p, HB_GC_CLASS_DUMP);
     p = put_id(p, c->id);
-    p = put_u4(p, c->trace_serial);
+    p = be_put_u4(p, c->trace_serial);
     p = put_id(p, c->super_id);
     p = put_id(p, c->loader_id);
     p = put_id(p, c->signers_id);
     p = put_id(p, c->protection_domain_id);
     p = put_id(p, 0);                   /* reserved */
     p = put_id(p, 0);                   /* reserved */
-    p = put_u4(p, c->instance_size);
-    p = put_u2(p, 0);                   /* constant pool: HotSpot writes none, readers skip it */
-    p = put_u2(p, c->n_statics);
+    p = be_put_u4(p, c->instance_size);
+    p = be_put_u2(p, 0);                   /* constant pool: HotSpot writes none, readers skip it */
+    p = be_put_u2(p, c->n_statics);
     if (emit(w, b, (size_t)(p - b)) != 0)
         return -1;
 
@@ -248,7 +249,7 @@ int hb_class_dump(hb_writer *w, const hb_class *c)
     }
 
     unsigned char nf[2];
-    put_u2(nf, c->n_fields);
+    be_put_u2(nf, c->n_fields);
     if (emit(w, nf, sizeof nf) != 0)
         return -1;
     for (uint16_t i = 0; i < c->n_fields; i++) {
@@ -284,9 +285,9 @@ int hb_instance_begin(hb_writer *w, uint64_t id, uint32_t trace_serial, uint64_t
     unsigned char b[INSTANCE_HEAD], *p = b;
     p = put_u1(p, HB_GC_INSTANCE_DUMP);
     p = put_id(p, id);
-    p = put_u4(p, trace_serial);
+    p = be_put_u4(p, trace_serial);
     p = put_id(p, class_id);
-    p = put_u4(p, values_len);
+    p = be_put_u4(p, values_len);
     return open_sub(w, HB_GC_INSTANCE_DUMP, b, (size_t)(p - b), values_len);
 }
 
@@ -296,8 +297,8 @@ int hb_obj_array_begin(hb_writer *w, uint64_t id, uint32_t trace_serial, uint32_
     unsigned char b[OBJ_ARRAY_HEAD], *p = b;
     p = put_u1(p, HB_GC_OBJ_ARRAY_DUMP);
     p = put_id(p, id);
-    p = put_u4(p, trace_serial);
-    p = put_u4(p, n);
+    p = be_put_u4(p, trace_serial);
+    p = be_put_u4(p, n);
     p = put_id(p, array_class_id);
     return open_sub(w, HB_GC_OBJ_ARRAY_DUMP, b, (size_t)(p - b), (uint64_t)n * HB_ID_SIZE);
 }
@@ -337,21 +338,21 @@ static void to_big_endian(unsigned char *dst, const unsigned char *src, size_t c
         for (size_t i = 0; i < count; i++) {
             uint16_t v;
             memcpy(&v, src + 2 * i, 2);
-            put_u2(dst + 2 * i, v);
+            be_put_u2(dst + 2 * i, v);
         }
         break;
     case 4:
         for (size_t i = 0; i < count; i++) {
             uint32_t v;
             memcpy(&v, src + 4 * i, 4);
-            put_u4(dst + 4 * i, v);
+            be_put_u4(dst + 4 * i, v);
         }
         break;
     case 8:
         for (size_t i = 0; i < count; i++) {
             uint64_t v;
             memcpy(&v, src + 8 * i, 8);
-            put_u8(dst + 8 * i, v);
+            be_put_u8(dst + 8 * i, v);
         }
         break;
     }
@@ -368,8 +369,8 @@ int hb_prim_array(hb_writer *w, uint64_t id, uint32_t trace_serial, uint8_t type
     unsigned char b[PRIM_ARRAY_HEAD], *p = b;
     p = put_u1(p, HB_GC_PRIM_ARRAY_DUMP);
     p = put_id(p, id);
-    p = put_u4(p, trace_serial);
-    p = put_u4(p, n);
+    p = be_put_u4(p, trace_serial);
+    p = be_put_u4(p, n);
     p = put_u1(p, type);
     if (sub_begin(w, sizeof b + data) != 0 || emit(w, b, sizeof b) != 0)
         return -1;

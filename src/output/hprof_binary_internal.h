@@ -7,6 +7,7 @@
 #ifndef HPROF_BINARY_INTERNAL_H
 #define HPROF_BINARY_INTERNAL_H
 
+#include "../core/big_endian.h"
 #include "hprof_binary.h"
 
 #define RECORD_HEADER_SIZE 9u     /* u1 tag, u4 time, u4 body length */
@@ -19,31 +20,9 @@ static inline unsigned char *put_u1(unsigned char *p, uint8_t v)
     return p + 1;
 }
 
-static inline unsigned char *put_u2(unsigned char *p, uint16_t v)
-{
-    p[0] = (unsigned char)(v >> 8);
-    p[1] = (unsigned char)v;
-    return p + 2;
-}
-
-static inline unsigned char *put_u4(unsigned char *p, uint32_t v)
-{
-    p[0] = (unsigned char)(v >> 24);
-    p[1] = (unsigned char)(v >> 16);
-    p[2] = (unsigned char)(v >> 8);
-    p[3] = (unsigned char)v;
-    return p + 4;
-}
-
-static inline unsigned char *put_u8(unsigned char *p, uint64_t v)
-{
-    p = put_u4(p, (uint32_t)(v >> 32));
-    return put_u4(p, (uint32_t)v);
-}
-
 static inline unsigned char *put_id(unsigned char *p, uint64_t id)
 {
-    return put_u8(p, id);
+    return be_put_u8(p, id);
 }
 
 /* The low `size` bytes of bits, most significant first: a value of any type. */

@@ -1,4 +1,5 @@
 /* hprof_patch_traces: see hprof_patch_traces.h. */
+#include "../core/big_endian.h"
 #include "hprof_patch_traces.h"
 
 #include <errno.h>
@@ -9,23 +10,6 @@
 #define ID 8u                                /* the only id size read */
 static const char magic[] = "JAVA PROFILE 1.0.2";
 
-static uint32_t get_u4(const unsigned char *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static uint64_t get_id(const unsigned char *p)
-{
-    return (uint64_t)get_u4(p) << 32 | get_u4(p + 4);
-}
-
-static void put_u4(unsigned char *p, uint32_t v)
-{
-    p[0] = (unsigned char)(v >> 24);
-    p[1] = (unsigned char)(v >> 16);
-    p[2] = (unsigned char)(v >> 8);
-    p[3] = (unsigned char)v;
-}
 
 /* Bytes of a value of HPROF basic type t; 0 for no such type. */
 static uint32_t type_size(uint8_t t)
@@ -129,17 +113,17 @@ static int object_record(body *b, unsigned char *q, hpt_trace_fn trace_of, void 
                   : 1 + ID + 4 + 4 + 1;
     if (!has(b, q, head))
         return bad(b, q, "an object record cut short");
-    o.id = get_id(q + 1);
+    o.id = be_get_u8(q + 1);
     if (q[0] == HPT_INSTANCE) {
-        o.class_id = get_id(q + 1 + ID + 4);
-        o.length = get_u4(q + 1 + ID + 4 + ID);
+        o.class_id = be_get_u8(q + 1 + ID + 4);
+        o.length = be_get_u4(q + 1 + ID + 4 + ID);
         *len = head + o.length;
     } else if (q[0] == HPT_OBJ_ARRAY) {
-        o.length = get_u4(q + 1 + ID + 4);
-        o.class_id = get_id(q + 1 + ID + 8);
+        o.length = be_get_u4(q + 1 + ID + 4);
+        o.class_id = be_get_u8(q + 1 + ID + 8);
         *len = head + (uint64_t)o.length * ID;
     } else {
-        o.length = get_u4(q + 1 + ID + 4);
+        o.length = be_get_u4(q + 1 + ID + 4);
         o.elem_type = q[1 + ID + 8];
         if (type_size(o.elem_type) == 0 || o.elem_type == 2)
             return bad(b, q, "a primitive array of no primitive type");
@@ -156,7 +140,7 @@ static int object_record(body *b, unsigned char *q, hpt_trace_fn trace_of, void 
         return -2;
     }
     if (rc > 0) {
-        put_u4(q + 1 + ID, trace);
+        be_put_u4(q + 1 + ID, trace);
         b->r->patched++;
     }
     return 0;
@@ -188,7 +172,7 @@ static int patch_all(unsigned char *data, size_t size, hpt_trace_fn trace_of, vo
 {
     memset(r, 0, sizeof *r);
     size_t head = sizeof magic + 4 + 8;
-    if (size < head || memcmp(data, magic, sizeof magic) != 0 || get_u4(data + sizeof magic) != ID)
+    if (size < head || memcmp(data, magic, sizeof magic) != 0 || be_get_u4(data + sizeof magic) != ID)
         return 1;
     body b = { .r = r, .file = data, .released = mapped ? data : NULL };
     for (size_t at = head; at < size;) {
@@ -197,7 +181,7 @@ static int patch_all(unsigned char *data, size_t size, hpt_trace_fn trace_of, vo
             r->what = "a record header cut short";
             return -1;
         }
-        uint32_t len = get_u4(data + at + 5);
+        uint32_t len = be_get_u4(data + at + 5);
         if (size - at - 9 < len) {
             r->offset = at;
             r->what = "a record longer than the file";
