@@ -63,10 +63,10 @@ static struct {
     unsigned        generation; /* bumped by every new layout: "never rewritten" may be stale */
     jweak          *loaders;    /* one weak reference per loader seen */
     size_t          n_loaders, loaders_cap;
-} C = { .lock = PTHREAD_MUTEX_INITIALIZER };
+} method_code = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-void jvmpi_code_maps_keep(void) { atomic_store(&C.on, 1); }
-int  jvmpi_code_maps_kept(void) { return atomic_load(&C.on); }
+void jvmpi_code_maps_keep(void) { atomic_store(&method_code.on, 1); }
+int  jvmpi_code_maps_kept(void) { return atomic_load(&method_code.on); }
 
 static size_t hash_bytes(const char *s, size_t n) {
     size_t h = 1469598103934665603u;
@@ -89,20 +89,20 @@ static char *make_key(const char *cls, const char *name, const char *desc, size_
  * program's: made under jvmpi_in_layer, no JNI_WEAK_GLOBALREF_ALLOC. */
 static jweak loader_ref(JNIEnv *jni, jobject loader) {
     if (loader == NULL) return NULL;
-    for (size_t i = 0; i < C.n_loaders; i++)
-        if ((*jni)->IsSameObject(jni, C.loaders[i], loader)) return C.loaders[i];
-    if (C.n_loaders == C.loaders_cap) {
-        size_t cap = C.loaders_cap ? 2 * C.loaders_cap : 16;
-        jweak *grown = realloc(C.loaders, cap * sizeof *grown);
+    for (size_t i = 0; i < method_code.n_loaders; i++)
+        if ((*jni)->IsSameObject(jni, method_code.loaders[i], loader)) return method_code.loaders[i];
+    if (method_code.n_loaders == method_code.loaders_cap) {
+        size_t cap = method_code.loaders_cap ? 2 * method_code.loaders_cap : 16;
+        jweak *grown = realloc(method_code.loaders, cap * sizeof *grown);
         if (grown == NULL) return NULL;
-        C.loaders = grown;
-        C.loaders_cap = cap;
+        method_code.loaders = grown;
+        method_code.loaders_cap = cap;
     }
     int was = jvmpi_in_layer;
     jvmpi_in_layer = 1;
     jweak ref = (*jni)->NewWeakGlobalRef(jni, loader);
     jvmpi_in_layer = was;
-    if (ref != NULL) C.loaders[C.n_loaders++] = ref;
+    if (ref != NULL) method_code.loaders[method_code.n_loaders++] = ref;
     return ref;
 }
 
@@ -113,8 +113,8 @@ static int same_loader(JNIEnv *jni, jweak ref, jobject loader) {
 }
 
 static method_maps *find(JNIEnv *jni, const char *key, size_t key_len, jobject loader, size_t *bucket) {
-    *bucket = hash_bytes(key, key_len) % C.n_buckets;
-    for (method_maps *m = C.buckets[*bucket]; m != NULL; m = m->next)
+    *bucket = hash_bytes(key, key_len) % method_code.n_buckets;
+    for (method_maps *m = method_code.buckets[*bucket]; m != NULL; m = m->next)
         if (m->key_len == key_len && memcmp(m->key, key, key_len) == 0 && same_loader(jni, m->loader, loader))
             return m;
     return NULL;
@@ -152,30 +152,30 @@ void jvmpi_code_maps_told(void *context, const bci_method_info *method, const bc
 }
 
 jvmpi_layouts *jvmpi_code_maps_begin(void) {
-    return atomic_load(&C.on) ? calloc(1, sizeof(jvmpi_layouts)) : NULL;
+    return atomic_load(&method_code.on) ? calloc(1, sizeof(jvmpi_layouts)) : NULL;
 }
 
 void jvmpi_code_maps_end(JNIEnv *jni, jvmpi_layouts *pending, jobject loader, int rewritten) {
     if (pending == NULL) return;
-    pthread_mutex_lock(&C.lock);
-    if (C.buckets == NULL && rewritten && pending->first != NULL) {
-        C.n_buckets = 16384;
-        C.buckets = calloc(C.n_buckets, sizeof *C.buckets);
-        if (C.buckets != NULL) atomic_store(&C.any, 1);
+    pthread_mutex_lock(&method_code.lock);
+    if (method_code.buckets == NULL && rewritten && pending->first != NULL) {
+        method_code.n_buckets = 16384;
+        method_code.buckets = calloc(method_code.n_buckets, sizeof *method_code.buckets);
+        if (method_code.buckets != NULL) atomic_store(&method_code.any, 1);
     }
     struct told *t = pending->first;
     while (t != NULL) {
         struct told *next = t->next;
         size_t bucket = 0;
-        method_maps *m = rewritten && C.buckets != NULL ? find(jni, t->key, t->key_len, loader, &bucket) : NULL;
+        method_maps *m = rewritten && method_code.buckets != NULL ? find(jni, t->key, t->key_len, loader, &bucket) : NULL;
         jweak ref = NULL;
-        if (rewritten && C.buckets != NULL && m == NULL && (loader == NULL || (ref = loader_ref(jni, loader)) != NULL) &&
+        if (rewritten && method_code.buckets != NULL && m == NULL && (loader == NULL || (ref = loader_ref(jni, loader)) != NULL) &&
             (m = calloc(1, sizeof *m)) != NULL) {
             m->key = t->key;
             m->key_len = t->key_len;
             m->loader = ref;                                    /* NULL: the boot loader */
-            m->next = C.buckets[bucket];
-            C.buckets[bucket] = m;
+            m->next = method_code.buckets[bucket];
+            method_code.buckets[bucket] = m;
             t->key = NULL;
         }
         if (m != NULL && m->versions[VERSIONS - 1] == NULL) {
@@ -185,14 +185,14 @@ void jvmpi_code_maps_end(JNIEnv *jni, jvmpi_layouts *pending, jobject loader, in
             memmove(m->versions + 1, m->versions, (VERSIONS - 1) * sizeof *m->versions);
             m->versions[0] = t->map;
             t->map = NULL;
-            C.generation++;
+            method_code.generation++;
         }
         free(t->key);
         free(t->map);
         free(t);
         t = next;
     }
-    pthread_mutex_unlock(&C.lock);
+    pthread_mutex_unlock(&method_code.lock);
     free(pending);
 }
 
@@ -228,33 +228,33 @@ static method_maps *resolve(JNIEnv *jni, jmethodID method) {
 }
 
 static void cache_grow(void) {
-    size_t size = C.cache_size ? 2 * C.cache_size : 4096;
+    size_t size = method_code.cache_size ? 2 * method_code.cache_size : 4096;
     resolved *fresh = calloc(size, sizeof *fresh);
     if (fresh == NULL) return;
-    for (size_t i = 0; i < C.cache_size; i++) {
-        if (C.cache[i].method == NULL) continue;
-        size_t s = slot_of(C.cache[i].method, size);
+    for (size_t i = 0; i < method_code.cache_size; i++) {
+        if (method_code.cache[i].method == NULL) continue;
+        size_t s = slot_of(method_code.cache[i].method, size);
         while (fresh[s].method != NULL) s = (s + 1) % size;
-        fresh[s] = C.cache[i];
+        fresh[s] = method_code.cache[i];
     }
-    free(C.cache);
-    C.cache = fresh;
-    C.cache_size = size;
+    free(method_code.cache);
+    method_code.cache = fresh;
+    method_code.cache_size = size;
 }
 
 const jvmpi_code_map *jvmpi_code_map_of(JNIEnv *jni, jmethodID method, jint running_len) {
-    if (!atomic_load(&C.any) || method == NULL) return NULL;
-    pthread_mutex_lock(&C.lock);
+    if (!atomic_load(&method_code.any) || method == NULL) return NULL;
+    pthread_mutex_lock(&method_code.lock);
     method_maps *maps = NULL;
-    if (C.buckets != NULL) {
-        if (C.cache_used * 2 >= C.cache_size) cache_grow();
-        if (C.cache != NULL) {
-            size_t s = slot_of(method, C.cache_size);
-            while (C.cache[s].method != NULL && C.cache[s].method != method) s = (s + 1) % C.cache_size;
-            resolved *r = &C.cache[s];
-            if (r->method == NULL || (r->maps == NULL && r->generation != C.generation)) {
-                if (r->method == NULL) C.cache_used++;
-                *r = (resolved){ method, resolve(jni, method), C.generation };
+    if (method_code.buckets != NULL) {
+        if (method_code.cache_used * 2 >= method_code.cache_size) cache_grow();
+        if (method_code.cache != NULL) {
+            size_t s = slot_of(method, method_code.cache_size);
+            while (method_code.cache[s].method != NULL && method_code.cache[s].method != method) s = (s + 1) % method_code.cache_size;
+            resolved *r = &method_code.cache[s];
+            if (r->method == NULL || (r->maps == NULL && r->generation != method_code.generation)) {
+                if (r->method == NULL) method_code.cache_used++;
+                *r = (resolved){ method, resolve(jni, method), method_code.generation };
             }
             maps = r->maps;
         }
@@ -262,7 +262,7 @@ const jvmpi_code_map *jvmpi_code_map_of(JNIEnv *jni, jmethodID method, jint runn
     const jvmpi_code_map *map = NULL;
     for (int v = 0; maps != NULL && v < VERSIONS && map == NULL; v++)
         if (maps->versions[v] != NULL && maps->versions[v]->code_len == (uint32_t)running_len) map = maps->versions[v];
-    pthread_mutex_unlock(&C.lock);
+    pthread_mutex_unlock(&method_code.lock);
     return map;
 }
 

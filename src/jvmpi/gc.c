@@ -33,45 +33,45 @@ static struct {
     int           lost;          /* frees that did not fit (memory): counted only */
     atomic_int    started;
     pthread_mutex_t delivering;  /* one GC_START..GC_FINISH at a time */
-} G = { .delivering = PTHREAD_MUTEX_INITIALIZER };
+} gc_state = { .delivering = PTHREAD_MUTEX_INITIALIZER };
 
 /* ObjectFree: only raw monitors and memory functions may be used here. */
 static void JNICALL on_object_free(jvmtiEnv *jvmti, jlong tag) {
     (void)jvmti;
-    if ((*jvmpi_jvmti)->RawMonitorEnter(jvmpi_jvmti, G.lock) != JVMTI_ERROR_NONE) return;
-    if (G.n_freed == G.cap_freed) {
-        size_t cap = G.cap_freed ? G.cap_freed * 2 : 4096;
-        jlong *bigger = realloc(G.freed, cap * sizeof *bigger);
-        if (bigger != NULL) { G.freed = bigger; G.cap_freed = cap; }
+    if ((*jvmpi_jvmti)->RawMonitorEnter(jvmpi_jvmti, gc_state.lock) != JVMTI_ERROR_NONE) return;
+    if (gc_state.n_freed == gc_state.cap_freed) {
+        size_t cap = gc_state.cap_freed ? gc_state.cap_freed * 2 : 4096;
+        jlong *bigger = realloc(gc_state.freed, cap * sizeof *bigger);
+        if (bigger != NULL) { gc_state.freed = bigger; gc_state.cap_freed = cap; }
     }
-    if (G.n_freed < G.cap_freed) G.freed[G.n_freed++] = tag;
-    else G.lost++;
-    (*jvmpi_jvmti)->RawMonitorExit(jvmpi_jvmti, G.lock);
+    if (gc_state.n_freed < gc_state.cap_freed) gc_state.freed[gc_state.n_freed++] = tag;
+    else gc_state.lost++;
+    (*jvmpi_jvmti)->RawMonitorExit(jvmpi_jvmti, gc_state.lock);
 }
 
 void jvmpi_gc_freed(const jlong *ids, size_t n) {
     if (!jvmpi_enabled(JVMPI_EVENT_OBJECT_FREE)) return;   /* no delivery would take them */
-    if ((*jvmpi_jvmti)->RawMonitorEnter(jvmpi_jvmti, G.lock) != JVMTI_ERROR_NONE) return;
-    if (G.n_freed + n > G.cap_freed) {
-        size_t cap = G.cap_freed ? G.cap_freed : 4096;
-        while (cap < G.n_freed + n) cap *= 2;
-        jlong *bigger = realloc(G.freed, cap * sizeof *bigger);
-        if (bigger != NULL) { G.freed = bigger; G.cap_freed = cap; }
+    if ((*jvmpi_jvmti)->RawMonitorEnter(jvmpi_jvmti, gc_state.lock) != JVMTI_ERROR_NONE) return;
+    if (gc_state.n_freed + n > gc_state.cap_freed) {
+        size_t cap = gc_state.cap_freed ? gc_state.cap_freed : 4096;
+        while (cap < gc_state.n_freed + n) cap *= 2;
+        jlong *bigger = realloc(gc_state.freed, cap * sizeof *bigger);
+        if (bigger != NULL) { gc_state.freed = bigger; gc_state.cap_freed = cap; }
     }
     for (size_t i = 0; i < n; i++) {
-        if (G.n_freed < G.cap_freed) G.freed[G.n_freed++] = ids[i];
-        else G.lost++;
+        if (gc_state.n_freed < gc_state.cap_freed) gc_state.freed[gc_state.n_freed++] = ids[i];
+        else gc_state.lost++;
     }
-    (*jvmpi_jvmti)->RawMonitorExit(jvmpi_jvmti, G.lock);
+    (*jvmpi_jvmti)->RawMonitorExit(jvmpi_jvmti, gc_state.lock);
 }
 
 /* In the GC's own callback (world stopped): wake the thread, nothing more. */
 static void JNICALL on_gc_finish(jvmtiEnv *jvmti) {
     (void)jvmti;
-    if ((*jvmpi_jvmti)->RawMonitorEnter(jvmpi_jvmti, G.lock) != JVMTI_ERROR_NONE) return;
-    G.collections++;
-    (*jvmpi_jvmti)->RawMonitorNotifyAll(jvmpi_jvmti, G.lock);
-    (*jvmpi_jvmti)->RawMonitorExit(jvmpi_jvmti, G.lock);
+    if ((*jvmpi_jvmti)->RawMonitorEnter(jvmpi_jvmti, gc_state.lock) != JVMTI_ERROR_NONE) return;
+    gc_state.collections++;
+    (*jvmpi_jvmti)->RawMonitorNotifyAll(jvmpi_jvmti, gc_state.lock);
+    (*jvmpi_jvmti)->RawMonitorExit(jvmpi_jvmti, gc_state.lock);
 }
 
 typedef struct heap_totals { jlong objects, bytes; } heap_totals;
@@ -85,7 +85,7 @@ static jint JNICALL count_object(jlong class_tag, jlong size, jlong *tag, jint l
 }
 
 /* Live objects and their bytes. The walk also makes HotSpot post the
- * ObjectFree events it still holds, so they are in G.freed after it. */
+ * ObjectFree events it still holds, so they are in gc_state.freed after it. */
 static heap_totals walk_heap(void) {
     heap_totals t = { 0, 0 };
     jvmtiHeapCallbacks callbacks;
@@ -110,12 +110,12 @@ static jlong total_memory(JNIEnv *jni) {
 
 /* Take the frees gathered so far (the caller frees the array). */
 static jlong *take_freed(size_t *n) {
-    (*jvmpi_jvmti)->RawMonitorEnter(jvmpi_jvmti, G.lock);
-    jlong *freed = G.freed;
-    *n = G.n_freed;
-    G.freed = NULL;
-    G.n_freed = G.cap_freed = 0;
-    (*jvmpi_jvmti)->RawMonitorExit(jvmpi_jvmti, G.lock);
+    (*jvmpi_jvmti)->RawMonitorEnter(jvmpi_jvmti, gc_state.lock);
+    jlong *freed = gc_state.freed;
+    *n = gc_state.n_freed;
+    gc_state.freed = NULL;
+    gc_state.n_freed = gc_state.cap_freed = 0;
+    (*jvmpi_jvmti)->RawMonitorExit(jvmpi_jvmti, gc_state.lock);
     return freed;
 }
 
@@ -181,20 +181,20 @@ static void deliver_locked(JNIEnv *jni, int collections) {
     free(freed);
 }
 
-/* jvmpi_words()->delivering: this thread holds G.delivering: in a delivery
+/* jvmpi_words()->delivering: this thread holds gc_state.delivering: in a delivery
  * (an agent may ask for a heap dump from a GC event's handler), or around a
  * dump (RunGC from a HEAP_DUMP's handler). */
 static void deliver(JNIEnv *jni, int collections) {
     jvmpi_thread_words *w = jvmpi_words();
     int mine = !w->delivering;
     if (mine) {
-        pthread_mutex_lock(&G.delivering);
+        pthread_mutex_lock(&gc_state.delivering);
         w->delivering = 1;
     }
     deliver_locked(jni, collections);
     if (mine) {
         w->delivering = 0;
-        pthread_mutex_unlock(&G.delivering);
+        pthread_mutex_unlock(&gc_state.delivering);
     }
 }
 
@@ -203,19 +203,19 @@ static void deliver(JNIEnv *jni, int collections) {
  * here for ever, as it would on a JVMPI VM, where the dump waits for the
  * GC. HPROF's order (dump lock, then the GC's) keeps clear of it. */
 void jvmpi_gc_hold(void) {
-    if (jvmpi_words()->delivering++ == 0) pthread_mutex_lock(&G.delivering);
+    if (jvmpi_words()->delivering++ == 0) pthread_mutex_lock(&gc_state.delivering);
 }
 
 void jvmpi_gc_release(void) {
-    if (--jvmpi_words()->delivering == 0) pthread_mutex_unlock(&G.delivering);
+    if (--jvmpi_words()->delivering == 0) pthread_mutex_unlock(&gc_state.delivering);
 }
 
 /* The collections not reported yet, and none from now on by the thread. */
 static int take_collections(void) {
-    (*jvmpi_jvmti)->RawMonitorEnter(jvmpi_jvmti, G.lock);
-    int n = G.collections;
-    G.collections = 0;
-    (*jvmpi_jvmti)->RawMonitorExit(jvmpi_jvmti, G.lock);
+    (*jvmpi_jvmti)->RawMonitorEnter(jvmpi_jvmti, gc_state.lock);
+    int n = gc_state.collections;
+    gc_state.collections = 0;
+    (*jvmpi_jvmti)->RawMonitorExit(jvmpi_jvmti, gc_state.lock);
     return n;
 }
 
@@ -223,21 +223,21 @@ static void JNICALL gc_thread(jvmtiEnv *jvmti, JNIEnv *jni, void *arg) {
     (void)jvmti; (void)arg;
     jvmpi_in_layer = 1;                 /* its own Java calls (Runtime) are not the program's */
     for (;;) {
-        (*jvmpi_jvmti)->RawMonitorEnter(jvmpi_jvmti, G.lock);
-        while (G.collections == 0 || !jvmpi_may_post())   /* after JVM_SHUT_DOWN: its thread delivers */
-            if ((*jvmpi_jvmti)->RawMonitorWait(jvmpi_jvmti, G.lock, 0) != JVMTI_ERROR_NONE) {
-                (*jvmpi_jvmti)->RawMonitorExit(jvmpi_jvmti, G.lock);
+        (*jvmpi_jvmti)->RawMonitorEnter(jvmpi_jvmti, gc_state.lock);
+        while (gc_state.collections == 0 || !jvmpi_may_post())   /* after JVM_SHUT_DOWN: its thread delivers */
+            if ((*jvmpi_jvmti)->RawMonitorWait(jvmpi_jvmti, gc_state.lock, 0) != JVMTI_ERROR_NONE) {
+                (*jvmpi_jvmti)->RawMonitorExit(jvmpi_jvmti, gc_state.lock);
                 return;                 /* the VM is going away */
             }
-        int n = G.collections;
-        G.collections = 0;
-        (*jvmpi_jvmti)->RawMonitorExit(jvmpi_jvmti, G.lock);
+        int n = gc_state.collections;
+        gc_state.collections = 0;
+        (*jvmpi_jvmti)->RawMonitorExit(jvmpi_jvmti, gc_state.lock);
         deliver(jni, n);
     }
 }
 
 int jvmpi_gc_subscribe(void) {
-    if (jvmpi_failed((*jvmpi_jvmti)->CreateRawMonitor(jvmpi_jvmti, "_jvmpi_gc", &G.lock), "CreateRawMonitor"))
+    if (jvmpi_failed((*jvmpi_jvmti)->CreateRawMonitor(jvmpi_jvmti, "_jvmpi_gc", &gc_state.lock), "CreateRawMonitor"))
         return -1;
     return events_subscribe(JVMTI_EVENT_OBJECT_FREE, EVENT_FN(on_object_free)) |
            events_subscribe(JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, EVENT_FN(on_gc_finish));
@@ -266,7 +266,7 @@ void jvmpi_gc_flush(JNIEnv *jni) {
 
 /* The thread, from VMInit on. */
 int jvmpi_gc_start(JNIEnv *jni) {
-    if (atomic_exchange(&G.started, 1)) return 0;
+    if (atomic_exchange(&gc_state.started, 1)) return 0;
     jclass k = (*jni)->FindClass(jni, "java/lang/Thread");
     jmethodID init = k ? (*jni)->GetMethodID(jni, k, "<init>", "(Ljava/lang/String;)V") : NULL;
     jstring name = init ? (*jni)->NewStringUTF(jni, "JVMPI GC") : NULL;

@@ -69,7 +69,7 @@ typedef struct stepper {
     int            last_in_tracker;   /* its last step was in the tracker's code (below) */
     int            hidden;            /* HotSpot hides its steps now: breakpoints stand in */
     pending_branch pending;
-    unsigned       redefinitions;     /* S.redefinitions when recent[] was filled */
+    unsigned       redefinitions;     /* step_state.redefinitions when recent[] was filled */
     unsigned       next;              /* the recent[] entry to replace next */
     method_code    recent[RECENT];
 } stepper;
@@ -87,7 +87,7 @@ static struct {
     jmethodID      *breakpointed; /* open addressing, BREAKPOINTED_MAX slots */
     size_t          n_breakpointed;
     int             breakpoints_on;
-} S = { .lock = PTHREAD_MUTEX_INITIALIZER };
+} step_state = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static int32_t s4(const unsigned char *p) {
     return (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]);
@@ -121,7 +121,7 @@ static void code_of(JNIEnv *jni, method_code *m, jmethodID method) {
 static stepper *stepper_for(JNIEnv *jni, jvmpi_thread *t, jmethodID method) {
     stepper *s = t->stepping;
     if (s == NULL && (s = t->stepping = calloc(1, sizeof *s)) == NULL) return NULL;
-    unsigned redefinitions = atomic_load(&S.redefinitions);
+    unsigned redefinitions = atomic_load(&step_state.redefinitions);
     if (s->redefinitions != redefinitions) {
         for (int i = 0; i < RECENT; i++) s->recent[i].method = NULL;
         s->redefinitions = redefinitions;
@@ -147,7 +147,7 @@ void jvmpi_instructions_forget_thread(void *stepping) {
     free(s);
 }
 
-void jvmpi_instructions_redefined(void) { atomic_fetch_add(&S.redefinitions, 1); }
+void jvmpi_instructions_redefined(void) { atomic_fetch_add(&step_state.redefinitions, 1); }
 
 static int is_if(unsigned op) { return (op >= 0x99 && op <= 0xa6) || op == 0xc6 || op == 0xc7; }
 enum { TABLESWITCH = 0xaa, LOOKUPSWITCH = 0xab };
@@ -259,14 +259,14 @@ static void JNICALL on_single_step(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
  * threads, whose SingleStep came for the same instruction, post nothing. */
 
 static int breakpointed_claim(jmethodID method) {
-    if (S.breakpointed == NULL && (S.breakpointed = calloc(BREAKPOINTED_MAX, sizeof *S.breakpointed)) == NULL)
+    if (step_state.breakpointed == NULL && (step_state.breakpointed = calloc(BREAKPOINTED_MAX, sizeof *step_state.breakpointed)) == NULL)
         return 0;
-    if (S.n_breakpointed >= BREAKPOINTED_MAX / 2) return 0;      /* bounded: later ones stay unseen */
+    if (step_state.n_breakpointed >= BREAKPOINTED_MAX / 2) return 0;      /* bounded: later ones stay unseen */
     size_t i = ((uintptr_t)method >> 3) * 11400714819323198485u % BREAKPOINTED_MAX;
-    for (; S.breakpointed[i] != NULL; i = (i + 1) % BREAKPOINTED_MAX)
-        if (S.breakpointed[i] == method) return 0;
-    S.breakpointed[i] = method;
-    S.n_breakpointed++;
+    for (; step_state.breakpointed[i] != NULL; i = (i + 1) % BREAKPOINTED_MAX)
+        if (step_state.breakpointed[i] == method) return 0;
+    step_state.breakpointed[i] = method;
+    step_state.n_breakpointed++;
     return 1;
 }
 
@@ -280,12 +280,12 @@ static int set_breakpoint(jmethodID method, uint32_t at) {
 }
 
 /* A breakpoint at each of the program's instructions in the method's code
- * that runs (not the rewriter's). Under S.lock, so a second thread waits
+ * that runs (not the rewriter's). Under step_state.lock, so a second thread waits
  * until they are all set. */
 static void set_breakpoints(const stepper *s) {
-    if (!S.breakpoints_on) {
+    if (!step_state.breakpoints_on) {
         if (events_want(jvmpi_jvmti, JVMTI_EVENT_BREAKPOINT) != 0) return;
-        S.breakpoints_on = 1;
+        step_state.breakpoints_on = 1;
     }
     if (s->map != NULL) {
         for (uint32_t i = 0, n = jvmpi_code_map_count(s->map); i < n; i++)
@@ -314,21 +314,21 @@ static int is_programs(JNIEnv *jni, jmethodID method) {
 }
 
 void jvmpi_instructions_entered(JNIEnv *jni, jvmpi_thread *t, jmethodID method) {
-    if (!S.can_break || !atomic_load(&S.stepping) || !jvmpi_enabled(JVMPI_EVENT_INSTRUCTION_START)) return;
+    if (!step_state.can_break || !atomic_load(&step_state.stepping) || !jvmpi_enabled(JVMPI_EVENT_INSTRUCTION_START)) return;
     stepper *s = t->stepping;
     /* stepped; or a branch held, whose code must stay (never so at an entry) */
     if (s != NULL && (s->last_in_tracker || s->pending.held)) return;
     if (s != NULL) s->hidden = 1;
     if (!is_programs(jni, method)) return;
-    pthread_mutex_lock(&S.lock);
+    pthread_mutex_lock(&step_state.lock);
     if (breakpointed_claim(method) && (s = stepper_for(jni, t, method)) != NULL && !s->is_tracker && s->length > 0)
         set_breakpoints(s);
-    pthread_mutex_unlock(&S.lock);
+    pthread_mutex_unlock(&step_state.lock);
     if ((s = t->stepping) != NULL) s->hidden = 1;
 }
 
 int jvmpi_instructions_watch_entries(void) {
-    return S.can_break && jvmpi_enabled(JVMPI_EVENT_INSTRUCTION_START);
+    return step_state.can_break && jvmpi_enabled(JVMPI_EVENT_INSTRUCTION_START);
 }
 
 static void JNICALL on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jmethodID method, jlocation location) {
@@ -345,10 +345,10 @@ static void JNICALL on_breakpoint(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, 
 
 static void stepping(int on) {
     if (!on) {
-        atomic_store(&S.stepping, 0);
+        atomic_store(&step_state.stepping, 0);
         events_unwant(jvmpi_jvmti, JVMTI_EVENT_SINGLE_STEP);
     } else if (events_want(jvmpi_jvmti, JVMTI_EVENT_SINGLE_STEP) == 0) {
-        atomic_store(&S.stepping, 1);
+        atomic_store(&step_state.stepping, 1);
     }
 }
 
@@ -357,7 +357,7 @@ static void stepping(int on) {
  * told so once they run Java code). */
 static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread) {
     (void)jvmti; (void)jni; (void)thread;
-    if (S.possible && jvmpi_enabled(JVMPI_EVENT_INSTRUCTION_START)) stepping(1);
+    if (step_state.possible && jvmpi_enabled(JVMPI_EVENT_INSTRUCTION_START)) stepping(1);
 }
 
 int jvmpi_instructions_subscribe(void) {
@@ -377,18 +377,18 @@ void jvmpi_instructions_after_onload(void) {
                         "INSTRUCTION_START is not posted\n");
         return;
     }
-    S.possible = 1;
+    step_state.possible = 1;
     jvmpi_code_maps_keep();
     memset(&caps, 0, sizeof caps);
     caps.can_generate_breakpoint_events = 1;
-    if ((*jvmpi_jvmti)->AddCapabilities(jvmpi_jvmti, &caps) == JVMTI_ERROR_NONE) S.can_break = 1;
+    if ((*jvmpi_jvmti)->AddCapabilities(jvmpi_jvmti, &caps) == JVMTI_ERROR_NONE) step_state.can_break = 1;
     else fprintf(stderr, "jvmpi: this JVM cannot set breakpoints (JVMTI can_generate_breakpoint_events): "
                          "INSTRUCTION_START misses the class initializers run while a call or field is "
                          "resolved\n");
 }
 
 jint jvmpi_instructions_switch(jint event_type, int on) {
-    if (event_type != JVMPI_EVENT_INSTRUCTION_START || !S.possible || !atomic_load(&jvmpi_live)) return JVMPI_SUCCESS;
+    if (event_type != JVMPI_EVENT_INSTRUCTION_START || !step_state.possible || !atomic_load(&jvmpi_live)) return JVMPI_SUCCESS;
     stepping(on);
-    return !on || atomic_load(&S.stepping) ? JVMPI_SUCCESS : JVMPI_FAIL;
+    return !on || atomic_load(&step_state.stepping) ? JVMPI_SUCCESS : JVMPI_FAIL;
 }

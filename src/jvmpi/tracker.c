@@ -48,7 +48,7 @@ static struct {
     jclass     tracker;          /* global reference */
     jfieldID   engaged;
     jmethodID  entry_native, exit_native;
-} M;
+} method_ids;
 
 /* Set while the layer itself runs Java code or the agent's handler runs:
  * their method calls are not the program's and must not recurse. */
@@ -61,19 +61,19 @@ static int is_tracker_class(const char *name) {
 
 int jvmpi_methods_is_tracker(jmethodID method) {
     jclass klass = NULL;
-    if (method == NULL || M.tracker == NULL ||
+    if (method == NULL || method_ids.tracker == NULL ||
         (*jvmpi_jvmti)->GetMethodDeclaringClass(jvmpi_jvmti, method, &klass) != JVMTI_ERROR_NONE)
         return 0;
     JNIEnv *jni = NULL;
     (*jvmpi_vm)->GetEnv(jvmpi_vm, (void **)&jni, JNI_VERSION_1_2);
-    int same = jni != NULL && (*jni)->IsSameObject(jni, klass, M.tracker);
+    int same = jni != NULL && (*jni)->IsSameObject(jni, klass, method_ids.tracker);
     if (jni != NULL) (*jni)->DeleteLocalRef(jni, klass);
     return same;
 }
 
 static int32_t next_method_id(void *context, const bci_method_info *m) {
     (void)context; (void)m;
-    int32_t id = atomic_fetch_add(&M.next_id, 1) + 1;
+    int32_t id = atomic_fetch_add(&method_ids.next_id, 1) + 1;
     return id < CHUNKS << CHUNK_BITS ? id : -1;     /* out of ids: the method is left alone */
 }
 
@@ -86,8 +86,8 @@ static void JNICALL on_class_file_load(jvmtiEnv *jvmti, JNIEnv *jni, jclass rede
         jvmpi_method_facts_forget();
         jvmpi_instructions_redefined();
     }
-    if (!atomic_load(&M.ready) || name == NULL || is_tracker_class(name)) return;
-    unsigned what = atomic_load(&M.what);
+    if (!atomic_load(&method_ids.ready) || name == NULL || is_tracker_class(name)) return;
+    unsigned what = atomic_load(&method_ids.what);
     /* objectInit only in Object.<init>; newArray everywhere else */
     what &= strcmp(name, "java/lang/Object") == 0 ? (BCI_ENTRY_EXIT | BCI_OBJECT_INIT) : ~(unsigned)BCI_OBJECT_INIT;
     if (what == 0) return;
@@ -118,7 +118,7 @@ void jvmpi_methods_after_onload(void) {
     jvmtiCapabilities caps;
     memset(&caps, 0, sizeof caps);
     caps.can_access_local_variables = 1;
-    if ((*jvmpi_jvmti)->AddCapabilities(jvmpi_jvmti, &caps) == JVMTI_ERROR_NONE) M.can_get_receiver = 1;
+    if ((*jvmpi_jvmti)->AddCapabilities(jvmpi_jvmti, &caps) == JVMTI_ERROR_NONE) method_ids.can_get_receiver = 1;
     else fprintf(stderr, "jvmpi: this JVM cannot read local variables: METHOD_ENTRY2 carries no object\n");
 }
 
@@ -130,11 +130,11 @@ int jvmpi_methods_subscribe(void) {
 
 static method_slot *chunk_for(int32_t id) {
     size_t c = (size_t)id >> CHUNK_BITS;
-    method_slot *chunk = atomic_load(&M.method_chunks[c]);
+    method_slot *chunk = atomic_load(&method_ids.method_chunks[c]);
     if (chunk != NULL) return chunk;
     method_slot *fresh = calloc((size_t)1 << CHUNK_BITS, sizeof *fresh);
     if (fresh == NULL) return NULL;
-    if (!atomic_compare_exchange_strong(&M.method_chunks[c], &chunk, fresh)) { free(fresh); return chunk; }
+    if (!atomic_compare_exchange_strong(&method_ids.method_chunks[c], &chunk, fresh)) { free(fresh); return chunk; }
     return fresh;
 }
 
@@ -156,7 +156,7 @@ static jmethodID method_of(int32_t id) {
  * (NULL for a static method). */
 static jobjectID receiver_of(JNIEnv *jni, jmethodID method) {
     jint modifiers = 0;
-    if (!M.can_get_receiver ||
+    if (!method_ids.can_get_receiver ||
         (*jvmpi_jvmti)->GetMethodModifiers(jvmpi_jvmti, method, &modifiers) != JVMTI_ERROR_NONE ||
         (modifiers & 0x0008))
         return NULL;
@@ -249,15 +249,15 @@ static int define_tracker(JNIEnv *jni) {
         if ((*jni)->ExceptionCheck(jni)) { (*jni)->ExceptionDescribe(jni); (*jni)->ExceptionClear(jni); }
         return -1;
     }
-    M.engaged = engaged;
-    M.tracker = global;
+    method_ids.engaged = engaged;
+    method_ids.tracker = global;
     return bind_natives(jni, k);
 }
 
 static void retransform_loaded(JNIEnv *jni) {
     jint n = 0;
     jclass *classes = NULL;
-    if (class_modifiable(jvmpi_jvmti, jni, M.tracker, &classes, &n) != 0) return;
+    if (class_modifiable(jvmpi_jvmti, jni, method_ids.tracker, &classes, &n) != 0) return;
     class_retransform(jvmpi_jvmti, classes, n, "jvmpi");
     for (jint i = 0; i < n; i++) (*jni)->DeleteLocalRef(jni, classes[i]);
     (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)classes);
@@ -286,33 +286,33 @@ static void apply(JNIEnv *jni) {
 static void apply_locked(JNIEnv *jni) {
     int bits = engaged_bits();
     unsigned want = ((bits & 5) ? BCI_ENTRY_EXIT : 0u) | ((bits & 8) ? (BCI_NEWARRAY | BCI_OBJECT_INIT) : 0u);
-    atomic_fetch_or(&M.what, want);
-    if (want != 0 && !M.hook_wanted) {
+    atomic_fetch_or(&method_ids.what, want);
+    if (want != 0 && !method_ids.hook_wanted) {
         if (events_want(jvmpi_jvmti, JVMTI_EVENT_CLASS_FILE_LOAD_HOOK) != 0) return;
-        M.hook_wanted = 1;
+        method_ids.hook_wanted = 1;
         jvmpi_method_facts_watch();
     }
-    unsigned what = atomic_load(&M.what);
-    if (what != M.retransformed) {
-        M.retransformed = what;
+    unsigned what = atomic_load(&method_ids.what);
+    if (what != method_ids.retransformed) {
+        method_ids.retransformed = what;
         int was = jvmpi_in_layer;
         jvmpi_in_layer = 1;
         retransform_loaded(jni);
         jvmpi_method_facts_forget();    /* again: a table read during it may be the old one's */
         jvmpi_in_layer = was;
     }
-    (*jni)->SetStaticIntField(jni, M.tracker, M.engaged, bits);
+    (*jni)->SetStaticIntField(jni, method_ids.tracker, method_ids.engaged, bits);
 }
 
 int jvmpi_methods_start(JNIEnv *jni) {
     if (define_tracker(jni) != 0) return -1;
-    atomic_store(&M.ready, 1);
+    atomic_store(&method_ids.ready, 1);
     apply(jni);
     return 0;
 }
 
 void jvmpi_methods_switch(void) {
     JNIEnv *jni = NULL;
-    if (!atomic_load(&M.ready) || (*jvmpi_vm)->GetEnv(jvmpi_vm, (void **)&jni, JNI_VERSION_1_2) != JNI_OK) return;
+    if (!atomic_load(&method_ids.ready) || (*jvmpi_vm)->GetEnv(jvmpi_vm, (void **)&jni, JNI_VERSION_1_2) != JNI_OK) return;
     apply(jni);
 }
