@@ -28,6 +28,27 @@ accepted only with jvm_quirks=True and only in the exact form verified here:
     count exceeds the dump's by exactly the number of distinct dangling ids.)
   * CLASS DUMPs carry pseudo static fields '<resolved_references>' and
     '<init_lock>' (objects) that are not Java fields.
+  * in a JVM whose boot classes were retransformed (any agent that rewrites
+    them: heap=sites, heap=all), the JVM names each such class twice, the
+    second time with a LOAD CLASS and a ROOT STICKY CLASS of an id that has
+    no CLASS DUMP (a Class object of the class's scratch version, which is
+    not in the heap). Seen in `jcmd GC.heap_dump`'s file of such a JVM too
+    (355 on AllocTruth with heap=sites, JDK 17 and 25; none without the
+    agent). Problem kind 'root_dangling'; accepted if the root is a sticky
+    class whose id names a class (LOAD CLASS) that has another id with a
+    CLASS DUMP.
+Several dumps of the JVM's dumper in one file (the agent's file after two
+`dump` requests or SIGQUITs; each is a whole JVM dump, class serials moved
+to a range of its own) repeat what each JVM dump defines for itself, only
+with len(heap_dumps) > 1:
+  * the UTF8 names of its symbols, by the same ids ('utf8_twice'; accepted
+    only with the same text);
+  * its threads' STACK TRACE serials and STACK FRAME ids, numbered from 1 in
+    every dump ('trace_twice', 'frame_twice'; accepted below 0x10000, far
+    under the agent's own);
+  * classes are named by their Class object's address, which a GC may give
+    another class by the next dump ('load_class_conflict'; accepted between
+    LOAD CLASS records of two different dumps' serial ranges).
 """
 
 import collections
@@ -69,28 +90,67 @@ def jvm_quirks(dump, problems):
     """Split problems into (accepted JVM quirks with the reason, the rest);
     see the module doc for exactly what is accepted."""
     ok, rest = [], []
+    dumped_names = {c.name for c in dump.classes.values() if c.dumped}
+    several = len(dump.heap_dumps) > 1
     for p in problems:
         kind = getattr(p, "kind", None)
+        # With several heap dumps, a dump's own problems start "heap dump #i (offset ...): ".
+        m = re.match(r"heap dump #(\d+) \(offset [^)]*\)\): ", p)
+        hd = dump.heap_dumps[int(m.group(1))] if m else dump.heap
+        text = p[m.end():] if m else p
         if kind == "load_class_again":
-            names = [dump.load_class_by_serial[b].java_name or "" for _c, _a, b in dump.repeated_loads]
-            if all(n.startswith("[") for n in names):
-                ok.append((p, "JDK 17 writes LOAD CLASS twice for array classes"))
+            pairs = [(dump.load_class_by_serial[b].java_name or "", a, b) for _c, a, b in dump.repeated_loads]
+            if all(n.startswith("[") or (several and a // JVM_SERIAL_RANGE != b // JVM_SERIAL_RANGE)
+                   for n, a, b in pairs):
+                ok.append((p, "JDK 17 writes LOAD CLASS twice for array classes%s" % (
+                    "; each JVM dump of the file names its classes" if several else "")))
                 continue
-        elif kind == "dangling" and len(dump.heap_dumps) == 1:
-            hd = dump.heap
-            if len(hd.dangling_targets) <= 100000:
-                refs = dump.referrers(hd.dangling_targets, limit=1000000)
-                srcs = {r.split(" [")[0] for v in refs.values() for r in v}
-                n_refs = sum(len(v) for v in refs.values())
-                if len(srcs) == 1 and n_refs == hd.dangling and next(iter(srcs)).startswith("[Ljava.lang.Object; "):
-                    arr = int(next(iter(srcs)).split()[1], 16)
-                    holders = dump.referrers([arr], limit=100).get(arr, [])
-                    if holders and all(h == "root jni_global" for h in holders):
-                        ok.append((p, "all %d come from the CDS archived-heap roots Object[] 0x%x "
-                                      "(held only by a JNI global)" % (n_refs, arr)))
-                        continue
+        elif kind == "dangling" and (m or not several) and len(hd.dangling_targets) <= 100000:
+            refs = dump.referrers(hd.dangling_targets, limit=1000000, heap_dump=hd)
+            srcs = {r.split(" [")[0] for v in refs.values() for r in v}
+            n_refs = sum(len(v) for v in refs.values())
+            if len(srcs) == 1 and n_refs == hd.dangling and next(iter(srcs)).startswith("[Ljava.lang.Object; "):
+                arr = int(next(iter(srcs)).split()[1], 16)
+                holders = dump.referrers([arr], limit=100, heap_dump=hd).get(arr, [])
+                if holders and all(h == "root jni_global" for h in holders):
+                    ok.append((p, "all %d come from the CDS archived-heap roots Object[] 0x%x "
+                                  "(held only by a JNI global)" % (n_refs, arr)))
+                    continue
+        elif several and _repeated_by_another_dump(p):
+            ok.append((p, "each of the file's JVM dumps defines it for itself"))
+            continue
+        elif kind == "root_dangling" and _renamed_sticky_class(dump, text, dumped_names):
+            ok.append((p, "a retransformed boot class named again by an id without CLASS DUMP"))
+            continue
         rest.append(p)
     return ok, rest
+
+
+JVM_SERIAL_RANGE = 0x01000000     # each JVM dump's class serials (src/agent/heap_dump_jvm.c)
+
+
+def _repeated_by_another_dump(problem):
+    """See the module doc: what two JVM dumps in one file both define."""
+    kind = getattr(problem, "kind", None)
+    if kind == "utf8_twice":
+        return problem.endswith(")")              # no ": 'a' then 'b'": the same text
+    if kind in ("trace_twice", "frame_twice"):
+        m = re.search(r"(?:serial |id 0x)([0-9a-f]+) defined twice", problem)
+        return m is not None and int(m.group(1), 16 if kind == "frame_twice" else 10) < 0x10000
+    if kind == "load_class_conflict":
+        m = re.search(r"serials (\d+) and (\d+)", problem)
+        return m is not None and all(int(x) >= 0x40000000 for x in m.groups()) and \
+            int(m.group(1)) // JVM_SERIAL_RANGE != int(m.group(2)) // JVM_SERIAL_RANGE
+    return False
+
+
+def _renamed_sticky_class(dump, problem, dumped_names):
+    """problem: 'GC root sticky_class -> 0x...: ...'; True if that id is a
+    LOAD CLASS without CLASS DUMP whose name another id has a CLASS DUMP of
+    (dumped_names: the names of the classes with a CLASS DUMP)."""
+    m = re.match(r"GC root sticky_class -> 0x([0-9a-f]+):", problem)
+    c = dump.classes.get(int(m.group(1), 16)) if m else None
+    return c is not None and c.serial is not None and not c.dumped and c.name in dumped_names
 
 
 def check_heap_shape(dump, Fail, jvm_quirks_ok=False):

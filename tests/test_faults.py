@@ -32,7 +32,7 @@ checks the one line that tells the user what happened.
                             complete report (hprof report reads it; the
                             samples are in LongRun.spin)
     faults_sigint           the same with SIGINT (exit 130), format=b
-    faults_sigkill_mid_dump heap=all (binary), heap=dump (text) killed with SIGKILL
+    faults_sigkill_mid_dump heap=all by the walk (binary), heap=dump (text) killed with SIGKILL
                             while the dump at exit is being written: hprof
                             report and hprof convert exit 1 and say the file
                             is truncated
@@ -238,10 +238,10 @@ def test_faults_sigint(ctx):
 
 
 def test_faults_sigkill_mid_dump(ctx):
-    # Binary: heap=all, whose dump the agent streams into the file itself
-    # (heap=dump's binary dump is the JVM's own, written to a staging
-    # file first: docs/heap.md).
-    for fmt, opts, name in (("b", "heap=all,format=b", "killed.hprof"), ("a", "heap=dump", "killed.txt")):
+    # Binary: heap=all by the agent's walk, whose dump the agent streams
+    # into the file itself (the JVM's dumper, heap=dump's and heap=all's
+    # by default, writes to a staging file first: docs/heap.md).
+    for fmt, opts, name in (("b", "heap=all,format=b,heap_dumper=walk", "killed.hprof"), ("a", "heap=dump", "killed.txt")):
         path = ctx.path(name)
         p, so, se, cmd = spawn(ctx, "Faults", ["heap", "3000000"], "%s,file=%s" % (opts, path),
                                jvm=["-Xmx1g"], tag="kill-" + fmt)

@@ -6,7 +6,8 @@ binary dumps of the same program (src/heapgraph/heap_text.c, docs/heap.md).
                  example: a byte[1000000] held by C.data held by D.c held by
                  a local of B.g; a static map, a ring, an array of arrays)
                  dumped on SIGQUIT with heap=all,format=a in one run and
-                 heap=all,format=b in another (the agent's walk both times).
+                 heap=all,format=b,heap_dumper=walk in another (the
+                 agent's walk both times).
                  `hprof heap --json` of the text: HeapRetain's classes with
                  the known counts and retained sizes, equal to the binary
                  dump's; the byte[]'s path (Java frame of thread main at the
@@ -46,7 +47,8 @@ def sigquit_dumps(ctx, main, gos, agent, tag, after_dump=None):
 def test_heap_text_matches_binary(ctx):
     text, binary = ctx.path("retain.txt"), ctx.path("retain.hprof")
     sigquit_dumps(ctx, "HeapRetain", [ctx.path("go-a")], "heap=all,format=a,doe=n,file=" + text, "text")
-    sigquit_dumps(ctx, "HeapRetain", [ctx.path("go-b")], "heap=all,format=b,doe=n,file=" + binary, "binary")
+    sigquit_dumps(ctx, "HeapRetain", [ctx.path("go-b")], "heap=all,format=b,heap_dumper=walk,doe=n,file=" + binary,
+                  "binary")
     t = json.loads(hprof_heap(text, "--json", "--top", "500").stdout)
     b = json.loads(hprof_heap(binary, "--json", "--top", "500").stdout)
     problems = []

@@ -50,6 +50,7 @@ static struct {
     int           zgc;               /* -XX:+UseZGC: no GC in the exit dump (see collect) */
     int           jvm_dumper;        /* heap=dump's binary dump by the JVM's own dumper (dump_start) */
     int           jvm_dumper_all;    /* heap=all's, its objects then given their traces (heap_all_dump.h) */
+    int           jvm_dumper_asked;  /* heap_dumper=jvm: say why when the JVM's dumper cannot be used */
     profile      *dumped_profile;    /* of the rows the last dump wrote (stack_profile_keep) */
 } heap_sites;
 
@@ -766,9 +767,11 @@ static int dump_start(const collector_env *env, JNIEnv *jni)
      * records, two ids, for each class. Only a heap dump alone uses it. */
     const hprof_options *o = env->opt;
     heap_sites.jvm_dumper = o->heap == HEAP_DUMP && o->cpu == CPU_OFF && o->wall_ms == 0 && o->heap_dumper != 'w';
-    /* heap=all: only when asked (heap_dumper=jvm): the JVM's file differs from the walk's (its ids, its
-     * quirks, and the SITES section's LOAD CLASS records before it name each class once more). */
-    heap_sites.jvm_dumper_all = o->heap == HEAP_ALL && o->cpu == CPU_OFF && o->wall_ms == 0 && o->heap_dumper == 'j';
+    /* heap=all too unless heap_dumper=walk: the JVM's dumper, its objects then given their traces in place,
+     * took 1.5-2.7x jcmd's time where the walk took 23-29x (docs/measurements.md). The file is the JVM's:
+     * its ids, its quirks (docs/heap.md). */
+    heap_sites.jvm_dumper_all = o->heap == HEAP_ALL && o->cpu == CPU_OFF && o->wall_ms == 0 && o->heap_dumper != 'w';
+    heap_sites.jvm_dumper_asked = o->heap_dumper == 'j';
     return 0;
 }
 
@@ -796,7 +799,7 @@ static void heap_dump_dump(dump_target *t, JNIEnv *jni)
         return;
     collect(t, jni);
     if (t->report.format == 'b' && heap_sites.jvm_dumper_all && heap_sites.made &&
-        heap_all_dump_by_jvm(jni, &target) <= 0)
+        heap_all_dump_by_jvm(jni, &target, heap_sites.jvm_dumper_asked) <= 0)
         return;
     heap_dump_write(jni, &target, heap_sites.dump_depth, heap_sites.dump_lineno);
 }

@@ -259,7 +259,7 @@ static int patch_dump(void *ctx, JNIEnv *jni, int fd)
 
 /* Only collectors that move objects at safepoints alone (each one a
  * GarbageCollectionStart) and keep plain addresses in handles. */
-static int collector_known(JNIEnv *jni)
+static int collector_known(JNIEnv *jni, int asked)
 {
     static const char *const flags[] = { "UseG1GC", "UseParallelGC", "UseSerialGC" };
     char why[512] = "none of -XX:+UseG1GC, -XX:+UseParallelGC, -XX:+UseSerialGC";
@@ -270,17 +270,19 @@ static int collector_known(JNIEnv *jni)
         if (on < 0)
             break;
     }
-    fprintf(stderr, "hprof: heap dump: heap=all by the JVM's dumper needs the G1, Parallel or Serial collector "
+    if (asked)
+        fprintf(stderr, "hprof: heap dump: heap=all by the JVM's dumper needs the G1, Parallel or Serial collector "
             "(%s); the agent walks the heap itself\n", why);
     return 0;
 }
 
-int heap_all_dump_by_jvm(JNIEnv *jni, const heap_dump_target *t)
+int heap_all_dump_by_jvm(JNIEnv *jni, const heap_dump_target *t, int asked)
 {
-    if (t->each_tracked == NULL || !collector_known(jni))
+    if (t->each_tracked == NULL || !collector_known(jni, asked))
         return 1;
     if (events_want(hprof_jvmti, JVMTI_EVENT_GARBAGE_COLLECTION_START) != 0) {
-        fprintf(stderr, "hprof: heap dump: heap=all by the JVM's dumper needs JVMTI's GarbageCollectionStart "
+        if (asked)
+            fprintf(stderr, "hprof: heap dump: heap=all by the JVM's dumper needs JVMTI's GarbageCollectionStart "
                 "events, which this JVM does not give; the agent walks the heap itself\n");
         return 1;
     }

@@ -32,8 +32,10 @@
 int heap_all_dump_subscribe(void);
 
 /* One heap dump as above (the JVM's dumper collects garbage first): 0 written;
- * 1 not (said on stderr; nothing was written: the caller walks the heap);
- * -1 the output failed. */
-int heap_all_dump_by_jvm(JNIEnv *jni, const heap_dump_target *target);
+ * 1 not (nothing was written: the caller walks the heap); -1 the output
+ * failed. Why not is said on stderr, except that a collector or a JVM this
+ * cannot work with is said only when the user asked for it (heap_dumper=jvm,
+ * `asked`): by default heap=all then walks the heap as it always did. */
+int heap_all_dump_by_jvm(JNIEnv *jni, const heap_dump_target *target, int asked);
 
 #endif

@@ -34,13 +34,15 @@ static double seconds_since(const struct timespec *t0)
 /* A descriptor of the output file, to read it from the start, when it is
  * worth making the JVM's dump (fd) the output instead of copying it: the
  * output is a regular file at out_path (not net='s spool) holding less
- * than the dump. -1 otherwise. */
+ * than the dump, and no heap dump: the records after the JVM's would then
+ * put an earlier dump after this one, where readers take the last dump of
+ * a file as the newest. -1 otherwise. */
 static int own_file_to_follow(const heap_dump_target *t, int fd)
 {
     hb_writer *w = t->binary;
     struct stat out, dump, path;
     int o = w->out ? fileno(w->out) : -1;
-    if (o < 0 || w->error || w->in_heap || fstat(o, &out) != 0 || fstat(fd, &dump) != 0 ||
+    if (o < 0 || w->error || w->in_heap || w->heap_dumps > 0 || fstat(o, &out) != 0 || fstat(fd, &dump) != 0 ||
         !S_ISREG(out.st_mode) || (uint64_t)dump.st_size <= w->bytes)
         return -1;
     int old = open(t->out_path, O_RDONLY | O_CLOEXEC);
@@ -92,6 +94,65 @@ static int adopt(hb_writer *w, int fd, int old, const char *stage, const char *o
         return -1;
     }
     return 0;
+}
+
+/* HPROF's file header: "JAVA PROFILE 1.0.2\0", the id size (u4), the start time (u8). */
+#define HPROF_HEADER_SIZE 31
+
+static int copy_range(int from, uint64_t at, uint64_t n, int to)
+{
+    char buf[65536];
+    while (n > 0) {
+        ssize_t got = pread(from, buf, n < sizeof buf ? (size_t)n : sizeof buf, (off_t)at);
+        if (got <= 0)
+            return -1;
+        for (ssize_t put = 0, w; put < got; put += w)
+            if ((w = write(to, buf + put, (size_t)(got - put))) <= 0)
+                return -1;
+        at += (uint64_t)got;
+        n -= (uint64_t)got;
+    }
+    return 0;
+}
+
+/* A later JVM dump into a file that holds one already: the records written
+ * since that dump and its records (a SITES section, the frames of new
+ * traces) may name classes by serials of ours whose LOAD CLASS the first
+ * adoption dropped for the JVM's. They are taken out of the output, to go
+ * after the new dump through the same renumbering as at the first one: the
+ * file keeps its dumps in order, each followed by the records it explains.
+ * A descriptor of an unlinked file beside the output holding the output's
+ * header and those records (read from the start), the output cut back to
+ * where they began; -1 when there is nothing to move or it cannot be done
+ * (nothing changed: the new dump is appended after them, as before). */
+static int take_records_since_dump(const heap_dump_target *t)
+{
+    hb_writer *w = t->binary;
+    int o = w->out ? fileno(w->out) : -1;
+    uint64_t mark = w->dump_records_end;
+    struct stat out;
+    if (o < 0 || w->error || w->in_heap || mark < HPROF_HEADER_SIZE || w->dump_records_dumps != w->heap_dumps ||
+        mark >= w->bytes || fflush(w->out) != 0 || fstat(o, &out) != 0 || !S_ISREG(out.st_mode) ||
+        (uint64_t)out.st_size != w->bytes)
+        return -1;
+    const char *slash = strrchr(t->out_path, '/');
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - t->out_path) : 1, slash ? t->out_path : ".");
+    int tail = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (tail < 0)
+        return -1;
+    if (copy_range(o, 0, HPROF_HEADER_SIZE, tail) != 0 || copy_range(o, mark, w->bytes - mark, tail) != 0 ||
+        lseek(tail, 0, SEEK_SET) != 0 || ftruncate(o, (off_t)mark) != 0) {
+        close(tail);
+        return -1;
+    }
+    if (fseeko(w->out, (off_t)mark, SEEK_SET) != 0) {
+        w->error = errno ? errno : EIO;
+        close(tail);
+        return -1;
+    }
+    w->bytes = mark;
+    return tail;
 }
 
 /* A class's name as both sides can compare it: the JVM's internal form
@@ -272,15 +333,28 @@ int heap_dump_by_jvm(JNIEnv *jni, const heap_dump_target *t)
     if (rc == 1) {                   /* not adopted, nothing changed: appended instead */
         unlink(stage);               /* the data stays readable through fd */
         how = "then appended to the output";
+        int since = take_records_since_dump(t);
         rc = hb_append_file(t->binary, fd, offset);
+        if (since >= 0) {
+            hb_class_renumber ours = { .defined_as = traced ? defined_by_jvm : NULL, .ctx = &lookup.jvm };
+            hb_class_renumber unchanged = { 0 };
+            /* Not an HPROF file (rc 1): the records go back as they were, for the walk. */
+            if (rc >= 0 && hb_append_file_renumbered(t->binary, since, rc == 0 ? &ours : &unchanged) < 0)
+                rc = -1;
+            close(since);
+        }
     }
     if (old >= 0)
         close(old);
     close(fd);
     /* The traces the JVM's LOAD CLASS records now name, and their frames
      * naming classes by the JVM's serials. */
-    if (rc == 0)
+    if (rc == 0) {
+        t->binary->heap_dumps++;
         heap_dump_write_new_records(t->binary, traced ? &lookup.jvm : NULL, NULL);
+        t->binary->dump_records_end = t->binary->bytes;
+        t->binary->dump_records_dumps = t->binary->heap_dumps;
+    }
     trace_lookup_free(&lookup);
     if (rc == 1) {
         fprintf(stderr, "hprof: heap dump: the JVM's dump is not an HPROF file with %u-byte ids; the agent "

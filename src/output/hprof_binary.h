@@ -82,6 +82,12 @@ typedef struct hb_writer {
     size_t    seg_cap;
     size_t    seg_len;
     int       in_heap;        /* between hb_heap_begin and hb_heap_end */
+    uint32_t  heap_dumps;     /* heap dumps in the file (hb_heap_end, or a caller that put one in) */
+    /* Set by a caller that put in a heap dump and the records naming its
+     * classes: bytes then, and heap_dumps then (the records after it are
+     * the ones written since that dump only while heap_dumps is the same). */
+    uint64_t  dump_records_end;
+    uint32_t  dump_records_dumps;
     int       streaming;
 
     /* Staging (hb_stage_begin): the output while records go to the stage. */

@@ -97,6 +97,7 @@ int hb_heap_end(hb_writer *w)
     if (hb_flush_segment(w) != 0 || hb_record_header(w, HB_TAG_HEAP_DUMP_END, 0) != 0)
         return -1;
     w->in_heap = 0;
+    w->heap_dumps++;
     return 0;
 }
 

@@ -527,7 +527,9 @@ TEST(hb_heap_dump_every_subrecord)
     CHECK(hb_prim_array(&w, 0x57, 300004, HB_INT, 2, is) == 0);
     CHECK(hb_prim_array(&w, 0x58, 300004, HB_LONG, 2, ls) == 0);
     CHECK(hb_prim_array(&w, 0x59, 300004, HB_INT, 0, NULL) == 0);
+    CHECK(w.heap_dumps == 0);
     CHECK(hb_heap_end(&w) == 0);
+    CHECK(w.heap_dumps == 1);      /* a later JVM dump must follow it, not become the file's start */
     CHECK(finish(&w, &s) == 0);
 
     bytes sub = { 0 };
