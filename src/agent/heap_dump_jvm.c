@@ -139,8 +139,13 @@ static int take_records_since_dump(const heap_dump_target *t)
     char dir[4200];
     snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - t->out_path) : 1, slash ? t->out_path : ".");
     int tail = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (tail < 0)
-        return -1;
+    if (tail < 0) {                  /* a file system without O_TMPFILE: a named one, unlinked at once */
+        char name[4300];
+        snprintf(name, sizeof name, "%s/.hprof-records.%d.XXXXXX", dir, (int)getpid());
+        if ((tail = mkostemp(name, O_CLOEXEC)) < 0)
+            return -1;
+        unlink(name);
+    }
     if (copy_range(o, 0, HPROF_HEADER_SIZE, tail) != 0 || copy_range(o, mark, w->bytes - mark, tail) != 0 ||
         lseek(tail, 0, SEEK_SET) != 0 || ftruncate(o, (off_t)mark) != 0) {
         close(tail);
