@@ -20,6 +20,7 @@
 #include "../options/jvm_args.h"
 #include "../output/hprof_binary.h"
 #include "jvmti_support.h"
+#include "stack_walk_fast.h"
 #include "class_rewrite.h"
 #include "tracker_agent.h"
 

@@ -39,6 +39,7 @@
 #include "../output/old_prof_writer.h"
 #include "events.h"
 #include "jvmti_support.h"
+#include "stack_walk_fast.h"
 #include "class_rewrite.h"
 #include "tracker_agent.h"
 #include "vthread_clock.h"
