@@ -35,7 +35,7 @@ FORMATS_SRC = $(PROFILE_SRC) src/core/keytab.c src/core/idmap.c src/core/hidden_
 # The class-file rewriter: a pure library (bytes in, bytes out).
 BCI_SRC   = $(wildcard src/bci/*.c)
 MONITOR_AGENT_SRC = $(wildcard src/agent/monitor_*.c)
-AGENT_SRC = $(PURE_SRC) $(SAMPLER_SRC) src/cpu/native_libs.c src/cpu/native_names.c src/cpu/thread_cpu.c src/agent/agent.c src/agent/agent_report.c src/agent/agent_dump.c src/agent/agent_commands.c src/agent/hprof_agent.c src/agent/jvmti_support.c $(MONITOR_AGENT_SRC) \
+AGENT_SRC = $(PURE_SRC) $(SAMPLER_SRC) src/cpu/native_libs.c src/cpu/native_names.c src/cpu/thread_cpu.c src/agent/agent.c src/agent/agent_report.c src/agent/agent_dump.c src/agent/agent_commands.c src/agent/hprof_agent.c src/agent/jvmti_support.c src/agent/stack_walk_fast.c $(MONITOR_AGENT_SRC) \
             src/agent/events.c src/agent/class_rewrite.c src/agent/samples_agent.c src/agent/java_code.c src/agent/wall_agent.c src/agent/vthread_mounts.c src/agent/vthread_clock.c src/agent/times_agent.c src/agent/tracker_agent.c src/agent/heap_agent.c src/agent/heap_dump.c src/agent/heap_dump_records.c src/agent/heap_dump_sink.c src/agent/heap_dump_jvm.c src/agent/jvm_heap_dump.c src/agent/heap_all_dump.c src/agent/heap_walk.c src/agent/field_layout.c src/agent/class_loads.c src/options/command_reply.c build/tracker_classes.c
 # cpu=times' tracker classes (java.lang.HprofTracker), compiled into java.base's
 # package and embedded in the agent as byte arrays.
@@ -109,7 +109,7 @@ build/libhprof.so: build/.jdk-ok $(AGENT_SRC) $(HEADERS) Makefile
 # event fan-out, tables and class-file rewriter. Its header is installed
 # for those agents: cc -Ibuild/include.
 JVMPI_SRC  = $(wildcard src/jvmpi/*.c) $(PURE_SRC) src/agent/agent.c src/agent/agent_report.c src/agent/agent_dump.c src/agent/agent_commands.c src/agent/events.c src/agent/field_layout.c src/agent/heap_walk.c \
-             src/options/command_reply.c src/agent/class_rewrite.c src/agent/jvmti_support.c src/sampler/async_trace.c build/jvmpi_tracker_class.c
+             src/options/command_reply.c src/agent/class_rewrite.c src/agent/jvmti_support.c src/agent/stack_walk_fast.c src/sampler/async_trace.c build/jvmpi_tracker_class.c
 JVMPI_JAVA = $(wildcard src/jvmpi/java/java/lang/*.java)
 
 build/jvmpi_tracker_class.c: build/.jdk-ok $(JVMPI_JAVA) scripts/embed-classes

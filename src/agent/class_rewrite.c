@@ -1,34 +1,19 @@
 /* class_rewrite: see class_rewrite.h. */
 #include "class_rewrite.h"
 
-#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "jvmti_support.h"
 
-/* A class that cannot be rewritten is no error of the application's: dozens
- * of lines in its stderr at an attach helped nobody (the caller counts them). */
-static atomic_int say_each = 1;
-
-void class_rewrite_say_each(int on)
-{
-    atomic_store(&say_each, on);
-}
-
-int class_rewrite_saying_each(void)
-{
-    return atomic_load(&say_each);
-}
-
 int class_rewrite_in_hook(jvmtiEnv *jvmti, const bci_config *c, const char *name, const unsigned char *data,
-                          jint len, jint *new_len, unsigned char **new_data, const char *who) {
+                          jint len, jint *new_len, unsigned char **new_data, const char *who, int say_each) {
     uint8_t *out = NULL;
     size_t out_len = 0;
     char err[512];
     bci_result r = bci_rewrite(data, (size_t)len, c, &out, &out_len, err, sizeof err);
     if (r == BCI_ERROR) {
-        if (atomic_load(&say_each))
+        if (say_each)
             fprintf(stderr, "%s: class %s is left uninstrumented: %s\n", who, name, err);
         return -1;
     }
@@ -47,8 +32,6 @@ int class_rewrite_in_hook(jvmtiEnv *jvmti, const bci_config *c, const char *name
 
 static void say_not_retransformed(jvmtiEnv *jvmti, jclass klass, jvmtiError err, const char *who) {
     char *sig = NULL, *msg = NULL;
-    if (!atomic_load(&say_each))
-        return;
     (*jvmti)->GetClassSignature(jvmti, klass, &sig, NULL);
     (*jvmti)->GetErrorName(jvmti, err, &msg);
     fprintf(stderr, "%s: cannot retransform %s: %s; it runs uninstrumented\n", who, sig ? sig : "?",
@@ -57,7 +40,7 @@ static void say_not_retransformed(jvmtiEnv *jvmti, jclass klass, jvmtiError err,
     jvmti_free(msg);
 }
 
-unsigned class_retransform(jvmtiEnv *jvmti, jclass *classes, jint n, const char *who) {
+unsigned class_retransform(jvmtiEnv *jvmti, jclass *classes, jint n, const char *who, int say_each) {
     const jint batch = 256;
     unsigned failed = 0;
     for (jint i = 0; i < n; i += batch) {
@@ -66,7 +49,8 @@ unsigned class_retransform(jvmtiEnv *jvmti, jclass *classes, jint n, const char 
         for (jint j = 0; j < k; j++) {
             jvmtiError err = (*jvmti)->RetransformClasses(jvmti, 1, classes + i + j);
             if (err != JVMTI_ERROR_NONE) {
-                say_not_retransformed(jvmti, classes[i + j], err, who);
+                if (say_each)
+                    say_not_retransformed(jvmti, classes[i + j], err, who);
                 failed++;
             }
         }

@@ -16,20 +16,16 @@
 /* In a ClassFileLoadHook: rewrite the class with config c; on success the
  * new bytes are in JVMTI memory in *new_data / *new_len. 1 rewritten, 0
  * nothing to insert, -1 not rewritten (said on stderr, prefixed with who,
- * as a class left uninstrumented). */
+ * as a class left uninstrumented, if say_each: else only the caller's
+ * counts tell how many). */
 int class_rewrite_in_hook(jvmtiEnv *jvmti, const bci_config *c, const char *name, const unsigned char *data,
-                          jint len, jint *new_len, unsigned char **new_data, const char *who);
-
-/* Whether the two above say each class on stderr (by default they do);
- * off, only their callers' counts tell how many. */
-void class_rewrite_say_each(int on);
-int  class_rewrite_saying_each(void);
+                          jint len, jint *new_len, unsigned char **new_data, const char *who, int say_each);
 
 /* Retransform classes (local references; each must be modifiable) in
  * batches; a batch that fails is retried one class at a time, so one bad
- * class costs only itself (said on stderr, prefixed with who). Returns how
- * many could not be retransformed. */
-unsigned class_retransform(jvmtiEnv *jvmti, jclass *classes, jint n, const char *who);
+ * class costs only itself (said on stderr, prefixed with who, if
+ * say_each). Returns how many could not be retransformed. */
+unsigned class_retransform(jvmtiEnv *jvmti, jclass *classes, jint n, const char *who, int say_each);
 
 /* The loaded classes that can be retransformed, but `except` (NULL: none),
  * as local references in a JVMTI-allocated array (jvmti Deallocate it and

@@ -20,7 +20,7 @@
 #include "../options/jvm_args.h"
 #include "../output/hprof_binary.h"
 #include "jvmti_support.h"
-#include "class_rewrite.h"
+#include "stack_walk_fast.h"
 #include "tracker_agent.h"
 
 /* Subsites kept at most: ~64 bytes each, so 4M is ~256 MB at the very worst. */
@@ -560,7 +560,7 @@ static int sites_start(const collector_env *env, JNIEnv *jni)
     }
     gc_events_on();
     (*jni)->SetStaticIntField(jni, heap_sites.tracker, heap_sites.heap_engaged, 1);
-    class_rewrite_say_each(env->opt->verbose > 1);   /* else tracker_agent_apply says how many */
+    tracker_agent_say_each(env->opt->verbose > 1);   /* else tracker_agent_apply says how many */
     tracker_agent_want(-1, 1);
     atomic_store(&heap_sites.counting, 1);
     return 0;

@@ -5,10 +5,9 @@
 #include <stdatomic.h>
 
 #include "../core/idmap.h"
-#include "../sampler/async_trace.h"
 #include "../bci/opcodes.h"
 #include "../heap/heap_tags.h"
-#include "events.h"
+#include "stack_walk_fast.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -285,18 +284,18 @@ int jvmti_want_virtual_threads(const jvmtiCapabilities *potential, jvmtiCapabili
     return 1;
 }
 
-/* The two events' indexes, the same for every environment: found once. */
-static struct {
+/* The two events' indexes (HotSpot's numbering, the same for every
+ * environment). Asked each time: at a collector's start and stop only. */
+typedef struct mount_event_ids {
     jint mount;
     jint unmount;
-} mount_events = { .mount = -1, .unmount = -1 };
+} mount_event_ids;
 
-static int find_mount_events(jvmtiEnv *jvmti)
+/* 0 with *ids set, or -1 if this JVM has not both (or JVMTI failed: said). */
+static int find_mount_events(jvmtiEnv *jvmti, mount_event_ids *ids)
 {
     static const char mount_id[] = "com.sun.hotspot.events.VirtualThreadMount";
     static const char unmount_id[] = "com.sun.hotspot.events.VirtualThreadUnmount";
-    if (mount_events.mount >= 0)
-        return 0;
     jint n = 0, mount = -1, unmount = -1;
     jvmtiExtensionEventInfo *events = NULL;
     if (jvmti_failed((*jvmti)->GetExtensionEvents(jvmti, &n, &events), "GetExtensionEvents"))
@@ -315,29 +314,44 @@ static int find_mount_events(jvmtiEnv *jvmti)
     jvmti_free(events);
     if (mount < 0 || unmount < 0)
         return -1;
-    mount_events.mount = mount;
-    mount_events.unmount = unmount;
+    *ids = (mount_event_ids){ mount, unmount };
     return 0;
+}
+
+static void mount_events_off(jvmtiEnv *jvmti, mount_event_ids ids)
+{
+    (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, (jvmtiEvent)ids.mount, NULL);
+    (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, (jvmtiEvent)ids.unmount, NULL);
+    (*jvmti)->SetExtensionEventCallback(jvmti, ids.mount, NULL);
+    (*jvmti)->SetExtensionEventCallback(jvmti, ids.unmount, NULL);
 }
 
 int jvmti_mount_events_on(jvmtiEnv *jvmti, jvmtiExtensionEvent on_mount, jvmtiExtensionEvent on_unmount)
 {
-    if (find_mount_events(jvmti) != 0)
+    mount_event_ids ids;
+    if (find_mount_events(jvmti, &ids) != 0)
         return -1;
     /* HotSpot posts them to an environment that set a callback and enabled
      * them, by their index as the event type. */
-    if (jvmti_failed((*jvmti)->SetExtensionEventCallback(jvmti, mount_events.mount, on_mount),
+    if (jvmti_failed((*jvmti)->SetExtensionEventCallback(jvmti, ids.mount, on_mount),
                      "SetExtensionEventCallback (VirtualThreadMount)") ||
-        jvmti_failed((*jvmti)->SetExtensionEventCallback(jvmti, mount_events.unmount, on_unmount),
+        jvmti_failed((*jvmti)->SetExtensionEventCallback(jvmti, ids.unmount, on_unmount),
                      "SetExtensionEventCallback (VirtualThreadUnmount)") ||
-        jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, (jvmtiEvent)mount_events.mount, NULL),
+        jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, (jvmtiEvent)ids.mount, NULL),
                      "SetEventNotificationMode (VirtualThreadMount)") ||
-        jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, (jvmtiEvent)mount_events.unmount, NULL),
+        jvmti_failed((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, (jvmtiEvent)ids.unmount, NULL),
                      "SetEventNotificationMode (VirtualThreadUnmount)")) {
-        jvmti_mount_events_off(jvmti);
+        mount_events_off(jvmti, ids);
         return -1;
     }
     return 0;
+}
+
+void jvmti_mount_events_off(jvmtiEnv *jvmti)
+{
+    mount_event_ids ids;
+    if (find_mount_events(jvmti, &ids) == 0)
+        mount_events_off(jvmti, ids);
 }
 
 jvmtiEnv *jvmti_virtual_thread_env(JavaVM *vm)
@@ -354,16 +368,6 @@ jvmtiEnv *jvmti_virtual_thread_env(JavaVM *vm)
         return NULL;
     }
     return env;
-}
-
-void jvmti_mount_events_off(jvmtiEnv *jvmti)
-{
-    if (mount_events.mount < 0)
-        return;
-    (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, (jvmtiEvent)mount_events.mount, NULL);
-    (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, (jvmtiEvent)mount_events.unmount, NULL);
-    (*jvmti)->SetExtensionEventCallback(jvmti, mount_events.mount, NULL);
-    (*jvmti)->SetExtensionEventCallback(jvmti, mount_events.unmount, NULL);
 }
 
 serial_t thread_register(JNIEnv *jni, jthread thread, const char *except_name)
@@ -478,64 +482,11 @@ static void frames_of_jvmti(frame_ref *frames, const jvmtiFrameInfo *info, jint 
     }
 }
 
-/* frame_ref has AsyncGetCallTrace's frame layout: its frames are filled in place. */
-_Static_assert(sizeof(frame_ref) == sizeof(asgct_frame), "frame layouts must match");
-_Static_assert(offsetof(frame_ref, method) == offsetof(asgct_frame, method_id), "frame layouts must match");
-static asgct_fn async_get_call_trace;
-
-/* Subscribed only because AsyncGetCallTrace works while ClassLoad events are on. */
-static void JNICALL on_class_load(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jclass klass)
-{
-    (void)jvmti; (void)jni; (void)thread; (void)klass;
-}
-
-int stack_walk_fast_init(void)
-{
-    static int wanted;
-    if (wanted)
-        return async_get_call_trace ? 0 : -1;
-    async_get_call_trace = async_trace_function(NULL);
-    if (async_get_call_trace == NULL)
-        return -1;
-    if (events_subscribe(JVMTI_EVENT_CLASS_LOAD, EVENT_FN(on_class_load)) != 0 ||
-        events_install(hprof_jvmti) != 0 || events_want(hprof_jvmti, JVMTI_EVENT_CLASS_LOAD) != 0) {
-        async_get_call_trace = NULL;
-        return -1;
-    }
-    wanted = 1;
-    return 0;
-}
-
-/* The top `want` frames by AsyncGetCallTrace: 0 if it could not name every
- * frame from `keep` on (it gives no jmethodID that was never made; the
- * frames above keep are the caller's own and need no name). Called from a
- * JNI native, where the JVM knows the thread's last Java frame: HotSpot then
- * starts from that frame and never reads the (absent) signal context. It
- * walks with a light frame stream instead of the vframe objects JVMTI's
- * GetStackTrace builds, about twice as fast per frame. */
-static int walk_fast(JNIEnv *jni, frame_ref *frames, jint want, jint keep, jint *count)
-{
-    asgct_trace t = { jni, 0, (asgct_frame *)(void *)frames, want };
-    async_get_call_trace(&t, want, NULL);
-    if (t.num_frames <= 0)
-        return 0;
-    for (jint i = keep; i < t.num_frames; i++)
-        if (frames[i].method == NULL)
-            return 0;
-    *count = t.num_frames;
-    return 1;
-}
-
-int stack_walk_here(JNIEnv *jni, frame_ref *frames, jint want, jint *count)
-{
-    return jni != NULL && async_get_call_trace != NULL && want > 0 && walk_fast(jni, frames, want, 0, count);
-}
-
 jmethodID top_method_here(JNIEnv *jni)
 {
     frame_ref top;
     jint count = 0;
-    if (jni && async_get_call_trace && walk_fast(jni, &top, 1, 0, &count) && count == 1)
+    if (stack_walk_here(jni, &top, 1, &count) && count == 1)
         return (jmethodID)top.method;
     jmethodID method = NULL;
     jlocation location;
@@ -572,7 +523,7 @@ serial_t stack_trace_here(JNIEnv *jni, const trace_builder *b, trace_cache *cach
         return cached_trace(b, NULL, thread_serial, NULL, 0, stack);
     frame_ref frames[WALK_MAX];
     jint count = 0, first = 0;
-    if (jni && async_get_call_trace && walk_fast(jni, frames, start + want, start, &count)) {
+    if (stack_walk_here_from(jni, frames, start + want, start, &count)) {
         first = count < start ? count : start;
     } else {
         jvmtiFrameInfo info[WALK_MAX];
@@ -583,80 +534,95 @@ serial_t stack_trace_here(JNIEnv *jni, const trace_builder *b, trace_cache *cach
     return cached_trace(b, cache, thread_serial, frames + first, (uint32_t)(count - first), stack);
 }
 
-/* What a thread allocates for itself (its trace caches, frames_to_skip's
- * memo) is freed when it ends by the destructor of a pthread key, one per
- * kind, all made once. */
-static struct {
-    pthread_key_t caches[TRACE_CACHES];
-    pthread_key_t skip_memo;
-    pthread_once_t once;
-    int ok;
-} thread_keys = { .once = PTHREAD_ONCE_INIT };
-
-static void free_thread_cache(void *c) { trace_cache_free(c); }
-static void make_thread_keys(void)
-{
-    int ok = 1;
-    for (int i = 0; i < TRACE_CACHES; i++)
-        ok &= pthread_key_create(&thread_keys.caches[i], free_thread_cache) == 0;
-    ok &= pthread_key_create(&thread_keys.skip_memo, free) == 0;
-    thread_keys.ok = ok;
-}
-
-/* 1 if the keys exist: only then may a thread allocate for itself. */
-static int thread_keys_ready(void)
-{
-    (void)pthread_once(&thread_keys.once, make_thread_keys);
-    return thread_keys.ok;
-}
-
-/* p (NULL or just allocated) as the calling thread's under key, to be freed
- * by destroy when the thread ends; NULL, p freed now, if that fails. */
-static void *thread_own(pthread_key_t key, void *p, void (*destroy)(void *))
-{
-    if (p && pthread_setspecific(key, p) != 0) {
-        destroy(p);
-        return NULL;
-    }
-    return p;
-}
-
 /* What frames_to_skip needs of a method: its class, and whether that class
  * is in java.lang.invoke. Asking the method table takes its lock three times
  * (the method, its record, its class's name): a fifth of a lambda's
  * allocation (a VMObjectAlloc event under several frames of method handles)
  * went to those locks, which the threads that allocate share. So each
  * thread keeps a small direct-mapped memo, by jmethodID (which HotSpot never
- * reuses for another method, as the method table itself assumes); it is
- * allocated at the first skip and freed by its pthread key's destructor. */
+ * reuses for another method, as the method table itself assumes). */
 typedef struct skip_memo {
     jmethodID method;        /* NULL: empty */
     serial_t  class_serial;
     int       invoke;        /* the class is in java.lang.invoke */
 } skip_memo;
 enum { SKIP_MEMO_SLOTS = 256 };
-/* What a thread carries: its skip memo and its trace caches (see
- * thread_trace_cache), each allocated at its first use and freed by its
- * pthread key's destructor (thread_keys), so only these words are TLS. */
-static _Thread_local struct {
-    skip_memo     *skip_memo;
-    unsigned char  skip_memo_failed;
-    trace_cache   *caches[TRACE_CACHES];
-    unsigned char  caches_failed[TRACE_CACHES];
-} this_thread;
+
+/* Where a thread blocked entering a monitor is, by its top frame's method
+ * and location (see stack_trace_entering): the location of its
+ * monitorenter, ENTER_CALLER when it waits to enter a synchronized method
+ * (the frame is left out: the caller's frame below is at the call), or the
+ * location as given. Each thread remembers them in a small direct-mapped
+ * memo: contended enters repeat at the same few places, and the byte codes
+ * are a copy to ask for. */
+enum { ENTER_CALLER = -2, ENTER_MEMO_SLOTS = 64, ACC_SYNCHRONIZED_FLAG = 0x20 };
+typedef struct enter_memo {
+    jmethodID method;        /* NULL: empty */
+    jlocation given, placed;
+} enter_memo;
+
+/* What a thread keeps for its walks: its memos and its trace caches (see
+ * thread_trace_cache). Made at its first use, and freed with the caches
+ * when the thread ends, by the destructor of one pthread key (a thread's
+ * value under it is its block). */
+typedef struct thread_walks {
+    skip_memo     skip[SKIP_MEMO_SLOTS];
+    enter_memo    enter[ENTER_MEMO_SLOTS];
+    trace_cache  *caches[TRACE_CACHES];
+    unsigned char caches_failed[TRACE_CACHES];
+} thread_walks;
+
+/* The key, made once; a thread whose block could not be allocated holds
+ * `&thread_walks_key` (not retried each time: it walks without memos). */
+static struct {
+    pthread_key_t  key;
+    pthread_once_t once;
+    int            ok;
+} thread_walks_key = { .once = PTHREAD_ONCE_INIT };
+#define THREAD_WALKS_NONE ((void *)&thread_walks_key)
+
+static void free_thread_walks(void *p)
+{
+    thread_walks *t = p;
+    if (p == THREAD_WALKS_NONE)
+        return;
+    for (int i = 0; i < TRACE_CACHES; i++)
+        trace_cache_free(t->caches[i]);
+    free(t);
+}
+
+static void make_thread_walks_key(void)
+{
+    thread_walks_key.ok = pthread_key_create(&thread_walks_key.key, free_thread_walks) == 0;
+}
+
+/* The calling thread's block, made now if it has none; NULL if it cannot
+ * have one (no key, or no memory). */
+static thread_walks *thread_walks_here(void)
+{
+    (void)pthread_once(&thread_walks_key.once, make_thread_walks_key);
+    if (!thread_walks_key.ok)
+        return NULL;
+    void *t = pthread_getspecific(thread_walks_key.key);
+    if (t == NULL) {
+        t = calloc(1, sizeof(thread_walks));
+        if (t == NULL)
+            t = THREAD_WALKS_NONE;
+        if (pthread_setspecific(thread_walks_key.key, t) != 0) {
+            free_thread_walks(t);
+            return NULL;
+        }
+    }
+    return t == THREAD_WALKS_NONE ? NULL : t;
+}
 
 /* What frames_to_skip needs of method, into *out, from the memo or the
  * method table (then remembered): -1 if the method is unknown (its class
  * unloaded). */
 static int skip_memo_get(jmethodID method, skip_memo *out)
 {
-    skip_memo *memo = this_thread.skip_memo, *slot = NULL;
-    if (memo == NULL && !this_thread.skip_memo_failed) {
-        memo = thread_keys_ready() ? calloc(SKIP_MEMO_SLOTS, sizeof *memo) : NULL;
-        memo = thread_own(thread_keys.skip_memo, memo, free);
-        this_thread.skip_memo = memo;
-        this_thread.skip_memo_failed = memo == NULL;  /* no memory: the table each time, don't retry */
-    }
+    thread_walks *walks = thread_walks_here();
+    skip_memo *memo = walks ? walks->skip : NULL, *slot = NULL;
     if (memo) {
         uintptr_t h = (uintptr_t)method;
         slot = &memo[((h ^ (h >> 9)) >> 3) & (SKIP_MEMO_SLOTS - 1)];
@@ -709,33 +675,14 @@ static int walk_jvmti(jthread thread, jint want, frame_ref *frames, jint *count)
 }
 
 
-/* Where a thread blocked entering a monitor is, by its top frame's method
- * and location (see stack_trace_entering): the location of its
- * monitorenter, ENTER_CALLER when it waits to enter a synchronized method
- * (the frame is left out: the caller's frame below is at the call), or the
- * location as given. Remembered in a small table: contended enters repeat
- * at the same few places, and the byte codes are a copy to ask for. */
-enum { ENTER_CALLER = -2, ENTER_MEMO_SLOTS = 64, ACC_SYNCHRONIZED_FLAG = 0x20 };
-typedef struct enter_memo {
-    jmethodID method;
-    jlocation given, placed;
-} enter_memo;
-static struct {
-    enter_memo slots[ENTER_MEMO_SLOTS];
-    pthread_mutex_t lock;
-} enter_memos = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
 static jlocation enter_location(jmethodID method, jlocation given)
 {
     uintptr_t h = (uintptr_t)method ^ ((uintptr_t)given * 0x9e3779b1u);
-    enter_memo *slot = &enter_memos.slots[((h ^ (h >> 11)) >> 3) & (ENTER_MEMO_SLOTS - 1)];
-    pthread_mutex_lock(&enter_memos.lock);
-    int known = slot->method == method && slot->given == given;
-    jlocation placed = slot->placed;
-    pthread_mutex_unlock(&enter_memos.lock);
-    if (known)
-        return placed;
-    placed = given;
+    thread_walks *walks = thread_walks_here();
+    enter_memo *slot = walks ? &walks->enter[((h ^ (h >> 11)) >> 3) & (ENTER_MEMO_SLOTS - 1)] : NULL;
+    if (slot && slot->method == method && slot->given == given)
+        return slot->placed;
+    jlocation placed = given;
     jint modifiers = 0;
     if (given == 0 && (*hprof_jvmti)->GetMethodModifiers(hprof_jvmti, method, &modifiers) == JVMTI_ERROR_NONE &&
         (modifiers & ACC_SYNCHRONIZED_FLAG)) {
@@ -750,9 +697,8 @@ static jlocation enter_location(jmethodID method, jlocation given)
             (*hprof_jvmti)->Deallocate(hprof_jvmti, code);
         }
     }
-    pthread_mutex_lock(&enter_memos.lock);
-    *slot = (enter_memo){ method, given, placed };
-    pthread_mutex_unlock(&enter_memos.lock);
+    if (slot)
+        *slot = (enter_memo){ method, given, placed };
     return placed;
 }
 
@@ -815,14 +761,14 @@ serial_t stack_trace_here_skipping(JNIEnv *jni, const trace_builder *b, trace_ca
         want = WALK_MAX;
     frame_ref frames[WALK_MAX];
     jint count = 0, first = 0;
-    if (want <= 0 || !jni || !async_get_call_trace || !walk_fast(jni, frames, want, 0, &count))
+    if (!stack_walk_here(jni, frames, want, &count))
         return stack_trace_of(b, NULL, skip_classes, n_skip, thread_serial, stack);
     if (top && count > 0)
         *top = (jmethodID)frames[0].method;
     first = frames_to_skip(frames, count, skip_classes, n_skip);
     if (count == want && count - first < depth && want < WALK_MAX) {
         want = depth + SKIP_MARGIN < WALK_MAX ? depth + SKIP_MARGIN : WALK_MAX;
-        if (!walk_fast(jni, frames, want, 0, &count))
+        if (!stack_walk_here(jni, frames, want, &count))
             return stack_trace_of(b, NULL, skip_classes, n_skip, thread_serial, stack);
         first = frames_to_skip(frames, count, skip_classes, n_skip);
     }
@@ -865,15 +811,13 @@ int stack_has_vm_entry_here(int skip_top_natives)
 
 trace_cache *thread_trace_cache(int which, unsigned log2_slots, int depth)
 {
-    if (which < 0 || which >= TRACE_CACHES)
+    thread_walks *walks = which >= 0 && which < TRACE_CACHES ? thread_walks_here() : NULL;
+    if (walks == NULL)
         return NULL;
-    if (this_thread.caches[which] || this_thread.caches_failed[which])
-        return this_thread.caches[which];
-    trace_cache *c = NULL;
-    if (depth > 0 && depth <= WALK_MAX && thread_keys_ready())
-        c = trace_cache_new(log2_slots, (uint32_t)depth);
-    c = thread_own(thread_keys.caches[which], c, free_thread_cache);
-    this_thread.caches[which] = c;
-    this_thread.caches_failed[which] = c == NULL;   /* walk without a cache, don't retry each time */
+    if (walks->caches[which] || walks->caches_failed[which])
+        return walks->caches[which];
+    trace_cache *c = depth > 0 && depth <= WALK_MAX ? trace_cache_new(log2_slots, (uint32_t)depth) : NULL;
+    walks->caches[which] = c;
+    walks->caches_failed[which] = c == NULL;   /* walk without a cache, don't retry each time */
     return c;
 }

@@ -157,13 +157,4 @@ int stack_has_vm_entry_here(int skip_top_natives);
 enum { TRACE_CACHE_HEAP, TRACE_CACHE_MONITOR, TRACE_CACHES };
 trace_cache *thread_trace_cache(int which, unsigned log2_slots, int depth);
 
-/* Let stack_trace_here walk with HotSpot's AsyncGetCallTrace (which needs
- * JVMTI ClassLoad events on: this wants them, for good). -1 if this JVM
- * has none: it then uses GetStackTrace. Idempotent; from a live start. */
-int stack_walk_fast_init(void);
-/* The calling thread's top `want` frames by the cheap walk, from a JNI
- * native (jni: its env): 1 with *count set, 0 if that walk cannot be had
- * or could not name every frame (then walk with JVMTI). */
-int stack_walk_here(JNIEnv *jni, frame_ref *frames, jint want, jint *count);
-
 #endif

@@ -14,6 +14,7 @@
 #include "../options/jvm_args.h"
 #include "events.h"
 #include "jvmti_support.h"
+#include "stack_walk_fast.h"
 
 monitor_common mon_common;
 

@@ -55,6 +55,8 @@ static struct {
     int             recompiled;       /* compiled code thrown away once after an attach */
     /* Its methods, in two rounds (recompile_for_debug_info, the comment above it). */
     struct {
+        atomic_int         collecting;  /* a thread is in GenerateEvents, listing into `compiled`: */
+        _Atomic(pthread_t) collector;   /* this one */
         struct {
             jmethodID *methods;
             size_t     n, cap;
@@ -169,7 +171,7 @@ static void JNICALL on_compiled_method_load(jvmtiEnv *jvmti, jmethodID method, j
 {
     (void)jvmti; (void)code_size; (void)code_addr;
     (void)map_length; (void)map; (void)compile_info;
-    note_compiled(method);     /* listed only while collecting_here */
+    note_compiled(method);     /* listed only while collecting_here() */
 }
 
 /* ------------------------------------------------------------ collector */
@@ -284,8 +286,27 @@ static int subscribe(const collector_env *env)
  * are not collected, so `compiled` has one writer (two made a realloc race,
  * an uninitialized jmethodID seen under ASan after an attach on JDK 17);
  * from the first round on they are looked up in `watch`, which does not
- * change while it is on. */
-static __thread int collecting_here;   /* this thread is in GenerateEvents */
+ * change while it is on. From collecting_begin to collecting_end, the
+ * compiled methods the collecting thread's GenerateEvents posts are listed
+ * into `compiled` (the thread is part of cpu's state: the events come on
+ * compiler threads too). */
+static void collecting_begin(void)
+{
+    atomic_store(&cpu.recompiling.collector, pthread_self());
+    atomic_store(&cpu.recompiling.collecting, 1);
+}
+
+static void collecting_end(void)
+{
+    atomic_store(&cpu.recompiling.collecting, 0);
+}
+
+/* Is this event one that GenerateEvents posts on the collecting thread? */
+static int collecting_here(void)
+{
+    return atomic_load(&cpu.recompiling.collecting) &&
+           pthread_equal(atomic_load(&cpu.recompiling.collector), pthread_self());
+}
 
 /* Between the rounds, which sampling waits for: until each class of the
  * second round has a method from a stack compiled again; or none has after
@@ -314,7 +335,7 @@ static int by_address(const void *a, const void *b)
 
 static void note_compiled(jmethodID method)
 {
-    if (!collecting_here) {
+    if (!collecting_here()) {
         /* The JIT compiled `method` just now. */
         atomic_fetch_add(&cpu.recompiling.watch.readers, 1);
         if (atomic_load(&cpu.recompiling.watch.on)) {
@@ -461,9 +482,9 @@ static void recompile_for_debug_info(JNIEnv *jni, int listed)
         return;
     }
     if (!listed) {
-        collecting_here = 1;
+        collecting_begin();
         jvmti_failed((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD), "GenerateEvents");
-        collecting_here = 0;
+        collecting_end();
     }
     /* Their classes, once each (by class serial), that can be retransformed. */
     jclass *classes = calloc(cpu.recompiling.compiled.n ? cpu.recompiling.compiled.n : 1, sizeof *classes);
@@ -684,9 +705,10 @@ static int start(const collector_env *env, JNIEnv *jni)
      * `compiled` as it goes (its events reach on_compiled_method_load too). */
     int recompile = env->live && !cpu.recompiled, listed = 0;
     if (cpu.keep_stacks) {
-        collecting_here = recompile;
+        if (recompile)
+            collecting_begin();
         listed = java_code_want(jvmti) == 1 && recompile;   /* without it, frames' runs are unknown */
-        collecting_here = 0;
+        collecting_end();
     }
     if (recompile)
         recompile_for_debug_info(jni, listed);

@@ -39,7 +39,7 @@
 #include "../output/old_prof_writer.h"
 #include "events.h"
 #include "jvmti_support.h"
-#include "class_rewrite.h"
+#include "stack_walk_fast.h"
 #include "tracker_agent.h"
 #include "vthread_clock.h"
 
@@ -334,7 +334,7 @@ static int start(const collector_env *env, JNIEnv *jni) {
     (*jni)->SetStaticIntField(jni, tracker, cpu_times.engaged, cpu_times.epoch);
     cpu_times.running = 1;
     tracker_agent_filter(&env->opt->include, &env->opt->exclude, cpu_times.cfg.jdk_calls == JDK_CALLS_NONE);
-    class_rewrite_say_each(env->opt->verbose > 1);   /* else tracker_agent_apply says how many */
+    tracker_agent_say_each(env->opt->verbose > 1);   /* else tracker_agent_apply says how many */
     tracker_agent_want(1, -1);
     if (cpu_times.vt_end)
         events_want(hprof_jvmti, EVENT_VIRTUAL_THREAD_END);

@@ -26,19 +26,18 @@ extern const unsigned hprof_tracker_class_len, hprof_thread_state_class_len;
 atomic_int tracker_linking;
 serial_t   tracker_classes[2];
 
-static struct {
-    tracker_config cfg;             /* what the rewriter inserts now (read by the hook) */
-    struct { int times, allocations; unsigned filters; } applied;  /* what the loaded classes were last
-                                                                   * retransformed for (filters: generation) */
-    atomic_int     ready;           /* the tracker exists: instrument classes */
-    atomic_int     next_id;         /* method ids handed to the rewriter */
-    atomic_uint    rewritten, failed;
-    jclass         tracker;         /* global ref, once defined */
-    jobject        platform_loader; /* global ref: its classes are the JDK's too */
-    int            hook_wanted;     /* we asked for ClassFileLoadHook */
-} tracking;
-
-/* ------------------------------------------------------------ rewriting */
+/* cpu=times' include= and exclude=, as the last start set them: read by
+ * the hook on any thread that loads a class, hence the lock (class loads
+ * are not frequent enough for it to matter). `generation` tells apply that
+ * they changed; `hit` which patterns some class has matched (a pattern that
+ * matches nothing is most often a typo: the dump says so). */
+typedef struct times_filters {
+    pthread_mutex_t lock;
+    class_filter    include, exclude;
+    uint8_t         include_hit[CLASS_FILTER_MAX], exclude_hit[CLASS_FILTER_MAX];
+    int             leave_jdk;      /* jdk=none */
+    unsigned        generation;
+} times_filters;
 
 /* What the hook did to each class, by name: rewrote it, or left it alone
  * (for what it inserts then: the name is followed by one byte, the
@@ -52,11 +51,36 @@ static struct {
  * 15 s at cycles 4 to 8, then hung for minutes in find_matching_entry with
  * gigabytes of native memory (JDK 17 and 25 alike). Two loaders' classes of
  * one name share an entry: at worst one is retransformed when it need not. */
-static struct {
+typedef struct hooked_classes {
     pthread_mutex_t lock;
     keytab          rewritten, left_alone;
     int             made;
-} hooked = { PTHREAD_MUTEX_INITIALIZER, {0}, {0}, 0 };
+} hooked_classes;
+
+/* The tracker's rewriting of classes, one object: what its ClassFileLoadHook
+ * inserts now (cfg, filters, say_each), what it did to each class (hooked)
+ * and what tracker_agent_apply last retransformed the loaded classes for
+ * (applied). Global: the hook, a JVMTI callback, gets no user data. */
+static struct {
+    tracker_config cfg;             /* what the rewriter inserts now (read by the hook) */
+    times_filters  filters;
+    atomic_int     say_each;        /* each class that cannot be rewritten is said (verbose=all) */
+    hooked_classes hooked;
+    struct { int times, allocations; unsigned filters; } applied;  /* what the loaded classes were last
+                                                                   * retransformed for (filters: generation) */
+    atomic_int     ready;           /* the tracker exists: instrument classes */
+    atomic_int     next_id;         /* method ids handed to the rewriter */
+    atomic_uint    rewritten, failed;
+    jclass         tracker;         /* global ref, once defined */
+    jobject        platform_loader; /* global ref: its classes are the JDK's too */
+    int            hook_wanted;     /* we asked for ClassFileLoadHook */
+} tracking = {
+    .filters.lock = PTHREAD_MUTEX_INITIALIZER,
+    .say_each = 1,
+    .hooked.lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+/* ------------------------------------------------------------ rewriting */
 
 /* A class's key in `hooked`: its name, then the insertions (one byte). 0 if
  * the name is too long to note: such a class is always retransformed. */
@@ -71,15 +95,15 @@ static void hooked_note(const char *name, unsigned what, int rewritten) {
     char key[1024];
     uint32_t n = hooked_key(name, strlen(name), what, key);
     if (n == 0) return;
-    pthread_mutex_lock(&hooked.lock);
-    if (!hooked.made) {
-        keytab_init(&hooked.rewritten, 1u << 22);
-        keytab_init(&hooked.left_alone, 1u << 22);
-        hooked.made = 1;
+    pthread_mutex_lock(&tracking.hooked.lock);
+    if (!tracking.hooked.made) {
+        keytab_init(&tracking.hooked.rewritten, 1u << 22);
+        keytab_init(&tracking.hooked.left_alone, 1u << 22);
+        tracking.hooked.made = 1;
     }
     /* Rewritten: by name alone (a stop restores it whatever it got). */
-    (void)keytab_intern(rewritten ? &hooked.rewritten : &hooked.left_alone, key, rewritten ? n - 1 : n, NULL);
-    pthread_mutex_unlock(&hooked.lock);
+    (void)keytab_intern(rewritten ? &tracking.hooked.rewritten : &tracking.hooked.left_alone, key, rewritten ? n - 1 : n, NULL);
+    pthread_mutex_unlock(&tracking.hooked.lock);
 }
 
 /* Whether a class of this name must be retransformed for `what` (0: back
@@ -88,14 +112,14 @@ static int hooked_must_retransform(const char *name, size_t len, unsigned what) 
     char key[1024];
     uint32_t n = hooked_key(name, len, what, key);
     if (n == 0) return 1;
-    pthread_mutex_lock(&hooked.lock);
+    pthread_mutex_lock(&tracking.hooked.lock);
     int must = 1;
-    if (hooked.made)
-        must = what == 0 ? keytab_find(&hooked.rewritten, key, n - 1) != KEYTAB_FULL
-                         : keytab_find(&hooked.left_alone, key, n) == KEYTAB_FULL;
+    if (tracking.hooked.made)
+        must = what == 0 ? keytab_find(&tracking.hooked.rewritten, key, n - 1) != KEYTAB_FULL
+                         : keytab_find(&tracking.hooked.left_alone, key, n) == KEYTAB_FULL;
     else
         must = what != 0;                           /* nothing rewritten yet */
-    pthread_mutex_unlock(&hooked.lock);
+    pthread_mutex_unlock(&tracking.hooked.lock);
     return must;
 }
 
@@ -131,42 +155,30 @@ static int switches_threads(const char *name, size_t len) {
            (len == 28 && memcmp(name, "jdk/internal/vm/Continuation", 28) == 0);
 }
 
-/* cpu=times' include= and exclude=, as the last start set them: read by
- * the hook on any thread that loads a class, hence the lock (class loads
- * are not frequent enough for it to matter). `generation` tells apply that
- * they changed; `hit` which patterns some class has matched (a pattern that
- * matches nothing is most often a typo: the dump says so). */
-static struct {
-    pthread_mutex_t lock;
-    class_filter    include, exclude;
-    uint8_t         include_hit[CLASS_FILTER_MAX], exclude_hit[CLASS_FILTER_MAX];
-    int             leave_jdk;      /* jdk=none */
-    unsigned        generation;
-} filters = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 void tracker_agent_filter(const class_filter *include, const class_filter *exclude, int leave_jdk) {
-    pthread_mutex_lock(&filters.lock);
-    if (memcmp(include, &filters.include, sizeof *include) != 0 ||
-        memcmp(exclude, &filters.exclude, sizeof *exclude) != 0 || leave_jdk != filters.leave_jdk) {
-        filters.include = *include;
-        filters.exclude = *exclude;
-        filters.leave_jdk = leave_jdk;
-        memset(filters.include_hit, 0, sizeof filters.include_hit);
-        memset(filters.exclude_hit, 0, sizeof filters.exclude_hit);
-        filters.generation++;
+    pthread_mutex_lock(&tracking.filters.lock);
+    if (memcmp(include, &tracking.filters.include, sizeof *include) != 0 ||
+        memcmp(exclude, &tracking.filters.exclude, sizeof *exclude) != 0 || leave_jdk != tracking.filters.leave_jdk) {
+        tracking.filters.include = *include;
+        tracking.filters.exclude = *exclude;
+        tracking.filters.leave_jdk = leave_jdk;
+        memset(tracking.filters.include_hit, 0, sizeof tracking.filters.include_hit);
+        memset(tracking.filters.exclude_hit, 0, sizeof tracking.filters.exclude_hit);
+        tracking.filters.generation++;
     }
-    pthread_mutex_unlock(&filters.lock);
+    pthread_mutex_unlock(&tracking.filters.lock);
 }
 
 /* Is a class of this name (of the JDK's loaders if jdk) timed? */
 static int times_class(const char *name, size_t len, int jdk) {
     int in, ex;
-    pthread_mutex_lock(&filters.lock);
-    int yes = class_filter_times(&filters.include, &filters.exclude, name, len, &in, &ex) &&
-              !(jdk && filters.leave_jdk);
-    if (in >= 0) filters.include_hit[in] = 1;
-    if (ex >= 0) filters.exclude_hit[ex] = 1;
-    pthread_mutex_unlock(&filters.lock);
+    pthread_mutex_lock(&tracking.filters.lock);
+    int yes = class_filter_times(&tracking.filters.include, &tracking.filters.exclude, name, len, &in, &ex) &&
+              !(jdk && tracking.filters.leave_jdk);
+    if (in >= 0) tracking.filters.include_hit[in] = 1;
+    if (ex >= 0) tracking.filters.exclude_hit[ex] = 1;
+    pthread_mutex_unlock(&tracking.filters.lock);
     return yes;
 }
 
@@ -174,10 +186,10 @@ int tracker_agent_unmatched(char *buf, size_t size) {
     int n = 0;
     size_t used = 0;
     if (size) buf[0] = '\0';
-    pthread_mutex_lock(&filters.lock);
+    pthread_mutex_lock(&tracking.filters.lock);
     for (int k = 0; k < 2; k++) {
-        const class_filter *f = k ? &filters.exclude : &filters.include;
-        const uint8_t *hit = k ? filters.exclude_hit : filters.include_hit;
+        const class_filter *f = k ? &tracking.filters.exclude : &tracking.filters.include;
+        const uint8_t *hit = k ? tracking.filters.exclude_hit : tracking.filters.include_hit;
         for (int i = 0; i < f->n; i++) {
             if (hit[i]) continue;
             char pattern[CLASS_FILTER_TEXT_MAX];
@@ -188,7 +200,7 @@ int tracker_agent_unmatched(char *buf, size_t size) {
             n++;
         }
     }
-    pthread_mutex_unlock(&filters.lock);
+    pthread_mutex_unlock(&tracking.filters.lock);
     return n;
 }
 
@@ -222,7 +234,7 @@ static void JNICALL on_class_file_load(jvmtiEnv *jvmti, JNIEnv *jni, jclass bein
     unsigned what = what_for(name, strlen(name), jdk, atomic_load(&tracking.cfg.times), atomic_load(&tracking.cfg.allocations));
     if (what == 0) return;
     bci_config c = { what, TRACKER, next_method_id, &jdk, NULL };
-    int r = class_rewrite_in_hook(jvmti, &c, name, data, len, new_len, new_data, "hprof");
+    int r = class_rewrite_in_hook(jvmti, &c, name, data, len, new_len, new_data, "hprof", atomic_load(&tracking.say_each));
     if (r >= 0) hooked_note(name, what, r > 0);
     if (r > 0) atomic_fetch_add(&tracking.rewritten, 1);
     if (r < 0) atomic_fetch_add(&tracking.failed, 1);
@@ -242,6 +254,10 @@ int tracker_agent_capabilities(const jvmtiCapabilities *potential, jvmtiCapabili
 
 int tracker_agent_subscribe(void) {
     return events_subscribe(JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, EVENT_FN(on_class_file_load));
+}
+
+void tracker_agent_say_each(int on) {
+    atomic_store(&tracking.say_each, on);
 }
 
 void tracker_agent_want(int times, int allocations) {
@@ -348,10 +364,10 @@ jclass tracker_agent_define(JNIEnv *jni, int live) {
  * (`hooked`). The hook is wanted while anything is or was instrumented. */
 int tracker_agent_apply(jvmtiEnv *jvmti, JNIEnv *jni) {
     int times = atomic_load(&tracking.cfg.times), allocations = atomic_load(&tracking.cfg.allocations);
-    pthread_mutex_lock(&filters.lock);
-    unsigned generation = filters.generation;
-    int leave_jdk = filters.leave_jdk;
-    pthread_mutex_unlock(&filters.lock);
+    pthread_mutex_lock(&tracking.filters.lock);
+    unsigned generation = tracking.filters.generation;
+    int leave_jdk = tracking.filters.leave_jdk;
+    pthread_mutex_unlock(&tracking.filters.lock);
     if (times == tracking.applied.times && allocations == tracking.applied.allocations &&
         (!times || generation == tracking.applied.filters)) return 0;
     if (!tracking.hook_wanted) {
@@ -387,7 +403,7 @@ int tracker_agent_apply(jvmtiEnv *jvmti, JNIEnv *jni) {
             classes[n] = c;
             n += must;
         }
-        atomic_fetch_add(&tracking.failed, class_retransform(jvmti, classes, n, "hprof"));
+        atomic_fetch_add(&tracking.failed, class_retransform(jvmti, classes, n, "hprof", atomic_load(&tracking.say_each)));
         if (restoring) atomic_store(&tracking.rewritten, (unsigned)n - atomic_load(&tracking.failed));
         for (jint i = 0; i < k; i++) (*jni)->DeleteLocalRef(jni, classes[i]);
         jvmti_free(classes);
@@ -398,7 +414,7 @@ int tracker_agent_apply(jvmtiEnv *jvmti, JNIEnv *jni) {
     if (atomic_load(&tracking.failed))
         fprintf(stderr, "hprof: %u classes %s, %u left as they were (%s)\n", atomic_load(&tracking.rewritten),
                 restoring ? "restored" : "instrumented", atomic_load(&tracking.failed),
-                class_rewrite_saying_each() ? "see above" : "verbose=all names each");
+                atomic_load(&tracking.say_each) ? "see above" : "verbose=all names each");
     return 0;
 }
 

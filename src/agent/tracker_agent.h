@@ -36,6 +36,9 @@ jclass tracker_agent_define(JNIEnv *jni, int live);
 /* What classes should get from now on (-1: leave that part as it is); the
  * loaded classes follow at the next tracker_agent_apply. */
 void tracker_agent_want(int times, int allocations);
+/* Whether each class that cannot be rewritten or retransformed is said on
+ * stderr (by default it is); off, tracker_agent_apply says how many. */
+void tracker_agent_say_each(int on);
 /* cpu=times' include= and exclude= (options.h), and jdk=none (leave_jdk:
  * no class of the boot or platform loader): the classes whose methods get
  * entry and exit calls from now on (n 0: no such option); the loaded

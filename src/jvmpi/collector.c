@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "../agent/jvmti_support.h"
+#include "../agent/stack_walk_fast.h"
 #include "layer.h"
 
 static int jvmpi_wanted(const hprof_options *opt) { (void)opt; return 1; }

@@ -12,6 +12,7 @@
 
 #include "layer.h"
 #include "../agent/jvmti_support.h"
+#include "../agent/stack_walk_fast.h"
 #include "../options/jvm_args.h"
 
 atomic_int jvmpi_live;

@@ -94,7 +94,7 @@ static void JNICALL on_class_file_load(jvmtiEnv *jvmti, JNIEnv *jni, jclass rede
     /* INSTRUCTION_START posts the class file's offsets: where the code went */
     jvmpi_layouts *layouts = jvmpi_code_maps_begin();
     bci_config c = { what, TRACKER, next_method_id, layouts, layouts != NULL ? jvmpi_code_maps_told : NULL };
-    int rewritten = class_rewrite_in_hook(jvmti, &c, name, data, len, new_len, new_data, "jvmpi");
+    int rewritten = class_rewrite_in_hook(jvmti, &c, name, data, len, new_len, new_data, "jvmpi", 1);
     jvmpi_code_maps_end(jni, layouts, loader, rewritten == 1);
 }
 
@@ -258,7 +258,7 @@ static void retransform_loaded(JNIEnv *jni) {
     jint n = 0;
     jclass *classes = NULL;
     if (class_modifiable(jvmpi_jvmti, jni, method_ids.tracker, &classes, &n) != 0) return;
-    class_retransform(jvmpi_jvmti, classes, n, "jvmpi");
+    class_retransform(jvmpi_jvmti, classes, n, "jvmpi", 1);
     for (jint i = 0; i < n; i++) (*jni)->DeleteLocalRef(jni, classes[i]);
     (*jvmpi_jvmti)->Deallocate(jvmpi_jvmti, (unsigned char *)classes);
 }

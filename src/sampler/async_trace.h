@@ -2,7 +2,7 @@
  * async_trace: HotSpot's AsyncGetCallTrace, exported by libjvm.so and
  * declared in no header, bound in one place for its two users: the
  * sampler's signal handler (sampler_java.c) and the agent's fast stack walk
- * from JNI natives (src/agent/jvmti_support.c). HotSpot answers only while
+ * from JNI natives (src/agent/stack_walk_fast.c). HotSpot answers only while
  * some JVMTI environment has ClassLoad events on: each user enables them.
  */
 #ifndef HPROF_ASYNC_TRACE_H
