@@ -20,6 +20,7 @@ import pytest
 
 import run
 from run import AGENT, BUILD, CLASSES, TESTS_DIR, agent_load, parse_cpu_time, parse_profile, reap, spawn
+from thread_cpu import wait_thread_cpu
 
 HPROF = os.path.join(BUILD, "hprof")
 
@@ -395,7 +396,9 @@ def test_attach_bad_options(ctx):
         jcmd(ctx, prog.p.pid, "cpu=samples,file=/nonexistent-dir/x.txt", expect_ok=False)
         prog.phase("B")
         jcmd(ctx, prog.p.pid, "cpu=samples,interval=1,file=" + out)
-        time.sleep(1.0)
+        # 1 s of the main thread's CPU, about 1000 samples at interval=1
+        # (check_phase wants 100), however loaded the machine
+        wait_thread_cpu(prog.p, "java", 1.0)
         r = prog.finish()
     finally:
         prog.kill()
@@ -500,14 +503,19 @@ def test_attach_hot_cold_loop(ctx):
     if records_dependencies_from_start(ctx):
         jvm = ["-XX:+UnlockExperimentalVMOptions", "-XX:-AlwaysRecordEvolDependencies"]
         ctx.note("run with %s (this JVM records dependencies from start-up)" % " ".join(jvm))
-    # 10 s: the program must outlive the attach and the dump, and a jcmd
-    # (a JVM of its own) can take seconds to start on a loaded machine.
-    p, so, se, cmd = spawn(ctx, main, ["10000"], None, "hot-cold-loop", jvm=jvm)
+    # The loop runs until the stop file exists (90 s at most): it must
+    # outlive the attach and the dump, and a jcmd (a JVM of its own) can
+    # take seconds to start on a loaded machine. The waits are on the
+    # loop's own CPU time, as on an idle machine, not on the clock.
+    stop = ctx.path("hot-cold-loop.stop")
+    p, so, se, cmd = spawn(ctx, main, ["90000", stop], None, "hot-cold-loop", jvm=jvm)
     try:
-        time.sleep(1.5)                       # C2 has compiled the loop, OSR (1.5 s as in the report)
+        wait_thread_cpu(p, "hot-cold-loop", 1.5)   # C2 has compiled the loop, OSR (1.5 s as in the report)
         jcmd(ctx, p.pid, "cpu=samples,interval=1,depth=16,file=" + ctx.path("hot-cold-loop-all.txt"))
-        time.sleep(2.0)
+        used = wait_thread_cpu(p, "hot-cold-loop", 2.0)     # about 2000 samples at interval=1 (500 wanted)
         control(ctx, "dump", p.pid, "file=" + snap)
+        ctx.note("the loop used %.2f s of CPU between the attach and the dump" % used)
+        open(stop, "w").close()
         r = reap(ctx, p, so, se, cmd)
     finally:
         if p.poll() is None:

@@ -2,17 +2,20 @@
 `hprof run` without options (pytest tests, run on each JDK with the ctx
 fixture of tests/conftest.py; pprof files read by tests/pprof_reader.py).
 
-    profile_cmd       CpuSplit running (its worker ~70% in partA, ~30% in
-                      partB): `hprof list` shows its pid and main class;
-                      `hprof profile -d 3 -o F CpuSplit` (by main class) for
-                      F = .html, .pb.gz, .collapsed, .txt each exits 0 and
-                      prints F's absolute path; the pprof file's partA share
-                      of partA+partB is within 12 points of 70% (and go
-                      tool pprof, where installed, reads the same total); the
-                      collapsed and text files name partA; the page is a
-                      flame graph; no other file appears in the JVM's
-                      directory and no report is left in /tmp; the JVM goes
-                      on running and ends normally
+    profile_cmd       CpuSplit's work running (CpuSplitUntil, its worker ~70%
+                      in partA, ~30% in partB): `hprof list` shows its pid and
+                      main class; `hprof profile -d 3 -o F CpuSplitUntil` (by
+                      main class) for F = .html, .collapsed, .txt, and for
+                      .pb.gz without -d, stopped by SIGINT once the worker
+                      has had 2 s of CPU (as many samples on a loaded
+                      machine), each exits 0 and prints F's absolute path;
+                      the pprof file's partA share of partA+partB is within
+                      12 points of 70% (and go tool pprof, where installed,
+                      reads the same total); the collapsed and text files
+                      name partA; the page is a flame graph; no other file
+                      appears in the JVM's directory and no report is left
+                      in /tmp; the JVM goes on running and ends normally
+                      (exit 0 when the test creates its stop file)
     profile_cmd_lock  Contention running: `hprof profile -e lock -o lock.pb.gz`
                       (and -o lock.collapsed) writes two profiles, as
                       monitor=y's pprof= does: lock.lock.pb.gz (contention,
@@ -50,7 +53,9 @@ fixture of tests/conftest.py; pprof files read by tests/pprof_reader.py).
 import glob
 import os
 import re
+import signal
 import subprocess
+import threading
 import time
 
 import pytest
@@ -59,25 +64,58 @@ import hprof_text
 import pprof_reader
 from hprof_report import HPROF
 from run import Fail, parse_profile, reap, spawn
+from thread_cpu import wait_thread_cpu
 
 
 def hprof(args, cwd, timeout=60):
     return subprocess.run([HPROF] + args, capture_output=True, text=True, timeout=timeout, cwd=cwd)
 
 
+def profile_until_cpu(target, args, cwd, worker_cpu_s, limit_s=90):
+    """`hprof profile ARGS` without -d, stopped with SIGINT (Ctrl-C) once
+    the target's cpu-worker thread has used worker_cpu_s of CPU since the
+    command said it profiles: as many samples on a loaded machine as on an
+    idle one. A CompletedProcess-like result."""
+    p = subprocess.Popen([HPROF] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)
+    hang_guard = threading.Timer(2 * limit_s, p.kill)     # readline below has no timeout of its own
+    hang_guard.start()
+    err = ""
+    try:
+        # it says "profiling JVM N (...) until Ctrl-C" once the agent runs
+        err = p.stderr.readline()
+        if "until Ctrl-C" in err:
+            wait_thread_cpu(target, "cpu-worker", worker_cpu_s, limit_s)
+            p.send_signal(signal.SIGINT)
+        out, rest = p.communicate(timeout=limit_s)
+    finally:
+        hang_guard.cancel()
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    return subprocess.CompletedProcess(p.args, p.returncode, out, err + rest)
+
+
 def test_profile_cmd(ctx):
-    p, so, se, cmd = spawn(ctx, "CpuSplit", ["16000"], None, "target")
+    stop = ctx.path("target.stop")
+    # CpuSplitUntil: CpuSplit's work, ended by the stop file (120 s of the
+    # worker's CPU at most: the test takes about 20); a main class no other
+    # test runs, for `hprof profile CpuSplitUntil`
+    p, so, se, cmd = spawn(ctx, "CpuSplitUntil", [stop, "120000"], None, "target")
     problems = []
     try:
-        time.sleep(1.5)
+        wait_thread_cpu(p, "cpu-worker", 1.0)
         listed = hprof(["list"], ctx.out)
-        if not re.search(r"^%d CpuSplit$" % p.pid, listed.stdout, re.M):
-            problems.append("hprof list does not show '%d CpuSplit': %r" % (p.pid, listed.stdout[-300:]))
+        if not re.search(r"^%d CpuSplitUntil$" % p.pid, listed.stdout, re.M):
+            problems.append("hprof list does not show '%d CpuSplitUntil': %r" % (p.pid, listed.stdout[-300:]))
         here = os.path.join(ctx.out, "elsewhere")
         os.makedirs(here, exist_ok=True)
         before = set(os.listdir(ctx.out))
         for name in ("cpu.html", "cpu.pb.gz", "cpu.collapsed", "cpu.txt"):
-            r = hprof(["profile", "-d", "3", "-o", name, "CpuSplit"], here)
+            if name == "cpu.pb.gz":
+                # the file whose shares are judged: 2 s of the worker's CPU, 200 samples
+                r = profile_until_cpu(p, ["profile", "-o", name, "CpuSplitUntil"], here, 2.0)
+            else:
+                r = hprof(["profile", "-d", "3", "-o", name, "CpuSplitUntil"], here)
             want = os.path.join(here, name)
             ctx.note("profile -o %s: rc %d, stdout %r, stderr %r" % (name, r.returncode, r.stdout.strip(),
                                                                      r.stderr.strip()[-200:]))
@@ -127,6 +165,7 @@ def test_profile_cmd(ctx):
         if left:
             problems.append("reports left in /tmp: %s" % left)
     finally:
+        open(stop, "w").close()
         r = reap(ctx, p, so, se, cmd)
     assert not problems, "; ".join(problems)
 

@@ -238,8 +238,9 @@ int  hb_stage_append(hb_writer *w);
  * frees the segment buffer. Does not fclose out. Returns -1 if any error
  * happened during the writer's life. Calling it again does nothing. */
 int  hb_close(hb_writer *w);
-/* Appends another HPROF binary file's records (read from fd, at its start)
- * to this one: the JVM's own heap dump (HotSpotDiagnosticMXBean.dumpHeap)
+/* Appends another HPROF binary file's records (fd: a file, read with
+ * pread from its offset, which is left as it was; callers give it at the
+ * file's start) to this one: the JVM's own heap dump (HotSpotDiagnosticMXBean.dumpHeap)
  * in a file of ours. Its header is dropped; its record times are moved to
  * this file's start; the class serials of its LOAD CLASS and STACK FRAME
  * (and UNLOAD CLASS, ALLOC SITES) records get class_serial_offset added,
@@ -247,7 +248,8 @@ int  hb_close(hb_writer *w);
  * the kernel where it can: copy_file_range). Not inside a heap dump. 0;
  * 1 with nothing written when fd does not begin as an HPROF file with this
  * file's id size; -1 with w->error set (EIO: the file ends inside a
- * record, or the writer's own failure). */
+ * record, of which nothing is written; ESPIPE: fd is not a file; or the
+ * writer's own failure). */
 int  hb_append_file(hb_writer *w, int fd, uint32_t class_serial_offset);
 
 /* How an appended file's class serials become this file's: offset is

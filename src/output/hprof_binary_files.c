@@ -15,87 +15,6 @@
 
 /* ---- another file's records ---- */
 
-/* n bytes from fd, all of them: 0, or -1 (EIO at a short read). */
-static int read_all(int fd, void *buf, size_t n)
-{
-    unsigned char *p = buf;
-    while (n > 0) {
-        ssize_t got = read(fd, p, n);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            return -1;
-        p += got;
-        n -= (size_t)got;
-    }
-    return 0;
-}
-
-/* n bytes from fd to the file, through user space. Most bodies are small
- * records (the agent's records appended one by one after the JVM's dump):
- * those go through the stack, not a 1 MB allocation each (glibc maps and
- * unmaps one that large: 15 ms a record under ASan in fuzz_jvm_dump). */
-static int copy_through(hb_writer *w, int fd, uint64_t n)
-{
-    unsigned char small[4096];
-    if (n <= sizeof small) {
-        if (read_all(fd, small, (size_t)n) != 0)
-            return hb_fail(w, EIO);
-        return hb_write_out(w, small, (size_t)n) != 0 ? -1 : 0;
-    }
-    size_t cap = n < (1u << 20) ? (size_t)n : 1u << 20;
-    unsigned char *buf = malloc(cap);
-    if (buf == NULL)
-        return hb_fail(w, ENOMEM);
-    while (n > 0) {
-        size_t k = n < cap ? (size_t)n : cap;
-        if (read_all(fd, buf, k) != 0) {
-            free(buf);
-            return hb_fail(w, EIO);
-        }
-        if (hb_write_out(w, buf, k) != 0) {
-            free(buf);
-            return -1;
-        }
-        n -= k;
-    }
-    free(buf);
-    return 0;
-}
-
-/* n bytes from fd to the file: in the kernel when both are files that
- * allow it (a heap dump's segments are most of a gigabyte), else through a
- * buffer (a memory stream, a pipe, another file system on old kernels). */
-int hb_copy_body(hb_writer *w, int fd, uint64_t n)
-{
-    int out = fileno(w->out);
-    if (n < (1u << 20) || out < 0)
-        return copy_through(w, fd, n);
-    errno = 0;
-    if (fflush(w->out) != 0)
-        return hb_fail(w, errno != 0 ? errno : EIO);
-    uint64_t left = n;
-    while (left > 0) {
-        ssize_t got = copy_file_range(fd, NULL, out, NULL, left > (1u << 30) ? (1u << 30) : (size_t)left, 0);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0 && left == n && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
-                                     errno == EOPNOTSUPP || errno == EBADF))
-            return copy_through(w, fd, n);        /* not here: nothing was copied yet */
-        if (got < 0)
-            return hb_fail(w, errno);
-        if (got == 0)
-            return hb_fail(w, EIO);                  /* the file ended early */
-        left -= (uint64_t)got;
-        w->bytes += (uint64_t)got;
-    }
-    /* The stream's idea of its position is the descriptor's again. */
-    off_t at = lseek(out, 0, SEEK_CUR);
-    if (at < 0 || fseeko(w->out, at, SEEK_SET) != 0)
-        return hb_fail(w, errno != 0 ? errno : EIO);
-    return 0;
-}
-
 /* "JAVA PROFILE 1.0.1" or "1.0.2", its NUL, u4 id size, u8 ms. */
 #define OTHER_HEADER_SIZE (19u + 4u + 8u)
 
@@ -200,10 +119,10 @@ static const unsigned char *bytes_at(record_reader *r, uint64_t at, size_t n)
 typedef int (*record_fn)(void *ctx, record_reader *r, uint8_t tag, uint64_t body, uint32_t len);
 
 /* Calls each(ctx, r, tag, offset of the body, its length) for every record
- * of fd (size end) after the header, until each returns non-zero (which is
- * returned). 0 at the end; -1 with errno (EIO: a record runs past the end;
- * ENOMEM). */
-static int each_record(int fd, uint64_t end, record_fn each, void *ctx)
+ * of fd (size end) from offset at (after the header), until each returns
+ * non-zero (which is returned). 0 at the end; -1 with errno (EIO: a record
+ * runs past the end; ENOMEM). */
+static int each_record(int fd, uint64_t at, uint64_t end, record_fn each, void *ctx)
 {
     record_reader r = { fd, end, malloc(RECORDS_BUFFER), 0, 0 };
     if (r.buf == NULL) {
@@ -211,7 +130,6 @@ static int each_record(int fd, uint64_t end, record_fn each, void *ctx)
         return -1;
     }
     int rc = 0;
-    uint64_t at = OTHER_HEADER_SIZE;
     while (rc == 0 && at < end) {
         const unsigned char *rh = bytes_at(&r, at, RECORD_HEADER_SIZE);
         uint32_t len = rh ? be_get_u4(rh + 5) : 0;
@@ -258,7 +176,7 @@ int hb_offset_class_serials(int fd, uint32_t offset, uint64_t *start_ms, uint64_
     if (fstat(fd, &st) != 0)
         return -1;
     serial_shift s = { fd, offset };
-    if (each_record(fd, (uint64_t)st.st_size, shift_class_serial, &s) != 0)
+    if (each_record(fd, OTHER_HEADER_SIZE, (uint64_t)st.st_size, shift_class_serial, &s) != 0)
         return -1;
     *size = (uint64_t)st.st_size;
     return 0;
@@ -289,69 +207,142 @@ static int names_classes(uint8_t tag, uint32_t len)
     return class_serial_at(tag, len) != SIZE_MAX || tag == HB_TAG_ALLOC_SITES;
 }
 
+/* n bytes at offset at of the reader's file into to, through its buffer. */
+static int read_body(record_reader *r, uint64_t at, unsigned char *to, uint64_t n)
+{
+    for (uint64_t done = 0; done < n;) {
+        size_t k = n - done < RECORDS_BUFFER ? (size_t)(n - done) : RECORDS_BUFFER;
+        const unsigned char *p = bytes_at(r, at + done, k);
+        if (p == NULL)
+            return -1;
+        memcpy(to + done, p, k);
+        done += k;
+    }
+    return 0;
+}
+
+/* n bytes at offset at of fd to the file in the kernel, as a heap dump's
+ * segments (most of a gigabyte) are best copied: 0; 1 when the two files do
+ * not allow it (a memory stream, another file system on old kernels), with
+ * nothing copied; -1 with w->error set. */
+static int copy_in_kernel(hb_writer *w, int fd, uint64_t at, uint64_t n)
+{
+    int out = fileno(w->out);
+    if (out < 0)
+        return 1;
+    errno = 0;
+    if (fflush(w->out) != 0)
+        return hb_fail(w, errno != 0 ? errno : EIO);
+    off_t from = (off_t)at;
+    for (uint64_t left = n; left > 0;) {
+        ssize_t got = copy_file_range(fd, &from, out, NULL, left > (1u << 30) ? (1u << 30) : (size_t)left, 0);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0 && left == n && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
+                                     errno == EOPNOTSUPP || errno == EBADF))
+            return 1;
+        if (got < 0)
+            return hb_fail(w, errno);
+        if (got == 0)
+            return hb_fail(w, EIO);                  /* the file ended early */
+        left -= (uint64_t)got;
+        w->bytes += (uint64_t)got;
+    }
+    /* The stream's idea of its position is the descriptor's again. */
+    off_t pos = lseek(out, 0, SEEK_CUR);
+    if (pos < 0 || fseeko(w->out, pos, SEEK_SET) != 0)
+        return hb_fail(w, errno != 0 ? errno : EIO);
+    return 0;
+}
+
+/* n bytes at offset at of the reader's file to the file: in the kernel when
+ * large and both files allow it, else through the reader's buffer (most
+ * bodies are small records, read with their neighbours). */
+static int copy_body(hb_writer *w, record_reader *r, uint64_t at, uint64_t n)
+{
+    int rc = n >= (1u << 20) ? copy_in_kernel(w, r->fd, at, n) : 1;
+    for (uint64_t done = 0; rc == 1 && done < n;) {
+        size_t k = n - done < RECORDS_BUFFER ? (size_t)(n - done) : RECORDS_BUFFER;
+        const unsigned char *p = bytes_at(r, at + done, k);
+        if (p == NULL)
+            return hb_fail(w, EIO);
+        if (hb_write_out(w, p, k) != 0)
+            return -1;
+        done += k;
+    }
+    return rc == 1 ? 0 : rc;
+}
+
+int hb_copy_body(hb_writer *w, int fd, uint64_t at, uint64_t n)
+{
+    record_reader r = { fd, at + n, malloc(RECORDS_BUFFER), 0, 0 };
+    if (r.buf == NULL)
+        return hb_fail(w, ENOMEM);
+    int rc = copy_body(w, &r, at, n);
+    free(r.buf);
+    return rc;
+}
+
+/* A file's records on their way to the writer. */
+typedef struct appending {
+    hb_writer                *w;
+    const hb_class_renumber  *renumber;
+    uint32_t                  shift;      /* added to each record's time */
+    unsigned char            *body;       /* a body to renumber: ALLOC SITES can be */
+    size_t                    cap;        /* as large as the sites the agent keeps */
+} appending;
+
+static int append_record(void *arg, record_reader *r, uint8_t tag, uint64_t body, uint32_t len)
+{
+    appending *a = arg;
+    const unsigned char *head = bytes_at(r, body - RECORD_HEADER_SIZE, RECORD_HEADER_SIZE);  /* still buffered */
+    if (head == NULL)
+        return hb_fail(a->w, EIO);
+    unsigned char rh[RECORD_HEADER_SIZE];
+    memcpy(rh, head, sizeof rh);
+    be_put_u4(rh + 1, be_get_u4(rh + 1) + a->shift);
+    if (!names_classes(tag, len))
+        return hb_write_out(a->w, rh, sizeof rh) != 0 ? -1 : copy_body(a->w, r, body, len);
+    if (len > a->cap) {
+        unsigned char *more = realloc(a->body, len);
+        if (more == NULL)
+            return hb_fail(a->w, ENOMEM);
+        a->body = more;
+        a->cap = len;
+    }
+    if (read_body(r, body, a->body, len) != 0)
+        return hb_fail(a->w, EIO);
+    if (!hb_renumber_classes(tag, a->body, len, a->renumber))
+        return 0;
+    return hb_write_out(a->w, rh, sizeof rh) != 0 || hb_write_out(a->w, a->body, len) != 0 ? -1 : 0;
+}
+
 int hb_append_file_renumbered(hb_writer *w, int fd, const hb_class_renumber *r)
 {
     if (!hb_usable(w))
         return -1;
     if (w->in_heap)
         return hb_fail(w, EINVAL);
+    /* Read from the descriptor's offset (callers open the file for it),
+     * with pread through one buffer: two reads a record made a syscall
+     * per few bytes of the agent's small records. */
+    off_t base = lseek(fd, 0, SEEK_CUR);
+    struct stat st;
+    if (base < 0 || fstat(fd, &st) != 0)
+        return hb_fail(w, errno != 0 ? errno : EIO);
     unsigned char head[OTHER_HEADER_SIZE];
     uint64_t their_ms = 0;
-    if (read_all(fd, head, sizeof head) != 0 || other_header(head, &their_ms) != 0)
+    if (pread(fd, head, sizeof head, base) != (ssize_t)sizeof head || other_header(head, &their_ms) != 0)
         return 1;
     /* Their times are microseconds since their start; ours since ours. The
      * field wraps (u4), so the sum is taken modulo 2^32 as well. */
-    uint32_t shift = (uint32_t)((their_ms - w->start_ms) * 1000u);
-    unsigned char small[256], *body = small;
-    size_t cap = sizeof small;
-    int rc = 0;
-    for (;;) {
-        unsigned char rh[RECORD_HEADER_SIZE];
-        ssize_t got;
-        do
-            got = read(fd, rh, 1);
-        while (got < 0 && errno == EINTR);
-        if (got == 0)
-            break;                                /* the end, between records */
-        if (got < 0 || read_all(fd, rh + 1, sizeof rh - 1) != 0) {
-            rc = hb_fail(w, EIO);
-            break;
-        }
-        uint32_t len = be_get_u4(rh + 5);
-        be_put_u4(rh + 1, be_get_u4(rh + 1) + shift);
-        if (!names_classes(rh[0], len)) {
-            if (hb_write_out(w, rh, sizeof rh) != 0 || hb_copy_body(w, fd, len) != 0) {
-                rc = -1;
-                break;
-            }
-            continue;
-        }
-        /* An ALLOC SITES record can be larger than the buffer: as large as
-         * the sites the agent keeps in memory anyway. */
-        if (len > cap) {
-            unsigned char *more = malloc(len);
-            if (more == NULL) {
-                rc = hb_fail(w, ENOMEM);
-                break;
-            }
-            if (body != small)
-                free(body);
-            body = more;
-            cap = len;
-        }
-        if (read_all(fd, body, len) != 0) {
-            rc = hb_fail(w, EIO);
-            break;
-        }
-        if (hb_renumber_classes(rh[0], body, len, r) &&
-            (hb_write_out(w, rh, sizeof rh) != 0 || hb_write_out(w, body, len) != 0)) {
-            rc = -1;
-            break;
-        }
-    }
-    if (body != small)
-        free(body);
-    return rc;
+    appending a = { w, r, (uint32_t)((their_ms - w->start_ms) * 1000u), NULL, 0 };
+    int rc = each_record(fd, (uint64_t)base + OTHER_HEADER_SIZE, (uint64_t)st.st_size, append_record, &a);
+    int saved = errno;
+    free(a.body);
+    if (rc == 0)
+        return 0;
+    return w->error != 0 ? -1 : hb_fail(w, saved != 0 ? saved : EIO);
 }
 
 int hb_append_file(hb_writer *w, int fd, uint32_t class_serial_offset)
@@ -464,10 +455,10 @@ int hb_set_load_traces(int fd, hb_class_trace_fn trace_of, void *ctx, uint32_t *
     if (fstat(fd, &st) != 0)
         return -1;
     trace_patch p = { .fd = fd, .trace_of = trace_of, .ctx = ctx };
-    int rc = each_record(fd, (uint64_t)st.st_size, collect_load_class, &p);
+    int rc = each_record(fd, OTHER_HEADER_SIZE, (uint64_t)st.st_size, collect_load_class, &p);
     if (rc == 0 && p.n > 0) {
         qsort(p.classes, p.n, sizeof *p.classes, by_name_id);
-        rc = each_record(fd, (uint64_t)st.st_size, patch_by_name, &p);
+        rc = each_record(fd, OTHER_HEADER_SIZE, (uint64_t)st.st_size, patch_by_name, &p);
     }
     int saved = errno;
     free(p.classes);

@@ -134,9 +134,9 @@ int hb_stage_append(hb_writer *w)
     if (!hb_usable(w))
         return -1;
     errno = 0;
-    if (fflush(stage) != 0 || lseek(fileno(stage), 0, SEEK_SET) != 0)
+    if (fflush(stage) != 0)
         return hb_fail(w, errno != 0 ? errno : EIO);
-    return hb_copy_body(w, fileno(stage), w->staged);
+    return hb_copy_body(w, fileno(stage), 0, w->staged);
 }
 
 /* Roots: an id, then zero, one or two u4s. */

@@ -42,8 +42,9 @@ int hb_write_out(hb_writer *w, const void *p, size_t n);
 int hb_record_header(hb_writer *w, uint8_t tag, uint32_t len);
 int hb_flush_segment(hb_writer *w);
 
-/* n bytes from fd to the file (hprof_binary_files.c); shared because the
- * heap dump's staging file is appended the same way. */
-int hb_copy_body(hb_writer *w, int fd, uint64_t n);
+/* n bytes at offset at of fd to the file (hprof_binary_files.c), with
+ * pread, in the kernel where it can; shared because the heap dump's
+ * staging file is appended the same way. */
+int hb_copy_body(hb_writer *w, int fd, uint64_t at, uint64_t n);
 
 #endif

@@ -6,10 +6,15 @@
  * code running (attach_hot_cold_loop): code compiled before the attach
  * describes safepoints only, which would charge hot's samples to cold.
  * hot and cold are HotCold's; the loop runs on a daemon thread, in calls of
- * 2e9 iterations (several seconds each), until main has slept its time.
- * args: [wall-clock ms, default 4000]
+ * 2e9 iterations (several seconds each), until main has slept its time,
+ * or, given a stop file, until that file exists (the test creates it once
+ * the loop has had the CPU it needs, however loaded the machine).
+ * args: [wall-clock ms, default 4000] [stop file]
  * Prints on stderr: "HotColdLoop: done after M ms, sum S".
  */
+import java.nio.file.Files;
+import java.nio.file.Path;
+
 public class HotColdLoop {
     static final class Loop extends Thread {
         Loop() {
@@ -26,12 +31,15 @@ public class HotColdLoop {
 
     public static void main(String[] args) throws InterruptedException {
         long ms = args.length > 0 ? Long.parseLong(args[0]) : 4000;
+        Path stop = args.length > 1 ? Path.of(args[1]) : null;
         new Loop().start();
-        Thread.sleep(ms);
+        long start = System.nanoTime(), end = start + ms * 1_000_000L;
+        for (long now = start; now < end && (stop == null || !Files.exists(stop)); now = System.nanoTime())
+            Thread.sleep(Math.min(20, (end - now + 999_999) / 1_000_000));
         long sum = 0;
         for (int v : HotCold.array)
             sum += v;
         HotCold.sink = (int) sum;
-        System.err.println("HotColdLoop: done after " + ms + " ms, sum " + sum);
+        System.err.println("HotColdLoop: done after " + (System.nanoTime() - start) / 1_000_000 + " ms, sum " + sum);
     }
 }

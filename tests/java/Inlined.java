@@ -5,8 +5,13 @@
  * frames must put nearly all samples on hot (top frame, or the frame just
  * above caller).  The inner loop (about 200 iterations) has a trip count depending on x so that C2 can
  * neither fully unroll it nor vectorise the caller's loop.
- * args: [wall-clock ms, default 4000]
+ * args: [ms, default 4000] [cpu]: ms of wall-clock time, or with "cpu" of
+ * the main thread's CPU time (as many CPU samples on a loaded machine as on
+ * an idle one).
  */
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+
 public class Inlined {
     static volatile long sink;
 
@@ -29,10 +34,11 @@ public class Inlined {
 
     public static void main(String[] args) {
         long ms = args.length > 0 ? Long.parseLong(args[0]) : 4000;
-        long end = System.nanoTime() + ms * 1_000_000L;
+        ThreadMXBean cpu = args.length > 1 && args[1].equals("cpu") ? ManagementFactory.getThreadMXBean() : null;
+        long end = (cpu != null ? cpu.getCurrentThreadCpuTime() : System.nanoTime()) + ms * 1_000_000L;
         long total = 0;
         int calls = 0;
-        while (System.nanoTime() < end) {
+        while ((cpu != null ? cpu.getCurrentThreadCpuTime() : System.nanoTime()) < end) {
             total += caller(200_000);
             calls++;
         }
