@@ -29,6 +29,7 @@ import pytest
 import hprof_reader
 from run import (BUILD, TIMEOUT, Run, clean_env, diag, final_section, parse_profile, pct, read, reap, spawn,
                  tail, truth_of)
+from thread_cpu import wait_thread_cpu
 
 IDLE_METHODS = ["idleNativeRead", "idleSleep", "idleWait", "idlePark"]
 IDLE_THREADS = ["idle-read", "idle-sleep", "idle-wait", "idle-park"]
@@ -128,9 +129,19 @@ def inlined_hot_share(ctx, cls, caller, agent, min_samples, min_share):
     cpu=samples with PrintCompilation/PrintInlining, and check that at least
     min_share of the samples with frames of `cls` are in hot (the top frame,
     or the frame just above caller). Returns the run."""
-    prof_path = ctx.path(cls.lower() + ".hprof.txt")
-    r = ctx.run(cls, ["4000"], agent=agent + ",file=" + prof_path,
-                jvm=["-XX:+UnlockDiagnosticVMOptions", "-XX:+PrintCompilation", "-XX:+PrintInlining"])
+    prof_path, stop = ctx.path(cls.lower() + ".hprof.txt"), ctx.path(cls.lower() + ".stop")
+    if os.path.exists(stop):
+        os.remove(stop)
+    # 3 s of the main thread's CPU (at least 300 samples at 10 ms, 3,000 at
+    # 1 ms), however loaded the machine: the program runs until the stop
+    # file (60 s of wall time at most, a guard), not for a guessed time.
+    p, so, se, cmd = spawn(ctx, cls, ["60000", "stop=" + stop], agent + ",file=" + prof_path, cls.lower(),
+                           jvm=["-XX:+UnlockDiagnosticVMOptions", "-XX:+PrintCompilation", "-XX:+PrintInlining"])
+    try:
+        wait_thread_cpu(p, "java", 3.0)
+    finally:
+        open(stop, "w").close()
+    r = reap(ctx, p, so, se, cmd)
     prof = parse_profile(prof_path)
     sec = final_section(prof)
     hot_name, caller_name = cls + ".hot", cls + "." + caller

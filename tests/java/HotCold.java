@@ -7,7 +7,8 @@
  * methods should put nearly all samples on hot; one that charges a sample to the
  * instruction after the one that was running gives a part of hot's time to
  * cold's loop code that follows it.
- * args: [wall-clock ms, default 4000]
+ * args: [wall-clock ms, default 4000] [stop=FILE]: ends early once FILE
+ * exists (StopFile).
  * Prints on stderr: "HotCold: cold called N times, hot called M times, sum S".
  */
 public class HotCold {
@@ -29,9 +30,10 @@ public class HotCold {
     public static void main(String[] args) {
         long ms = args.length > 0 ? Long.parseLong(args[0]) : 4000;
         long end = System.nanoTime() + ms * 1_000_000L;
+        StopFile.watch(args);
         long colds = 0;
         int n = 1_000_000;
-        while (System.nanoTime() < end) {
+        while (System.nanoTime() < end && !StopFile.stopped()) {
             cold(n);
             colds++;
         }

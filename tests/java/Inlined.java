@@ -5,9 +5,9 @@
  * frames must put nearly all samples on hot (top frame, or the frame just
  * above caller).  The inner loop (about 200 iterations) has a trip count depending on x so that C2 can
  * neither fully unroll it nor vectorise the caller's loop.
- * args: [ms, default 4000] [cpu]: ms of wall-clock time, or with "cpu" of
- * the main thread's CPU time (as many CPU samples on a loaded machine as on
- * an idle one).
+ * args: [ms, default 4000] [cpu] [stop=FILE]: ms of wall-clock time, or
+ * with "cpu" of the main thread's CPU time (as many CPU samples on a loaded
+ * machine as on an idle one); ends early once FILE exists (StopFile).
  */
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
@@ -34,11 +34,12 @@ public class Inlined {
 
     public static void main(String[] args) {
         long ms = args.length > 0 ? Long.parseLong(args[0]) : 4000;
-        ThreadMXBean cpu = args.length > 1 && args[1].equals("cpu") ? ManagementFactory.getThreadMXBean() : null;
+        ThreadMXBean cpu = java.util.Arrays.asList(args).contains("cpu") ? ManagementFactory.getThreadMXBean() : null;
         long end = (cpu != null ? cpu.getCurrentThreadCpuTime() : System.nanoTime()) + ms * 1_000_000L;
+        StopFile.watch(args);
         long total = 0;
         int calls = 0;
-        while ((cpu != null ? cpu.getCurrentThreadCpuTime() : System.nanoTime()) < end) {
+        while ((cpu != null ? cpu.getCurrentThreadCpuTime() : System.nanoTime()) < end && !StopFile.stopped()) {
             total += caller(200_000);
             calls++;
         }
