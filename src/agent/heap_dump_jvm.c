@@ -96,25 +96,6 @@ static int adopt(hb_writer *w, int fd, int old, const char *stage, const char *o
     return 0;
 }
 
-/* HPROF's file header: "JAVA PROFILE 1.0.2\0", the id size (u4), the start time (u8). */
-#define HPROF_HEADER_SIZE 31
-
-static int copy_range(int from, uint64_t at, uint64_t n, int to)
-{
-    char buf[65536];
-    while (n > 0) {
-        ssize_t got = pread(from, buf, n < sizeof buf ? (size_t)n : sizeof buf, (off_t)at);
-        if (got <= 0)
-            return -1;
-        for (ssize_t put = 0, w; put < got; put += w)
-            if ((w = write(to, buf + put, (size_t)(got - put))) <= 0)
-                return -1;
-        at += (uint64_t)got;
-        n -= (uint64_t)got;
-    }
-    return 0;
-}
-
 /* A later JVM dump into a file that holds one already: the records written
  * since that dump and its records (a SITES section, the frames of new
  * traces) may name classes by serials of ours whose LOAD CLASS the first
@@ -128,12 +109,7 @@ static int copy_range(int from, uint64_t at, uint64_t n, int to)
 static int take_records_since_dump(const heap_dump_target *t)
 {
     hb_writer *w = t->binary;
-    int o = w->out ? fileno(w->out) : -1;
-    uint64_t mark = w->dump_records_end;
-    struct stat out;
-    if (o < 0 || w->error || w->in_heap || mark < HPROF_HEADER_SIZE || w->dump_records_dumps != w->heap_dumps ||
-        mark >= w->bytes || fflush(w->out) != 0 || fstat(o, &out) != 0 || !S_ISREG(out.st_mode) ||
-        (uint64_t)out.st_size != w->bytes)
+    if (w->error || w->dump_records_dumps != w->heap_dumps || w->dump_records_end >= w->bytes)
         return -1;
     const char *slash = strrchr(t->out_path, '/');
     char dir[4200];
@@ -146,17 +122,10 @@ static int take_records_since_dump(const heap_dump_target *t)
             return -1;
         unlink(name);
     }
-    if (copy_range(o, 0, HPROF_HEADER_SIZE, tail) != 0 || copy_range(o, mark, w->bytes - mark, tail) != 0 ||
-        lseek(tail, 0, SEEK_SET) != 0 || ftruncate(o, (off_t)mark) != 0) {
+    if (hb_take_records_since(w, w->dump_records_end, tail) != 0) {
         close(tail);
         return -1;
     }
-    if (fseeko(w->out, (off_t)mark, SEEK_SET) != 0) {
-        w->error = errno ? errno : EIO;
-        close(tail);
-        return -1;
-    }
-    w->bytes = mark;
     return tail;
 }
 

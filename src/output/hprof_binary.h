@@ -275,6 +275,15 @@ int  hb_append_file_renumbered(hb_writer *w, int fd, const hb_class_renumber *r)
 int  hb_renumber_classes(uint8_t tag, unsigned char *body, uint32_t len, const hb_class_renumber *r);
 
 
+/* The records this file holds from byte mark on (a caller's mark of where
+ * they began, w->bytes then) taken out of it, to be appended again later
+ * (hb_append_file_renumbered): written to the empty descriptor `to` after
+ * this file's header, so that `to` reads as an HPROF file of its own (its
+ * offset back at 0), and this file cut back to mark. 0; 1 when it cannot
+ * be done (not a regular file holding exactly what was written, mark not
+ * inside it, a failed copy: this file unchanged); -1 with w->error set. */
+int  hb_take_records_since(hb_writer *w, uint64_t mark, int to);
+
 /* The other way round, for a file far larger than this one so far: the
  * JVM's dump becomes the output and this file's records follow it.
  * hb_offset_class_serials adds the offset to the class serials of the

@@ -345,6 +345,41 @@ int hb_append_file_renumbered(hb_writer *w, int fd, const hb_class_renumber *r)
     return w->error != 0 ? -1 : hb_fail(w, saved != 0 ? saved : EIO);
 }
 
+/* n bytes of fd at offset at, written to the descriptor to. 0, or -1. */
+static int copy_between(int fd, uint64_t at, uint64_t n, int to)
+{
+    unsigned char buf[65536];
+    while (n > 0) {
+        ssize_t got = pread(fd, buf, n < sizeof buf ? (size_t)n : sizeof buf, (off_t)at);
+        if (got <= 0)
+            return -1;
+        for (ssize_t put = 0, done; put < got; put += done)
+            if ((done = write(to, buf + put, (size_t)(got - put))) <= 0)
+                return -1;
+        at += (uint64_t)got;
+        n -= (uint64_t)got;
+    }
+    return 0;
+}
+
+int hb_take_records_since(hb_writer *w, uint64_t mark, int to)
+{
+    if (!hb_usable(w))
+        return -1;
+    int out = w->out ? fileno(w->out) : -1;
+    struct stat st;
+    if (out < 0 || w->in_heap || mark < OTHER_HEADER_SIZE || mark >= w->bytes || fflush(w->out) != 0 ||
+        fstat(out, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != w->bytes)
+        return 1;
+    if (copy_between(out, 0, OTHER_HEADER_SIZE, to) != 0 || copy_between(out, mark, w->bytes - mark, to) != 0 ||
+        lseek(to, 0, SEEK_SET) != 0 || ftruncate(out, (off_t)mark) != 0)
+        return 1;
+    if (fseeko(w->out, (off_t)mark, SEEK_SET) != 0)
+        return hb_fail(w, errno != 0 ? errno : EIO);
+    w->bytes = mark;
+    return 0;
+}
+
 int hb_append_file(hb_writer *w, int fd, uint32_t class_serial_offset)
 {
     hb_class_renumber r = { .offset = class_serial_offset };

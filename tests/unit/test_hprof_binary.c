@@ -1423,17 +1423,24 @@ TEST(hb_set_load_traces_refuses_and_truncated)
     free(jvm.b);
 }
 
+/* A writer on a temporary file holding its header and one record (flushed). */
+static FILE *temp_file_with_one_record(hb_writer *w)
+{
+    FILE *f = tmpfile();
+    CHECK(f != NULL);
+    CHECK(hb_open(w, f, START_MS, 0) == 0);
+    w->clock_us = fake_clock;
+    CHECK(hb_control_settings(w, 0, 4) == 0);
+    CHECK(fflush(f) == 0);
+    return f;
+}
+
 /* Our file so far (a header, one record) follows the JVM's dump: the writer
  * goes on at the end of the dump's file, times relative to its start. */
 TEST(hb_switch_file_then_append_ours)
 {
-    FILE *ours = tmpfile();
-    CHECK(ours != NULL);
     hb_writer w;
-    CHECK(hb_open(&w, ours, START_MS, 0) == 0);
-    w.clock_us = fake_clock;
-    CHECK(hb_control_settings(&w, 0, 4) == 0);
-    CHECK(fflush(ours) == 0);
+    FILE *ours = temp_file_with_one_record(&w);
     int old = dup(fileno(ours));                  /* its own description: reads from the start */
     CHECK(old >= 0 && lseek(old, 0, SEEK_SET) == 0);
     char name[64];
@@ -1471,4 +1478,48 @@ TEST(hb_switch_file_then_append_ours)
     close(fd);
     free(other.b);
     free(want.b);
+}
+
+/* The records after a mark taken out (a later JVM dump goes before them),
+ * then appended again: the file is what it would have been without. */
+TEST(hb_take_records_since_then_append)
+{
+    hb_writer w;
+    FILE *ours = temp_file_with_one_record(&w);
+    uint64_t mark = w.bytes;
+    CHECK(hb_control_settings(&w, 1, 5) == 0);
+    CHECK(hb_control_settings(&w, 0, 6) == 0);
+    CHECK(fflush(ours) == 0);
+    size_t whole_n;
+    unsigned char *whole = file_bytes(fileno(ours), &whole_n);
+
+    FILE *refused = tmpfile();
+    CHECK(refused != NULL);
+    CHECK(hb_take_records_since(&w, 3, fileno(refused)) == 1);          /* inside the header */
+    CHECK(hb_take_records_since(&w, w.bytes, fileno(refused)) == 1);    /* nothing after it */
+    CHECK(w.bytes == whole_n);
+
+    FILE *tail = tmpfile();
+    CHECK(tail != NULL);
+    CHECK(hb_take_records_since(&w, mark, fileno(tail)) == 0);
+    CHECK(w.bytes == mark);
+    size_t n;
+    unsigned char *cut = file_bytes(fileno(ours), &n);
+    CHECK(n == mark && memcmp(cut, whole, n) == 0);
+    unsigned char *taken = file_bytes(fileno(tail), &n);
+    CHECK(n == 31 + whole_n - mark && memcmp(taken, whole, 31) == 0 && memcmp(taken + 31, whole + mark, n - 31) == 0);
+    CHECK(lseek(fileno(tail), 0, SEEK_CUR) == 0);
+
+    CHECK(hb_append_file(&w, fileno(tail), 0) == 0);
+    CHECK(fflush(ours) == 0);
+    unsigned char *again = file_bytes(fileno(ours), &n);
+    CHECK(same_bytes("taken and appended again", again, n, &(bytes){ .b = whole, .n = whole_n }));
+    CHECK(hb_close(&w) == 0);
+    free(whole);
+    free(cut);
+    free(taken);
+    free(again);
+    fclose(ours);
+    fclose(refused);
+    fclose(tail);
 }
