@@ -31,12 +31,13 @@ accepted only with jvm_quirks=True and only in the exact form verified here:
   * in a JVM whose boot classes were retransformed (any agent that rewrites
     them: heap=sites, heap=all), the JVM names each such class twice, the
     second time with a LOAD CLASS and a ROOT STICKY CLASS of an id that has
-    no CLASS DUMP (a Class object of the class's scratch version, which is
-    not in the heap). Seen in `jcmd GC.heap_dump`'s file of such a JVM too
-    (355 on AllocTruth with heap=sites, JDK 17 and 25; none without the
-    agent). Problem kind 'root_dangling'; accepted if the root is a sticky
-    class whose id names a class (LOAD CLASS) that has another id with a
-    CLASS DUMP.
+    no CLASS DUMP (presumably the Class object of the class's version from
+    before the retransformation, not in the heap; not verified in HotSpot's
+    code). Seen in `jcmd GC.heap_dump`'s file of such a JVM too (JDK 17:
+    355 in heap=all's file of AllocTruth, and in jcmd's file of a small
+    program under heap=sites; none without the agent). Problem kind
+    'root_dangling'; accepted if the root is a sticky class whose id names
+    a class (LOAD CLASS) that has another id with a CLASS DUMP.
 Several dumps of the JVM's dumper in one file (the agent's file after two
 `dump` requests or SIGQUITs; each is a whole JVM dump, class serials moved
 to a range of its own) repeat what each JVM dump defines for itself, only
